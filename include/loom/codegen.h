@@ -1,0 +1,80 @@
+/*
+ * loom/codegen.h — from lowered loop IR (tir_func) to callable modules.
+ *
+ * Backends:
+ *   llvm — LLVM IR through LLVM-C, `default<O3>`, ORC LLJIT for the host
+ *          CPU (name and features detected); parallel loops outlined and run
+ *          on rt_parallel_for; vectors as LLVM vector types; llvm.fmuladd for
+ *          float a*b+c; parameters noalias.
+ *   c    — portable C source; compiled with the system C compiler into a
+ *          shared object and loaded (a second path for tests, and the way to
+ *          read what a schedule does).
+ *
+ * Every function in a module uses the rt_packed_fn convention
+ * (loom/runtime.h): args[i] is the data pointer of tir_func param i.
+ *
+ * Errors: NULL with the reason in the ctx (te_ctx_errmsg).
+ */
+#ifndef LOOM_CODEGEN_H
+#define LOOM_CODEGEN_H
+
+#include "loom/runtime.h"
+#include "loom/schedule.h"
+#include "loom/tir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    const char *mcpu;     /* LLVM CPU name; NULL: the host's */
+    const char *features; /* LLVM feature string; NULL: the host's */
+    int opt_level;        /* 0..3 (default 3 when the struct is zeroed: use -1 for O0) */
+    bool keep_ir;         /* keep optimised LLVM IR as module text "ir" */
+    bool keep_asm;        /* keep assembly as module text "asm" */
+} cg_llvm_options;
+
+/* Compiles nfuncs lowered functions (after tir_run_pipeline) into one
+ * JIT module. opts may be NULL. The module owns its own LLVM context and
+ * JIT; several threads may build at once. */
+rt_module *cg_llvm_build(te_ctx *ctx, int nfuncs, const tir_func *const *funcs,
+                         const cg_llvm_options *opts);
+/* The host CPU name and features LLVM detects ("znver5", "+avx512f,..."),
+ * malloc-owned by the caller. */
+char *cg_llvm_host_cpu(void);
+char *cg_llvm_host_features(void);
+
+typedef struct {
+    const char *cc;     /* compiler; NULL: $CC or "cc" */
+    const char *cflags; /* NULL: "-O3 -march=native -ffp-contract=fast" */
+} cg_c_options;
+
+/* The C source of the functions: one `int32_t NAME(void **args)` each,
+ * plus the parallel-loop closures. Arena-owned. */
+const char *cg_c_source(te_ctx *ctx, int nfuncs, const tir_func *const *funcs);
+/* Writes the source to a temporary directory, compiles it into a shared
+ * object and loads it. The module keeps the source as text "source". */
+rt_module *cg_c_build(te_ctx *ctx, int nfuncs, const tir_func *const *funcs,
+                      const cg_c_options *opts);
+
+/* ---- one call from schedule to module ---- */
+
+typedef struct {
+    const char *name;            /* function name; NULL: "default" */
+    cg_llvm_options llvm;
+    cg_c_options c;
+    tir_pipeline_options passes;
+} cg_build_options;
+
+/* Lowers schedule s with the given argument tensors (inputs and outputs in
+ * the order the caller will pass them), runs the tir pipeline and compiles
+ * for target "llvm" (optionally "llvm -mcpu=NAME") or "c". opts may be
+ * NULL. Errors: an argument list that misses an input or output of the
+ * schedule, an unknown target, any lowering or compile error. */
+rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const char *target,
+                    const cg_build_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_CODEGEN_H */

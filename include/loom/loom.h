@@ -1,0 +1,9 @@
+/* loom/loom.h — the whole public API of Loom. */
+#ifndef LOOM_LOOM_H
+#define LOOM_LOOM_H
+#include "loom/te.h"
+#include "loom/tir.h"
+#include "loom/schedule.h"
+#include "loom/runtime.h"
+#include "loom/codegen.h"
+#endif

@@ -1,0 +1,138 @@
+/*
+ * loom/runtime.h — what compiled code runs on: DLPack tensors, the CPU
+ * device, the thread pool behind `parallel` loops, compiled-module handles
+ * and timing.
+ *
+ * Tensors are DLPack `DLTensor`s (dlpack/dlpack.h, v0.6): a caller may pass
+ * its own, or allocate them here. Errors: functions return NULL or a
+ * non-zero code and put the reason in the object they concern
+ * (rt_module_errmsg) or in rt_last_error() for free functions; nothing
+ * aborts on bad input.
+ */
+#ifndef LOOM_RUNTIME_H
+#define LOOM_RUNTIME_H
+
+#include <dlpack/dlpack.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The message of the last failed free function in this thread ("" if none). */
+const char *rt_last_error(void);
+
+/* ---------------- tensors ---------------- */
+
+/* Allocates a tensor on the CPU: row-major compact, data 64-byte aligned,
+ * uninitialised. dtype e.g. {kDLFloat, 32, 1}; ndim 0..8 extents > 0.
+ * Free with rt_tensor_free. NULL (rt_last_error) on bad shape or no memory. */
+DLTensor *rt_tensor_alloc(DLDataType dtype, int ndim, const int64_t *shape);
+/* Frees a tensor from rt_tensor_alloc (data included). NULL is a no-op. */
+void rt_tensor_free(DLTensor *t);
+/* A DLTensor header over caller memory (not copied, not freed by
+ * rt_tensor_free_header). shape is copied. */
+DLTensor *rt_tensor_wrap(void *data, DLDataType dtype, int ndim, const int64_t *shape);
+void rt_tensor_free_header(DLTensor *t);
+/* Number of elements; bytes of data. */
+int64_t rt_tensor_numel(const DLTensor *t);
+size_t rt_tensor_nbytes(const DLTensor *t);
+
+/* ---------------- thread pool ---------------- */
+
+/* The body of a parallel loop: runs iterations [begin, end) of a loop of
+ * `n` iterations. env is the closure the caller passed. Returns 0, or
+ * non-zero to report failure. */
+typedef int (*rt_parallel_body)(int64_t begin, int64_t end, void *env);
+/* Runs body over [0, n) split into contiguous chunks, one per pool thread
+ * (the caller's thread takes a chunk too), and waits for all. Nested calls
+ * from inside a body run serially in the calling thread. Returns 0, or the
+ * first non-zero a chunk returned. Called by generated code for
+ * `parallel` loops. */
+int rt_parallel_for(int64_t n, rt_parallel_body body, void *env);
+/* Threads the pool uses: LOOM_NUM_THREADS if set (>= 1), else the number
+ * of online cores. */
+int rt_num_threads(void);
+/* Sets the pool size (>= 1) for later parallel loops; returns 0 or -1. */
+int rt_set_num_threads(int n);
+
+/* ---------------- modules ---------------- */
+
+/* A compiled function's calling convention: args[i] is the data pointer
+ * (byte_offset applied) of the i-th parameter. Returns 0 on success. */
+typedef int32_t (*rt_packed_fn)(void **args);
+
+/* What a parameter must look like. */
+typedef struct {
+    const char *name;
+    DLDataType dtype;
+    int ndim;
+    int64_t shape[8];
+} rt_param;
+
+typedef struct rt_module rt_module;
+
+/* Creates an empty module. `impl` is the backend's state, released with
+ * impl_free(impl) when the module is freed (both may be NULL). `kind` is a
+ * short name for messages ("llvm", "c", "cuda"). */
+rt_module *rt_module_new(const char *kind, void *impl, void (*impl_free)(void *impl));
+/* Adds a function; params are copied. Returns 0 or -1 (duplicate name). */
+int rt_module_add_func(rt_module *m, const char *name, rt_packed_fn fn, int nparams,
+                       const rt_param *params);
+/* Frees the module and its backend state. NULL is a no-op. */
+void rt_module_free(rt_module *m);
+const char *rt_module_kind(const rt_module *m);
+/* Function names, in the order added. */
+int rt_module_num_funcs(const rt_module *m);
+const char *rt_module_func_name(const rt_module *m, int i);
+/* The raw entry point, or NULL when the module has no such function. */
+rt_packed_fn rt_module_get_func(const rt_module *m, const char *name);
+/* The last error of an operation on m ("" if none). Owned by m. */
+const char *rt_module_errmsg(const rt_module *m);
+/* Text the backend kept (generated source, LLVM IR, assembly) by name:
+ * "source", "ir", "asm". NULL when not kept. Owned by m. */
+const char *rt_module_get_text(const rt_module *m, const char *what);
+void rt_module_set_text(rt_module *m, const char *what, const char *text);
+
+/* Calls function `name` with nargs tensors, checking that the count,
+ * dtypes, ranks, shapes, CPU device and compactness match its parameters.
+ * Returns 0, or -1 with rt_module_errmsg(m) naming the function, the
+ * parameter and the mismatch. */
+int rt_call(rt_module *m, const char *name, int nargs, DLTensor *const *args);
+#define RT_ARGS(...) ((int)(sizeof((DLTensor *[]){__VA_ARGS__}) / sizeof(DLTensor *))), (DLTensor *[]){__VA_ARGS__}
+
+/* ---------------- timing ---------------- */
+
+typedef struct {
+    int warmup;           /* untimed calls first (default 1) */
+    int repeat;           /* timed samples (default 5) */
+    double min_repeat_ms; /* each sample repeats the call until it lasts at
+                             least this long, and reports the mean (default 0) */
+    bool flush_cache;     /* overwrite a 64 MiB buffer before every sample */
+} rt_timer_config;
+
+/* Per-call times in seconds. */
+typedef struct {
+    int n;
+    double samples[64]; /* the first min(repeat, 64) samples */
+    double median, mean, min, max;
+    double stddev;
+} rt_timing;
+
+/* Default config: warmup 1, repeat 5, min_repeat_ms 0, no flush. */
+rt_timer_config rt_timer_default(void);
+/* Times fn(user) (which returns 0 or an error code). Returns 0, or the
+ * first non-zero fn returned. */
+int rt_time(int (*fn)(void *user), void *user, const rt_timer_config *cfg, rt_timing *out);
+/* Times rt_call(m, name, nargs, args). */
+int rt_time_call(rt_module *m, const char *name, int nargs, DLTensor *const *args,
+                 const rt_timer_config *cfg, rt_timing *out);
+/* Seconds on a monotonic clock. */
+double rt_now(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_RUNTIME_H */

@@ -1,0 +1,191 @@
+/*
+ * loom/schedule.h — schedules over tensor expressions: stages, the
+ * primitives, the transform-step log and its replay, bound inference, and
+ * lowering to loop IR.
+ *
+ * Model: TVM te.Schedule (stages, IterVar relations split/fuse, InferBound,
+ * ScheduleOps) and Ansor's transform steps (auto_scheduler/transform_step):
+ * every primitive appends a step naming its stage and iterators by index,
+ * so that a log replayed on a freshly built copy of the same computation
+ * reproduces the same program.
+ *
+ * Axes are te_expr VARs: the compute op's axes, its reduce axes, and the
+ * new VARs that split and fuse return. A stage is named by the tensor its
+ * op produces.
+ *
+ * Errors: every primitive returns 0 (or a non-NULL result) on success and
+ * -1 (or NULL) on misuse, leaving the schedule unchanged and recording a
+ * message in the ctx that names the primitive, the stage, the axis and the
+ * rule, e.g. "split: factor 0 for axis 'i' of stage 'C' must be positive".
+ */
+#ifndef LOOM_SCHEDULE_H
+#define LOOM_SCHEDULE_H
+
+#include "loom/te.h"
+#include "loom/tir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sch_schedule sch_schedule;
+
+/* A schedule for the computation producing `outs` (the op of every tensor
+ * they depend on gets a stage, placeholders included). The schedule lives
+ * in ctx's arena. NULL with an error if outs is empty or holds a
+ * placeholder only. */
+sch_schedule *sch_create(te_ctx *ctx, int nouts, te_tensor *const *outs);
+/* A copy that can be changed independently (the log and the derived
+ * stage tables are copied; nodes are shared). */
+sch_schedule *sch_copy(const sch_schedule *s);
+te_ctx *sch_ctx(const sch_schedule *s);
+
+/* ---- loop-structure primitives ---- */
+
+/* Splits `axis` of t's stage into outer and inner with inner extent
+ * `factor` (> 0). A factor that does not divide the extent leaves a guard
+ * on the last outer iteration. outer/inner may be NULL. */
+int sch_split(sch_schedule *s, te_tensor *t, te_expr *axis, int64_t factor, te_expr **outer,
+              te_expr **inner);
+/* Splits into `nparts` (> 0) outer iterations. */
+int sch_split_nparts(sch_schedule *s, te_tensor *t, te_expr *axis, int64_t nparts,
+                     te_expr **outer, te_expr **inner);
+/* Fuses n >= 2 axes adjacent in the current loop order, outermost first,
+ * into one. */
+int sch_fuse(sch_schedule *s, te_tensor *t, int n, te_expr *const *axes, te_expr **fused);
+/* Puts the n distinct axes in this relative order (others keep theirs). */
+int sch_reorder(sch_schedule *s, te_tensor *t, int n, te_expr *const *axes);
+/* split x by xf and y by yf, then reorder to (xo, yo, xi, yi). */
+int sch_tile(sch_schedule *s, te_tensor *t, te_expr *x, te_expr *y, int64_t xf, int64_t yf,
+             te_expr **xo, te_expr **yo, te_expr **xi, te_expr **yi);
+
+/* ---- annotations ---- */
+
+/* Vectorize a data-parallel axis (its loop must become innermost by the
+ * time of lowering to vectorize; otherwise it stays scalar and the
+ * vectorizer says why). */
+int sch_vectorize(sch_schedule *s, te_tensor *t, te_expr *axis);
+int sch_unroll(sch_schedule *s, te_tensor *t, te_expr *axis);
+/* Run a data-parallel axis's iterations on the thread pool. */
+int sch_parallel(sch_schedule *s, te_tensor *t, te_expr *axis);
+/* Bind to "blockIdx.x|y|z", "threadIdx.x|y|z" or "vthread". Validated and
+ * stored; lowered by the CUDA target only (the llvm and c targets reject a
+ * schedule with bound axes). */
+int sch_bind(sch_schedule *s, te_tensor *t, te_expr *axis, const char *thread_tag);
+/* Pragmas on a loop: "auto_unroll_max_step" (value >= 0) and
+ * "unroll_explicit" (value 0 or 1). */
+int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma, int64_t value);
+
+/* ---- compute location ---- */
+
+/* Computes t inside `consumer`'s loop `axis` (t must be read by
+ * consumer, directly). */
+int sch_compute_at(sch_schedule *s, te_tensor *t, te_tensor *consumer, te_expr *axis);
+/* Substitutes t's body into its consumers (t must not be a reduction nor
+ * an output). */
+int sch_compute_inline(sch_schedule *s, te_tensor *t);
+/* Computes t at the root (the default). */
+int sch_compute_root(sch_schedule *s, te_tensor *t);
+
+/* ---- data-flow primitives ---- */
+
+/* A copy of t in `scope` ("global", "local", "shared") that the listed
+ * readers read instead of t. Returns the new tensor (its stage is new). */
+te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int nreaders,
+                          te_tensor *const *readers);
+/* t's computation moves into a new stage writing a buffer in `scope`; t's
+ * stage becomes a copy out of it. Returns the cache tensor. t must be a
+ * compute op. */
+te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope);
+/* Factors the reduction of t over reduce axis `axis` into a new stage
+ * whose extra data-parallel dimension (at position factor_axis) is that
+ * axis; t's stage then reduces over it. Returns the rfactor tensor. */
+te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, te_expr *axis, int factor_axis);
+/* Pads the stride of t's buffer dimension `axis` (a root axis of t) to
+ * (k * factor + offset) elements: avoids bank or set conflicts. */
+int sch_storage_align(sch_schedule *s, te_tensor *t, te_expr *axis, int64_t factor,
+                      int64_t offset);
+
+/* ---- the transform-step log ---- */
+
+typedef enum {
+    SCH_STEP_SPLIT,
+    SCH_STEP_FUSE,
+    SCH_STEP_REORDER,
+    SCH_STEP_ANNOTATE,
+    SCH_STEP_PRAGMA,
+    SCH_STEP_COMPUTE_AT,
+    SCH_STEP_COMPUTE_INLINE,
+    SCH_STEP_COMPUTE_ROOT,
+    SCH_STEP_CACHE_READ,
+    SCH_STEP_CACHE_WRITE,
+    SCH_STEP_RFACTOR,
+    SCH_STEP_STORAGE_ALIGN,
+    SCH_STEP_KIND_COUNT
+} sch_step_kind;
+const char *sch_step_kind_name(sch_step_kind k); /* "split", "fuse", ... */
+
+typedef enum {
+    SCH_ANN_NONE = 0,
+    SCH_ANN_VECTORIZE,
+    SCH_ANN_UNROLL,
+    SCH_ANN_PARALLEL,
+    SCH_ANN_BIND
+} sch_annotation;
+
+/* One step. Stages are named by index in the schedule's stage list, axes
+ * by index in that stage's current leaf order (root order for
+ * storage_align and rfactor). */
+typedef struct {
+    sch_step_kind kind;
+    int stage;
+    int iter;            /* split, annotate, pragma, rfactor, storage_align,
+                            compute_at (the consumer's leaf index) */
+    int64_t value;       /* split: factor or nparts; pragma value;
+                            storage_align factor; rfactor factor_axis */
+    int64_t value2;      /* storage_align offset */
+    bool nparts;         /* split by nparts */
+    int n;               /* fuse, reorder: count; cache_read: readers */
+    int *iters;          /* fuse, reorder: leaf indices (arena) */
+    int target_stage;    /* compute_at: consumer stage */
+    int *stages;         /* cache_read: reader stages (arena) */
+    sch_annotation ann;
+    const char *str;     /* bind: thread tag; pragma: name; cache: scope */
+} sch_step;
+
+int sch_num_steps(const sch_schedule *s);
+const sch_step *sch_get_step(const sch_schedule *s, int i);
+/* A schedule for outs with the steps applied in order: the same program
+ * as the schedule that recorded them, when outs is the same computation
+ * rebuilt. NULL with an error naming the failing step. */
+sch_schedule *sch_replay(te_ctx *ctx, int nouts, te_tensor *const *outs, int nsteps,
+                         const sch_step *steps);
+/* Applies one step to s (what sch_replay does for each). */
+int sch_apply_step(sch_schedule *s, const sch_step *step);
+
+/* ---- stages (read-only view) ---- */
+
+int sch_num_stages(const sch_schedule *s);
+/* The tensor stage i produces now (after cache and rfactor rewrites). */
+te_tensor *sch_stage_tensor(const sch_schedule *s, int i);
+/* The stage index of t, or -1. */
+int sch_stage_of(const sch_schedule *s, const te_tensor *t);
+/* Current loop order of stage i: n axes. The array is arena-owned and
+ * valid until the next primitive on s. */
+int sch_stage_leaf_axes(const sch_schedule *s, int i, te_expr *const **axes);
+
+/* ---- lowering ---- */
+
+/* Bound inference, loop-nest construction (with guards for
+ * non-divisible splits) and realization of every stage: a tir_func named
+ * `name` whose params are the buffers of args, in order. args must hold
+ * every placeholder the outputs read and every output. The result is
+ * before tir_run_pipeline. */
+tir_func *sch_lower(sch_schedule *s, int nargs, te_tensor *const *args, const char *name);
+/* sch_lower + tir_run_pipeline, printed (arena-owned text), for reading. */
+const char *sch_lower_text(sch_schedule *s, int nargs, te_tensor *const *args);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_SCHEDULE_H */

@@ -1,0 +1,222 @@
+/*
+ * loom/tir.h — the loop IR: buffers, statements, functions, the printer and
+ * the passes that run between lowering and code generation.
+ *
+ * Model: TVM `tir` (For/BufferStore/Allocate/IfThenElse/SeqStmt, the
+ * passes in `src/tir/transforms`) and Halide's `Lower.cpp` (one flat list of
+ * passes, one file and one function per pass).
+ *
+ * Expressions are te_expr nodes (loom/te.h); loop-level expression kinds
+ * are BUFFER_LOAD (multi-dimensional, before storage flatten), LOAD
+ * (flattened), RAMP and BROADCAST (after vectorize).
+ *
+ * Ownership: all nodes live in the te_ctx arena they were built in.
+ * Errors: functions that can fail return NULL and record the reason in the
+ * ctx (te_ctx_errmsg).
+ */
+#ifndef LOOM_TIR_H
+#define LOOM_TIR_H
+
+#include "loom/te.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tir_stmt tir_stmt;
+
+/* Where a buffer lives. GLOBAL: a function argument or heap memory;
+ * LOCAL: per-thread scratch (stack/registers); SHARED: a GPU block's
+ * shared memory. */
+typedef enum { TIR_SCOPE_GLOBAL = 0, TIR_SCOPE_LOCAL = 1, TIR_SCOPE_SHARED = 2 } tir_scope;
+const char *tir_scope_name(tir_scope s); /* "global", "local", "shared" */
+
+/* A region of memory holding a tensor (or a part of one, for stages
+ * computed at an inner loop). Elements are dtype scalars; the element at
+ * indices (i0..in-1) lives at offset sum(i_d * strides[d]). */
+struct tir_buffer {
+    const char *name;
+    int id;
+    te_dtype dtype;              /* scalar element type */
+    int ndim;
+    int64_t shape[TE_MAX_DIMS];  /* extents in elements */
+    int64_t strides[TE_MAX_DIMS];/* in elements; row-major compact unless
+                                    storage_align padded a dimension */
+    tir_scope scope;
+    bool is_param;               /* a function argument (caller memory) */
+    te_expr *data;               /* the HANDLE var naming its base pointer */
+};
+
+/* A buffer with compact row-major strides. shape: ndim extents > 0. */
+tir_buffer *tir_buffer_new(te_ctx *ctx, const char *name, te_dtype t, int ndim,
+                           const int64_t *shape, tir_scope scope);
+/* Total elements covered by the strides (what an allocation needs). */
+int64_t tir_buffer_size(const tir_buffer *b);
+
+#define TIR_STMT_KINDS(X)                                                  \
+    X(FOR)          /* loop                                              */ \
+    X(BUFFER_STORE) /* bstore: buffer[indices] = value (before flatten)  */ \
+    X(STORE)        /* store: buffer[index] = value (flattened)          */ \
+    X(ALLOCATE)     /* alloc: scratch for a buffer, live in body         */ \
+    X(IF)           /* if_                                               */ \
+    X(SEQ)          /* seq: statements in order                          */ \
+    X(EVALUATE)     /* eval: an expression for its effect (a call)       */ \
+    X(BARRIER)      /* GPU: __syncthreads() over the block               */ \
+    X(NOOP)
+
+typedef enum {
+#define TIR_X_ENUM(n) TIR_##n,
+    TIR_STMT_KINDS(TIR_X_ENUM)
+#undef TIR_X_ENUM
+    TIR_STMT_KIND_COUNT
+} tir_stmt_kind;
+
+typedef enum {
+    TIR_FOR_SERIAL = 0,
+    TIR_FOR_PARALLEL = 1,   /* iterations run on the thread pool */
+    TIR_FOR_VECTORIZED = 2, /* becomes RAMP/BROADCAST vector code */
+    TIR_FOR_UNROLLED = 3,   /* fully unrolled by the unroll pass */
+    TIR_FOR_THREAD = 4      /* bound to a GPU thread axis (thread_tag) */
+} tir_for_kind;
+const char *tir_for_kind_name(tir_for_kind k); /* "serial", "parallel", ... */
+
+struct tir_stmt {
+    tir_stmt_kind kind;
+    union {
+        struct {
+            te_expr *var;        /* int64 VAR */
+            te_expr *min;        /* int64 */
+            te_expr *extent;     /* int64 */
+            tir_for_kind for_kind;
+            const char *thread_tag; /* "blockIdx.x", "threadIdx.y", "vthread"; else NULL */
+            /* pragma auto_unroll_max_step: loops inside this one whose
+             * total iteration count is <= this are unrolled (0: none). */
+            int64_t auto_unroll_max_step;
+            bool unroll_explicit; /* pragma unroll_explicit: the unroll pass
+                                     copies bodies (else codegen hints) */
+            tir_stmt *body;
+        } loop;
+        struct { tir_buffer *buffer; int ndim; te_expr **indices; te_expr *value; } bstore;
+        struct {
+            tir_buffer *buffer;
+            te_expr *index;     /* RAMP for a vector store */
+            te_expr *value;
+            te_expr *predicate; /* NULL, or bool vector: lanes stored */
+        } store;
+        struct { tir_buffer *buffer; tir_stmt *body; } alloc; /* size: tir_buffer_size */
+        struct { te_expr *cond; tir_stmt *then_s; tir_stmt *else_s; /* may be NULL */ } if_;
+        struct { int n; tir_stmt **stmts; } seq;
+        struct { te_expr *value; } eval;
+    } u;
+};
+
+/* ---- builders (arena-allocated; no validation beyond NULL checks) ---- */
+tir_stmt *tir_for(te_ctx *ctx, te_expr *var, te_expr *min, te_expr *extent,
+                  tir_for_kind kind, tir_stmt *body);
+/* A copy of loop s with a new body (keeps kind, tag and pragmas). */
+tir_stmt *tir_for_with_body(te_ctx *ctx, const tir_stmt *s, tir_stmt *body);
+tir_stmt *tir_buffer_store(te_ctx *ctx, tir_buffer *b, int ndim, te_expr *const *indices,
+                           te_expr *value);
+tir_stmt *tir_store(te_ctx *ctx, tir_buffer *b, te_expr *index, te_expr *value,
+                    te_expr *predicate);
+tir_stmt *tir_allocate(te_ctx *ctx, tir_buffer *b, tir_stmt *body);
+tir_stmt *tir_if(te_ctx *ctx, te_expr *cond, tir_stmt *then_s, tir_stmt *else_s);
+/* A sequence; nested SEQs are flattened and NOOPs dropped; one statement
+ * returns itself, none returns a NOOP. */
+tir_stmt *tir_seq(te_ctx *ctx, int n, tir_stmt *const *stmts);
+tir_stmt *tir_evaluate(te_ctx *ctx, te_expr *value);
+tir_stmt *tir_barrier(te_ctx *ctx);
+tir_stmt *tir_noop(te_ctx *ctx);
+te_expr *tir_buffer_load(tir_buffer *b, int ndim, te_expr *const *indices);
+te_expr *tir_load(te_ctx *ctx, tir_buffer *b, te_expr *index, te_expr *predicate);
+te_expr *tir_ramp(te_expr *base, te_expr *stride, int lanes);
+te_expr *tir_broadcast(te_expr *value, int lanes);
+
+/* ---- generic traversal ----
+ * tir_stmt_map rebuilds s bottom-up: each child statement is first mapped
+ * recursively, then stmt_fn (if non-NULL) is applied to the rebuilt node;
+ * every expression directly held by a statement (loop bounds, indices,
+ * values, conditions) is replaced by expr_fn(e, user) when expr_fn is
+ * non-NULL. Unchanged nodes are shared. Returns NULL if a callback does. */
+typedef tir_stmt *(*tir_stmt_map_fn)(tir_stmt *s, void *user);
+tir_stmt *tir_stmt_map(te_ctx *ctx, tir_stmt *s, tir_stmt_map_fn stmt_fn,
+                       te_expr_map_fn expr_fn, void *user);
+/* Pre-order visit of every statement (and, when expr_fn is non-NULL, of
+ * each expression directly held by a statement). */
+typedef void (*tir_stmt_visit_fn)(const tir_stmt *s, void *user);
+void tir_stmt_visit(const tir_stmt *s, tir_stmt_visit_fn stmt_fn, te_expr_visit_fn expr_fn,
+                    void *user);
+/* Replaces variables in every expression of s. */
+tir_stmt *tir_stmt_substitute(te_ctx *ctx, tir_stmt *s, int n, te_expr *const *vars,
+                              te_expr *const *values);
+
+/* ---- functions ---- */
+
+/* A lowered function: its parameters are the caller's buffers, in the
+ * order the caller passes them. */
+typedef struct {
+    const char *name;
+    int nparams;
+    tir_buffer **params;
+    tir_stmt *body;
+} tir_func;
+
+tir_func *tir_func_new(te_ctx *ctx, const char *name, int nparams, tir_buffer *const *params,
+                       tir_stmt *body);
+/* A copy of f with another body. */
+tir_func *tir_func_with_body(te_ctx *ctx, const tir_func *f, tir_stmt *body);
+
+/* ---- printer ----
+ * Text in the spirit of TVM's lower(..., simple_mode=True):
+ *   for (i.outer, 0, 32) parallel {
+ *     C[((i.outer*32) + i.inner)*1024 + j] = ...
+ *   }
+ * Deterministic: goldens compare it verbatim. */
+void tir_stmt_print(te_str *out, const tir_stmt *s, int indent);
+void tir_func_print(te_str *out, const tir_func *f);
+const char *tir_func_str(te_ctx *ctx, const tir_func *f);
+
+/* ---- passes (each in tir/pass_<name>.c) ----
+ * Each takes a function and returns the transformed function, or NULL with
+ * an error in the ctx. */
+
+/* Multi-dimensional BUFFER_LOAD/BUFFER_STORE to flat LOAD/STORE using each
+ * buffer's strides (TVM StorageFlatten). */
+tir_func *tir_pass_storage_flatten(te_ctx *ctx, const tir_func *f);
+/* Canonical simplification of every expression with loop ranges bound;
+ * IFs with decided conditions and loops of extent 0/1 removed (TVM
+ * Simplify). */
+tir_func *tir_pass_simplify(te_ctx *ctx, const tir_func *f);
+/* Splits loops whose bodies hold a LIKELY guard into a main range where
+ * the guard is provably true (guard removed) and tails (TVM LoopPartition,
+ * Halide PartitionLoops). */
+tir_func *tir_pass_loop_partition(te_ctx *ctx, const tir_func *f);
+/* VECTORIZED loops of constant extent become RAMP/BROADCAST vector code;
+ * a loop that cannot be vectorized becomes SERIAL, and the reason is
+ * appended to `why` when why is non-NULL (TVM VectorizeLoop). */
+tir_func *tir_pass_vectorize(te_ctx *ctx, const tir_func *f, te_str *why);
+/* Unrolls UNROLLED loops and, under auto_unroll_max_step pragmas, inner
+ * loops with constant total extent within the limit (TVM UnrollLoop). */
+tir_func *tir_pass_unroll(te_ctx *ctx, const tir_func *f);
+/* Shrinks and reuses LOCAL allocations whose lifetimes do not overlap
+ * (TVM StorageRewrite). */
+tir_func *tir_pass_storage_rewrite(te_ctx *ctx, const tir_func *f);
+/* Removes statements with no effect: empty loops, IFs with empty
+ * branches, stores of a location to itself (TVM RemoveNoOp). */
+tir_func *tir_pass_remove_noop(te_ctx *ctx, const tir_func *f);
+
+/* Options of the lowering pipeline. */
+typedef struct {
+    bool skip_vectorize; /* leave VECTORIZED loops scalar (debugging) */
+    te_str *vectorize_why; /* collects reasons loops stayed scalar */
+} tir_pipeline_options;
+
+/* The pass pipeline, in the one place its order is written:
+ * storage_flatten, simplify, loop_partition, simplify, vectorize, unroll,
+ * storage_rewrite, simplify, remove_noop. opts may be NULL. */
+tir_func *tir_run_pipeline(te_ctx *ctx, const tir_func *f, const tir_pipeline_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_TIR_H */

@@ -1,0 +1,88 @@
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t tu_seed(void) {
+    static uint64_t seed;
+    if (seed) return seed;
+    const char *env = getenv("LOOM_TEST_SEED");
+    if (env && *env) seed = strtoull(env, NULL, 0);
+    else seed = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^ 0x9e3779b97f4a7c15ull;
+    if (!seed) seed = 1;
+    fprintf(stderr, "[testutil] LOOM_TEST_SEED=%llu\n", (unsigned long long)seed);
+    return seed;
+}
+
+uint64_t tu_rand_u64(uint64_t *s) {
+    uint64_t x = *s ? *s : 0x2545f4914f6cdd1dull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+double tu_rand_uniform(uint64_t *s, double lo, double hi) {
+    double u = (double)(tu_rand_u64(s) >> 11) * (1.0 / 9007199254740992.0);
+    return lo + (hi - lo) * u;
+}
+
+DLTensor *tu_rand_f32(uint64_t *state, int ndim, const int64_t *shape) {
+    DLTensor *t = rt_tensor_alloc((DLDataType){kDLFloat, 32, 1}, ndim, shape);
+    assert_non_null(t);
+    float *p = t->data;
+    int64_t n = rt_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) p[i] = (float)tu_rand_uniform(state, -1.0, 1.0);
+    return t;
+}
+
+void tu_poison_f32(DLTensor *t) {
+    float *p = t->data;
+    int64_t n = rt_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) p[i] = NAN;
+}
+
+DLTensor *tu_nan_f32(int ndim, const int64_t *shape) {
+    DLTensor *t = rt_tensor_alloc((DLDataType){kDLFloat, 32, 1}, ndim, shape);
+    assert_non_null(t);
+    tu_poison_f32(t);
+    return t;
+}
+
+int64_t tu_compare_f32(const char *what, const float *got, const double *want, int64_t n,
+                       double rtol, double atol) {
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = got[i], w = want[i];
+        if (!(fabs(g - w) <= atol + rtol * fabs(w))) {
+            if (bad < 5)
+                fprintf(stderr, "%s: element %lld: got %.9g, want %.9g\n", what, (long long)i,
+                        g, w);
+            bad++;
+        }
+    }
+    if (bad) fprintf(stderr, "%s: %lld of %lld elements differ\n", what, (long long)bad,
+                     (long long)n);
+    return bad;
+}
+
+void tu_assert_msg_has_(const char *msg, const char *file, int line, ...) {
+    va_list ap;
+    va_start(ap, line);
+    const char *want;
+    while ((want = va_arg(ap, const char *)) != NULL) {
+        if (!msg || !strstr(msg, want)) {
+            va_end(ap);
+            fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", file, line,
+                    msg ? msg : "(null)", want);
+            _fail(file, line);
+            return;
+        }
+    }
+    va_end(ap);
+}

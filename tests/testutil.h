@@ -1,0 +1,44 @@
+/*
+ * tests/testutil.h — helpers shared by the unit tests: fresh random data,
+ * NaN poisoning of outputs, and comparison against double-precision
+ * references with a stated tolerance. Tests use cmocka.
+ */
+#ifndef LOOM_TESTUTIL_H
+#define LOOM_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "loom/loom.h"
+
+/* A seed that changes per run (time and pid), printed once so a failure
+ * can be reproduced with LOOM_TEST_SEED=<seed>. */
+uint64_t tu_seed(void);
+/* xorshift64* generator. */
+uint64_t tu_rand_u64(uint64_t *state);
+/* Uniform in [lo, hi). */
+double tu_rand_uniform(uint64_t *state, double lo, double hi);
+
+/* Allocates a float32 tensor (rt_tensor_alloc) filled with uniform random
+ * values in [-1, 1) from *state. */
+DLTensor *tu_rand_f32(uint64_t *state, int ndim, const int64_t *shape);
+/* Allocates a float32 tensor filled with NaN (an output poisoned so that
+ * unwritten elements fail comparison). */
+DLTensor *tu_nan_f32(int ndim, const int64_t *shape);
+/* Fills an existing float32 tensor with NaN. */
+void tu_poison_f32(DLTensor *t);
+
+/* Compares n float32 values against a double reference: every element must
+ * satisfy |got - want| <= atol + rtol * |want| (NaN always fails). Returns
+ * the number of mismatches and prints the first few with `what`. */
+int64_t tu_compare_f32(const char *what, const float *got, const double *want, int64_t n,
+                       double rtol, double atol);
+
+/* Asserts that `msg` contains every one of the NULL-terminated substrings. */
+#define tu_assert_msg_has(msg, ...) tu_assert_msg_has_((msg), __FILE__, __LINE__, __VA_ARGS__, (const char *)NULL)
+void tu_assert_msg_has_(const char *msg, const char *file, int line, ...);
+
+#endif
