@@ -174,6 +174,12 @@ int sch_stage_of(const sch_schedule *s, const te_tensor *t);
  * valid until the next primitive on s. */
 int sch_stage_leaf_axes(const sch_schedule *s, int i, te_expr *const **axes);
 
+/* The i-th data-parallel axis of a compute tensor (e.g. of the tensor
+ * sch_cache_write returns), or NULL with an error. */
+te_expr *sch_axis(te_tensor *t, int i);
+/* The i-th reduce axis of a compute tensor whose body is a reduction. */
+te_expr *sch_reduce_axis(te_tensor *t, int i);
+
 /* ---- lowering ---- */
 
 /* Bound inference, loop-nest construction (with guards for

@@ -1,0 +1,356 @@
+/*
+ * schedule/lower.c — from a schedule to loop IR (TVM te ScheduleOps +
+ * MakeLoopNest): one loop nest per stage in its leaf order, with
+ *  - stages computed at a loop placed (with their buffer) inside it;
+ *  - reductions as an init nest (the data-parallel loops after the first
+ *    reduce loop) then an update nest;
+ *  - guards `if (likely(...))` where a split does not divide its extent
+ *    or an attached region reaches past its tensor's edges;
+ *  - annotations as loop kinds and pragmas.
+ * The result uses BUFFER_LOAD/BUFFER_STORE; tir_run_pipeline does the rest.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/lower_internal.h"
+
+static lower_stage *stage_info(lower_state *L, const te_tensor *t, int *idx) {
+    int i = sch__stage_index(L->s, t);
+    if (idx) *idx = i;
+    return i >= 0 ? &L->ls[i] : NULL;
+}
+
+/* ---- values: reads become buffer loads relative to the realised region ---- */
+
+typedef struct {
+    lower_state *L;
+    int nsubst;
+    te_expr **vars, **vals;
+} value_ctx;
+
+static te_expr *value_map(te_expr *e, void *user) {
+    value_ctx *vc = user;
+    if (e->kind == TE_VAR) {
+        for (int i = 0; i < vc->nsubst; i++)
+            if (vc->vars[i] == e) return vc->vals[i];
+        return e;
+    }
+    te_expr *m = te_expr_map_children(vc->L->ctx, e, value_map, user);
+    if (!m || m->kind != TE_READ) return m;
+    lower_stage *pl = stage_info(vc->L, m->u.read.tensor, NULL);
+    if (!pl || !pl->buf) {
+        te_error(vc->L->ctx, "lower: tensor '%s' is read but has no buffer",
+                 m->u.read.tensor->name);
+        return NULL;
+    }
+    te_expr *idx[TE_MAX_DIMS];
+    for (int d = 0; d < m->u.read.ndim; d++) {
+        idx[d] = m->u.read.indices[d];
+        if (pl->root_min[d]) idx[d] = te_sub(idx[d], pl->root_min[d]);
+    }
+    return tir_buffer_load(pl->buf, m->u.read.ndim, idx);
+}
+
+/* ---- guards ---- */
+
+static tir_stmt *guard(lower_state *L, te_expr *cond, tir_stmt *body) {
+    te_expr *c = te_analyzer_simplify(L->an, cond);
+    int64_t v;
+    if (te_is_const_int(c, &v) && v) return body;
+    te_expr *likely = te_call(TE_INTRIN_LIKELY, 1, (te_expr *[]){c});
+    return tir_if(L->ctx, likely, body, NULL);
+}
+
+/* Wraps `body` in the guards dims [0, ndims) of stage st need. */
+static tir_stmt *guards(lower_state *L, int st, int from, int to, tir_stmt *body) {
+    const sch_stage *g = &L->s->stages[st];
+    lower_stage *ls = &L->ls[st];
+    te_ctx *ctx = L->ctx;
+    for (int d = to - 1; d >= from && body; d--) {
+        te_expr *v = sch__lower_value(L, st, g->root[d]);
+        int64_t ext = d < g->op->ndim ? ls->root_ext[d] : g->root[d]->u.var.extent;
+        int64_t lo, hi;
+        te_analyzer_const_bound(L->an, v, &lo, &hi);
+        if (hi >= ext) body = guard(L, te_lt(v, te_int(ctx, ext)), body);
+        if (d < g->op->ndim && ls->root_min[d]) {
+            /* An attached region may hang over the tensor's edges. */
+            te_expr *full = te_add(ls->root_min[d], v);
+            te_analyzer_const_bound(L->an, full, &lo, &hi);
+            if (hi >= g->op->shape[d])
+                body = guard(L, te_lt(full, te_int(ctx, g->op->shape[d])), body);
+            if (lo < 0) body = guard(L, te_ge(full, te_int(ctx, 0)), body);
+        }
+    }
+    return body;
+}
+
+/* ---- loop nests ---- */
+
+static tir_stmt *stage_nest(lower_state *L, int st);
+
+/* Stages computed at leaf `var` of stage st, each allocated around the rest. */
+static tir_stmt *with_attached(lower_state *L, int st, const te_expr *var, tir_stmt *inner) {
+    sch_schedule *s = L->s;
+    int n = 0;
+    int ids[64];
+    for (int i = 0; i < s->nstages && n < 64; i++)
+        if (s->stages[i].attach == SCH_ATTACH_AT && s->stages[i].attach_stage == st &&
+            s->stages[i].attach_iter == var)
+            ids[n++] = i;
+    if (n == 0) return inner;
+    tir_stmt *parts[65];
+    for (int k = 0; k < n; k++)
+        if (!(parts[k] = stage_nest(L, ids[k]))) return NULL;
+    parts[n] = inner;
+    tir_stmt *body = tir_seq(L->ctx, n + 1, parts);
+    for (int k = n - 1; k >= 0; k--) body = tir_allocate(L->ctx, L->ls[ids[k]].buf, body);
+    return body;
+}
+
+static tir_stmt *make_loop(lower_state *L, int st, te_expr *var, tir_stmt *body) {
+    const sch_stage *g = &L->s->stages[st];
+    const sch_iter_attr *a = sch__attr(g, var);
+    tir_for_kind kind = TIR_FOR_SERIAL;
+    if (a) {
+        switch (a->ann) {
+        case SCH_ANN_VECTORIZE: kind = TIR_FOR_VECTORIZED; break;
+        case SCH_ANN_UNROLL: kind = TIR_FOR_UNROLLED; break;
+        case SCH_ANN_PARALLEL: kind = TIR_FOR_PARALLEL; break;
+        case SCH_ANN_BIND: kind = TIR_FOR_THREAD; break;
+        default: break;
+        }
+    }
+    tir_stmt *f = tir_for(L->ctx, var, te_int(L->ctx, 0),
+                          te_int(L->ctx, sch__lower_ext(L, st, var)), kind, body);
+    if (f && a) {
+        if (a->ann == SCH_ANN_BIND) f->u.loop.thread_tag = a->thread_tag;
+        if (a->auto_unroll_max_step >= 0) f->u.loop.auto_unroll_max_step = a->auto_unroll_max_step;
+        if (a->unroll_explicit >= 0) f->u.loop.unroll_explicit = a->unroll_explicit != 0;
+    }
+    return f;
+}
+
+/* Loops leaf[from..to) (skipping reduce leaves if data_par_only) around body. */
+static tir_stmt *wrap_loops(lower_state *L, int st, int from, int to, bool data_par_only,
+                            bool attach, tir_stmt *body) {
+    const sch_stage *g = &L->s->stages[st];
+    for (int k = to - 1; k >= from && body; k--) {
+        te_expr *v = g->leaf[k];
+        if (data_par_only && v->u.var.iter == TE_ITER_REDUCE) continue;
+        if (attach) body = with_attached(L, st, v, body);
+        if (body) body = make_loop(L, st, v, body);
+    }
+    return body;
+}
+
+static tir_stmt *stage_nest(lower_state *L, int st) {
+    const sch_stage *g = &L->s->stages[st];
+    lower_stage *ls = &L->ls[st];
+    te_ctx *ctx = L->ctx;
+    const te_tensor *op = g->op;
+    int ndim = op->ndim;
+
+    /* Root variables of the body, as functions of the leaves. */
+    te_expr *vars[TE_MAX_DIMS + 64], *vals[TE_MAX_DIMS + 64];
+    int nsub = 0;
+    te_expr *store_idx[TE_MAX_DIMS];
+    for (int d = 0; d < g->nroot && nsub < TE_MAX_DIMS + 64; d++) {
+        te_expr *v = sch__lower_value(L, st, g->root[d]);
+        if (d < ndim) store_idx[d] = v;
+        if (d < ndim && ls->root_min[d]) v = te_add(ls->root_min[d], v);
+        vars[nsub] = g->root[d];
+        vals[nsub++] = v;
+    }
+    value_ctx vc = {L, nsub, vars, vals};
+    te_expr *body = ls->body;
+    int first_red = g->nleaf;
+    for (int k = 0; k < g->nleaf; k++)
+        if (g->leaf[k]->u.var.iter == TE_ITER_REDUCE) {
+            first_red = k;
+            break;
+        }
+
+    tir_stmt *inner;
+    if (body->kind != TE_REDUCE) {
+        te_expr *value = value_map(body, &vc);
+        if (!value) return NULL;
+        inner = tir_buffer_store(ctx, ls->buf, ndim, store_idx, value);
+        inner = guards(L, st, 0, g->nroot, inner);
+        inner = wrap_loops(L, st, first_red, g->nleaf, false, true, inner);
+    } else {
+        te_reduce_op rop = body->u.reduce.op;
+        te_expr *src = value_map(body->u.reduce.source, &vc);
+        if (!src) return NULL;
+        te_expr *acc = tir_buffer_load(ls->buf, ndim, store_idx);
+        tir_stmt *init = tir_buffer_store(ctx, ls->buf, ndim, store_idx,
+                                          te_reduce_identity(ctx, rop, op->dtype));
+        init = guards(L, st, 0, ndim, init);
+        init = wrap_loops(L, st, first_red, g->nleaf, true, false, init);
+        tir_stmt *update = tir_buffer_store(ctx, ls->buf, ndim, store_idx,
+                                            te_reduce_combine(rop, acc, src));
+        update = guards(L, st, 0, g->nroot, update);
+        update = wrap_loops(L, st, first_red, g->nleaf, false, true, update);
+        if (!init || !update) return NULL;
+        inner = tir_seq(ctx, 2, (tir_stmt *[]){init, update});
+    }
+    return wrap_loops(L, st, 0, first_red, false, true, inner);
+}
+
+/* ---- buffers ---- */
+
+static tir_buffer *stage_buffer(lower_state *L, int st, bool param) {
+    const sch_stage *g = &L->s->stages[st];
+    const te_tensor *op = g->op;
+    lower_stage *ls = &L->ls[st];
+    int64_t shape[TE_MAX_DIMS];
+    for (int d = 0; d < op->ndim; d++)
+        shape[d] = (op->kind == TE_OP_COMPUTE && !param) ? ls->root_ext[d] : op->shape[d];
+    tir_scope scope = g->scope >= 0                ? (tir_scope)g->scope
+                      : g->attach == SCH_ATTACH_AT ? TIR_SCOPE_LOCAL
+                                                   : TIR_SCOPE_GLOBAL;
+    if (param) scope = TIR_SCOPE_GLOBAL;
+    tir_buffer *b = tir_buffer_new(L->ctx, op->name, op->dtype, op->ndim, shape, scope);
+    if (!b) return NULL;
+    b->is_param = param;
+    if (g->nalign && !param) {
+        int64_t stride = 1;
+        for (int d = op->ndim - 1; d >= 0; d--) {
+            for (int k = 0; k < g->nalign; k++) {
+                const sch_align *a = &g->aligns[k];
+                if (a->dim != d) continue;
+                int64_t r = ((stride - a->offset) % a->factor + a->factor) % a->factor;
+                if (r) stride += a->factor - r;
+            }
+            b->strides[d] = stride;
+            stride *= shape[d];
+        }
+    }
+    return b;
+}
+
+tir_func *sch_lower(sch_schedule *s, int nargs, te_tensor *const *args, const char *name) {
+    if (!s) return NULL;
+    te_ctx *ctx = s->ctx;
+    if (!name || !*name) name = "default";
+    lower_state L = {.s = s, .ctx = ctx};
+    L.ls = te_alloc(ctx, sizeof(lower_stage) * (size_t)s->nstages);
+    if (!L.ls) return NULL;
+
+    /* Arguments: every placeholder read and every output, each once. */
+    int *arg_stage = te_alloc(ctx, sizeof(int) * (size_t)(nargs > 0 ? nargs : 1));
+    for (int i = 0; i < nargs; i++) {
+        if (!args || !args[i]) {
+            te_error(ctx, "lower: argument %d is NULL", i);
+            return NULL;
+        }
+        arg_stage[i] = sch__stage_index(s, args[i]);
+        if (arg_stage[i] < 0) {
+            te_error(ctx, "lower: argument %d ('%s') is not a tensor of this schedule", i,
+                     args[i]->name);
+            return NULL;
+        }
+        for (int j = 0; j < i; j++)
+            if (arg_stage[j] == arg_stage[i]) {
+                te_error(ctx, "lower: tensor '%s' is passed twice (arguments %d and %d)",
+                         args[i]->name, j, i);
+                return NULL;
+            }
+        const sch_stage *g = &s->stages[arg_stage[i]];
+        if (g->op->kind == TE_OP_COMPUTE && g->attach != SCH_ATTACH_ROOT) {
+            te_error(ctx,
+                     "lower: argument '%s' is %s; a tensor passed by the caller must be "
+                     "computed at the root",
+                     args[i]->name,
+                     g->attach == SCH_ATTACH_INLINE ? "inlined" : "computed at another stage");
+            return NULL;
+        }
+    }
+    for (int i = 0; i < s->nstages; i++) {
+        const sch_stage *g = &s->stages[i];
+        bool passed = false;
+        for (int j = 0; j < nargs; j++) passed |= arg_stage[j] == i;
+        if (passed) continue;
+        if (g->op->kind == TE_OP_PLACEHOLDER) {
+            te_error(ctx, "lower: the arguments miss input '%s', which the schedule reads",
+                     g->op->name);
+            return NULL;
+        }
+        if (g->is_output) {
+            te_error(ctx, "lower: the arguments miss output '%s'", g->op->name);
+            return NULL;
+        }
+    }
+
+    L.an = te_analyzer_new(ctx);
+    if (!L.an) return NULL;
+    tir_func *f = NULL;
+    if (sch__lower_inline(&L) || sch__lower_bounds(&L)) goto done;
+
+    /* Each stage read outside its attach point would read garbage. */
+    for (int p = 0; p < s->nstages; p++) {
+        const sch_stage *g = &s->stages[p];
+        if (g->attach != SCH_ATTACH_AT) continue;
+        if (s->stages[g->attach_stage].attach == SCH_ATTACH_INLINE) {
+            te_error(ctx, "lower: stage '%s' is computed at stage '%s', which is inlined",
+                     g->op->name, s->stages[g->attach_stage].op->name);
+            goto done;
+        }
+        for (int c = 0; c < s->nstages; c++) {
+            if (c == g->attach_stage || c == p || s->stages[c].attach == SCH_ATTACH_INLINE ||
+                !L.ls[c].body)
+                continue;
+            const sch_stage *cg = &s->stages[c];
+            bool r = sch__expr_reads(s, L.ls[c].body, p);
+            if (r) {
+                te_error(ctx,
+                         "lower: stage '%s' is computed at stage '%s' but is also read by "
+                         "stage '%s'",
+                         g->op->name, s->stages[g->attach_stage].op->name, cg->op->name);
+                goto done;
+            }
+        }
+    }
+
+    /* Buffers. */
+    tir_buffer **params = te_alloc(ctx, sizeof(tir_buffer *) * (size_t)(nargs > 0 ? nargs : 1));
+    for (int i = 0; i < nargs; i++) {
+        L.ls[arg_stage[i]].buf = stage_buffer(&L, arg_stage[i], true);
+        params[i] = L.ls[arg_stage[i]].buf;
+        if (!params[i]) goto done;
+    }
+    for (int i = 0; i < s->nstages; i++) {
+        const sch_stage *g = &s->stages[i];
+        if (L.ls[i].buf || g->op->kind != TE_OP_COMPUTE || g->attach == SCH_ATTACH_INLINE)
+            continue;
+        if (!(L.ls[i].buf = stage_buffer(&L, i, false))) goto done;
+    }
+
+    /* Root stages in order, intermediates allocated around everything. */
+    int nroot = 0;
+    tir_stmt **parts = te_alloc(ctx, sizeof(tir_stmt *) * (size_t)(s->nstages + 1));
+    for (int i = 0; i < s->nstages; i++) {
+        const sch_stage *g = &s->stages[i];
+        if (g->op->kind != TE_OP_COMPUTE || g->attach != SCH_ATTACH_ROOT) continue;
+        if (!(parts[nroot++] = stage_nest(&L, i))) goto done;
+    }
+    tir_stmt *body = tir_seq(ctx, nroot, parts);
+    for (int i = s->nstages - 1; i >= 0; i--) {
+        const sch_stage *g = &s->stages[i];
+        if (g->op->kind != TE_OP_COMPUTE || g->attach != SCH_ATTACH_ROOT || L.ls[i].buf->is_param)
+            continue;
+        body = tir_allocate(ctx, L.ls[i].buf, body);
+    }
+    if (body) f = tir_func_new(ctx, name, nargs, params, body);
+done:
+    te_analyzer_free(L.an);
+    return f;
+}
+
+const char *sch_lower_text(sch_schedule *s, int nargs, te_tensor *const *args) {
+    if (!s) return NULL;
+    tir_func *f = sch_lower(s, nargs, args, "default");
+    if (!f) return NULL;
+    tir_func *g = tir_run_pipeline(s->ctx, f, NULL);
+    if (!g) return NULL;
+    return tir_func_str(s->ctx, g);
+}

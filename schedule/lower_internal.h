@@ -1,0 +1,41 @@
+/*
+ * schedule/lower_internal.h — state shared by bound inference (bound.c)
+ * and loop-nest construction (lower.c).
+ */
+#ifndef LOOM_LOWER_INTERNAL_H
+#define LOOM_LOWER_INTERNAL_H
+
+#include "schedule/sch_internal.h"
+
+/* What lowering knows about one stage. */
+typedef struct {
+    te_expr *body;           /* the op's body with inlined producers substituted */
+    int nvars;               /* every iteration variable of the stage */
+    te_expr **vars;
+    int64_t *exts;           /* their extents in this lowering */
+    te_expr **values;        /* root and relation vars as functions of the leaves */
+    te_expr *root_min[TE_MAX_DIMS]; /* data-parallel dims: first element realised */
+    int64_t root_ext[TE_MAX_DIMS];  /* data-parallel dims: elements realised */
+    bool done;               /* bounds inferred */
+    tir_buffer *buf;         /* NULL for inlined stages */
+} lower_stage;
+
+typedef struct {
+    sch_schedule *s;
+    te_ctx *ctx;
+    te_analyzer *an;
+    lower_stage *ls;         /* one per stage */
+} lower_state;
+
+/* Effective bodies: inlined producers substituted (topological order). */
+int sch__lower_inline(lower_state *L);
+/* Infers every stage's realised region and its loop extents, consumers
+ * first (TVM InferBound). */
+int sch__lower_bounds(lower_state *L);
+/* The extent of var in stage st in this lowering (or its nominal extent). */
+int64_t sch__lower_ext(const lower_state *L, int st, const te_expr *var);
+/* The value of a stage's root var as a function of its leaves (root_min
+ * not included). */
+te_expr *sch__lower_value(const lower_state *L, int st, const te_expr *var);
+
+#endif

@@ -1,0 +1,232 @@
+/*
+ * One test per schedule misuse: each returns an error (never aborts),
+ * leaves the schedule unchanged, and says which object broke which rule.
+ */
+#include <stdlib.h>
+
+#include "sched_harness.h"
+
+typedef struct {
+    te_ctx *ctx;
+    sched_case mm;
+    sch_schedule *s;
+} fixture;
+
+static int setup(void **state) {
+    fixture *f = calloc(1, sizeof *f);
+    f->ctx = te_ctx_new();
+    f->mm = sh_matmul(f->ctx, 32, 24, 16);
+    f->s = sch_create(f->ctx, 1, &f->mm.out);
+    *state = f;
+    return f->s ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    fixture *f = *state;
+    te_ctx_free(f->ctx);
+    free(f);
+    return 0;
+}
+
+#define EXPECT_FAIL(f, call, ...)                                                           \
+    do {                                                                                    \
+        int n0_ = sch_num_steps((f)->s);                                                    \
+        te_ctx_clear_error((f)->ctx);                                                       \
+        assert_true((call) != 0);                                                           \
+        tu_assert_msg_has(te_ctx_errmsg((f)->ctx), __VA_ARGS__);                            \
+        assert_int_equal(sch_num_steps((f)->s), n0_);                                       \
+    } while (0)
+#define EXPECT_NULL(f, call, ...)                                                           \
+    do {                                                                                    \
+        te_ctx_clear_error((f)->ctx);                                                       \
+        assert_null(call);                                                                  \
+        tu_assert_msg_has(te_ctx_errmsg((f)->ctx), __VA_ARGS__);                            \
+    } while (0)
+
+static void test_split_factor(void **state) {
+    fixture *f = *state;
+    te_expr *o, *i;
+    EXPECT_FAIL(f, sch_split(f->s, f->mm.out, f->mm.ax[0], 0, &o, &i), "split", "factor 0",
+                "'i'", "'C'", "positive");
+    EXPECT_FAIL(f, sch_split_nparts(f->s, f->mm.out, f->mm.ax[0], -2, &o, &i), "nparts -2",
+                "positive");
+}
+
+static void test_unknown_axis(void **state) {
+    fixture *f = *state;
+    te_ctx *ctx = f->ctx;
+    te_expr *stray = te_axis(ctx, "q", 8);
+    EXPECT_FAIL(f, sch_split(f->s, f->mm.out, stray, 2, NULL, NULL), "split", "'q'",
+                "not a loop of stage 'C'", "i, j, k");
+    /* an axis of another stage */
+    sched_case ch = sh_chain(ctx, 4, 4);
+    sch_schedule *s2 = sch_create(ctx, 1, &ch.out);
+    te_ctx_clear_error(ctx);
+    assert_int_equal(sch_split(s2, ch.out, ch.mid->axes[0], 2, NULL, NULL), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "belongs to stage 'B'", "not to stage 'C'");
+    /* an axis split away */
+    te_expr *o, *i;
+    assert_int_equal(sch_split(f->s, f->mm.out, f->mm.ax[0], 4, &o, &i), 0);
+    EXPECT_FAIL(f, sch_vectorize(f->s, f->mm.out, f->mm.ax[0]), "vectorize", "'i'",
+                "already split or fused");
+}
+
+static void test_fuse_rules(void **state) {
+    fixture *f = *state;
+    te_expr *fz;
+    EXPECT_FAIL(f, sch_fuse(f->s, f->mm.out, 2, (te_expr *[]){f->mm.ax[0], f->mm.rax[0]}, &fz),
+                "fuse", "not adjacent");
+    EXPECT_FAIL(f, sch_fuse(f->s, f->mm.out, 2, (te_expr *[]){f->mm.ax[1], f->mm.rax[0]}, &fz),
+                "fuse", "cannot fuse data-parallel axis 'j' with reduce axis 'k'");
+    EXPECT_FAIL(f, sch_fuse(f->s, f->mm.out, 1, (te_expr *[]){f->mm.ax[1]}, &fz), "at least 2");
+}
+
+static void test_reorder_repeated(void **state) {
+    fixture *f = *state;
+    EXPECT_FAIL(f, sch_reorder(f->s, f->mm.out, 2, (te_expr *[]){f->mm.ax[0], f->mm.ax[0]}),
+                "reorder", "'i'", "more than once");
+}
+
+static void test_annotation_rules(void **state) {
+    fixture *f = *state;
+    EXPECT_FAIL(f, sch_vectorize(f->s, f->mm.out, f->mm.rax[0]), "vectorize", "'k'",
+                "reduce axis");
+    EXPECT_FAIL(f, sch_parallel(f->s, f->mm.out, f->mm.rax[0]), "parallel", "reduce axis");
+    EXPECT_FAIL(f, sch_bind(f->s, f->mm.out, f->mm.ax[0], "warpIdx.x"), "bind", "warpIdx.x",
+                "threadIdx");
+    assert_int_equal(sch_parallel(f->s, f->mm.out, f->mm.ax[0]), 0);
+    EXPECT_FAIL(f, sch_vectorize(f->s, f->mm.out, f->mm.ax[0]), "vectorize",
+                "already annotated parallel");
+    EXPECT_FAIL(f, sch_pragma(f->s, f->mm.out, f->mm.ax[1], "loop_magic", 1), "pragma",
+                "unknown pragma 'loop_magic'");
+    EXPECT_FAIL(f, sch_pragma(f->s, f->mm.out, f->mm.ax[1], "auto_unroll_max_step", -4),
+                "must be >= 0");
+    EXPECT_FAIL(f, sch_pragma(f->s, f->mm.out, f->mm.ax[1], "unroll_explicit", 3),
+                "must be 0 or 1");
+}
+
+static void test_compute_location_rules(void **state) {
+    fixture *f = *state;
+    te_ctx *ctx = f->ctx;
+    sched_case ch = sh_chain(ctx, 8, 8);
+    sch_schedule *s = sch_create(ctx, 1, &ch.out);
+    te_ctx_clear_error(ctx);
+    /* A does not consume B: B is consumed by C only */
+    assert_int_equal(sch_compute_at(s, ch.out, ch.mid, ch.mid->axes[0]), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "compute_at", "'C'", "output");
+    te_ctx_clear_error(ctx);
+    assert_int_equal(sch_compute_at(s, ch.in[0], ch.out, ch.ax[0]), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "compute_at", "'A'", "placeholder");
+    /* the matmul does not read the chain's B */
+    EXPECT_FAIL(f, sch_compute_inline(f->s, f->mm.out), "compute_inline", "'C'", "output");
+    te_ctx_clear_error(ctx);
+    assert_int_equal(sch_compute_at(s, ch.mid, ch.mid, ch.mid->axes[0]), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "own loop");
+
+    /* a consumer that does not read the tensor */
+    te_tensor *A = te_placeholder(ctx, "A2", TE_FLOAT32, TE_SHAPE(8));
+    te_expr *i = te_axis(ctx, "i", 8), *j = te_axis(ctx, "j", 8), *k = te_axis(ctx, "kk", 8);
+    te_tensor *B = te_compute(ctx, "B2", TE_AXES(i), te_read(A, i));
+    te_tensor *C = te_compute(ctx, "C2", TE_AXES(j), te_read(B, j));
+    te_tensor *D = te_compute(ctx, "D2", TE_AXES(k), te_add(te_read(C, k), te_read(B, k)));
+    sch_schedule *s3 = sch_create(ctx, 1, &D);
+    te_ctx_clear_error(ctx);
+    assert_int_equal(sch_compute_at(s3, A, C, j), -1);
+    te_ctx_clear_error(ctx);
+    assert_int_equal(sch_compute_at(s3, C, B, i), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "stage 'B2' does not read tensor 'C2'");
+    /* B is read by C and D: computing it inside C alone is an error at lowering */
+    assert_int_equal(sch_compute_at(s3, B, C, j), 0);
+    te_ctx_clear_error(ctx);
+    assert_null(sch_lower(s3, TE_TENSORS(A, D), "f"));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "'B2'", "computed at stage 'C2'", "also read by stage 'D2'");
+    /* a reduction cannot be inlined */
+    sched_case mm2 = sh_matmul(ctx, 4, 4, 4);
+    te_expr *x = te_axis(ctx, "x", 4), *y = te_axis(ctx, "y", 4);
+    te_tensor *E = te_compute(ctx, "E", TE_AXES(x, y), te_read(mm2.out, x, y));
+    sch_schedule *s4 = sch_create(ctx, 1, &E);
+    te_ctx_clear_error(ctx);
+    assert_int_equal(sch_compute_inline(s4, mm2.out), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "compute_inline", "'C'", "reduction");
+    /* an attach axis split away afterwards */
+    te_expr *xo, *xi;
+    assert_int_equal(sch_compute_at(s4, mm2.out, E, x), 0);
+    assert_int_equal(sch_split(s4, E, x, 2, &xo, &xi), 0);
+    te_ctx_clear_error(ctx);
+    assert_null(sch_lower(s4, TE_TENSORS(mm2.in[0], mm2.in[1], E), "f"));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "'C'", "axis 'x'", "later split or fused");
+}
+
+static void test_cache_rules(void **state) {
+    fixture *f = *state;
+    EXPECT_NULL(f, sch_cache_write(f->s, f->mm.in[0], "local"), "cache_write", "'A'",
+                "placeholder");
+    EXPECT_NULL(f, sch_cache_write(f->s, f->mm.out, "texture"), "cache_write", "'texture'",
+                "global, local, shared");
+    EXPECT_NULL(f, sch_cache_read(f->s, f->mm.in[0], "local", 1, &f->mm.in[1]), "cache_read",
+                "stage 'B' does not read tensor 'A'");
+    te_expr *o, *i;
+    assert_int_equal(sch_split(f->s, f->mm.out, f->mm.ax[0], 4, &o, &i), 0);
+    EXPECT_NULL(f, sch_cache_write(f->s, f->mm.out, "local"), "cache_write", "'C'",
+                "already been scheduled");
+}
+
+static void test_rfactor_rules(void **state) {
+    fixture *f = *state;
+    EXPECT_NULL(f, sch_rfactor(f->s, f->mm.out, f->mm.ax[0], 0), "rfactor", "'i'",
+                "data-parallel", "reduce axis");
+    EXPECT_NULL(f, sch_rfactor(f->s, f->mm.out, f->mm.rax[0], 7), "rfactor", "factor_axis 7");
+}
+
+static void test_storage_align_rules(void **state) {
+    fixture *f = *state;
+    EXPECT_FAIL(f, sch_storage_align(f->s, f->mm.out, f->mm.ax[0], 0, 0), "storage_align",
+                "factor 0", "positive");
+    EXPECT_FAIL(f, sch_storage_align(f->s, f->mm.out, f->mm.ax[0], 8, 9), "offset 9",
+                "[0, factor)");
+    EXPECT_FAIL(f, sch_storage_align(f->s, f->mm.out, f->mm.rax[0], 8, 1),
+                "not a data-parallel root axis");
+}
+
+static void test_build_args(void **state) {
+    fixture *f = *state;
+    te_ctx *ctx = f->ctx;
+    te_ctx_clear_error(ctx);
+    assert_null(cg_build(f->s, TE_TENSORS(f->mm.in[0], f->mm.out), "llvm", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "miss input 'B'");
+    te_ctx_clear_error(ctx);
+    assert_null(cg_build(f->s, TE_TENSORS(f->mm.in[0], f->mm.in[1]), "llvm", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "miss output 'C'");
+    te_ctx_clear_error(ctx);
+    assert_null(cg_build(f->s, TE_TENSORS(f->mm.in[0], f->mm.in[0], f->mm.out), "llvm", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "'A' is passed twice");
+    te_ctx_clear_error(ctx);
+    assert_null(cg_build(f->s, TE_TENSORS(f->mm.in[0], f->mm.in[1], f->mm.out), "opencl", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "unknown target 'opencl'");
+    /* a bound axis cannot run on the CPU */
+    assert_int_equal(sch_bind(f->s, f->mm.out, f->mm.ax[0], "blockIdx.x"), 0);
+    te_ctx_clear_error(ctx);
+    assert_null(cg_build(f->s, TE_TENSORS(f->mm.in[0], f->mm.in[1], f->mm.out), "llvm", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "blockIdx.x");
+}
+
+static void test_create_rules(void **state) {
+    fixture *f = *state;
+    te_ctx_clear_error(f->ctx);
+    assert_null(sch_create(f->ctx, 1, &f->mm.in[0]));
+    tu_assert_msg_has(te_ctx_errmsg(f->ctx), "'A' is a placeholder");
+    te_ctx_clear_error(f->ctx);
+    assert_null(sch_create(f->ctx, 0, NULL));
+    tu_assert_msg_has(te_ctx_errmsg(f->ctx), "at least one output");
+}
+
+int main(void) {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_split_factor),       T(test_unknown_axis),          T(test_fuse_rules),
+        T(test_reorder_repeated),   T(test_annotation_rules),      T(test_compute_location_rules),
+        T(test_cache_rules),        T(test_rfactor_rules),         T(test_storage_align_rules),
+        T(test_build_args),         T(test_create_rules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
