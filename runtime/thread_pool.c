@@ -1,0 +1,195 @@
+/*
+ * runtime/thread_pool.c — the persistent pool behind `parallel` loops.
+ *
+ * One job at a time: a caller posts (body, env, n, chunks) and bumps a
+ * generation counter under the pool mutex; each worker wakes on the
+ * condition variable, runs its chunk k = [k*n/T, (k+1)*n/T) and counts
+ * down `pending`; the caller runs chunk 0 itself and waits for the count to
+ * reach zero. Callers from different threads are serialised by call_mu
+ * (the pool has one job slot). Bodies run with a thread-local flag set so
+ * that a nested rt_parallel_for runs serially instead of deadlocking on the
+ * pool (TVM's threading_backend does the same for nested parallel regions).
+ * Workers are created lazily on the first parallel call.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "runtime/rt_internal.h"
+
+typedef struct {
+    pthread_t tid;
+    int index;          /* chunk this worker runs: 1..nworkers */
+    uint64_t start_gen; /* generation when created: later ones are jobs */
+} rt_worker;
+
+static struct {
+    pthread_mutex_t call_mu; /* one parallel_for (or resize) at a time */
+    pthread_mutex_t mu;      /* guards everything below */
+    pthread_cond_t work_cv;  /* workers: a new generation or stop */
+    pthread_cond_t done_cv;  /* caller: pending reached 0 */
+    int nthreads;            /* configured size incl. the caller; 0: unset */
+    int nworkers;            /* started workers (nthreads - 1 once started) */
+    rt_worker *workers;
+    bool stop;
+    uint64_t generation;
+    /* the current job */
+    rt_parallel_body body;
+    void *env;
+    int64_t n;
+    int nchunks;
+    int pending;
+    int err_chunk; /* lowest chunk index that failed; nchunks: none */
+    int err_code;
+} pool = {
+    .call_mu = PTHREAD_MUTEX_INITIALIZER,
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .work_cv = PTHREAD_COND_INITIALIZER,
+    .done_cv = PTHREAD_COND_INITIALIZER,
+};
+
+static _Thread_local bool in_parallel;
+
+static int64_t chunk_begin(int64_t n, int T, int k) {
+    /* k*n/T without overflow for any int64 n and T <= INT_MAX. */
+    return (int64_t)(((__int128)n * k) / T);
+}
+
+static void record_result(int chunk, int rc) {
+    if (rc != 0 && chunk < pool.err_chunk) {
+        pool.err_chunk = chunk;
+        pool.err_code = rc;
+    }
+}
+
+static void *worker_main(void *arg) {
+    rt_worker *w = arg;
+    in_parallel = true;
+    /* Not pool.generation: a job may be posted before this thread runs. */
+    uint64_t seen = w->start_gen;
+    pthread_mutex_lock(&pool.mu);
+    for (;;) {
+        while (pool.generation == seen && !pool.stop) pthread_cond_wait(&pool.work_cv, &pool.mu);
+        if (pool.stop) break;
+        seen = pool.generation;
+        if (w->index >= pool.nchunks) continue;
+        rt_parallel_body body = pool.body;
+        void *env = pool.env;
+        int64_t n = pool.n;
+        int T = pool.nchunks;
+        pthread_mutex_unlock(&pool.mu);
+        int rc = body(chunk_begin(n, T, w->index), chunk_begin(n, T, w->index + 1), env);
+        pthread_mutex_lock(&pool.mu);
+        record_result(w->index, rc);
+        if (--pool.pending == 0) pthread_cond_signal(&pool.done_cv);
+    }
+    pthread_mutex_unlock(&pool.mu);
+    return NULL;
+}
+
+static int default_threads(void) {
+    const char *s = getenv("LOOM_NUM_THREADS");
+    if (s && *s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (*end == '\0' && v >= 1 && v <= 4096) return (int)v;
+    }
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c >= 1 ? (int)(c > 4096 ? 4096 : c) : 1;
+}
+
+/* call_mu held. */
+static void stop_workers(void) {
+    if (pool.nworkers == 0) return;
+    pthread_mutex_lock(&pool.mu);
+    pool.stop = true;
+    pthread_cond_broadcast(&pool.work_cv);
+    pthread_mutex_unlock(&pool.mu);
+    for (int i = 0; i < pool.nworkers; ++i) pthread_join(pool.workers[i].tid, NULL);
+    free(pool.workers);
+    pool.workers = NULL;
+    pool.nworkers = 0;
+    pool.stop = false;
+}
+
+/* call_mu held. Starts nthreads - 1 workers; on failure the pool keeps the
+ * workers it got (fewer chunks run in parallel, results stay correct). */
+static void start_workers(void) {
+    pthread_mutex_lock(&pool.mu);
+    if (pool.nthreads == 0) pool.nthreads = default_threads();
+    uint64_t gen = pool.generation;
+    pthread_mutex_unlock(&pool.mu);
+    int want = pool.nthreads - 1;
+    if (pool.nworkers == want) return;
+    stop_workers();
+    if (want == 0) return;
+    pool.workers = calloc((size_t)want, sizeof *pool.workers);
+    if (!pool.workers) return;
+    for (int i = 0; i < want; ++i) {
+        pool.workers[i].index = i + 1;
+        pool.workers[i].start_gen = gen;
+        if (pthread_create(&pool.workers[i].tid, NULL, worker_main, &pool.workers[i]) != 0) break;
+        pool.nworkers = i + 1;
+    }
+}
+
+int rt_parallel_for(int64_t n, rt_parallel_body body, void *env) {
+    if (!body) return rt_set_error("rt_parallel_for: body is NULL");
+    if (n <= 0) return 0;
+    if (in_parallel) return body(0, n, env);
+
+    pthread_mutex_lock(&pool.call_mu);
+    start_workers();
+    int T = pool.nworkers + 1;
+    if ((int64_t)T > n) T = (int)n;
+    in_parallel = true;
+    if (T == 1) {
+        int rc = body(0, n, env);
+        in_parallel = false;
+        pthread_mutex_unlock(&pool.call_mu);
+        return rc;
+    }
+    pthread_mutex_lock(&pool.mu);
+    pool.body = body;
+    pool.env = env;
+    pool.n = n;
+    pool.nchunks = T;
+    pool.pending = T - 1;
+    pool.err_chunk = T;
+    pool.err_code = 0;
+    pool.generation++;
+    pthread_cond_broadcast(&pool.work_cv);
+    pthread_mutex_unlock(&pool.mu);
+
+    int rc0 = body(0, chunk_begin(n, T, 1), env);
+
+    pthread_mutex_lock(&pool.mu);
+    record_result(0, rc0);
+    while (pool.pending > 0) pthread_cond_wait(&pool.done_cv, &pool.mu);
+    int rc = pool.err_code;
+    pthread_mutex_unlock(&pool.mu);
+    in_parallel = false;
+    pthread_mutex_unlock(&pool.call_mu);
+    return rc;
+}
+
+int rt_num_threads(void) {
+    pthread_mutex_lock(&pool.mu);
+    if (pool.nthreads == 0) pool.nthreads = default_threads();
+    int n = pool.nthreads;
+    pthread_mutex_unlock(&pool.mu);
+    return n;
+}
+
+int rt_set_num_threads(int n) {
+    if (n < 1) return rt_set_error("rt_set_num_threads: %d threads; the pool needs at least 1", n);
+    if (in_parallel)
+        return rt_set_error("rt_set_num_threads: cannot resize the pool from inside a parallel loop");
+    pthread_mutex_lock(&pool.call_mu);
+    stop_workers();
+    pthread_mutex_lock(&pool.mu);
+    pool.nthreads = n;
+    pthread_mutex_unlock(&pool.mu);
+    pthread_mutex_unlock(&pool.call_mu); /* workers restart on the next call */
+    return 0;
+}
