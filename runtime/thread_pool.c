@@ -112,9 +112,27 @@ static void stop_workers(void) {
     pool.stop = false;
 }
 
+/* A forked child (the tuner's runner processes) has none of the parent's
+ * workers and may have inherited a locked mutex: start from scratch. */
+static void atfork_child(void) {
+    pthread_mutex_init(&pool.call_mu, NULL);
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.work_cv, NULL);
+    pthread_cond_init(&pool.done_cv, NULL);
+    free(pool.workers);
+    pool.workers = NULL;
+    pool.nworkers = 0;
+    pool.stop = false;
+    in_parallel = false;
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void register_atfork(void) { pthread_atfork(NULL, NULL, atfork_child); }
+
 /* call_mu held. Starts nthreads - 1 workers; on failure the pool keeps the
  * workers it got (fewer chunks run in parallel, results stay correct). */
 static void start_workers(void) {
+    pthread_once(&atfork_once, register_atfork);
     pthread_mutex_lock(&pool.mu);
     if (pool.nthreads == 0) pool.nthreads = default_threads();
     uint64_t gen = pool.generation;

@@ -7,7 +7,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -202,6 +204,27 @@ static void test_parallel_concurrent_callers(void **state) {
     }
 }
 
+/* A forked child (a measurement runner) gets a working pool of its own. */
+static void test_parallel_after_fork(void **state) {
+    (void)state;
+    assert_int_equal(rt_set_num_threads(3), 0);
+    cover_env c = {100, calloc(101, sizeof(atomic_int)), 0};
+    assert_int_equal(rt_parallel_for(100, cover_body, &c), 0); /* workers started */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        cover_env d = {100, calloc(101, sizeof(atomic_int)), 0};
+        int bad = rt_parallel_for(100, cover_body, &d) != 0 || atomic_load(&d.calls) != 3;
+        for (int i = 0; i < 100; ++i) bad |= atomic_load(&d.hits[i]) != 1;
+        _exit(bad ? 1 : 0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    free(c.hits);
+}
+
 /* ---------------- modules ---------------- */
 
 /* C[i] = A[i] + B[i] over 4 elements, the rt_packed_fn convention. */
@@ -394,6 +417,7 @@ int main(void) {
         cmocka_unit_test(test_parallel_nested),
         cmocka_unit_test(test_parallel_errors),
         cmocka_unit_test(test_parallel_concurrent_callers),
+        cmocka_unit_test(test_parallel_after_fork),
         cmocka_unit_test(test_module_call),
         cmocka_unit_test(test_module_errors),
         cmocka_unit_test(test_timer),
