@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Loom needs to build and test, when missing.
+# Usage: bash scripts/setup-deps.sh [--bench]   (--bench adds OpenBLAS for bench/)
+# Runs as root (apt-get); does nothing when everything is already installed.
+set -euo pipefail
+pkgs=(gcc make cmake pkg-config llvm-19-dev libzstd-dev libxgboost-dev libsqlite3-dev
+      libdlpack-dev libcjson-dev libcmocka-dev libopenblas-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup-deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
