@@ -82,6 +82,7 @@ static int stage_vars(lower_state *L, int st) {
     }
     for (int r = 0; r < g->nrel; r++) {
         const sch_rel *rel = &g->rels[r];
+        ls->nvars = n; /* var_slot looks among the vars made so far */
         if (rel->kind == SCH_REL_SPLIT) {
             int p = var_slot(ls, rel->parent);
             int64_t oe, ie;

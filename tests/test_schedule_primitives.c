@@ -4,6 +4,8 @@
  * against double-precision references on fresh random data with the
  * output poisoned with NaN.
  */
+#include <stdio.h>
+
 #include "sched_harness.h"
 
 typedef void (*mm_schedule_fn)(sch_schedule *s, sched_case *c);

@@ -4,6 +4,7 @@
  * schedule is independent of its original; a failing step is reported
  * with its index.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sched_harness.h"

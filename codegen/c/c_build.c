@@ -85,8 +85,7 @@ static char *read_file_prefix(const char *path, size_t limit) {
 static void remove_dir(const char *dir, const char *const *files, int nfiles) {
     char path[4096];
     for (int i = 0; i < nfiles; ++i) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
+        if (snprintf(path, sizeof path, "%s/%s", dir, files[i]) < (int)sizeof path) unlink(path);
     }
     rmdir(dir);
 }

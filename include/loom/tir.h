@@ -171,7 +171,8 @@ tir_func *tir_func_with_body(te_ctx *ctx, const tir_func *f, tir_stmt *body);
  *   for (i.outer, 0, 32) parallel {
  *     C[((i.outer*32) + i.inner)*1024 + j] = ...
  *   }
- * Deterministic: goldens compare it verbatim. */
+ * Deterministic: goldens compare it verbatim. `indent` counts levels of
+ * two spaces. */
 void tir_stmt_print(te_str *out, const tir_stmt *s, int indent);
 void tir_func_print(te_str *out, const tir_func *f);
 const char *tir_func_str(te_ctx *ctx, const tir_func *f);

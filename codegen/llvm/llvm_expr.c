@@ -1,0 +1,632 @@
+/*
+ * codegen/llvm/llvm_expr.c — expressions as LLVM IR. Vector types are LLVM
+ * vectors; a load at a dense ramp is one vector load, any other vector
+ * index a masked gather; float a*b+c is llvm.fmuladd (LLVM fuses nothing
+ * without fast-math flags). Floats keep IEEE semantics: no fast-math.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "codegen/llvm/llvm_internal.h"
+
+static bool is_signed(te_dtype t) { return t.code == TE_INT; }
+
+static int lanes_of(const te_expr *e) { return e->dtype.lanes > 1 ? e->dtype.lanes : 1; }
+
+/* A constant (scalar or splat) of the type of e's elements. */
+static LLVMValueRef const_splat(LLVMValueRef c, int lanes) {
+    if (lanes <= 1) return c;
+    LLVMValueRef v[256];
+    LLVMValueRef *vals = v;
+    for (int i = 0; i < lanes && i < 256; ++i) vals[i] = c;
+    return LLVMConstVector(vals, (unsigned)(lanes < 256 ? lanes : 256));
+}
+
+static LLVMValueRef int_imm(cg_llvm_emitter *em, const te_expr *e) {
+    LLVMTypeRef t = cg_llvm__type(em, te_dtype_element(e->dtype));
+    if (!t) return NULL;
+    if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind) { /* an int immediate of float type */
+        return const_splat(LLVMConstReal(t, (double)e->u.ival), lanes_of(e));
+    }
+    return const_splat(LLVMConstInt(t, (unsigned long long)e->u.ival, is_signed(e->dtype)),
+                       lanes_of(e));
+}
+
+static LLVMValueRef float_imm(cg_llvm_emitter *em, const te_expr *e) {
+    LLVMTypeRef t = cg_llvm__type(em, te_dtype_element(e->dtype));
+    if (!t) return NULL;
+    if (LLVMGetTypeKind(t) == LLVMIntegerTypeKind)
+        return const_splat(LLVMConstInt(t, (unsigned long long)(int64_t)e->u.fval, 1), lanes_of(e));
+    return const_splat(LLVMConstReal(t, e->u.fval), lanes_of(e));
+}
+
+/* Brings a scalar operand to `lanes` lanes. */
+static LLVMValueRef widen(cg_llvm_emitter *em, LLVMValueRef v, int lanes) {
+    if (!v || lanes <= 1 || LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMVectorTypeKind) return v;
+    return cg_llvm__splat(em, v, lanes);
+}
+
+static bool contains_load(const te_expr *e);
+
+static void find_load(const te_expr *child, void *user) {
+    bool *found = user;
+    if (!*found && contains_load(child)) *found = true;
+}
+
+static bool contains_load(const te_expr *e) {
+    if (!e) return false;
+    if (e->kind == TE_LOAD) return true;
+    bool found = false;
+    te_expr_visit_children(e, find_load, &found);
+    return found;
+}
+
+static LLVMValueRef call1(cg_llvm_emitter *em, const char *intrin, LLVMValueRef x) {
+    LLVMTypeRef ty = LLVMTypeOf(x), fty;
+    LLVMValueRef fn = cg_llvm__intrinsic(em, intrin, &ty, 1, &fty);
+    if (!fn) return NULL;
+    return LLVMBuildCall2(em->b, fty, fn, &x, 1, "");
+}
+
+/* fmuladd(a, b, c) on float scalars or vectors. */
+static LLVMValueRef fmuladd(cg_llvm_emitter *em, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+    LLVMTypeRef ty = LLVMTypeOf(c), fty;
+    LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.fmuladd", &ty, 1, &fty);
+    if (!fn) return NULL;
+    LLVMValueRef args[3] = {a, b, c};
+    return LLVMBuildCall2(em->b, fty, fn, args, 3, "fma");
+}
+
+static bool is_fmul(const te_expr *e) {
+    return e->kind == TE_MUL && te_dtype_element(e->dtype).code == TE_FLOAT;
+}
+
+/* ADD/SUB with a float MUL operand as one llvm.fmuladd; NULL if no match
+ * (nothing emitted then). */
+static LLVMValueRef try_fmuladd(cg_llvm_emitter *em, const te_expr *e) {
+    if (te_dtype_element(e->dtype).code != TE_FLOAT) return NULL;
+    const te_expr *a = e->u.bin.a, *b = e->u.bin.b;
+    int L = lanes_of(e);
+    if (e->kind == TE_ADD && (is_fmul(a) || is_fmul(b))) {
+        const te_expr *m = is_fmul(a) ? a : b, *c = is_fmul(a) ? b : a;
+        LLVMValueRef x = widen(em, cg_llvm__expr(em, m->u.bin.a), L);
+        LLVMValueRef y = widen(em, cg_llvm__expr(em, m->u.bin.b), L);
+        LLVMValueRef z = widen(em, cg_llvm__expr(em, c), L);
+        return em->failed ? NULL : fmuladd(em, x, y, z);
+    }
+    if (e->kind == TE_SUB && is_fmul(a)) { /* a*b - c = fmuladd(a, b, -c), exactly */
+        LLVMValueRef x = widen(em, cg_llvm__expr(em, a->u.bin.a), L);
+        LLVMValueRef y = widen(em, cg_llvm__expr(em, a->u.bin.b), L);
+        LLVMValueRef z = widen(em, cg_llvm__expr(em, b), L);
+        return em->failed ? NULL : fmuladd(em, x, y, LLVMBuildFNeg(em->b, z, ""));
+    }
+    if (e->kind == TE_SUB && is_fmul(b)) { /* c - a*b = fmuladd(-a, b, c) */
+        LLVMValueRef x = widen(em, cg_llvm__expr(em, b->u.bin.a), L);
+        LLVMValueRef y = widen(em, cg_llvm__expr(em, b->u.bin.b), L);
+        LLVMValueRef z = widen(em, cg_llvm__expr(em, a), L);
+        return em->failed ? NULL : fmuladd(em, LLVMBuildFNeg(em->b, x, ""), y, z);
+    }
+    return NULL;
+}
+
+static bool pow2(int64_t v, unsigned *shift) {
+    if (v <= 0 || (v & (v - 1))) return false;
+    unsigned s = 0;
+    while ((INT64_C(1) << s) != v) ++s;
+    *shift = s;
+    return true;
+}
+
+static LLVMValueRef floor_op(cg_llvm_emitter *em, const te_expr *e, LLVMValueRef a,
+                             LLVMValueRef b) {
+    bool div = e->kind == TE_FLOORDIV;
+    te_dtype t = te_dtype_element(e->dtype);
+    LLVMBuilderRef B = em->b;
+    if (t.code == TE_FLOAT) {
+        LLVMValueRef q = call1(em, "llvm.floor", LLVMBuildFDiv(B, a, b, ""));
+        if (div || !q) return q;
+        return LLVMBuildFSub(B, a, LLVMBuildFMul(B, b, q, ""), "fmod");
+    }
+    if (t.code != TE_INT) return div ? LLVMBuildUDiv(B, a, b, "") : LLVMBuildURem(B, a, b, "");
+    const te_expr *be = e->u.bin.b;
+    unsigned sh;
+    int64_t bv;
+    if (te_is_const_int(be, &bv) && pow2(bv, &sh)) {
+        /* Two's complement shifts and masks already round toward -inf. */
+        LLVMTypeRef ty = LLVMTypeOf(a);
+        LLVMTypeRef et = LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? LLVMGetElementType(ty) : ty;
+        int L = lanes_of(e);
+        if (div) return LLVMBuildAShr(B, a, const_splat(LLVMConstInt(et, sh, 0), L), "fdiv");
+        return LLVMBuildAnd(B, a, const_splat(LLVMConstInt(et, (unsigned long long)(bv - 1), 0), L),
+                            "fmod");
+    }
+    if (te_is_const_int(be, &bv) && bv > 0 && lanes_of(e) == 1 && em->an) {
+        int64_t lo = INT64_MIN, hi = INT64_MAX;
+        te_analyzer_const_bound(em->an, e->u.bin.a, &lo, &hi);
+        if (lo >= 0) return div ? LLVMBuildSDiv(B, a, b, "") : LLVMBuildSRem(B, a, b, "");
+    }
+    LLVMValueRef q = LLVMBuildSDiv(B, a, b, ""), r = LLVMBuildSRem(B, a, b, "");
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(a));
+    LLVMValueRef adj = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntNE, r, zero, ""),
+                                    LLVMBuildICmp(B, LLVMIntSLT, LLVMBuildXor(B, r, b, ""), zero, ""),
+                                    "adj");
+    if (div) return LLVMBuildSub(B, q, LLVMBuildZExt(B, adj, LLVMTypeOf(q), ""), "floordiv");
+    return LLVMBuildSelect(B, adj, LLVMBuildAdd(B, r, b, ""), r, "floormod");
+}
+
+static LLVMValueRef compare(cg_llvm_emitter *em, te_expr_kind k, te_dtype t, LLVMValueRef a,
+                            LLVMValueRef b) {
+    if (te_dtype_element(t).code == TE_FLOAT) {
+        /* C semantics: every comparison with a NaN is false except != */
+        LLVMRealPredicate p = k == TE_EQ   ? LLVMRealOEQ
+                              : k == TE_NE ? LLVMRealUNE
+                              : k == TE_LT ? LLVMRealOLT
+                              : k == TE_LE ? LLVMRealOLE
+                              : k == TE_GT ? LLVMRealOGT
+                                           : LLVMRealOGE;
+        return LLVMBuildFCmp(em->b, p, a, b, "");
+    }
+    bool s = is_signed(t);
+    LLVMIntPredicate p = k == TE_EQ   ? LLVMIntEQ
+                         : k == TE_NE ? LLVMIntNE
+                         : k == TE_LT ? (s ? LLVMIntSLT : LLVMIntULT)
+                         : k == TE_LE ? (s ? LLVMIntSLE : LLVMIntULE)
+                         : k == TE_GT ? (s ? LLVMIntSGT : LLVMIntUGT)
+                                      : (s ? LLVMIntSGE : LLVMIntUGE);
+    return LLVMBuildICmp(em->b, p, a, b, "");
+}
+
+static LLVMValueRef min_max(cg_llvm_emitter *em, const te_expr *e, LLVMValueRef a,
+                            LLVMValueRef b) {
+    bool mn = e->kind == TE_MIN;
+    te_dtype t = te_dtype_element(e->dtype);
+    if (t.code == TE_BOOL) return mn ? LLVMBuildAnd(em->b, a, b, "") : LLVMBuildOr(em->b, a, b, "");
+    /* a < b ? a : b (C's choice: b when a comparison involves a NaN) */
+    LLVMValueRef c = compare(em, mn ? TE_LT : TE_GT, t, a, b);
+    return LLVMBuildSelect(em->b, c, a, b, mn ? "min" : "max");
+}
+
+static LLVMValueRef cast(cg_llvm_emitter *em, const te_expr *e) {
+    const te_expr *x = e->u.un.a;
+    LLVMValueRef v = cg_llvm__expr(em, x);
+    LLVMTypeRef to = cg_llvm__type(em, e->dtype);
+    if (!v || !to) return NULL;
+    v = widen(em, v, lanes_of(e));
+    te_dtype from = te_dtype_element(x->dtype), dst = te_dtype_element(e->dtype);
+    LLVMBuilderRef B = em->b;
+    if (from.code == dst.code && from.bits == dst.bits) return v;
+    if (dst.code == TE_BOOL) {
+        LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(v));
+        if (from.code == TE_FLOAT) return LLVMBuildFCmp(B, LLVMRealUNE, v, zero, "tobool");
+        if (from.code == TE_INT || from.code == TE_UINT)
+            return LLVMBuildICmp(B, LLVMIntNE, v, zero, "tobool");
+    } else if (dst.code == TE_FLOAT) {
+        if (from.code == TE_FLOAT)
+            return dst.bits > from.bits ? LLVMBuildFPExt(B, v, to, "") : LLVMBuildFPTrunc(B, v, to, "");
+        if (from.code == TE_INT) return LLVMBuildSIToFP(B, v, to, "");
+        if (from.code == TE_UINT || from.code == TE_BOOL) return LLVMBuildUIToFP(B, v, to, "");
+    } else if (dst.code == TE_INT || dst.code == TE_UINT) {
+        if (from.code == TE_FLOAT)
+            return dst.code == TE_INT ? LLVMBuildFPToSI(B, v, to, "") : LLVMBuildFPToUI(B, v, to, "");
+        if (from.code == TE_BOOL) return LLVMBuildZExt(B, v, to, "");
+        if (from.code == TE_INT || from.code == TE_UINT) {
+            if (dst.bits == from.bits) return v; /* int <-> uint: same bits */
+            if (dst.bits < from.bits) return LLVMBuildTrunc(B, v, to, "");
+            return from.code == TE_INT ? LLVMBuildSExt(B, v, to, "") : LLVMBuildZExt(B, v, to, "");
+        }
+    }
+    cg_llvm__fail(em, "cast from %s to %s in function '%s' is not supported",
+                  te_dtype_str(x->dtype), te_dtype_str(e->dtype), em->func);
+    return NULL;
+}
+
+/* A libm function applied lane by lane. */
+static LLVMValueRef libm_call(cg_llvm_emitter *em, const char *name, int nargs,
+                              LLVMValueRef *args) {
+    LLVMTypeRef vt = LLVMTypeOf(args[0]);
+    bool vec = LLVMGetTypeKind(vt) == LLVMVectorTypeKind;
+    LLVMTypeRef st = vec ? LLVMGetElementType(vt) : vt;
+    LLVMTypeRef ps[2] = {st, st};
+    LLVMTypeRef fty = LLVMFunctionType(st, ps, (unsigned)nargs, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(em->mod, name);
+    if (!fn) {
+        fn = LLVMAddFunction(em->mod, name, fty);
+        cg_llvm__add_attr(em, fn, LLVMAttributeFunctionIndex, "nounwind");
+        cg_llvm__add_attr(em, fn, LLVMAttributeFunctionIndex, "willreturn");
+        /* memory(none): the enum value 0 means no memory access at all */
+        cg_llvm__add_attr(em, fn, LLVMAttributeFunctionIndex, "memory");
+    }
+    if (!vec) return LLVMBuildCall2(em->b, fty, fn, args, (unsigned)nargs, "");
+    unsigned L = LLVMGetVectorSize(vt);
+    LLVMValueRef out = LLVMGetPoison(vt);
+    for (unsigned l = 0; l < L; ++l) {
+        LLVMValueRef idx = LLVMConstInt(em->t_i32, l, 0), sargs[2];
+        for (int k = 0; k < nargs; ++k) sargs[k] = LLVMBuildExtractElement(em->b, args[k], idx, "");
+        LLVMValueRef r = LLVMBuildCall2(em->b, fty, fn, sargs, (unsigned)nargs, "");
+        out = LLVMBuildInsertElement(em->b, out, r, idx, "");
+    }
+    return out;
+}
+
+static LLVMValueRef call(cg_llvm_emitter *em, const te_expr *e) {
+    te_intrin op = e->u.call.op;
+    if (op == TE_INTRIN_LIKELY) return cg_llvm__expr(em, e->u.call.args[0]); /* a hint only */
+    te_dtype t = te_dtype_element(e->dtype);
+    if (t.code != TE_FLOAT || (t.bits != 32 && t.bits != 64)) {
+        cg_llvm__fail(em, "intrinsic %s on type %s in function '%s': only float32 and float64 "
+                          "are supported",
+                      te_intrin_name(op), te_dtype_str(e->dtype), em->func);
+        return NULL;
+    }
+    LLVMValueRef a[3] = {NULL, NULL, NULL};
+    int n = e->u.call.nargs;
+    for (int i = 0; i < n && i < 3; ++i) a[i] = widen(em, cg_llvm__expr(em, e->u.call.args[i]), lanes_of(e));
+    if (em->failed) return NULL;
+    bool f = t.bits == 32;
+    switch (op) {
+    case TE_INTRIN_EXP: return call1(em, "llvm.exp", a[0]);
+    case TE_INTRIN_LOG: return call1(em, "llvm.log", a[0]);
+    case TE_INTRIN_SQRT: return call1(em, "llvm.sqrt", a[0]);
+    case TE_INTRIN_FABS: return call1(em, "llvm.fabs", a[0]);
+    case TE_INTRIN_FLOOR: return call1(em, "llvm.floor", a[0]);
+    case TE_INTRIN_CEIL: return call1(em, "llvm.ceil", a[0]);
+    case TE_INTRIN_POW: {
+        LLVMTypeRef ty = LLVMTypeOf(a[0]), fty;
+        LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.pow", &ty, 1, &fty);
+        return fn ? LLVMBuildCall2(em->b, fty, fn, a, 2, "pow") : NULL;
+    }
+    case TE_INTRIN_TANH: return libm_call(em, f ? "tanhf" : "tanh", 1, a);
+    case TE_INTRIN_ERF: return libm_call(em, f ? "erff" : "erf", 1, a);
+    case TE_INTRIN_SIGMOID: {
+        LLVMTypeRef ty = LLVMTypeOf(a[0]);
+        LLVMValueRef one = const_splat(LLVMConstReal(f ? LLVMFloatTypeInContext(em->lc)
+                                                       : LLVMDoubleTypeInContext(em->lc),
+                                                     1.0),
+                                       lanes_of(e));
+        (void)ty;
+        LLVMValueRef ex = call1(em, "llvm.exp", LLVMBuildFNeg(em->b, a[0], ""));
+        if (!ex) return NULL;
+        return LLVMBuildFDiv(em->b, one, LLVMBuildFAdd(em->b, one, ex, ""), "sigmoid");
+    }
+    default:
+        cg_llvm__fail(em, "intrinsic %s in function '%s' is unknown to the llvm target",
+                      te_intrin_name(op), em->func);
+        return NULL;
+    }
+}
+
+/* ---------------- loads ---------------- */
+
+static bool is_dense_ramp(const te_expr *e) {
+    return e->kind == TE_RAMP && e->u.ramp.base->dtype.lanes <= 1 &&
+           e->u.ramp.stride->kind == TE_INT_IMM && e->u.ramp.stride->u.ival == 1;
+}
+
+/* The scalar base of a dense index (ramp(b, 1, L), possibly plus a
+ * broadcast), emitted; NULL (nothing emitted) when the index is not dense. */
+LLVMValueRef cg_llvm__dense_base(cg_llvm_emitter *em, const te_expr *idx) {
+    if (is_dense_ramp(idx)) return cg_llvm__expr(em, idx->u.ramp.base);
+    if (idx->kind == TE_ADD) {
+        const te_expr *a = idx->u.bin.a, *b = idx->u.bin.b;
+        if (b->kind == TE_RAMP) {
+            const te_expr *t = a;
+            a = b;
+            b = t;
+        }
+        if (is_dense_ramp(a) && b->kind == TE_BROADCAST) {
+            LLVMValueRef x = cg_llvm__expr(em, a->u.ramp.base);
+            LLVMValueRef y = cg_llvm__expr(em, b->u.bcast.value);
+            if (!x || !y) return NULL;
+            return LLVMBuildNSWAdd(em->b, x, y, "");
+        }
+    }
+    return NULL;
+}
+
+static bool is_dense(const te_expr *idx) {
+    if (is_dense_ramp(idx)) return true;
+    if (idx->kind != TE_ADD) return false;
+    const te_expr *a = idx->u.bin.a, *b = idx->u.bin.b;
+    return (is_dense_ramp(a) && b->kind == TE_BROADCAST) ||
+           (is_dense_ramp(b) && a->kind == TE_BROADCAST);
+}
+bool cg_llvm__is_dense(const te_expr *idx) { return is_dense(idx); }
+
+/* Index to i64 (scalar or vector). */
+LLVMValueRef cg_llvm__index(cg_llvm_emitter *em, LLVMValueRef v, te_dtype t) {
+    if (!v) return NULL;
+    if (t.bits == 64) return v;
+    LLVMTypeRef to = t.lanes > 1 ? LLVMVectorType(em->t_i64, t.lanes) : em->t_i64;
+    return t.code == TE_INT ? LLVMBuildSExt(em->b, v, to, "") : LLVMBuildZExt(em->b, v, to, "");
+}
+
+/* From memory representation to value: bytes to bools. */
+static LLVMValueRef from_mem(cg_llvm_emitter *em, te_dtype elem, LLVMValueRef v) {
+    if (elem.code != TE_BOOL) return v;
+    return LLVMBuildICmp(em->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+}
+
+static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
+    const tir_buffer *buf = e->u.load.buffer;
+    const te_expr *idx = e->u.load.index, *pred = e->u.load.predicate;
+    if (!buf || !idx) {
+        cg_llvm__fail(em, "malformed load in function '%s'", em->func);
+        return NULL;
+    }
+    LLVMValueRef base = cg_llvm__lookup(em, buf);
+    if (!base) {
+        cg_llvm__fail(em, "buffer '%s' in function '%s' is used outside its allocation or "
+                          "parameter list",
+                      buf->name, em->func);
+        return NULL;
+    }
+    te_dtype elem = te_dtype_element(buf->dtype);
+    LLVMTypeRef mt = cg_llvm__mem_type(em, elem);
+    if (!mt) return NULL;
+    unsigned align = (unsigned)te_dtype_bytes(elem);
+    int L = lanes_of(e);
+    if (idx->dtype.lanes <= 1 && L > 1) {
+        cg_llvm__fail(em, "load of %d lanes from buffer '%s' in function '%s' has a scalar index",
+                      L, buf->name, em->func);
+        return NULL;
+    }
+    LLVMBuilderRef B = em->b;
+    if (L == 1) {
+        LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx), idx->dtype);
+        if (!i) return NULL;
+        if (!pred) {
+            LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
+            LLVMValueRef v = LLVMBuildLoad2(B, mt, p, buf->name);
+            LLVMSetAlignment(v, align);
+            return from_mem(em, elem, v);
+        }
+        /* A predicated scalar load must not touch memory when false. */
+        LLVMValueRef c = cg_llvm__expr(em, pred);
+        if (!c) return NULL;
+        LLVMBasicBlockRef from = LLVMGetInsertBlock(B);
+        LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(em->lc, em->fn, "pload");
+        LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(em->lc, em->fn, "pload.end");
+        LLVMBuildCondBr(B, c, yes, join);
+        LLVMPositionBuilderAtEnd(B, yes);
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
+        LLVMValueRef v = LLVMBuildLoad2(B, mt, p, buf->name);
+        LLVMSetAlignment(v, align);
+        v = from_mem(em, elem, v);
+        LLVMBuildBr(B, join);
+        LLVMPositionBuilderAtEnd(B, join);
+        LLVMValueRef phi = LLVMBuildPhi(B, LLVMTypeOf(v), "");
+        LLVMValueRef vals[2] = {v, LLVMConstNull(LLVMTypeOf(v))};
+        LLVMBasicBlockRef bbs[2] = {yes, from};
+        LLVMAddIncoming(phi, vals, bbs, 2);
+        return phi;
+    }
+    LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)L);
+    LLVMValueRef mask = NULL;
+    if (pred) {
+        mask = widen(em, cg_llvm__expr(em, pred), L);
+        if (!mask) return NULL;
+    }
+    if (is_dense(idx)) {
+        LLVMValueRef i = cg_llvm__index(em, cg_llvm__dense_base(em, idx), te_dtype_element(idx->dtype));
+        if (!i) return NULL;
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
+        if (!mask) {
+            LLVMValueRef v = LLVMBuildLoad2(B, vt, p, buf->name);
+            LLVMSetAlignment(v, align);
+            return from_mem(em, elem, v);
+        }
+        LLVMTypeRef over[2] = {vt, em->t_ptr}, fty;
+        LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.masked.load", over, 2, &fty);
+        if (!fn) return NULL;
+        LLVMValueRef args[4] = {p, LLVMConstInt(em->t_i32, align, 0), mask, LLVMConstNull(vt)};
+        return from_mem(em, elem, LLVMBuildCall2(B, fty, fn, args, 4, buf->name));
+    }
+    /* Broadcast of one element: a scalar load and a splat. */
+    if (idx->kind == TE_BROADCAST && !mask) {
+        LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx->u.bcast.value),
+                                        te_dtype_element(idx->dtype));
+        if (!i) return NULL;
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
+        LLVMValueRef v = LLVMBuildLoad2(B, mt, p, buf->name);
+        LLVMSetAlignment(v, align);
+        return cg_llvm__splat(em, from_mem(em, elem, v), L);
+    }
+    LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx), idx->dtype);
+    if (!i) return NULL;
+    LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
+    LLVMTypeRef pvt = LLVMVectorType(em->t_ptr, (unsigned)L), fty;
+    LLVMTypeRef over[2] = {vt, pvt};
+    LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.masked.gather", over, 2, &fty);
+    if (!fn) return NULL;
+    if (!mask) mask = const_splat(LLVMConstInt(em->t_i1, 1, 0), L);
+    LLVMValueRef args[4] = {ptrs, LLVMConstInt(em->t_i32, align, 0), mask, LLVMConstNull(vt)};
+    return from_mem(em, elem, LLVMBuildCall2(B, fty, fn, args, 4, buf->name));
+}
+
+static LLVMValueRef ramp(cg_llvm_emitter *em, const te_expr *e) {
+    int L = e->u.ramp.lanes;
+    LLVMValueRef base = cg_llvm__expr(em, e->u.ramp.base);
+    LLVMValueRef stride = cg_llvm__expr(em, e->u.ramp.stride);
+    if (!base || !stride) return NULL;
+    if (LLVMGetTypeKind(LLVMTypeOf(base)) == LLVMVectorTypeKind) {
+        cg_llvm__fail(em, "ramp with a vector base in function '%s' is not supported", em->func);
+        return NULL;
+    }
+    LLVMTypeRef st = LLVMTypeOf(base);
+    bool fl = LLVMGetTypeKind(st) != LLVMIntegerTypeKind;
+    LLVMValueRef steps[256];
+    if (L > 256) {
+        cg_llvm__fail(em, "ramp of %d lanes in function '%s' (at most 256)", L, em->func);
+        return NULL;
+    }
+    for (int l = 0; l < L; ++l)
+        steps[l] = fl ? LLVMConstReal(st, l) : LLVMConstInt(st, (unsigned long long)l, 0);
+    LLVMValueRef iota = LLVMConstVector(steps, (unsigned)L);
+    LLVMValueRef vb = cg_llvm__splat(em, base, L), vs = cg_llvm__splat(em, stride, L);
+    if (fl) return LLVMBuildFAdd(em->b, vb, LLVMBuildFMul(em->b, vs, iota, ""), "ramp");
+    return LLVMBuildNSWAdd(em->b, vb, LLVMBuildNSWMul(em->b, vs, iota, ""), "ramp");
+}
+
+/* cond ? t : f evaluating only the chosen side (scalars with loads: the
+ * other side's load may be out of bounds, e.g. padding). */
+static LLVMValueRef branchy_select(cg_llvm_emitter *em, LLVMValueRef c, const te_expr *t,
+                                   const te_expr *f) {
+    LLVMBuilderRef B = em->b;
+    LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(em->lc, em->fn, "sel.t");
+    LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(em->lc, em->fn, "sel.f");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(em->lc, em->fn, "sel.end");
+    LLVMBuildCondBr(B, c, bt, bf);
+    LLVMPositionBuilderAtEnd(B, bt);
+    LLVMValueRef vt = cg_llvm__expr(em, t);
+    LLVMBasicBlockRef et = LLVMGetInsertBlock(B);
+    LLVMBuildBr(B, join);
+    LLVMPositionBuilderAtEnd(B, bf);
+    LLVMValueRef vf = cg_llvm__expr(em, f);
+    LLVMBasicBlockRef ef = LLVMGetInsertBlock(B);
+    LLVMBuildBr(B, join);
+    LLVMPositionBuilderAtEnd(B, join);
+    if (!vt || !vf) return NULL;
+    LLVMValueRef phi = LLVMBuildPhi(B, LLVMTypeOf(vt), "sel");
+    LLVMValueRef vals[2] = {vt, vf};
+    LLVMBasicBlockRef bbs[2] = {et, ef};
+    LLVMAddIncoming(phi, vals, bbs, 2);
+    return phi;
+}
+
+LLVMValueRef cg_llvm__expr(cg_llvm_emitter *em, const te_expr *e) {
+    if (em->failed) return NULL;
+    if (!e) {
+        cg_llvm__fail(em, "NULL expression in function '%s'", em->func);
+        return NULL;
+    }
+    LLVMBuilderRef B = em->b;
+    int L = lanes_of(e);
+    switch (e->kind) {
+    case TE_INT_IMM: return int_imm(em, e);
+    case TE_FLOAT_IMM: return float_imm(em, e);
+    case TE_VAR: {
+        LLVMValueRef v = cg_llvm__lookup(em, e);
+        if (!v)
+            cg_llvm__fail(em, "variable '%s' in function '%s' is used outside the loop or "
+                              "allocation that defines it",
+                          e->u.var.name ? e->u.var.name : "?", em->func);
+        return v;
+    }
+    case TE_ADD:
+    case TE_SUB:
+    case TE_MUL:
+    case TE_DIV:
+    case TE_FLOORDIV:
+    case TE_FLOORMOD:
+    case TE_MIN:
+    case TE_MAX: {
+        if (e->kind == TE_ADD || e->kind == TE_SUB) {
+            LLVMValueRef f = try_fmuladd(em, e);
+            if (f || em->failed) return f;
+        }
+        LLVMValueRef a = widen(em, cg_llvm__expr(em, e->u.bin.a), L);
+        LLVMValueRef b = widen(em, cg_llvm__expr(em, e->u.bin.b), L);
+        if (!a || !b) return NULL;
+        te_dtype t = te_dtype_element(e->dtype);
+        bool fl = t.code == TE_FLOAT;
+        /* Loom's int64 index arithmetic never overflows: nsw helps SCEV. */
+        bool nsw = t.code == TE_INT && t.bits == 64;
+        switch (e->kind) {
+        case TE_ADD:
+            return fl ? LLVMBuildFAdd(B, a, b, "") : nsw ? LLVMBuildNSWAdd(B, a, b, "") : LLVMBuildAdd(B, a, b, "");
+        case TE_SUB:
+            return fl ? LLVMBuildFSub(B, a, b, "") : nsw ? LLVMBuildNSWSub(B, a, b, "") : LLVMBuildSub(B, a, b, "");
+        case TE_MUL:
+            return fl ? LLVMBuildFMul(B, a, b, "") : nsw ? LLVMBuildNSWMul(B, a, b, "") : LLVMBuildMul(B, a, b, "");
+        case TE_DIV:
+            if (fl) return LLVMBuildFDiv(B, a, b, "");
+            if (t.code == TE_BOOL) return a;
+            return is_signed(t) ? LLVMBuildSDiv(B, a, b, "") : LLVMBuildUDiv(B, a, b, "");
+        case TE_FLOORDIV:
+        case TE_FLOORMOD: return floor_op(em, e, a, b);
+        default: return min_max(em, e, a, b);
+        }
+    }
+    case TE_EQ:
+    case TE_NE:
+    case TE_LT:
+    case TE_LE:
+    case TE_GT:
+    case TE_GE: {
+        int la = lanes_of(e->u.bin.a) > lanes_of(e->u.bin.b) ? lanes_of(e->u.bin.a) : lanes_of(e->u.bin.b);
+        LLVMValueRef a = widen(em, cg_llvm__expr(em, e->u.bin.a), la);
+        LLVMValueRef b = widen(em, cg_llvm__expr(em, e->u.bin.b), la);
+        if (!a || !b) return NULL;
+        return widen(em, compare(em, e->kind, e->u.bin.a->dtype, a, b), L);
+    }
+    case TE_AND:
+    case TE_OR: {
+        LLVMValueRef a = widen(em, cg_llvm__expr(em, e->u.bin.a), L);
+        if (!a) return NULL;
+        if (L == 1 && contains_load(e->u.bin.b)) {
+            /* Short-circuit like C: the right side may load out of bounds
+             * exactly when the left side decides. */
+            LLVMValueRef t = LLVMConstInt(em->t_i1, 1, 0), f = LLVMConstInt(em->t_i1, 0, 0);
+            LLVMBasicBlockRef from = LLVMGetInsertBlock(B);
+            LLVMBasicBlockRef rhs = LLVMAppendBasicBlockInContext(em->lc, em->fn, "sc.rhs");
+            LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(em->lc, em->fn, "sc.end");
+            if (e->kind == TE_AND)
+                LLVMBuildCondBr(B, a, rhs, join);
+            else
+                LLVMBuildCondBr(B, a, join, rhs);
+            LLVMPositionBuilderAtEnd(B, rhs);
+            LLVMValueRef b = cg_llvm__expr(em, e->u.bin.b);
+            LLVMBasicBlockRef rend = LLVMGetInsertBlock(B);
+            LLVMBuildBr(B, join);
+            LLVMPositionBuilderAtEnd(B, join);
+            if (!b) return NULL;
+            LLVMValueRef phi = LLVMBuildPhi(B, em->t_i1, "");
+            LLVMValueRef vals[2] = {e->kind == TE_AND ? f : t, b};
+            LLVMBasicBlockRef bbs[2] = {from, rend};
+            LLVMAddIncoming(phi, vals, bbs, 2);
+            return phi;
+        }
+        LLVMValueRef b = widen(em, cg_llvm__expr(em, e->u.bin.b), L);
+        if (!b) return NULL;
+        return e->kind == TE_AND ? LLVMBuildAnd(B, a, b, "") : LLVMBuildOr(B, a, b, "");
+    }
+    case TE_NOT: {
+        LLVMValueRef a = cg_llvm__expr(em, e->u.un.a);
+        return a ? LLVMBuildNot(B, a, "") : NULL;
+    }
+    case TE_SELECT: {
+        LLVMValueRef c = cg_llvm__expr(em, e->u.sel.cond);
+        if (!c) return NULL;
+        if (L == 1 && (contains_load(e->u.sel.t) || contains_load(e->u.sel.f)))
+            return branchy_select(em, c, e->u.sel.t, e->u.sel.f);
+        LLVMValueRef t = widen(em, cg_llvm__expr(em, e->u.sel.t), L);
+        LLVMValueRef f = widen(em, cg_llvm__expr(em, e->u.sel.f), L);
+        if (!t || !f) return NULL;
+        return LLVMBuildSelect(B, c, t, f, "");
+    }
+    case TE_CAST: return cast(em, e);
+    case TE_CALL: return call(em, e);
+    case TE_LOAD: return load(em, e);
+    case TE_RAMP: return ramp(em, e);
+    case TE_BROADCAST: {
+        LLVMValueRef v = cg_llvm__expr(em, e->u.bcast.value);
+        if (v && LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMVectorTypeKind) {
+            cg_llvm__fail(em, "broadcast of a vector in function '%s' is not supported", em->func);
+            return NULL;
+        }
+        return cg_llvm__splat(em, v, e->u.bcast.lanes);
+    }
+    case TE_READ:
+    case TE_REDUCE:
+    case TE_BUFFER_LOAD:
+        cg_llvm__fail(em, "%s in function '%s' reached code generation; lower the schedule and "
+                          "run tir_pass_storage_flatten (tir_run_pipeline) first",
+                      te_expr_kind_name(e->kind), em->func);
+        return NULL;
+    default:
+        cg_llvm__fail(em, "expression kind %s in function '%s' is not supported by the llvm "
+                          "target",
+                      te_expr_kind_name(e->kind), em->func);
+        return NULL;
+    }
+}

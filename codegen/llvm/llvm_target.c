@@ -1,0 +1,90 @@
+/*
+ * codegen/llvm/llvm_target.c — native target initialisation (once per
+ * process), host CPU name and features, and target machines.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Target.h>
+
+#include "codegen/llvm/llvm_internal.h"
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init_native(void) {
+    LLVMInitializeNativeTarget();
+    LLVMInitializeNativeAsmPrinter();
+    LLVMInitializeNativeAsmParser();
+}
+
+void cg_llvm__init(void) { pthread_once(&init_once, init_native); }
+
+static char *dup_message(char *m) {
+    char *r = strdup(m ? m : "");
+    if (m) LLVMDisposeMessage(m);
+    return r;
+}
+
+char *cg_llvm_host_cpu(void) {
+    cg_llvm__init();
+    return dup_message(LLVMGetHostCPUName());
+}
+
+char *cg_llvm_host_features(void) {
+    cg_llvm__init();
+    return dup_message(LLVMGetHostCPUFeatures());
+}
+
+char *cg_llvm__triple(void) {
+    char *t = LLVMGetDefaultTargetTriple();
+    char *n = LLVMNormalizeTargetTriple(t);
+    LLVMDisposeMessage(t);
+    return n;
+}
+
+/* A CPU name LLVM could know: letters, digits, '-', '_', '.'. LLVM itself
+ * only warns on stderr about an unknown name, so obvious junk is refused
+ * here. */
+static bool plausible_cpu(const char *s) {
+    if (!*s) return false;
+    for (const char *p = s; *p; ++p)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == '.'))
+            return false;
+    return true;
+}
+
+LLVMTargetMachineRef cg_llvm__target_machine(te_ctx *ctx, const char *cpu, const char *features,
+                                             int opt_level) {
+    cg_llvm__init();
+    if (cpu && !plausible_cpu(cpu)) {
+        te_error(ctx, "llvm: -mcpu '%s' is not a CPU name (letters, digits, '-', '_' only)", cpu);
+        return NULL;
+    }
+    char *triple = cg_llvm__triple();
+    LLVMTargetRef target = NULL;
+    char *err = NULL;
+    if (LLVMGetTargetFromTriple(triple, &target, &err)) {
+        te_error(ctx, "llvm: no target for triple '%s': %s", triple, err ? err : "");
+        LLVMDisposeMessage(err);
+        LLVMDisposeMessage(triple);
+        return NULL;
+    }
+    char *host_cpu = NULL, *host_features = NULL;
+    if (!cpu) cpu = host_cpu = LLVMGetHostCPUName();
+    /* Host features only belong with the host CPU: a named CPU brings its
+     * own feature set. */
+    if (!features) features = host_cpu ? (host_features = LLVMGetHostCPUFeatures()) : "";
+    LLVMCodeGenOptLevel lvl = opt_level <= 0   ? LLVMCodeGenLevelNone
+                              : opt_level == 1 ? LLVMCodeGenLevelLess
+                              : opt_level == 2 ? LLVMCodeGenLevelDefault
+                                               : LLVMCodeGenLevelAggressive;
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, cpu, features, lvl,
+                                                      LLVMRelocPIC, LLVMCodeModelDefault);
+    if (!tm) te_error(ctx, "llvm: cannot create a target machine for '%s' cpu '%s'", triple, cpu);
+    if (host_cpu) LLVMDisposeMessage(host_cpu);
+    if (host_features) LLVMDisposeMessage(host_features);
+    LLVMDisposeMessage(triple);
+    return tm;
+}

@@ -1,0 +1,321 @@
+/*
+ * tir/pass_loop_partition.c — split loops around their likely() guards
+ * (TVM LoopPartition, Halide PartitionLoops).
+ *
+ * Lowering guards the bodies of non-dividing splits and of regions that
+ * reach past a tensor's edges with `if (likely(c))`. For a loop
+ * `for (v, min, ext)` this pass finds the sub-range [a, b) of v where every
+ * such guard below it is true whatever the values of the loops between the
+ * loop and the guard, and emits
+ *   for (v, min, a - min)   { body }            prologue, guards kept
+ *   for (v, a, b - a)       { body, guards removed }
+ *   for (v', b, min+ext-b)  { body }            epilogue, guards kept
+ * (empty pieces dropped; prologue and epilogue use fresh variables). The
+ * main range comes from solving each affine conjunct `d(v) <= K` with the
+ * other variables at their constant bounds; a conjunct is then removed in
+ * the main piece only when the analyser proves it there, so a weak solve
+ * can cost speed but never correctness. Pieces are then partitioned again
+ * for their inner loops with v bound to the piece's range.
+ *
+ * VECTORIZED and GPU-thread loops are not split (their iteration space is
+ * fixed by the hardware mapping); their guards stay for vectorize to
+ * predicate. Loops with non-constant bounds are not split either.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "loom/tir.h"
+
+/* Values beyond this are treated as unbounded (no overflow in the solve). */
+#define LP_BIG ((int64_t)1 << 40)
+
+typedef struct {
+    te_ctx *ctx;
+    te_analyzer *an;
+} lp_state;
+
+static bool is_likely(const te_expr *c) {
+    return c && c->kind == TE_CALL && c->u.call.op == TE_INTRIN_LIKELY && c->u.call.nargs == 1;
+}
+
+/* Constant range of a loop's variable: [lo, lo + ext). False if unbounded. */
+static bool loop_range(lp_state *st, const tir_stmt *s, int64_t *lo, int64_t *ext) {
+    int64_t mlo, mhi, elo, ehi;
+    te_analyzer_const_bound(st->an, s->u.loop.min, &mlo, &mhi);
+    te_analyzer_const_bound(st->an, s->u.loop.extent, &elo, &ehi);
+    if (mlo <= -LP_BIG || mhi >= LP_BIG || ehi >= LP_BIG || ehi < 1) return false;
+    *lo = mlo;
+    *ext = mhi + ehi - mlo; /* covers every min and extent together */
+    return *ext >= 1;
+}
+
+/* Binds a loop's variable to its constant range; false (nothing bound)
+ * when the range is unknown. */
+static bool bind_loop(lp_state *st, const tir_stmt *s) {
+    int64_t lo, ext;
+    if (!loop_range(st, s, &lo, &ext)) return false;
+    te_analyzer_bind(st->an, s->u.loop.var, lo, ext);
+    return true;
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+static int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+/* ---- collecting the range where the guards hold ---- */
+
+typedef struct {
+    const te_expr *var;
+    int64_t lo, hi; /* intersection so far: [lo, hi) */
+    bool any;       /* some conjunct depends on var and was solved */
+} solve_state;
+
+/* Narrows [lo, hi) to where conjunct c (a comparison) holds for every
+ * value of the other bound variables. */
+static void solve_conjunct(lp_state *st, solve_state *ss, te_expr *c) {
+    if (!c) return;
+    if (c->kind == TE_AND) {
+        solve_conjunct(st, ss, c->u.bin.a);
+        solve_conjunct(st, ss, c->u.bin.b);
+        return;
+    }
+    if (!te_expr_uses_var(c, ss->var)) return;
+    if (c->kind < TE_LT || c->kind > TE_GE) return;
+    te_dtype ta = c->u.bin.a->dtype, tb = c->u.bin.b->dtype;
+    if (!te_dtype_is_int(ta) || ta.lanes != 1 || !te_dtype_eq(ta, tb) ||
+        !te_dtype_eq(ta, ss->var->dtype))
+        return;
+    te_expr *d;
+    int64_t k; /* the conjunct is d <= k */
+    switch (c->kind) {
+    case TE_LT: d = te_sub(c->u.bin.a, c->u.bin.b), k = -1; break;
+    case TE_LE: d = te_sub(c->u.bin.a, c->u.bin.b), k = 0; break;
+    case TE_GT: d = te_sub(c->u.bin.b, c->u.bin.a), k = -1; break;
+    case TE_GE: d = te_sub(c->u.bin.b, c->u.bin.a), k = 0; break;
+    default: return;
+    }
+    if (!d) return;
+    te_expr *v = (te_expr *)ss->var;
+    te_expr *zero = te_int_t(st->ctx, v->dtype, 0), *one = te_int_t(st->ctx, v->dtype, 1);
+    te_expr *rest = te_simplify(st->ctx, te_substitute(st->ctx, d, 1, &v, &zero));
+    te_expr *d1 = te_substitute(st->ctx, d, 1, &v, &one);
+    int64_t coef;
+    if (!rest || !d1 || !te_is_const_int(te_simplify(st->ctx, te_sub(d1, rest)), &coef) ||
+        coef == 0 || coef >= LP_BIG || coef <= -LP_BIG)
+        return;
+    /* d must be exactly coef*v + rest (no floordiv of v and the like). */
+    int64_t zero_check;
+    te_expr *lin = te_add(te_mul(te_int_t(st->ctx, v->dtype, coef), v), rest);
+    if (!lin || !te_is_const_int(te_simplify(st->ctx, te_sub(d, lin)), &zero_check) ||
+        zero_check != 0)
+        return;
+    int64_t rlo, rhi;
+    te_analyzer_const_bound(st->an, rest, &rlo, &rhi);
+    if (rhi >= LP_BIG || rhi <= -LP_BIG) return;
+    int64_t r = k - rhi; /* need coef*v <= r */
+    if (coef > 0) {
+        int64_t hi = floor_div(r, coef) + 1;
+        if (hi < ss->hi) ss->hi = hi;
+    } else {
+        int64_t lo = ceil_div(-r, -coef);
+        if (lo > ss->lo) ss->lo = lo;
+    }
+    ss->any = true;
+}
+
+static void collect(lp_state *st, solve_state *ss, const tir_stmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case TIR_FOR: {
+        bool bound = bind_loop(st, s);
+        collect(st, ss, s->u.loop.body);
+        if (bound) te_analyzer_unbind(st->an, s->u.loop.var);
+        return;
+    }
+    case TIR_IF:
+        if (is_likely(s->u.if_.cond)) solve_conjunct(st, ss, s->u.if_.cond->u.call.args[0]);
+        collect(st, ss, s->u.if_.then_s);
+        collect(st, ss, s->u.if_.else_s);
+        return;
+    case TIR_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) collect(st, ss, s->u.seq.stmts[i]);
+        return;
+    case TIR_ALLOCATE: collect(st, ss, s->u.alloc.body); return;
+    default: return;
+    }
+}
+
+/* ---- removing the guards proven in the main range ---- */
+
+/* c without the conjuncts the analyser proves; NULL when all are proven. */
+static te_expr *drop_proven(lp_state *st, te_expr *c) {
+    if (c->kind == TE_AND) {
+        te_expr *a = drop_proven(st, c->u.bin.a), *b = drop_proven(st, c->u.bin.b);
+        if (!a) return b;
+        if (!b) return a;
+        return a == c->u.bin.a && b == c->u.bin.b ? c : te_and(a, b);
+    }
+    return te_analyzer_can_prove(st->an, c) ? NULL : c;
+}
+
+static tir_stmt *drop_guards(lp_state *st, tir_stmt *s);
+
+static tir_stmt **drop_seq(lp_state *st, tir_stmt *s, bool *changed) {
+    tir_stmt **parts = te_alloc(st->ctx, sizeof(tir_stmt *) * (size_t)(s->u.seq.n + 1));
+    if (!parts) return NULL;
+    for (int i = 0; i < s->u.seq.n; i++) {
+        if (!(parts[i] = drop_guards(st, s->u.seq.stmts[i]))) return NULL;
+        *changed |= parts[i] != s->u.seq.stmts[i];
+    }
+    return parts;
+}
+
+static tir_stmt *drop_guards(lp_state *st, tir_stmt *s) {
+    switch (s->kind) {
+    case TIR_FOR: {
+        bool bound = bind_loop(st, s);
+        tir_stmt *b = drop_guards(st, s->u.loop.body);
+        if (bound) te_analyzer_unbind(st->an, s->u.loop.var);
+        if (!b) return NULL;
+        return b == s->u.loop.body ? s : tir_for_with_body(st->ctx, s, b);
+    }
+    case TIR_IF: {
+        tir_stmt *t = drop_guards(st, s->u.if_.then_s);
+        tir_stmt *f = s->u.if_.else_s ? drop_guards(st, s->u.if_.else_s) : NULL;
+        if (!t || (s->u.if_.else_s && !f)) return NULL;
+        te_expr *cond = s->u.if_.cond;
+        if (is_likely(cond)) {
+            te_expr *inner = cond->u.call.args[0];
+            te_expr *left = drop_proven(st, inner);
+            if (!left) return t;
+            if (left != inner) cond = te_call(TE_INTRIN_LIKELY, 1, &left);
+        }
+        if (cond == s->u.if_.cond && t == s->u.if_.then_s && f == s->u.if_.else_s) return s;
+        return tir_if(st->ctx, cond, t, f);
+    }
+    case TIR_SEQ: {
+        bool changed = false;
+        tir_stmt **parts = drop_seq(st, s, &changed);
+        if (!parts) return NULL;
+        return changed ? tir_seq(st->ctx, s->u.seq.n, parts) : s;
+    }
+    case TIR_ALLOCATE: {
+        tir_stmt *b = drop_guards(st, s->u.alloc.body);
+        if (!b) return NULL;
+        return b == s->u.alloc.body ? s : tir_allocate(st->ctx, s->u.alloc.buffer, b);
+    }
+    default: return s;
+    }
+}
+
+/* ---- the pass ---- */
+
+static tir_stmt *walk(lp_state *st, tir_stmt *s);
+
+/* A variable like v for a copy of its loop. */
+static te_expr *fresh_var(te_ctx *ctx, const te_expr *v) {
+    if (v->u.var.iter != TE_ITER_NONE && v->u.var.extent > 0)
+        return te_iter_var(ctx, v->u.var.name, v->u.var.iter, v->u.var.extent);
+    return te_var(ctx, v->u.var.name, v->dtype);
+}
+
+/* Loop s over [lo, lo + ext) with `body`, its inner loops partitioned. A
+ * fresh variable replaces the loop's own when `fresh`. */
+static tir_stmt *piece(lp_state *st, const tir_stmt *s, int64_t lo, int64_t ext, tir_stmt *body,
+                       bool fresh) {
+    te_expr *v = s->u.loop.var;
+    if (fresh) {
+        te_expr *nv = fresh_var(st->ctx, v);
+        if (!nv || !(body = tir_stmt_substitute(st->ctx, body, 1, &v, &nv))) return NULL;
+        v = nv;
+    }
+    te_analyzer_bind(st->an, v, lo, ext);
+    tir_stmt *b = walk(st, body);
+    te_analyzer_unbind(st->an, v);
+    if (!b) return NULL;
+    tir_stmt *f = tir_for_with_body(st->ctx, s, b);
+    if (!f) return NULL;
+    f->u.loop.var = v;
+    f->u.loop.min = te_int_t(st->ctx, v->dtype, lo);
+    f->u.loop.extent = te_int_t(st->ctx, v->dtype, ext);
+    return f;
+}
+
+static tir_stmt *walk_loop(lp_state *st, tir_stmt *s) {
+    int64_t lo, ext;
+    bool splittable = s->u.loop.for_kind != TIR_FOR_VECTORIZED &&
+                      s->u.loop.for_kind != TIR_FOR_THREAD &&
+                      te_is_const_int(s->u.loop.min, &lo) &&
+                      te_is_const_int(s->u.loop.extent, &ext) && ext > 1;
+    if (splittable) {
+        solve_state ss = {s->u.loop.var, lo, lo + ext, false};
+        collect(st, &ss, s->u.loop.body);
+        int64_t a = ss.lo < lo ? lo : ss.lo, b = ss.hi > lo + ext ? lo + ext : ss.hi;
+        if (ss.any && a < b) {
+            te_analyzer_bind(st->an, s->u.loop.var, a, b - a);
+            tir_stmt *main_body = drop_guards(st, s->u.loop.body);
+            te_analyzer_unbind(st->an, s->u.loop.var);
+            if (!main_body) return NULL;
+            if (main_body != s->u.loop.body) {
+                tir_stmt *parts[3];
+                int n = 0;
+                if (a > lo && !(parts[n++] = piece(st, s, lo, a - lo, s->u.loop.body, true)))
+                    return NULL;
+                if (!(parts[n++] = piece(st, s, a, b - a, main_body, false))) return NULL;
+                if (b < lo + ext &&
+                    !(parts[n++] = piece(st, s, b, lo + ext - b, s->u.loop.body, true)))
+                    return NULL;
+                return tir_seq(st->ctx, n, parts);
+            }
+        }
+    }
+    /* Not split: inner loops still get their turn, with v bound. */
+    bool bound = bind_loop(st, s);
+    tir_stmt *b = walk(st, s->u.loop.body);
+    if (bound) te_analyzer_unbind(st->an, s->u.loop.var);
+    if (!b) return NULL;
+    return b == s->u.loop.body ? s : tir_for_with_body(st->ctx, s, b);
+}
+
+static tir_stmt *walk(lp_state *st, tir_stmt *s) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case TIR_FOR: return walk_loop(st, s);
+    case TIR_SEQ: {
+        tir_stmt **parts = te_alloc(st->ctx, sizeof(tir_stmt *) * (size_t)(s->u.seq.n + 1));
+        if (!parts) return NULL;
+        bool changed = false;
+        for (int i = 0; i < s->u.seq.n; i++) {
+            if (!(parts[i] = walk(st, s->u.seq.stmts[i]))) return NULL;
+            changed |= parts[i] != s->u.seq.stmts[i];
+        }
+        return changed ? tir_seq(st->ctx, s->u.seq.n, parts) : s;
+    }
+    case TIR_IF: {
+        tir_stmt *t = walk(st, s->u.if_.then_s);
+        tir_stmt *f = s->u.if_.else_s ? walk(st, s->u.if_.else_s) : NULL;
+        if (!t || (s->u.if_.else_s && !f)) return NULL;
+        if (t == s->u.if_.then_s && f == s->u.if_.else_s) return s;
+        return tir_if(st->ctx, s->u.if_.cond, t, f);
+    }
+    case TIR_ALLOCATE: {
+        tir_stmt *b = walk(st, s->u.alloc.body);
+        if (!b) return NULL;
+        return b == s->u.alloc.body ? s : tir_allocate(st->ctx, s->u.alloc.buffer, b);
+    }
+    default: return s;
+    }
+}
+
+tir_func *tir_pass_loop_partition(te_ctx *ctx, const tir_func *f) {
+    if (!ctx || !f) return NULL;
+    lp_state st = {ctx, te_analyzer_new(ctx)};
+    if (!st.an) return NULL;
+    tir_stmt *body = walk(&st, f->body);
+    te_analyzer_free(st.an);
+    if (!body) return NULL;
+    return body == f->body ? (tir_func *)f : tir_func_with_body(ctx, f, body);
+}

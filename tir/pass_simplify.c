@@ -1,0 +1,151 @@
+/*
+ * tir/pass_simplify.c — canonical simplification of every expression with
+ * the enclosing loops' ranges known to the analyser; IFs whose condition
+ * is decided (likely(...) included) replaced by the branch taken; loops of
+ * extent 0 removed and loops of extent 1 replaced by their body with the
+ * variable set to the loop's min (TVM Simplify / Halide Simplify).
+ *
+ * Loops bound to a GPU thread axis, and loops carrying unroll pragmas that
+ * govern loops in their body, are kept even at extent 1: removing them
+ * would lose the launch dimension or the pragma.
+ */
+#include "tir/tir_internal.h"
+
+typedef struct {
+    te_ctx *ctx;
+    te_analyzer *an;
+    bool failed;
+} simp;
+
+static te_expr *sx(simp *S, te_expr *e) {
+    if (!e || S->failed) return e;
+    te_expr *r = te_analyzer_simplify(S->an, e);
+    if (!r) S->failed = true;
+    return r;
+}
+
+static tir_stmt *ss(simp *S, tir_stmt *s);
+
+/* 1: provably true, 0: provably false, -1: unknown. */
+static int decide(simp *S, te_expr *c) {
+    while (c && c->kind == TE_CALL && c->u.call.op == TE_INTRIN_LIKELY && c->u.call.nargs == 1)
+        c = c->u.call.args[0];
+    if (!c || c->dtype.lanes != 1) return -1;
+    int64_t v;
+    if (te_is_const_int(c, &v)) return v != 0;
+    if (te_analyzer_can_prove(S->an, c)) return 1;
+    if (!te_dtype_is_bool(c->dtype)) return -1;
+    te_expr *n = te_not(c);
+    if (n && te_analyzer_can_prove(S->an, n)) return 0;
+    return -1;
+}
+
+static void find_loop(const tir_stmt *s, void *user) {
+    if (s->kind == TIR_FOR) *(bool *)user = true;
+}
+
+/* A unit loop stays when it is a GPU thread axis, or when its unroll
+ * pragmas still govern loops inside it. */
+static bool keep_unit_loop(const tir_stmt *s) {
+    if (s->u.loop.for_kind == TIR_FOR_THREAD || s->u.loop.thread_tag) return true;
+    if (s->u.loop.auto_unroll_max_step <= 0 && !s->u.loop.unroll_explicit) return false;
+    bool inner = false;
+    tir_stmt_visit(s->u.loop.body, find_loop, NULL, &inner);
+    return inner;
+}
+
+static tir_stmt *simp_for(simp *S, tir_stmt *s) {
+    te_expr *mn = sx(S, s->u.loop.min), *ext = sx(S, s->u.loop.extent);
+    if (S->failed) return NULL;
+    int64_t m = 0, e = 0;
+    bool cm = te_is_const_int(mn, &m), ce = te_is_const_int(ext, &e);
+    if (ce && e <= 0) return tir_noop(S->ctx);
+    if (ce && e == 1 && !keep_unit_loop(s)) {
+        te_expr *v = s->u.loop.var;
+        tir_stmt *body = tir_stmt_substitute(S->ctx, s->u.loop.body, 1, &v, &mn);
+        if (!body) {
+            S->failed = true;
+            return NULL;
+        }
+        return ss(S, body);
+    }
+    /* The widest constant range the variable can take. */
+    int64_t mlo = m, mhi = m, ehi = e;
+    if (!cm) te_analyzer_const_bound(S->an, mn, &mlo, &mhi);
+    if (!ce) {
+        int64_t elo;
+        te_analyzer_const_bound(S->an, ext, &elo, &ehi);
+    }
+    bool bound = mlo != INT64_MIN && mhi != INT64_MAX && ehi != INT64_MAX && ehi > 0 &&
+                 mhi - mlo < INT64_MAX / 4 && ehi < INT64_MAX / 4;
+    if (bound) te_analyzer_bind(S->an, s->u.loop.var, mlo, mhi - mlo + ehi);
+    tir_stmt *body = ss(S, s->u.loop.body);
+    if (bound) te_analyzer_unbind(S->an, s->u.loop.var);
+    if (!body || S->failed) return NULL;
+    if (body->kind == TIR_NOOP) return body;
+    if (mn == s->u.loop.min && ext == s->u.loop.extent && body == s->u.loop.body) return s;
+    tir_stmt *n = tir_for_with_body(S->ctx, s, body);
+    if (!n) return NULL;
+    n->u.loop.min = mn;
+    n->u.loop.extent = ext;
+    return n;
+}
+
+static tir_stmt *simp_if(simp *S, tir_stmt *s) {
+    te_expr *c = sx(S, s->u.if_.cond);
+    if (S->failed) return NULL;
+    int d = decide(S, c);
+    if (d == 1) return ss(S, s->u.if_.then_s);
+    if (d == 0) return s->u.if_.else_s ? ss(S, s->u.if_.else_s) : tir_noop(S->ctx);
+    tir_stmt *t = ss(S, s->u.if_.then_s);
+    tir_stmt *e = s->u.if_.else_s ? ss(S, s->u.if_.else_s) : NULL;
+    if (S->failed || !t) return NULL;
+    if (c == s->u.if_.cond && t == s->u.if_.then_s && e == s->u.if_.else_s) return s;
+    return tir_if(S->ctx, c, t, e);
+}
+
+/* Rebuilds s with its direct expressions simplified (no statement children). */
+static te_expr *simp_expr_cb(te_expr *e, void *user) { return sx(user, e); }
+
+static tir_stmt *ss(simp *S, tir_stmt *s) {
+    if (!s || S->failed) return NULL;
+    tir_stmt *r;
+    switch (s->kind) {
+    case TIR_FOR: r = simp_for(S, s); break;
+    case TIR_IF: r = simp_if(S, s); break;
+    case TIR_ALLOCATE: {
+        tir_stmt *body = ss(S, s->u.alloc.body);
+        if (!body) return NULL;
+        r = body == s->u.alloc.body ? s : tir_allocate(S->ctx, s->u.alloc.buffer, body);
+        break;
+    }
+    case TIR_SEQ: {
+        int n = s->u.seq.n;
+        tir_stmt **kids = te_alloc(S->ctx, sizeof *kids * (size_t)(n > 0 ? n : 1));
+        if (!kids) return NULL;
+        bool same = true;
+        for (int i = 0; i < n; ++i) {
+            if (!(kids[i] = ss(S, s->u.seq.stmts[i]))) return NULL;
+            same &= kids[i] == s->u.seq.stmts[i];
+        }
+        r = same ? s : tir_seq(S->ctx, n, kids);
+        break;
+    }
+    default: /* leaves: their expressions only */
+        r = tir_stmt_map(S->ctx, s, NULL, simp_expr_cb, S);
+        break;
+    }
+    if (!r) S->failed = true;
+    return r;
+}
+
+tir_func *tir_pass_simplify(te_ctx *ctx, const tir_func *f) {
+    if (!ctx) return NULL;
+    if (!f || !f->body) return tir__null_operand(ctx, "simplify");
+    simp S = {ctx, te_analyzer_new(ctx), false};
+    if (!S.an) return NULL;
+    tir_stmt *body = ss(&S, f->body);
+    te_analyzer_free(S.an);
+    if (!body || S.failed) return NULL;
+    return tir_func_with_body(ctx, f, body);
+}

@@ -1,0 +1,169 @@
+/*
+ * tir/pass_unroll.c — loop unrolling (TVM UnrollLoop, Halide UnrollLoops).
+ *
+ * - An UNROLLED loop of constant extent is replaced by one copy of its body
+ *   per iteration, v := min + k in copy k, each copy's expressions
+ *   simplified. One with a non-constant extent becomes SERIAL.
+ * - Under a loop carrying the pragma auto_unroll_max_step = S > 0, every
+ *   SERIAL loop nested inside it whose step count is at most S is unrolled
+ *   too: copied when the pragma loop says unroll_explicit, otherwise marked
+ *   UNROLLED and left as a loop, a hint the backends turn into an unroll
+ *   pragma. The pragma loop itself is not a candidate (as in TVM, where
+ *   the pragma sits inside the loop it annotates). An inner pragma
+ *   overrides an outer one.
+ * - The step count of a statement follows TVM: a store or call counts 1, a
+ *   sequence the sum of its parts, a loop its extent times its body's. Loops
+ *   of non-constant extent count as unbounded.
+ * - Copying is capped: a loop whose unrolled form would hold more than
+ *   UNROLL_MAX_STMTS statements is left as an UNROLLED hint loop.
+ */
+#include <stdint.h>
+
+#include "loom/tir.h"
+
+#define UNROLL_MAX_STMTS 4096
+#define STEPS_INF INT64_MAX
+
+typedef struct {
+    te_ctx *ctx;
+    int64_t max_step; /* auto_unroll_max_step in force (0: none) */
+    bool explicit_;   /* unroll_explicit of the pragma in force */
+} unroll_ctx;
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+    if (a == STEPS_INF || b == STEPS_INF) return STEPS_INF;
+    if (a != 0 && b > STEPS_INF / a) return STEPS_INF;
+    return a * b;
+}
+static int64_t sat_add(int64_t a, int64_t b) {
+    if (a == STEPS_INF || b == STEPS_INF || a > STEPS_INF - b) return STEPS_INF;
+    return a + b;
+}
+
+static int64_t steps(const tir_stmt *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case TIR_FOR: {
+        int64_t ext;
+        if (!te_is_const_int(s->u.loop.extent, &ext)) return STEPS_INF;
+        return sat_mul(ext < 0 ? 0 : ext, steps(s->u.loop.body));
+    }
+    case TIR_SEQ: {
+        int64_t n = 0;
+        for (int i = 0; i < s->u.seq.n; i++) n = sat_add(n, steps(s->u.seq.stmts[i]));
+        return n;
+    }
+    case TIR_IF: return sat_add(steps(s->u.if_.then_s), steps(s->u.if_.else_s));
+    case TIR_ALLOCATE: return steps(s->u.alloc.body);
+    case TIR_NOOP: return 0;
+    default: return 1;
+    }
+}
+
+/* Statements a tree holds (the size copying multiplies). */
+static int64_t count_stmts(const tir_stmt *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case TIR_FOR: return 1 + count_stmts(s->u.loop.body);
+    case TIR_SEQ: {
+        int64_t n = 0;
+        for (int i = 0; i < s->u.seq.n; i++) n = sat_add(n, count_stmts(s->u.seq.stmts[i]));
+        return n;
+    }
+    case TIR_IF: return sat_add(1 + count_stmts(s->u.if_.then_s), count_stmts(s->u.if_.else_s));
+    case TIR_ALLOCATE: return 1 + count_stmts(s->u.alloc.body);
+    default: return 1;
+    }
+}
+
+static te_expr *simplify_expr(te_expr *e, void *user) {
+    return te_simplify((te_ctx *)user, e);
+}
+
+/* The copies of loop s's body, k = 0..ext-1; NULL on failure. */
+static tir_stmt *expand(te_ctx *ctx, const tir_stmt *s, int64_t ext) {
+    if (ext <= 0) return tir_noop(ctx);
+    tir_stmt **copies = te_alloc(ctx, sizeof(tir_stmt *) * (size_t)ext);
+    if (!copies) return NULL;
+    te_expr *v = s->u.loop.var;
+    for (int64_t k = 0; k < ext; k++) {
+        te_expr *val = te_simplify(ctx, te_add(s->u.loop.min, te_int_t(ctx, v->dtype, k)));
+        tir_stmt *c = val ? tir_stmt_substitute(ctx, s->u.loop.body, 1, &v, &val) : NULL;
+        if (c) c = tir_stmt_map(ctx, c, NULL, simplify_expr, ctx);
+        if (!c) return NULL;
+        copies[k] = c;
+    }
+    return tir_seq(ctx, (int)ext, copies);
+}
+
+static tir_stmt *unroll(unroll_ctx *uc, tir_stmt *s);
+
+/* A copy of loop f of another kind (nodes are shared, so never in place). */
+static tir_stmt *with_kind(te_ctx *ctx, const tir_stmt *f, tir_for_kind kind) {
+    tir_stmt *g = tir_for_with_body(ctx, f, f->u.loop.body);
+    if (g) g->u.loop.for_kind = kind;
+    return g;
+}
+
+static tir_stmt *unroll_loop(unroll_ctx *uc, tir_stmt *s) {
+    unroll_ctx inner = *uc;
+    if (s->u.loop.auto_unroll_max_step > 0) {
+        inner.max_step = s->u.loop.auto_unroll_max_step;
+        inner.explicit_ = s->u.loop.unroll_explicit;
+    }
+    tir_stmt *body = unroll(&inner, s->u.loop.body);
+    if (!body) return NULL;
+    tir_stmt *f = body == s->u.loop.body ? s : tir_for_with_body(uc->ctx, s, body);
+    if (!f) return NULL;
+
+    int64_t ext;
+    bool const_ext = te_is_const_int(f->u.loop.extent, &ext);
+    bool fits = const_ext && sat_mul(ext, count_stmts(f->u.loop.body)) <= UNROLL_MAX_STMTS;
+    if (f->u.loop.for_kind == TIR_FOR_UNROLLED) {
+        if (!const_ext) return with_kind(uc->ctx, f, TIR_FOR_SERIAL); /* nothing to copy */
+        return fits ? expand(uc->ctx, f, ext) : f; /* too big: stays a hint */
+    }
+    if (f->u.loop.for_kind == TIR_FOR_SERIAL && uc->max_step > 0 && const_ext &&
+        steps(f) <= uc->max_step)
+        return uc->explicit_ && fits ? expand(uc->ctx, f, ext)
+                                     : with_kind(uc->ctx, f, TIR_FOR_UNROLLED);
+    return f;
+}
+
+static tir_stmt *unroll(unroll_ctx *uc, tir_stmt *s) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case TIR_FOR: return unroll_loop(uc, s);
+    case TIR_SEQ: {
+        tir_stmt **parts = te_alloc(uc->ctx, sizeof(tir_stmt *) * (size_t)(s->u.seq.n + 1));
+        if (!parts) return NULL;
+        bool changed = false;
+        for (int i = 0; i < s->u.seq.n; i++) {
+            if (!(parts[i] = unroll(uc, s->u.seq.stmts[i]))) return NULL;
+            changed |= parts[i] != s->u.seq.stmts[i];
+        }
+        return changed ? tir_seq(uc->ctx, s->u.seq.n, parts) : s;
+    }
+    case TIR_IF: {
+        tir_stmt *t = unroll(uc, s->u.if_.then_s);
+        tir_stmt *f = s->u.if_.else_s ? unroll(uc, s->u.if_.else_s) : NULL;
+        if (!t || (s->u.if_.else_s && !f)) return NULL;
+        if (t == s->u.if_.then_s && f == s->u.if_.else_s) return s;
+        return tir_if(uc->ctx, s->u.if_.cond, t, f);
+    }
+    case TIR_ALLOCATE: {
+        tir_stmt *b = unroll(uc, s->u.alloc.body);
+        if (!b) return NULL;
+        return b == s->u.alloc.body ? s : tir_allocate(uc->ctx, s->u.alloc.buffer, b);
+    }
+    default: return s;
+    }
+}
+
+tir_func *tir_pass_unroll(te_ctx *ctx, const tir_func *f) {
+    if (!ctx || !f) return NULL;
+    unroll_ctx uc = {ctx, 0, false};
+    tir_stmt *body = unroll(&uc, f->body);
+    if (!body) return NULL;
+    return body == f->body ? (tir_func *)f : tir_func_with_body(ctx, f, body);
+}

@@ -1,0 +1,519 @@
+/*
+ * tir/pass_vectorize.c — VECTORIZED loops become vector code (TVM
+ * VectorizeLoop, Halide VectorizeLoops).
+ *
+ * A loop `for (v, min, L) vectorized` whose body is straight-line code is
+ * replaced by its body with v := ramp(min, 1, L): every expression that
+ * depends on v becomes an L-lane vector (scalar operands beside it are
+ * broadcast), loads at vector indices become vector loads (a RAMP index is
+ * a contiguous or strided access, anything else a gather), and stores get
+ * vector indices and values. Ramp arithmetic is folded while building, so
+ * `ramp(b, 1, L)*4 + c` becomes `ramp(b*4 + c, 4, L)`.
+ *
+ * An IF whose condition does not depend on v stays an IF around vector
+ * code. One whose condition depends on v is predicated: the condition
+ * becomes a lane mask on every store inside it, and on every load there
+ * that the analyser cannot prove inside its buffer (so a guard protecting
+ * an out-of-bounds read still protects it, and in-bounds reads stay plain
+ * vector or scalar loads). A mask that reads memory the guarded code
+ * writes is refused, since it is re-evaluated at each store.
+ *
+ * What cannot be vectorized leaves the loop SERIAL, with the reason as one
+ * line in `why`: inner loops, stores whose index does not depend on v but
+ * whose effect does (reductions), non-constant extents, allocations and
+ * effects in the body.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loom/tir.h"
+
+/* Widest vector the backends are asked for. */
+#define VEC_MAX_LANES 64
+
+typedef struct {
+    te_ctx *ctx;
+    const te_expr *var; /* the loop variable */
+    te_expr *ramp;      /* what var becomes */
+    int lanes;
+    const tir_stmt *loop;
+    te_analyzer *an;    /* modular facts of ramp bases */
+    char reason[512];   /* why the loop stays scalar ("" while fine) */
+} vec_state;
+
+static const char *loop_name(const tir_stmt *loop) {
+    const te_expr *v = loop->u.loop.var;
+    return v && v->kind == TE_VAR && v->u.var.name ? v->u.var.name : "?";
+}
+
+static void refuse(vec_state *st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void refuse(vec_state *st, const char *fmt, ...) {
+    if (st->reason[0]) return; /* the first reason is the one worth reading */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->reason, sizeof st->reason, fmt, ap);
+    va_end(ap);
+}
+
+/* ramp(base, stride, lanes) with base and stride simplified, so indices
+ * read as the affine forms they are. */
+static te_expr *mk_ramp(vec_state *st, te_expr *base, te_expr *stride) {
+    if (!base || !stride) return NULL;
+    return tir_ramp(te_simplify(st->ctx, base), te_simplify(st->ctx, stride), st->lanes);
+}
+
+static bool is_vec(const te_expr *e) { return e && e->dtype.lanes > 1; }
+
+static te_expr *bcast(vec_state *st, te_expr *e) {
+    if (!e || is_vec(e)) return e;
+    return tir_broadcast(e, st->lanes);
+}
+
+/* ---- expressions ---- */
+
+static te_expr *vec_expr(vec_state *st, te_expr *e, te_expr *pred);
+
+static te_expr *build_bin(te_expr_kind k, te_expr *a, te_expr *b) {
+    switch (k) {
+    case TE_ADD: return te_add(a, b);
+    case TE_SUB: return te_sub(a, b);
+    case TE_MUL: return te_mul(a, b);
+    case TE_DIV: return te_div(a, b);
+    case TE_FLOORDIV: return te_floordiv(a, b);
+    case TE_FLOORMOD: return te_floormod(a, b);
+    case TE_MIN: return te_min(a, b);
+    case TE_MAX: return te_max(a, b);
+    case TE_EQ: return te_eq(a, b);
+    case TE_NE: return te_ne(a, b);
+    case TE_LT: return te_lt(a, b);
+    case TE_LE: return te_le(a, b);
+    case TE_GT: return te_gt(a, b);
+    case TE_GE: return te_ge(a, b);
+    case TE_AND: return te_and(a, b);
+    case TE_OR: return te_or(a, b);
+    default: return NULL;
+    }
+}
+
+/* floordiv/floormod(ramp(b, s, L), c) when it is again a ramp or a
+ * broadcast: c divides s, or all lanes provably share one quotient (the
+ * fused-index patterns of fuse-then-vectorize). NULL when neither. */
+static te_expr *div_ramp(vec_state *st, te_expr_kind k, te_expr *r, int64_t c) {
+    te_expr *base = r->u.ramp.base;
+    int64_t s;
+    if (!te_is_const_int(r->u.ramp.stride, &s)) return NULL;
+    te_expr *cc = te_int_t(st->ctx, base->dtype, c);
+    if (s % c == 0) {
+        if (k == TE_FLOORDIV)
+            return mk_ramp(st, te_floordiv(base, cc), te_int_t(st->ctx, base->dtype, s / c));
+        return bcast(st, te_simplify(st->ctx, te_floormod(base, cc)));
+    }
+    if (s < 0 || !st->an) return NULL;
+    int64_t coeff, rem;
+    te_analyzer_modular(st->an, base, &coeff, &rem);
+    if (coeff == 0) rem = ((rem % c) + c) % c;
+    else if (coeff % c == 0) rem %= c;
+    else return NULL;
+    if (rem + s * (st->lanes - 1) >= c) return NULL;
+    if (k == TE_FLOORDIV) return bcast(st, te_simplify(st->ctx, te_floordiv(base, cc)));
+    return mk_ramp(st, te_floormod(base, cc), r->u.ramp.stride);
+}
+
+/* a (op) b with at least one vector side; ramps folded where exact. */
+static te_expr *vec_bin(vec_state *st, te_expr_kind k, te_expr *a, te_expr *b) {
+    bool ra = a->kind == TE_RAMP, rb = b->kind == TE_RAMP;
+    bool ints = te_dtype_is_int(a->dtype);
+    if (ints && (k == TE_ADD || k == TE_SUB)) {
+        if (ra && rb)
+            return mk_ramp(st, build_bin(k, a->u.ramp.base, b->u.ramp.base),
+                           build_bin(k, a->u.ramp.stride, b->u.ramp.stride));
+        if (ra && !is_vec(b))
+            return mk_ramp(st, build_bin(k, a->u.ramp.base, b), a->u.ramp.stride);
+        if (rb && !is_vec(a)) {
+            te_expr *stride = k == TE_ADD ? b->u.ramp.stride
+                                          : te_sub(te_int_t(st->ctx, b->u.ramp.stride->dtype, 0),
+                                                   b->u.ramp.stride);
+            return mk_ramp(st, build_bin(k, a, b->u.ramp.base), stride);
+        }
+    }
+    if (ints && k == TE_MUL) {
+        if (ra && !is_vec(b))
+            return mk_ramp(st, te_mul(a->u.ramp.base, b), te_mul(a->u.ramp.stride, b));
+        if (rb && !is_vec(a))
+            return mk_ramp(st, te_mul(a, b->u.ramp.base), te_mul(a, b->u.ramp.stride));
+    }
+    int64_t c;
+    if (ints && ra && (k == TE_FLOORDIV || k == TE_FLOORMOD) && te_is_const_int(b, &c) && c > 0) {
+        te_expr *r = div_ramp(st, k, a, c);
+        if (r) return r;
+    }
+    return build_bin(k, bcast(st, a), bcast(st, b));
+}
+
+/* True when every lane of idx (scalar or RAMP) provably lies in buffer b,
+ * with the enclosing loops' ranges bound in the analyser. */
+static bool in_bounds(vec_state *st, const tir_buffer *b, te_expr *idx) {
+    int64_t size = tir_buffer_size(b), lo, hi, lo2, hi2, stride;
+    if (!st->an || size <= 0) return false;
+    if (!is_vec(idx)) {
+        te_analyzer_const_bound(st->an, idx, &lo, &hi);
+        return lo >= 0 && hi < size;
+    }
+    if (idx->kind != TE_RAMP || !te_is_const_int(idx->u.ramp.stride, &stride)) return false;
+    te_expr *last = te_add(idx->u.ramp.base, te_int_t(st->ctx, idx->u.ramp.base->dtype,
+                                                       stride * (st->lanes - 1)));
+    if (!last) return false;
+    te_analyzer_const_bound(st->an, idx->u.ramp.base, &lo, &hi);
+    te_analyzer_const_bound(st->an, last, &lo2, &hi2);
+    return lo >= 0 && lo2 >= 0 && hi < size && hi2 < size;
+}
+
+/* A LOAD (or a scalar load that must be masked) at the vectorized index. */
+static te_expr *vec_load(vec_state *st, te_expr *e, te_expr *pred) {
+    te_expr *idx = vec_expr(st, e->u.load.index, pred);
+    te_expr *lp = e->u.load.predicate ? vec_expr(st, e->u.load.predicate, pred) : NULL;
+    if (!idx || (e->u.load.predicate && !lp)) return NULL;
+    bool any = is_vec(idx) || is_vec(lp) || pred;
+    if (!any) return idx == e->u.load.index && lp == e->u.load.predicate
+                         ? e
+                         : tir_load(st->ctx, e->u.load.buffer, idx, lp);
+    /* A guard's mask is only needed where the unguarded read could leave
+     * the buffer: a read provably inside it runs unmasked (a scalar read
+     * stays scalar and is broadcast, not a gather of one address). */
+    te_expr *mask = in_bounds(st, e->u.load.buffer, idx) ? NULL : pred;
+    if (lp) mask = mask ? te_and(mask, bcast(st, lp)) : bcast(st, lp);
+    if (!mask && !is_vec(idx))
+        return idx == e->u.load.index && !e->u.load.predicate
+                   ? e
+                   : tir_load(st->ctx, e->u.load.buffer, idx, NULL);
+    return tir_load(st->ctx, e->u.load.buffer, bcast(st, idx), mask);
+}
+
+/* e with var replaced by the ramp: a vector when e depends on var, else e
+ * itself. pred (a bool vector or NULL) masks every load. NULL on refusal
+ * (reason set) or builder failure. */
+static te_expr *vec_expr(vec_state *st, te_expr *e, te_expr *pred) {
+    if (!e) return NULL;
+    switch (e->kind) {
+    case TE_INT_IMM:
+    case TE_FLOAT_IMM: return e;
+    case TE_VAR: return e == st->var ? st->ramp : e;
+    case TE_LOAD: return vec_load(st, e, pred);
+    case TE_RAMP:
+    case TE_BROADCAST:
+        if (is_vec(e)) {
+            refuse(st, "its body already holds vector code (%s)", te_expr_kind_name(e->kind));
+            return NULL;
+        }
+        return e;
+    case TE_READ:
+    case TE_REDUCE:
+    case TE_BUFFER_LOAD:
+        refuse(st, "its body holds a %s; vectorize runs after storage_flatten",
+               te_expr_kind_name(e->kind));
+        return NULL;
+    case TE_NOT: {
+        te_expr *a = vec_expr(st, e->u.un.a, pred);
+        if (!a) return NULL;
+        return a == e->u.un.a ? e : te_not(a);
+    }
+    case TE_CAST: {
+        te_expr *a = vec_expr(st, e->u.un.a, pred);
+        if (!a) return NULL;
+        if (a == e->u.un.a) return e;
+        return te_cast(te_dtype_with_lanes(e->dtype, a->dtype.lanes), a);
+    }
+    case TE_SELECT: {
+        te_expr *c = vec_expr(st, e->u.sel.cond, pred), *t = vec_expr(st, e->u.sel.t, pred),
+                *f = vec_expr(st, e->u.sel.f, pred);
+        if (!c || !t || !f) return NULL;
+        if (c == e->u.sel.cond && t == e->u.sel.t && f == e->u.sel.f) return e;
+        return te_select(bcast(st, c), bcast(st, t), bcast(st, f));
+    }
+    case TE_CALL: {
+        te_expr *args[3] = {NULL, NULL, NULL};
+        bool changed = false;
+        int n = e->u.call.nargs;
+        for (int i = 0; i < n; i++) {
+            if (!(args[i] = vec_expr(st, e->u.call.args[i], pred))) return NULL;
+            changed |= args[i] != e->u.call.args[i];
+        }
+        if (!changed) return e;
+        for (int i = 0; i < n; i++) args[i] = bcast(st, args[i]);
+        return te_call(e->u.call.op, n, args);
+    }
+    default: break;
+    }
+    if (e->kind >= TE_ADD && e->kind <= TE_OR) {
+        te_expr *a = vec_expr(st, e->u.bin.a, pred), *b = vec_expr(st, e->u.bin.b, pred);
+        if (!a || !b) return NULL;
+        if (a == e->u.bin.a && b == e->u.bin.b) return e;
+        if (!is_vec(a) && !is_vec(b)) return build_bin(e->kind, a, b);
+        return vec_bin(st, e->kind, a, b);
+    }
+    refuse(st, "its body holds an expression of kind %s", te_expr_kind_name(e->kind));
+    return NULL;
+}
+
+/* ---- statements ---- */
+
+typedef struct {
+    const tir_buffer *buf;
+    bool found;
+} buf_query;
+
+static void find_store_stmt(const tir_stmt *s, void *user) {
+    buf_query *q = user;
+    if (s->kind == TIR_STORE && s->u.store.buffer == q->buf) q->found = true;
+}
+
+/* True when the loop body stores to a buffer that e loads. */
+static bool reads_stored_buffer(const tir_stmt *body, const te_expr *e);
+
+typedef struct {
+    const tir_stmt *body;
+    bool hit;
+} rsb_state;
+
+static void rsb_expr(const te_expr *e, void *user) {
+    rsb_state *r = user;
+    if (!e || r->hit) return;
+    if (e->kind == TE_LOAD) {
+        buf_query q = {e->u.load.buffer, false};
+        tir_stmt_visit(r->body, find_store_stmt, NULL, &q);
+        if (q.found) {
+            r->hit = true;
+            return;
+        }
+    }
+    te_expr_visit_children(e, rsb_expr, user);
+}
+
+static bool reads_stored_buffer(const tir_stmt *body, const te_expr *e) {
+    rsb_state r = {body, false};
+    rsb_expr(e, &r);
+    return r.hit;
+}
+
+static tir_stmt *vec_stmt(vec_state *st, tir_stmt *s, te_expr *pred);
+
+static tir_stmt *vec_store(vec_state *st, tir_stmt *s, te_expr *pred) {
+    te_expr *idx = vec_expr(st, s->u.store.index, pred);
+    te_expr *val = vec_expr(st, s->u.store.value, pred);
+    te_expr *sp = s->u.store.predicate ? vec_expr(st, s->u.store.predicate, pred) : NULL;
+    if (!idx || !val || (s->u.store.predicate && !sp)) return NULL;
+    if (!is_vec(idx)) {
+        if (is_vec(val) || is_vec(sp)) {
+            refuse(st, "its body stores to '%s' at an index that does not depend on it",
+                   s->u.store.buffer->name);
+            return NULL;
+        }
+        /* Neither index nor value changes with v: one execution does what L
+         * did, unless the value reads what the loop writes, or the store is
+         * masked per lane. */
+        if (pred || reads_stored_buffer(st->loop->u.loop.body, s->u.store.value)) {
+            refuse(st, "its body stores to '%s' at an index that does not depend on it",
+                   s->u.store.buffer->name);
+            return NULL;
+        }
+        return s;
+    }
+    te_expr *mask = pred;
+    if (sp) mask = mask ? te_and(mask, bcast(st, sp)) : bcast(st, sp);
+    return tir_store(st->ctx, s->u.store.buffer, idx, bcast(st, val), mask);
+}
+
+/* The condition of an IF without its likely() hint: a mask needs the value. */
+static te_expr *strip_likely(te_expr *c) {
+    while (c && c->kind == TE_CALL && c->u.call.op == TE_INTRIN_LIKELY) c = c->u.call.args[0];
+    return c;
+}
+
+static tir_stmt *vec_if(vec_state *st, tir_stmt *s, te_expr *pred) {
+    te_expr *c = vec_expr(st, strip_likely(s->u.if_.cond), NULL);
+    if (!c) return NULL;
+    if (!is_vec(c) && !pred) {
+        tir_stmt *t = vec_stmt(st, s->u.if_.then_s, NULL);
+        tir_stmt *f = s->u.if_.else_s ? vec_stmt(st, s->u.if_.else_s, NULL) : NULL;
+        if (!t || (s->u.if_.else_s && !f)) return NULL;
+        return tir_if(st->ctx, s->u.if_.cond, t, f);
+    }
+    /* Per-lane condition (or a scalar one under a mask): predicate both
+     * branches. Loads in the condition itself run unmasked only when no
+     * outer mask exists, as in the scalar loop. The mask is re-evaluated at
+     * every store it guards, so it must not read what those stores write. */
+    if (reads_stored_buffer(s, s->u.if_.cond)) {
+        refuse(st, "its body has a condition that depends on it and reads memory the guarded "
+                   "code writes: %s",
+               te_expr_str(st->ctx, s->u.if_.cond));
+        return NULL;
+    }
+    if (pred) {
+        c = vec_expr(st, strip_likely(s->u.if_.cond), pred);
+        if (!c) return NULL;
+    }
+    c = bcast(st, c);
+    te_expr *pt = pred ? te_and(pred, c) : c;
+    tir_stmt *t = vec_stmt(st, s->u.if_.then_s, pt);
+    if (!t) return NULL;
+    if (!s->u.if_.else_s) return t;
+    te_expr *pf = pred ? te_and(pred, te_not(c)) : te_not(c);
+    tir_stmt *f = vec_stmt(st, s->u.if_.else_s, pf);
+    if (!f) return NULL;
+    return tir_seq(st->ctx, 2, (tir_stmt *[]){t, f});
+}
+
+static tir_stmt *vec_stmt(vec_state *st, tir_stmt *s, te_expr *pred) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case TIR_STORE: return vec_store(st, s, pred);
+    case TIR_SEQ: {
+        tir_stmt **parts = te_alloc(st->ctx, sizeof(tir_stmt *) * (size_t)(s->u.seq.n + 1));
+        if (!parts) return NULL;
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (!(parts[i] = vec_stmt(st, s->u.seq.stmts[i], pred))) return NULL;
+        return tir_seq(st->ctx, s->u.seq.n, parts);
+    }
+    case TIR_IF: return vec_if(st, s, pred);
+    case TIR_FOR:
+        refuse(st, "it is not innermost: it contains loop '%s'", loop_name(s));
+        return NULL;
+    case TIR_ALLOCATE:
+        refuse(st, "its body allocates '%s'", s->u.alloc.buffer->name);
+        return NULL;
+    case TIR_BUFFER_STORE:
+        refuse(st, "its body stores to '%s' before storage_flatten", s->u.bstore.buffer->name);
+        return NULL;
+    case TIR_EVALUATE: {
+        te_expr *v = vec_expr(st, s->u.eval.value, pred);
+        if (!v) return NULL;
+        if (is_vec(v) || pred) {
+            refuse(st, "its body evaluates %s for its effect, which depends on it",
+                   te_expr_str(st->ctx, s->u.eval.value));
+            return NULL;
+        }
+        return s;
+    }
+    case TIR_BARRIER:
+        refuse(st, "its body holds a barrier");
+        return NULL;
+    case TIR_NOOP: return s;
+    default: break;
+    }
+    refuse(st, "its body holds an unknown statement");
+    return NULL;
+}
+
+/* ---- the pass ---- */
+
+typedef struct {
+    te_ctx *ctx;
+    te_str *why;
+    te_analyzer *an; /* enclosing loops' ranges */
+} pass_state;
+
+/* Binds a loop's variable to its constant range (false: unknown, nothing
+ * bound). */
+static bool bind_loop(pass_state *ps, const tir_stmt *s) {
+    int64_t mlo, mhi, elo, ehi;
+    te_analyzer_const_bound(ps->an, s->u.loop.min, &mlo, &mhi);
+    te_analyzer_const_bound(ps->an, s->u.loop.extent, &elo, &ehi);
+    const int64_t big = (int64_t)1 << 40;
+    if (mlo <= -big || mhi >= big || ehi >= big || ehi < 1) return false;
+    te_analyzer_bind(ps->an, s->u.loop.var, mlo, mhi + ehi - mlo);
+    return true;
+}
+
+static void note(pass_state *ps, const tir_stmt *loop, const char *reason) {
+    if (ps->why) te_str_printf(ps->why, "vectorize: loop '%s' stays scalar: %s\n", loop_name(loop),
+                               reason);
+}
+
+static tir_stmt *walk(pass_state *ps, tir_stmt *s);
+
+static tir_stmt *serial(pass_state *ps, tir_stmt *s, const char *reason) {
+    note(ps, s, reason);
+    bool bound = bind_loop(ps, s);
+    tir_stmt *body = walk(ps, s->u.loop.body);
+    if (bound) te_analyzer_unbind(ps->an, s->u.loop.var);
+    if (!body) return NULL;
+    tir_stmt *f = tir_for_with_body(ps->ctx, s, body);
+    if (f) f->u.loop.for_kind = TIR_FOR_SERIAL;
+    return f;
+}
+
+static tir_stmt *vectorize_loop(pass_state *ps, tir_stmt *s) {
+    int64_t ext;
+    char msg[128];
+    if (!te_is_const_int(s->u.loop.extent, &ext))
+        return serial(ps, s, "its extent is not a constant");
+    if (ext < 2 || ext > VEC_MAX_LANES) {
+        snprintf(msg, sizeof msg, "its extent %lld is not in [2, %d]", (long long)ext,
+                 VEC_MAX_LANES);
+        return serial(ps, s, msg);
+    }
+    te_expr *var = s->u.loop.var;
+    te_expr *one = te_int_t(ps->ctx, var->dtype, 1);
+    vec_state st = {.ctx = ps->ctx, .var = var, .lanes = (int)ext, .loop = s};
+    st.ramp = tir_ramp(s->u.loop.min, one, (int)ext);
+    if (!st.ramp) return NULL;
+    st.an = ps->an;
+    tir_stmt *body = vec_stmt(&st, s->u.loop.body, NULL);
+    if (body) return body;
+    if (!st.reason[0]) return NULL; /* a builder failed: the ctx says why */
+    return serial(ps, s, st.reason);
+}
+
+/* Top-down: a VECTORIZED loop is handled whole; a refused one is walked so
+ * that loops inside it get their turn. */
+static tir_stmt *walk(pass_state *ps, tir_stmt *s) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case TIR_FOR: {
+        if (s->u.loop.for_kind == TIR_FOR_VECTORIZED) return vectorize_loop(ps, s);
+        bool bound = bind_loop(ps, s);
+        tir_stmt *b = walk(ps, s->u.loop.body);
+        if (bound) te_analyzer_unbind(ps->an, s->u.loop.var);
+        if (!b) return NULL;
+        return b == s->u.loop.body ? s : tir_for_with_body(ps->ctx, s, b);
+    }
+    case TIR_SEQ: {
+        tir_stmt **parts = te_alloc(ps->ctx, sizeof(tir_stmt *) * (size_t)(s->u.seq.n + 1));
+        if (!parts) return NULL;
+        bool changed = false;
+        for (int i = 0; i < s->u.seq.n; i++) {
+            if (!(parts[i] = walk(ps, s->u.seq.stmts[i]))) return NULL;
+            changed |= parts[i] != s->u.seq.stmts[i];
+        }
+        return changed ? tir_seq(ps->ctx, s->u.seq.n, parts) : s;
+    }
+    case TIR_IF: {
+        tir_stmt *t = walk(ps, s->u.if_.then_s);
+        tir_stmt *f = s->u.if_.else_s ? walk(ps, s->u.if_.else_s) : NULL;
+        if (!t || (s->u.if_.else_s && !f)) return NULL;
+        if (t == s->u.if_.then_s && f == s->u.if_.else_s) return s;
+        return tir_if(ps->ctx, s->u.if_.cond, t, f);
+    }
+    case TIR_ALLOCATE: {
+        tir_stmt *b = walk(ps, s->u.alloc.body);
+        if (!b) return NULL;
+        return b == s->u.alloc.body ? s : tir_allocate(ps->ctx, s->u.alloc.buffer, b);
+    }
+    default: return s;
+    }
+}
+
+tir_func *tir_pass_vectorize(te_ctx *ctx, const tir_func *f, te_str *why) {
+    if (!ctx || !f) return NULL;
+    pass_state ps = {.ctx = ctx, .why = why, .an = te_analyzer_new(ctx)};
+    if (!ps.an) return NULL;
+    tir_stmt *body = walk(&ps, f->body);
+    te_analyzer_free(ps.an);
+    if (!body) return NULL;
+    return body == f->body ? (tir_func *)f : tir_func_with_body(ctx, f, body);
+}

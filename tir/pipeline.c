@@ -1,0 +1,37 @@
+/*
+ * tir/pipeline.c — the pass pipeline between lowering and code
+ * generation, in the one place its order is written (Halide Lower.cpp).
+ *
+ *   storage_flatten   multi-dimensional accesses become flat indices
+ *   simplify          fold the index arithmetic, drop decided guards
+ *   loop_partition    split loops around likely() guards
+ *   simplify          clean up the partitions
+ *   vectorize         VECTORIZED loops become RAMP/BROADCAST code
+ *   unroll            UNROLLED loops and auto_unroll_max_step regions
+ *   storage_rewrite   siblings share scratch memory
+ *   simplify          fold what unrolling exposed
+ *   remove_noop       drop statements with no effect
+ */
+#include "tir/tir_internal.h"
+
+tir_func *tir_run_pipeline(te_ctx *ctx, const tir_func *f, const tir_pipeline_options *opts) {
+    if (!ctx) return NULL;
+    if (!f || !f->body) return tir__null_operand(ctx, "pipeline");
+    tir_func *g = tir_pass_storage_flatten(ctx, f);
+    if (g) g = tir_pass_simplify(ctx, g);
+    if (g) g = tir_pass_loop_partition(ctx, g);
+    if (g) g = tir_pass_simplify(ctx, g);
+    if (g) {
+        if (opts && opts->skip_vectorize) {
+            tir_stmt *body = tir__devectorize(ctx, g->body);
+            g = body ? tir_func_with_body(ctx, g, body) : NULL;
+        } else {
+            g = tir_pass_vectorize(ctx, g, opts ? opts->vectorize_why : NULL);
+        }
+    }
+    if (g) g = tir_pass_unroll(ctx, g);
+    if (g) g = tir_pass_storage_rewrite(ctx, g);
+    if (g) g = tir_pass_simplify(ctx, g);
+    if (g) g = tir_pass_remove_noop(ctx, g);
+    return g;
+}
