@@ -53,7 +53,7 @@ static void push_heap(cg_c_emitter *em, const char *name) {
     em->heap[em->nheap++] = name;
 }
 
-/* ---------------- free variables of a parallel body ---------------- */
+/* ---------------- names captured by a parallel closure ---------------- */
 
 typedef struct {
     const void **keys;
@@ -71,89 +71,6 @@ static void key_add(key_list *l, const void *k) {
         l->cap = cap;
     }
     l->keys[l->n++] = k;
-}
-
-static bool key_has(const key_list *l, const void *k) {
-    for (int i = 0; i < l->n; ++i)
-        if (l->keys[i] == k) return true;
-    return false;
-}
-
-typedef struct {
-    key_list used;    /* VARs and buffers, in first-use order */
-    key_list defined; /* loop vars and allocated buffers inside */
-    key_list bufs;    /* which keys of `used` are buffers */
-} uses;
-
-static void uses_expr(uses *u, const te_expr *e) {
-    if (!e) return;
-    switch (e->kind) {
-    case TE_VAR: key_add(&u->used, e); return;
-    case TE_INT_IMM:
-    case TE_FLOAT_IMM: return;
-    case TE_NOT:
-    case TE_CAST: uses_expr(u, e->u.un.a); return;
-    case TE_SELECT:
-        uses_expr(u, e->u.sel.cond);
-        uses_expr(u, e->u.sel.t);
-        uses_expr(u, e->u.sel.f);
-        return;
-    case TE_CALL:
-        for (int i = 0; i < e->u.call.nargs; ++i) uses_expr(u, e->u.call.args[i]);
-        return;
-    case TE_LOAD:
-        key_add(&u->used, e->u.load.buffer);
-        key_add(&u->bufs, e->u.load.buffer);
-        uses_expr(u, e->u.load.index);
-        uses_expr(u, e->u.load.predicate);
-        return;
-    case TE_RAMP:
-        uses_expr(u, e->u.ramp.base);
-        uses_expr(u, e->u.ramp.stride);
-        return;
-    case TE_BROADCAST: uses_expr(u, e->u.bcast.value); return;
-    case TE_READ:
-    case TE_REDUCE:
-    case TE_BUFFER_LOAD: return; /* rejected when printed */
-    default:
-        uses_expr(u, e->u.bin.a);
-        uses_expr(u, e->u.bin.b);
-        return;
-    }
-}
-
-static void uses_stmt(uses *u, const tir_stmt *s) {
-    if (!s) return;
-    switch (s->kind) {
-    case TIR_FOR:
-        key_add(&u->defined, s->u.loop.var);
-        uses_expr(u, s->u.loop.min);
-        uses_expr(u, s->u.loop.extent);
-        uses_stmt(u, s->u.loop.body);
-        return;
-    case TIR_STORE:
-        key_add(&u->used, s->u.store.buffer);
-        key_add(&u->bufs, s->u.store.buffer);
-        uses_expr(u, s->u.store.index);
-        uses_expr(u, s->u.store.value);
-        uses_expr(u, s->u.store.predicate);
-        return;
-    case TIR_ALLOCATE:
-        key_add(&u->defined, s->u.alloc.buffer);
-        if (s->u.alloc.buffer->data) key_add(&u->defined, s->u.alloc.buffer->data);
-        uses_stmt(u, s->u.alloc.body);
-        return;
-    case TIR_IF:
-        uses_expr(u, s->u.if_.cond);
-        uses_stmt(u, s->u.if_.then_s);
-        uses_stmt(u, s->u.if_.else_s);
-        return;
-    case TIR_SEQ:
-        for (int i = 0; i < s->u.seq.n; ++i) uses_stmt(u, s->u.seq.stmts[i]);
-        return;
-    case TIR_EVALUATE: uses_expr(u, s->u.eval.value); return;
-    default: return;
-    }
 }
 
 /* ---------------- statements ---------------- */
@@ -219,10 +136,11 @@ static void emit_parallel_for(cg_c_emitter *em, const tir_stmt *s) {
     int id = em->nclosures++;
 
     /* What the body needs from outside. */
-    uses u;
-    memset(&u, 0, sizeof u);
-    key_add(&u.defined, v);
-    uses_stmt(&u, s->u.loop.body);
+    tir_free_vars fv;
+    if (tir_stmt_free_vars(s->u.loop.body, 1, (const void *[]){v}, &fv)) {
+        cg_c_fail(em, "out of memory outlining parallel loop '%s'", v->u.var.name);
+        return;
+    }
     key_list caps;
     memset(&caps, 0, sizeof caps);
     te_str members;
@@ -233,10 +151,10 @@ static void emit_parallel_for(cg_c_emitter *em, const tir_stmt *s) {
     te_str_init(&init);
     /* Buffers first, so a buffer's data VAR dedupes against its pointer. */
     for (int pass = 0; pass < 2; ++pass)
-        for (int i = 0; i < u.used.n; ++i) {
-            const void *k = u.used.keys[i];
-            bool is_buf = key_has(&u.bufs, k);
-            if (is_buf != (pass == 0) || key_has(&u.defined, k)) continue;
+        for (int i = 0; i < fv.n; ++i) {
+            const void *k = fv.keys[i];
+            bool is_buf = fv.is_buffer[i];
+            if (is_buf != (pass == 0)) continue;
             const char *name;
             const char *type;
             if (is_buf) {
@@ -269,9 +187,7 @@ static void emit_parallel_for(cg_c_emitter *em, const tir_stmt *s) {
             }
             te_str_printf(&init, ".%s = %s, ", name, name);
         }
-    free(u.used.keys);
-    free(u.defined.keys);
-    free(u.bufs.keys);
+    tir_free_vars_release(&fv);
     free(caps.keys);
 
     /* The call site, in the enclosing function. */

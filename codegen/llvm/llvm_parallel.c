@@ -21,66 +21,6 @@
 #include "codegen/llvm/llvm_internal.h"
 
 typedef struct {
-    const void **keys;
-    int n, cap;
-} key_list;
-
-static void key_add(key_list *l, const void *k) {
-    for (int i = 0; i < l->n; ++i)
-        if (l->keys[i] == k) return;
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        const void **p = realloc(l->keys, (size_t)cap * sizeof *p);
-        if (!p) return; /* a missing capture is then reported as an unbound name */
-        l->keys = p;
-        l->cap = cap;
-    }
-    l->keys[l->n++] = k;
-}
-
-static bool key_has(const key_list *l, const void *k) {
-    for (int i = 0; i < l->n; ++i)
-        if (l->keys[i] == k) return true;
-    return false;
-}
-
-typedef struct {
-    key_list used;    /* VARs and buffers, in first-use order */
-    key_list defined; /* loop vars and allocated buffers inside */
-    key_list bufs;    /* which keys of `used` are buffers */
-} uses;
-
-static void uses_expr(const te_expr *e, void *user) {
-    uses *u = user;
-    if (!e) return;
-    if (e->kind == TE_VAR) {
-        key_add(&u->used, e);
-        return;
-    }
-    if (e->kind == TE_LOAD) {
-        key_add(&u->used, e->u.load.buffer);
-        key_add(&u->bufs, e->u.load.buffer);
-    }
-    te_expr_visit_children(e, uses_expr, u);
-}
-
-static void uses_stmt(const tir_stmt *s, void *user) {
-    uses *u = user;
-    switch (s->kind) {
-    case TIR_FOR: key_add(&u->defined, s->u.loop.var); break;
-    case TIR_STORE:
-        key_add(&u->used, s->u.store.buffer);
-        key_add(&u->bufs, s->u.store.buffer);
-        break;
-    case TIR_ALLOCATE:
-        key_add(&u->defined, s->u.alloc.buffer);
-        if (s->u.alloc.buffer->data) key_add(&u->defined, s->u.alloc.buffer->data);
-        break;
-    default: break;
-    }
-}
-
-typedef struct {
     LLVMValueRef val;
     bool is_buf;
 } capture;
@@ -101,25 +41,25 @@ void cg_llvm__parallel_for(cg_llvm_emitter *em, const tir_stmt *s) {
 
     /* What the body needs from outside: distinct LLVM values, so two
      * buffers sharing storage stay one pointer (noalias stays true). */
-    uses u;
-    memset(&u, 0, sizeof u);
-    key_add(&u.defined, v);
-    tir_stmt_visit(s->u.loop.body, uses_stmt, uses_expr, &u);
+    tir_free_vars fv;
+    if (tir_stmt_free_vars(s->u.loop.body, 1, (const void *[]){v}, &fv)) {
+        cg_llvm__fail(em, "out of memory outlining parallel loop '%s'", v->u.var.name);
+        return;
+    }
     int ncap = 0;
-    capture *caps = calloc((size_t)(u.used.n + 1), sizeof *caps);
-    const void **keys = calloc((size_t)(u.used.n + 1), sizeof *keys);
-    int *slot = calloc((size_t)(u.used.n + 1), sizeof *slot);
+    capture *caps = calloc((size_t)(fv.n + 1), sizeof *caps);
+    const void **keys = calloc((size_t)(fv.n + 1), sizeof *keys);
+    int *slot = calloc((size_t)(fv.n + 1), sizeof *slot);
     int nkeys = 0;
     if (!caps || !keys || !slot) {
         cg_llvm__fail(em, "out of memory");
         goto done;
     }
-    for (int i = 0; i < u.used.n; ++i) {
-        const void *k = u.used.keys[i];
-        if (key_has(&u.defined, k)) continue;
+    for (int i = 0; i < fv.n; ++i) {
+        const void *k = fv.keys[i];
         LLVMValueRef val = cg_llvm__lookup(em, k);
         if (!val) continue; /* unbound: reported when the body uses it */
-        bool is_buf = key_has(&u.bufs, k);
+        bool is_buf = fv.is_buffer[i];
         int c = 0;
         while (c < ncap && caps[c].val != val) ++c;
         if (c == ncap) {
@@ -235,7 +175,5 @@ done:
     free(caps);
     free(keys);
     free(slot);
-    free(u.used.keys);
-    free(u.defined.keys);
-    free(u.bufs.keys);
+    tir_free_vars_release(&fv);
 }

@@ -150,6 +150,24 @@ void tir_stmt_visit(const tir_stmt *s, tir_stmt_visit_fn stmt_fn, te_expr_visit_
 tir_stmt *tir_stmt_substitute(te_ctx *ctx, tir_stmt *s, int n, te_expr *const *vars,
                               te_expr *const *values);
 
+/* ---- free variables (tir/free_vars.c) ----
+ * What s needs from its surroundings, for outlining a parallel loop body
+ * or a kernel into a function of its own: every VAR its expressions read
+ * and every buffer it loads or stores, in first-use order, less what s
+ * defines itself (variables of loops inside it, buffers allocated inside
+ * it and their data VARs) and less the nbound keys in `bound` (e.g. the
+ * outlined loop's own variable). */
+typedef struct {
+    int n;
+    const void **keys; /* each a te_expr VAR or a tir_buffer; malloc-owned */
+    bool *is_buffer;   /* is_buffer[i]: keys[i] is a tir_buffer */
+} tir_free_vars;
+/* Fills *out (release it with tir_free_vars_release). Returns 0, or -1
+ * when memory is exhausted (then *out is empty). */
+int tir_stmt_free_vars(const tir_stmt *s, int nbound, const void *const *bound,
+                       tir_free_vars *out);
+void tir_free_vars_release(tir_free_vars *fv);
+
 /* ---- functions ---- */
 
 /* A lowered function: its parameters are the caller's buffers, in the
