@@ -211,23 +211,9 @@ rt_module *cg_c_build(te_ctx *ctx, int nfuncs, const tir_func *const *funcs,
             rt_module_free(m);
             return NULL;
         }
-        rt_param *params = calloc((size_t)(fn->nparams > 0 ? fn->nparams : 1), sizeof *params);
-        if (!params) {
-            te_error(ctx, "c: out of memory");
-            rt_module_free(m);
-            return NULL;
-        }
-        for (int j = 0; j < fn->nparams; ++j) {
-            const tir_buffer *b = fn->params[j];
-            params[j].name = b->name;
-            params[j].dtype = cg_c_dl_type(b->dtype);
-            params[j].ndim = b->ndim;
-            for (int d = 0; d < b->ndim && d < 8; ++d) params[j].shape[d] = b->shape[d];
-        }
         rt_packed_fn entry;
         memcpy(&entry, &p, sizeof entry); /* object pointer to function pointer */
-        int rc = rt_module_add_func(m, fn->name, entry, fn->nparams, params);
-        free(params);
+        int rc = cg_module_add_tir_func(m, fn, entry);
         if (rc) {
             te_error(ctx, "c: %s", rt_module_errmsg(m));
             rt_module_free(m);

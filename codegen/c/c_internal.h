@@ -59,8 +59,6 @@ const char *cg_c_symbol(te_ctx *ctx, const char *func_name);
 /* The C type of a scalar element type ("float", "int64_t", "bool",
  * "void *"); NULL when C has none (e.g. float16). */
 const char *cg_c_type(te_dtype t);
-/* The runtime (DLPack) type rt_call checks for a buffer of dtype t. */
-DLDataType cg_c_dl_type(te_dtype t);
 
 /* Prints expression e in C into em->out. With em->lane set, vector
  * subexpressions print lane em->lane (RAMP(b, s, L) -> (b + s*lane)). */

@@ -130,16 +130,3 @@ const char *cg_c_type(te_dtype t) {
     default: return NULL;
     }
 }
-
-DLDataType cg_c_dl_type(te_dtype t) {
-    DLDataType d = {kDLFloat, t.bits, 1};
-    switch (t.code) {
-    case TE_INT: d.code = kDLInt; break;
-    case TE_UINT: d.code = kDLUInt; break;
-    case TE_FLOAT: d.code = kDLFloat; break;
-    /* DLPack 0.6 has no bool: TVM's convention is uint1, stored in a byte. */
-    case TE_BOOL: d.code = kDLUInt; d.bits = 1; break;
-    default: d.code = kDLOpaqueHandle; break;
-    }
-    return d;
-}

@@ -277,24 +277,9 @@ rt_module *cg_llvm_build(te_ctx *ctx, int nfuncs, const tir_func *const *funcs,
     s.jit = NULL; /* owned by m */
     for (int i = 0; i < nfuncs; ++i) {
         const tir_func *fn = funcs[i];
-        rt_param *params = calloc((size_t)(fn->nparams > 0 ? fn->nparams : 1), sizeof *params);
-        if (!params) {
-            te_error(ctx, "llvm: out of memory");
-            rt_module_free(m);
-            state_free(&s);
-            return NULL;
-        }
-        for (int j = 0; j < fn->nparams; ++j) {
-            const tir_buffer *b = fn->params[j];
-            params[j].name = b->name;
-            params[j].dtype = cg_llvm__dl_type(b->dtype);
-            params[j].ndim = b->ndim;
-            for (int d = 0; d < b->ndim && d < 8; ++d) params[j].shape[d] = b->shape[d];
-        }
         rt_packed_fn entry;
         memcpy(&entry, &addrs[i], sizeof entry); /* object pointer to function pointer */
-        int rc = rt_module_add_func(m, fn->name, entry, fn->nparams, params);
-        free(params);
+        int rc = cg_module_add_tir_func(m, fn, entry);
         if (rc) {
             te_error(ctx, "llvm: %s", rt_module_errmsg(m));
             rt_module_free(m);

@@ -159,16 +159,3 @@ void cg_llvm__end_fn(cg_llvm_emitter *em, cg_llvm_fn_state s) {
     em->cap_heap = s.cap_heap;
     if (s.insert_bb) LLVMPositionBuilderAtEnd(em->b, s.insert_bb);
 }
-
-DLDataType cg_llvm__dl_type(te_dtype t) {
-    DLDataType d = {kDLFloat, t.bits, 1};
-    switch (t.code) {
-    case TE_INT: d.code = kDLInt; break;
-    case TE_UINT: d.code = kDLUInt; break;
-    case TE_FLOAT: d.code = kDLFloat; break;
-    /* DLPack 0.6 has no bool: TVM's convention is uint1, stored in a byte. */
-    case TE_BOOL: d.code = kDLUInt; d.bits = 1; break;
-    default: d.code = kDLOpaqueHandle; break;
-    }
-    return d;
-}

@@ -142,8 +142,5 @@ cg_llvm_fn_state cg_llvm__begin_fn(cg_llvm_emitter *em, LLVMValueRef fn);
 /* Closes the alloca block and restores the saved state. */
 void cg_llvm__end_fn(cg_llvm_emitter *em, cg_llvm_fn_state saved);
 
-/* The runtime (DLPack) type rt_call checks for a buffer of dtype t
- * (mirrors the C backend). */
-DLDataType cg_llvm__dl_type(te_dtype t);
 
 #endif

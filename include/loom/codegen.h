@@ -57,6 +57,17 @@ const char *cg_c_source(te_ctx *ctx, int nfuncs, const tir_func *const *funcs);
 rt_module *cg_c_build(te_ctx *ctx, int nfuncs, const tir_func *const *funcs,
                       const cg_c_options *opts);
 
+/* ---- for backends ---- */
+
+/* The DLPack type rt_call checks for a buffer of element type t (bool is
+ * uint1 stored in a byte, TVM's convention). */
+DLDataType cg_dl_type(te_dtype t);
+/* Adds entry to m as function fn->name, its parameters described from
+ * fn->params (name, dtype, shape), so rt_call checks arguments alike
+ * whichever backend compiled it. Returns 0, or -1 when out of memory or
+ * the name is taken (reason in rt_module_errmsg(m) for the latter). */
+int cg_module_add_tir_func(rt_module *m, const tir_func *fn, rt_packed_fn entry);
+
 /* ---- one call from schedule to module ---- */
 
 typedef struct {
