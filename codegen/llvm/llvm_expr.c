@@ -323,6 +323,12 @@ LLVMValueRef cg_llvm__dense_base(cg_llvm_emitter *em, const te_expr *idx) {
     return NULL;
 }
 
+bool cg_llvm__lanes_inside_local(const tir_buffer *buf, const te_expr *idx, int L) {
+    if (buf->is_param || buf->scope != TIR_SCOPE_LOCAL || !is_dense_ramp(idx)) return false;
+    int64_t b;
+    return te_is_const_int(idx->u.ramp.base, &b) && b >= 0 && b + L <= tir_buffer_size(buf);
+}
+
 static bool is_dense(const te_expr *idx) {
     if (is_dense_ramp(idx)) return true;
     if (idx->kind != TE_ADD) return false;
@@ -410,9 +416,10 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         LLVMValueRef i = cg_llvm__index(em, cg_llvm__dense_base(em, idx), te_dtype_element(idx->dtype));
         if (!i) return NULL;
         LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
-        if (!mask) {
+        if (!mask || cg_llvm__lanes_inside_local(buf, idx, L)) {
             LLVMValueRef v = LLVMBuildLoad2(B, vt, p, buf->name);
             LLVMSetAlignment(v, align);
+            if (mask) v = LLVMBuildSelect(B, mask, v, LLVMConstNull(vt), "");
             return from_mem(em, elem, v);
         }
         LLVMTypeRef over[2] = {vt, em->t_ptr}, fty;

@@ -192,6 +192,14 @@ static void emit_store(cg_llvm_emitter *em, const tir_stmt *s) {
         LLVMValueRef i = cg_llvm__index(em, cg_llvm__dense_base(em, idx), te_dtype_element(idx->dtype));
         if (!i) return;
         LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
+        if (mask && cg_llvm__lanes_inside_local(buf, idx, L)) {
+            /* Per-thread memory: read, blend, write back; no other thread
+             * can write the masked-off lanes in between. */
+            LLVMValueRef old = LLVMBuildLoad2(B, vt, p, "");
+            LLVMSetAlignment(old, align);
+            v = LLVMBuildSelect(B, mask, v, old, "");
+            mask = NULL;
+        }
         if (!mask) {
             LLVMValueRef st = LLVMBuildStore(B, v, p);
             LLVMSetAlignment(st, align);
