@@ -1,0 +1,204 @@
+/*
+ * loom/ops.h — the operator library: the workloads a user tunes, each with
+ * its FLOP count, a naive double-precision reference, a default schedule
+ * and a canonical workload key, behind a registry that looks operators up
+ * by name and parses `--shape` strings.
+ *
+ * A *workload* is one operator with all its parameters fixed. Its *key* is
+ * canonical text:
+ *
+ *   conv2d_nchw(N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1,dilation=1,groups=1,dtype=float32)
+ *
+ * the operator's registry name, then every parameter in the operator's
+ * fixed order (defaults filled in, values in decimal), then the dtype. The
+ * key is the same whatever order or alias the user wrote, on every
+ * machine, so the tuning database can store records under it and the
+ * tuner's workers can rebuild the computation from it (ops_from_key).
+ * Keys follow TVM auto_scheduler's workload keys (a registered function
+ * name plus its arguments), written as text instead of JSON.
+ *
+ * Operators (registry name; aliases in brackets; shapes row-major):
+ *   matmul             M,N,K,transpose_a=0,transpose_b=0
+ *                      A[M,K] (A[K,M] when transpose_a), B[K,N] (B[N,K]
+ *                      when transpose_b) -> C[M,N] = A x B
+ *   batch_matmul       B,M,N,K,transpose_a=0,transpose_b=0: as matmul with a
+ *                      leading batch dimension of extent B on A, B and C
+ *   dense              M,N,K,bias=1: X[M,K], W[N,K] (, bias[N]) ->
+ *                      Y[M,N] = X W^T (+ bias)
+ *   dense_bias_gelu    M,N,K: X[M,K], W[N,K], bias[N] -> gelu(X W^T + bias)
+ *   conv2d_nchw [conv2d]
+ *                      N,C,H,W,K,R,S,stride=1,pad=0,dilation=1,groups=1:
+ *                      X[N,C,H,W], W[K,C/groups,R,S] -> Y[N,K,OH,OW]
+ *   conv2d_nhwc        same parameters: X[N,H,W,C], W[R,S,C/groups,K] (HWIO)
+ *                      -> Y[N,OH,OW,K]
+ *   conv2d_bias_relu   as conv2d_nchw plus bias[K]: relu(conv + bias)
+ *   depthwise_conv2d_nchw [depthwise_conv2d]
+ *                      N,C,H,W,R,S,stride=1,pad=0,dilation=1:
+ *                      X[N,C,H,W], W[C,1,R,S] -> Y[N,C,OH,OW]
+ *   max_pool2d, avg_pool2d
+ *                      N,C,H,W,R,S,stride=1,pad=0: NCHW -> [N,C,OH,OW];
+ *                      padding never wins a max; the average divides by
+ *                      the taps inside the input (count_include_pad false)
+ *   global_avg_pool2d  N,C,H,W: X[N,C,H,W] -> Y[N,C]
+ *   softmax            M,N: X[M,N] -> softmax over the last axis, computed
+ *                      stably: m = max_j x, e = exp(x - m), y = e / sum e
+ *   layer_norm         M,N: X[M,N], gamma[N], beta[N] -> Y[M,N], normalised
+ *                      over the last axis with the biased variance and
+ *                      eps = 1e-5 (as PyTorch's LayerNorm)
+ *   relu, gelu, sigmoid
+ *                      D0,D1=1,D2=1,D3=1: X[D0,D1,D2,D3] -> Y, same shape;
+ *                      gelu is the exact form 0.5 x (1 + erf(x / sqrt 2))
+ *   add, mul           D0,D1=1,D2=1,D3=1,a_bcast=0,b_bcast=0: A, B -> Y[D0..D3]
+ *                      with numpy broadcasting: bit d of a_bcast (b_bcast)
+ *                      set means A (B) has extent 1 in dimension d
+ *   sum, mean, max     D0,D1=1,D2=1,D3=1,axes,keepdims=0: X[D0..D3] reduced
+ *                      over the dimensions whose bit is set in `axes` (a
+ *                      bit mask, 1..15: axes=6 reduces dimensions 1 and 2);
+ *                      keepdims=1 keeps them with extent 1. Reducing every
+ *                      dimension without keepdims gives shape [1].
+ * OH = (H + 2 pad - dilation (R - 1) - 1) / stride + 1 (OW alike). Flags
+ * (transpose_*, bias, keepdims) are 0 or 1. The dtype is float32 unless
+ * the shape string says `dtype=float64`.
+ *
+ * FLOP counts count real work: a multiply-add is 2; padding taps of a
+ * convolution are not counted (only taps that read the input); exp, erf,
+ * divide and compare count 1 each.
+ *
+ * Errors: functions taking a ctx return NULL (or -1) and record the reason
+ * in it (te_ctx_errmsg), naming the operator, the parameter and the rule.
+ * Nothing aborts on bad input.
+ */
+#ifndef LOOM_OPS_H
+#define LOOM_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loom/runtime.h"
+#include "loom/schedule.h"
+#include "loom/te.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most parameters an operator has. */
+#define OPS_MAX_PARAMS 16
+
+/* One parameter of an operator. */
+typedef struct {
+    const char *name;   /* as written in shape strings and keys: "stride" */
+    bool required;      /* no default: the shape string must give it */
+    int64_t def;        /* the default when not required */
+    int64_t min, max;   /* the accepted range (extents: 1..INT64_MAX,
+                           padding 0.., flags 0..1, masks 1..15) */
+    const char *doc;    /* one line: what it means */
+} ops_param_info;
+
+/* One operator of the registry. Static storage; valid for the program. */
+typedef struct {
+    const char *name;          /* registry name: "conv2d_nchw" */
+    const char *alias;         /* another accepted name ("conv2d") or NULL */
+    const char *doc;           /* one line: what it computes, tensor layouts */
+    int nparams;
+    ops_param_info params[OPS_MAX_PARAMS]; /* in canonical (key) order */
+} ops_op_info;
+
+/* Number of registered operators. */
+int ops_count(void);
+/* Operator i (0 <= i < ops_count()), in a fixed order; NULL out of range. */
+const ops_op_info *ops_info(int i);
+/* The operator with this name or alias; NULL when unknown (no error). */
+const ops_op_info *ops_find(const char *name);
+/* The registry names, comma-separated ("matmul, batch_matmul, ..."):
+ * static storage. */
+const char *ops_names(void);
+
+/* A built workload. Lives in the ctx arena (with every array and string
+ * it points to) until te_ctx_free. */
+typedef struct ops_workload {
+    const ops_op_info *info;   /* the operator */
+    const char *op;            /* info->name */
+    const char *key;           /* the canonical workload key */
+    te_dtype dtype;            /* element type of every tensor */
+    int nparams;               /* == info->nparams */
+    const char *const *param_names;  /* canonical order, as info->params */
+    const int64_t *param_values;     /* defaults filled in */
+    int ninputs;               /* placeholders, in the documented order */
+    te_tensor **inputs;
+    int nouts;                 /* output tensors (1 for every op now) */
+    te_tensor **outs;
+    int nargs;                 /* ninputs + nouts */
+    te_tensor **args;          /* inputs then outputs: the order of cg_build
+                                  args and rt_call tensors */
+    double flops;              /* FLOP of one call (see the file comment) */
+    void *priv;                /* the operator's handles for its default
+                                  schedule; not for callers */
+} ops_workload;
+
+/* Builds operator `op` (a name or alias) with the parameters of `shape`:
+ * comma-separated NAME=VALUE pairs in any order, e.g.
+ * "N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"; spaces around items
+ * are ignored; VALUE is a decimal integer, except `dtype=float32|float64`.
+ * Missing parameters take their defaults. NULL or "" is an empty list.
+ * Errors (NULL, message in ctx): unknown operator (the message lists the
+ * known ones), malformed shape string (an item without '=' or a value that
+ * is not an integer), unknown parameter (the message lists the operator's
+ * parameters), a parameter given twice, a missing required parameter, a
+ * non-positive extent, a flag other than 0/1, a kernel larger than the
+ * padded input, channels not divisible by groups, an axes mask out of
+ * range, an unsupported dtype. */
+ops_workload *ops_build(te_ctx *ctx, const char *op, const char *shape);
+/* Builds the workload a key names: "OP(P=V,...,dtype=T)". Accepts any key
+ * ops_build accepts the parts of (so a non-canonical key is canonicalised:
+ * ops_from_key(k)->key is canonical; for a canonical k it equals k).
+ * Errors: those of ops_build, and a malformed key (no "(" after the name,
+ * no ")" at the end, text after it). */
+ops_workload *ops_from_key(te_ctx *ctx, const char *key);
+/* The canonical key of (op, shape) without building the computation;
+ * arena string in ctx, NULL with an error as ops_build. */
+const char *ops_canonical_key(te_ctx *ctx, const char *op, const char *shape);
+/* The value of parameter `name` of w; false when w has no such parameter. */
+bool ops_param(const ops_workload *w, const char *name, int64_t *value);
+/* The parameters as a JSON object in canonical order, dtype last:
+ * {"M":64,"N":64,"K":64,"transpose_a":0,"transpose_b":0,"dtype":"float32"}.
+ * Arena string in w's ctx. */
+const char *ops_params_json(const ops_workload *w);
+
+/* A fresh default schedule of w for target "llvm" (optionally with
+ * options, "llvm -mcpu=znver5") or "c": not tuned, but not naive —
+ * reductions as register tiles (cache_write or compute_at into the
+ * output tile, reduction loops outside a vectorized inner axis),
+ * padding stages materialised or computed at the output loop, elementwise
+ * tails inlined, the innermost axis vectorized, the outer loops fused
+ * and parallel. Each call returns a new schedule (in w's ctx) made of
+ * ordinary primitives, so its step log replays on a rebuilt workload.
+ * Tile widths follow the host's vector width (LLVM's host features),
+ * also for "llvm -mcpu=..."; the computation itself never depends on the
+ * host. A CUDA default schedule is not provided yet: target "cuda" fails
+ * with an error saying so. NULL with an error for an unknown target. */
+sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
+
+/* The naive double-precision reference: computes every output of w from
+ * the input tensors (ins[i] matches w->inputs[i]: CPU, compact, w's dtype
+ * and shape) into out[o], a caller-owned array of the output's element
+ * count, row-major. Returns 0, or -1 with a message in w's ctx when an
+ * input does not match. */
+int ops_reference(const ops_workload *w, DLTensor *const *ins, double *const *out);
+
+/* Tolerance to compare w's float32 outputs against its reference with:
+ * |got - want| <= atol + rtol |want| holds for a correct kernel on inputs
+ * uniform in [-1, 1) (it grows with the reduction length). */
+void ops_tolerance(const ops_workload *w, double *rtol, double *atol);
+
+/* Checks a compiled module of w: fills fresh inputs uniform in [-1, 1)
+ * from `seed`, poisons the outputs with NaN, calls function `fn` (NULL:
+ * "default") with w's args, compares with the reference at
+ * ops_tolerance. Returns the number of mismatching output elements (0:
+ * correct), or -1 with the reason in w's ctx when the call fails. */
+int64_t ops_check_module(const ops_workload *w, rt_module *m, const char *fn, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_OPS_H */

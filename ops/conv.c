@@ -1,0 +1,266 @@
+/*
+ * ops/conv.c — 2-D convolutions: conv2d NCHW (OIHW weights) and NHWC
+ * (HWIO weights) with stride, padding, dilation and groups; the fused
+ * conv2d+bias+relu workload (NCHW); depthwise conv2d NCHW.
+ *
+ * Padding is a stage of its own (Pad, present only when pad > 0) with
+ * clamped reads, materialised by the default schedule so that the inner
+ * loop reads it as contiguous vectors. Default CPU schedule (as tutorial
+ * 3): a register tile of 6 output channels x 16 output columns (NCHW), or
+ * 6 output pixels x NB output channels (NHWC), accumulated in registers
+ * while the reduction runs outside it; outer loops fused and parallel.
+ */
+#include "ops_internal.h"
+
+#define EXT(n, d) {n, true, 0, 1, OPS__BIG, d}
+#define DEF(n, v, lo, d) {n, false, v, lo, OPS__BIG, d}
+
+enum { CV_N, CV_C, CV_H, CV_W, CV_K, CV_R, CV_S, CV_STRIDE, CV_PAD, CV_DIL, CV_GROUPS };
+enum { DW_N, DW_C, DW_H, DW_W, DW_R, DW_S, DW_STRIDE, DW_PAD, DW_DIL };
+
+#define CONV_PARAMS                                                                        \
+    EXT("N", "batch"), EXT("C", "input channels"), EXT("H", "input height"),               \
+        EXT("W", "input width"), EXT("K", "output channels"), EXT("R", "kernel height"),   \
+        EXT("S", "kernel width"), DEF("stride", 1, 1, "stride of both spatial dimensions"), \
+        DEF("pad", 0, 0, "zero padding on each side of both spatial dimensions"),          \
+        DEF("dilation", 1, 1, "kernel dilation"),                                          \
+        DEF("groups", 1, 1, "channel groups (C and K divisible by groups)")
+
+static int conv_check(te_ctx *ctx, const char *op, const int64_t *p) {
+    if (ops__check_window(ctx, op, "H", p[CV_H], p[CV_R], p[CV_PAD], p[CV_DIL]) ||
+        ops__check_window(ctx, op, "W", p[CV_W], p[CV_S], p[CV_PAD], p[CV_DIL]))
+        return -1;
+    if (p[CV_C] % p[CV_GROUPS])
+        return te_error(ctx, "ops: %s: input channels C=%lld are not divisible by groups=%lld",
+                        op, (long long)p[CV_C], (long long)p[CV_GROUPS]);
+    if (p[CV_K] % p[CV_GROUPS])
+        return te_error(ctx, "ops: %s: output channels K=%lld are not divisible by groups=%lld",
+                        op, (long long)p[CV_K], (long long)p[CV_GROUPS]);
+    return 0;
+}
+static int nchw_check(te_ctx *ctx, const int64_t *p) { return conv_check(ctx, "conv2d_nchw", p); }
+static int nhwc_check(te_ctx *ctx, const int64_t *p) { return conv_check(ctx, "conv2d_nhwc", p); }
+static int cbr_check(te_ctx *ctx, const int64_t *p) {
+    return conv_check(ctx, "conv2d_bias_relu", p);
+}
+
+/* The convolution stage; t[0] = output (or conv), t[1] = conv, t[2] = Pad. */
+static int conv_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *p, bool nhwc,
+                      bool bias_relu) {
+    int64_t N = p[CV_N], C = p[CV_C], H = p[CV_H], W = p[CV_W], K = p[CV_K], R = p[CV_R],
+            S = p[CV_S], st = p[CV_STRIDE], pad = p[CV_PAD], dil = p[CV_DIL], g = p[CV_GROUPS];
+    int64_t OH = ops__out_extent(H, R, st, pad, dil), OW = ops__out_extent(W, S, st, pad, dil);
+    int64_t Cg = C / g, Kg = K / g;
+    te_tensor *X = nhwc ? ops__input(ctx, w, "X", 4, (int64_t[]){N, H, W, C})
+                        : ops__input(ctx, w, "X", 4, (int64_t[]){N, C, H, W});
+    te_tensor *Wt = nhwc ? ops__input(ctx, w, "W", 4, (int64_t[]){R, S, Cg, K})
+                         : ops__input(ctx, w, "W", 4, (int64_t[]){K, Cg, R, S});
+    te_tensor *P = X;
+    if (pad > 0) {
+        P = nhwc ? ops__pad(ctx, X, 1, 2, pad, ops__const(ctx, w, 0))
+                 : ops__pad(ctx, X, 2, 3, pad, ops__const(ctx, w, 0));
+        pv->t[2] = P;
+    }
+    te_expr *n = te_axis(ctx, "n", N), *k = te_axis(ctx, "k", K), *y = te_axis(ctx, "y", OH),
+            *x = te_axis(ctx, "x", OW);
+    te_expr *rc = te_reduce_axis(ctx, "rc", Cg), *rr = te_reduce_axis(ctx, "rr", R),
+            *rs = te_reduce_axis(ctx, "rs", S);
+    te_expr *iy = te_add(te_mul(y, te_int(ctx, st)), te_mul(rr, te_int(ctx, dil)));
+    te_expr *ix = te_add(te_mul(x, te_int(ctx, st)), te_mul(rs, te_int(ctx, dil)));
+    te_expr *c = g == 1 ? rc : te_add(te_mul(te_floordiv(k, te_int(ctx, Kg)), te_int(ctx, Cg)), rc);
+    te_expr *prod = nhwc ? te_mul(te_read(P, n, iy, ix, c), te_read(Wt, rr, rs, rc, k))
+                         : te_mul(te_read(P, n, c, iy, ix), te_read(Wt, k, rc, rr, rs));
+    te_tensor *O = nhwc ? te_compute(ctx, "O", TE_AXES(n, y, x, k), te_sum(prod, rc, rr, rs))
+                        : te_compute(ctx, "O", TE_AXES(n, k, y, x), te_sum(prod, rc, rr, rs));
+    double taps = (double)ops__real_taps(H, OH, R, st, pad, dil) *
+                  (double)ops__real_taps(W, OW, S, st, pad, dil);
+    w->flops = 2.0 * (double)N * (double)K * (double)Cg * taps;
+    pv->reduce_len = Cg * R * S;
+    pv->t[0] = pv->t[1] = O;
+    if (!bias_relu) return ops__set_io(ctx, w, 2, (te_tensor *[]){X, Wt}, O);
+    te_tensor *b = ops__input(ctx, w, "bias", 1, (int64_t[]){K});
+    te_expr *yn = te_axis(ctx, "yn", N), *yk = te_axis(ctx, "yk", K), *yy = te_axis(ctx, "yy", OH),
+            *yx = te_axis(ctx, "yx", OW);
+    te_expr *v = te_max(te_add(te_read(O, yn, yk, yy, yx), te_read(b, yk)), ops__const(ctx, w, 0));
+    te_tensor *Y = te_compute(ctx, "Y", TE_AXES(yn, yk, yy, yx), v);
+    w->flops += 2.0 * (double)(N * K * OH * OW);
+    pv->t[0] = Y;
+    return ops__set_io(ctx, w, 3, (te_tensor *[]){X, Wt, b}, Y);
+}
+
+static int nchw_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *p) {
+    return conv_build(ctx, w, pv, p, false, false);
+}
+static int nhwc_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *p) {
+    return conv_build(ctx, w, pv, p, true, false);
+}
+static int cbr_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *p) {
+    return conv_build(ctx, w, pv, p, false, true);
+}
+
+static void conv_ref_common(const int64_t *p, const double *const *in, double *out, bool nhwc,
+                            bool bias_relu) {
+    int64_t N = p[CV_N], C = p[CV_C], H = p[CV_H], W = p[CV_W], K = p[CV_K], R = p[CV_R],
+            S = p[CV_S], st = p[CV_STRIDE], pad = p[CV_PAD], dil = p[CV_DIL], g = p[CV_GROUPS];
+    int64_t OH = ops__out_extent(H, R, st, pad, dil), OW = ops__out_extent(W, S, st, pad, dil);
+    int64_t Cg = C / g, Kg = K / g;
+    const double *X = in[0], *Wt = in[1];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t y = 0; y < OH; y++)
+                for (int64_t x = 0; x < OW; x++) {
+                    double acc = 0;
+                    for (int64_t rc = 0; rc < Cg; rc++)
+                        for (int64_t r = 0; r < R; r++)
+                            for (int64_t s = 0; s < S; s++) {
+                                int64_t iy = y * st - pad + r * dil, ix = x * st - pad + s * dil;
+                                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                                int64_t c = (k / Kg) * Cg + rc;
+                                double xv = nhwc ? X[((n * H + iy) * W + ix) * C + c]
+                                                 : X[((n * C + c) * H + iy) * W + ix];
+                                double wv = nhwc ? Wt[((r * S + s) * Cg + rc) * K + k]
+                                                 : Wt[((k * Cg + rc) * R + r) * S + s];
+                                acc += xv * wv;
+                            }
+                    if (bias_relu) {
+                        acc += in[2][k];
+                        acc = acc > 0 ? acc : 0;
+                    }
+                    if (nhwc) out[((n * OH + y) * OW + x) * K + k] = acc;
+                    else out[((n * K + k) * OH + y) * OW + x] = acc;
+                }
+}
+
+static void nchw_ref(const ops_workload *w, const int64_t *p, const double *const *in,
+                     double *const *out) {
+    (void)w;
+    conv_ref_common(p, in, out[0], false, false);
+}
+static void nhwc_ref(const ops_workload *w, const int64_t *p, const double *const *in,
+                     double *const *out) {
+    (void)w;
+    conv_ref_common(p, in, out[0], true, false);
+}
+static void cbr_ref(const ops_workload *w, const int64_t *p, const double *const *in,
+                    double *const *out) {
+    (void)w;
+    conv_ref_common(p, in, out[0], false, true);
+}
+
+static int conv_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    if (pv->t[2] && ops__sched_pad(s, pv->t[2], vlen, NULL)) return -1;
+    te_tensor *F = pv->t[0], *R = pv->t[0] == pv->t[1] ? NULL : pv->t[1];
+    bool nhwc = F->ndim == 4 && pv->impl == &ops__conv2d_nhwc;
+    if (nhwc) return ops__sched_register_tile(s, F, R, 2, 6, 2 * vlen, vlen, false);
+    return ops__sched_register_tile(s, F, R, 1, 6, 16, vlen, false);
+}
+
+const ops__impl ops__conv2d_nchw = {
+    .info = {"conv2d_nchw", "conv2d",
+             "Y[N,K,OH,OW] = conv(X[N,C,H,W], W[K,C/groups,R,S]); OH = (H + 2 pad - "
+             "dilation (R-1) - 1) / stride + 1",
+             11,
+             {CONV_PARAMS}},
+    .check = nchw_check,
+    .build = nchw_build,
+    .reference = nchw_ref,
+    .schedule = conv_sched,
+};
+
+const ops__impl ops__conv2d_nhwc = {
+    .info = {"conv2d_nhwc", NULL,
+             "Y[N,OH,OW,K] = conv(X[N,H,W,C], W[R,S,C/groups,K]) (HWIO weights)", 11,
+             {CONV_PARAMS}},
+    .check = nhwc_check,
+    .build = nhwc_build,
+    .reference = nhwc_ref,
+    .schedule = conv_sched,
+};
+
+const ops__impl ops__conv2d_bias_relu = {
+    .info = {"conv2d_bias_relu", NULL,
+             "Y = relu(conv2d_nchw(X, W) + bias[K]), one fused workload", 11, {CONV_PARAMS}},
+    .check = cbr_check,
+    .build = cbr_build,
+    .reference = cbr_ref,
+    .schedule = conv_sched,
+};
+
+/* ---- depthwise ---- */
+
+static int dw_check(te_ctx *ctx, const int64_t *p) {
+    return ops__check_window(ctx, "depthwise_conv2d_nchw", "H", p[DW_H], p[DW_R], p[DW_PAD],
+                             p[DW_DIL]) ||
+                   ops__check_window(ctx, "depthwise_conv2d_nchw", "W", p[DW_W], p[DW_S],
+                                     p[DW_PAD], p[DW_DIL])
+               ? -1
+               : 0;
+}
+
+static int dw_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *p) {
+    int64_t N = p[DW_N], C = p[DW_C], H = p[DW_H], W = p[DW_W], R = p[DW_R], S = p[DW_S],
+            st = p[DW_STRIDE], pad = p[DW_PAD], dil = p[DW_DIL];
+    int64_t OH = ops__out_extent(H, R, st, pad, dil), OW = ops__out_extent(W, S, st, pad, dil);
+    te_tensor *X = ops__input(ctx, w, "X", 4, (int64_t[]){N, C, H, W});
+    te_tensor *Wt = ops__input(ctx, w, "W", 4, (int64_t[]){C, 1, R, S});
+    te_tensor *P = X;
+    if (pad > 0) P = pv->t[2] = ops__pad(ctx, X, 2, 3, pad, ops__const(ctx, w, 0));
+    te_expr *n = te_axis(ctx, "n", N), *c = te_axis(ctx, "c", C), *y = te_axis(ctx, "y", OH),
+            *x = te_axis(ctx, "x", OW);
+    te_expr *rr = te_reduce_axis(ctx, "rr", R), *rs = te_reduce_axis(ctx, "rs", S);
+    te_expr *iy = te_add(te_mul(y, te_int(ctx, st)), te_mul(rr, te_int(ctx, dil)));
+    te_expr *ix = te_add(te_mul(x, te_int(ctx, st)), te_mul(rs, te_int(ctx, dil)));
+    te_expr *prod = te_mul(te_read(P, n, c, iy, ix), te_read(Wt, c, te_int(ctx, 0), rr, rs));
+    te_tensor *O = te_compute(ctx, "O", TE_AXES(n, c, y, x), te_sum(prod, rr, rs));
+    double taps = (double)ops__real_taps(H, OH, R, st, pad, dil) *
+                  (double)ops__real_taps(W, OW, S, st, pad, dil);
+    w->flops = 2.0 * (double)N * (double)C * taps;
+    pv->reduce_len = R * S;
+    pv->t[0] = pv->t[1] = O;
+    return ops__set_io(ctx, w, 2, (te_tensor *[]){X, Wt}, O);
+}
+
+static void dw_ref(const ops_workload *w, const int64_t *p, const double *const *in,
+                   double *const *out) {
+    (void)w;
+    int64_t N = p[DW_N], C = p[DW_C], H = p[DW_H], W = p[DW_W], R = p[DW_R], S = p[DW_S],
+            st = p[DW_STRIDE], pad = p[DW_PAD], dil = p[DW_DIL];
+    int64_t OH = ops__out_extent(H, R, st, pad, dil), OW = ops__out_extent(W, S, st, pad, dil);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t y = 0; y < OH; y++)
+                for (int64_t x = 0; x < OW; x++) {
+                    double acc = 0;
+                    for (int64_t r = 0; r < R; r++)
+                        for (int64_t s = 0; s < S; s++) {
+                            int64_t iy = y * st - pad + r * dil, ix = x * st - pad + s * dil;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                            acc += in[0][((n * C + c) * H + iy) * W + ix] *
+                                   in[1][(c * R + r) * S + s];
+                        }
+                    out[0][((n * C + c) * OH + y) * OW + x] = acc;
+                }
+}
+
+static int dw_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    if (pv->t[2] && ops__sched_pad(s, pv->t[2], vlen, NULL)) return -1;
+    return ops__sched_register_tile(s, pv->t[0], NULL, 2, 4, 16, vlen, false);
+}
+
+const ops__impl ops__depthwise_conv2d_nchw = {
+    .info = {"depthwise_conv2d_nchw", "depthwise_conv2d",
+             "Y[N,C,OH,OW] = depthwise conv(X[N,C,H,W], W[C,1,R,S]) (channel multiplier 1)", 9,
+             {EXT("N", "batch"), EXT("C", "channels"), EXT("H", "input height"),
+              EXT("W", "input width"), EXT("R", "kernel height"), EXT("S", "kernel width"),
+              DEF("stride", 1, 1, "stride of both spatial dimensions"),
+              DEF("pad", 0, 0, "zero padding on each side of both spatial dimensions"),
+              DEF("dilation", 1, 1, "kernel dilation")}},
+    .check = dw_check,
+    .build = dw_build,
+    .reference = dw_ref,
+    .schedule = dw_sched,
+};

@@ -1,0 +1,106 @@
+/*
+ * ops/ops_internal.h — what the registry knows of each operator, and the
+ * helpers the operator files share (shape-building shorthands, scheduling
+ * patterns). Not part of the public API.
+ */
+#ifndef LOOM_OPS_INTERNAL_H
+#define LOOM_OPS_INTERNAL_H
+
+#include "loom/loom.h"
+
+/* Per-workload state kept in ops_workload.priv. */
+typedef struct ops__impl ops__impl;
+typedef struct {
+    const ops__impl *impl;
+    int64_t reduce_len;  /* longest sum one output element accumulates (tolerance) */
+    te_tensor *t[8];     /* the operator's stages; meaning fixed per operator */
+} ops__priv;
+
+/* One operator. p: parameter values in info.params order, defaults filled. */
+struct ops__impl {
+    ops_op_info info;
+    /* Impossible shapes beyond the per-parameter ranges: 0, or -1 with a
+     * message in ctx. NULL: none. */
+    int (*check)(te_ctx *ctx, const int64_t *p);
+    /* Declares the computation: sets w->inputs/ninputs, w->outs/nouts,
+     * w->flops and pv. 0 or -1 (message in ctx). */
+    int (*build)(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *p);
+    /* in[i]: the inputs as double arrays; out[o]: the outputs. */
+    void (*reference)(const ops_workload *w, const int64_t *p, const double *const *in,
+                      double *const *out);
+    /* Applies the default CPU schedule to s. vlen: vector lanes of float32. */
+    int (*schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen);
+};
+
+/* Parameter ranges (ops_param_info.min/max). */
+#define OPS__BIG INT64_MAX
+
+/* Every operator (one object each in its file). */
+extern const ops__impl ops__matmul, ops__batch_matmul, ops__dense, ops__dense_bias_gelu;
+extern const ops__impl ops__conv2d_nchw, ops__conv2d_nhwc, ops__conv2d_bias_relu,
+    ops__depthwise_conv2d_nchw;
+extern const ops__impl ops__max_pool2d, ops__avg_pool2d, ops__global_avg_pool2d;
+extern const ops__impl ops__softmax, ops__layer_norm;
+extern const ops__impl ops__relu, ops__gelu, ops__sigmoid, ops__add, ops__mul;
+extern const ops__impl ops__sum, ops__mean, ops__max;
+
+/* ---- building ---- */
+
+/* A placeholder of w's dtype. */
+te_tensor *ops__input(te_ctx *ctx, ops_workload *w, const char *name, int ndim,
+                      const int64_t *shape);
+/* Sets w's inputs (n) and its single output. Returns 0 or -1. */
+int ops__set_io(te_ctx *ctx, ops_workload *w, int n, te_tensor *const *ins, te_tensor *out);
+/* An immediate of w's dtype. */
+te_expr *ops__const(te_ctx *ctx, const ops_workload *w, double v);
+/* A padding stage: out[..] = X[..] inside, `value` outside, for the two
+ * spatial dimensions hd, wd of a rank-4 X padded by pad on each side.
+ * Indices are clamped so the read stays in bounds on both sides of the
+ * select. */
+te_tensor *ops__pad(te_ctx *ctx, te_tensor *X, int hd, int wd, int64_t pad, te_expr *value);
+/* Output extent of a (dilated) window: (in + 2 pad - dil (k - 1) - 1) / stride + 1. */
+int64_t ops__out_extent(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil);
+/* Number of (output position, tap) pairs of one spatial dimension whose
+ * tap reads the input (not the padding). */
+int64_t ops__real_taps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
+                       int64_t dil);
+/* gelu(x) = 0.5 x (1 + erf(x / sqrt 2)). */
+te_expr *ops__gelu_expr(te_ctx *ctx, const ops_workload *w, te_expr *x);
+double ops__gelu_ref(double x);
+
+/* ---- checks ---- */
+
+/* "kernel larger than the padded input" for one spatial dimension. */
+int ops__check_window(te_ctx *ctx, const char *op, const char *dim, int64_t in, int64_t k,
+                      int64_t pad, int64_t dil);
+
+/* ---- scheduling ---- */
+
+/* An elementwise stage: the last axis split by the vector width and the
+ * inner part vectorized, the rest fused and parallel. *par (may be NULL)
+ * receives the parallel axis. */
+int ops__sched_elemwise(sch_schedule *s, te_tensor *t, int vlen, te_expr **par);
+/* A register tile: output F (ndim axes) is tiled by `mr` along axis `row`
+ * and `nb` along its last axis (factors moved to nearby divisors of the
+ * extents when there are such, so tiles need no guards). Loop order: the
+ * other axes with the row tiles in place of `row`, then the column tiles
+ * (or, with col_outer, the column tiles just before the row tiles), then
+ * the tile. The loops up to the row tiles (col_outer: up to the column
+ * tiles) are fused and parallel, with more outer loops fused while that
+ * gives fewer than 16 iterations; the inner last axis is vectorized. The
+ * reduction R (a separate stage F reads elementwise, or NULL: a
+ * cache_write of F in "local") is computed at the innermost outer loop
+ * with its reduce loops outside the tile, the row loop unrolled and the
+ * last axis split by vlen, unrolled and vectorized: the accumulators stay
+ * in registers (TVM's "How to optimize GEMM on CPU", tutorial 2). */
+int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, int64_t mr,
+                             int64_t nb, int vlen, bool col_outer);
+/* A padding (or other data-parallel) stage computed at the root, as
+ * ops__sched_elemwise. */
+#define ops__sched_pad ops__sched_elemwise
+/* A reduction stage R computed inside its consumer: its reduce loops moved
+ * outside its last data-parallel axis, which is vectorized when
+ * `vectorize`. */
+int ops__sched_reduce_inner(sch_schedule *s, te_tensor *R, bool vectorize);
+
+#endif

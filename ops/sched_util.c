@@ -1,0 +1,161 @@
+/*
+ * ops/sched_util.c — the default schedules' shared patterns (elementwise,
+ * register tile, inner reduction) and ops_default_schedule, which picks
+ * the target's vector width and applies the operator's schedule.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_internal.h"
+
+static int host_vlen = 8;
+static pthread_once_t vlen_once = PTHREAD_ONCE_INIT;
+
+static void detect_vlen(void) {
+    char *f = cg_llvm_host_features();
+    if (f && strstr(f, "+avx512f")) host_vlen = 16;
+    else if (f && (strstr(f, "+avx2") || strstr(f, "+avx,") || strstr(f, "+avx")))
+        host_vlen = 8;
+    else host_vlen = 4;
+    free(f);
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+int ops__sched_elemwise(sch_schedule *s, te_tensor *t, int vlen, te_expr **par) {
+    int n = t->ndim;
+    te_expr *ax[TE_MAX_DIMS + 1];
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(t, d))) return -1;
+    te_expr *lo, *li;
+    if (sch_split(s, t, ax[n - 1], min64(vlen, t->shape[n - 1]), &lo, &li)) return -1;
+    ax[n - 1] = lo;
+    te_expr *p = lo;
+    if (n > 1 && sch_fuse(s, t, n, ax, &p)) return -1;
+    if (sch_parallel(s, t, p) || sch_vectorize(s, t, li)) return -1;
+    if (par) *par = p;
+    return 0;
+}
+
+/* A factor near `want` that divides ext (and is a multiple of `mult`),
+ * searched down to want / 2; else `want`. Dividing factors leave no
+ * guards in the tile, so the inner loops stay branch-free. */
+static int64_t pick_factor(int64_t ext, int64_t want, int64_t mult) {
+    if (ext <= want) return ext;
+    for (int64_t f = want; f * 2 >= want && f >= 1; f--)
+        if (ext % f == 0 && f % mult == 0) return f;
+    return want;
+}
+
+int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, int64_t mr,
+                             int64_t nb, int vlen, bool col_outer) {
+    int n = F->ndim, col = n - 1;
+    if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
+    te_expr *ax[TE_MAX_DIMS];
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(F, d))) return -1;
+    /* A row tail is cheap when the row-tile loop stays serial (col_outer):
+     * loop partitioning splits its guard off. */
+    mr = col_outer ? (mr < F->shape[row] ? mr : F->shape[row]) : pick_factor(F->shape[row], mr, 1);
+    nb = pick_factor(F->shape[col], nb, nb > vlen ? vlen : 1);
+    te_expr *ro, *ri, *co, *ci;
+    if (sch_split(s, F, ax[row], mr, &ro, &ri) || sch_split(s, F, ax[col], nb, &co, &ci))
+        return -1;
+    /* Loop order: the other axes and the outer tile loops, then the tile. */
+    te_expr *order[TE_MAX_DIMS + 2];
+    int64_t ext[TE_MAX_DIMS + 2];
+    int k = 0, prow = row;
+    for (int d = 0; d < col; d++) {
+        if (d == row && col_outer) {
+            /* Column panels outside the row tiles: the panel of the
+             * right-hand operand stays in cache while the rows sweep. */
+            ext[k] = (F->shape[col] + nb - 1) / nb;
+            order[k++] = co;
+            prow = k;
+        }
+        ext[k] = d == row ? (F->shape[d] + mr - 1) / mr : F->shape[d];
+        order[k++] = d == row ? ro : ax[d];
+    }
+    if (!col_outer) {
+        ext[k] = (F->shape[col] + nb - 1) / nb;
+        order[k++] = co;
+    }
+    int nouter = k;
+    order[k++] = ri;
+    order[k++] = ci;
+    if (sch_reorder(s, F, k, order)) return -1;
+    /* Parallel: the loops up to the row tiles, fused, and more outer loops
+     * while that gives fewer than 16 iterations. The loops left serial
+     * keep their tail guards on loops that loop partitioning can split. */
+    int nfuse = col_outer ? prow : row + 1;
+    int64_t prod = 1;
+    for (int d = 0; d < nfuse; d++) prod *= ext[d];
+    while (nfuse < nouter && prod < 16) prod *= ext[nfuse++];
+    te_expr *par = order[0];
+    if (nfuse > 1 && sch_fuse(s, F, nfuse, order, &par)) return -1;
+    if (sch_parallel(s, F, par) || sch_vectorize(s, F, ci)) return -1;
+    te_expr *at = nfuse == nouter ? par : order[nouter - 1];
+    if (sch_compute_at(s, R, F, at)) return -1;
+    /* The accumulator tile: reduce loops outside, row unrolled, columns in
+     * vector registers. */
+    te_expr *rax[TE_MAX_DIMS];
+    for (int d = 0; d < n; d++)
+        if (!(rax[d] = sch_axis(R, d))) return -1;
+    te_expr *rord[TE_MAX_DIMS + 4];
+    int nr = 0;
+    int nred = R->body && R->body->kind == TE_REDUCE ? R->body->u.reduce.naxes : 0;
+    for (int r = 0; r < nred; r++)
+        if (!(rord[nr++] = sch_reduce_axis(R, r))) return -1;
+    te_expr *cjo = NULL, *cji = rax[col];
+    if (nb > vlen && sch_split(s, R, rax[col], vlen, &cjo, &cji)) return -1;
+    rord[nr++] = rax[row];
+    if (cjo) rord[nr++] = cjo;
+    rord[nr++] = cji;
+    if (sch_reorder(s, R, nr, rord)) return -1;
+    if (mr > 1 && sch_unroll(s, R, rax[row])) return -1;
+    if (cjo && sch_unroll(s, R, cjo)) return -1;
+    return sch_vectorize(s, R, cji);
+}
+
+int ops__sched_reduce_inner(sch_schedule *s, te_tensor *R, bool vectorize) {
+    if (!R->body || R->body->kind != TE_REDUCE) return 0;
+    int nred = R->body->u.reduce.naxes;
+    te_expr *ord[2 * TE_MAX_DIMS];
+    int k = 0;
+    for (int r = 0; r < nred; r++)
+        if (!(ord[k++] = sch_reduce_axis(R, r))) return -1;
+    te_expr *last = sch_axis(R, R->ndim - 1);
+    if (!last) return -1;
+    ord[k++] = last;
+    if (sch_reorder(s, R, k, ord)) return -1;
+    return vectorize ? sch_vectorize(s, R, last) : 0;
+}
+
+sch_schedule *ops_default_schedule(const ops_workload *w, const char *target) {
+    if (!w) return NULL;
+    te_ctx *ctx = w->args[0]->ctx;
+    const char *t = target ? target : "";
+    size_t n = strcspn(t, " ");
+    bool llvm = n == 4 && !strncmp(t, "llvm", 4), c = n == 1 && t[0] == 'c';
+    if (n == 4 && !strncmp(t, "cuda", 4)) {
+        te_error(ctx, "ops: %s: no default schedule for target 'cuda' yet (CPU targets only: "
+                      "llvm, c)",
+                 w->op);
+        return NULL;
+    }
+    if (!llvm && !c) {
+        te_error(ctx, "ops: %s: unknown target '%s' for a default schedule (llvm, c)", w->op, t);
+        return NULL;
+    }
+    pthread_once(&vlen_once, detect_vlen);
+    sch_schedule *s = sch_create(ctx, w->nouts, w->outs);
+    if (!s) return NULL;
+    const ops__priv *pv = w->priv;
+    if (pv->impl->schedule && pv->impl->schedule(w, s, w->param_values, host_vlen)) {
+        const char *why = te_ctx_errmsg(ctx);
+        te_error(ctx, "ops: %s: default schedule failed: %s", w->op, te_strdup(ctx, why));
+        return NULL;
+    }
+    return s;
+}
