@@ -6,4 +6,7 @@
 #include "loom/schedule.h"
 #include "loom/runtime.h"
 #include "loom/codegen.h"
+#include "loom/version.h"
+#include "loom/tuning_db.h"
+#include "loom/ops.h"
 #endif

@@ -1,0 +1,301 @@
+/*
+ * loom/tuning_db.h — the tuning database: where the autotuner's measured
+ * schedules live, and how a program later fetches and applies the best.
+ *
+ * One SQLite file (WAL mode, a busy timeout, schema version in
+ * PRAGMA user_version with forward migrations) holds:
+ *   workloads   — the ops registry's canonical workload key, operator name,
+ *                 parameters as JSON, a hash of the key, FLOP per call;
+ *   targets     — a target key ("llvm -mcpu=znver5",
+ *                 "cuda sm_90 NVIDIA H100 80GB HBM3") and device properties
+ *                 as JSON;
+ *   records     — workload, target, the transform-step log as JSON,
+ *                 per-repeat latencies (seconds) and their mean, an error
+ *                 code and message, the Loom version and the creation time;
+ *   cost_models — one stored cost-model blob per target.
+ * Records are target-aware: every query names one target key and sees
+ * only that target's records, so one file can serve several machines.
+ * Because the workload key is canonical (ops registry), records move
+ * between machines with export/import.
+ *
+ * The design follows TVM auto_scheduler's record log (a workload key, a
+ * target and a transform-step list per measured candidate) and
+ * meta_schedule's database (workload table + tuning records with run
+ * times), kept in SQLite rather than JSON files so that several tuners can
+ * commit to one file at once and a crash loses nothing committed.
+ *
+ * Errors: functions taking a tdb_db return -1 (or NULL) and leave the
+ * reason in tdb_errmsg(db); the message names the file, the object and
+ * the rule broken. Nothing aborts on bad input or a bad file.
+ * Threads: one tdb_db is used by one thread at a time; several processes
+ * (or several tdb_db handles) may use one file at once.
+ */
+#ifndef LOOM_TUNING_DB_H
+#define LOOM_TUNING_DB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "loom/runtime.h"
+#include "loom/schedule.h"
+#include "loom/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The schema version this library writes (PRAGMA user_version). Files of
+ * an older version are migrated forward on open; newer ones are refused. */
+#define TDB_SCHEMA_VERSION 2
+
+/* ---- step logs as JSON ---- */
+
+/* The log as a JSON array, one object per step, fields named per kind:
+ *   {"kind":"split","stage":2,"iter":0,"factor":8}      (or "nparts":8)
+ *   {"kind":"fuse","stage":2,"iters":[0,1]}             (reorder alike)
+ *   {"kind":"annotate","stage":2,"iter":1,"ann":"vectorize"}
+ *        (ann: vectorize|unroll|parallel|bind; bind adds "thread":"threadIdx.x")
+ *   {"kind":"pragma","stage":2,"iter":0,"name":"auto_unroll_max_step","value":64}
+ *   {"kind":"compute_at","stage":1,"target_stage":2,"iter":0}
+ *   {"kind":"compute_inline","stage":1}                 (compute_root alike)
+ *   {"kind":"cache_read","stage":0,"scope":"shared","readers":[3]}
+ *   {"kind":"cache_write","stage":2,"scope":"local"}
+ *   {"kind":"rfactor","stage":2,"iter":2,"factor_axis":0}
+ *   {"kind":"storage_align","stage":1,"iter":0,"factor":16,"offset":4}
+ * Stages and iterators are indices, as in sch_step. Returns a malloc'd
+ * string the caller frees, or NULL when out of memory or a step's kind or
+ * annotation is out of range. */
+char *tdb_steps_to_json(int nsteps, const sch_step *steps);
+/* The log of s as JSON (tdb_steps_to_json of its steps). */
+char *tdb_schedule_to_json(const sch_schedule *s);
+/* Parses a log written by tdb_steps_to_json. On success returns 0 and sets
+ * *steps to nsteps steps allocated in ctx's arena (their arrays and
+ * strings too); to_json(from_json(text)) equals text for any text
+ * to_json wrote. Fails with -1 and a message in ctx (te_ctx_errmsg) when
+ * the text is not JSON, is not an array of objects, names an unknown step
+ * kind or annotation, misses a field, has an unknown field, or holds a
+ * number that is not an integer of the field's range (the message says
+ * which step and which field). Indices are checked against a schedule
+ * only by sch_replay, which names the failing step. */
+int tdb_steps_from_json(te_ctx *ctx, const char *json, int *nsteps, sch_step **steps);
+
+/* ---- opening ---- */
+
+typedef struct tdb_db tdb_db;
+
+typedef struct {
+    bool readonly;       /* no create, no migration, no writes */
+    int busy_timeout_ms; /* wait this long for another writer's lock; 0: 10000 */
+} tdb_open_options;
+
+/* Opens (creating when missing, unless readonly) the database at path,
+ * switches it to WAL mode and migrates an older schema forward. opts may
+ * be NULL. Returns NULL and sets *err (malloc'd, the caller frees; err may
+ * be NULL) when the path cannot be opened or created (or, read-only, does
+ * not exist), the file is not a SQLite database or is corrupted, its
+ * schema version is newer than TDB_SCHEMA_VERSION ("... was written by a
+ * newer Loom: schema version 7, this build ... reads up to version 2"), or
+ * (read-only) older. Several processes may open and create one file at
+ * once: a lock held by another is waited for up to the busy timeout. */
+tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err);
+/* Closes db (NULL is a no-op). Committed records are already on disk. */
+void tdb_close(tdb_db *db);
+/* The last error on db ("" when none); owned by db, valid until the next
+ * call on db. */
+const char *tdb_errmsg(const tdb_db *db);
+/* The file's schema version (after migration). */
+int tdb_schema_version(tdb_db *db);
+
+/* ---- committing ---- */
+
+/* Adds a workload (or returns the id of the one with this key; then op,
+ * params and flops are left as stored). key: the ops registry's canonical
+ * workload key; op: operator name; params_json: a JSON object of its
+ * parameters (NULL: "{}"); flops: floating-point operations per call
+ * (FLOP, 0 when unknown), used for GFLOP/s. Returns the row id (> 0) or
+ * -1. */
+int64_t tdb_commit_workload(tdb_db *db, const char *key, const char *op, const char *params_json,
+                            double flops);
+/* Adds a workload from its key alone, the ops registry (loom/ops.h)
+ * giving the operator, parameters and FLOP count; returns the id of the
+ * stored one when present. -1 when the registry cannot build the key or
+ * writes it differently (a key must be canonical: ops_from_key(k)->key). */
+int64_t tdb_commit_workload_key(tdb_db *db, const char *key);
+/* Adds a target (or returns the id of the one with this key, updating its
+ * properties when props_json is not NULL). props_json: a JSON object of
+ * device properties (NULL: "{}"). */
+int64_t tdb_commit_target(tdb_db *db, const char *key, const char *props_json);
+
+/* One measured candidate, as the tuner hands it over. */
+typedef struct {
+    const char *workload_key; /* must be committed, or known to the ops registry */
+    const char *target;       /* target key; added when new */
+    /* The log: steps_json (tdb_steps_to_json format) or, when NULL,
+     * nsteps/steps. */
+    const char *steps_json;
+    int nsteps;
+    const sch_step *steps;
+    int nlatencies;           /* repeats, >= 0 */
+    const double *latencies;  /* seconds, one per repeat, each >= 0 */
+    int error_code;           /* 0: measured fine; else the runner's code */
+    const char *error_msg;    /* NULL: "" */
+    double created;           /* unix time in seconds; 0: now */
+    const char *loom_version; /* NULL: LOOM_VERSION_STRING */
+} tdb_record_in;
+
+/* Commits one record in its own transaction (durable on return: a
+ * process killed afterwards keeps it). The log is parsed and, when the
+ * ops registry can rebuild the workload, replayed on it: a log naming a
+ * stage or axis the workload lacks is refused with sch_replay's message.
+ * A record with error_code 0 needs at least one latency. Returns the
+ * record id or -1. */
+int64_t tdb_commit_record(tdb_db *db, const tdb_record_in *rec);
+/* Commits n records in one transaction (all or none). Returns 0 or -1;
+ * ids (may be NULL) receives the record ids. */
+int tdb_commit_records(tdb_db *db, int n, const tdb_record_in *recs, int64_t *ids);
+
+/* ---- querying ---- */
+
+/* A stored record, every string malloc'd and owned by the struct. */
+typedef struct {
+    int64_t id;
+    char *workload_key;
+    char *op;
+    char *target;
+    char *steps_json;
+    int nlatencies;
+    double *latencies;  /* seconds */
+    double mean;        /* seconds; NaN for an error record without latencies */
+    int error_code;
+    char *error_msg;
+    char *loom_version;
+    double created;     /* unix seconds */
+    double flops;       /* the workload's FLOP per call (0: unknown) */
+    char *params_json;  /* the workload's parameters (JSON object) */
+    char *target_props_json; /* the target's device properties (JSON object) */
+} tdb_record;
+
+/* Frees the n records of an array a query returned, and the array. */
+void tdb_records_free(tdb_record *recs, int n);
+/* GFLOP/s of a record: flops / mean / 1e9; 0 when either is unknown. */
+double tdb_record_gflops(const tdb_record *r);
+
+/* The k best valid records (error code 0, lowest mean latency first; ties
+ * by id) of the workload on the target. Returns how many (0..k) and sets
+ * *out to a malloc'd array (NULL when 0), or -1. */
+int tdb_best(tdb_db *db, const char *workload_key, const char *target, int k, tdb_record **out);
+/* Record by id: 1 and *out filled (free its fields with
+ * tdb_record_clear), 0 when there is none, -1 on error. */
+int tdb_get_record(tdb_db *db, int64_t id, tdb_record *out);
+/* Frees the fields of one record (not the struct). */
+void tdb_record_clear(tdb_record *r);
+
+/* One trial of the tuning history of a (workload, target). */
+typedef struct {
+    int trial;         /* 1-based, in commit order */
+    int64_t record_id;
+    double latency;    /* this trial's mean, seconds; NaN for an error */
+    double best;       /* best mean up to and including this trial; NaN before the first valid */
+} tdb_history_point;
+/* Best-so-far against trial number. Returns the count and a malloc'd
+ * array in *out, or -1. */
+int tdb_history(tdb_db *db, const char *workload_key, const char *target,
+                tdb_history_point **out);
+
+/* Per (workload, target): record counts and the best latency. */
+typedef struct {
+    char *workload_key;
+    char *op;
+    char *target;
+    int nrecords;
+    int nvalid;
+    double best;   /* seconds; NaN when no valid record */
+    double flops;  /* FLOP per call (0: unknown) */
+} tdb_summary;
+/* Every (workload, target) with records, ordered by workload key then
+ * target; target may be NULL for all targets. Returns the count and a
+ * malloc'd array in *out, or -1. */
+int tdb_list(tdb_db *db, const char *target, tdb_summary **out);
+void tdb_summaries_free(tdb_summary *s, int n);
+
+typedef struct {
+    int schema_version;
+    int64_t workloads, targets, records, error_records, cost_models;
+    int64_t file_bytes; /* page_count * page_size */
+} tdb_stats;
+int tdb_get_stats(tdb_db *db, tdb_stats *out);
+
+/* Checks the file's structure (SQLite's PRAGMA quick_check: b-trees,
+ * pages, records; O(file size)). 0 when sound, -1 with the first
+ * problems in tdb_errmsg. */
+int tdb_check(tdb_db *db);
+
+/* Keeps the `keep` best valid records per (workload, target) and deletes
+ * every other record (error records included). Returns how many were
+ * deleted, or -1. */
+int64_t tdb_prune(tdb_db *db, int keep);
+
+/* ---- export / import ---- */
+
+/* Writes every record as one JSON object per line:
+ * {"workload":{"key","op","params","flops"},"target":{"key","props"},
+ *  "steps":[...],"latencies":[...],"mean","error_code","error_msg",
+ *  "loom_version","created"}. Returns the number of records or -1. */
+int64_t tdb_export_jsonl(tdb_db *db, FILE *out);
+/* Reads JSON lines written by tdb_export_jsonl into db, in one
+ * transaction: on any malformed line nothing is imported and the error
+ * lists the bad lines by number ("line 3: ..."). A record already in the
+ * database (same workload, target, log, latencies, error and time) is
+ * skipped. Blank lines are ignored. Returns 0 and the counts in
+ * *imported / *skipped (either may be NULL), or -1. */
+int tdb_import_jsonl(tdb_db *db, FILE *in, int64_t *imported, int64_t *skipped);
+/* The JSON text of a record, as one export line (malloc'd), or NULL. */
+char *tdb_record_to_json(tdb_db *db, const tdb_record *r);
+
+/* ---- cost models ---- */
+
+/* Stores (replacing) the cost-model blob of a target, with a format name
+ * ("xgboost-ubj", ...). Returns 0 or -1. */
+int tdb_put_cost_model(tdb_db *db, const char *target, const char *format, const void *blob,
+                       size_t size);
+/* The blob of a target: 1 and *blob (malloc'd), *size, *format (malloc'd,
+ * may be NULL) set; 0 when none is stored; -1 on error. */
+int tdb_get_cost_model(tdb_db *db, const char *target, void **blob, size_t *size, char **format);
+
+/* ---- targets and applying ---- */
+
+/* The key of the host CPU target, "llvm -mcpu=NAME" (malloc'd). */
+char *tdb_host_target(void);
+
+struct ops_workload; /* loom/ops.h */
+
+/* What tdb_apply_best did. */
+typedef struct {
+    bool fallback;        /* true: the operator's default schedule was used */
+    int64_t record_id;    /* the record applied, or -1 */
+    double latency;       /* its mean latency, seconds (NaN on fallback) */
+    char message[512];    /* which record, or why the default schedule */
+    struct ops_workload *workload; /* the rebuilt workload (in ctx): its args
+                                      are the module's arguments, inputs then
+                                      outputs; NULL when it could not be built */
+} tdb_apply_info;
+
+/* For a program that wants the tuned kernel: rebuilds the workload from
+ * its key in ctx (ops_from_key), replays the best valid record's log of
+ * (workload_key, target), lowers and builds it for the target, and
+ * returns the module (function "default"; arguments: the workload's
+ * args, inputs then outputs). When no record is valid — none stored, or
+ * every stored log fails to replay or build — it builds the operator's
+ * default schedule instead and says so in info->message (info may be
+ * NULL). target: a key as stored ("llvm -mcpu=znver5"), also passed to
+ * cg_build. Returns NULL with the reason in tdb_errmsg(db) when the key
+ * is unknown to the ops registry or nothing builds. The module is the
+ * caller's (rt_module_free). */
+rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, const char *target,
+                          tdb_apply_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_TUNING_DB_H */

@@ -1,0 +1,210 @@
+/*
+ * The `tunedb` command: every subcommand on a small database, their
+ * --help, their CSV forms, and their errors (exit status and message).
+ * The program is found next to this test's own executable.
+ */
+#include <libgen.h>
+#include <limits.h>
+#include <sys/wait.h>
+
+#include "test_tuning_db_util.h"
+
+#define TA "llvm -mcpu=test_a"
+
+static char tool[PATH_MAX];
+static char dir[64], dbp[128], jl[160], other[160];
+static char *key;
+static int64_t best_id;
+
+/* Runs `tunedb ARGS` (2>&1), returning the exit status; output in out. */
+static int run(char *out, size_t size, const char *fmt, ...) {
+    char args[2048], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "env -u LOOM_TUNEDB %s %s 2>&1", tool, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = 0;
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int setup(void **state) {
+    (void)state;
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(n > 0);
+    self[n] = 0;
+    snprintf(tool, sizeof tool, "%s/tunedb", dirname(self));
+    if (access(tool, X_OK)) {
+        fprintf(stderr, "tunedb not built at %s\n", tool);
+        return -1;
+    }
+    tdbt_tmpdir(dir, sizeof dir);
+    tdbt_path(dbp, sizeof dbp, dir, "c.db");
+    tdbt_path(jl, sizeof jl, dir, "x.jsonl");
+    tdbt_path(other, sizeof other, dir, "o.db");
+    key = tdbt_key("matmul", "M=32,N=32,K=32");
+    char *err = NULL;
+    tdb_db *db = tdb_open(dbp, NULL, &err);
+    assert_non_null(db);
+    char *host = tdb_host_target();
+    char *l1 = tdbt_log(key, 4, 8), *l2 = tdbt_log(key, 8, 16);
+    const struct {
+        const char *t, *log;
+        double lat;
+        int err;
+    } recs[] = {{TA, l1, 2e-3, 0}, {TA, l2, 1e-3, 0}, {TA, l1, 0, 4}, {host, l2, 5e-4, 0}};
+    for (size_t i = 0; i < sizeof recs / sizeof *recs; i++) {
+        tdb_record_in r = {.workload_key = key,
+                           .target = recs[i].t,
+                           .steps_json = recs[i].log,
+                           .nlatencies = recs[i].err ? 0 : 1,
+                           .latencies = &recs[i].lat,
+                           .error_code = recs[i].err,
+                           .error_msg = recs[i].err ? "boom" : ""};
+        int64_t id = tdb_commit_record(db, &r);
+        assert_true(id > 0);
+        if (i == 1) best_id = id;
+    }
+    tdb_close(db);
+    free(l1);
+    free(l2);
+    free(host);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    tdbt_rmdir(dir);
+    free(key);
+    return 0;
+}
+
+static char out[65536];
+
+static void test_help(void **state) {
+    (void)state;
+    assert_int_equal(run(out, sizeof out, "--help"), 0);
+    tu_assert_msg_has(out, "usage: tunedb --db FILE COMMAND", "list", "best", "history", "prune");
+    const char *cmds[] = {"list",   "best",  "show",  "history", "export",
+                          "import", "prune", "stats", "apply"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        assert_int_equal(run(out, sizeof out, "%s --help", cmds[i]), 0);
+        char want[64];
+        snprintf(want, sizeof want, "usage: tunedb --db FILE %s", cmds[i]);
+        tu_assert_msg_has(out, want);
+    }
+    assert_int_equal(run(out, sizeof out, "--db %s frobnicate", dbp), 2);
+    tu_assert_msg_has(out, "unknown command 'frobnicate'");
+    assert_int_equal(run(out, sizeof out, "--db %s list --bogus", dbp), 2);
+    tu_assert_msg_has(out, "list", "unknown or incomplete option '--bogus'");
+    assert_int_equal(run(out, sizeof out, "list"), 1);
+    tu_assert_msg_has(out, "no database", "--db FILE");
+    assert_int_equal(run(out, sizeof out, "--db %s prune", dbp), 2);
+    tu_assert_msg_has(out, "--keep K");
+    assert_int_equal(run(out, sizeof out, "--db %s prune --keep -3", dbp), 2);
+    tu_assert_msg_has(out, "--keep '-3' must be an integer >= 0");
+}
+
+static void test_list_best_show_history(void **state) {
+    (void)state;
+    assert_int_equal(run(out, sizeof out, "--db %s list", dbp), 0);
+    tu_assert_msg_has(out, "WORKLOAD", "GFLOP/s", key, TA, "1.0000", "0.07");
+    assert_int_equal(run(out, sizeof out, "--db %s list --csv --target '%s'", dbp, TA), 0);
+    char line[512];
+    snprintf(line, sizeof line, "\"%s\",matmul,%s,3,2,0.001,0.065536", key, TA);
+    tu_assert_msg_has(out, "workload,op,target,records,valid,best_s,gflops\n", line);
+
+    assert_int_equal(run(out, sizeof out,
+                         "best --db %s --op matmul --shape K=32,N=32,M=32 --target '%s'", dbp, TA),
+                     0);
+    char id[32];
+    snprintf(id, sizeof id, "\"id\":\t%lld", (long long)best_id);
+    tu_assert_msg_has(out, id, "\"gflops\":\t0.065536", "\"steps\":", "\"latencies\":", key);
+    assert_int_equal(
+        run(out, sizeof out, "--db %s best --workload '%s' --target '%s' -k 5", dbp, key, TA), 0);
+    assert_true(out[0] == '[');
+    /* a key in another parameter order means the same workload */
+    assert_int_equal(run(out, sizeof out,
+                         "--db %s best --workload 'matmul(N=32,K=32,M=32)' "
+                         "--target '%s'",
+                         dbp, TA),
+                     0);
+    tu_assert_msg_has(out, id);
+    assert_int_equal(
+        run(out, sizeof out, "--db %s best --workload '%s' --target nowhere", dbp, key), 1);
+    tu_assert_msg_has(out, "no valid record", "'nowhere'", "records exist for", TA);
+    assert_int_equal(run(out, sizeof out, "--db %s best --op nosuch --shape X=1", dbp), 2);
+    tu_assert_msg_has(out, "nosuch");
+
+    assert_int_equal(run(out, sizeof out, "--db %s show %lld", dbp, (long long)best_id), 0);
+    tu_assert_msg_has(out, id, "\"error_code\":\t0");
+    assert_int_equal(run(out, sizeof out, "--db %s show 99999", dbp), 1);
+    tu_assert_msg_has(out, "no record with id 99999");
+    assert_int_equal(run(out, sizeof out, "--db %s show abc", dbp), 2);
+
+    assert_int_equal(
+        run(out, sizeof out, "--db %s history --workload '%s' --target '%s'", dbp, key, TA), 0);
+    tu_assert_msg_has(out, "TRIAL", "BEST(ms)", "2.0000", "1.0000", "error");
+    assert_int_equal(
+        run(out, sizeof out, "--db %s history --workload '%s' --target '%s' --csv", dbp, key, TA),
+        0);
+    tu_assert_msg_has(out, "trial,record_id,latency_s,best_s,best_gflops\n1,",
+                      ",0.002,0.002,0.032768\n", ",0.001,0.001,0.065536\n", ",,0.001,0.065536\n");
+}
+
+static void test_export_import_prune_stats(void **state) {
+    (void)state;
+    assert_int_equal(run(out, sizeof out, "--db %s export %s", dbp, jl), 0);
+    tu_assert_msg_has(out, "exported 4 records");
+    assert_int_equal(run(out, sizeof out, "--db %s import %s", other, jl), 0);
+    tu_assert_msg_has(out, "imported 4 records, skipped 0");
+    assert_int_equal(run(out, sizeof out, "--db %s import %s", other, jl), 0);
+    tu_assert_msg_has(out, "imported 0 records, skipped 4");
+
+    char bad[160];
+    tdbt_path(bad, sizeof bad, dir, "bad.jsonl");
+    FILE *f = fopen(bad, "w");
+    fprintf(f, "\n{\"workload\": 3}\n\n[1,2\n");
+    fclose(f);
+    assert_int_equal(run(out, sizeof out, "--db %s import %s", other, bad), 1);
+    tu_assert_msg_has(out, "bad.jsonl", "2 bad lines", "nothing imported",
+                      "line 2:", "line 4:", "not valid JSON");
+    assert_int_equal(run(out, sizeof out, "--db %s import %s/none.jsonl", other, dir), 1);
+    tu_assert_msg_has(out, "cannot read", "none.jsonl");
+
+    assert_int_equal(run(out, sizeof out, "--db %s stats", other), 0);
+    tu_assert_msg_has(out, "schema version  2", "records         4 (1 failed)",
+                      "integrity       ok");
+    assert_int_equal(run(out, sizeof out, "--db %s prune --keep 1", other), 0);
+    tu_assert_msg_has(out, "deleted 2 records");
+    assert_int_equal(run(out, sizeof out, "--db %s stats", other), 0);
+    tu_assert_msg_has(out, "records         2 (0 failed)");
+
+    assert_int_equal(run(out, sizeof out, "--db %s/nodir/x.db stats", dir), 1);
+    tu_assert_msg_has(out, "does not exist", "nodir/x.db");
+    assert_int_equal(run(out, sizeof out, "--db %s/nodir/x.db import %s", dir, jl), 1);
+    tu_assert_msg_has(out, "cannot be opened", "nodir/x.db", "writable");
+}
+
+static void test_apply(void **state) {
+    (void)state;
+    assert_int_equal(run(out, sizeof out, "--db %s apply --workload '%s'", dbp, key), 0);
+    tu_assert_msg_has(out, "applied record", "correct");
+    assert_int_equal(run(out, sizeof out, "--db %s apply --op matmul --shape M=8,N=8,K=8", dbp), 0);
+    tu_assert_msg_has(out, "no record", "default schedule", "correct");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_list_best_show_history),
+        cmocka_unit_test(test_export_import_prune_stats),
+        cmocka_unit_test(test_apply),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

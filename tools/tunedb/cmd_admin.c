@@ -1,0 +1,196 @@
+/*
+ * tools/tunedb/cmd_admin.c — the subcommands that move or change records:
+ * export, import, prune, and stats.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/tunedb/tunedb.h"
+
+enum { O_DB = 256, O_KEEP };
+
+static const struct option admin_opts[] = {{"db", required_argument, NULL, O_DB},
+                                           {"keep", required_argument, NULL, O_KEEP},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+
+/* -1 to go on, else the exit code. keep may be NULL (no --keep). */
+static int parse(tunedb_globals *g, int argc, char **argv, const char *help, long long *keep,
+                 int *pos) {
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", admin_opts, NULL)) != -1) {
+        switch (c) {
+        case O_DB: g->db_path = optarg; break;
+        case O_KEEP:
+            if (!keep) goto bad;
+            if (!tunedb_parse_int(argv[0], "--keep", optarg, 0, keep)) return TDB_EXIT_USAGE;
+            break;
+        case 'h': fputs(help, stdout); return TDB_EXIT_OK;
+        default: goto bad;
+        }
+    }
+    *pos = optind;
+    return -1;
+bad:
+    tunedb_error(argv[0], "unknown or incomplete option '%s' (see tunedb %s --help)",
+                 argv[optind - 1], argv[0]);
+    return TDB_EXIT_USAGE;
+}
+
+static const char *one_file(int argc, char **argv, int pos) {
+    if (pos != argc - 1) {
+        tunedb_error(argv[0], "needs exactly one file name (see tunedb %s --help)", argv[0]);
+        return NULL;
+    }
+    return argv[pos];
+}
+
+static const char export_help[] =
+    "usage: tunedb --db FILE export OUT.jsonl\n"
+    "\n"
+    "Writes every record as one JSON object per line, with its workload (key, op,\n"
+    "params, flops) and target (key, props) in full, so the file imports into any\n"
+    "database. OUT '-' is standard output.\n";
+
+int tunedb_cmd_export(tunedb_globals *g, int argc, char **argv) {
+    int pos, rc = parse(g, argc, argv, export_help, NULL, &pos);
+    if (rc >= 0) return rc;
+    const char *path = one_file(argc, argv, pos);
+    if (!path) return TDB_EXIT_USAGE;
+    tdb_db *db = tunedb_open(g, true);
+    if (!db) return TDB_EXIT_FAIL;
+    bool to_stdout = !strcmp(path, "-");
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    if (!f) {
+        tunedb_error("export", "cannot write '%s': %s", path, strerror(errno));
+        tdb_close(db);
+        return TDB_EXIT_FAIL;
+    }
+    int64_t n = tdb_export_jsonl(db, f);
+    rc = TDB_EXIT_OK;
+    if (n < 0) {
+        tunedb_error("export", "%s", tdb_errmsg(db));
+        rc = TDB_EXIT_FAIL;
+    }
+    if (!to_stdout && fclose(f) != 0) {
+        tunedb_error("export", "cannot write '%s': %s", path, strerror(errno));
+        rc = TDB_EXIT_FAIL;
+    }
+    if (rc == TDB_EXIT_OK && !to_stdout)
+        printf("exported %lld records to %s\n", (long long)n, path);
+    tdb_close(db);
+    return rc;
+}
+
+static const char import_help[] =
+    "usage: tunedb --db FILE import IN.jsonl\n"
+    "\n"
+    "Reads records written by export into the database in one transaction. Records\n"
+    "already present are skipped. Every line is checked (JSON, fields, the step log,\n"
+    "and - for workloads the ops registry knows - that the log replays on the\n"
+    "workload); if any line is bad, nothing is imported and the bad lines are listed\n"
+    "by number. IN '-' is standard input.\n";
+
+int tunedb_cmd_import(tunedb_globals *g, int argc, char **argv) {
+    int pos, rc = parse(g, argc, argv, import_help, NULL, &pos);
+    if (rc >= 0) return rc;
+    const char *path = one_file(argc, argv, pos);
+    if (!path) return TDB_EXIT_USAGE;
+    bool from_stdin = !strcmp(path, "-");
+    FILE *f = from_stdin ? stdin : fopen(path, "r");
+    if (!f) {
+        tunedb_error("import", "cannot read '%s': %s", path, strerror(errno));
+        return TDB_EXIT_FAIL;
+    }
+    tdb_db *db = tunedb_open(g, false);
+    rc = TDB_EXIT_FAIL;
+    if (db) {
+        int64_t imported, skipped;
+        if (tdb_import_jsonl(db, f, &imported, &skipped)) {
+            tunedb_error("import", "%s: %s", path, tdb_errmsg(db));
+        } else {
+            printf("imported %lld records, skipped %lld already present\n", (long long)imported,
+                   (long long)skipped);
+            rc = TDB_EXIT_OK;
+        }
+        tdb_close(db);
+    }
+    if (!from_stdin) fclose(f);
+    return rc;
+}
+
+static const char prune_help[] =
+    "usage: tunedb --db FILE prune --keep K\n"
+    "\n"
+    "Keeps the K best valid records of every (workload, target) and deletes all other\n"
+    "records, failed ones included. K may be 0.\n";
+
+int tunedb_cmd_prune(tunedb_globals *g, int argc, char **argv) {
+    long long keep = -1;
+    int pos, rc = parse(g, argc, argv, prune_help, &keep, &pos);
+    if (rc >= 0) return rc;
+    if (pos < argc) {
+        tunedb_error("prune", "unexpected argument '%s'", argv[pos]);
+        return TDB_EXIT_USAGE;
+    }
+    if (keep < 0) {
+        tunedb_error("prune", "how many to keep? give --keep K");
+        return TDB_EXIT_USAGE;
+    }
+    tdb_db *db = tunedb_open(g, false);
+    if (!db) return TDB_EXIT_FAIL;
+    int64_t n = tdb_prune(db, keep > 1000000000 ? 1000000000 : (int)keep);
+    if (n < 0)
+        tunedb_error("prune", "%s", tdb_errmsg(db));
+    else
+        printf("deleted %lld records\n", (long long)n);
+    tdb_close(db);
+    return n < 0 ? TDB_EXIT_FAIL : TDB_EXIT_OK;
+}
+
+static const char stats_help[] =
+    "usage: tunedb --db FILE stats\n"
+    "\n"
+    "Schema version, counts of workloads, targets, records (and failed ones), stored\n"
+    "cost models, the file size, and an integrity check (SQLite's quick_check).\n";
+
+int tunedb_cmd_stats(tunedb_globals *g, int argc, char **argv) {
+    int pos, rc = parse(g, argc, argv, stats_help, NULL, &pos);
+    if (rc >= 0) return rc;
+    if (pos < argc) {
+        tunedb_error("stats", "unexpected argument '%s'", argv[pos]);
+        return TDB_EXIT_USAGE;
+    }
+    tdb_db *db = tunedb_open(g, true);
+    if (!db) return TDB_EXIT_FAIL;
+    tdb_stats s;
+    rc = TDB_EXIT_OK;
+    if (tdb_get_stats(db, &s)) {
+        tunedb_error("stats", "%s", tdb_errmsg(db));
+        rc = TDB_EXIT_FAIL;
+    } else {
+        printf("file            %s\n"
+               "schema version  %d\n"
+               "workloads       %lld\n"
+               "targets         %lld\n"
+               "records         %lld (%lld failed)\n"
+               "cost models     %lld\n"
+               "size            %lld bytes\n",
+               g->db_path, s.schema_version, (long long)s.workloads, (long long)s.targets,
+               (long long)s.records, (long long)s.error_records, (long long)s.cost_models,
+               (long long)s.file_bytes);
+        if (tdb_check(db)) {
+            printf("integrity       DAMAGED\n");
+            tunedb_error("stats", "%s", tdb_errmsg(db));
+            rc = TDB_EXIT_FAIL;
+        } else {
+            printf("integrity       ok\n");
+        }
+    }
+    tdb_close(db);
+    return rc;
+}

@@ -1,0 +1,383 @@
+/*
+ * tools/tunedb/cmd_query.c — the read-only subcommands: list, best, show,
+ * history, and apply (build the best schedule and check it).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "tools/tunedb/tunedb.h"
+
+/* Options every query takes. */
+typedef struct {
+    const char *workload, *op, *shape, *target;
+    bool csv;
+    long long k;
+} qopts;
+
+enum { O_DB = 256, O_WORKLOAD, O_OP, O_SHAPE, O_TARGET, O_CSV, O_K };
+
+static const struct option query_opts[] = {{"db", required_argument, NULL, O_DB},
+                                           {"workload", required_argument, NULL, O_WORKLOAD},
+                                           {"op", required_argument, NULL, O_OP},
+                                           {"shape", required_argument, NULL, O_SHAPE},
+                                           {"target", required_argument, NULL, O_TARGET},
+                                           {"csv", no_argument, NULL, O_CSV},
+                                           {"k", required_argument, NULL, O_K},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+
+/* Parses the options; returns -1 to go on, else the exit code (help
+ * printed or a usage error). *pos receives the first operand index. */
+static int parse(tunedb_globals *g, int argc, char **argv, const char *help, qopts *q, int *pos) {
+    memset(q, 0, sizeof *q);
+    q->k = 1;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+hk:", query_opts, NULL)) != -1) {
+        switch (c) {
+        case O_DB: g->db_path = optarg; break;
+        case O_WORKLOAD: q->workload = optarg; break;
+        case O_OP: q->op = optarg; break;
+        case O_SHAPE: q->shape = optarg; break;
+        case O_TARGET: q->target = optarg; break;
+        case O_CSV: q->csv = true; break;
+        case 'k':
+        case O_K:
+            if (!tunedb_parse_int(argv[0], "-k", optarg, 1, &q->k)) return TDB_EXIT_USAGE;
+            break;
+        case 'h': fputs(help, stdout); return TDB_EXIT_OK;
+        default:
+            tunedb_error(argv[0], "unknown or incomplete option '%s' (see tunedb %s --help)",
+                         argv[optind - 1], argv[0]);
+            return TDB_EXIT_USAGE;
+        }
+    }
+    *pos = optind;
+    return -1;
+}
+
+static bool no_operands(const char *cmd, int argc, char **argv, int pos) {
+    if (pos < argc) {
+        tunedb_error(cmd, "unexpected argument '%s'", argv[pos]);
+        return false;
+    }
+    return true;
+}
+
+static void csv_field(const char *s) {
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"') putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+/* ---- list ---- */
+
+static const char list_help[] =
+    "usage: tunedb --db FILE list [--target T] [--csv]\n"
+    "\n"
+    "Every (workload, target) with records: record count, valid (error-free) records,\n"
+    "best mean latency and its GFLOP/s. --target shows one target only; --csv writes\n"
+    "workload,op,target,records,valid,best_s,gflops.\n";
+
+int tunedb_cmd_list(tunedb_globals *g, int argc, char **argv) {
+    qopts q;
+    int pos, rc = parse(g, argc, argv, list_help, &q, &pos);
+    if (rc >= 0) return rc;
+    if (!no_operands("list", argc, argv, pos)) return TDB_EXIT_USAGE;
+    tdb_db *db = tunedb_open(g, true);
+    if (!db) return TDB_EXIT_FAIL;
+    tdb_summary *s;
+    int n = tdb_list(db, q.target, &s);
+    if (n < 0) {
+        tunedb_error("list", "%s", tdb_errmsg(db));
+        tdb_close(db);
+        return TDB_EXIT_FAIL;
+    }
+    int kw = 8, tw = 6;
+    for (int i = 0; i < n; i++) {
+        if ((int)strlen(s[i].workload_key) > kw) kw = (int)strlen(s[i].workload_key);
+        if ((int)strlen(s[i].target) > tw) tw = (int)strlen(s[i].target);
+    }
+    if (q.csv)
+        puts("workload,op,target,records,valid,best_s,gflops");
+    else
+        printf("%-*s  %-*s  %7s  %5s  %12s  %9s\n", kw, "WORKLOAD", tw, "TARGET", "RECORDS",
+               "VALID", "BEST(ms)", "GFLOP/s");
+    for (int i = 0; i < n; i++) {
+        double gf = s[i].flops > 0 && s[i].best > 0 ? s[i].flops / s[i].best * 1e-9 : 0;
+        if (q.csv) {
+            csv_field(s[i].workload_key);
+            putchar(',');
+            csv_field(s[i].op);
+            putchar(',');
+            csv_field(s[i].target);
+            printf(",%d,%d,", s[i].nrecords, s[i].nvalid);
+            if (!isnan(s[i].best)) printf("%.9g", s[i].best);
+            putchar(',');
+            if (gf > 0) printf("%.6g", gf);
+            putchar('\n');
+        } else {
+            char best[32] = "-", gfs[32] = "-";
+            if (!isnan(s[i].best)) snprintf(best, sizeof best, "%.4f", s[i].best * 1e3);
+            if (gf > 0) snprintf(gfs, sizeof gfs, "%.2f", gf);
+            printf("%-*s  %-*s  %7d  %5d  %12s  %9s\n", kw, s[i].workload_key, tw, s[i].target,
+                   s[i].nrecords, s[i].nvalid, best, gfs);
+        }
+    }
+    if (!q.csv && n == 0)
+        printf("(no records%s%s)\n", q.target ? " for target " : "", q.target ? q.target : "");
+    tdb_summaries_free(s, n);
+    tdb_close(db);
+    return TDB_EXIT_OK;
+}
+
+/* ---- best / show ---- */
+
+static cJSON *record_json(const tdb_record *r) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", (double)r->id);
+    char *line = tdb_record_to_json(NULL, r);
+    cJSON *body = line ? cJSON_Parse(line) : NULL;
+    free(line);
+    cJSON *it = body ? body->child : NULL;
+    while (it) { /* move the export fields after "id" */
+        cJSON *next = it->next;
+        cJSON_AddItemToObject(o, it->string, cJSON_DetachItemViaPointer(body, it));
+        it = next;
+    }
+    cJSON_Delete(body);
+    double gf = tdb_record_gflops(r);
+    if (gf > 0)
+        cJSON_AddNumberToObject(o, "gflops", gf);
+    else
+        cJSON_AddNullToObject(o, "gflops");
+    return o;
+}
+
+static void print_json(cJSON *o) {
+    char *text = cJSON_Print(o);
+    if (text) puts(text);
+    free(text);
+}
+
+/* Why best/history found nothing: the targets that do have records. */
+static void explain_missing(tdb_db *db, const char *cmd, const char *key, const char *target) {
+    tdb_summary *s;
+    int n = tdb_list(db, NULL, &s);
+    char others[1024] = "";
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(s[i].workload_key, key) || !s[i].nvalid) continue;
+        int w = snprintf(others + len, sizeof others - len, "%s'%s'", len ? ", " : "", s[i].target);
+        if (w > 0 && (size_t)w < sizeof others - len) len += (size_t)w;
+    }
+    tunedb_error(cmd, "no valid record of workload '%s' for target '%s'%s%s", key, target,
+                 len ? "; records exist for " : "", others);
+    if (n > 0) tdb_summaries_free(s, n);
+}
+
+static const char best_help[] =
+    "usage: tunedb --db FILE best (--workload KEY | --op OP --shape P=V,...) [--target T] [-k K]\n"
+    "\n"
+    "The best valid record (lowest mean latency) of the workload on the target, as JSON:\n"
+    "the record's export form plus its id and GFLOP/s. -k K prints the K best as a JSON\n"
+    "array. The target defaults to the host CPU (\"llvm -mcpu=NAME\"). Exit status 1 when\n"
+    "there is no valid record.\n";
+
+int tunedb_cmd_best(tunedb_globals *g, int argc, char **argv) {
+    qopts q;
+    int pos, rc = parse(g, argc, argv, best_help, &q, &pos);
+    if (rc >= 0) return rc;
+    if (!no_operands("best", argc, argv, pos)) return TDB_EXIT_USAGE;
+    char *key = tunedb_workload_key(q.workload, q.op, q.shape);
+    if (!key) return TDB_EXIT_USAGE;
+    char *target = tunedb_target(q.target);
+    tdb_db *db = tunedb_open(g, true);
+    rc = TDB_EXIT_FAIL;
+    if (db) {
+        tdb_record *recs;
+        int n = tdb_best(db, key, target, q.k > 100000 ? 100000 : (int)q.k, &recs);
+        if (n < 0) {
+            tunedb_error("best", "%s", tdb_errmsg(db));
+        } else if (n == 0) {
+            explain_missing(db, "best", key, target);
+        } else {
+            if (q.k == 1) {
+                cJSON *o = record_json(&recs[0]);
+                print_json(o);
+                cJSON_Delete(o);
+            } else {
+                cJSON *arr = cJSON_CreateArray();
+                for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, record_json(&recs[i]));
+                print_json(arr);
+                cJSON_Delete(arr);
+            }
+            tdb_records_free(recs, n);
+            rc = TDB_EXIT_OK;
+        }
+        tdb_close(db);
+    }
+    free(key);
+    free(target);
+    return rc;
+}
+
+static const char show_help[] =
+    "usage: tunedb --db FILE show ID\n"
+    "\n"
+    "One record by id, as JSON (its export form plus id and GFLOP/s).\n";
+
+int tunedb_cmd_show(tunedb_globals *g, int argc, char **argv) {
+    qopts q;
+    int pos, rc = parse(g, argc, argv, show_help, &q, &pos);
+    if (rc >= 0) return rc;
+    if (pos != argc - 1) {
+        tunedb_error("show", "needs exactly one record id (see tunedb show --help)");
+        return TDB_EXIT_USAGE;
+    }
+    long long id;
+    if (!tunedb_parse_int("show", "record id", argv[pos], 1, &id)) return TDB_EXIT_USAGE;
+    tdb_db *db = tunedb_open(g, true);
+    if (!db) return TDB_EXIT_FAIL;
+    tdb_record r;
+    int got = tdb_get_record(db, id, &r);
+    rc = TDB_EXIT_FAIL;
+    if (got < 0) {
+        tunedb_error("show", "%s", tdb_errmsg(db));
+    } else if (got == 0) {
+        tunedb_error("show", "no record with id %lld in '%s'", id, g->db_path);
+    } else {
+        cJSON *o = record_json(&r);
+        print_json(o);
+        cJSON_Delete(o);
+        tdb_record_clear(&r);
+        rc = TDB_EXIT_OK;
+    }
+    tdb_close(db);
+    return rc;
+}
+
+/* ---- history ---- */
+
+static const char history_help[] =
+    "usage: tunedb --db FILE history (--workload KEY | --op OP --shape P=V,...) [--target T] "
+    "[--csv]\n"
+    "\n"
+    "Best-so-far mean latency against trial number (records in commit order) of the\n"
+    "workload on the target (default: the host CPU). --csv writes\n"
+    "trial,record_id,latency_s,best_s,best_gflops (empty fields for failed trials).\n";
+
+int tunedb_cmd_history(tunedb_globals *g, int argc, char **argv) {
+    qopts q;
+    int pos, rc = parse(g, argc, argv, history_help, &q, &pos);
+    if (rc >= 0) return rc;
+    if (!no_operands("history", argc, argv, pos)) return TDB_EXIT_USAGE;
+    char *key = tunedb_workload_key(q.workload, q.op, q.shape);
+    if (!key) return TDB_EXIT_USAGE;
+    char *target = tunedb_target(q.target);
+    tdb_db *db = tunedb_open(g, true);
+    rc = TDB_EXIT_FAIL;
+    tdb_history_point *h = NULL;
+    int n = db ? tdb_history(db, key, target, &h) : -1;
+    if (db && n < 0) tunedb_error("history", "%s", tdb_errmsg(db));
+    if (n == 0) explain_missing(db, "history", key, target);
+    if (n > 0) {
+        double flops = 0;
+        tdb_record *best;
+        if (tdb_best(db, key, target, 1, &best) == 1) {
+            flops = best[0].flops;
+            tdb_records_free(best, 1);
+        }
+        if (q.csv)
+            puts("trial,record_id,latency_s,best_s,best_gflops");
+        else
+            printf("# %s on %s\n%6s  %8s  %12s  %12s  %12s\n", key, target, "TRIAL", "RECORD",
+                   "LATENCY(ms)", "BEST(ms)", "BEST GFLOP/s");
+        for (int i = 0; i < n; i++) {
+            double gf = flops > 0 && h[i].best > 0 ? flops / h[i].best * 1e-9 : 0;
+            if (q.csv) {
+                printf("%d,%lld,", h[i].trial, (long long)h[i].record_id);
+                if (!isnan(h[i].latency)) printf("%.9g", h[i].latency);
+                putchar(',');
+                if (!isnan(h[i].best)) printf("%.9g", h[i].best);
+                putchar(',');
+                if (gf > 0) printf("%.6g", gf);
+                putchar('\n');
+            } else {
+                char lat[32] = "error", best[32] = "-", gfs[32] = "-";
+                if (!isnan(h[i].latency)) snprintf(lat, sizeof lat, "%.4f", h[i].latency * 1e3);
+                if (!isnan(h[i].best)) snprintf(best, sizeof best, "%.4f", h[i].best * 1e3);
+                if (gf > 0) snprintf(gfs, sizeof gfs, "%.2f", gf);
+                printf("%6d  %8lld  %12s  %12s  %12s\n", h[i].trial, (long long)h[i].record_id, lat,
+                       best, gfs);
+            }
+        }
+        rc = TDB_EXIT_OK;
+    }
+    free(h);
+    tdb_close(db);
+    free(key);
+    free(target);
+    return rc;
+}
+
+/* ---- apply ---- */
+
+static const char apply_help[] =
+    "usage: tunedb --db FILE apply (--workload KEY | --op OP --shape P=V,...) [--target T]\n"
+    "\n"
+    "Does what a program calling tdb_apply_best does: rebuilds the workload from its key,\n"
+    "replays the best valid record's step log and builds it for the target (default: the\n"
+    "host CPU), or the operator's default schedule when there is no valid record (it says\n"
+    "so); then runs the module once on random inputs and checks the result against the\n"
+    "operator's naive reference. Exit status 1 when nothing builds or the check fails.\n";
+
+int tunedb_cmd_apply(tunedb_globals *g, int argc, char **argv) {
+    qopts q;
+    int pos, rc = parse(g, argc, argv, apply_help, &q, &pos);
+    if (rc >= 0) return rc;
+    if (!no_operands("apply", argc, argv, pos)) return TDB_EXIT_USAGE;
+    char *key = tunedb_workload_key(q.workload, q.op, q.shape);
+    if (!key) return TDB_EXIT_USAGE;
+    char *target = tunedb_target(q.target);
+    tdb_db *db = tunedb_open(g, true);
+    rc = TDB_EXIT_FAIL;
+    if (db) {
+        te_ctx *ctx = te_ctx_new();
+        tdb_apply_info info;
+        rt_module *m = tdb_apply_best(db, ctx, key, target, &info);
+        if (!m) {
+            tunedb_error("apply", "%s", tdb_errmsg(db));
+        } else {
+            printf("%s\n", info.message);
+            int64_t bad = ops_check_module(info.workload, m, NULL, 12345);
+            if (bad == 0) {
+                printf("checked against the reference: correct\n");
+                rc = TDB_EXIT_OK;
+            } else if (bad < 0) {
+                tunedb_error("apply", "running the module failed: %s", te_ctx_errmsg(ctx));
+            } else {
+                tunedb_error("apply", "%lld output elements differ from the reference",
+                             (long long)bad);
+            }
+            rt_module_free(m);
+        }
+        te_ctx_free(ctx);
+        tdb_close(db);
+    }
+    free(key);
+    free(target);
+    return rc;
+}

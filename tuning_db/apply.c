@@ -1,0 +1,144 @@
+/*
+ * tuning_db/apply.c — where the database meets the ops registry: checking
+ * a log against the workload it claims to schedule, adding a workload
+ * from its key, and applying the best record (rebuild, replay, build).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loom/codegen.h"
+#include "loom/ops.h"
+#include "tuning_db/tdb_internal.h"
+
+char *tdb_host_target(void) {
+    char *cpu = cg_llvm_host_cpu();
+    const char *name = cpu && *cpu ? cpu : "generic";
+    size_t n = strlen(name) + 16;
+    char *key = malloc(n);
+    if (key) snprintf(key, n, "llvm -mcpu=%s", name);
+    free(cpu);
+    return key;
+}
+
+int tdb__validate_log(tdb_db *db, const char *workload_key, int nsteps, const sch_step *steps) {
+    te_ctx *ctx = te_ctx_new();
+    if (!ctx) return tdb__err(db, "commit_record: out of memory");
+    int rc = 0;
+    /* A workload the registry cannot build (a user's own computation) is
+     * stored unchecked: only its log's syntax was verified. */
+    ops_workload *w = ops_from_key(ctx, workload_key);
+    if (w && !sch_replay(ctx, w->nouts, w->outs, nsteps, steps)) {
+        rc = tdb__err(db, "commit_record: the step log does not fit workload '%s': %s",
+                      workload_key, te_ctx_errmsg(ctx));
+    }
+    te_ctx_free(ctx);
+    return rc;
+}
+
+int64_t tdb__insert_workload_from_ops(tdb_db *db, const char *key) {
+    te_ctx *ctx = te_ctx_new();
+    if (!ctx) return tdb__err(db, "commit_workload: out of memory");
+    int64_t id = -1;
+    ops_workload *w = ops_from_key(ctx, key);
+    if (!w) {
+        tdb__err(db,
+                 "commit_workload: workload '%s' is not in the database and the ops registry "
+                 "cannot build it (%s); commit it with tdb_commit_workload first",
+                 key, te_ctx_errmsg(ctx));
+    } else if (strcmp(w->key, key)) {
+        tdb__err(db,
+                 "commit_workload: workload key '%s' is not canonical: the ops registry writes "
+                 "it '%s'",
+                 key, w->key);
+    } else {
+        id = tdb__insert_workload(db, w->key, w->op, ops_params_json(w), w->flops);
+    }
+    te_ctx_free(ctx);
+    return id;
+}
+
+/* Replays one record's log on w and builds it; NULL with the reason in
+ * why (the ctx keeps its error too). */
+static rt_module *build_record(te_ctx *ctx, const ops_workload *w, const tdb_record *r,
+                               const char *target, char *why, size_t whysz) {
+    int nsteps;
+    sch_step *steps;
+    if (tdb_steps_from_json(ctx, r->steps_json, &nsteps, &steps)) {
+        snprintf(why, whysz, "record %lld: %s", (long long)r->id, te_ctx_errmsg(ctx));
+        return NULL;
+    }
+    sch_schedule *s = sch_replay(ctx, w->nouts, w->outs, nsteps, steps);
+    if (!s) {
+        snprintf(why, whysz, "record %lld: %s", (long long)r->id, te_ctx_errmsg(ctx));
+        return NULL;
+    }
+    rt_module *m = cg_build(s, w->nargs, w->args, target, NULL);
+    if (!m) snprintf(why, whysz, "record %lld: build: %s", (long long)r->id, te_ctx_errmsg(ctx));
+    return m;
+}
+
+/* How many of the best records to try before the default schedule: a
+ * log that no longer builds (the compiler changed) should not hide the
+ * next best. */
+#define APPLY_TRIES 8
+
+rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, const char *target,
+                          tdb_apply_info *info) {
+    tdb_apply_info local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
+    info->record_id = -1;
+    info->latency = NAN;
+    if (!db) return NULL;
+    if (!ctx || !workload_key || !target) {
+        tdb__err(db, "apply_best: needs a ctx, a workload key and a target");
+        return NULL;
+    }
+    ops_workload *w = ops_from_key(ctx, workload_key);
+    if (!w) {
+        tdb__err(db, "apply_best: cannot rebuild workload '%s': %s", workload_key,
+                 te_ctx_errmsg(ctx));
+        return NULL;
+    }
+    info->workload = w;
+    tdb_record *recs = NULL;
+    int n = tdb_best(db, w->key, target, APPLY_TRIES, &recs);
+    if (n < 0) return NULL;
+    char why[400] = "";
+    for (int i = 0; i < n; i++) {
+        char reason[400];
+        rt_module *m = build_record(ctx, w, &recs[i], target, reason, sizeof reason);
+        if (m) {
+            info->record_id = recs[i].id;
+            info->latency = recs[i].mean;
+            snprintf(info->message, sizeof info->message,
+                     "applied record %lld of workload '%s' on target '%s' (mean %.6g s%s)",
+                     (long long)recs[i].id, w->key, target, recs[i].mean,
+                     i ? ", the better records failed to build" : "");
+            tdb_records_free(recs, n);
+            return m;
+        }
+        if (!why[0]) snprintf(why, sizeof why, "%s", reason);
+    }
+    tdb_records_free(recs, n);
+
+    info->fallback = true;
+    if (n == 0)
+        snprintf(info->message, sizeof info->message,
+                 "no record of workload '%s' for target '%s' in '%s': using the operator's "
+                 "default schedule",
+                 w->key, target, db->path);
+    else
+        snprintf(info->message, sizeof info->message,
+                 "none of the %d best records of workload '%s' for target '%s' builds (%.300s): "
+                 "using the operator's default schedule",
+                 n, w->key, target, why);
+    sch_schedule *s = ops_default_schedule(w, target);
+    rt_module *m = s ? cg_build(s, w->nargs, w->args, target, NULL) : NULL;
+    if (!m)
+        tdb__err(db, "apply_best: %s; the default schedule failed too: %s", info->message,
+                 te_ctx_errmsg(ctx));
+    return m;
+}
