@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Loom needs to build and test, when missing.
-# Usage: bash scripts/setup-deps.sh [--bench]   (--bench adds OpenBLAS for bench/)
+# Usage: bash scripts/setup-deps.sh   (OpenBLAS, oneDNN and gnuplot are for bench/)
 # Runs as root (apt-get); does nothing when everything is already installed.
 set -euo pipefail
 pkgs=(gcc make cmake pkg-config llvm-19-dev libzstd-dev libxgboost-dev libsqlite3-dev
-      libdlpack-dev libcjson-dev libcmocka-dev libopenblas-dev)
+      libdlpack-dev libcjson-dev libcmocka-dev libopenblas-dev libdnnl-dev gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

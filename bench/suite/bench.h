@@ -1,0 +1,70 @@
+/*
+ * bench/suite/bench.h — the side-by-side benchmark: shared types of the
+ * driver (suite.c), the vendor peers (peer_blas.c, peer_dnnl.c), the
+ * machine's measured fp32 peak (peak.c) and the outputs (report.c).
+ */
+#ifndef LOOM_BENCH_H
+#define LOOM_BENCH_H
+
+#include <loom/loom.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* A vendor implementation of one workload, set up on the workload's own
+ * input tensors (read, never written) and writing its own output. */
+typedef struct bench_peer bench_peer;
+
+/* Sets up the peer for w ("OpenBLAS sgemm" for matmul and batch_matmul,
+ * oneDNN for conv2d_nchw and depthwise_conv2d_nchw); ins are w's inputs.
+ * NULL with a message in err (size errlen) when the op has no peer or the
+ * library refuses it. */
+bench_peer *bench_peer_new(const ops_workload *w, DLTensor *const *ins, char *err, size_t errlen);
+void bench_peer_free(bench_peer *p);
+/* The peer's name, e.g. "openblas sgemm", "onednn nchw". */
+const char *bench_peer_name(const bench_peer *p);
+/* One call: what a user with NCHW (row-major) tensors pays, layout
+ * reorders included. Returns 0, or non-zero on a library error. */
+int bench_peer_run(bench_peer *p);
+/* One call in the peer's preferred internal layout alone (oneDNN's
+ * blocked formats, reorders excluded); false when the peer has no such
+ * mode (it is then the same as bench_peer_run). */
+bool bench_peer_has_internal(const bench_peer *p);
+int bench_peer_run_internal(bench_peer *p);
+/* The peer's output in the workload's layout (after bench_peer_run): a
+ * float array of the output's element count, owned by the peer. */
+const float *bench_peer_output(const bench_peer *p);
+
+/* Per-library set-up done once per process: thread counts. */
+void bench_peers_set_threads(int threads);
+
+/* The machine's fp32 peak in FLOP/s on `threads` threads, measured with
+ * independent FMA chains on the widest vector unit the CPU has (AVX-512,
+ * else AVX2+FMA, else SSE multiply-add). */
+double bench_fp32_peak(int threads);
+
+/* One row of the results. */
+typedef struct {
+    const char *name, *op, *peer, *loom_source; /* loom_source: "tuned #ID" or "default" */
+    const char *key;                /* the canonical workload key */
+    double flops;
+    double peer_ms, peer_spread_ms; /* median and (max - min) of samples */
+    double internal_ms;             /* NaN when the peer has no internal mode */
+    double loom_ms, loom_spread_ms;
+    bool checked;                   /* Loom and peer both matched the reference */
+    const char *error;              /* NULL, or why the row has no numbers */
+} bench_row;
+
+/* Prints the text table (with the peak's % column). */
+void bench_print_table(FILE *out, const bench_row *rows, int n, double peak, int threads);
+/* Writes the rows as CSV with a header line. */
+int bench_write_csv(const char *path, const bench_row *rows, int n, double peak);
+/* Writes ratio.dat and ratio.gp into dir and runs gnuplot (ratio.png);
+ * returns 0, or -1 with a message on stderr (no gnuplot, unwritable). */
+int bench_plot_ratios(const char *dir, const bench_row *rows, int n);
+/* Writes tuning curves (best GFLOP/s against trial) of every workload of
+ * the rows found in db for target into dir (curves.dat, curves.gp,
+ * curves.png). */
+int bench_plot_curves(const char *dir, tdb_db *db, const char *target, const bench_row *rows,
+                      int n);
+
+#endif

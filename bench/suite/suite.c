@@ -1,0 +1,302 @@
+/*
+ * bench/suite/suite.c — `bench_suite`: Loom against the vendor libraries,
+ * side by side in one process, over a workloads file.
+ *
+ *   bench_suite [--workloads FILE] [--threads T] [--repeat R] [--min-ms MS]
+ *               [--db FILE [--target KEY]] [--only NAME,...] [--csv FILE]
+ *               [--plot-dir DIR] [--seed S]
+ *
+ * For each workload (a line `name<TAB>op<TAB>params` of FILE, default
+ * bench/workloads.tsv): Loom runs the best record of the tuning database
+ * for the workload and target (tdb_apply_best), or the operator's default
+ * schedule when there is no database or no valid record (marked
+ * "default"); the peer is OpenBLAS sgemm (matmul, batch_matmul) or oneDNN
+ * (convolutions, NCHW in and out with its reorders; its internal-layout
+ * time is shown too). Both run with T threads on the same inputs, both
+ * results are checked against the double-precision reference, then the two
+ * are timed interleaved: R samples each, every sample repeating the call
+ * for at least MS milliseconds; the table shows medians and the spread.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+typedef struct {
+    int threads, repeat;
+    double min_ms;
+    const char *workloads, *db, *target, *only, *csv, *plot_dir;
+    uint64_t seed;
+} options;
+
+static void usage(FILE *f, const char *argv0) {
+    fprintf(f,
+            "usage: %s [--workloads FILE] [--threads T] [--repeat R] [--min-ms MS]\n"
+            "          [--db FILE [--target KEY]] [--only NAME,...] [--csv FILE]\n"
+            "          [--plot-dir DIR] [--seed S]\n"
+            "Times Loom against OpenBLAS / oneDNN on each workload of FILE (default\n"
+            "bench/workloads.tsv); see bench/README.md for the columns.\n",
+            argv0);
+}
+
+static int parse(int argc, char **argv, options *o) {
+    static const struct option longs[] = {
+        {"workloads", required_argument, 0, 'w'}, {"threads", required_argument, 0, 't'},
+        {"repeat", required_argument, 0, 'r'},    {"min-ms", required_argument, 0, 'm'},
+        {"db", required_argument, 0, 'd'},        {"target", required_argument, 0, 'T'},
+        {"only", required_argument, 0, 'o'},      {"csv", required_argument, 0, 'c'},
+        {"plot-dir", required_argument, 0, 'p'},  {"seed", required_argument, 0, 's'},
+        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+    *o = (options){.threads = 1, .repeat = 9, .min_ms = 50, .workloads = "bench/workloads.tsv",
+                   .seed = 12345};
+    int c;
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        switch (c) {
+        case 'w': o->workloads = optarg; break;
+        case 't': o->threads = atoi(optarg); break;
+        case 'r': o->repeat = atoi(optarg); break;
+        case 'm': o->min_ms = atof(optarg); break;
+        case 'd': o->db = optarg; break;
+        case 'T': o->target = optarg; break;
+        case 'o': o->only = optarg; break;
+        case 'c': o->csv = optarg; break;
+        case 'p': o->plot_dir = optarg; break;
+        case 's': o->seed = strtoull(optarg, NULL, 10); break;
+        case 'h': usage(stdout, argv[0]); exit(0);
+        default: usage(stderr, argv[0]); return -1;
+        }
+    }
+    if (optind < argc || o->threads < 1 || o->repeat < 1 || o->repeat > 64 || !(o->min_ms >= 0)) {
+        fprintf(stderr, "bench_suite: need T >= 1, 1 <= R <= 64, MS >= 0 and no extra arguments\n");
+        usage(stderr, argv[0]);
+        return -1;
+    }
+    return 0;
+}
+
+static bool selected(const char *only, const char *name) {
+    if (!only) return true;
+    size_t n = strlen(name);
+    for (const char *p = only; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return true;
+        p += len + (e != NULL);
+    }
+    return false;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    rt_module *m;
+    int nargs;
+    DLTensor **args;
+} loom_call;
+
+static int run_loom(void *u) {
+    loom_call *c = u;
+    return rt_call(c->m, "default", c->nargs, c->args);
+}
+static int run_peer(void *u) { return bench_peer_run(u); }
+static int run_internal(void *u) { return bench_peer_run_internal(u); }
+
+/* Mismatches of n floats against the reference at w's tolerance. */
+static int64_t mismatches(const ops_workload *w, const float *got, const double *want, int64_t n) {
+    double rtol, atol;
+    ops_tolerance(w, &rtol, &atol);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (!(fabs(got[i] - want[i]) <= atol + rtol * fabs(want[i]))) bad++;
+    return bad;
+}
+
+/* Fills one row: builds, checks and times the workload. */
+static void bench_one(const options *o, tdb_db *db, const char *target, const char *name,
+                      const char *op, const char *params, bench_row *row) {
+    memset(row, 0, sizeof *row);
+    row->name = strdup(name);
+    row->op = strdup(op);
+    row->internal_ms = NAN;
+    char err[1024] = "";
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = NULL;
+    rt_module *m = NULL;
+    bench_peer *peer = NULL;
+    DLTensor *args[16] = {0};
+    double *want = NULL;
+    char source[64] = "default";
+    const char *key = ops_canonical_key(ctx, op, params);
+    if (!key) {
+        snprintf(err, sizeof err, "%s", te_ctx_errmsg(ctx));
+        goto done;
+    }
+    row->key = strdup(key);
+    if (db) {
+        tdb_apply_info info;
+        m = tdb_apply_best(db, ctx, key, target, &info);
+        w = info.workload;
+        if (!m) {
+            snprintf(err, sizeof err, "%s", tdb_errmsg(db));
+            goto done;
+        }
+        if (!info.fallback) snprintf(source, sizeof source, "tuned #%lld", (long long)info.record_id);
+    } else {
+        w = ops_build(ctx, op, params);
+        sch_schedule *s = w ? ops_default_schedule(w, "llvm") : NULL;
+        m = s ? cg_build(s, w->nargs, w->args, "llvm", NULL) : NULL;
+        if (!m) {
+            snprintf(err, sizeof err, "%s", te_ctx_errmsg(ctx));
+            goto done;
+        }
+    }
+    row->loom_source = strdup(source);
+    row->flops = w->flops;
+    if (w->nargs > 16 || w->nouts != 1) {
+        snprintf(err, sizeof err, "workload has %d tensors; the suite handles 16 and one output",
+                 w->nargs);
+        goto done;
+    }
+    uint64_t rng = o->seed;
+    DLDataType f32 = {kDLFloat, 32, 1};
+    for (int i = 0; i < w->nargs; ++i) {
+        args[i] = rt_tensor_alloc(f32, w->args[i]->ndim, w->args[i]->shape);
+        if (!args[i]) {
+            snprintf(err, sizeof err, "cannot allocate '%s': %s", w->args[i]->name, rt_last_error());
+            goto done;
+        }
+        float *p = args[i]->data;
+        for (int64_t k = 0; k < rt_tensor_numel(args[i]); ++k) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            p[k] = i < w->ninputs ? (float)((double)(rng >> 11) / 9007199254740992.0 * 2 - 1) : NAN;
+        }
+    }
+    DLTensor *out = args[w->ninputs];
+    int64_t n = rt_tensor_numel(out);
+    want = malloc(sizeof(double) * (size_t)n);
+    if (!want || ops_reference(w, args, &want)) {
+        snprintf(err, sizeof err, "reference: %s", want ? te_ctx_errmsg(ctx) : "out of memory");
+        goto done;
+    }
+    loom_call lc = {m, w->nargs, args};
+    if (run_loom(&lc)) {
+        snprintf(err, sizeof err, "loom: %s", rt_module_errmsg(m));
+        goto done;
+    }
+    int64_t bad_loom = mismatches(w, out->data, want, n);
+    peer = bench_peer_new(w, args, err, sizeof err);
+    if (!peer) goto done;
+    row->peer = strdup(bench_peer_name(peer));
+    if (bench_peer_run(peer)) {
+        snprintf(err, sizeof err, "%s failed", row->peer);
+        goto done;
+    }
+    int64_t bad_peer = mismatches(w, bench_peer_output(peer), want, n);
+    row->checked = !bad_loom && !bad_peer;
+    if (bad_loom || bad_peer)
+        fprintf(stderr, "bench: %s: %lld wrong elements from loom, %lld from %s\n", name,
+                (long long)bad_loom, (long long)bad_peer, row->peer);
+
+    double tl[64], tp[64], ti[64];
+    rt_timer_config cfg = {.warmup = 2, .repeat = 1, .min_repeat_ms = o->min_ms};
+    bool internal = bench_peer_has_internal(peer);
+    for (int r = 0; r < o->repeat; ++r) {
+        rt_timing t;
+        if (rt_time(run_loom, &lc, &cfg, &t)) break;
+        tl[r] = t.median;
+        if (rt_time(run_peer, peer, &cfg, &t)) break;
+        tp[r] = t.median;
+        if (internal) {
+            if (rt_time(run_internal, peer, &cfg, &t)) break;
+            ti[r] = t.median;
+        }
+        cfg.warmup = 0;
+    }
+    int R = o->repeat;
+    qsort(tl, (size_t)R, sizeof(double), cmp_double);
+    qsort(tp, (size_t)R, sizeof(double), cmp_double);
+    row->loom_ms = tl[R / 2] * 1e3, row->loom_spread_ms = (tl[R - 1] - tl[0]) * 1e3;
+    row->peer_ms = tp[R / 2] * 1e3, row->peer_spread_ms = (tp[R - 1] - tp[0]) * 1e3;
+    if (internal) {
+        qsort(ti, (size_t)R, sizeof(double), cmp_double);
+        row->internal_ms = ti[R / 2] * 1e3;
+    }
+done:
+    if (err[0]) row->error = strdup(err);
+    bench_peer_free(peer);
+    for (int i = 0; i < 16; ++i) rt_tensor_free(args[i]);
+    free(want);
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
+int main(int argc, char **argv) {
+    /* OpenMP (oneDNN's runtime) spins idle threads by default; they would
+     * steal the cores Loom's samples run on. The policy is read when the
+     * runtime loads, so set it and start again. */
+    if (!getenv("OMP_WAIT_POLICY")) {
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+        execv("/proc/self/exe", argv);
+    }
+    options o;
+    if (parse(argc, argv, &o)) return 2;
+    FILE *f = fopen(o.workloads, "r");
+    if (!f) {
+        fprintf(stderr, "bench_suite: cannot open workloads file '%s'\n", o.workloads);
+        return 2;
+    }
+    tdb_db *db = NULL;
+    char *host_target = NULL;
+    if (o.db) {
+        char *err = NULL;
+        if (!(db = tdb_open(o.db, NULL, &err))) {
+            fprintf(stderr, "bench_suite: %s\n", err ? err : "cannot open the database");
+            free(err);
+            return 2;
+        }
+    }
+    const char *target = o.target ? o.target : (host_target = tdb_host_target());
+    rt_set_num_threads(o.threads);
+    bench_peers_set_threads(o.threads);
+    double peak = bench_fp32_peak(o.threads);
+
+    bench_row rows[256];
+    int n = 0;
+    char line[1024];
+    int lineno = 0;
+    while (fgets(line, sizeof line, f) && n < 256) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#') continue;
+        char *name = strtok(line, "\t"), *op = strtok(NULL, "\t"), *params = strtok(NULL, "\t");
+        if (!name || !op || !params) {
+            fprintf(stderr, "bench_suite: %s:%d: want name<TAB>op<TAB>params\n", o.workloads, lineno);
+            continue;
+        }
+        if (!selected(o.only, name) || !strcmp(name, "name")) continue;
+        fprintf(stderr, "bench: %s ...\n", name);
+        bench_one(&o, db, target, name, op, params, &rows[n++]);
+    }
+    fclose(f);
+    printf("bench_suite, %s, target %s\n", o.db ? o.db : "no database (default schedules)", target);
+    bench_print_table(stdout, rows, n, peak, o.threads);
+    int rc = 0;
+    if (o.csv && bench_write_csv(o.csv, rows, n, peak)) rc = 1;
+    if (o.plot_dir) {
+        if (bench_plot_ratios(o.plot_dir, rows, n)) rc = 1;
+        if (db && bench_plot_curves(o.plot_dir, db, target, rows, n)) rc = 1;
+    }
+    for (int i = 0; i < n; ++i) {
+        free((char *)rows[i].name), free((char *)rows[i].op), free((char *)rows[i].peer);
+        free((char *)rows[i].loom_source), free((char *)rows[i].error), free((char *)rows[i].key);
+    }
+    free(host_target);
+    tdb_close(db);
+    return rc;
+}
