@@ -94,7 +94,15 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
     while (nfuse < nouter && prod < 16) prod *= ext[nfuse++];
     te_expr *par = order[0];
     if (nfuse > 1 && sch_fuse(s, F, nfuse, order, &par)) return -1;
-    if (sch_parallel(s, F, par) || sch_vectorize(s, F, ci)) return -1;
+    /* The copy out of the tile moves whole vectors, like the tile's own
+     * accesses: a wider copy would read slices straddling two of the
+     * tile's vectors, which keeps the tile in memory. */
+    te_expr *cv = ci;
+    if (nb > vlen) {
+        te_expr *cvo;
+        if (sch_split(s, F, ci, vlen, &cvo, &cv) || sch_unroll(s, F, cvo)) return -1;
+    }
+    if (sch_parallel(s, F, par) || sch_vectorize(s, F, cv)) return -1;
     te_expr *at = nfuse == nouter ? par : order[nouter - 1];
     if (sch_compute_at(s, R, F, at)) return -1;
     /* The accumulator tile: reduce loops outside, row unrolled, columns in
@@ -115,6 +123,11 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
     if (sch_reorder(s, R, nr, rord)) return -1;
     if (mr > 1 && sch_unroll(s, R, rax[row])) return -1;
     if (cjo && sch_unroll(s, R, cjo)) return -1;
+    /* Rows of a tile whose width is not a whole number of vectors would
+     * overlap in the vector accesses of neighbouring rows, and LLVM keeps
+     * overlapping slices of the tile in memory, not registers: pad each
+     * row to whole vectors. */
+    if (mr > 1 && nb % vlen && sch_storage_align(s, R, rax[row], vlen, 0)) return -1;
     return sch_vectorize(s, R, cji);
 }
 

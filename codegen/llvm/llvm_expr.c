@@ -325,8 +325,10 @@ LLVMValueRef cg_llvm__dense_base(cg_llvm_emitter *em, const te_expr *idx) {
 
 bool cg_llvm__lanes_inside_local(const tir_buffer *buf, const te_expr *idx, int L) {
     if (buf->is_param || buf->scope != TIR_SCOPE_LOCAL || !is_dense_ramp(idx)) return false;
-    int64_t b;
-    return te_is_const_int(idx->u.ramp.base, &b) && b >= 0 && b + L <= tir_buffer_size(buf);
+    int64_t b, n = tir_buffer_size(buf);
+    return n * te_dtype_bytes(buf->dtype) <= CG_LLVM_STACK_LIMIT &&
+           te_is_const_int(idx->u.ramp.base, &b) && b >= 0 && b < n &&
+           b + L <= n + CG_LLVM_LOCAL_SLACK;
 }
 
 static bool is_dense(const te_expr *idx) {

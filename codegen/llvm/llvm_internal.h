@@ -23,6 +23,10 @@
 
 #include "loom/codegen.h"
 
+/* Elements added after every local buffer on the stack, so a vector
+ * access starting inside the buffer never leaves the alloca: a register
+ * tile whose last row is a masked partial vector stays promotable. */
+#define CG_LLVM_LOCAL_SLACK 64
 /* Allocations larger than this many bytes go on the heap, not the stack. */
 #define CG_LLVM_STACK_LIMIT 65536
 
@@ -113,10 +117,11 @@ LLVMValueRef cg_llvm__expr(cg_llvm_emitter *em, const te_expr *e);
 bool cg_llvm__is_dense(const te_expr *idx);
 /* The scalar base of a dense index, emitted. */
 LLVMValueRef cg_llvm__dense_base(cg_llvm_emitter *em, const te_expr *idx);
-/* Whether the L lanes of dense index idx provably lie inside local (per
- * thread, stack) buffer buf: then a predicated access may touch every
- * lane and blend, which keeps the buffer promotable to registers (SROA
- * gives up on allocas reached by llvm.masked.* intrinsics). */
+/* Whether the L lanes of dense index idx provably lie inside the stack
+ * allocation of local (per-thread) buffer buf, its slack included: then a
+ * predicated access may touch every lane and blend, which keeps the
+ * buffer promotable to registers (SROA gives up on allocas reached by
+ * llvm.masked.* intrinsics). */
 bool cg_llvm__lanes_inside_local(const tir_buffer *buf, const te_expr *idx, int L);
 /* An index value of type t widened to i64 (scalar or vector). */
 LLVMValueRef cg_llvm__index(cg_llvm_emitter *em, LLVMValueRef v, te_dtype t);

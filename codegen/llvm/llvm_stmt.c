@@ -256,7 +256,9 @@ static void emit_allocate(cg_llvm_emitter *em, const tir_stmt *s) {
     int64_t bytes = n * esize;
     int saved = em->nbinds;
     if (bytes <= CG_LLVM_STACK_LIMIT) {
-        LLVMValueRef a = cg_llvm__entry_alloca(em, LLVMArrayType2(mt, (uint64_t)n), NULL, 64, b->name);
+        int64_t slack = b->scope == TIR_SCOPE_LOCAL ? CG_LLVM_LOCAL_SLACK : 0;
+        LLVMValueRef a = cg_llvm__entry_alloca(em, LLVMArrayType2(mt, (uint64_t)(n + slack)), NULL,
+                                               64, b->name);
         cg_llvm__bind_buffer(em, b, a);
         cg_llvm__stmt(em, s->u.alloc.body);
         em->nbinds = saved;
