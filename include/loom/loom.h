@@ -9,4 +9,6 @@
 #include "loom/version.h"
 #include "loom/tuning_db.h"
 #include "loom/ops.h"
+#include "loom/autotune.h"
+#include "loom/cost_model.h"
 #endif

@@ -1,0 +1,336 @@
+/*
+ * autotune/measure.c — the tuner's side of measurement: a pool of runner
+ * processes (this program re-executed with TUNE_RUNNER_FLAG through
+ * posix_spawn, which is safe from a threaded process, unlike a bare fork
+ * of a process holding LLVM and thread-pool locks). Builds go to every
+ * runner at once (parallel compilation, one LLVM context per process);
+ * runs go to one runner at a time so that timings do not disturb each
+ * other. A runner that dies (signal) or passes its deadline is killed,
+ * reaped and restarted; its candidate is recorded with an error code.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "autotune/tune_internal.h"
+#include "loom/runtime.h"
+
+extern char **environ;
+
+typedef struct {
+    pid_t pid;
+    int fd; /* our end of the socket pair */
+} runner;
+
+struct tune_measurer {
+    char *key, *target;
+    tune_measure_options o;
+    int n;
+    runner *r;
+    char **envp;
+};
+
+const char *tune_error_name(int code) {
+    static const char *names[] = {"ok", "instantiation", "compile host", "compile device",
+                                  "runtime device", "wrong answer", "build timeout",
+                                  "run timeout", "unknown"};
+    return code >= 0 && code <= TUNE_ERR_UNKNOWN ? names[code] : "unknown";
+}
+
+static void runner_kill(runner *r, int *status) {
+    if (r->fd >= 0) close(r->fd);
+    r->fd = -1;
+    if (r->pid > 0) {
+        int st = 0;
+        /* A runner that closed its socket has exited or is exiting; one
+         * that hangs is killed. */
+        if (waitpid(r->pid, &st, WNOHANG) == 0) {
+            struct timespec ts = {0, 20 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            if (waitpid(r->pid, &st, WNOHANG) == 0) {
+                kill(r->pid, SIGKILL);
+                waitpid(r->pid, &st, 0);
+            }
+        }
+        if (status) *status = st;
+    }
+    r->pid = -1;
+}
+
+static int runner_start(tune_measurer *m, runner *r) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+    char exe[] = "/proc/self/exe", flag[] = TUNE_RUNNER_FLAG;
+    char *argv[] = {exe, flag, NULL};
+    pid_t pid;
+    int rc = posix_spawn(&pid, exe, &fa, NULL, argv, m->envp);
+    posix_spawn_file_actions_destroy(&fa);
+    close(sv[1]);
+    if (rc) {
+        close(sv[0]);
+        return -1;
+    }
+    r->pid = pid;
+    r->fd = sv[0];
+    return 0;
+}
+
+void tune_measurer_free(tune_measurer *m) {
+    if (!m) return;
+    for (int i = 0; i < m->n; i++) runner_kill(&m->r[i], NULL);
+    free(m->r);
+    if (m->envp)
+        for (char **e = m->envp; *e; e++)
+            if (!strncmp(*e, "LOOM_NUM_THREADS=", 17)) free(*e);
+    free(m->envp);
+    free(m->key);
+    free(m->target);
+    free(m);
+}
+
+tune_measurer *tune_measurer_new(const char *key, const char *target,
+                                 const tune_measure_options *opts, char **err) {
+    tune_measurer *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    if (opts) m->o = *opts;
+    if (m->o.threads <= 0) m->o.threads = 1;
+    if (m->o.build_timeout <= 0) m->o.build_timeout = 30;
+    if (m->o.run_timeout <= 0) m->o.run_timeout = 10;
+    if (m->o.repeat <= 0) m->o.repeat = 5;
+    if (!m->o.seed) m->o.seed = 1;
+    m->key = strdup(key ? key : "");
+    m->target = strdup(target ? target : "llvm");
+    m->n = m->o.threads;
+    m->r = calloc((size_t)m->n, sizeof *m->r);
+    int ne = 0;
+    while (environ && environ[ne]) ne++;
+    m->envp = calloc((size_t)ne + 2, sizeof(char *));
+    if (!m->key || !m->target || !m->r || !m->envp) {
+        tune_measurer_free(m);
+        return NULL;
+    }
+    int k = 0;
+    for (int i = 0; i < ne; i++)
+        if (!(m->o.num_threads > 0 && !strncmp(environ[i], "LOOM_NUM_THREADS=", 17)))
+            m->envp[k++] = environ[i];
+    if (m->o.num_threads > 0) m->envp[k++] = tune__strdupf("LOOM_NUM_THREADS=%d", m->o.num_threads);
+    for (int i = 0; i < m->n; i++) m->r[i] = (runner){-1, -1};
+    if (strncmp(m->target, "llvm", 4)) {
+        if (err) *err = tune__strdupf("autotune: target '%s' cannot be measured here (llvm only)",
+                                      m->target);
+        tune_measurer_free(m);
+        return NULL;
+    }
+    if (runner_start(m, &m->r[0])) {
+        if (err) *err = tune__strdupf("autotune: cannot start a runner process: %s", strerror(errno));
+        tune_measurer_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* Waits for a reply until `deadline` (rt_now seconds). 0: *out set;
+ * 1: timeout; 2: the runner closed (crashed or exited). */
+static int wait_reply(runner *r, double deadline, cJSON **out) {
+    for (;;) {
+        double left = deadline - rt_now();
+        /* Past the deadline, a reply (or a crash) already waiting still
+         * counts: several runners share one wait. */
+        struct pollfd p = {r->fd, POLLIN, 0};
+        int rc = poll(&p, 1, left <= 0 ? 0 : (int)(left * 1000) + 1);
+        if (rc < 0 && errno == EINTR) continue;
+        if (rc == 0) {
+            if (left <= 0) return 1;
+            continue;
+        }
+        char *s = tune__read_frame(r->fd);
+        if (!s) return 2;
+        *out = cJSON_Parse(s);
+        free(s);
+        return *out ? 0 : 2;
+    }
+}
+
+static int send_req(tune_measurer *m, runner *r, cJSON *req) {
+    if (r->fd < 0 && runner_start(m, r)) return -1;
+    char *s = cJSON_PrintUnformatted(req);
+    int rc = s ? tune__write_frame(r->fd, s, strlen(s)) : -1;
+    free(s);
+    return rc;
+}
+
+static void set_err(tune_result *res, int code, const char *fmt, const char *detail) {
+    res->error_code = code;
+    snprintf(res->error_msg, sizeof res->error_msg, fmt, detail ? detail : "");
+}
+
+/* After a dead or timed-out runner: the message and the restart. */
+static void runner_failed(runner *r, int why, int crash_code, int timeout_code, double limit,
+                          tune_result *res, const char *phase) {
+    int st = 0;
+    runner_kill(r, &st);
+    if (why == 1) {
+        char d[96];
+        snprintf(d, sizeof d, "%s did not finish within %.3g s", phase, limit);
+        set_err(res, timeout_code, "%s", d);
+    } else {
+        char d[96];
+        if (WIFSIGNALED(st))
+            snprintf(d, sizeof d, "runner crashed during %s (signal %d: %s)", phase,
+                     WTERMSIG(st), strsignal(WTERMSIG(st)));
+        else
+            snprintf(d, sizeof d, "runner exited during %s (status %d)", phase,
+                     WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        set_err(res, crash_code, "%s", d);
+    }
+}
+
+static bool reply_error(cJSON *rep, tune_result *res) {
+    cJSON *e = cJSON_GetObjectItem(rep, "error");
+    if (!e) return false;
+    set_err(res, (int)cJSON_GetNumberValue(e), "%s",
+            cJSON_GetStringValue(cJSON_GetObjectItem(rep, "msg")));
+    return true;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void summarize(tune_result *res) {
+    double s[64], sum = 0;
+    int n = res->nlatencies;
+    for (int i = 0; i < n; i++) s[i] = res->latencies[i], sum += s[i];
+    qsort(s, (size_t)n, sizeof s[0], cmp_double);
+    res->median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    res->mean = sum / n;
+    res->spread = res->median > 0 ? (s[n - 1] - s[0]) / res->median : 0;
+}
+
+int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
+                 double best_so_far, tune_result *results) {
+    for (int i = 0; i < n; i++) {
+        memset(&results[i], 0, sizeof results[i]);
+        results[i].steps_json = steps_json[i];
+    }
+    for (int c0 = 0; c0 < n; c0 += m->n) {
+        int cn = n - c0 < m->n ? n - c0 : m->n;
+        bool built[64] = {false};
+        double sent[64];
+        /* Builds: all runners at once. */
+        for (int j = 0; j < cn; j++) {
+            int i = c0 + j;
+            cJSON *req = cJSON_CreateObject();
+            cJSON_AddStringToObject(req, "cmd", "build");
+            cJSON_AddStringToObject(req, "key", m->key);
+            cJSON_AddStringToObject(req, "target", m->target);
+            cJSON_AddStringToObject(req, "steps", steps_json[i]);
+            cJSON_AddNumberToObject(req, "hook", hooks ? hooks[i] : 0);
+            int rc = send_req(m, &m->r[j], req);
+            if (rc) { /* a stale runner: restart once */
+                runner_kill(&m->r[j], NULL);
+                rc = send_req(m, &m->r[j], req);
+            }
+            cJSON_Delete(req);
+            sent[j] = rt_now();
+            if (rc) {
+                set_err(&results[i], TUNE_ERR_UNKNOWN, "cannot reach a runner: %s",
+                        strerror(errno));
+                if (j == 0 && c0 == 0) return -1;
+            }
+        }
+        for (int j = 0; j < cn; j++) {
+            tune_result *res = &results[c0 + j];
+            if (res->error_code) continue;
+            cJSON *rep = NULL;
+            int why = wait_reply(&m->r[j], sent[j] + m->o.build_timeout, &rep);
+            if (why) {
+                runner_failed(&m->r[j], why, TUNE_ERR_COMPILE_HOST, TUNE_ERR_BUILD_TIMEOUT,
+                              m->o.build_timeout, res, "build");
+                continue;
+            }
+            if (!reply_error(rep, res)) {
+                res->build_s = cJSON_GetNumberValue(cJSON_GetObjectItem(rep, "build_s"));
+                built[j] = true;
+            }
+            cJSON_Delete(rep);
+        }
+        /* Runs: one at a time. */
+        for (int j = 0; j < cn; j++) {
+            if (!built[j]) continue;
+            int i = c0 + j;
+            tune_result *res = &results[i];
+            int hook = hooks ? hooks[i] : 0;
+            cJSON *req = cJSON_CreateObject();
+            cJSON_AddStringToObject(req, "cmd", "run");
+            cJSON_AddNumberToObject(req, "repeat", m->o.repeat);
+            cJSON_AddNumberToObject(req, "min_repeat_ms", m->o.min_repeat_ms);
+            cJSON_AddNumberToObject(req, "hook", hook);
+            int rc = send_req(m, &m->r[j], req);
+            cJSON_Delete(req);
+            cJSON *rep = NULL;
+            int why = rc ? 2 : wait_reply(&m->r[j], rt_now() + m->o.run_timeout, &rep);
+            if (why) {
+                runner_failed(&m->r[j], why, TUNE_ERR_RUNTIME_DEVICE, TUNE_ERR_RUN_TIMEOUT,
+                              m->o.run_timeout, res, "run");
+                continue;
+            }
+            if (!reply_error(rep, res)) {
+                cJSON *lat = cJSON_GetObjectItem(rep, "lat");
+                int nl = cJSON_GetArraySize(lat);
+                for (int k = 0; k < nl && k < 64; k++)
+                    res->latencies[res->nlatencies++] =
+                        cJSON_GetNumberValue(cJSON_GetArrayItem(lat, k));
+                if (res->nlatencies == 0) set_err(res, TUNE_ERR_UNKNOWN, "%s", "no timing");
+                else summarize(res);
+            }
+            cJSON_Delete(rep);
+            if (res->error_code) continue;
+            /* A new best (or every candidate) is checked against the
+             * reference before it counts. */
+            if (m->o.check || best_so_far <= 0 || res->median < best_so_far) {
+                req = cJSON_CreateObject();
+                cJSON_AddStringToObject(req, "cmd", "check");
+                cJSON_AddNumberToObject(req, "seed", (double)(m->o.seed & 0xFFFFFFFFu));
+                cJSON_AddNumberToObject(req, "hook", hook);
+                rc = send_req(m, &m->r[j], req);
+                cJSON_Delete(req);
+                rep = NULL;
+                why = rc ? 2 : wait_reply(&m->r[j], rt_now() + m->o.run_timeout * 4, &rep);
+                if (why) {
+                    runner_failed(&m->r[j], why, TUNE_ERR_RUNTIME_DEVICE, TUNE_ERR_RUN_TIMEOUT,
+                                  m->o.run_timeout * 4, res, "check");
+                    continue;
+                }
+                if (!reply_error(rep, res)) {
+                    res->checked = true;
+                    double bad = cJSON_GetNumberValue(cJSON_GetObjectItem(rep, "mismatch"));
+                    if (bad != 0) {
+                        char d[200];
+                        snprintf(d, sizeof d, "%.0f output elements differ from the reference; %s",
+                                 bad, cJSON_GetStringValue(cJSON_GetObjectItem(rep, "msg")));
+                        set_err(res, TUNE_ERR_WRONG_ANSWER, "%s", d);
+                    }
+                }
+                cJSON_Delete(rep);
+            }
+            if (!res->error_code && (best_so_far <= 0 || res->median < best_so_far))
+                best_so_far = res->median;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,367 @@
+/*
+ * autotune/program.c — programs: a sketch with its holes filled. Random
+ * annotation (Ansor §4.2: tile sizes from the factorisations of each
+ * extent, parallel granularity, unroll depth, compute location), mutation
+ * (Ansor §5.1: tile size, unroll, parallel granularity, compute
+ * location) and applying a program to a fresh schedule with ordinary
+ * primitives, so its step log replays on a rebuilt workload.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/tune_internal.h"
+#include "loom/codegen.h"
+
+const int64_t tune__unroll_steps[TUNE__NUNROLL] = {0, 16, 64, 512};
+
+uint64_t tune_rand(uint64_t *s) {
+    uint64_t x = *s ? *s : 0x9E3779B97F4A7C15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+static int64_t rand_below(uint64_t *rng, int64_t n) {
+    return n <= 1 ? 0 : (int64_t)(tune_rand(rng) % (uint64_t)n);
+}
+
+/* A random divisor of n not above cap (1 always qualifies). */
+static int64_t rand_divisor(uint64_t *rng, int64_t n, int64_t cap) {
+    int64_t divs[256];
+    int nd = 0;
+    for (int64_t d = 1; d <= n && d <= cap && nd < 256; d++)
+        if (n % d == 0) divs[nd++] = d;
+    return divs[rand_below(rng, nd)];
+}
+
+int tune_host_vector_lanes(void) {
+    static int lanes = 0;
+    if (lanes) return lanes;
+    char *f = cg_llvm_host_features();
+    int l = 4;
+    if (f && strstr(f, "+avx512f")) l = 16;
+    else if (f && strstr(f, "+avx2")) l = 8;
+    free(f);
+    lanes = l;
+    return l;
+}
+
+static void random_hole(const tune_hole *h, uint64_t *rng, int64_t *v) {
+    switch (h->kind) {
+    case TUNE_HOLE_SPLIT: {
+        /* Innermost first: a divisor of what is left, the innermost one at
+         * most TUNE__MAX_INNER. */
+        int64_t left = h->extent;
+        for (int j = h->nvals - 1; j >= 0; j--) {
+            int64_t f = rand_divisor(rng, left, j == h->nvals - 1 ? TUNE__MAX_INNER : left);
+            v[j] = f;
+            left /= f;
+        }
+        break;
+    }
+    case TUNE_HOLE_VECTOR: v[0] = rand_divisor(rng, h->extent, TUNE__MAX_INNER); break;
+    case TUNE_HOLE_PARALLEL:
+    case TUNE_HOLE_LOCATION: v[0] = 1 + rand_below(rng, h->extent); break;
+    case TUNE_HOLE_UNROLL: v[0] = rand_below(rng, TUNE__NUNROLL); break;
+    }
+}
+
+void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
+                         tune_program *out) {
+    memset(out, 0, sizeof *out);
+    out->sketch = sketch_index;
+    for (int i = 0; i < sk->nholes; i++)
+        random_hole(&sk->holes[i], rng, out->vals + sk->holes[i].offset);
+}
+
+/* Moves a prime factor between two levels of a split (the outermost level
+ * is implicit: extent / product). */
+static int mutate_split(const tune_hole *h, uint64_t *rng, int64_t *v) {
+    int m = h->nvals;
+    int64_t lv[8], prod = 1;
+    for (int j = 0; j < m; j++) prod *= v[j];
+    lv[0] = h->extent / prod;
+    for (int j = 0; j < m; j++) lv[j + 1] = v[j];
+    for (int tries = 0; tries < 8; tries++) {
+        int src = (int)rand_below(rng, m + 1), dst = (int)rand_below(rng, m);
+        if (dst >= src) dst++;
+        if (lv[src] <= 1) continue;
+        int64_t p = 2;
+        while (lv[src] % p) p++;
+        /* a random prime factor of lv[src] */
+        int64_t cand[32];
+        int nc = 0;
+        for (int64_t x = lv[src], q = 2; x > 1 && nc < 32; q++)
+            if (x % q == 0) {
+                cand[nc++] = q;
+                while (x % q == 0) x /= q;
+            }
+        if (nc) p = cand[rand_below(rng, nc)];
+        if (dst == m && lv[dst] * p > TUNE__MAX_INNER) continue;
+        lv[src] /= p;
+        lv[dst] *= p;
+        for (int j = 0; j < m; j++) v[j] = lv[j + 1];
+        return 0;
+    }
+    return -1;
+}
+
+int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p) {
+    if (sk->nholes == 0) return -1;
+    for (int tries = 0; tries < 16; tries++) {
+        const tune_hole *h = &sk->holes[rand_below(rng, sk->nholes)];
+        int64_t *v = p->vals + h->offset;
+        switch (h->kind) {
+        case TUNE_HOLE_SPLIT:
+            if (mutate_split(h, rng, v) == 0) return 0;
+            break;
+        case TUNE_HOLE_VECTOR: {
+            int64_t old = v[0];
+            v[0] = rand_divisor(rng, h->extent, TUNE__MAX_INNER);
+            if (v[0] != old) return 0;
+            break;
+        }
+        case TUNE_HOLE_UNROLL: {
+            int64_t old = v[0];
+            v[0] = rand_below(rng, TUNE__NUNROLL);
+            if (v[0] != old) return 0;
+            break;
+        }
+        case TUNE_HOLE_PARALLEL:
+        case TUNE_HOLE_LOCATION:
+            if (h->extent > 1) {
+                int64_t old = v[0];
+                v[0] = 1 + rand_below(rng, h->extent - 1);
+                if (v[0] >= old) v[0]++;
+                return 0;
+            }
+            break;
+        }
+    }
+    return -1;
+}
+
+/* ---- applying ---- */
+
+typedef struct {
+    sch_schedule *s;
+    const tune_sketch *sk;
+    const tune_program *p;
+    te_tensor *stage[TUNE_MAX_STAGES];
+} applier;
+
+/* The holes of unit u, in order. */
+static const tune_hole *hole(const applier *a, int u, int k) {
+    int seen = 0;
+    for (int i = 0; i < a->sk->nholes; i++)
+        if (a->sk->holes[i].unit == u && seen++ == k) return &a->sk->holes[i];
+    return NULL;
+}
+static const int64_t *hvals(const applier *a, const tune_hole *h) { return a->p->vals + h->offset; }
+
+/* Splits every axis of t into its levels: spatial axes into 4 (l[d][0..3]),
+ * reduce axes into 2 (r[k][0..1]). */
+static int tile_levels(applier *a, int u, te_tensor *t, te_expr *l[][4], te_expr *r[][2],
+                       int64_t *inner) {
+    int nsp = t->ndim, nr = nreduce_of(t);
+    for (int d = 0; d < nsp; d++) {
+        const int64_t *f = hvals(a, hole(a, u, d));
+        te_expr *x = sch_axis(t, d);
+        if (!x || sch_split(a->s, t, x, f[2], &x, &l[d][3]) ||
+            sch_split(a->s, t, x, f[1], &x, &l[d][2]) ||
+            sch_split(a->s, t, x, f[0], &l[d][0], &l[d][1]))
+            return -1;
+        if (inner) inner[d] = f[2];
+    }
+    for (int k = 0; k < nr; k++) {
+        const int64_t *f = hvals(a, hole(a, u, nsp + k));
+        te_expr *x = sch_reduce_axis(t, k);
+        if (!x || sch_split(a->s, t, x, f[0], &r[k][0], &r[k][1])) return -1;
+    }
+    te_expr *order[TE_MAX_DIMS * 6];
+    int n = 0;
+    for (int d = 0; d < nsp; d++) order[n++] = l[d][0];
+    for (int d = 0; d < nsp; d++) order[n++] = l[d][1];
+    for (int k = 0; k < nr; k++) order[n++] = r[k][0];
+    for (int d = 0; d < nsp; d++) order[n++] = l[d][2];
+    for (int k = 0; k < nr; k++) order[n++] = r[k][1];
+    for (int d = 0; d < nsp; d++) order[n++] = l[d][3];
+    return sch_reorder(a->s, t, n, order);
+}
+
+/* Fuses the first k of n loops and makes the result parallel. */
+static te_expr *fuse_parallel(applier *a, te_tensor *t, te_expr **loops, int n, int64_t k) {
+    if (k > n) k = n;
+    if (k < 1) k = 1;
+    te_expr *f = loops[0];
+    if (k > 1 && sch_fuse(a->s, t, (int)k, loops, &f)) return NULL;
+    if (sch_parallel(a->s, t, f)) return NULL;
+    return f;
+}
+
+static int apply_tile(applier *a, int u, te_tensor *t) {
+    int nsp = t->ndim;
+    te_expr *l[TE_MAX_DIMS][4], *r[TE_MAX_DIMS][2];
+    int64_t inner[TE_MAX_DIMS];
+    if (tile_levels(a, u, t, l, r, inner)) return -1;
+    int base = nsp + nreduce_of(t);
+    int64_t par = hvals(a, hole(a, u, base))[0];
+    int64_t unroll = tune__unroll_steps[hvals(a, hole(a, u, base + 1))[0]];
+    te_expr *outer[2 * TE_MAX_DIMS];
+    for (int d = 0; d < nsp; d++) outer[d] = l[d][0], outer[nsp + d] = l[d][1];
+    te_expr *f = fuse_parallel(a, t, outer, 2 * nsp, par);
+    if (!f) return -1;
+    if (unroll && sch_pragma(a->s, t, f, "auto_unroll_max_step", unroll)) return -1;
+    if (inner[nsp - 1] > 1 && sch_vectorize(a->s, t, l[nsp - 1][3])) return -1;
+    return 0;
+}
+
+/* Tiles producer `pr` and fuses it into `co` (its cache copy or its
+ * elementwise consumer, same shape) at the chosen level. */
+static int apply_tile_fused(applier *a, int u, te_tensor *pr, te_tensor *co) {
+    int nsp = pr->ndim;
+    te_expr *l[TE_MAX_DIMS][4], *r[TE_MAX_DIMS][2];
+    int64_t inner[TE_MAX_DIMS];
+    if (tile_levels(a, u, pr, l, r, inner)) return -1;
+    int base = nsp + nreduce_of(pr);
+    int64_t par = hvals(a, hole(a, u, base))[0];
+    int64_t unroll = tune__unroll_steps[hvals(a, hole(a, u, base + 1))[0]];
+    int64_t level = hvals(a, hole(a, u, base + 2))[0];
+    te_expr *c[TE_MAX_DIMS][3];
+    int64_t cin = 1;
+    for (int d = 0; d < nsp; d++) {
+        const int64_t *f = hvals(a, hole(a, u, d));
+        te_expr *x = sch_axis(co, d);
+        if (!x) return -1;
+        if (level == 1) {
+            if (sch_split(a->s, co, x, f[0] * f[1] * f[2], &c[d][0], &c[d][2])) return -1;
+            c[d][1] = NULL;
+            if (d == nsp - 1) cin = f[0] * f[1] * f[2];
+        } else {
+            if (sch_split(a->s, co, x, f[1] * f[2], &x, &c[d][2]) ||
+                sch_split(a->s, co, x, f[0], &c[d][0], &c[d][1]))
+                return -1;
+            if (d == nsp - 1) cin = f[1] * f[2];
+        }
+    }
+    te_expr *order[3 * TE_MAX_DIMS];
+    int n = 0;
+    for (int lv = 0; lv < 3; lv++)
+        for (int d = 0; d < nsp; d++)
+            if (c[d][lv]) order[n++] = c[d][lv];
+    if (sch_reorder(a->s, co, n, order)) return -1;
+    te_expr *f = fuse_parallel(a, co, order, nsp, par);
+    if (!f) return -1;
+    te_expr *at = level == 1 ? (par >= nsp ? f : c[nsp - 1][0]) : c[nsp - 1][1];
+    if (unroll && sch_pragma(a->s, co, at, "auto_unroll_max_step", unroll)) return -1;
+    if (cin > 1 && cin <= TUNE__MAX_INNER && sch_vectorize(a->s, co, c[nsp - 1][2])) return -1;
+    if (sch_compute_at(a->s, pr, co, at)) return -1;
+    if (inner[nsp - 1] > 1 && sch_vectorize(a->s, pr, l[nsp - 1][3])) return -1;
+    return 0;
+}
+
+static int apply_annotate(applier *a, int u, te_tensor *t) {
+    int n = t->ndim, nr = nreduce_of(t);
+    int64_t vec = hvals(a, hole(a, u, 0))[0], par = hvals(a, hole(a, u, 1))[0];
+    te_expr *ax[TE_MAX_DIMS + 1], *lo, *li;
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(t, d))) return -1;
+    if (sch_split(a->s, t, ax[n - 1], vec, &lo, &li)) return -1;
+    ax[n - 1] = lo;
+    if (nr > 0) {
+        te_expr *order[2 * TE_MAX_DIMS + 1];
+        int k = 0;
+        for (int d = 0; d < n; d++) order[k++] = ax[d];
+        for (int r = 0; r < nr; r++)
+            if (!(order[k++] = sch_reduce_axis(t, r))) return -1;
+        order[k++] = li;
+        if (sch_reorder(a->s, t, k, order)) return -1;
+    }
+    if (!fuse_parallel(a, t, ax, n, par)) return -1;
+    if (vec > 1 && sch_vectorize(a->s, t, li)) return -1;
+    return 0;
+}
+
+static int apply_rfactor(applier *a, int u, te_tensor *t) {
+    int nr = nreduce_of(t);
+    int64_t f = hvals(a, hole(a, u, 0))[0];
+    te_expr *ko, *ki;
+    if (sch_split(a->s, t, sch_reduce_axis(t, nr - 1), f, &ko, &ki)) return -1;
+    te_tensor *rf = sch_rfactor(a->s, t, ki, t->ndim);
+    if (!rf) return -1;
+    /* rf: [spatial..., ki] reduced over the rest; ki innermost, vectorized. */
+    te_expr *order[2 * TE_MAX_DIMS + 2];
+    int k = 0;
+    for (int d = 0; d < t->ndim; d++) order[k++] = sch_axis(rf, d);
+    int rnr = nreduce_of(rf);
+    for (int r = 0; r < rnr; r++) order[k++] = sch_reduce_axis(rf, r);
+    te_expr *last = sch_axis(rf, t->ndim);
+    order[k++] = last;
+    for (int i = 0; i < k; i++)
+        if (!order[i]) return -1;
+    if (sch_reorder(a->s, rf, k, order)) return -1;
+    if (sch_parallel(a->s, rf, order[0])) return -1;
+    if (f > 1 && f <= TUNE__MAX_INNER && sch_vectorize(a->s, rf, last)) return -1;
+    return 0;
+}
+
+sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
+                                 const tune_program *p) {
+    applier a = {sch_create(ctx, w->nouts, w->outs), sk, p, {0}};
+    if (!a.s) return NULL;
+    int n = sch_num_stages(a.s);
+    if (n > TUNE_MAX_STAGES) {
+        te_error(ctx, "autotune: %d stages; at most %d", n, TUNE_MAX_STAGES);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) a.stage[i] = sch_stage_tensor(a.s, i);
+    for (int k = 0; k < sk->ninline; k++)
+        if (sch_compute_inline(a.s, a.stage[sk->inlined[k]])) return NULL;
+    /* Units were derived last stage first; apply them first stage first
+     * so that a producer's cache stage exists before consumers move. */
+    for (int u = sk->nunits - 1; u >= 0; u--) {
+        const tune_unit *un = &sk->units[u];
+        te_tensor *t = a.stage[un->stage];
+        int rc = 0;
+        switch (un->kind) {
+        case TUNE_UNIT_ANNOTATE: rc = apply_annotate(&a, u, t); break;
+        case TUNE_UNIT_TILE: rc = apply_tile(&a, u, t); break;
+        case TUNE_UNIT_TILE_FUSE: rc = apply_tile_fused(&a, u, t, a.stage[un->consumer]); break;
+        case TUNE_UNIT_TILE_CACHE: {
+            te_tensor *cache = sch_cache_write(a.s, t, "local");
+            rc = cache ? apply_tile_fused(&a, u, cache, t) : -1;
+            break;
+        }
+        case TUNE_UNIT_RFACTOR: rc = apply_rfactor(&a, u, t); break;
+        }
+        if (rc) return NULL;
+    }
+    return a.s;
+}
+
+const char *tune_steps_key(te_ctx *ctx, const sch_schedule *s) {
+    te_str out;
+    te_str_init(&out);
+    int n = sch_num_steps(s);
+    for (int i = 0; i < n; i++) {
+        const sch_step *st = sch_get_step(s, i);
+        te_str_printf(&out, "%d/%d/%d/%lld/%lld/%d/%d/%d", (int)st->kind, st->stage, st->iter,
+                      (long long)st->value, (long long)st->value2, st->nparts, st->target_stage,
+                      (int)st->ann);
+        for (int k = 0; k < st->n; k++)
+            te_str_printf(&out, ",%d", st->iters ? st->iters[k] : st->stages ? st->stages[k] : 0);
+        if (st->str) te_str_printf(&out, "/%s", st->str);
+        te_str_append(&out, ";");
+    }
+    const char *r = te_strdup(ctx, out.data ? out.data : "");
+    te_str_free(&out);
+    return r;
+}
+
+uint64_t tune_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}

@@ -1,0 +1,314 @@
+/*
+ * autotune/runner.c — the runner process: rebuilds the workload from its
+ * key, replays a candidate's step log, compiles it, times it and checks it
+ * against the reference, one request at a time. It is this same program
+ * re-executed (tune_runner_maybe_run), so it starts clean: no threads and
+ * no LLVM state inherited from the tuner, and a candidate that crashes or
+ * hangs takes only the runner down (TVM auto_scheduler's LocalRunner does
+ * the same with a process pool).
+ *
+ * Protocol: length-prefixed JSON frames (tune__write_frame).
+ *   {"cmd":"build","key","target","steps","hook"} -> {"ok":1,"build_s"} | {"error","msg"}
+ *   {"cmd":"run","repeat","min_repeat_ms","hook"} -> {"ok":1,"lat":[...]} | {"error","msg"}
+ *   {"cmd":"check","seed","hook"}                 -> {"ok":1,"mismatch":n} | {"error","msg"}
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "autotune/tune_internal.h"
+#include "loom/codegen.h"
+#include "loom/ops.h"
+#include "loom/tuning_db.h"
+
+int tune__write_frame(int fd, const char *data, size_t len) {
+    uint32_t n = (uint32_t)len;
+    unsigned char hdr[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
+                            (unsigned char)(n >> 8), (unsigned char)n};
+    const char *parts[2] = {(const char *)hdr, data};
+    size_t lens[2] = {4, len};
+    for (int p = 0; p < 2; p++) {
+        size_t off = 0;
+        while (off < lens[p]) {
+            ssize_t w = send(fd, parts[p] + off, lens[p] - off, MSG_NOSIGNAL);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) return -1;
+            off += (size_t)w;
+        }
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n) {
+    size_t off = 0;
+    while (off < n) {
+        ssize_t r = read(fd, (char *)buf + off, n - off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        off += (size_t)r;
+    }
+    return 0;
+}
+
+char *tune__read_frame(int fd) {
+    unsigned char hdr[4];
+    if (read_all(fd, hdr, 4)) return NULL;
+    uint32_t n = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+    if (n > (64u << 20)) return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (!s) return NULL;
+    if (read_all(fd, s, n)) {
+        free(s);
+        return NULL;
+    }
+    s[n] = 0;
+    return s;
+}
+
+/* ---- the runner's state: one built candidate at a time ---- */
+
+typedef struct {
+    te_ctx *ctx;
+    tune_workload w;
+    rt_module *mod;
+    DLTensor *args[32];
+    int nargs;
+    ops_workload *ow;
+} built;
+
+static void built_clear(built *b) {
+    for (int i = 0; i < b->nargs; i++) rt_tensor_free(b->args[i]);
+    rt_module_free(b->mod);
+    te_ctx_free(b->ctx);
+    memset(b, 0, sizeof *b);
+}
+
+static int reply_error(int fd, int code, const char *msg) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "error", code);
+    cJSON_AddStringToObject(o, "msg", msg ? msg : "");
+    char *s = cJSON_PrintUnformatted(o);
+    int rc = tune__write_frame(fd, s, strlen(s));
+    free(s);
+    cJSON_Delete(o);
+    return rc;
+}
+
+static int reply(int fd, cJSON *o) {
+    cJSON_AddNumberToObject(o, "ok", 1);
+    char *s = cJSON_PrintUnformatted(o);
+    int rc = tune__write_frame(fd, s, strlen(s));
+    free(s);
+    cJSON_Delete(o);
+    return rc;
+}
+
+static uint64_t xs(uint64_t *s) { return tune_rand(s); }
+
+static void fill_inputs(built *b, uint64_t seed) {
+    uint64_t st = seed ? seed : 1;
+    int nin = b->w.nargs - b->w.nouts;
+    for (int i = 0; i < nin; i++) {
+        DLTensor *t = b->args[i];
+        int64_t n = rt_tensor_numel(t);
+        if (t->dtype.code == kDLFloat && t->dtype.bits == 32) {
+            float *d = t->data;
+            for (int64_t k = 0; k < n; k++) d[k] = (float)((double)(xs(&st) >> 11) * 0x1p-52 - 1.0);
+        } else if (t->dtype.code == kDLFloat && t->dtype.bits == 64) {
+            double *d = t->data;
+            for (int64_t k = 0; k < n; k++) d[k] = (double)(xs(&st) >> 11) * 0x1p-52 - 1.0;
+        } else {
+            memset(t->data, 0, rt_tensor_nbytes(t));
+        }
+    }
+}
+
+static void hang(void) {
+    for (;;) pause();
+}
+
+static int do_build(built *b, int out, cJSON *req) {
+    built_clear(b);
+    const char *key = cJSON_GetStringValue(cJSON_GetObjectItem(req, "key"));
+    const char *target = cJSON_GetStringValue(cJSON_GetObjectItem(req, "target"));
+    const char *steps = cJSON_GetStringValue(cJSON_GetObjectItem(req, "steps"));
+    int hook = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "hook"));
+    double t0 = rt_now();
+    b->ctx = te_ctx_new();
+    if (!b->ctx || !key || !target || !steps) return reply_error(out, TUNE_ERR_UNKNOWN, "bad request");
+    if (tune_build_workload(b->ctx, key, &b->w))
+        return reply_error(out, TUNE_ERR_INSTANTIATION, te_ctx_errmsg(b->ctx));
+    int ns;
+    sch_step *st;
+    if (tdb_steps_from_json(b->ctx, steps, &ns, &st))
+        return reply_error(out, TUNE_ERR_INSTANTIATION, te_ctx_errmsg(b->ctx));
+    sch_schedule *s = sch_replay(b->ctx, b->w.nouts, b->w.outs, ns, st);
+    if (!s) return reply_error(out, TUNE_ERR_INSTANTIATION, te_ctx_errmsg(b->ctx));
+    if (hook == TUNE_HOOK_BUILD_HANG) hang();
+    if (hook == TUNE_HOOK_BUILD_CRASH) raise(SIGSEGV);
+    b->mod = cg_build(s, b->w.nargs, b->w.args, target, NULL);
+    if (!b->mod) return reply_error(out, TUNE_ERR_COMPILE_HOST, te_ctx_errmsg(b->ctx));
+    if (b->w.nargs > 32) return reply_error(out, TUNE_ERR_UNKNOWN, "more than 32 arguments");
+    for (int i = 0; i < b->w.nargs; i++) {
+        te_tensor *t = b->w.args[i];
+        b->args[i] = rt_tensor_alloc(cg_dl_type(t->dtype), t->ndim, t->shape);
+        if (!b->args[i]) return reply_error(out, TUNE_ERR_UNKNOWN, rt_last_error());
+        b->nargs = i + 1;
+    }
+    fill_inputs(b, 1);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "build_s", rt_now() - t0);
+    return reply(out, o);
+}
+
+static void corrupt(built *b) {
+    DLTensor *t = b->args[b->w.nargs - 1];
+    if (t->dtype.code == kDLFloat && t->dtype.bits == 32) ((float *)t->data)[0] += 1.0f;
+    else if (t->dtype.code == kDLFloat && t->dtype.bits == 64) ((double *)t->data)[0] += 1.0;
+}
+
+static int do_run(built *b, int out, cJSON *req) {
+    if (!b->mod) return reply_error(out, TUNE_ERR_UNKNOWN, "run before a successful build");
+    int hook = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "hook"));
+    rt_timer_config cfg = rt_timer_default();
+    cfg.repeat = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "repeat"));
+    if (cfg.repeat < 1) cfg.repeat = 1;
+    if (cfg.repeat > 64) cfg.repeat = 64;
+    cfg.min_repeat_ms = cJSON_GetNumberValue(cJSON_GetObjectItem(req, "min_repeat_ms"));
+    if (!(cfg.min_repeat_ms >= 0)) cfg.min_repeat_ms = 0;
+    if (hook == TUNE_HOOK_SEGV) raise(SIGSEGV);
+    if (hook == TUNE_HOOK_HANG) hang();
+    rt_timing tm;
+    if (rt_time_call(b->mod, "default", b->nargs, b->args, &cfg, &tm))
+        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, rt_module_errmsg(b->mod));
+    cJSON *o = cJSON_CreateObject();
+    cJSON *lat = cJSON_AddArrayToObject(o, "lat");
+    for (int i = 0; i < tm.n && i < 64; i++) cJSON_AddItemToArray(lat, cJSON_CreateNumber(tm.samples[i]));
+    return reply(out, o);
+}
+
+/* The reference: the ops registry's double-precision one for ops
+ * workloads, else the unscheduled computation compiled as is. */
+static int64_t check_against_reference(built *b, uint64_t seed, int hook, char *msg, size_t cap) {
+    fill_inputs(b, seed);
+    DLTensor *o = b->args[b->w.nargs - 1];
+    int64_t n = rt_tensor_numel(o);
+    bool f32 = o->dtype.bits == 32;
+    for (int64_t k = 0; k < n; k++) {
+        if (f32) ((float *)o->data)[k] = NAN;
+        else ((double *)o->data)[k] = NAN;
+    }
+    if (rt_call(b->mod, "default", b->nargs, b->args)) {
+        snprintf(msg, cap, "%s", rt_module_errmsg(b->mod));
+        return -1;
+    }
+    if (hook == TUNE_HOOK_WRONG) corrupt(b);
+    double *want = malloc(sizeof(double) * (size_t)n);
+    if (!want) return -1;
+    double rtol = 1e-4, atol = 1e-4;
+    int64_t bad = -1;
+    ops_workload *w = b->ow;
+    if (w) {
+        double *outs[1] = {want};
+        if (ops_reference(w, b->args, outs) == 0) {
+            ops_tolerance(w, &rtol, &atol);
+            bad = 0;
+        }
+    } else {
+        sch_schedule *s = sch_create(b->ctx, b->w.nouts, b->w.outs);
+        rt_module *ref = s ? cg_build(s, b->w.nargs, b->w.args, "llvm", NULL) : NULL;
+        DLTensor *ro = rt_tensor_alloc(o->dtype, o->ndim, o->shape);
+        DLTensor *rargs[32];
+        for (int i = 0; i < b->nargs; i++) rargs[i] = b->args[i];
+        rargs[b->nargs - 1] = ro;
+        if (ref && ro && rt_call(ref, "default", b->nargs, rargs) == 0) {
+            for (int64_t k = 0; k < n; k++)
+                want[k] = f32 ? ((float *)ro->data)[k] : ((double *)ro->data)[k];
+            int64_t red = 1;
+            te_tensor *t = b->w.outs[0];
+            for (int r = 0; r < nreduce_of(t); r++) red *= t->body->u.reduce.axes[r]->u.var.extent;
+            rtol = 1e-4;
+            atol = 1e-5 * sqrt((double)red) + 1e-6;
+            bad = 0;
+        } else {
+            snprintf(msg, cap, "reference failed: %s", te_ctx_errmsg(b->ctx));
+        }
+        rt_tensor_free(ro);
+        rt_module_free(ref);
+    }
+    if (bad == 0) {
+        for (int64_t k = 0; k < n; k++) {
+            double g = f32 ? ((float *)o->data)[k] : ((double *)o->data)[k];
+            if (!(fabs(g - want[k]) <= atol + rtol * fabs(want[k]))) {
+                if (bad == 0)
+                    snprintf(msg, cap, "output element %lld is %g, the reference %g",
+                             (long long)k, g, want[k]);
+                bad++;
+            }
+        }
+    }
+    free(want);
+    fill_inputs(b, 1);
+    return bad;
+}
+
+static int do_check(built *b, int out, cJSON *req) {
+    if (!b->mod) return reply_error(out, TUNE_ERR_UNKNOWN, "check before a successful build");
+    int hook = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "hook"));
+    uint64_t seed = (uint64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "seed"));
+    char msg[256] = "";
+    int64_t bad = check_against_reference(b, seed, hook, msg, sizeof msg);
+    if (bad < 0) return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, msg);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "mismatch", (double)bad);
+    cJSON_AddStringToObject(o, "msg", msg);
+    return reply(out, o);
+}
+
+int tune__runner_serve(int in, int out) {
+    built b;
+    memset(&b, 0, sizeof b);
+    for (;;) {
+        char *s = tune__read_frame(in);
+        if (!s) break;
+        cJSON *req = cJSON_Parse(s);
+        free(s);
+        const char *cmd = req ? cJSON_GetStringValue(cJSON_GetObjectItem(req, "cmd")) : NULL;
+        int rc;
+        if (!cmd) rc = reply_error(out, TUNE_ERR_UNKNOWN, "bad request");
+        else if (!strcmp(cmd, "build")) {
+            rc = do_build(&b, out, req);
+            if (rc == 0 && b.mod) {
+                const char *key = cJSON_GetStringValue(cJSON_GetObjectItem(req, "key"));
+                te_ctx_clear_error(b.ctx);
+                /* NULL for registered builders: they are checked against
+                 * their unscheduled computation instead. */
+                b.ow = ops_from_key(b.ctx, key);
+            }
+        } else if (!strcmp(cmd, "run")) rc = do_run(&b, out, req);
+        else if (!strcmp(cmd, "check")) rc = do_check(&b, out, req);
+        else rc = reply_error(out, TUNE_ERR_UNKNOWN, "unknown command");
+        cJSON_Delete(req);
+        if (rc) break;
+    }
+    built_clear(&b);
+    return 0;
+}
+
+void tune_runner_maybe_run(int argc, char **argv) {
+    if (argc < 2 || !argv || !argv[1] || strcmp(argv[1], TUNE_RUNNER_FLAG)) return;
+    /* Replies go to the original stdout (a socket); anything else the
+     * process prints goes to stderr. */
+    int out = dup(1);
+    dup2(2, 1);
+    /* Ctrl-C at the terminal reaches the whole process group: the tuner
+     * decides when its runners stop. */
+    signal(SIGINT, SIG_IGN);
+    tune__runner_serve(0, out);
+    _exit(0);
+}

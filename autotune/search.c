@@ -1,0 +1,328 @@
+/*
+ * autotune/search.c — tuning one task: sketches, random annotation into an
+ * initial population, evolutionary search ranked by the scorer (Ansor §5:
+ * score-proportional selection, mutation with probability 0.85, a few
+ * generations), the best not-yet-measured programs plus an eps-greedy
+ * share of random ones measured each round, the scorer retrained on the
+ * measurements. Programs are deduplicated by their step log.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/tune_internal.h"
+#include "loom/runtime.h"
+#include "loom/tuning_db.h"
+
+/* ---- a set of 64-bit hashes (open addressing; 0 is remapped) ---- */
+typedef struct {
+    uint64_t *k;
+    size_t cap, n;
+} hset;
+
+static uint64_t fix(uint64_t h) { return h ? h : 1; }
+
+static bool hset_has(const hset *s, uint64_t h) {
+    if (!s->cap) return false;
+    h = fix(h);
+    for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (s->k[i] == h) return true;
+        if (!s->k[i]) return false;
+    }
+}
+
+static int hset_add(hset *s, uint64_t h) {
+    h = fix(h);
+    if ((s->n + 1) * 2 > s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 1024;
+        uint64_t *nk = calloc(nc, sizeof *nk);
+        if (!nk) return -1;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->k[i])
+                for (size_t j = s->k[i] & (nc - 1);; j = (j + 1) & (nc - 1))
+                    if (!nk[j]) {
+                        nk[j] = s->k[i];
+                        break;
+                    }
+        free(s->k);
+        s->k = nk;
+        s->cap = nc;
+    }
+    for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (s->k[i] == h) return 0;
+        if (!s->k[i]) {
+            s->k[i] = h;
+            s->n++;
+            return 0;
+        }
+    }
+}
+
+/* ---- a scratch ctx with the workload built, recycled as it grows ---- */
+typedef struct {
+    const char *key;
+    te_ctx *ctx;
+    tune_workload w;
+} scratch;
+
+static int scratch_fresh(scratch *sc) {
+    te_ctx_free(sc->ctx);
+    sc->ctx = te_ctx_new();
+    return sc->ctx ? tune_build_workload(sc->ctx, sc->key, &sc->w) : -1;
+}
+
+typedef struct {
+    tune_program p;
+    uint64_t h;
+    double score;
+} cand;
+
+typedef struct {
+    const char *key;
+    const tune_options *o;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    int nsk;
+    uint64_t rng;
+    hset measured;
+    scratch sc;
+} tuner;
+
+/* Applies, hashes and (with a scorer) scores n programs; invalid ones get
+ * h = 0. Returns 0 or -1 (the workload no longer builds). */
+static int evaluate(tuner *t, cand *c, int n) {
+    const tune_scorer *sco = &t->o->scorer;
+    enum { BATCH = 128 };
+    for (int b0 = 0; b0 < n; b0 += BATCH) {
+        int bn = n - b0 < BATCH ? n - b0 : BATCH;
+        if (scratch_fresh(&t->sc)) return -1;
+        const tir_func *funcs[BATCH];
+        int idx[BATCH], nf = 0;
+        for (int i = b0; i < b0 + bn; i++) {
+            c[i].h = 0;
+            c[i].score = (double)(tune_rand(&t->rng) >> 11) * 0x1p-53;
+            sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[c[i].p.sketch], &c[i].p);
+            if (!s) continue;
+            c[i].h = tune_hash(tune_steps_key(t->sc.ctx, s));
+            if (sco->predict) {
+                tir_func *f = sch_lower(s, t->sc.w.nargs, t->sc.w.args, "default");
+                f = f ? tir_run_pipeline(t->sc.ctx, f, NULL) : NULL;
+                if (!f) {
+                    c[i].h = 0;
+                    continue;
+                }
+                funcs[nf] = f;
+                idx[nf++] = i;
+            }
+        }
+        if (sco->predict && nf) {
+            double sc[BATCH];
+            if (sco->predict(sco->user, nf, funcs, sc) == 0)
+                for (int k = 0; k < nf; k++) c[idx[k]].score = sc[k];
+        }
+    }
+    return 0;
+}
+
+static int cmp_cand(const void *a, const void *b) {
+    const cand *x = a, *y = b;
+    return x->score > y->score ? -1 : x->score < y->score ? 1 : (x->h < y->h ? -1 : x->h > y->h);
+}
+
+static void random_program(tuner *t, tune_program *p) {
+    int s = (int)(tune_rand(&t->rng) % (uint64_t)t->nsk);
+    tune_program_random(&t->sk[s], s, &t->rng, p);
+}
+
+/* Picks `want` programs to measure; returns how many (fewer when the
+ * space is exhausted). */
+static int next_batch(tuner *t, int want, tune_program *out) {
+    const tune_options *o = t->o;
+    int P = o->population > 0 ? o->population : 2048;
+    int G = o->generations > 0 ? o->generations : 4;
+    double pm = o->mutation_prob > 0 ? o->mutation_prob : 0.85;
+    double eps = o->eps_greedy > 0 ? o->eps_greedy : 0.05;
+    cand *pop = calloc((size_t)P, sizeof *pop), *nxt = calloc((size_t)P, sizeof *nxt);
+    cand *init = calloc((size_t)P, sizeof *init);
+    cand *all = calloc((size_t)P * (size_t)(G + 1), sizeof *all);
+    int nall = 0, ninit = 0, got = 0;
+    hset seen = {0}, picked = {0};
+    if (!pop || !nxt || !init || !all) goto done;
+    /* Initial population: random annotation, invalid programs filtered. */
+    for (int tries = 0; ninit < P && tries < 4; tries++) {
+        int n = P - ninit;
+        for (int i = 0; i < n; i++) random_program(t, &init[ninit + i].p);
+        if (evaluate(t, init + ninit, n)) goto done;
+        int k = ninit;
+        for (int i = ninit; i < ninit + n; i++)
+            if (init[i].h) init[k++] = init[i];
+        ninit = k;
+    }
+    if (!ninit) goto done;
+    memcpy(pop, init, sizeof(cand) * (size_t)ninit);
+    int npop = ninit;
+    for (int i = 0; i < npop; i++)
+        if (!hset_has(&seen, pop[i].h)) hset_add(&seen, pop[i].h), all[nall++] = pop[i];
+    for (int g = 0; g < G && o->scorer.predict; g++) {
+        /* Score-proportional selection, then mutation. */
+        double lo = INFINITY, sum = 0;
+        for (int i = 0; i < npop; i++) lo = fmin(lo, pop[i].score);
+        for (int i = 0; i < npop; i++) sum += pop[i].score - lo + 1e-9;
+        for (int i = 0; i < P; i++) {
+            double r = (double)(tune_rand(&t->rng) >> 11) * 0x1p-53 * sum, acc = 0;
+            int j = 0;
+            for (; j < npop - 1; j++) {
+                acc += pop[j].score - lo + 1e-9;
+                if (acc >= r) break;
+            }
+            nxt[i].p = pop[j].p;
+            if ((double)(tune_rand(&t->rng) >> 11) * 0x1p-53 < pm)
+                tune_program_mutate(&t->sk[nxt[i].p.sketch], &t->rng, &nxt[i].p);
+        }
+        if (evaluate(t, nxt, P)) goto done;
+        npop = 0;
+        for (int i = 0; i < P; i++)
+            if (nxt[i].h) pop[npop++] = nxt[i];
+        if (!npop) break;
+        for (int i = 0; i < npop; i++)
+            if (!hset_has(&seen, pop[i].h)) hset_add(&seen, pop[i].h), all[nall++] = pop[i];
+    }
+    /* The best unmeasured programs, then an eps share of random ones. */
+    qsort(all, (size_t)nall, sizeof *all, cmp_cand);
+    int nbest = want - (int)floor(want * eps + 0.5);
+    if (!o->scorer.predict) nbest = 0; /* random ranking: all picks are random */
+    for (int i = 0; i < nall && got < nbest; i++)
+        if (!hset_has(&t->measured, all[i].h) && !hset_has(&picked, all[i].h)) {
+            hset_add(&picked, all[i].h);
+            out[got++] = all[i].p;
+        }
+    for (int i = 0; i < ninit && got < want; i++)
+        if (!hset_has(&t->measured, init[i].h) && !hset_has(&picked, init[i].h)) {
+            hset_add(&picked, init[i].h);
+            out[got++] = init[i].p;
+        }
+    for (int i = 0; i < nall && got < want; i++)
+        if (!hset_has(&t->measured, all[i].h) && !hset_has(&picked, all[i].h)) {
+            hset_add(&picked, all[i].h);
+            out[got++] = all[i].p;
+        }
+done:
+    free(pop), free(nxt), free(init), free(all), free(seen.k), free(picked.k);
+    return got;
+}
+
+int tune_task(const char *key, const char *target, const tune_options *o, tune_summary *sum,
+              char **err) {
+    memset(sum, 0, sizeof *sum);
+    double t0 = rt_now();
+    if (!o || o->trials <= 0) {
+        if (err) *err = tune__strdupf("autotune: trials must be positive");
+        return -1;
+    }
+    tuner *t = calloc(1, sizeof *t);
+    if (!t) return -1;
+    t->key = key;
+    t->o = o;
+    t->rng = o->seed ? o->seed * 0x9E3779B97F4A7C15ull + 1 : 1;
+    t->sc.key = key;
+    int rc = -1;
+    tune_measurer *m = NULL;
+    char *json[64] = {0};
+    if (scratch_fresh(&t->sc)) {
+        if (err) *err = tune__strdupf("autotune: %s", te_ctx_errmsg(t->sc.ctx));
+        goto out;
+    }
+    t->nsk = tune_generate_sketches(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES);
+    if (t->nsk <= 0) {
+        if (err) *err = tune__strdupf("autotune: %s", te_ctx_errmsg(t->sc.ctx));
+        goto out;
+    }
+    double flops = t->sc.w.flops;
+    /* Programs measured before (resume) are never measured again. */
+    for (int i = 0; i < o->nknown; i++) {
+        int ns;
+        sch_step *st;
+        if (tdb_steps_from_json(t->sc.ctx, o->known_steps[i], &ns, &st)) continue;
+        sch_schedule *s = sch_replay(t->sc.ctx, t->sc.w.nouts, t->sc.w.outs, ns, st);
+        if (s) hset_add(&t->measured, tune_hash(tune_steps_key(t->sc.ctx, s)));
+    }
+    m = tune_measurer_new(key, target, &o->measure, err);
+    if (!m) goto out;
+    int per_round = o->per_round > 0 ? o->per_round : 64;
+    if (per_round > 1024) per_round = 1024;
+    tune_program *batch = calloc((size_t)per_round, sizeof *batch);
+    if (!batch) goto out;
+    int jobs = o->measure.threads > 0 ? o->measure.threads : 1;
+    if (jobs > 64) jobs = 64;
+    while (sum->measured < o->trials && !(o->stop && *o->stop) && !sum->stopped) {
+        int want = o->trials - sum->measured < per_round ? o->trials - sum->measured : per_round;
+        int n = next_batch(t, want, batch);
+        if (n == 0) break; /* the search space is exhausted */
+        /* Measure in chunks of `jobs` so records arrive as they are made
+         * and a stop request is honoured quickly. */
+        for (int c0 = 0; c0 < n && !(o->stop && *o->stop) && !sum->stopped; c0 += jobs) {
+            int cn = n - c0 < jobs ? n - c0 : jobs;
+            int hooks[64] = {0};
+            if (scratch_fresh(&t->sc)) goto out_batch;
+            uint64_t hs[64];
+            for (int j = 0; j < cn; j++) {
+                const tune_program *p = &batch[c0 + j];
+                sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p);
+                json[j] = s ? tdb_schedule_to_json(s) : NULL;
+                hs[j] = s ? tune_hash(tune_steps_key(t->sc.ctx, s)) : 0;
+                if (!json[j]) json[j] = strdup("[]");
+                if (o->hook_for_trial) hooks[j] = o->hook_for_trial(o->user, sum->measured + j + 1);
+            }
+            tune_result res[64];
+            if (tune_measure(m, cn, (const char *const *)json, hooks, sum->best_s, res)) {
+                if (err) *err = tune__strdupf("autotune: cannot start a runner process");
+                goto out_batch;
+            }
+            double lat[64];
+            for (int j = 0; j < cn; j++) {
+                tune_result *r = &res[j];
+                r->trial = ++sum->measured;
+                hset_add(&t->measured, hs[j]);
+                lat[j] = r->error_code ? -1 : r->median;
+                if (!r->error_code) {
+                    sum->valid++;
+                    if (!sum->best_trial || r->median < sum->best_s) {
+                        sum->best_trial = r->trial;
+                        sum->best_s = r->median;
+                        sum->best_gflops = flops > 0 ? flops / r->median * 1e-9 : 0;
+                        free(sum->best_steps_json);
+                        sum->best_steps_json = strdup(r->steps_json);
+                    }
+                }
+                if (o->on_record && o->on_record(o->user, r)) sum->stopped = true;
+            }
+            if (o->scorer.update) {
+                const tir_func *funcs[64];
+                double l2[64];
+                int nf = 0;
+                for (int j = 0; j < cn; j++) {
+                    const tune_program *p = &batch[c0 + j];
+                    sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p);
+                    tir_func *f = s ? sch_lower(s, t->sc.w.nargs, t->sc.w.args, "default") : NULL;
+                    f = f ? tir_run_pipeline(t->sc.ctx, f, NULL) : NULL;
+                    if (f) funcs[nf] = f, l2[nf++] = lat[j];
+                }
+                if (nf) o->scorer.update(o->scorer.user, nf, funcs, l2);
+            }
+            for (int j = 0; j < cn; j++) free(json[j]), json[j] = NULL;
+        }
+        if (o->on_progress)
+            o->on_progress(o->user, sum->measured, o->trials, sum->best_s, sum->best_gflops);
+    }
+    if (o->stop && *o->stop) sum->stopped = true;
+    rc = 0;
+out_batch:
+    free(batch);
+out:
+    for (int j = 0; j < 64; j++) free(json[j]);
+    tune_measurer_free(m);
+    te_ctx_free(t->sc.ctx);
+    free(t->measured.k);
+    free(t);
+    sum->seconds = rt_now() - t0;
+    return rc;
+}

@@ -1,0 +1,238 @@
+/*
+ * autotune/sketch.c — sketch generation by derivation rules, applied to
+ * the stages from the last to the first (Ansor §4.1; TVM
+ * sketch_policy_rules.cc): skip placeholders, always-inline strictly
+ * inlinable stages, multi-level tiling ("SSRSRS" on CPU) of stages with
+ * data reuse — fused into a single elementwise consumer when there is one,
+ * otherwise both plain and with an added cache_write stage — and rfactor
+ * for long reductions with little parallelism. Every other compute stage
+ * keeps its loops and gets annotations (parallel, vectorize).
+ *
+ * Differences from Ansor: the fusion level of tiling-with-fusion (1 or 2
+ * outer levels) is a hole (TUNE_HOLE_LOCATION, mutated as the compute
+ * location) rather than two sketches.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "autotune/tune_internal.h"
+
+typedef struct {
+    tune_sketch sk;
+    bool dead;
+} partial;
+
+/* True when consumer c reads p, and only at exactly its own axes. */
+static bool reads_exactly(const te_expr *e, const te_tensor *c, const te_tensor *p, bool *seen) {
+    if (e->kind == TE_READ && e->u.read.tensor == p) {
+        *seen = true;
+        if (p->ndim != c->ndim) return false;
+        for (int d = 0; d < c->ndim; d++)
+            if (e->u.read.indices[d] != c->axes[d] || p->shape[d] != c->shape[d]) return false;
+    }
+    struct { const te_expr *k[3]; int n; } ch = {{0}, 0};
+    /* te_expr_visit_children gives no early exit: collect by kind. */
+    switch (e->kind) {
+    case TE_INT_IMM: case TE_FLOAT_IMM: case TE_VAR: return true;
+    case TE_NOT: case TE_CAST: ch.k[0] = e->u.un.a; ch.n = 1; break;
+    case TE_SELECT: ch.k[0] = e->u.sel.cond; ch.k[1] = e->u.sel.t; ch.k[2] = e->u.sel.f; ch.n = 3; break;
+    case TE_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (!reads_exactly(e->u.call.args[i], c, p, seen)) return false;
+        return true;
+    case TE_READ:
+        for (int i = 0; i < e->u.read.ndim; i++)
+            if (!reads_exactly(e->u.read.indices[i], c, p, seen)) return false;
+        return true;
+    case TE_REDUCE: return false;
+    default:
+        if (e->kind >= TE_ADD && e->kind <= TE_OR) {
+            ch.k[0] = e->u.bin.a;
+            ch.k[1] = e->u.bin.b;
+            ch.n = 2;
+        }
+        break;
+    }
+    for (int i = 0; i < ch.n; i++)
+        if (!reads_exactly(ch.k[i], c, p, seen)) return false;
+    return true;
+}
+
+static int add_hole(tune_sketch *sk, tune_hole_kind kind, int unit, int nvals, int64_t extent,
+                    bool reduce) {
+    if (sk->nholes >= TUNE_MAX_HOLES || sk->nvals + nvals > TUNE_MAX_HOLES * 3) return -1;
+    tune_hole *h = &sk->holes[sk->nholes++];
+    h->kind = kind;
+    h->unit = unit;
+    h->offset = sk->nvals;
+    h->nvals = nvals;
+    h->extent = extent;
+    h->reduce = reduce;
+    sk->nvals += nvals;
+    return 0;
+}
+
+static int nreduce(const te_tensor *t) {
+    return t->body && t->body->kind == TE_REDUCE ? t->body->u.reduce.naxes : 0;
+}
+
+/* Appends a unit and its holes; -1 when the sketch is full. */
+static int add_unit(tune_sketch *sk, tune_unit_kind kind, int stage, int consumer,
+                    const te_tensor *t) {
+    if (sk->nunits >= TUNE_MAX_UNITS) return -1;
+    int u = sk->nunits++;
+    sk->units[u] = (tune_unit){kind, stage, consumer};
+    int nsp = t->ndim, nr = nreduce(t);
+    switch (kind) {
+    case TUNE_UNIT_ANNOTATE:
+        if (add_hole(sk, TUNE_HOLE_VECTOR, u, 1, t->shape[nsp - 1], false)) return -1;
+        return add_hole(sk, TUNE_HOLE_PARALLEL, u, 1, nsp, false);
+    case TUNE_UNIT_RFACTOR:
+        return add_hole(sk, TUNE_HOLE_SPLIT, u, 1,
+                        t->body->u.reduce.axes[nr - 1]->u.var.extent, true);
+    default:
+        for (int d = 0; d < nsp; d++)
+            if (add_hole(sk, TUNE_HOLE_SPLIT, u, 3, t->shape[d], false)) return -1;
+        for (int r = 0; r < nr; r++)
+            if (add_hole(sk, TUNE_HOLE_SPLIT, u, 1, t->body->u.reduce.axes[r]->u.var.extent,
+                         true))
+                return -1;
+        if (add_hole(sk, TUNE_HOLE_PARALLEL, u, 1, kind == TUNE_UNIT_TILE ? 2 * nsp : nsp,
+                     false) ||
+            add_hole(sk, TUNE_HOLE_UNROLL, u, 1, TUNE__NUNROLL - 1, false))
+            return -1;
+        if (kind != TUNE_UNIT_TILE && add_hole(sk, TUNE_HOLE_LOCATION, u, 1, 2, false))
+            return -1;
+        return 0;
+    }
+}
+
+/* Removes the ANNOTATE unit of `stage` (a consumer taken over by fusion).
+ * Holes are rebuilt by the caller afterwards. */
+static void drop_unit_of(tune_sketch *sk, int stage) {
+    for (int u = 0; u < sk->nunits; u++)
+        if (sk->units[u].stage == stage && sk->units[u].kind == TUNE_UNIT_ANNOTATE) {
+            memmove(&sk->units[u], &sk->units[u + 1],
+                    (size_t)(sk->nunits - u - 1) * sizeof sk->units[0]);
+            sk->nunits--;
+            return;
+        }
+}
+
+/* Recomputes the holes of sk from its units (after a unit was dropped). */
+static int rebuild_holes(tune_sketch *sk, const tune_dag *dag) {
+    tune_unit units[TUNE_MAX_UNITS];
+    int n = sk->nunits;
+    memcpy(units, sk->units, sizeof units);
+    sk->nunits = sk->nholes = sk->nvals = 0;
+    for (int u = 0; u < n; u++)
+        if (add_unit(sk, units[u].kind, units[u].stage, units[u].consumer,
+                     dag->stages[units[u].stage].tensor))
+            return -1;
+    return 0;
+}
+
+static const char *unit_text(tune_unit_kind k) {
+    switch (k) {
+    case TUNE_UNIT_ANNOTATE: return "annotate";
+    case TUNE_UNIT_TILE: return "tile SSRSRS";
+    case TUNE_UNIT_TILE_CACHE: return "cache_write, tile SSRSRS, fuse into copy";
+    case TUNE_UNIT_TILE_FUSE: return "tile SSRSRS, fuse into";
+    case TUNE_UNIT_RFACTOR: return "rfactor";
+    }
+    return "?";
+}
+
+static void describe(tune_sketch *sk, const tune_dag *dag) {
+    size_t len = 0;
+    sk->desc[0] = 0;
+    /* Stages in their natural order (units were added last to first). */
+    for (int i = 0; i < dag->nstages; i++) {
+        const char *name = dag->stages[i].tensor->name;
+        for (int k = 0; k < sk->ninline; k++)
+            if (sk->inlined[k] == i)
+                len += (size_t)snprintf(sk->desc + len, sizeof sk->desc - len, "%s%s: inline",
+                                        len ? "; " : "", name);
+        for (int u = 0; u < sk->nunits && len < sizeof sk->desc; u++) {
+            if (sk->units[u].stage != i) continue;
+            len += (size_t)snprintf(sk->desc + len, sizeof sk->desc - len, "%s%s: %s%s%s",
+                                    len ? "; " : "", name, unit_text(sk->units[u].kind),
+                                    sk->units[u].consumer >= 0 ? " " : "",
+                                    sk->units[u].consumer >= 0
+                                        ? dag->stages[sk->units[u].consumer].tensor->name
+                                        : "");
+        }
+        if (len >= sizeof sk->desc) break;
+    }
+}
+
+int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches, int max) {
+    tune_dag dag;
+    if (tune_dag_analyze(ctx, w->nouts, w->outs, &dag)) return -1;
+    enum { MAXP = 32 };
+    partial cur[MAXP], next[MAXP];
+    int ncur = 1;
+    memset(&cur[0], 0, sizeof cur[0]);
+    for (int i = dag.nstages - 1; i >= 0; i--) {
+        const tune_stage_info *si = &dag.stages[i];
+        int nnext = 0;
+        for (int c = 0; c < ncur; c++) {
+            partial base = cur[c];
+            tune_sketch *sk = &base.sk;
+            if (si->is_placeholder) {
+                next[nnext++] = base;
+                continue;
+            }
+            if (si->strictly_inlinable) {
+                sk->inlined[sk->ninline++] = i;
+                next[nnext++] = base;
+                continue;
+            }
+            int variants[3], nv = 0, consumer = -1;
+            if (si->needs_tiling) {
+                /* A single consumer, elementwise on this stage, left with
+                 * annotations only: tiling with fusion. */
+                if (si->nconsumers == 1) {
+                    int cs = si->consumers[0];
+                    bool annotated = false, seen = false;
+                    for (int u = 0; u < sk->nunits; u++)
+                        if (sk->units[u].stage == cs && sk->units[u].kind == TUNE_UNIT_ANNOTATE)
+                            annotated = true;
+                    const te_tensor *ct = dag.stages[cs].tensor;
+                    if (annotated && nreduce(ct) == 0 &&
+                        reads_exactly(ct->body, ct, si->tensor, &seen) && seen)
+                        consumer = cs;
+                }
+                if (consumer >= 0) variants[nv++] = TUNE_UNIT_TILE_FUSE;
+                else {
+                    variants[nv++] = TUNE_UNIT_TILE;
+                    if (!si->is_output || si->is_reduction) variants[nv++] = TUNE_UNIT_TILE_CACHE;
+                }
+                if (si->needs_rfactor) variants[nv++] = TUNE_UNIT_RFACTOR;
+            } else {
+                variants[nv++] = TUNE_UNIT_ANNOTATE;
+                if (si->needs_rfactor) variants[nv++] = TUNE_UNIT_RFACTOR;
+            }
+            for (int v = 0; v < nv && nnext < MAXP; v++) {
+                partial p = base;
+                int cs = variants[v] == TUNE_UNIT_TILE_FUSE ? consumer : -1;
+                if (cs >= 0) drop_unit_of(&p.sk, cs);
+                if (add_unit(&p.sk, variants[v], i, cs, si->tensor) ||
+                    (cs >= 0 && rebuild_holes(&p.sk, &dag)))
+                    return te_error(ctx, "autotune: workload too large for a sketch (%d units, "
+                                         "%d holes at most)",
+                                    TUNE_MAX_UNITS, TUNE_MAX_HOLES);
+                next[nnext++] = p;
+            }
+        }
+        memcpy(cur, next, sizeof(partial) * (size_t)nnext);
+        ncur = nnext;
+    }
+    int n = ncur < max ? ncur : max;
+    for (int k = 0; k < n; k++) {
+        sketches[k] = cur[k].sk;
+        describe(&sketches[k], &dag);
+    }
+    if (n == 0) return te_error(ctx, "autotune: no sketch for the workload");
+    return n;
+}

@@ -1,0 +1,41 @@
+/*
+ * autotune/tune_internal.h — helpers shared by the autotuner's files.
+ */
+#ifndef LOOM_TUNE_INTERNAL_H
+#define LOOM_TUNE_INTERNAL_H
+
+#include <stdio.h>
+
+#include "loom/autotune.h"
+
+/* The values of TUNE_HOLE_UNROLL (auto_unroll_max_step). */
+#define TUNE__NUNROLL 4
+extern const int64_t tune__unroll_steps[TUNE__NUNROLL];
+
+/* Innermost tile factor limit (Ansor: max_innermost_split_factor). */
+#define TUNE__MAX_INNER 64
+
+/* Read and write of length-prefixed frames on a pipe. write: 0 or -1.
+ * read: a malloc'd NUL-terminated payload, NULL on EOF or error. */
+int tune__write_frame(int fd, const char *data, size_t len);
+char *tune__read_frame(int fd);
+
+/* The runner's serve loop (runner.c): requests on in_fd, replies on out_fd. */
+int tune__runner_serve(int in_fd, int out_fd);
+
+/* malloc'd printf. */
+char *tune__strdupf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Reduce axes of a compute tensor (0 for none). */
+static inline int nreduce_of(const te_tensor *t) {
+    return t->body && t->body->kind == TE_REDUCE ? t->body->u.reduce.naxes : 0;
+}
+
+/* Number of CPU cores online. */
+int tune__num_cores(void);
+
+#endif

@@ -1,0 +1,607 @@
+/*
+ * cost_model/xgb_model.c — the XGBoost model of Ansor's cost model (TVM
+ * python/tvm/auto_scheduler/cost_model/xgb_model.py, XGBModel): labels are
+ * throughputs normalised per task, the pack-sum objective is given to
+ * XGBoosterBoostOneIter as per-row gradients, training stops early on a
+ * held-out share of the programs, and until enough programs are measured
+ * the model predicts at random. Through XGBoost's C API only.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xgboost/c_api.h>
+
+#include "cost_model/cm_internal.h"
+
+struct cm_model {
+    cm_params p;
+    BoosterHandle bst; /* NULL: random model */
+    int rounds;
+    uint64_t rng;
+    char err[512];
+    /* the model's own sample set (cm_model_update) */
+    float *feat;
+    size_t nrows, caprows;
+    int *nstmts, *task;
+    double *lat;
+    int nprog, capprog;
+};
+
+void cm_params_default(cm_params *p) {
+    if (!p) return;
+    *p = (cm_params){.max_depth = 10,
+                     .eta = 0.2,
+                     .gamma = 0.001,
+                     .min_child_weight = 0,
+                     .lambda = 1,
+                     .nthread = 0,
+                     .seed = 43,
+                     .num_warmup_samples = 100,
+                     .max_rounds = 1000,
+                     .early_stopping_rounds = 50,
+                     .holdout_fraction = 0.2,
+                     .weight_by_label = true};
+}
+
+static int fail(cm_model *m, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->err, sizeof m->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int xgb_fail(cm_model *m, const char *what) {
+    return fail(m, "cost model: XGBoost %s failed: %s", what, XGBGetLastError());
+}
+
+cm_model *cm_model_new(const cm_params *params) {
+    cm_model *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    if (params) m->p = *params;
+    else cm_params_default(&m->p);
+    m->rng = m->p.seed ^ 0x6c6f6f6d636dULL;
+    return m;
+}
+
+void cm_model_free(cm_model *m) {
+    if (!m) return;
+    if (m->bst) XGBoosterFree(m->bst);
+    free(m->feat), free(m->nstmts), free(m->task), free(m->lat);
+    free(m);
+}
+
+const char *cm_model_errmsg(const cm_model *m) { return m ? m->err : "cost model: NULL model"; }
+bool cm_model_is_trained(const cm_model *m) { return m && m->bst; }
+int cm_model_num_rounds(const cm_model *m) { return m && m->bst ? m->rounds : 0; }
+int cm_model_num_samples(const cm_model *m) { return m ? m->nprog : 0; }
+
+static int set_params(cm_model *m, BoosterHandle h) {
+    char v[64];
+#define SET(k, fmt, x)                                                                    \
+    do {                                                                                  \
+        snprintf(v, sizeof v, fmt, x);                                                    \
+        if (XGBoosterSetParam(h, k, v)) return xgb_fail(m, "setting parameter " k);       \
+    } while (0)
+    SET("booster", "%s", "gbtree");
+    SET("tree_method", "%s", "hist");
+    SET("objective", "%s", "reg:squarederror"); /* unused: gradients are ours */
+    SET("base_score", "%s", "0");
+    SET("max_depth", "%d", m->p.max_depth);
+    SET("eta", "%.17g", m->p.eta);
+    SET("gamma", "%.17g", m->p.gamma);
+    SET("min_child_weight", "%.17g", m->p.min_child_weight);
+    SET("lambda", "%.17g", m->p.lambda);
+    SET("seed", "%llu", (unsigned long long)(m->p.seed & 0x7fffffff));
+    SET("verbosity", "%d", 0);
+    SET("disable_default_eval_metric", "%d", 1);
+    if (m->p.nthread > 0) SET("nthread", "%d", m->p.nthread);
+#undef SET
+    return 0;
+}
+
+/* Rows of the listed programs, concatenated, with each row's program
+ * (its position in the list). */
+static float *gather(int n, const cm_program *progs, const int *which, int count, int **prog_of_row,
+                     size_t *nrows) {
+    size_t rows = 0;
+    for (int i = 0; i < count; i++) rows += (size_t)progs[which ? which[i] : i].nstmts;
+    float *x = malloc((rows ? rows : 1) * CM_NUM_FEATURES * sizeof *x);
+    int *po = malloc((rows ? rows : 1) * sizeof *po);
+    if (!x || !po) {
+        free(x), free(po);
+        return NULL;
+    }
+    size_t r = 0;
+    for (int i = 0; i < count; i++) {
+        const cm_program *p = &progs[which ? which[i] : i];
+        memcpy(&x[r * CM_NUM_FEATURES], p->features,
+               (size_t)p->nstmts * CM_NUM_FEATURES * sizeof *x);
+        for (int s = 0; s < p->nstmts; s++) po[r + (size_t)s] = i;
+        r += (size_t)p->nstmts;
+    }
+    (void)n;
+    *prog_of_row = po;
+    *nrows = rows;
+    return x;
+}
+
+static int make_dmatrix(cm_model *m, const float *x, size_t rows, DMatrixHandle *out) {
+    int nt = m->p.nthread > 0 ? m->p.nthread : 0;
+    if (XGDMatrixCreateFromMat_omp(x, (bst_ulong)rows, CM_NUM_FEATURES, NAN, out, nt))
+        return xgb_fail(m, "creating a feature matrix");
+    return 0;
+}
+
+/* Margins (per-row predictions, no transformation). */
+static int predict_rows(cm_model *m, BoosterHandle b, DMatrixHandle d, int training,
+                        const float **out, bst_ulong *len) {
+    if (XGBoosterPredict(b, d, 1, 0, training, len, out)) return xgb_fail(m, "prediction");
+    return 0;
+}
+
+static bool valid_latency(double l) { return l > 0 && isfinite(l); }
+
+typedef struct { int task, idx; } task_idx;
+static int cmp_task_idx(const void *x, const void *y) {
+    const task_idx *a = x, *b = y;
+    if (a->task != b->task) return a->task < b->task ? -1 : 1;
+    return a->idx - b->idx;
+}
+
+/* For each program, the smallest valid latency of its task (malloc'd;
+ * INFINITY for a task with none). Sorting keeps this O(n log n) for the
+ * tens of thousands of records a warm start brings. */
+static double *task_minimum(int n, const double *lat, const int *task_ids) {
+    double *best = malloc((size_t)(n ? n : 1) * sizeof *best);
+    task_idx *t = malloc((size_t)(n ? n : 1) * sizeof *t);
+    if (!best || !t) {
+        free(best), free(t);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) t[i] = (task_idx){task_ids ? task_ids[i] : 0, i};
+    qsort(t, (size_t)n, sizeof *t, cmp_task_idx);
+    for (int g = 0; g < n;) {
+        int e = g;
+        double mn = INFINITY;
+        while (e < n && t[e].task == t[g].task) {
+            double l = lat[t[e].idx];
+            if (valid_latency(l) && l < mn) mn = l;
+            e++;
+        }
+        for (int k = g; k < e; k++) best[t[k].idx] = mn;
+        g = e;
+    }
+    free(t);
+    return best;
+}
+
+int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *latencies,
+                   const int *task_ids) {
+    if (!m) return -1;
+    m->err[0] = 0;
+    if (n < 0 || (n > 0 && (!progs || !latencies)))
+        return fail(m, "cost model: train: %d programs with NULL features or latencies", n);
+    for (int i = 0; i < n; i++)
+        if (progs[i].nstmts < 0 || (progs[i].nstmts > 0 && !progs[i].features))
+            return fail(m, "cost model: train: program %d has %d statements and %s features", i,
+                        progs[i].nstmts, progs[i].features ? "non-NULL" : "NULL");
+
+    /* usable programs and their labels: min latency of the task / latency */
+    int *use = malloc((size_t)(n ? n : 1) * sizeof *use);
+    float *label = malloc((size_t)(n ? n : 1) * sizeof *label);
+    if (!use || !label) {
+        free(use), free(label);
+        return fail(m, "cost model: train: out of memory");
+    }
+    double *best = task_minimum(n, latencies, task_ids);
+    if (!best) {
+        free(use), free(label);
+        return fail(m, "cost model: train: out of memory");
+    }
+    int nu = 0;
+    for (int i = 0; i < n; i++) {
+        if (progs[i].nstmts == 0) continue;
+        label[nu] = valid_latency(latencies[i]) ? (float)(best[i] / latencies[i]) : 0.0f;
+        use[nu++] = i;
+    }
+    free(best);
+    if (nu < m->p.num_warmup_samples || nu == 0) {
+        /* not enough data yet: the random model */
+        if (m->bst) XGBoosterFree(m->bst);
+        m->bst = NULL, m->rounds = 0;
+        free(use), free(label);
+        return 0;
+    }
+
+    /* held-out split (a seeded shuffle of the usable programs) */
+    int nvalid = 0;
+    if (m->p.holdout_fraction > 0 && nu >= 10 && m->p.early_stopping_rounds > 0) {
+        nvalid = (int)lround(m->p.holdout_fraction * nu);
+        if (nvalid < 1) nvalid = 1;
+        if (nvalid > nu - 1) nvalid = nu - 1;
+        uint64_t st = m->p.seed * 0x9e3779b97f4a7c15ULL + (uint64_t)nu;
+        for (int i = nu - 1; i > 0; i--) {
+            int j = (int)(cm__rand(&st) % (uint64_t)(i + 1));
+            int tu = use[i];
+            use[i] = use[j], use[j] = tu;
+            float tl = label[i];
+            label[i] = label[j], label[j] = tl;
+        }
+    }
+    int ntrain = nu - nvalid;
+    const int *tr_idx = use + nvalid, *va_idx = use;
+    const float *tr_lab = label + nvalid, *va_lab = label;
+    float *tr_w = malloc((size_t)ntrain * sizeof *tr_w);
+    float *va_w = malloc((size_t)(nvalid ? nvalid : 1) * sizeof *va_w);
+    int *tr_po = NULL, *va_po = NULL;
+    size_t tr_rows = 0, va_rows = 0;
+    float *tr_x = gather(n, progs, tr_idx, ntrain, &tr_po, &tr_rows);
+    float *va_x = nvalid ? gather(n, progs, va_idx, nvalid, &va_po, &va_rows) : NULL;
+    float *grad = malloc((tr_rows ? tr_rows : 1) * sizeof *grad);
+    float *hess = malloc((tr_rows ? tr_rows : 1) * sizeof *hess);
+    float *va_pred = malloc((va_rows ? va_rows : 1) * sizeof *va_pred);
+    DMatrixHandle dm[2] = {NULL, NULL};
+    BoosterHandle bst = NULL;
+    int rc = -1;
+    if (!tr_w || !va_w || !tr_x || (nvalid && !va_x) || !grad || !hess || !va_pred) {
+        fail(m, "cost model: train: out of memory");
+        goto done;
+    }
+    for (int i = 0; i < ntrain; i++)
+        tr_w[i] = m->p.weight_by_label ? fmaxf(tr_lab[i], 1e-3f) : 1.0f;
+    for (int i = 0; i < nvalid; i++)
+        va_w[i] = m->p.weight_by_label ? fmaxf(va_lab[i], 1e-3f) : 1.0f;
+
+    if (make_dmatrix(m, tr_x, tr_rows, &dm[0])) goto done;
+    if (nvalid && make_dmatrix(m, va_x, va_rows, &dm[1])) goto done;
+    if (XGBoosterCreate(dm, nvalid ? 2 : 1, &bst)) {
+        xgb_fail(m, "creating the booster");
+        goto done;
+    }
+    if (set_params(m, bst)) goto done;
+
+    double best_loss = INFINITY;
+    int best_round = 0, max_rounds = m->p.max_rounds > 0 ? m->p.max_rounds : 1;
+    int r;
+    for (r = 0; r < max_rounds; r++) {
+        const float *pred;
+        bst_ulong len;
+        if (predict_rows(m, bst, dm[0], 1, &pred, &len)) goto done;
+        if (len != tr_rows) {
+            fail(m, "cost model: XGBoost predicted %llu rows of %zu", (unsigned long long)len,
+                 tr_rows);
+            goto done;
+        }
+        cm_pack_sum_gradient((int)tr_rows, pred, tr_po, ntrain, tr_lab, tr_w, grad, hess);
+        if (XGBoosterBoostOneIter(bst, dm[0], grad, hess, (bst_ulong)tr_rows)) {
+            xgb_fail(m, "boosting");
+            goto done;
+        }
+        if (!nvalid) {
+            best_round = r + 1;
+            continue;
+        }
+        if (predict_rows(m, bst, dm[1], 0, &pred, &len)) goto done;
+        memcpy(va_pred, pred, va_rows * sizeof *pred);
+        double loss = cm_pack_sum_loss((int)va_rows, va_pred, va_po, nvalid, va_lab, va_w);
+        if (loss < best_loss) best_loss = loss, best_round = r + 1;
+        else if (r + 1 - best_round >= m->p.early_stopping_rounds) break;
+    }
+    if (best_round < 1) best_round = 1;
+    int have = 0;
+    if (XGBoosterBoostedRounds(bst, &have)) {
+        xgb_fail(m, "counting rounds");
+        goto done;
+    }
+    if (best_round < have) {
+        /* keep the trees up to the best held-out round */
+        BoosterHandle cut = NULL;
+        if (XGBoosterSlice(bst, 0, best_round, 1, &cut)) {
+            xgb_fail(m, "slicing the booster");
+            goto done;
+        }
+        XGBoosterFree(bst);
+        bst = cut;
+        if (set_params(m, bst)) goto done;
+    }
+    if (m->bst) XGBoosterFree(m->bst);
+    m->bst = bst, bst = NULL;
+    m->rounds = best_round;
+    rc = 0;
+done:
+    if (bst) XGBoosterFree(bst);
+    if (dm[0]) XGDMatrixFree(dm[0]);
+    if (dm[1]) XGDMatrixFree(dm[1]);
+    free(use), free(label), free(tr_w), free(va_w), free(tr_po), free(va_po);
+    free(tr_x), free(va_x), free(grad), free(hess), free(va_pred);
+    return rc;
+}
+
+int cm_model_update(cm_model *m, int n, const cm_program *progs, const double *latencies,
+                    const int *task_ids) {
+    if (!m) return -1;
+    m->err[0] = 0;
+    if (n < 0 || (n > 0 && (!progs || !latencies)))
+        return fail(m, "cost model: update: %d programs with NULL features or latencies", n);
+    size_t add = 0;
+    for (int i = 0; i < n; i++) {
+        if (progs[i].nstmts < 0 || (progs[i].nstmts > 0 && !progs[i].features))
+            return fail(m, "cost model: update: program %d has %d statements and %s features",
+                        i, progs[i].nstmts, progs[i].features ? "non-NULL" : "NULL");
+        add += (size_t)progs[i].nstmts;
+    }
+    if (m->nrows + add > m->caprows) {
+        size_t cap = m->caprows ? m->caprows : 256;
+        while (cap < m->nrows + add) cap *= 2;
+        float *f = realloc(m->feat, cap * CM_NUM_FEATURES * sizeof *f);
+        if (!f) return fail(m, "cost model: update: out of memory");
+        m->feat = f, m->caprows = cap;
+    }
+    if (m->nprog + n > m->capprog) {
+        int cap = m->capprog ? m->capprog : 64;
+        while (cap < m->nprog + n) cap *= 2;
+        int *ns = realloc(m->nstmts, (size_t)cap * sizeof *ns);
+        if (ns) m->nstmts = ns;
+        int *tk = realloc(m->task, (size_t)cap * sizeof *tk);
+        if (tk) m->task = tk;
+        double *lt = realloc(m->lat, (size_t)cap * sizeof *lt);
+        if (lt) m->lat = lt;
+        if (!ns || !tk || !lt) return fail(m, "cost model: update: out of memory");
+        m->capprog = cap;
+    }
+    for (int i = 0; i < n; i++) {
+        memcpy(&m->feat[m->nrows * CM_NUM_FEATURES], progs[i].features,
+               (size_t)progs[i].nstmts * CM_NUM_FEATURES * sizeof(float));
+        m->nrows += (size_t)progs[i].nstmts;
+        m->nstmts[m->nprog] = progs[i].nstmts;
+        m->task[m->nprog] = task_ids ? task_ids[i] : 0;
+        m->lat[m->nprog++] = latencies[i];
+    }
+    cm_program *all = malloc((size_t)(m->nprog ? m->nprog : 1) * sizeof *all);
+    if (!all) return fail(m, "cost model: update: out of memory");
+    size_t r = 0;
+    for (int i = 0; i < m->nprog; i++) {
+        all[i] = (cm_program){&m->feat[r * CM_NUM_FEATURES], m->nstmts[i]};
+        r += (size_t)m->nstmts[i];
+    }
+    int rc = cm_model_train(m, m->nprog, all, m->lat, m->task);
+    free(all);
+    return rc;
+}
+
+int cm_model_predict(cm_model *m, int n, const cm_program *progs, double *scores) {
+    if (!m) return -1;
+    m->err[0] = 0;
+    if (n < 0 || (n > 0 && (!progs || !scores)))
+        return fail(m, "cost model: predict: %d programs with NULL features or scores", n);
+    for (int i = 0; i < n; i++)
+        if (progs[i].nstmts < 0 || (progs[i].nstmts > 0 && !progs[i].features))
+            return fail(m, "cost model: predict: program %d has %d statements and %s features",
+                        i, progs[i].nstmts, progs[i].features ? "non-NULL" : "NULL");
+    if (!m->bst) {
+        for (int i = 0; i < n; i++)
+            scores[i] = progs[i].nstmts ? (double)(cm__rand(&m->rng) >> 11) * 0x1.0p-53 : -INFINITY;
+        return 0;
+    }
+    int *po = NULL;
+    size_t rows = 0;
+    float *x = gather(n, progs, NULL, n, &po, &rows);
+    if (!x) return fail(m, "cost model: predict: out of memory");
+    for (int i = 0; i < n; i++) scores[i] = progs[i].nstmts ? 0.0 : -INFINITY;
+    int rc = 0;
+    if (rows) {
+        DMatrixHandle d = NULL;
+        const float *pred;
+        bst_ulong len;
+        rc = make_dmatrix(m, x, rows, &d);
+        if (!rc) rc = predict_rows(m, m->bst, d, 0, &pred, &len);
+        if (!rc && len != rows)
+            rc = fail(m, "cost model: XGBoost predicted %llu rows of %zu",
+                      (unsigned long long)len, rows);
+        if (!rc)
+            for (size_t r = 0; r < rows; r++) scores[po[r]] += pred[r];
+        if (d) XGDMatrixFree(d);
+    }
+    free(x), free(po);
+    return rc;
+}
+
+/* ---- the tuner's scorer seam ---- */
+
+static int extract_all(cm_model *m, int n, const tir_func *const *funcs, cm_program *progs) {
+    for (int i = 0; i < n; i++) {
+        float *f = NULL;
+        int k = 0;
+        if (funcs && funcs[i] && cm_extract(NULL, funcs[i], &f, &k) == 0) {
+            progs[i] = (cm_program){f, k};
+        } else {
+            progs[i] = (cm_program){NULL, 0};
+        }
+    }
+    (void)m;
+    return 0;
+}
+
+static void free_all(int n, cm_program *progs) {
+    for (int i = 0; i < n; i++) free((void *)progs[i].features);
+    free(progs);
+}
+
+int cm_scorer_predict(void *model, int n, const tir_func *const *funcs, double *scores) {
+    cm_model *m = model;
+    if (!m || n < 0) return -1;
+    cm_program *p = calloc((size_t)(n ? n : 1), sizeof *p);
+    if (!p) return fail(m, "cost model: predict: out of memory");
+    extract_all(m, n, funcs, p);
+    int rc = cm_model_predict(m, n, p, scores);
+    free_all(n, p);
+    return rc;
+}
+
+int cm_scorer_update(void *model, int n, const tir_func *const *funcs, const double *latencies) {
+    cm_model *m = model;
+    if (!m || n < 0) return -1;
+    cm_program *p = calloc((size_t)(n ? n : 1), sizeof *p);
+    if (!p) return fail(m, "cost model: update: out of memory");
+    extract_all(m, n, funcs, p);
+    int rc = cm_model_update(m, n, p, latencies, NULL);
+    free_all(n, p);
+    return rc;
+}
+
+/* ---- persistence ---- */
+
+/* magic 8, version 4, features 4, trained 4, rounds 4, payload length 8,
+ * FNV-1a of the payload 8. The checksum matters: XGBoost 1.7's UBJSON
+ * reader overruns its buffer on some corrupted models, so a damaged blob
+ * must be refused before XGBoost sees it. */
+#define HEADER_BYTES 40
+static const char magic[8] = {'L', 'O', 'O', 'M', 'C', 'M', 0, 0};
+
+static uint64_t fnv1a(const unsigned char *p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static void put32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get32(const unsigned char *p) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+static uint64_t get64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+int cm_model_save_buffer(cm_model *m, void **buf, size_t *len) {
+    if (!m) return -1;
+    m->err[0] = 0;
+    if (!buf || !len) return fail(m, "cost model: save: NULL output pointer");
+    *buf = NULL, *len = 0;
+    const char *payload = NULL;
+    bst_ulong plen = 0;
+    if (m->bst && XGBoosterSaveModelToBuffer(m->bst, "{\"format\": \"ubj\"}", &plen, &payload))
+        return xgb_fail(m, "saving the model");
+    unsigned char *b = malloc(HEADER_BYTES + (size_t)plen);
+    if (!b) return fail(m, "cost model: save: out of memory");
+    memcpy(b, magic, 8);
+    put32(b + 8, 1); /* format version */
+    put32(b + 12, CM_NUM_FEATURES);
+    put32(b + 16, m->bst ? 1 : 0);
+    put32(b + 20, (uint32_t)m->rounds);
+    put64(b + 24, (uint64_t)plen);
+    if (plen) memcpy(b + HEADER_BYTES, payload, (size_t)plen);
+    put64(b + 32, fnv1a(b + HEADER_BYTES, (size_t)plen));
+    *buf = b, *len = HEADER_BYTES + (size_t)plen;
+    return 0;
+}
+
+static cm_model *load_error(cm_model *m, char *errbuf, size_t errlen, const char *fmt, ...) {
+    if (errbuf && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(errbuf, errlen, fmt, ap);
+        va_end(ap);
+    }
+    cm_model_free(m);
+    return NULL;
+}
+
+cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *params,
+                               char *errbuf, size_t errlen) {
+    const unsigned char *b = buf;
+    if (errbuf && errlen) errbuf[0] = 0;
+    if (!b || len < HEADER_BYTES || memcmp(b, magic, 8))
+        return load_error(NULL, errbuf, errlen,
+                          "cost model: load: not a Loom cost-model blob (%zu bytes, bad magic)",
+                          len);
+    uint32_t version = get32(b + 8), nfeat = get32(b + 12), trained = get32(b + 16);
+    uint64_t plen = get64(b + 24);
+    if (version != 1)
+        return load_error(NULL, errbuf, errlen,
+                          "cost model: load: blob format version %u, this library reads 1",
+                          version);
+    if (nfeat != CM_NUM_FEATURES)
+        return load_error(NULL, errbuf, errlen,
+                          "cost model: load: blob has %u features, this library extracts %d",
+                          nfeat, CM_NUM_FEATURES);
+    if (plen != len - HEADER_BYTES || (trained && !plen))
+        return load_error(NULL, errbuf, errlen,
+                          "cost model: load: blob truncated (payload %llu bytes, %zu present)",
+                          (unsigned long long)plen, len - HEADER_BYTES);
+    if (get64(b + 32) != fnv1a(b + HEADER_BYTES, (size_t)plen))
+        return load_error(NULL, errbuf, errlen,
+                          "cost model: load: blob corrupted (payload checksum mismatch)");
+    cm_model *m = cm_model_new(params);
+    if (!m) return load_error(NULL, errbuf, errlen, "cost model: load: out of memory");
+    if (trained) {
+        if (XGBoosterCreate(NULL, 0, &m->bst) ||
+            XGBoosterLoadModelFromBuffer(m->bst, b + HEADER_BYTES, (bst_ulong)plen))
+            return load_error(m, errbuf, errlen, "cost model: load: XGBoost rejected the model: %s",
+                              XGBGetLastError());
+        if (set_params(m, m->bst)) return load_error(m, errbuf, errlen, "%s", m->err);
+        m->rounds = (int)get32(b + 20);
+    }
+    return m;
+}
+
+int cm_model_save_file(cm_model *m, const char *path) {
+    if (!m) return -1;
+    if (!path) return fail(m, "cost model: save: NULL path");
+    void *buf;
+    size_t len;
+    if (cm_model_save_buffer(m, &buf, &len)) return -1;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        free(buf);
+        return fail(m, "cost model: save: cannot open '%s' for writing", path);
+    }
+    size_t w = fwrite(buf, 1, len, f);
+    int cl = fclose(f);
+    free(buf);
+    if (w != len || cl) return fail(m, "cost model: save: writing '%s' failed", path);
+    return 0;
+}
+
+cm_model *cm_model_load_file(const char *path, const cm_params *params, char *errbuf,
+                             size_t errlen) {
+    if (!path) return load_error(NULL, errbuf, errlen, "cost model: load: NULL path");
+    FILE *f = fopen(path, "rb");
+    if (!f) return load_error(NULL, errbuf, errlen, "cost model: load: cannot open '%s'", path);
+    size_t cap = 1 << 16, len = 0;
+    unsigned char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        unsigned char *nb = realloc(buf, cap * 2);
+        if (!nb) free(buf);
+        buf = nb, cap *= 2;
+    }
+    bool err = ferror(f);
+    fclose(f);
+    if (!buf || err) {
+        free(buf);
+        return load_error(NULL, errbuf, errlen, "cost model: load: reading '%s' failed", path);
+    }
+    cm_model *m = cm_model_load_buffer(buf, len, params, errbuf, errlen);
+    free(buf);
+    if (!m && errbuf && errlen) {
+        char tmp[512];
+        snprintf(tmp, sizeof tmp, "%s (file '%s')", errbuf, path);
+        snprintf(errbuf, errlen, "%s", tmp);
+    }
+    return m;
+}

@@ -1,0 +1,361 @@
+/*
+ * loom/autotune.h — the Ansor-style autotuner: compute-DAG analysis,
+ * sketch generation by derivation rules, random annotation, evolutionary
+ * search ranked by a pluggable scorer (the cost model), and sandboxed
+ * measurement in runner processes.
+ *
+ * Sources: Zheng et al., "Ansor: Generating High-Performance Tensor
+ * Programs for Deep Learning", OSDI 2020 (sketch rules, annotation,
+ * evolutionary search, task scheduler), and TVM auto_scheduler
+ * (sketch_policy_rules.cc, search_policy/utils, measure.cc).
+ *
+ * Vocabulary.
+ *   task     — a workload (rebuilt on demand in any te_ctx from its key or
+ *              a registered builder) plus a target ("llvm").
+ *   sketch   — a program structure with holes: which stages are inlined,
+ *              which are multi-level tiled ("SSRSRS" on CPU), which get a
+ *              cache_write, which fuse into their consumer. It lists its
+ *              holes (tile sizes, parallel granularity, unroll depth,
+ *              compute location).
+ *   program  — a sketch with every hole filled (tune_program: a sketch
+ *              index and a small value vector; cheap to copy). Applying it
+ *              to a fresh schedule of the workload gives a transform-step
+ *              log; programs are deduplicated by that log.
+ *
+ * Measurement never runs candidate code in the tuning process: each of
+ * `threads` runner processes (this program re-executed with the
+ * TUNE_RUNNER_FLAG argument, so a program that tunes must call
+ * tune_runner_maybe_run first thing in main) rebuilds the workload,
+ * replays the log, compiles it (the runners compile in parallel) and,
+ * one at a time, times it. A runner that crashes or exceeds its timeout is
+ * killed and restarted; the candidate gets an error code.
+ *
+ * Errors: functions taking a ctx return NULL/-1 with the reason in
+ * te_ctx_errmsg(ctx); the tuner's own errors go to tune_errmsg-style
+ * buffers named per function. Nothing aborts on bad input.
+ */
+#ifndef LOOM_AUTOTUNE_H
+#define LOOM_AUTOTUNE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loom/schedule.h"
+#include "loom/te.h"
+#include "loom/tir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Workloads                                                           */
+/* ------------------------------------------------------------------ */
+
+/* A workload built in some ctx: the tensors to lower with (inputs then
+ * outputs, the order of cg_build args) and the outputs. Arrays live in
+ * the ctx arena. */
+typedef struct {
+    int nargs;
+    te_tensor **args;
+    int nouts;
+    te_tensor **outs;
+    double flops; /* FLOP of one call; 0 when unknown */
+} tune_workload;
+
+/* Builds the workload named `key` in ctx. Returns 0, or -1 with an error
+ * in ctx. Must build the same computation every time (same stage order). */
+typedef int (*tune_build_fn)(te_ctx *ctx, const char *key, tune_workload *out);
+
+/* Registers a builder for workloads whose key starts with `prefix` (for
+ * computations outside the ops registry, e.g. tests). Runner processes
+ * are this same program re-executed, so register before
+ * tune_runner_maybe_run. At most 32 builders; returns 0 or -1. */
+int tune_register_builder(const char *prefix, tune_build_fn fn);
+/* Builds `key`: a registered builder whose prefix matches, else the ops
+ * registry (ops_from_key). 0 or -1 with an error in ctx. */
+int tune_build_workload(te_ctx *ctx, const char *key, tune_workload *out);
+
+/* ------------------------------------------------------------------ */
+/* Compute-DAG analysis                                                */
+/* ------------------------------------------------------------------ */
+
+#define TUNE_MAX_STAGES 32
+#define TUNE_MAX_EDGES 8
+
+typedef struct {
+    te_tensor *tensor;
+    bool is_placeholder;
+    bool is_output;
+    bool is_reduction;       /* body is a REDUCE */
+    bool is_elementwise;     /* no reduction, reads every input at exactly
+                                its own axes (same shape) */
+    bool strictly_inlinable; /* compute, no reduction, not an output, reads
+                                inputs only at affine indices of its axes
+                                (padding, broadcasts, elementwise) */
+    bool has_data_reuse;     /* reduction where some input read ignores a
+                                data-parallel axis: tiling pays */
+    bool needs_tiling;       /* Ansor's NeedsMultiLevelTiling */
+    bool needs_rfactor;      /* reduction much longer than its output */
+    int nconsumers, consumers[TUNE_MAX_EDGES]; /* stage indices */
+    int nproducers, producers[TUNE_MAX_EDGES];
+} tune_stage_info;
+
+typedef struct {
+    int nstages; /* in sch_create's stage order */
+    tune_stage_info stages[TUNE_MAX_STAGES];
+} tune_dag;
+
+/* Analyses the computation producing outs, stage indices as in
+ * sch_create(ctx, nouts, outs). Returns 0, or -1 (more than
+ * TUNE_MAX_STAGES stages or TUNE_MAX_EDGES edges). */
+int tune_dag_analyze(te_ctx *ctx, int nouts, te_tensor *const *outs, tune_dag *out);
+
+/* ------------------------------------------------------------------ */
+/* Sketches                                                            */
+/* ------------------------------------------------------------------ */
+
+#define TUNE_MAX_UNITS 8
+#define TUNE_MAX_HOLES 48
+#define TUNE_MAX_SKETCHES 8
+
+typedef enum {
+    TUNE_UNIT_ANNOTATE,   /* no tiling: fuse outer axes parallel, vectorize inner */
+    TUNE_UNIT_TILE,       /* multi-level tiling SSRSRS */
+    TUNE_UNIT_TILE_CACHE, /* cache_write local, tile the cache, fuse into the copy */
+    TUNE_UNIT_TILE_FUSE,  /* tile, fuse into the (elementwise) consumer stage */
+    TUNE_UNIT_RFACTOR     /* split the reduction, rfactor the inner part */
+} tune_unit_kind;
+
+typedef enum {
+    TUNE_HOLE_SPLIT,    /* nvals factors of an axis (inner levels), product divides extent */
+    TUNE_HOLE_PARALLEL, /* how many outer loops to fuse into the parallel loop: 1..max */
+    TUNE_HOLE_UNROLL,   /* auto_unroll_max_step: an index into {0,16,64,512} */
+    TUNE_HOLE_LOCATION, /* compute location: fusion level 1..max */
+    TUNE_HOLE_VECTOR    /* vector split of the innermost axis (a factor) */
+} tune_hole_kind;
+
+typedef struct {
+    tune_hole_kind kind;
+    int unit;      /* the unit it belongs to */
+    int offset;    /* first value in tune_program.vals */
+    int nvals;     /* SPLIT: levels - 1 factors, innermost last; others 1 */
+    int64_t extent;/* SPLIT/VECTOR: the axis extent; others: the maximum value */
+    bool reduce;   /* SPLIT: a reduce axis */
+} tune_hole;
+
+typedef struct {
+    tune_unit_kind kind;
+    int stage;    /* stage (index in the original schedule) */
+    int consumer; /* TILE_FUSE: consumer stage; else -1 */
+} tune_unit;
+
+typedef struct {
+    int ninline;
+    int inlined[TUNE_MAX_STAGES]; /* stages computed inline */
+    int nunits;
+    tune_unit units[TUNE_MAX_UNITS];
+    int nholes;
+    tune_hole holes[TUNE_MAX_HOLES];
+    int nvals;                    /* values a program of this sketch holds */
+    char desc[256];               /* "C: cache_write, tile SSRSRS, fuse" ... */
+} tune_sketch;
+
+/* Generates the CPU sketches of a workload (rules applied last stage to
+ * first: skip, always-inline, multi-level tiling, tiling with consumer
+ * fusion, add cache_write, add rfactor). Returns the count (1..max) and
+ * fills sketches, or -1 with an error in ctx. */
+int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches, int max);
+
+/* ------------------------------------------------------------------ */
+/* Programs                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    int sketch;
+    int64_t vals[TUNE_MAX_HOLES * 3];
+} tune_program;
+
+/* Random generator (xorshift64*); state must be non-zero. */
+uint64_t tune_rand(uint64_t *state);
+
+/* Host SIMD width in float32 lanes (16 with AVX-512, 8 with AVX2, else 4). */
+int tune_host_vector_lanes(void);
+
+/* Fills every hole of sketch sk at random: tile sizes from the
+ * factorisations of each extent (innermost <= 64), parallel granularity,
+ * unroll depth from {0,16,64,512}, compute location. */
+void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
+                         tune_program *out);
+/* Mutates one hole of p (tile size: moves a factor between two levels;
+ * unroll; parallel granularity; compute location). Returns 0, or -1 when
+ * the sketch has no hole to mutate. The result stays valid by
+ * construction (factor products still divide the extents). */
+int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p);
+/* Applies program p of sketch sk to a fresh schedule of w (built in ctx).
+ * Returns the schedule, or NULL with the failing primitive's error in
+ * ctx (an invalid program). */
+sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
+                                 const tune_program *p);
+/* A compact text of s's step log (for deduplication and display), in
+ * ctx's arena. */
+const char *tune_steps_key(te_ctx *ctx, const sch_schedule *s);
+/* 64-bit FNV-1a hash of a string. */
+uint64_t tune_hash(const char *s);
+
+/* ------------------------------------------------------------------ */
+/* Scorer (cost-model seam)                                            */
+/* ------------------------------------------------------------------ */
+
+/* Ranks candidates: higher score = expected faster. The funcs are lowered
+ * and passed through tir_run_pipeline. predict returns 0 or -1.
+ * update learns from measured candidates: latencies in seconds, <= 0 for
+ * a failed candidate. A NULL scorer (or NULL predict) ranks at random. */
+typedef struct {
+    void *user;
+    int (*predict)(void *user, int n, const tir_func *const *funcs, double *scores);
+    int (*update)(void *user, int n, const tir_func *const *funcs, const double *latencies);
+} tune_scorer;
+
+/* ------------------------------------------------------------------ */
+/* Measurement                                                         */
+/* ------------------------------------------------------------------ */
+
+/* The argument that turns a program into a runner process. */
+#define TUNE_RUNNER_FLAG "--loom-tune-runner"
+
+/* When argv[1] is TUNE_RUNNER_FLAG, serves measurement requests on stdin/
+ * stdout until EOF and exits the process; else returns. Call first thing
+ * in main (after tune_register_builder) of every program that tunes. */
+void tune_runner_maybe_run(int argc, char **argv);
+
+typedef enum {
+    TUNE_OK = 0,
+    TUNE_ERR_INSTANTIATION = 1, /* the log does not apply to the workload */
+    TUNE_ERR_COMPILE_HOST = 2,  /* lowering or host compile failed (or crashed) */
+    TUNE_ERR_COMPILE_DEVICE = 3,
+    TUNE_ERR_RUNTIME_DEVICE = 4, /* the run failed or crashed (signal) */
+    TUNE_ERR_WRONG_ANSWER = 5,
+    TUNE_ERR_BUILD_TIMEOUT = 6,
+    TUNE_ERR_RUN_TIMEOUT = 7,
+    TUNE_ERR_UNKNOWN = 8
+} tune_error_code;
+/* "ok", "instantiation", "compile host", ... */
+const char *tune_error_name(int code);
+
+/* Test hooks: make a candidate misbehave inside the runner. */
+typedef enum {
+    TUNE_HOOK_NONE = 0,
+    TUNE_HOOK_SEGV,        /* the run raises SIGSEGV */
+    TUNE_HOOK_HANG,        /* the run never returns */
+    TUNE_HOOK_WRONG,       /* the output is corrupted after the run */
+    TUNE_HOOK_BUILD_HANG,  /* the build never returns */
+    TUNE_HOOK_BUILD_CRASH  /* the build raises SIGSEGV */
+} tune_hook;
+
+typedef struct {
+    int threads;           /* runner processes = parallel builds (>= 1; 0: 1) */
+    double build_timeout;  /* seconds per build (0: 30) */
+    double run_timeout;    /* seconds per run incl. repeats (0: 10) */
+    int repeat;            /* timed samples (0: 5) */
+    double min_repeat_ms;  /* each sample lasts at least this long (0: none) */
+    int check;             /* 0: check new bests only, 1: every candidate */
+    uint64_t seed;         /* input data seed */
+    int num_threads;       /* LOOM_NUM_THREADS of the runners (0: inherit) */
+} tune_measure_options;
+
+/* One measured candidate. */
+typedef struct {
+    int trial;               /* 1-based, in measurement order */
+    const char *steps_json;  /* the log (tdb_steps_to_json format) */
+    int nlatencies;
+    double latencies[64];    /* seconds */
+    double median, mean, spread; /* seconds; spread = (max - min) / median */
+    int error_code;          /* tune_error_code */
+    char error_msg[256];
+    double build_s;          /* compile seconds */
+    bool checked;            /* compared with the reference */
+} tune_result;
+
+typedef struct tune_measurer tune_measurer;
+
+/* Starts opts->threads runner processes for task `key` on target (only
+ * "llvm" targets run here). Returns NULL and a malloc'd message in *err. */
+tune_measurer *tune_measurer_new(const char *key, const char *target,
+                                 const tune_measure_options *opts, char **err);
+void tune_measurer_free(tune_measurer *m);
+/* Measures n candidates (step logs as JSON; hooks may be NULL): builds up
+ * to `threads` at once, runs them one at a time. results[i] is filled
+ * for each (trial left 0). `best_so_far` (seconds, <= 0: none): a
+ * candidate faster than it is checked against the reference. Returns 0
+ * (individual failures are in results), -1 when no runner can start. */
+int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
+                 double best_so_far, tune_result *results);
+
+/* ------------------------------------------------------------------ */
+/* Tuning one task                                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    int trials;              /* measurements in total (> 0) */
+    int per_round;           /* measured per round (0: 64) */
+    int population;          /* evolutionary population (0: 2048) */
+    int generations;         /* (0: 4) */
+    double mutation_prob;    /* (0: 0.85) */
+    double eps_greedy;       /* share of random candidates (0: 0.05) */
+    uint64_t seed;           /* (0: 1) */
+    tune_measure_options measure;
+    tune_scorer scorer;      /* cost model; zero: random ranking */
+    /* Called for every measured candidate as it arrives (the DB commit);
+     * a non-zero return stops the tuning. */
+    int (*on_record)(void *user, const tune_result *r);
+    /* Called after every round with the progress. */
+    void (*on_progress)(void *user, int done, int total, double best_s, double best_gflops);
+    void *user;
+    /* Test hook: the hook for trial number t (1-based), or NULL. */
+    int (*hook_for_trial)(void *user, int trial);
+    /* Stop early when *stop becomes non-zero (a SIGINT flag). */
+    volatile sig_atomic_t *stop;
+    /* Step logs (JSON) of earlier good programs: never re-measured; the
+     * ones matching a sketch seed nothing yet but are deduplicated. */
+    int nknown;
+    const char *const *known_steps;
+} tune_options;
+
+typedef struct {
+    int measured;        /* trials done */
+    int valid;           /* of which error-free */
+    int best_trial;      /* 1-based trial of the best; 0 when none */
+    double best_s;       /* best median latency, seconds; 0 when none */
+    double best_gflops;
+    char *best_steps_json; /* malloc'd; NULL when none */
+    double seconds;      /* wall time */
+    bool stopped;        /* stopped by *stop or on_record */
+} tune_summary;
+
+/* Tunes workload `key` on `target`: sketches, random annotation,
+ * evolutionary search, measurement of per_round candidates per round
+ * until `trials` are measured. Returns 0 (summary filled; free
+ * summary->best_steps_json), or -1 with a malloc'd message in *err. */
+int tune_task(const char *key, const char *target, const tune_options *opts,
+              tune_summary *summary, char **err);
+
+/* ------------------------------------------------------------------ */
+/* Task scheduler                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Splits a trial budget over ntasks tasks, round by round: the next round
+ * goes to the task with the largest expected gain (Ansor's gradient
+ * estimate: weight * (backward-window slope of its best latency,
+ * optimistic forward guess), simplified: the recent improvement rate;
+ * tasks without a measurement first). best[i]: current best latency of
+ * task i (seconds, <= 0: none); history: per task the best after each of
+ * its rounds (nrounds[i] entries). Returns the chosen task index. */
+int tune_scheduler_pick(int ntasks, const double *weights, const int *nrounds,
+                        const double *const *history, const double *best);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_AUTOTUNE_H */

@@ -1,0 +1,277 @@
+/*
+ * loom/cost_model.h — the learned cost model: per-statement program
+ * features and an XGBoost model that ranks candidate programs.
+ *
+ * Model: Ansor (Zheng et al., "Ansor: Generating High-Performance Tensor
+ * Programs for Deep Learning", OSDI 2020, sec. 5.2) and its code in TVM
+ * (src/auto_scheduler/feature.cc, python/tvm/auto_scheduler/cost_model/
+ * xgb_model.py). A program is described by one fixed-length feature vector
+ * per innermost store statement; a gradient-boosted tree predicts a score
+ * per statement, and a program's score is the sum over its statements
+ * ("pack-sum"). Scores are throughputs relative to the best program of the
+ * same task: higher is faster, 1 is the best seen.
+ *
+ * Threads: feature extraction touches only its inputs and may run on many
+ * threads at once (one te_ctx per thread). One cm_model is used by one
+ * thread at a time.
+ */
+#ifndef LOOM_COST_MODEL_H
+#define LOOM_COST_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loom/schedule.h"
+#include "loom/te.h"
+#include "loom/tir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Features                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Length of a statement's feature vector (Ansor's 164). */
+#define CM_NUM_FEATURES 164
+/* Buffers described per statement (the rest are dropped). */
+#define CM_MAX_BUFFERS 5
+/* Samples of the arithmetic-intensity curve. */
+#define CM_CURVE_SAMPLES 10
+
+/*
+ * Layout (indices), in Ansor's order and with Ansor's names:
+ *   0..56    computation and loop annotations:
+ *            float_mad float_addsub float_mul float_divmod float_cmp
+ *            float_mathfunc float_otherfunc, int_* likewise, bool_op,
+ *            select_op (operation counts over the whole loop nest, vector
+ *            lanes counted); vec_num vec_prod vec_len vec_type.kPos* (8,
+ *            one-hot), unroll_* and parallel_* likewise; is_gpu,
+ *            blockIdx_{x,y,z}_len, threadIdx_{x,y,z}_len, vthread_len.
+ *   57..146  per buffer B0..B4 (sorted by cache lines, then bytes,
+ *            largest first; zero when absent), 18 each: acc_type.kRead
+ *            kWrite kReadWrite (one-hot), bytes, unique_bytes, lines,
+ *            unique_lines, reuse_type.kLoopMultipleRead
+ *            kSerialMultipleReadWrite kNoReuse (one-hot), reuse_dis_iter,
+ *            reuse_dis_bytes, reuse_ct, bytes_d_reuse_ct,
+ *            unique_bytes_d_reuse_ct, lines_d_reuse_ct,
+ *            unique_lines_d_reuse_ct, stride.
+ *   147..156 arith_intensity_curve_0..9: FLOP per byte touched, sampled at
+ *            10 equally spaced points of the cumulative FLOP count when
+ *            going from the innermost loop outwards.
+ *   157..160 alloc_size (bytes), alloc_prod, alloc_outer_prod,
+ *            alloc_inner_prod (of the stored buffer when the program
+ *            allocates it; else 0).
+ *   161..163 outer_prod (iterations of the statement), num_loops,
+ *            auto_unroll_max_step.
+ * Every value except the one-hots and is_gpu is log2(1 + x) scaled unless
+ * raw values are asked for (cm_extract_options.raw).
+ *
+ * Definitions follow TVM's feature.cc, with these differences:
+ * - Accesses are analysed on flat (or multi-dimensional, linearised by
+ *   the buffer's strides) indices as affine forms in the loop variables;
+ *   the unique elements touched by a set of loops are counted from the
+ *   strides and extents of the terms (exact for boxes, dense or strided),
+ *   not from a bounding interval. Non-affine parts (floordiv, floormod,
+ *   min, max, products of variables) contribute their value interval.
+ * - A vector store or load (a RAMP index, after tir_pass_vectorize) counts
+ *   as an innermost VECTORIZED loop of `lanes` iterations, so features of a
+ *   function before and after vectorization agree.
+ * - float_mad counts float additions with a multiplication operand (those
+ *   are then not counted in float_addsub / float_mul); Ansor leaves it 0.
+ * - Annotation positions (kPos*) are relative to the statement's loop
+ *   nest: a loop whose variable indexes the stored buffer is spatial, one
+ *   that indexes only read buffers is reduce; inner/middle/outer by
+ *   position among those loops; a loop that indexes nothing counts as
+ *   outer spatial (Ansor's rule for such loops). kPosMixed is not used.
+ * - Thread extents are 0 on a CPU program (no THREAD loop anywhere) and 1
+ *   for an axis a GPU statement is not bound to.
+ * - Ansor merges the statements storing the same buffer into one vector;
+ *   Loom keeps one vector per store statement (its input to the pack-sum
+ *   is the same sum).
+ */
+
+/* CM_NUM_FEATURES. */
+int cm_num_features(void);
+/* The name of feature i ("float_addsub", "B0.bytes", ...), static storage;
+ * NULL when i is out of [0, CM_NUM_FEATURES). */
+const char *cm_feature_name(int i);
+/* The index of a named feature, or -1. */
+int cm_feature_index(const char *name);
+
+typedef struct {
+    bool raw;             /* values without the log2(1 + x) scaling */
+    int cache_line_bytes; /* 0: 64 */
+} cm_extract_options;
+
+/*
+ * One feature vector per store statement (STORE or BUFFER_STORE) of f, in
+ * program order (pre-order, then-branch before else-branch). f may be the
+ * direct output of sch_lower, a function after some passes, or after the
+ * whole tir_run_pipeline; what the tuner ranks should always be taken at
+ * the same point. Both branches of an IF count (conditions are ignored).
+ *
+ * On success returns 0, *out = a malloc'd row-major array of
+ * *nstmts x CM_NUM_FEATURES floats (the caller frees it; NULL when
+ * *nstmts is 0) and, when names is non-NULL, *names = a malloc'd array of
+ * *nstmts pointers to the stored buffers' names (owned by f's arena; free
+ * only the array). Returns -1 on a NULL f or exhausted memory, with the
+ * reason in ctx (ctx may be NULL: then the reason is lost).
+ * Cost: linear in the statements times loop depth; a tiled matmul takes
+ * a few microseconds.
+ */
+int cm_extract(te_ctx *ctx, const tir_func *f, float **out, int *nstmts);
+int cm_extract_ex(te_ctx *ctx, const tir_func *f, const cm_extract_options *opts, float **out,
+                  int *nstmts, const char ***names);
+
+/* Lowers s (sch_lower over args) and runs the passes that Ansor's feature
+ * extraction sees on a CPU (storage_flatten, simplify) — so vectorize and
+ * unroll annotations are still loops — then cm_extract_ex. The lowered
+ * function lives in s's ctx arena. Errors as cm_extract (the lowering's
+ * reason kept). */
+int cm_extract_schedule(sch_schedule *s, int nargs, te_tensor *const *args,
+                        const cm_extract_options *opts, float **out, int *nstmts);
+
+/* A CSV dump for inspection: a header "stmt,buffer,<feature names>" and
+ * one line per store statement, appended to out. Returns 0 or -1 (reason
+ * in ctx). */
+int cm_features_csv(te_ctx *ctx, const tir_func *f, const cm_extract_options *opts, te_str *out);
+
+/* ------------------------------------------------------------------ */
+/* Pack-sum objective                                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Ansor's pack-sum squared error. Rows are statements; row r belongs to
+ * program prog_of_row[r] in [0, nprog). With per-statement predictions
+ * f_r, a program's score is S_p = sum of f_r over its rows, and
+ *
+ *     L = 1/2 * sum_p w_p * (S_p - y_p)^2
+ *
+ * where y_p is the program's label (min latency of its task / its
+ * latency) and w_p its weight (Ansor: w_p = y_p, so that the fast
+ * programs, the ones the search cares about, are fitted best). Then for a
+ * row r of program p
+ *
+ *     dL/df_r   = w_p * (S_p - y_p)
+ *     d2L/df_r2 = w_p
+ *
+ * (the Hessian's off-diagonal entries w_p between rows of one program are
+ * dropped: XGBoost takes a diagonal Hessian). weights may be NULL (all 1).
+ */
+double cm_pack_sum_loss(int nrows, const float *preds, const int *prog_of_row, int nprog,
+                        const float *labels, const float *weights);
+void cm_pack_sum_gradient(int nrows, const float *preds, const int *prog_of_row, int nprog,
+                          const float *labels, const float *weights, float *grad, float *hess);
+
+/* Pairwise ranking accuracy: over all pairs (a, b) of programs of the same
+ * task with different latencies, the fraction where the score orders them
+ * as the latencies do (higher score = lower latency). Programs with
+ * latency <= 0 (failed) are skipped. task_ids may be NULL (one task).
+ * Returns a value in [0, 1], or -1 when there is no such pair. */
+double cm_pairwise_accuracy(int n, const double *scores, const double *latencies,
+                            const int *task_ids);
+
+/* ------------------------------------------------------------------ */
+/* The model                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Parameters; cm_params_default gives Ansor's. */
+typedef struct {
+    int max_depth;            /* 10 */
+    double eta;               /* 0.2 */
+    double gamma;             /* 0.001 */
+    double min_child_weight;  /* 0 */
+    double lambda;            /* 1 (XGBoost's default L2 on leaf weights) */
+    int nthread;              /* 0: XGBoost's default (all cores); tests use 1 */
+    uint64_t seed;            /* 43; also seeds the random model */
+    int num_warmup_samples;   /* 100: below this many measured programs the
+                                 model predicts at random (Ansor) */
+    int max_rounds;           /* 1000: boosting rounds at most */
+    int early_stopping_rounds;/* 50: stop when the held-out loss has not
+                                 improved for this many rounds */
+    double holdout_fraction;  /* 0.2 of the programs (at least 10 programs
+                                 in all needed) held out for early stopping */
+    bool weight_by_label;     /* true: w_p = max(y_p, 1e-3) (Ansor, floored so
+                                 failed programs still count); false: 1 */
+} cm_params;
+
+void cm_params_default(cm_params *p);
+
+typedef struct cm_model cm_model;
+
+/* A new, untrained model (it predicts at random). params NULL: defaults.
+ * Returns NULL only when memory is exhausted. Free with cm_model_free. */
+cm_model *cm_model_new(const cm_params *params);
+void cm_model_free(cm_model *m);
+/* The reason of the last failure ("" when none); owned by m. */
+const char *cm_model_errmsg(const cm_model *m);
+/* True when predictions come from trees (trained on at least
+ * num_warmup_samples programs), false when they are random. */
+bool cm_model_is_trained(const cm_model *m);
+/* Boosting rounds kept after early stopping (0 when untrained). */
+int cm_model_num_rounds(const cm_model *m);
+
+/* One program's features: nstmts rows of CM_NUM_FEATURES floats (as
+ * cm_extract returns them). The model does not keep the pointer. */
+typedef struct {
+    const float *features;
+    int nstmts;
+} cm_program;
+
+/*
+ * Trains from scratch on n programs (the model's own accumulated samples,
+ * see cm_model_update, are not used). latencies in seconds; <= 0 or not
+ * finite marks a failed program (label 0). task_ids: programs of one task
+ * are normalised together, label = (min latency of the task) / latency;
+ * NULL means one task. Programs with no statements are skipped. With fewer
+ * than num_warmup_samples usable programs the model stays (or becomes)
+ * random. Returns 0, or -1 (reason in cm_model_errmsg).
+ */
+int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *latencies,
+                   const int *task_ids);
+/* Adds n programs to the model's own sample set (copies them) and
+ * retrains on all samples so far — Ansor's update after each measurement
+ * round. Same arguments as cm_model_train. */
+int cm_model_update(cm_model *m, int n, const cm_program *progs, const double *latencies,
+                    const int *task_ids);
+/* Programs in the model's own sample set. */
+int cm_model_num_samples(const cm_model *m);
+
+/* Scores of n programs in one batched XGBoost call: scores[i] is the sum
+ * of the statements' predictions (higher = expected faster); -INFINITY
+ * for a program with no statements; uniform in [0, 1) from the model's
+ * generator while it is untrained. Returns 0 or -1. */
+int cm_model_predict(cm_model *m, int n, const cm_program *progs, double *scores);
+
+/* Adapters with the signatures of the tuner's scorer seam (user is a
+ * cm_model*): features are extracted with cm_extract from the functions
+ * as given (the tuner passes them after tir_run_pipeline). update uses
+ * task id 0 for all; latencies in seconds, <= 0 for a failed candidate. */
+int cm_scorer_predict(void *model, int n, const tir_func *const *funcs, double *scores);
+int cm_scorer_update(void *model, int n, const tir_func *const *funcs, const double *latencies);
+
+/* ---- persistence ----
+ * The blob holds a small header (magic "LOOMCM", format version, feature
+ * count, whether trained, rounds, a checksum of the rest) and XGBoost's
+ * UBJSON model; a damaged blob is refused before XGBoost parses it. A loaded
+ * model predicts exactly what the saved one did; its parameters are
+ * params (NULL: defaults) and its own sample set is empty.
+ * The tuning database stores the blob with format name CM_BLOB_FORMAT. */
+#define CM_BLOB_FORMAT "loom-xgboost-ubj-1"
+/* *buf = malloc'd blob (caller frees), *len its size. Returns 0 or -1. */
+int cm_model_save_buffer(cm_model *m, void **buf, size_t *len);
+/* NULL on a malformed blob or a feature-count mismatch; the reason is
+ * written to errbuf (errlen bytes) when errbuf is non-NULL. */
+cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *params,
+                               char *errbuf, size_t errlen);
+int cm_model_save_file(cm_model *m, const char *path);
+cm_model *cm_model_load_file(const char *path, const cm_params *params, char *errbuf,
+                             size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_COST_MODEL_H */

@@ -1,0 +1,407 @@
+/*
+ * tools/autotune/main.c — the `autotune` command: tunes one workload (or a
+ * suite of them) with the Ansor-style search of loom/autotune.h, commits
+ * every measured record to the tuning database as it arrives, and prints
+ * progress and the best result.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "loom/autotune.h"
+#include "loom/cost_model.h"
+#include "loom/ops.h"
+#include "loom/runtime.h"
+#include "loom/tuning_db.h"
+
+static const char usage[] =
+    "usage: autotune --op OP --shape K=V,... --trials N --db FILE [--target llvm|cuda]\n"
+    "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
+    "                [--resume] [--no-model] [--per-round R] [--population P]\n"
+    "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
+    "every measured schedule to the tuning database FILE.\n"
+    "  --threads T   threads the measured kernels use (default: all cores)\n"
+    "  --jobs J      candidates compiled at once, one runner process each (default: cores)\n"
+    "  --timeout SEC per-candidate run timeout (default 10; builds get 3x)\n"
+    "  --resume      count the trials already in FILE toward N, never re-measure them,\n"
+    "                and train the cost model on them first\n"
+    "  --no-model    rank candidates at random instead of with the cost model\n";
+
+static volatile sig_atomic_t stop_flag;
+static void on_sigint(int sig) {
+    (void)sig;
+    stop_flag = 1;
+}
+
+typedef struct {
+    tdb_db *db;
+    const char *key, *target_key;
+    int base;       /* trials before this run (resume) */
+    int total;
+    double t0;
+    bool tty;
+    int commit_errors;
+} ctx_t;
+
+static int on_record(void *user, const tune_result *r) {
+    ctx_t *c = user;
+    tdb_record_in in;
+    memset(&in, 0, sizeof in);
+    in.workload_key = c->key;
+    in.target = c->target_key;
+    in.steps_json = r->steps_json;
+    in.nlatencies = r->error_code ? 0 : r->nlatencies;
+    in.latencies = r->latencies;
+    in.error_code = r->error_code;
+    in.error_msg = r->error_msg;
+    if (tdb_commit_record(c->db, &in) < 0) {
+        fprintf(stderr, "autotune: cannot commit trial %d: %s\n", r->trial, tdb_errmsg(c->db));
+        if (++c->commit_errors > 3) return 1;
+    }
+    return 0;
+}
+
+static void on_progress(void *user, int done, int total, double best_s, double gflops) {
+    ctx_t *c = user;
+    double elapsed = rt_now() - c->t0;
+    double eta = done > 0 ? elapsed / done * (total - done) : 0;
+    int d = c->base + done, t = c->base + total;
+    if (c->tty) {
+        int w = 30, f = t > 0 ? (int)((double)w * d / t) : 0;
+        char bar[40];
+        for (int i = 0; i < w; i++) bar[i] = i < f ? '#' : '.';
+        bar[w] = 0;
+        printf("\r[%s] %d/%d trials  best %.2f GFLOP/s  %.4f ms  %.0fs elapsed  ETA %.0fs ", bar,
+               d, t, gflops, best_s * 1e3, elapsed, eta);
+    } else {
+        printf("trials %d/%d  best %.2f GFLOP/s  %.4f ms  elapsed %.1f s  eta %.1f s\n", d, t,
+               gflops, best_s * 1e3, elapsed, eta);
+    }
+    fflush(stdout);
+}
+
+static int fail(const char *fmt, const char *a, const char *b) {
+    fprintf(stderr, "autotune: ");
+    fprintf(stderr, fmt, a ? a : "", b ? b : "");
+    fputc('\n', stderr);
+    return 2;
+}
+
+static bool parse_int(const char *s, long long *v) {
+    char *end;
+    errno = 0;
+    *v = strtoll(s, &end, 10);
+    return s[0] && !*end && !errno;
+}
+
+typedef struct {
+    char name[64], op[64], shape[512], key[1024];
+} task_line;
+
+/* Reads a suite file: name<TAB>op<TAB>params, '#' comments. */
+static int read_suite(const char *path, task_line **out) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int n = 0, cap = 0;
+    task_line *t = NULL;
+    char line[2048];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#') continue;
+        char *a = strtok(line, "\t"), *b = strtok(NULL, "\t"), *c = strtok(NULL, "\t");
+        if (!a || !b) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            task_line *nt = realloc(t, sizeof *t * (size_t)cap);
+            if (!nt) break;
+            t = nt;
+        }
+        snprintf(t[n].name, sizeof t[n].name, "%s", a);
+        snprintf(t[n].op, sizeof t[n].op, "%s", b);
+        snprintf(t[n].shape, sizeof t[n].shape, "%s", c ? c : "");
+        n++;
+    }
+    fclose(f);
+    *out = t;
+    return n;
+}
+
+/* Records already in the DB for (key, target): their logs and count. */
+static int known_logs(tdb_db *db, const char *key, const char *target, char ***logs, int *ntrials) {
+    tdb_history_point *h = NULL;
+    int nh = tdb_history(db, key, target, &h);
+    *ntrials = nh > 0 ? nh : 0;
+    free(h);
+    tdb_record *r = NULL;
+    int n = tdb_best(db, key, target, 1 << 20, &r);
+    if (n < 0) n = 0;
+    *logs = calloc((size_t)n + 1, sizeof(char *));
+    for (int i = 0; i < n; i++) (*logs)[i] = strdup(r[i].steps_json);
+    tdb_records_free(r, n);
+    return n;
+}
+
+/* Trains the model on stored records (resume). */
+static void train_on(cm_model *model, const char *key, int n, char **logs, tdb_db *db,
+                     const char *target) {
+    tdb_record *r = NULL;
+    int nr = tdb_best(db, key, target, 1 << 20, &r);
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    if (nr > 0 && tune_build_workload(ctx, key, &w) == 0) {
+        const tir_func **f = calloc((size_t)nr, sizeof *f);
+        double *lat = calloc((size_t)nr, sizeof *lat);
+        int k = 0;
+        for (int i = 0; f && lat && i < nr; i++) {
+            int ns;
+            sch_step *st;
+            if (tdb_steps_from_json(ctx, r[i].steps_json, &ns, &st)) continue;
+            sch_schedule *s = sch_replay(ctx, w.nouts, w.outs, ns, st);
+            tir_func *fn = s ? sch_lower(s, w.nargs, w.args, "default") : NULL;
+            fn = fn ? tir_run_pipeline(ctx, fn, NULL) : NULL;
+            if (fn) f[k] = fn, lat[k++] = r[i].mean;
+        }
+        if (k) cm_scorer_update(model, k, f, lat);
+        free(f);
+        free(lat);
+    }
+    (void)n, (void)logs;
+    te_ctx_free(ctx);
+    tdb_records_free(r, nr > 0 ? nr : 0);
+}
+
+int main(int argc, char **argv) {
+    tune_runner_maybe_run(argc, argv);
+    const char *op = NULL, *shape = NULL, *target = "llvm", *db_path = NULL, *suite = NULL;
+    long long trials = 0, seed = 1, threads = 0, jobs = 0, per_round = 64, population = 2048;
+    double timeout = 10;
+    bool resume = false, no_model = false, have_trials = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long long x;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--resume")) resume = true;
+        else if (!strcmp(a, "--no-model")) no_model = true;
+        else if (!v) return fail("option %s needs a value\n%s", a, usage);
+        else {
+            i++;
+            if (!strcmp(a, "--op")) op = v;
+            else if (!strcmp(a, "--shape")) shape = v;
+            else if (!strcmp(a, "--target")) target = v;
+            else if (!strcmp(a, "--db")) db_path = v;
+            else if (!strcmp(a, "--suite")) suite = v;
+            else if (!strcmp(a, "--timeout")) {
+                char *end;
+                timeout = strtod(v, &end);
+                if (*end || !(timeout > 0)) return fail("--timeout '%s': a positive number of seconds%s", v, "");
+            } else if (!parse_int(v, &x)) return fail("option %s: '%s' is not an integer", a, v);
+            else if (!strcmp(a, "--trials")) trials = x, have_trials = true;
+            else if (!strcmp(a, "--seed")) seed = x;
+            else if (!strcmp(a, "--threads")) threads = x;
+            else if (!strcmp(a, "--jobs")) jobs = x;
+            else if (!strcmp(a, "--per-round")) per_round = x;
+            else if (!strcmp(a, "--population")) population = x;
+            else return fail("unknown option '%s'\n%s", a, usage);
+        }
+    }
+    /* Every argument is checked before the database is touched. */
+    if (!have_trials) return fail("--trials N is required%s%s", "", "");
+    if (trials <= 0) return fail("--trials must be positive%s%s", "", "");
+    if (!db_path) return fail("--db FILE is required%s%s", "", "");
+    if (!suite && !op) return fail("--op OP (or --suite FILE) is required%s%s", "", "");
+    if (threads < 0 || jobs < 0 || per_round <= 0 || population <= 0)
+        return fail("--threads/--jobs must be >= 0, --per-round and --population > 0%s%s", "", "");
+    if (!strncmp(target, "cuda", 4))
+        return fail("target '%s': no CUDA device or CUDA backend is available here (this build "
+                    "tunes on the host CPU: --target llvm)%s",
+                    target, "");
+    if (strncmp(target, "llvm", 4) || (target[4] && target[4] != ' '))
+        return fail("unknown target '%s' (known: llvm, cuda)%s", target, "");
+    task_line *tasks = NULL;
+    int ntasks = 0;
+    if (suite) {
+        ntasks = read_suite(suite, &tasks);
+        if (ntasks < 0) return fail("cannot read suite '%s': %s", suite, strerror(errno));
+        if (ntasks == 0) return fail("suite '%s' has no workloads%s", suite, "");
+    } else {
+        tasks = calloc(1, sizeof *tasks);
+        ntasks = 1;
+        snprintf(tasks[0].name, sizeof tasks[0].name, "%s", op);
+        snprintf(tasks[0].op, sizeof tasks[0].op, "%s", op);
+        snprintf(tasks[0].shape, sizeof tasks[0].shape, "%s", shape ? shape : "");
+    }
+    te_ctx *kctx = te_ctx_new();
+    for (int i = 0; i < ntasks; i++) {
+        if (!ops_find(tasks[i].op)) {
+            fprintf(stderr, "autotune: unknown op '%s' (known: %s)\n", tasks[i].op, ops_names());
+            return 2;
+        }
+        const char *k = ops_canonical_key(kctx, tasks[i].op, tasks[i].shape);
+        if (!k) {
+            fprintf(stderr, "autotune: bad shape '%s' for %s: %s\n", tasks[i].shape, tasks[i].op,
+                    te_ctx_errmsg(kctx));
+            return 2;
+        }
+        snprintf(tasks[i].key, sizeof tasks[i].key, "%s", k);
+    }
+    te_ctx_free(kctx);
+    char *err = NULL;
+    tdb_db *db = tdb_open(db_path, NULL, &err);
+    if (!db) {
+        fprintf(stderr, "autotune: cannot open the database: %s\n", err ? err : db_path);
+        free(err);
+        return 2;
+    }
+    char *tkey = tdb_host_target();
+    if (!strncmp(target, "llvm -", 6)) {
+        free(tkey);
+        tkey = strdup(target);
+    }
+    for (int i = 0; i < ntasks; i++)
+        if (tdb_commit_workload_key(db, tasks[i].key) < 0) {
+            fprintf(stderr, "autotune: cannot write to the database: %s\n", tdb_errmsg(db));
+            return 2;
+        }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+
+    cm_params cp;
+    cm_params_default(&cp);
+    cp.seed = (uint64_t)seed;
+    cm_model *model = no_model ? NULL : cm_model_new(&cp);
+    int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    ctx_t c = {db, NULL, tkey, 0, 0, 0, isatty(1) != 0, 0};
+    c.t0 = rt_now();
+    /* Per task: rounds given, best after each round (task scheduler). */
+    int *nrounds = calloc((size_t)ntasks, sizeof(int));
+    double **hist = calloc((size_t)ntasks, sizeof(double *));
+    double *best = calloc((size_t)ntasks, sizeof(double));
+    double *weights = calloc((size_t)ntasks, sizeof(double));
+    for (int i = 0; i < ntasks; i++) weights[i] = 1;
+    int done = 0, rc = 0;
+    double best_all = 0, best_gf = 0;
+    int best_trial = 0;
+    if (resume && ntasks == 1) {
+        char **logs;
+        int nt;
+        int nl = known_logs(db, tasks[0].key, tkey, &logs, &nt);
+        if (model && nl) train_on(model, tasks[0].key, nl, logs, db, tkey);
+        done = nt;
+        for (int i = 0; i < nl; i++) free(logs[i]);
+        free(logs);
+        if (nt) printf("resume: %d trials already in %s\n", nt, db_path);
+    }
+    int budget = (int)trials;
+    while (done < budget && !stop_flag) {
+        int ti = ntasks == 1 ? 0 : tune_scheduler_pick(ntasks, weights, nrounds,
+                                                       (const double *const *)hist, best);
+        char **logs = NULL;
+        int nt = 0, nl = known_logs(db, tasks[ti].key, tkey, &logs, &nt);
+        tune_options o;
+        memset(&o, 0, sizeof o);
+        int left = budget - done;
+        /* One call per task for a single task; a round at a time for a suite. */
+        o.trials = ntasks == 1 ? left : (left < per_round ? left : (int)per_round);
+        o.per_round = (int)per_round;
+        o.population = (int)population;
+        o.seed = (uint64_t)seed + (uint64_t)done;
+        o.measure.threads = jobs > 0 ? (int)jobs : (ncores > 0 ? ncores : 1);
+        o.measure.num_threads = (int)threads;
+        o.measure.run_timeout = timeout;
+        o.measure.build_timeout = 3 * timeout;
+        o.measure.min_repeat_ms = 20;
+        o.measure.repeat = 5;
+        if (model) {
+            o.scorer.user = model;
+            o.scorer.predict = cm_scorer_predict;
+            o.scorer.update = cm_scorer_update;
+        }
+        o.on_record = on_record;
+        o.on_progress = on_progress;
+        o.user = &c;
+        o.stop = &stop_flag;
+        o.nknown = nl;
+        o.known_steps = (const char *const *)logs;
+        c.key = tasks[ti].key;
+        c.base = done;
+        c.total = o.trials;
+        if (ntasks > 1) printf("task %s: %d trials\n", tasks[ti].name, o.trials);
+        tune_summary sum;
+        char *terr = NULL;
+        int r = tune_task(tasks[ti].key, "llvm", &o, &sum, &terr);
+        for (int i = 0; i < nl; i++) free(logs[i]);
+        free(logs);
+        if (r) {
+            fprintf(stderr, "\nautotune: %s\n", terr ? terr : "tuning failed");
+            free(terr);
+            rc = 1;
+            break;
+        }
+        if (sum.measured == 0) {
+            if (ntasks == 1) break;
+            weights[ti] = 0;
+        }
+        if (sum.best_trial && (best[ti] <= 0 || sum.best_s < best[ti])) best[ti] = sum.best_s;
+        double *nh = realloc(hist[ti], sizeof(double) * (size_t)(nrounds[ti] + 1));
+        if (nh) {
+            hist[ti] = nh;
+            hist[ti][nrounds[ti]++] = best[ti];
+        }
+        if (ntasks == 1 && sum.best_trial) {
+            best_all = sum.best_s;
+            best_gf = sum.best_gflops;
+            best_trial = done + sum.best_trial;
+        }
+        done += sum.measured;
+        free(sum.best_steps_json);
+        if (c.commit_errors > 3) {
+            rc = 1;
+            break;
+        }
+    }
+    if (c.tty) printf("\n");
+    if (stop_flag) printf("interrupted: %d trials measured and saved\n", done);
+    if (ntasks == 1) {
+        /* The best of everything in the database (resumed trials too). */
+        tdb_record *r = NULL;
+        int n = tdb_best(db, tasks[0].key, tkey, 1, &r);
+        if (n == 1 && best_all <= 0) { /* resumed: nothing better this run */
+            best_all = r[0].mean;
+            best_gf = tdb_record_gflops(&r[0]);
+        }
+        if (n > 0) tdb_records_free(r, n);
+        if (best_all > 0)
+            printf("best: %.2f GFLOP/s, %.4f ms, trial %d of %d, %.1f s\n", best_gf,
+                   best_all * 1e3, best_trial, done, rt_now() - c.t0);
+        else {
+            printf("best: none (no candidate ran correctly in %d trials)\n", done);
+            if (!rc) rc = 1;
+        }
+    } else {
+        for (int i = 0; i < ntasks; i++)
+            printf("%s: best %.4f ms after %d rounds\n", tasks[i].name, best[i] * 1e3, nrounds[i]);
+        printf("%d trials, %.1f s\n", done, rt_now() - c.t0);
+    }
+    if (model) {
+        void *blob;
+        size_t len;
+        if (cm_model_is_trained(model) && cm_model_save_buffer(model, &blob, &len) == 0) {
+            tdb_put_cost_model(db, tkey, CM_BLOB_FORMAT, blob, len);
+            free(blob);
+        }
+        cm_model_free(model);
+    }
+    for (int i = 0; i < ntasks; i++) free(hist[i]);
+    free(hist), free(nrounds), free(best), free(weights), free(tasks), free(tkey);
+    tdb_close(db);
+    return rc;
+}
