@@ -16,7 +16,8 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
     if (!target) target = "llvm";
 
     cg_llvm_options llvm = opts->llvm;
-    bool is_llvm = false, is_c = false;
+    cg_cuda_options cuda = opts->cuda;
+    bool is_llvm = false, is_c = false, is_cuda = false;
     if (!strcmp(target, "llvm")) {
         is_llvm = true;
     } else if (!strncmp(target, "llvm ", 5)) {
@@ -29,15 +30,45 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
         llvm.mcpu = te_strdup(ctx, m + 6);
     } else if (!strcmp(target, "c")) {
         is_c = true;
+    } else if (!strcmp(target, "cuda")) {
+        is_cuda = true;
+    } else if (!strncmp(target, "cuda ", 5)) {
+        is_cuda = true;
+        const char *a = strstr(target, "-arch=");
+        if (!a || !a[6]) {
+            te_error(ctx, "build: target '%s': the only cuda option is -arch=sm_XX", target);
+            return NULL;
+        }
+        cuda.arch = te_strdup(ctx, a + 6);
     } else {
-        te_error(ctx, "build: unknown target '%s' (known: llvm, llvm -mcpu=NAME, c)", target);
+        te_error(ctx,
+                 "build: unknown target '%s' (known: llvm, llvm -mcpu=NAME, c, cuda, cuda "
+                 "-arch=sm_XX)",
+                 target);
         return NULL;
     }
 
     tir_func *f = sch_lower(s, nargs, args, opts->name ? opts->name : "default");
     if (!f) return NULL;
-    tir_func *g = tir_run_pipeline(ctx, f, &opts->passes);
+    tir_pipeline_options passes = opts->passes;
+    if (is_cuda) {
+        passes.gpu = true;
+        rt_cuda_props p;
+        bool dev = (!passes.gpu_limits.max_threads_per_block || !passes.gpu_limits.max_shared_bytes) &&
+                   rt_cuda_available() && !rt_cuda_get_props(0, &p);
+        if (dev && !passes.gpu_limits.max_threads_per_block)
+            passes.gpu_limits.max_threads_per_block = p.max_threads_per_block;
+        if (dev && !passes.gpu_limits.max_shared_bytes)
+            passes.gpu_limits.max_shared_bytes = p.shared_mem_per_block;
+    }
+    tir_func *g = tir_run_pipeline(ctx, f, &passes);
     if (!g) return NULL;
+    if (is_cuda) {
+        tir_device_program *p = tir_split_host_device(ctx, g);
+        if (!p) return NULL;
+        const tir_device_program *progs[1] = {p};
+        return cg_cuda_build(ctx, 1, progs, &cuda);
+    }
     const tir_func *funcs[1] = {g};
     if (is_llvm) return cg_llvm_build(ctx, 1, funcs, &llvm);
     if (is_c) return cg_c_build(ctx, 1, funcs, &opts->c);

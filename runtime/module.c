@@ -14,6 +14,8 @@
 typedef struct {
     char *name;
     rt_packed_fn fn;
+    rt_closure_fn cfn; /* set instead of fn for closure functions */
+    void *self;
     int nparams;
     rt_param *params; /* names strdup'd */
 } rt_func_entry;
@@ -31,6 +33,7 @@ struct rt_module {
     rt_func_entry *funcs;
     int ntexts, cap_texts;
     rt_text_entry *texts;
+    int device_type; /* DLDeviceType every argument must be on */
     char err[2048];
 };
 
@@ -65,6 +68,7 @@ rt_module *rt_module_new(const char *kind, void *impl, void (*impl_free)(void *i
     }
     m->impl = impl;
     m->impl_free = impl_free;
+    m->device_type = kDLCPU;
     return m;
 }
 
@@ -81,10 +85,11 @@ static rt_func_entry *find_func(const rt_module *m, const char *name) {
     return NULL;
 }
 
-int rt_module_add_func(rt_module *m, const char *name, rt_packed_fn fn, int nparams,
-                       const rt_param *params) {
+static int add_entry(rt_module *m, const char *name, rt_packed_fn fn, rt_closure_fn cfn,
+                     void *self, int nparams, const rt_param *params) {
     if (!m) return rt_set_error("rt_module_add_func: module is NULL");
-    if (!name || !fn) return mod_error(m, "rt_module_add_func: name and function must be non-NULL");
+    if (!name || (!fn && !cfn))
+        return mod_error(m, "rt_module_add_func: name and function must be non-NULL");
     if (nparams < 0 || (nparams > 0 && !params))
         return mod_error(m, "rt_module_add_func: function '%s' has %d params but no param list",
                          name, nparams);
@@ -101,7 +106,7 @@ int rt_module_add_func(rt_module *m, const char *name, rt_packed_fn fn, int npar
         m->funcs = f;
         m->cap_funcs = cap;
     }
-    rt_func_entry e = {dup_str(name), fn, nparams, NULL};
+    rt_func_entry e = {dup_str(name), fn, cfn, self, nparams, NULL};
     if (nparams > 0) e.params = calloc((size_t)nparams, sizeof *e.params);
     bool ok = e.name && (nparams == 0 || e.params);
     for (int i = 0; ok && i < nparams; ++i) {
@@ -119,6 +124,23 @@ int rt_module_add_func(rt_module *m, const char *name, rt_packed_fn fn, int npar
     m->funcs[m->nfuncs++] = e;
     return 0;
 }
+
+int rt_module_add_func(rt_module *m, const char *name, rt_packed_fn fn, int nparams,
+                       const rt_param *params) {
+    if (m && !fn) return mod_error(m, "rt_module_add_func: name and function must be non-NULL");
+    return add_entry(m, name, fn, NULL, NULL, nparams, params);
+}
+
+int rt_module_add_closure(rt_module *m, const char *name, rt_closure_fn fn, void *self,
+                          int nparams, const rt_param *params) {
+    if (m && !fn) return mod_error(m, "rt_module_add_closure: name and function must be non-NULL");
+    return add_entry(m, name, NULL, fn, self, nparams, params);
+}
+
+void rt_module_set_device(rt_module *m, int device_type) {
+    if (m) m->device_type = device_type;
+}
+int rt_module_device(const rt_module *m) { return m ? m->device_type : kDLCPU; }
 
 void rt_module_free(rt_module *m) {
     if (!m) return;
@@ -204,12 +226,15 @@ static int check_arg(rt_module *m, const rt_func_entry *f, int i, const DLTensor
     const rt_param *p = &f->params[i];
     char a[256], b[256];
     if (!t) return mod_error(m, "rt_call: argument %d ('%s') of '%s' is NULL", i, p->name, f->name);
-    if (t->device.device_type != kDLCPU)
+    if ((int)t->device.device_type != m->device_type)
         return mod_error(m,
                          "rt_call: argument %d ('%s') of '%s' is on device type %d id %d; "
-                         "a '%s' module runs on the CPU (kDLCPU)",
+                         "a '%s' module runs on %s",
                          i, p->name, f->name, (int)t->device.device_type, t->device.device_id,
-                         m->kind);
+                         m->kind,
+                         m->device_type == kDLCUDA ? "the GPU (kDLCUDA: allocate with "
+                                                     "rt_cuda_tensor_alloc)"
+                                                   : "the CPU (kDLCPU)");
     if (t->dtype.code != p->dtype.code || t->dtype.bits != p->dtype.bits ||
         t->dtype.lanes != p->dtype.lanes)
         return mod_error(m, "rt_call: argument %d ('%s') of '%s' has dtype %s, expected %s", i,
@@ -251,6 +276,12 @@ int rt_call(rt_module *m, const char *name, int nargs, DLTensor *const *args) {
                          nargs);
     for (int i = 0; i < nargs; ++i)
         if (check_arg(m, f, i, args[i])) return -1;
+    if (f->cfn) {
+        int32_t rc = f->cfn(f->self, nargs, args);
+        if (rc != 0) return mod_error(m, "rt_call: '%s' failed: %s", f->name, rt_last_error());
+        m->err[0] = '\0';
+        return 0;
+    }
     void *small[16];
     void **ptrs = nargs <= 16 ? small : malloc((size_t)nargs * sizeof *ptrs);
     if (!ptrs) return mod_error(m, "rt_call: out of memory for %d arguments", nargs);

@@ -18,4 +18,12 @@ int rt_set_error(const char *fmt, ...)
 /* "float32", "int64", "uint8", "float32x4" ... into buf (size >= 32). */
 const char *rt_dtype_name(DLDataType t, char *buf, size_t size);
 
+/* tensor.c: shape checks ("who: ..." errors), a CPU tensor header over
+ * data (device set by the caller), bytes per element. */
+int rt__check_shape(const char *who, DLDataType dtype, int ndim, const int64_t *shape);
+DLTensor *rt__tensor_header(void *data, DLDataType dtype, int ndim, const int64_t *shape);
+size_t rt__elem_bytes(DLDataType t);
+/* cuda_tensor.c: frees a kDLCUDA tensor's device memory. */
+void rt__cuda_free_data(DLTensor *t);
+
 #endif

@@ -18,7 +18,7 @@ typedef struct {
     int64_t shape[RT_MAX_DIMS];
 } rt_tensor_box;
 
-static int check_shape(const char *who, DLDataType dtype, int ndim, const int64_t *shape) {
+int rt__check_shape(const char *who, DLDataType dtype, int ndim, const int64_t *shape) {
     if (ndim < 0 || ndim > RT_MAX_DIMS)
         return rt_set_error("%s: ndim %d is out of range [0, %d]", who, ndim, RT_MAX_DIMS);
     if (ndim > 0 && !shape) return rt_set_error("%s: shape is NULL for ndim %d", who, ndim);
@@ -32,7 +32,7 @@ static int check_shape(const char *who, DLDataType dtype, int ndim, const int64_
     return 0;
 }
 
-static DLTensor *new_header(void *data, DLDataType dtype, int ndim, const int64_t *shape) {
+DLTensor *rt__tensor_header(void *data, DLDataType dtype, int ndim, const int64_t *shape) {
     rt_tensor_box *b = calloc(1, sizeof *b);
     if (!b) {
         rt_set_error("rt_tensor: out of memory for a tensor header");
@@ -50,10 +50,10 @@ static DLTensor *new_header(void *data, DLDataType dtype, int ndim, const int64_
     return &b->t;
 }
 
-static size_t elem_bytes(DLDataType t) { return ((size_t)t.bits * t.lanes + 7) / 8; }
+size_t rt__elem_bytes(DLDataType t) { return ((size_t)t.bits * t.lanes + 7) / 8; }
 
 DLTensor *rt_tensor_alloc(DLDataType dtype, int ndim, const int64_t *shape) {
-    if (check_shape("rt_tensor_alloc", dtype, ndim, shape)) return NULL;
+    if (rt__check_shape("rt_tensor_alloc", dtype, ndim, shape)) return NULL;
     size_t n = 1;
     for (int d = 0; d < ndim; ++d) {
         if ((uint64_t)shape[d] > SIZE_MAX / n) {
@@ -62,7 +62,7 @@ DLTensor *rt_tensor_alloc(DLDataType dtype, int ndim, const int64_t *shape) {
         }
         n *= (size_t)shape[d];
     }
-    size_t eb = elem_bytes(dtype);
+    size_t eb = rt__elem_bytes(dtype);
     if (n > (SIZE_MAX - RT_ALIGN) / eb) {
         rt_set_error("rt_tensor_alloc: %zu elements overflow the address space", n);
         return NULL;
@@ -74,20 +74,21 @@ DLTensor *rt_tensor_alloc(DLDataType dtype, int ndim, const int64_t *shape) {
         rt_set_error("rt_tensor_alloc: out of memory for %zu bytes", bytes);
         return NULL;
     }
-    DLTensor *t = new_header(data, dtype, ndim, shape);
+    DLTensor *t = rt__tensor_header(data, dtype, ndim, shape);
     if (!t) free(data);
     return t;
 }
 
 void rt_tensor_free(DLTensor *t) {
     if (!t) return;
-    free(t->data);
+    if (t->device.device_type == kDLCUDA) rt__cuda_free_data(t);
+    else free(t->data);
     free(t); /* t is the first member of its rt_tensor_box */
 }
 
 DLTensor *rt_tensor_wrap(void *data, DLDataType dtype, int ndim, const int64_t *shape) {
-    if (check_shape("rt_tensor_wrap", dtype, ndim, shape)) return NULL;
-    return new_header(data, dtype, ndim, shape);
+    if (rt__check_shape("rt_tensor_wrap", dtype, ndim, shape)) return NULL;
+    return rt__tensor_header(data, dtype, ndim, shape);
 }
 
 void rt_tensor_free_header(DLTensor *t) { free(t); }
@@ -101,5 +102,5 @@ int64_t rt_tensor_numel(const DLTensor *t) {
 
 size_t rt_tensor_nbytes(const DLTensor *t) {
     if (!t) return 0;
-    return (size_t)rt_tensor_numel(t) * elem_bytes(t->dtype);
+    return (size_t)rt_tensor_numel(t) * rt__elem_bytes(t->dtype);
 }

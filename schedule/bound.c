@@ -287,6 +287,30 @@ static int infer_attached(lower_state *L, int p) {
         vv[nv] = cg->leaf[i];
         ve[nv++] = sch__lower_ext(L, c, cg->leaf[i]);
     }
+    /* GPU: a buffer shared by a group of threads must hold what every
+     * thread of the group reads, so the thread-bound loops at or outside
+     * the attach point (of the consumer and of the stages it is attached
+     * in) vary too when the buffer's scope is shared among them (TVM
+     * InferBound NeedRelax: storage rank <= thread rank). */
+    int scope = g->scope >= 0 ? g->scope : TIR_SCOPE_LOCAL;
+    int srank = scope == TIR_SCOPE_GLOBAL ? 0 : scope == TIR_SCOPE_SHARED ? 1 : 3;
+    for (int st = c, upto = pos; st >= 0 && nv < 64;) {
+        const sch_stage *sg = &s->stages[st];
+        for (int i = 0; i <= upto && i < sg->nleaf && nv < 64; i++) {
+            const sch_iter_attr *a = sch__attr(sg, sg->leaf[i]);
+            if (!a || a->ann != SCH_ANN_BIND || !a->thread_tag) continue;
+            int trank = !strncmp(a->thread_tag, "blockIdx", 8) ? 0 : 1;
+            if (srank > trank) continue;
+            vv[nv] = sg->leaf[i];
+            ve[nv++] = sch__lower_ext(L, st, sg->leaf[i]);
+        }
+        if (sg->attach != SCH_ATTACH_AT) break;
+        int next = sg->attach_stage;
+        upto = -1;
+        for (int i = 0; i < s->stages[next].nleaf; i++)
+            if (s->stages[next].leaf[i] == sg->attach_iter) upto = i;
+        st = next;
+    }
     varying_set vs = {nv, vv, ve};
     region_ctx rc = {.L = L, .consumer = c, .producer = p, .vs = &vs};
     for (int d = 0; d < cg->nroot && d < 64; d++) {

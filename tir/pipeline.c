@@ -11,6 +11,11 @@
  *   storage_rewrite   siblings share scratch memory
  *   simplify          fold what unrolling exposed
  *   remove_noop       drop statements with no effect
+ *
+ * The GPU pipeline (opts->gpu, target cuda) adds:
+ *   inject_vthread    after vectorize: vthread loops become replicated code
+ *   thread_sync       after remove_noop: __syncthreads around shared memory
+ *   verify_gpu        last: limits and binding rules, checked at build time
  */
 #include "tir/tir_internal.h"
 
@@ -29,9 +34,14 @@ tir_func *tir_run_pipeline(te_ctx *ctx, const tir_func *f, const tir_pipeline_op
             g = tir_pass_vectorize(ctx, g, opts ? opts->vectorize_why : NULL);
         }
     }
+    bool gpu = opts && opts->gpu;
+    if (g && gpu) g = tir_pass_inject_vthread(ctx, g);
+    if (g && gpu) g = tir_pass_simplify(ctx, g);
     if (g) g = tir_pass_unroll(ctx, g);
     if (g) g = tir_pass_storage_rewrite(ctx, g);
     if (g) g = tir_pass_simplify(ctx, g);
     if (g) g = tir_pass_remove_noop(ctx, g);
+    if (g && gpu) g = tir_pass_thread_sync(ctx, g);
+    if (g && gpu && tir_verify_gpu(ctx, g, &opts->gpu_limits)) g = NULL;
     return g;
 }

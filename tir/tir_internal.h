@@ -36,4 +36,12 @@ tir_stmt *tir__replace_buffer(te_ctx *ctx, tir_stmt *s, const tir_buffer *from, 
  * skip_vectorize). */
 tir_stmt *tir__devectorize(te_ctx *ctx, tir_stmt *s);
 
+/* GPU helpers (pass_verify_gpu.c): the index of a thread tag in
+ * blockIdx.x..z, threadIdx.x..z, vthread (0..6) or -1; the first buffer
+ * stored in s (names a loop's stage in messages, "?" if none); whether s
+ * holds a thread-bound loop. */
+int tir__thread_tag_index(const char *tag);
+const char *tir__stage_of(const tir_stmt *s);
+bool tir__has_thread_loop(const tir_stmt *s);
+
 #endif

@@ -26,6 +26,7 @@ typedef struct {
     const char *func;   /* tir name of the function, for messages */
     te_analyzer *an;    /* loop variables bound to their ranges */
     bool failed;        /* an error is recorded in ctx */
+    const char *prefix; /* of error messages: NULL "c"; the cuda backend sets "cuda" */
     bool in_parallel;   /* inside an outlined parallel body */
     const char *lane;   /* the lane index while printing lanewise, else NULL */
     int nclosures, ntemps;

@@ -18,7 +18,7 @@ void cg_c_fail(cg_c_emitter *em, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    te_error(em->ctx, "c: %s", buf);
+    te_error(em->ctx, "%s: %s", em->prefix ? em->prefix : "c", buf);
 }
 
 /* Identifiers the generated code cannot give to a variable: C keywords,

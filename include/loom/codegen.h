@@ -57,6 +57,29 @@ const char *cg_c_source(te_ctx *ctx, int nfuncs, const tir_func *const *funcs);
 rt_module *cg_c_build(te_ctx *ctx, int nfuncs, const tir_func *const *funcs,
                       const cg_c_options *opts);
 
+/* cuda — CUDA C++ kernels compiled at run time with NVRTC (to PTX for the
+ * virtual architecture of `arch`) and run through the driver API
+ * (loom/runtime.h: rt_cuda_*). Input: functions after the GPU pipeline
+ * (tir_pipeline_options.gpu) split by tir_split_host_device. */
+typedef struct {
+    const char *arch; /* "sm_90", "sm_80", ...; NULL: GPU 0's compute
+                         capability, or sm_75 where there is no GPU */
+} cg_cuda_options;
+
+/* The CUDA C++ source of the kernels of nprogs programs (one
+ * `extern "C" __global__` function per kernel, named as the tir kernel
+ * with non-identifier characters replaced by '_'). Arena-owned. */
+const char *cg_cuda_source(te_ctx *ctx, int nprogs, const tir_device_program *const *progs);
+/* Source, NVRTC compile, and a module of kind "cuda" with one function
+ * per program (named as its host function; arguments are kDLCUDA
+ * tensors). The module keeps texts "source", "ptx" and "arch". It can be
+ * built where there is no GPU driver (only NVRTC is needed); calling it
+ * there fails with "CUDA driver not found (libcuda.so.1): ...". */
+rt_module *cg_cuda_build(te_ctx *ctx, int nprogs, const tir_device_program *const *progs,
+                         const cg_cuda_options *opts);
+/* "sm_XY" of GPU 0, or "sm_75" when no GPU is available. Arena-owned. */
+const char *cg_cuda_default_arch(te_ctx *ctx);
+
 /* ---- for backends ---- */
 
 /* The DLPack type rt_call checks for a buffer of element type t (bool is
@@ -74,12 +97,16 @@ typedef struct {
     const char *name;            /* function name; NULL: "default" */
     cg_llvm_options llvm;
     cg_c_options c;
-    tir_pipeline_options passes;
+    cg_cuda_options cuda;
+    tir_pipeline_options passes; /* for cuda, gpu is set by cg_build; zero
+                                    gpu_limits take GPU 0's limits (or
+                                    1024 threads, 48 KiB without a GPU) */
 } cg_build_options;
 
 /* Lowers schedule s with the given argument tensors (inputs and outputs in
  * the order the caller will pass them), runs the tir pipeline and compiles
- * for target "llvm" (optionally "llvm -mcpu=NAME") or "c". opts may be
+ * for target "llvm" (optionally "llvm -mcpu=NAME"), "c", or "cuda"
+ * (optionally "cuda -arch=sm_XX"; loops bound with sch_bind). opts may be
  * NULL. Errors: an argument list that misses an input or output of the
  * schedule, an unknown target, any lowering or compile error. */
 rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const char *target,

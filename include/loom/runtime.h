@@ -81,6 +81,19 @@ rt_module *rt_module_new(const char *kind, void *impl, void (*impl_free)(void *i
 /* Adds a function; params are copied. Returns 0 or -1 (duplicate name). */
 int rt_module_add_func(rt_module *m, const char *name, rt_packed_fn fn, int nparams,
                        const rt_param *params);
+/* A function that needs its module's state (the CUDA backend: loaded
+ * kernels): called as fn(self, nargs, args) with the checked tensors.
+ * Returns 0, or non-zero with the reason in rt_last_error(). */
+typedef int32_t (*rt_closure_fn)(void *self, int nargs, DLTensor *const *args);
+/* Adds a closure function; self stays owned by the backend (free it in
+ * impl_free). rt_module_get_func returns NULL for it: call it with rt_call.
+ * Returns 0 or -1 (duplicate name). */
+int rt_module_add_closure(rt_module *m, const char *name, rt_closure_fn fn, void *self,
+                          int nparams, const rt_param *params);
+/* The DLDeviceType every argument must be on (kDLCPU unless set; the
+ * CUDA backend sets kDLCUDA). */
+void rt_module_set_device(rt_module *m, int device_type);
+int rt_module_device(const rt_module *m);
 /* Frees the module and its backend state. NULL is a no-op. */
 void rt_module_free(rt_module *m);
 const char *rt_module_kind(const rt_module *m);
@@ -97,7 +110,8 @@ const char *rt_module_get_text(const rt_module *m, const char *what);
 void rt_module_set_text(rt_module *m, const char *what, const char *text);
 
 /* Calls function `name` with nargs tensors, checking that the count,
- * dtypes, ranks, shapes, CPU device and compactness match its parameters.
+ * dtypes, ranks, shapes, device type (rt_module_device) and compactness
+ * match its parameters.
  * Returns 0, or -1 with rt_module_errmsg(m) naming the function, the
  * parameter and the mismatch. */
 int rt_call(rt_module *m, const char *name, int nargs, DLTensor *const *args);
@@ -131,6 +145,102 @@ int rt_time_call(rt_module *m, const char *name, int nargs, DLTensor *const *arg
                  const rt_timer_config *cfg, rt_timing *out);
 /* Seconds on a monotonic clock. */
 double rt_now(void);
+
+/* ---------------- CUDA (driver API and NVRTC, opened with dlopen) ----------------
+ * Nothing here links against CUDA. Where libcuda.so.1 cannot be loaded,
+ * every driver entry point fails with rt_last_error() starting
+ * "CUDA driver not found (libcuda.so.1): ..."; where NVRTC cannot be
+ * loaded, "NVRTC not found ...". */
+
+/* Properties of one GPU (cuDeviceGetAttribute). Sizes in bytes. */
+typedef struct {
+    char name[256];
+    int cc_major, cc_minor;        /* compute capability, e.g. 9.0 */
+    int sm_count;                  /* streaming multiprocessors */
+    int max_threads_per_block;
+    int max_block_dim[3], max_grid_dim[3];
+    int shared_mem_per_block;      /* static limit (48 KiB) */
+    int shared_mem_per_block_optin;/* with the opt-in attribute */
+    int regs_per_block, warp_size;
+    int64_t total_mem;
+} rt_cuda_props;
+
+/* True when the driver loads, cuInit succeeds and there is a GPU; else
+ * false with the reason in rt_last_error(). */
+bool rt_cuda_available(void);
+/* Number of GPUs; 0 or -1. */
+int rt_cuda_device_count(int *count);
+/* Properties of GPU `device` (0-based). 0 or -1. */
+int rt_cuda_get_props(int device, rt_cuda_props *out);
+/* Waits for all work on the device. 0 or -1 (the first asynchronous
+ * error of earlier launches). */
+int rt_cuda_synchronize(int device);
+
+/* A compact row-major tensor in the memory of GPU `device` (kDLCUDA,
+ * cuMemAlloc: 256-byte aligned), uninitialised. Free with rt_tensor_free
+ * (which frees device memory for kDLCUDA tensors). NULL with
+ * rt_last_error on a bad shape, no driver or no memory. */
+DLTensor *rt_cuda_tensor_alloc(DLDataType dtype, int ndim, const int64_t *shape, int device);
+/* Copies src's data into dst: any combination of CPU and CUDA tensors of
+ * the same dtype and shape, both compact. Synchronous. 0 or -1. */
+int rt_tensor_copy(DLTensor *dst, const DLTensor *src);
+
+/* NVRTC output: PTX text (NUL-terminated, ptx_size bytes without the
+ * NUL) and the compiler log (NULL when empty). malloc-owned; free with
+ * rt_nvrtc_output_free. */
+typedef struct {
+    char *ptx;
+    size_t ptx_size;
+    char *log;
+} rt_nvrtc_output;
+bool rt_nvrtc_available(void);
+int rt_nvrtc_version(int *major, int *minor);
+/* Compiles CUDA C++ `source` (program name `name`, for messages) to PTX
+ * for the virtual architecture of `arch` ("sm_90", "sm_90a" or
+ * "compute_90"; NULL: compute_75, the oldest NVRTC 13 accepts). Returns
+ * 0, or -1 with rt_last_error holding NVRTC's message and log. */
+int rt_nvrtc_compile(const char *source, const char *name, const char *arch,
+                     rt_nvrtc_output *out);
+void rt_nvrtc_output_free(rt_nvrtc_output *out);
+
+/* One kernel launch of a CUDA host function. */
+typedef struct {
+    const char *kernel;  /* symbol in the image (extern "C") */
+    int64_t grid[3];     /* blocks per grid, x y z (each >= 1) */
+    int64_t block[3];    /* threads per block, x y z (each >= 1) */
+    int nargs;           /* kernel pointer arguments, in order: */
+    const int *args;     /* i >= 0: host param i; i < 0: workspace -i-1 */
+} rt_cuda_launch;
+
+/* A host function: checks its tensors, allocates its workspaces (device
+ * buffers for intermediates), runs the launches in order on the default
+ * stream, waits for them and frees the workspaces. */
+typedef struct {
+    const char *name;
+    int nparams;
+    const rt_param *params;
+    int nworkspace;
+    const int64_t *workspace_bytes;
+    int nlaunches;
+    const rt_cuda_launch *launches;
+} rt_cuda_func;
+
+/* A module of kind "cuda" (rt_module_device: kDLCUDA) over a PTX image
+ * (NUL-terminated text). Everything is copied. The image is loaded
+ * (cuModuleLoadData) into the GPU of the first argument at the first call,
+ * so a module can be built, inspected and freed without a driver; calling
+ * it then fails with the driver's message. Errors of a launch name the
+ * kernel, its grid and block and the CUDA error (cuGetErrorName and
+ * cuGetErrorString). NULL with rt_last_error on malformed input. */
+rt_module *rt_cuda_module_new(const char *ptx, int nfuncs, const rt_cuda_func *funcs);
+
+/* Times rt_call(m, name, ...) on the GPU with CUDA events (cuEventRecord
+ * around the launches, no host synchronisation between calls in a
+ * sample): warmup, repeat and min_repeat_ms as in rt_time; flush_cache is
+ * ignored. Per-call seconds in out. 0 or -1 (rt_last_error, or
+ * rt_module_errmsg(m) for a failed call). */
+int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const *args,
+                      const rt_timer_config *cfg, rt_timing *out);
 
 #ifdef __cplusplus
 }

@@ -224,15 +224,65 @@ tir_func *tir_pass_storage_rewrite(te_ctx *ctx, const tir_func *f);
  * branches, stores of a location to itself (TVM RemoveNoOp). */
 tir_func *tir_pass_remove_noop(te_ctx *ctx, const tir_func *f);
 
+/* ---- GPU passes ---- */
+
+/* Removes loops bound to "vthread": buffers allocated inside that depend on
+ * the vthread index get one copy per vthread, the loop is pushed down to
+ * the statements that use the index and those are replicated (TVM
+ * InjectVirtualThread). After storage_flatten, before unroll. */
+tir_func *tir_pass_inject_vthread(te_ctx *ctx, const tir_func *f);
+/* Inserts BARRIERs (__syncthreads) between a write of a shared buffer and
+ * later reads of it, and between reads and a later overwrite (also across
+ * the back edge of serial loops) (TVM ThreadSync("shared")). */
+tir_func *tir_pass_thread_sync(te_ctx *ctx, const tir_func *f);
+
+/* Limits a GPU function is checked against; 0 fields take the defaults
+ * (1024 threads per block, 48 KiB = 49152 bytes of shared memory). */
+typedef struct {
+    int64_t max_threads_per_block;
+    int64_t max_shared_bytes;
+} tir_gpu_limits;
+/* Checks a GPU function after the passes: 0, or -1 with a message naming
+ * the kernel, stage and loop when threads per block or shared memory
+ * exceed the limits, a kernel loop is neither bound nor serial, a thread
+ * axis is bound twice in a kernel with different extents, or a stage
+ * stores to global memory outside any bound loop (TVM VerifyGPUCode). */
+int tir_verify_gpu(te_ctx *ctx, const tir_func *f, const tir_gpu_limits *limits);
+
+/* One kernel of a split GPU function. */
+typedef struct {
+    tir_func *func;     /* name "<host>_kernel<i>"; params: the global buffers
+                           it touches; body: the thread-bound loop nest */
+    int64_t grid[3];    /* blockIdx.x/y/z extents (1 when unbound) */
+    int64_t block[3];   /* threadIdx.x/y/z extents (1 when unbound) */
+    int *arg_slots;     /* per kernel param: i >= 0 host param i, else
+                           workspace -i-1 */
+} tir_kernel;
+typedef struct {
+    const tir_func *host;    /* the function split */
+    int nworkspace;          /* global buffers the host allocates */
+    tir_buffer **workspace;
+    int nkernels;            /* launched in this order */
+    tir_kernel *kernels;
+} tir_device_program;
+/* Outlines each outermost thread-bound loop nest of a verified GPU
+ * function as a kernel (TVM SplitHostDevice). Arena-owned; NULL with an
+ * error when host code holds anything but kernels and allocations. */
+tir_device_program *tir_split_host_device(te_ctx *ctx, const tir_func *f);
+
 /* Options of the lowering pipeline. */
 typedef struct {
     bool skip_vectorize; /* leave VECTORIZED loops scalar (debugging) */
     te_str *vectorize_why; /* collects reasons loops stayed scalar */
+    bool gpu;            /* the GPU pipeline (target cuda), see below */
+    tir_gpu_limits gpu_limits; /* checked when gpu is set */
 } tir_pipeline_options;
 
 /* The pass pipeline, in the one place its order is written:
  * storage_flatten, simplify, loop_partition, simplify, vectorize, unroll,
- * storage_rewrite, simplify, remove_noop. opts may be NULL. */
+ * storage_rewrite, simplify, remove_noop. With opts->gpu: inject_vthread
+ * after vectorize, thread_sync after remove_noop, then tir_verify_gpu.
+ * opts may be NULL. */
 tir_func *tir_run_pipeline(te_ctx *ctx, const tir_func *f, const tir_pipeline_options *opts);
 
 #ifdef __cplusplus

@@ -1,0 +1,394 @@
+/*
+ * codegen/cuda/cuda_emit.c — kernels as CUDA C++ (TVM codegen_cuda):
+ *   extern "C" __global__ void __launch_bounds__(T) NAME(float *__restrict__ A, ...)
+ * - a loop bound to blockIdx/threadIdx becomes `const int v = threadIdx.x;`
+ * - serial loops stay loops; UNROLLED loops get `#pragma unroll`;
+ * - shared allocations are `__shared__` arrays, local ones per-thread
+ *   arrays (registers once indices are constant), both 16-byte aligned;
+ * - a BARRIER is __syncthreads();
+ * - a vector store of 2 or 4 lanes of a 32-bit type at an index whose
+ *   alignment the analyser proves becomes one float2/float4 (int2/int4)
+ *   store, and a value that is such a load one vector load; other vector
+ *   stores are written lane by lane.
+ * Loop variables are `int` when every buffer has fewer than 2^31
+ * elements (32-bit index arithmetic is much cheaper on GPUs), else
+ * `long long`.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cuda/cuda_internal.h"
+
+typedef struct {
+    cg_c_emitter em;
+    const char *ivar; /* C type of loop variables */
+} cuda_emitter;
+
+static void put(cg_c_emitter *em, const char *s) { te_str_append(em->out, s); }
+static void ind(cg_c_emitter *em) {
+    for (int i = 0; i < em->indent; ++i) put(em, "    ");
+}
+
+static void emit(cuda_emitter *ce, const tir_stmt *s);
+
+static bool bind_range(cg_c_emitter *em, const te_expr *v, const te_expr *min, const te_expr *ext) {
+    int64_t mlo, mhi, elo, ehi;
+    te_analyzer_const_bound(em->an, min, &mlo, &mhi);
+    te_analyzer_const_bound(em->an, ext, &elo, &ehi);
+    if (mlo == INT64_MIN || mhi == INT64_MAX || ehi == INT64_MAX || ehi <= 0) return false;
+    if (mhi - mlo > INT64_MAX / 4 || ehi > INT64_MAX / 4) return false;
+    te_analyzer_bind(em->an, v, mlo, mhi - mlo + ehi);
+    return true;
+}
+
+typedef struct {
+    const tir_buffer *b;
+    bool found;
+} store_q;
+
+static void store_visit(const tir_stmt *s, void *user) {
+    store_q *q = user;
+    if (s->kind == TIR_STORE && s->u.store.buffer == q->b) q->found = true;
+}
+
+static bool stores_buffer(const tir_stmt *s, const tir_buffer *b) {
+    store_q q = {b, false};
+    tir_stmt_visit(s, store_visit, NULL, &q);
+    return q.found;
+}
+
+static bool real_thread_tag(const char *tag) {
+    return tag && (!strncmp(tag, "blockIdx.", 9) || !strncmp(tag, "threadIdx.", 10)) &&
+           strlen(tag) == (tag[0] == 'b' ? 10u : 11u) && tag[strlen(tag) - 1] >= 'x' &&
+           tag[strlen(tag) - 1] <= 'z';
+}
+
+static bool is_zero(const te_expr *e) { return e && e->kind == TE_INT_IMM && e->u.ival == 0; }
+
+static void emit_for(cuda_emitter *ce, const tir_stmt *s) {
+    cg_c_emitter *em = &ce->em;
+    const te_expr *v = s->u.loop.var;
+    const char *name = cg_c_name_of(em, v, v->u.var.name);
+    if (s->u.loop.for_kind == TIR_FOR_THREAD) {
+        const char *tag = s->u.loop.thread_tag;
+        if (!real_thread_tag(tag)) {
+            cg_c_fail(em, "loop '%s' in function '%s' has thread tag '%s' (vthread loops must be "
+                          "removed by tir_pass_inject_vthread)",
+                      v->u.var.name, em->func, tag ? tag : "(none)");
+            return;
+        }
+        cg_c_line(em, "{");
+        em->indent++;
+        ind(em);
+        te_str_printf(em->out, "const %s %s = ", ce->ivar, name);
+        if (!is_zero(s->u.loop.min)) {
+            cg_c_expr(em, s->u.loop.min);
+            put(em, " + ");
+        }
+        te_str_printf(em->out, "(%s)%s; /* extent ", ce->ivar, tag);
+        cg_c_expr(em, s->u.loop.extent);
+        put(em, " */\n");
+        bool bound = bind_range(em, v, s->u.loop.min, s->u.loop.extent);
+        emit(ce, s->u.loop.body);
+        if (bound) te_analyzer_unbind(em->an, v);
+        em->indent--;
+        cg_c_line(em, "}");
+        return;
+    }
+    if (s->u.loop.for_kind == TIR_FOR_PARALLEL) {
+        cg_c_fail(em, "loop '%s' in function '%s' is parallel; inside a GPU kernel loops are bound "
+                      "or serial",
+                  v->u.var.name, em->func);
+        return;
+    }
+    if (s->u.loop.for_kind == TIR_FOR_UNROLLED) cg_c_line(em, "#pragma unroll");
+    ind(em);
+    te_str_printf(em->out, "for (%s %s = ", ce->ivar, name);
+    cg_c_expr(em, s->u.loop.min);
+    te_str_printf(em->out, "; %s < ", name);
+    if (!is_zero(s->u.loop.min)) {
+        cg_c_expr(em, s->u.loop.min);
+        put(em, " + ");
+    }
+    cg_c_expr(em, s->u.loop.extent);
+    te_str_printf(em->out, "; ++%s) {\n", name);
+    bool bound = bind_range(em, v, s->u.loop.min, s->u.loop.extent);
+    em->indent++;
+    emit(ce, s->u.loop.body);
+    em->indent--;
+    if (bound) te_analyzer_unbind(em->an, v);
+    cg_c_line(em, "}");
+}
+
+/* The CUDA vector type of `lanes` elements of t, or NULL. */
+static const char *vec_type(te_dtype t, int lanes) {
+    if (lanes != 2 && lanes != 4) return NULL;
+    if (t.code == TE_FLOAT && t.bits == 32) return lanes == 2 ? "float2" : "float4";
+    if (t.code == TE_INT && t.bits == 32) return lanes == 2 ? "int2" : "int4";
+    return NULL;
+}
+
+/* Whether idx is RAMP(base, 1, lanes) with base provably a multiple of lanes. */
+static bool aligned_ramp(cg_c_emitter *em, const te_expr *idx, int lanes) {
+    int64_t st;
+    if (!idx || idx->kind != TE_RAMP || idx->u.ramp.lanes != lanes ||
+        !te_is_const_int(idx->u.ramp.stride, &st) || st != 1)
+        return false;
+    int64_t coeff, base;
+    te_analyzer_modular(em->an, idx->u.ramp.base, &coeff, &base);
+    if (coeff == 0) return base % lanes == 0;
+    return coeff % lanes == 0 && base % lanes == 0;
+}
+
+static void print_vec_ptr(cg_c_emitter *em, const char *vt, const tir_buffer *b, const te_expr *idx,
+                          bool is_const) {
+    te_str_printf(em->out, "*(%s%s *)(%s + ", is_const ? "const " : "", vt, cg_c_buffer_name(em, b));
+    cg_c_expr(em, idx->u.ramp.base);
+    put(em, ")");
+}
+
+static void emit_store(cuda_emitter *ce, const tir_stmt *s) {
+    cg_c_emitter *em = &ce->em;
+    const tir_buffer *b = s->u.store.buffer;
+    const te_expr *idx = s->u.store.index, *val = s->u.store.value, *pred = s->u.store.predicate;
+    const char *name = cg_c_buffer_name(em, b);
+    int lanes = idx->dtype.lanes > val->dtype.lanes ? idx->dtype.lanes : val->dtype.lanes;
+    if (lanes == 1) {
+        ind(em);
+        if (pred) {
+            put(em, "if (");
+            cg_c_expr(em, pred);
+            put(em, ") ");
+        }
+        te_str_printf(em->out, "%s[", name);
+        cg_c_expr(em, idx);
+        put(em, "] = ");
+        cg_c_expr(em, val);
+        put(em, ";\n");
+        return;
+    }
+    if (idx->dtype.lanes != lanes) {
+        cg_c_fail(em, "store of %d lanes to buffer '%s' in function '%s' has a scalar index",
+                  lanes, b->name, em->func);
+        return;
+    }
+    const char *vt = vec_type(b->dtype, lanes);
+    if (vt && !pred && aligned_ramp(em, idx, lanes)) {
+        ind(em);
+        print_vec_ptr(em, vt, b, idx, false);
+        put(em, " = ");
+        if (val->kind == TE_LOAD && !val->u.load.predicate &&
+            aligned_ramp(em, val->u.load.index, lanes) &&
+            te_dtype_eq(val->u.load.buffer->dtype, b->dtype)) {
+            print_vec_ptr(em, vt, val->u.load.buffer, val->u.load.index, true);
+        } else {
+            te_str_printf(em->out, "make_%s(", vt);
+            static const char *lane_names[4] = {"0", "1", "2", "3"};
+            for (int l = 0; l < lanes; ++l) {
+                if (l) put(em, ", ");
+                em->lane = lane_names[l];
+                cg_c_expr(em, val);
+            }
+            em->lane = NULL;
+            put(em, ")");
+        }
+        put(em, ";\n");
+        return;
+    }
+    /* Lane by lane, through a temporary (all lanes read before any write). */
+    const char *ty = cg_c_type(b->dtype);
+    int t = em->ntemps++;
+    cg_c_line(em, "{");
+    em->indent++;
+    cg_c_line(em, "%s loom_t%d[%d];", ty, t, lanes);
+    cg_c_line(em, "#pragma unroll");
+    ind(em);
+    te_str_printf(em->out, "for (int loom_l = 0; loom_l < %d; ++loom_l) loom_t%d[loom_l] = ", lanes, t);
+    em->lane = "loom_l";
+    cg_c_expr(em, val);
+    put(em, ";\n");
+    cg_c_line(em, "#pragma unroll");
+    ind(em);
+    te_str_printf(em->out, "for (int loom_l = 0; loom_l < %d; ++loom_l) ", lanes);
+    if (pred) {
+        put(em, "if (");
+        cg_c_expr(em, pred);
+        put(em, ") ");
+    }
+    te_str_printf(em->out, "%s[", name);
+    cg_c_expr(em, idx);
+    te_str_printf(em->out, "] = loom_t%d[loom_l];\n", t);
+    em->lane = NULL;
+    em->indent--;
+    cg_c_line(em, "}");
+}
+
+static void emit_allocate(cuda_emitter *ce, const tir_stmt *s) {
+    cg_c_emitter *em = &ce->em;
+    const tir_buffer *b = s->u.alloc.buffer;
+    const char *ty = cg_c_type(b->dtype);
+    if (!ty || b->dtype.code == TE_HANDLE) {
+        cg_c_fail(em, "allocation '%s' in function '%s' has type %s; no CUDA equivalent", b->name,
+                  em->func, te_dtype_str(b->dtype));
+        return;
+    }
+    if (b->scope == TIR_SCOPE_GLOBAL) {
+        cg_c_fail(em, "global allocation '%s' inside kernel '%s'", b->name, em->func);
+        return;
+    }
+    const char *name = cg_c_buffer_name(em, b);
+    cg_c_line(em, "{");
+    em->indent++;
+    cg_c_line(em, "%s__align__(16) %s %s[%lld];", b->scope == TIR_SCOPE_SHARED ? "__shared__ " : "",
+              ty, name, (long long)tir_buffer_size(b));
+    emit(ce, s->u.alloc.body);
+    em->indent--;
+    cg_c_line(em, "}");
+}
+
+static void emit(cuda_emitter *ce, const tir_stmt *s) {
+    cg_c_emitter *em = &ce->em;
+    if (em->failed || !s) return;
+    switch (s->kind) {
+    case TIR_FOR: emit_for(ce, s); return;
+    case TIR_STORE: emit_store(ce, s); return;
+    case TIR_ALLOCATE: emit_allocate(ce, s); return;
+    case TIR_IF:
+        ind(em);
+        put(em, "if (");
+        cg_c_expr(em, s->u.if_.cond);
+        put(em, ") {\n");
+        em->indent++;
+        emit(ce, s->u.if_.then_s);
+        em->indent--;
+        if (s->u.if_.else_s && s->u.if_.else_s->kind != TIR_NOOP) {
+            cg_c_line(em, "} else {");
+            em->indent++;
+            emit(ce, s->u.if_.else_s);
+            em->indent--;
+        }
+        cg_c_line(em, "}");
+        return;
+    case TIR_SEQ:
+        for (int i = 0; i < s->u.seq.n && !em->failed; ++i) emit(ce, s->u.seq.stmts[i]);
+        return;
+    case TIR_EVALUATE:
+        ind(em);
+        put(em, "(void)(");
+        cg_c_expr(em, s->u.eval.value);
+        put(em, ");\n");
+        return;
+    case TIR_BARRIER: cg_c_line(em, "__syncthreads();"); return;
+    case TIR_NOOP: return;
+    default:
+        cg_c_fail(em, "statement kind %d in kernel '%s' is not supported by the cuda target "
+                      "(run tir_run_pipeline first)",
+                  (int)s->kind, em->func);
+        return;
+    }
+}
+
+static const char prelude[] =
+    "// Generated by Loom's CUDA backend; compiled with NVRTC.\n"
+    "typedef signed char int8_t;\n"
+    "typedef short int16_t;\n"
+    "typedef int int32_t;\n"
+    "typedef long long int64_t;\n"
+    "typedef unsigned char uint8_t;\n"
+    "typedef unsigned short uint16_t;\n"
+    "typedef unsigned int uint32_t;\n"
+    "typedef unsigned long long uint64_t;\n"
+    "#define NAN __int_as_float(0x7fc00000)\n"
+    "#define INFINITY __int_as_float(0x7f800000)\n"
+    "#define LOOM_HELPER static __device__ __forceinline__\n"
+    "LOOM_HELPER int64_t loom_floordiv_i64(int64_t a, int64_t b) {\n"
+    "  int64_t q = a / b, r = a % b;\n"
+    "  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;\n"
+    "}\n"
+    "LOOM_HELPER int64_t loom_floormod_i64(int64_t a, int64_t b) {\n"
+    "  int64_t r = a % b;\n"
+    "  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
+    "}\n"
+    "LOOM_HELPER float loom_fmod_floor_f32(float a, float b) { return a - b * floorf(a / b); }\n"
+    "LOOM_HELPER double loom_fmod_floor_f64(double a, double b) { return a - b * floor(a / b); }\n"
+    "LOOM_HELPER float loom_sigmoid_f32(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
+    "LOOM_HELPER double loom_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }\n"
+    "#define LOOM_MINMAX(S, T) \\\n"
+    "  LOOM_HELPER T loom_min_##S(T a, T b) { return a < b ? a : b; } \\\n"
+    "  LOOM_HELPER T loom_max_##S(T a, T b) { return a > b ? a : b; }\n"
+    "LOOM_MINMAX(f32, float)\n"
+    "LOOM_MINMAX(f64, double)\n"
+    "LOOM_MINMAX(i8, int8_t)\n"
+    "LOOM_MINMAX(i16, int16_t)\n"
+    "LOOM_MINMAX(i32, int32_t)\n"
+    "LOOM_MINMAX(i64, int64_t)\n"
+    "LOOM_MINMAX(u8, uint8_t)\n"
+    "LOOM_MINMAX(u16, uint16_t)\n"
+    "LOOM_MINMAX(u32, uint32_t)\n"
+    "LOOM_MINMAX(u64, uint64_t)\n"
+    "LOOM_MINMAX(b, bool)\n"
+    "\n";
+
+static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out) {
+    const tir_func *f = k->func;
+    cuda_emitter ce;
+    memset(&ce, 0, sizeof ce);
+    cg_c_emitter *em = &ce.em;
+    te_str body;
+    te_str_init(&body);
+    em->ctx = ctx;
+    em->prefix = "cuda";
+    em->func = f->name;
+    em->out = &body;
+    em->decls = &body;
+    em->an = te_analyzer_new(ctx);
+    if (!em->an) cg_c_fail(em, "no memory for the analyser");
+    bool small = true;
+    for (int i = 0; i < f->nparams; ++i)
+        if (tir_buffer_size(f->params[i]) >= ((int64_t)1 << 31) / 4) small = false;
+    ce.ivar = small ? "int" : "long long";
+    int64_t threads = k->block[0] * k->block[1] * k->block[2];
+    te_str_printf(&body, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
+                  (long long)threads, cg_c_name_of(em, f, f->name));
+    for (int i = 0; i < f->nparams && !em->failed; ++i) {
+        const tir_buffer *b = f->params[i];
+        const char *ty = cg_c_type(b->dtype);
+        if (!ty || b->dtype.code == TE_HANDLE) {
+            cg_c_fail(em, "parameter '%s' of kernel '%s' has type %s; no CUDA equivalent", b->name,
+                      f->name, te_dtype_str(b->dtype));
+            break;
+        }
+        bool written = stores_buffer(f->body, b);
+        te_str_printf(&body, "%s%s%s *__restrict__ %s", i ? ", " : "", written ? "" : "const ", ty,
+                      cg_c_buffer_name(em, b));
+    }
+    te_str_printf(&body, ") {\n  // grid (%lld, %lld, %lld), block (%lld, %lld, %lld)\n",
+                  (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2],
+                  (long long)k->block[0], (long long)k->block[1], (long long)k->block[2]);
+    em->indent = 1;
+    emit(&ce, f->body);
+    te_str_append(&body, "}\n\n");
+    if (!em->failed) te_str_append(out, body.data ? body.data : "");
+    te_str_free(&body);
+    if (em->an) te_analyzer_free(em->an);
+    free(em->names);
+    free(em->heap);
+    return em->failed ? -1 : 0;
+}
+
+const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *const *progs) {
+    te_str out;
+    te_str_init(&out);
+    te_str_append(&out, prelude);
+    for (int p = 0; p < nprogs; ++p)
+        for (int k = 0; k < progs[p]->nkernels; ++k)
+            if (emit_kernel(ctx, &progs[p]->kernels[k], &out)) {
+                te_str_free(&out);
+                return NULL;
+            }
+    const char *src = te_strdup(ctx, out.data ? out.data : "");
+    te_str_free(&out);
+    return src;
+}

@@ -1,0 +1,17 @@
+/*
+ * codegen/cuda/cuda_internal.h — the CUDA C emitter (cuda_emit.c) and the
+ * build (cuda_build.c). Expressions are printed by the C backend's
+ * expression printer (codegen/c), which CUDA C++ accepts once the prelude
+ * defines the fixed-width types and the loom_* helpers as __device__
+ * functions; statements, kernels and vector accesses are CUDA's own.
+ */
+#ifndef LOOM_CG_CUDA_INTERNAL_H
+#define LOOM_CG_CUDA_INTERNAL_H
+
+#include "codegen/c/c_internal.h"
+
+/* The CUDA C++ source of the kernels of nprogs split functions. Arena-owned;
+ * NULL with "cuda: ..." in the ctx. */
+const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *const *progs);
+
+#endif

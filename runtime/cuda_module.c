@@ -1,0 +1,318 @@
+/*
+ * runtime/cuda_module.c — modules of kind "cuda": a PTX image and host
+ * functions (launch lists). The image is loaded into a device's primary
+ * context at the first call on that device (cuModuleLoadData), so
+ * building needs no GPU. Each call allocates its workspaces, launches its
+ * kernels in order on the default stream and synchronises after each one
+ * (so an asynchronous fault is reported against the kernel that caused
+ * it), unless a CUDA-event timing loop is running (then only at the end).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/cuda_internal.h"
+
+#define CUDA_MAX_DEVICES 16
+
+typedef struct cuda_impl cuda_impl;
+
+typedef struct {
+    char *kernel;
+    int64_t grid[3], block[3];
+    int nargs;
+    int *args;
+    CUfunction fn[CUDA_MAX_DEVICES];
+} cuda_launch;
+
+typedef struct {
+    cuda_impl *impl;
+    char *name;
+    int nparams;
+    int nworkspace;
+    int64_t *ws_bytes;
+    int nlaunches;
+    cuda_launch *launches;
+} cuda_func;
+
+struct cuda_impl {
+    char *ptx;
+    int nfuncs;
+    cuda_func *funcs;
+    pthread_mutex_t mu;
+    CUmodule mod[CUDA_MAX_DEVICES];
+};
+
+/* Set while rt_cuda_time_call runs its loop: no per-kernel host sync. */
+static _Thread_local bool timing_loop;
+
+static void impl_free(void *p) {
+    cuda_impl *m = p;
+    if (!m) return;
+    const rt_cu_api *a = NULL;
+    for (int d = 0; d < CUDA_MAX_DEVICES; ++d)
+        if (m->mod[d] && (a || (a = rt__cu())) && !rt__cu_ctx(d)) a->ModuleUnload(m->mod[d]);
+    for (int i = 0; i < m->nfuncs; ++i) {
+        cuda_func *f = &m->funcs[i];
+        for (int k = 0; k < f->nlaunches; ++k) {
+            free(f->launches[k].kernel);
+            free(f->launches[k].args);
+        }
+        free(f->launches);
+        free(f->ws_bytes);
+        free(f->name);
+    }
+    free(m->funcs);
+    free(m->ptx);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+static char *dupz(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* Loads the image into device dev and resolves every kernel. */
+static int ensure_loaded(cuda_impl *m, int dev) {
+    if (dev < 0 || dev >= CUDA_MAX_DEVICES)
+        return rt_set_error("cuda module: device id %d is out of range [0, %d)", dev,
+                            CUDA_MAX_DEVICES);
+    if (rt__cu_ctx(dev)) return -1;
+    const rt_cu_api *a = rt__cu();
+    pthread_mutex_lock(&m->mu);
+    int rc = 0;
+    if (!m->mod[dev]) {
+        CUmodule mod = NULL;
+        CUresult r = a->ModuleLoadData(&mod, m->ptx);
+        if (r) rc = rt__cu_fail(r, "cuModuleLoadData (PTX, %zu bytes) on device %d", strlen(m->ptx), dev);
+        for (int i = 0; !rc && i < m->nfuncs; ++i)
+            for (int k = 0; !rc && k < m->funcs[i].nlaunches; ++k) {
+                cuda_launch *l = &m->funcs[i].launches[k];
+                if ((r = a->ModuleGetFunction(&l->fn[dev], mod, l->kernel)))
+                    rc = rt__cu_fail(r, "cuModuleGetFunction('%s')", l->kernel);
+            }
+        if (rc && mod) a->ModuleUnload(mod);
+        if (!rc) m->mod[dev] = mod;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+static int launch_fail(CUresult r, const char *what, const cuda_launch *l) {
+    return rt__cu_fail(r, "%s kernel '%s' grid (%lld, %lld, %lld) block (%lld, %lld, %lld)", what,
+                       l->kernel, (long long)l->grid[0], (long long)l->grid[1],
+                       (long long)l->grid[2], (long long)l->block[0], (long long)l->block[1],
+                       (long long)l->block[2]);
+}
+
+static int32_t call_func(void *self, int nargs, DLTensor *const *args) {
+    cuda_func *f = self;
+    int dev = nargs > 0 ? args[0]->device.device_id : 0;
+    for (int i = 1; i < nargs; ++i)
+        if (args[i]->device.device_id != dev)
+            return rt_set_error("argument %d is on GPU %d but argument 0 on GPU %d; a call "
+                                "runs on one GPU",
+                                i, args[i]->device.device_id, dev);
+    if (ensure_loaded(f->impl, dev)) return -1;
+    const rt_cu_api *a = rt__cu();
+    CUdeviceptr ws[64] = {0};
+    if (f->nworkspace > 64) return rt_set_error("'%s' has more than 64 workspaces", f->name);
+    int rc = 0;
+    for (int w = 0; w < f->nworkspace && !rc; ++w) {
+        CUresult r = a->MemAlloc(&ws[w], (size_t)f->ws_bytes[w]);
+        if (r) rc = rt__cu_fail(r, "cuMemAlloc of workspace %d (%lld bytes)", w, (long long)f->ws_bytes[w]);
+    }
+    for (int k = 0; k < f->nlaunches && !rc; ++k) {
+        cuda_launch *l = &f->launches[k];
+        CUdeviceptr ptrs[128];
+        void *kp[128];
+        for (int i = 0; i < l->nargs && i < 128; ++i) {
+            int s = l->args[i];
+            ptrs[i] = s >= 0 ? (CUdeviceptr)(uintptr_t)((char *)args[s]->data + args[s]->byte_offset)
+                             : ws[-s - 1];
+            kp[i] = &ptrs[i];
+        }
+        CUresult r = a->LaunchKernel(l->fn[dev], (unsigned)l->grid[0], (unsigned)l->grid[1],
+                                     (unsigned)l->grid[2], (unsigned)l->block[0],
+                                     (unsigned)l->block[1], (unsigned)l->block[2], 0, NULL, kp,
+                                     NULL);
+        if (r) rc = launch_fail(r, "cuLaunchKernel", l);
+        else if (!timing_loop && (r = a->CtxSynchronize())) rc = launch_fail(r, "running", l);
+    }
+    if (rc || f->nworkspace) {
+        /* Workspaces may be freed only after the kernels using them ran. */
+        CUresult r = a->CtxSynchronize();
+        if (r && !rc) rc = rt__cu_fail(r, "cuCtxSynchronize after '%s'", f->name);
+    }
+    for (int w = 0; w < f->nworkspace; ++w)
+        if (ws[w]) a->MemFree(ws[w]);
+    return rc;
+}
+
+rt_module *rt_cuda_module_new(const char *ptx, int nfuncs, const rt_cuda_func *funcs) {
+    if (!ptx || nfuncs < 1 || !funcs) {
+        rt_set_error("rt_cuda_module_new: needs a PTX image and at least one function");
+        return NULL;
+    }
+    for (int i = 0; i < nfuncs; ++i) {
+        const rt_cuda_func *f = &funcs[i];
+        if (!f->name || f->nparams < 0 || f->nworkspace < 0 || f->nworkspace > 64 ||
+            f->nlaunches < 0 || (f->nlaunches && !f->launches)) {
+            rt_set_error("rt_cuda_module_new: function %d is malformed", i);
+            return NULL;
+        }
+        for (int k = 0; k < f->nlaunches; ++k) {
+            const rt_cuda_launch *l = &f->launches[k];
+            bool ok = l->kernel && l->nargs >= 0 && l->nargs <= 128 && (!l->nargs || l->args);
+            for (int d = 0; ok && d < 3; ++d)
+                ok = l->grid[d] >= 1 && l->block[d] >= 1 && l->grid[d] <= INT32_MAX &&
+                     l->block[d] <= 1024;
+            for (int j = 0; ok && j < l->nargs; ++j)
+                ok = l->args[j] < f->nparams && -l->args[j] - 1 < f->nworkspace;
+            if (!ok) {
+                rt_set_error("rt_cuda_module_new: launch %d of '%s' is malformed (kernel, "
+                             "dimensions or argument slots)",
+                             k, f->name);
+                return NULL;
+            }
+        }
+    }
+    cuda_impl *m = calloc(1, sizeof *m);
+    if (!m) goto oom;
+    pthread_mutex_init(&m->mu, NULL);
+    m->ptx = dupz(ptx);
+    m->funcs = calloc((size_t)nfuncs, sizeof *m->funcs);
+    if (!m->ptx || !m->funcs) goto oom;
+    m->nfuncs = nfuncs;
+    for (int i = 0; i < nfuncs; ++i) {
+        const rt_cuda_func *s = &funcs[i];
+        cuda_func *f = &m->funcs[i];
+        f->impl = m;
+        f->nparams = s->nparams;
+        if (!(f->name = dupz(s->name))) goto oom;
+        f->nworkspace = s->nworkspace;
+        if (s->nworkspace) {
+            if (!(f->ws_bytes = malloc(sizeof(int64_t) * (size_t)s->nworkspace))) goto oom;
+            memcpy(f->ws_bytes, s->workspace_bytes, sizeof(int64_t) * (size_t)s->nworkspace);
+        }
+        f->nlaunches = s->nlaunches;
+        if (s->nlaunches && !(f->launches = calloc((size_t)s->nlaunches, sizeof *f->launches)))
+            goto oom;
+        for (int k = 0; k < s->nlaunches; ++k) {
+            const rt_cuda_launch *sl = &s->launches[k];
+            cuda_launch *l = &f->launches[k];
+            memcpy(l->grid, sl->grid, sizeof l->grid);
+            memcpy(l->block, sl->block, sizeof l->block);
+            l->nargs = sl->nargs;
+            if (!(l->kernel = dupz(sl->kernel))) goto oom;
+            if (sl->nargs) {
+                if (!(l->args = malloc(sizeof(int) * (size_t)sl->nargs))) goto oom;
+                memcpy(l->args, sl->args, sizeof(int) * (size_t)sl->nargs);
+            }
+        }
+    }
+    rt_module *mod = rt_module_new("cuda", m, impl_free);
+    if (!mod) {
+        impl_free(m);
+        return NULL;
+    }
+    rt_module_set_device(mod, kDLCUDA);
+    for (int i = 0; i < nfuncs; ++i)
+        if (rt_module_add_closure(mod, funcs[i].name, call_func, &m->funcs[i], funcs[i].nparams,
+                                  funcs[i].params)) {
+            rt_set_error("%s", rt_module_errmsg(mod));
+            rt_module_free(mod);
+            return NULL;
+        }
+    rt_module_set_text(mod, "ptx", ptx);
+    return mod;
+oom:
+    impl_free(m);
+    rt_set_error("rt_cuda_module_new: out of memory");
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Seconds for `n` back-to-back calls, measured with events. */
+static int timed_calls(rt_module *m, const char *name, int nargs, DLTensor *const *args, int n,
+                       CUevent e0, CUevent e1, double *sec) {
+    const rt_cu_api *a = rt__cu();
+    CUresult r = a->EventRecord(e0, NULL);
+    if (r) return rt__cu_fail(r, "cuEventRecord");
+    timing_loop = true;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; ++i) rc = rt_call(m, name, nargs, args);
+    timing_loop = false;
+    if (rc) return -1;
+    if ((r = a->EventRecord(e1, NULL))) return rt__cu_fail(r, "cuEventRecord");
+    if ((r = a->EventSynchronize(e1)))
+        return rt__cu_fail(r, "kernels of '%s' failed while timed (cuEventSynchronize)", name);
+    float ms = 0;
+    if ((r = a->EventElapsedTime(&ms, e0, e1))) return rt__cu_fail(r, "cuEventElapsedTime");
+    *sec = (double)ms * 1e-3;
+    return 0;
+}
+
+int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const *args,
+                      const rt_timer_config *cfg, rt_timing *out) {
+    if (!m || !out) return rt_set_error("rt_cuda_time_call: module and out must be non-NULL");
+    if (rt_module_device(m) != kDLCUDA)
+        return rt_set_error("rt_cuda_time_call: module of kind '%s' does not run on the GPU",
+                            rt_module_kind(m));
+    memset(out, 0, sizeof *out);
+    rt_timer_config c = cfg ? *cfg : rt_timer_default();
+    if (c.repeat < 1) c.repeat = 1;
+    if (c.warmup < 0) c.warmup = 0;
+    /* The first call checks the arguments, loads the image and warms up. */
+    for (int i = 0; i < (c.warmup > 0 ? c.warmup : 1); ++i)
+        if (rt_call(m, name, nargs, args)) return rt_set_error("%s", rt_module_errmsg(m));
+    int dev = nargs > 0 && args[0] ? args[0]->device.device_id : 0;
+    if (rt__cu_ctx(dev)) return -1;
+    const rt_cu_api *a = rt__cu();
+    CUevent e0 = NULL, e1 = NULL;
+    CUresult r;
+    if ((r = a->EventCreate(&e0, 0)) || (r = a->EventCreate(&e1, 0))) {
+        if (e0) a->EventDestroy(e0);
+        return rt__cu_fail(r, "cuEventCreate");
+    }
+    int rc = 0, per = 1;
+    if (c.min_repeat_ms > 0) {
+        double once = 0;
+        rc = timed_calls(m, name, nargs, args, 1, e0, e1, &once);
+        if (!rc && once * 1e3 < c.min_repeat_ms)
+            per = (int)(c.min_repeat_ms / (once * 1e3 > 1e-6 ? once * 1e3 : 1e-6)) + 1;
+        if (per > 100000) per = 100000;
+    }
+    int n = c.repeat < 64 ? c.repeat : 64;
+    double sum = 0;
+    for (int i = 0; i < n && !rc; ++i) {
+        double t = 0;
+        rc = timed_calls(m, name, nargs, args, per, e0, e1, &t);
+        out->samples[i] = t / per;
+        sum += out->samples[i];
+    }
+    a->EventDestroy(e0);
+    a->EventDestroy(e1);
+    if (rc) return -1;
+    out->n = n;
+    double sorted[64];
+    memcpy(sorted, out->samples, sizeof(double) * (size_t)n);
+    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    out->min = sorted[0];
+    out->max = sorted[n - 1];
+    out->median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    out->mean = sum / n;
+    double var = 0;
+    for (int i = 0; i < n; ++i) var += (out->samples[i] - out->mean) * (out->samples[i] - out->mean);
+    out->stddev = n > 1 ? __builtin_sqrt(var / (n - 1)) : 0;
+    return 0;
+}
