@@ -85,6 +85,8 @@ typedef struct {
     uint64_t rng;
     hset measured;
     scratch sc;
+    int nseed;             /* programs of the best stored logs (resume) */
+    tune_program *seed;
 } tuner;
 
 /* Applies, hashes and (with a scorer) scores n programs; invalid ones get
@@ -147,7 +149,16 @@ static int next_batch(tuner *t, int want, tune_program *out) {
     int nall = 0, ninit = 0, got = 0;
     hset seen = {0}, picked = {0};
     if (!pop || !nxt || !init || !all) goto done;
-    /* Initial population: random annotation, invalid programs filtered. */
+    /* Initial population: the seeds (best stored programs), then random
+     * annotation; invalid programs filtered. */
+    for (int i = 0; i < t->nseed && ninit < P; i++) init[ninit++].p = t->seed[i];
+    if (ninit) {
+        if (evaluate(t, init, ninit)) goto done;
+        int k = 0;
+        for (int i = 0; i < ninit; i++)
+            if (init[i].h) init[k++] = init[i];
+        ninit = k;
+    }
     for (int tries = 0; ninit < P && tries < 4; tries++) {
         int n = P - ninit;
         for (int i = 0; i < n; i++) random_program(t, &init[ninit + i].p);
@@ -158,6 +169,14 @@ static int next_batch(tuner *t, int want, tune_program *out) {
         ninit = k;
     }
     if (!ninit) goto done;
+    if (o->on_population) {
+        tune_program *pp = malloc(sizeof *pp * (size_t)ninit);
+        if (pp) {
+            for (int i = 0; i < ninit; i++) pp[i] = init[i].p;
+            o->on_population(o->user, ninit, pp);
+            free(pp);
+        }
+    }
     memcpy(pop, init, sizeof(cand) * (size_t)ninit);
     int npop = ninit;
     for (int i = 0; i < npop; i++)
@@ -245,18 +264,33 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         sch_schedule *s = sch_replay(t->sc.ctx, t->sc.w.nouts, t->sc.w.outs, ns, st);
         if (s) hset_add(&t->measured, tune_hash(tune_steps_key(t->sc.ctx, s)));
     }
+    /* The best stored programs seed the population (resume). */
+    if (o->nseed > 0 && o->known_steps) {
+        int ns = o->nseed < o->nknown ? o->nseed : o->nknown;
+        t->seed = calloc((size_t)ns + 1, sizeof *t->seed);
+        for (int i = 0; t->seed && i < ns; i++)
+            if (tune_program_from_steps(key, t->sk, t->nsk, o->known_steps[i],
+                                        &t->seed[t->nseed], NULL) == 1)
+                t->nseed++;
+        if (scratch_fresh(&t->sc)) {
+            if (err) *err = tune__strdupf("autotune: %s", te_ctx_errmsg(t->sc.ctx));
+            goto out;
+        }
+    }
     m = tune_measurer_new(key, target, &o->measure, err);
     if (!m) goto out;
     int per_round = o->per_round > 0 ? o->per_round : 64;
     if (per_round > 1024) per_round = 1024;
     tune_program *batch = calloc((size_t)per_round, sizeof *batch);
-    if (!batch) goto out;
+    double *rlat = calloc((size_t)per_round, sizeof *rlat);
+    if (!batch || !rlat) goto out_batch;
     int jobs = o->measure.threads > 0 ? o->measure.threads : 1;
     if (jobs > 64) jobs = 64;
     while (sum->measured < o->trials && !(o->stop && *o->stop) && !sum->stopped) {
         int want = o->trials - sum->measured < per_round ? o->trials - sum->measured : per_round;
         int n = next_batch(t, want, batch);
         if (n == 0) break; /* the search space is exhausted */
+        int nr = 0; /* measured this round: batch[0..nr) with latencies rlat */
         /* Measure in chunks of `jobs` so records arrive as they are made
          * and a stop request is honoured quickly. */
         for (int c0 = 0; c0 < n && !(o->stop && *o->stop) && !sum->stopped; c0 += jobs) {
@@ -295,20 +329,25 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
                 }
                 if (o->on_record && o->on_record(o->user, r)) sum->stopped = true;
             }
-            if (o->scorer.update) {
-                const tir_func *funcs[64];
-                double l2[64];
-                int nf = 0;
-                for (int j = 0; j < cn; j++) {
-                    const tune_program *p = &batch[c0 + j];
-                    sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p);
-                    tir_func *f = s ? sch_lower(s, t->sc.w.nargs, t->sc.w.args, "default") : NULL;
-                    f = f ? tir_run_pipeline(t->sc.ctx, f, NULL) : NULL;
-                    if (f) funcs[nf] = f, l2[nf++] = lat[j];
-                }
-                if (nf) o->scorer.update(o->scorer.user, nf, funcs, l2);
-            }
+            for (int j = 0; j < cn; j++) rlat[nr++] = lat[j];
             for (int j = 0; j < cn; j++) free(json[j]), json[j] = NULL;
+        }
+        /* Retrain once per round (Ansor), on the round's measurements;
+         * features taken at the point evaluate() scores them. */
+        if (o->scorer.update && nr) {
+            if (scratch_fresh(&t->sc)) goto out_batch;
+            const tir_func **funcs = calloc((size_t)nr, sizeof *funcs);
+            double *l2 = calloc((size_t)nr, sizeof *l2);
+            int nf = 0;
+            for (int j = 0; funcs && l2 && j < nr; j++) {
+                const tune_program *p = &batch[j];
+                sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p);
+                tir_func *f = s ? sch_lower(s, t->sc.w.nargs, t->sc.w.args, "default") : NULL;
+                f = f ? tir_run_pipeline(t->sc.ctx, f, NULL) : NULL;
+                if (f) funcs[nf] = f, l2[nf++] = rlat[j];
+            }
+            if (nf) o->scorer.update(o->scorer.user, nf, funcs, l2);
+            free(funcs), free(l2);
         }
         if (o->on_progress)
             o->on_progress(o->user, sum->measured, o->trials, sum->best_s, sum->best_gflops);
@@ -316,12 +355,13 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
     if (o->stop && *o->stop) sum->stopped = true;
     rc = 0;
 out_batch:
-    free(batch);
+    free(batch), free(rlat);
 out:
     for (int j = 0; j < 64; j++) free(json[j]);
     tune_measurer_free(m);
     te_ctx_free(t->sc.ctx);
     free(t->measured.k);
+    free(t->seed);
     free(t);
     sum->seconds = rt_now() - t0;
     return rc;

@@ -35,6 +35,9 @@ static inline int nreduce_of(const te_tensor *t) {
     return t->body && t->body->kind == TE_REDUCE ? t->body->u.reduce.naxes : 0;
 }
 
+/* FNV-1a hash of one step's text (as in tune_steps_key). */
+uint64_t tune__step_hash(const sch_step *st);
+
 /* Number of CPU cores online. */
 int tune__num_cores(void);
 

@@ -210,9 +210,11 @@ int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *la
     }
     free(best);
     if (nu < m->p.num_warmup_samples || nu == 0) {
-        /* not enough data yet: the random model */
-        if (m->bst) XGBoosterFree(m->bst);
-        m->bst = NULL, m->rounds = 0;
+        /* not enough data yet: the random model (or the trees it has) */
+        if (m->bst && !m->p.keep_trees_below_warmup) {
+            XGBoosterFree(m->bst);
+            m->bst = NULL, m->rounds = 0;
+        }
         free(use), free(label);
         return 0;
     }

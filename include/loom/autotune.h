@@ -41,9 +41,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "loom/cost_model.h"
 #include "loom/schedule.h"
 #include "loom/te.h"
 #include "loom/tir.h"
+#include "loom/tuning_db.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -201,6 +203,24 @@ sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune
 /* A compact text of s's step log (for deduplication and display), in
  * ctx's arena. */
 const char *tune_steps_key(te_ctx *ctx, const sch_schedule *s);
+/* The same text for a bare step array (a parsed log). */
+const char *tune_steps_key_of(te_ctx *ctx, int nsteps, const sch_step *steps);
+/* Re-derives the program of a stored step log: the sketch and hole values
+ * whose tune_program_apply gives exactly this log (same tune_steps_key),
+ * so a measured program from the database can seed a new search.
+ * sketches: tune_generate_sketches of workload `key` (built here in
+ * private ctxs with tune_build_workload). Method: for each sketch, a
+ * coordinate search over the holes (each hole's candidate values: for
+ * SPLIT/VECTOR holes the factor tuples made of the log's split factors,
+ * else the hole's whole range), maximising the multiset overlap of the
+ * applied log's steps with the stored ones, then an exact comparison.
+ * Returns 1 and *out filled when found, 0 when no sketch reproduces the
+ * log (a log written by hand or by another version of the rules), -1 with
+ * a malloc'd message in *err (err may be NULL) when the log does not
+ * parse or replay, or the workload does not build. Cost: a few hundred
+ * applications per sketch (milliseconds on small workloads). */
+int tune_program_from_steps(const char *key, const tune_sketch *sketches, int nsketches,
+                            const char *steps_json, tune_program *out, char **err);
 /* 64-bit FNV-1a hash of a string. */
 uint64_t tune_hash(const char *s);
 
@@ -317,10 +337,18 @@ typedef struct {
     int (*hook_for_trial)(void *user, int trial);
     /* Stop early when *stop becomes non-zero (a SIGINT flag). */
     volatile sig_atomic_t *stop;
-    /* Step logs (JSON) of earlier good programs: never re-measured; the
-     * ones matching a sketch seed nothing yet but are deduplicated. */
+    /* Step logs (JSON) of earlier programs (resume): never re-measured. */
     int nknown;
     const char *const *known_steps;
+    /* The first nseed known logs (put the best first) are mapped back to
+     * programs (tune_program_from_steps) and seed the initial population
+     * of every round, beside the random ones (Ansor samples its initial
+     * population from the sketches and the best measured programs). Logs
+     * that no sketch reproduces are skipped. */
+    int nseed;
+    /* Test hook: called with each round's initial population (seeds
+     * first) before evolution; may be NULL. */
+    void (*on_population)(void *user, int n, const tune_program *progs);
 } tune_options;
 
 typedef struct {
@@ -340,6 +368,96 @@ typedef struct {
  * summary->best_steps_json), or -1 with a malloc'd message in *err. */
 int tune_task(const char *key, const char *target, const tune_options *opts,
               tune_summary *summary, char **err);
+
+/* ------------------------------------------------------------------ */
+/* Cost-model data from the tuning database (warm start, evaluation)   */
+/* ------------------------------------------------------------------ */
+
+/* Programs of a tuning database, featurised exactly as the tuner's scorer
+ * sees its candidates: each record's workload rebuilt from its key
+ * (tune_build_workload), its log parsed (tdb_steps_from_json) and
+ * replayed (sch_replay), lowered (sch_lower, "default"), passed through
+ * tir_run_pipeline, and cm_extract'ed. Only valid records (error code 0)
+ * are loaded; a record whose log no longer replays or lowers is skipped
+ * and counted. All arrays are malloc'd and owned by the struct. */
+typedef struct {
+    int n;               /* programs */
+    cm_program *progs;   /* features of each (rows of CM_NUM_FEATURES) */
+    double *latencies;   /* mean latency of each, seconds */
+    int *task_ids;       /* index of the program's workload in keys */
+    int ntasks;
+    char **keys;         /* workload keys, one per task id */
+    int skipped;         /* records that did not rebuild, replay or lower */
+} tune_dataset;
+
+/* Loads the valid records of target (the exact target key, as stored)
+ * of every workload in db; first_key (may be NULL) gets task id 0 when it
+ * has records (so that it groups with the tuner's own updates, which use
+ * task 0). max_per_task > 0 keeps only that many best records per
+ * workload. Returns 0 (an empty dataset when there are no records), or
+ * -1 with a malloc'd message in *err (err may be NULL) on a database
+ * error. Free with tune_dataset_free. */
+int tune_dataset_load(tdb_db *db, const char *target, const char *first_key, int max_per_task,
+                      tune_dataset *out, char **err);
+void tune_dataset_free(tune_dataset *d);
+
+/* What tune_warm_start did. */
+typedef struct {
+    int programs;     /* records trained on */
+    int tasks;        /* workloads they came from */
+    bool trained;     /* the model has trees before the first measurement */
+    bool from_blob;   /* the trees came from the stored model blob */
+    char message[256];/* one line for the user */
+} tune_warm_info;
+
+/* Warm start (Ansor's transfer across workloads, issue 6 part 3): a new
+ * cost model (params NULL: cm_params_default) trained on the database's
+ * valid records for target — every workload's, normalised per workload
+ * (label = the workload's min latency / latency), `key`'s own records as
+ * task 0. When there are fewer than params->num_warmup_samples usable
+ * records and the database holds a model blob for target
+ * (tdb_get_cost_model, format CM_BLOB_FORMAT), that model is loaded
+ * instead and keeps its trees until the tuner's own samples reach the
+ * warm-up count (cm_params.keep_trees_below_warmup). Otherwise the model
+ * starts random. The records are added to the model's sample set, so the
+ * tuner's updates retrain on them and on its new measurements together.
+ * Returns the model (the caller frees it with cm_model_free) and fills
+ * info (may be NULL); NULL with a malloc'd message in *err on a database
+ * error or exhausted memory. */
+cm_model *tune_warm_start(tdb_db *db, const char *target, const char *key,
+                          const cm_params *params, tune_warm_info *info, char **err);
+
+/* Leave-one-workload-out evaluation of the cost model (issue 6 part 4). */
+typedef struct {
+    char *key;            /* the held-out workload (malloc'd) */
+    int programs;         /* its programs */
+    double pairwise;      /* model: pairwise ranking accuracy (cm_pairwise_accuracy); -1: no pair */
+    double pairwise_random;
+    bool top1, top5;      /* model: the truly best program is among the 1 / 5 highest scored */
+    bool top1_random, top5_random;
+} tune_eval_row;
+
+typedef struct {
+    int nrows;
+    tune_eval_row *rows;  /* one per workload with at least 2 programs (malloc'd) */
+    /* Means over the rows (pairwise: over rows with a pair; recall: the
+     * share of rows whose best program is in the top k). */
+    double pairwise, pairwise_random;
+    double top1, top5, top1_random, top5_random;
+} tune_eval;
+
+/* For each workload of d in turn: trains a fresh model (params NULL:
+ * defaults; num_warmup_samples is lowered to 1 so that the model is
+ * always trained) on the programs of all other workloads, scores the
+ * held-out workload's programs with it and with the random model
+ * (cm_model_new untrained, seeded with params->seed), and compares the
+ * rankings with the measured latencies. top-k recall of a workload: 1
+ * when its lowest-latency program is among the k programs with the
+ * highest scores (ties broken by lower index), else 0. Needs at least 2
+ * workloads. Returns 0 and fills out (free with tune_eval_free), or -1
+ * with a malloc'd message in *err. */
+int tune_eval_model(const tune_dataset *d, const cm_params *params, tune_eval *out, char **err);
+void tune_eval_free(tune_eval *e);
 
 /* ------------------------------------------------------------------ */
 /* Task scheduler                                                      */

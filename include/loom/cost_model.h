@@ -196,6 +196,10 @@ typedef struct {
                                  in all needed) held out for early stopping */
     bool weight_by_label;     /* true: w_p = max(y_p, 1e-3) (Ansor, floored so
                                  failed programs still count); false: 1 */
+    bool keep_trees_below_warmup; /* false (default): below num_warmup_samples
+                                 a training leaves the model random; true: a
+                                 model that has trees (loaded, or warm-started)
+                                 keeps them until enough samples exist */
 } cm_params;
 
 void cm_params_default(cm_params *p);
@@ -228,7 +232,8 @@ typedef struct {
  * are normalised together, label = (min latency of the task) / latency;
  * NULL means one task. Programs with no statements are skipped. With fewer
  * than num_warmup_samples usable programs the model stays (or becomes)
- * random. Returns 0, or -1 (reason in cm_model_errmsg).
+ * random (with params.keep_trees_below_warmup, a model that has trees
+ * keeps them). Returns 0, or -1 (reason in cm_model_errmsg).
  */
 int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *latencies,
                    const int *task_ids);

@@ -22,14 +22,26 @@ static const char usage[] =
     "usage: autotune --op OP --shape K=V,... --trials N --db FILE [--target llvm|cuda]\n"
     "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
     "                [--resume] [--no-model] [--per-round R] [--population P]\n"
+    "       autotune --eval-model --db FILE [--target T]\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
-    "every measured schedule to the tuning database FILE.\n"
+    "every measured schedule to the tuning database FILE. Before the first measurement\n"
+    "the cost model is trained on FILE's records for the target, of every workload\n"
+    "(warm start), or loads the model stored there when the records are too few.\n"
     "  --threads T   threads the measured kernels use (default: all cores)\n"
     "  --jobs J      candidates compiled at once, one runner process each (default: cores)\n"
     "  --timeout SEC per-candidate run timeout (default 10; builds get 3x)\n"
     "  --resume      count the trials already in FILE toward N, never re-measure them,\n"
-    "                and train the cost model on them first\n"
-    "  --no-model    rank candidates at random instead of with the cost model\n";
+    "                and seed the search's population with the best stored programs\n"
+    "  --no-model    rank candidates at random instead of with the cost model\n"
+    "  --eval-model  evaluate the cost model on FILE's valid records of the target,\n"
+    "                leaving one workload out at a time: train on all other workloads,\n"
+    "                score the held-out one's programs, compare with their latencies.\n"
+    "                Prints per workload and on average, for the model and for the\n"
+    "                random model: pairwise ranking accuracy (share of pairs of the\n"
+    "                workload's programs with different latencies that the scores order\n"
+    "                as the latencies do) and top-k recall (1 when the workload's truly\n"
+    "                fastest program is among the k programs the model scores highest,\n"
+    "                else 0; the mean over workloads), k = 1 and 5.\n";
 
 static volatile sig_atomic_t stop_flag;
 static void on_sigint(int sig) {
@@ -145,33 +157,48 @@ static int known_logs(tdb_db *db, const char *key, const char *target, char ***l
     return n;
 }
 
-/* Trains the model on stored records (resume). */
-static void train_on(cm_model *model, const char *key, int n, char **logs, tdb_db *db,
-                     const char *target) {
-    tdb_record *r = NULL;
-    int nr = tdb_best(db, key, target, 1 << 20, &r);
-    te_ctx *ctx = te_ctx_new();
-    tune_workload w;
-    if (nr > 0 && tune_build_workload(ctx, key, &w) == 0) {
-        const tir_func **f = calloc((size_t)nr, sizeof *f);
-        double *lat = calloc((size_t)nr, sizeof *lat);
-        int k = 0;
-        for (int i = 0; f && lat && i < nr; i++) {
-            int ns;
-            sch_step *st;
-            if (tdb_steps_from_json(ctx, r[i].steps_json, &ns, &st)) continue;
-            sch_schedule *s = sch_replay(ctx, w.nouts, w.outs, ns, st);
-            tir_func *fn = s ? sch_lower(s, w.nargs, w.args, "default") : NULL;
-            fn = fn ? tir_run_pipeline(ctx, fn, NULL) : NULL;
-            if (fn) f[k] = fn, lat[k++] = r[i].mean;
-        }
-        if (k) cm_scorer_update(model, k, f, lat);
-        free(f);
-        free(lat);
+/* --eval-model: leave-one-workload-out evaluation of the cost model. */
+static int eval_model(const char *db_path, const char *tkey) {
+    char *err = NULL;
+    tdb_open_options oo = {.readonly = true};
+    tdb_db *db = tdb_open(db_path, &oo, &err);
+    if (!db) {
+        fprintf(stderr, "autotune: cannot open the database: %s\n", err ? err : db_path);
+        free(err);
+        return 2;
     }
-    (void)n, (void)logs;
-    te_ctx_free(ctx);
-    tdb_records_free(r, nr > 0 ? nr : 0);
+    tune_dataset d;
+    tune_eval e;
+    if (tune_dataset_load(db, tkey, NULL, 0, &d, &err)) {
+        fprintf(stderr, "%s\n", err);
+        free(err);
+        tdb_close(db);
+        return 1;
+    }
+    cm_params cp;
+    cm_params_default(&cp);
+    int rc = tune_eval_model(&d, &cp, &e, &err);
+    if (rc) {
+        fprintf(stderr, "autotune: %s (target '%s')\n", err, tkey);
+        free(err);
+    } else {
+        printf("eval-model: %d programs of %d workloads, target '%s', leave one workload out\n",
+               d.n, d.ntasks, tkey);
+        printf("%-60s %8s %9s %9s %5s %5s %8s %8s\n", "workload", "programs", "pairwise",
+               "(random)", "top1", "top5", "(rnd t1)", "(rnd t5)");
+        for (int i = 0; i < e.nrows; i++) {
+            const tune_eval_row *r = &e.rows[i];
+            printf("%-60s %8d %9.3f %9.3f %5d %5d %8d %8d\n", r->key, r->programs, r->pairwise,
+                   r->pairwise_random, r->top1, r->top5, r->top1_random, r->top5_random);
+        }
+        printf("pairwise accuracy: %.3f (random %.3f)\n", e.pairwise, e.pairwise_random);
+        printf("top-1 recall: %.3f (random %.3f)\n", e.top1, e.top1_random);
+        printf("top-5 recall: %.3f (random %.3f)\n", e.top5, e.top5_random);
+        tune_eval_free(&e);
+    }
+    tune_dataset_free(&d);
+    tdb_close(db);
+    return rc ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
@@ -179,7 +206,7 @@ int main(int argc, char **argv) {
     const char *op = NULL, *shape = NULL, *target = "llvm", *db_path = NULL, *suite = NULL;
     long long trials = 0, seed = 1, threads = 0, jobs = 0, per_round = 64, population = 2048;
     double timeout = 10;
-    bool resume = false, no_model = false, have_trials = false;
+    bool resume = false, no_model = false, have_trials = false, eval = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -188,6 +215,7 @@ int main(int argc, char **argv) {
             fputs(usage, stdout);
             return 0;
         } else if (!strcmp(a, "--resume")) resume = true;
+        else if (!strcmp(a, "--eval-model")) eval = true;
         else if (!strcmp(a, "--no-model")) no_model = true;
         else if (!v) return fail("option %s needs a value\n%s", a, usage);
         else {
@@ -210,6 +238,15 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--population")) population = x;
             else return fail("unknown option '%s'\n%s", a, usage);
         }
+    }
+    if (eval) {
+        if (!db_path) return fail("--eval-model needs --db FILE%s%s", "", "");
+        if (strncmp(target, "llvm", 4) && strncmp(target, "cuda", 4))
+            return fail("unknown target '%s' (known: llvm, cuda)%s", target, "");
+        char *tk = !strcmp(target, "llvm") ? tdb_host_target() : strdup(target);
+        int erc = eval_model(db_path, tk);
+        free(tk);
+        return erc;
     }
     /* Every argument is checked before the database is touched. */
     if (!have_trials) return fail("--trials N is required%s%s", "", "");
@@ -277,7 +314,20 @@ int main(int argc, char **argv) {
     cm_params cp;
     cm_params_default(&cp);
     cp.seed = (uint64_t)seed;
-    cm_model *model = no_model ? NULL : cm_model_new(&cp);
+    cm_model *model = NULL;
+    if (!no_model) {
+        /* Warm start: trained on every workload's records of this target
+         * before the first measurement (the first task's own as task 0). */
+        tune_warm_info wi;
+        char *werr = NULL;
+        model = tune_warm_start(db, tkey, tasks[0].key, &cp, &wi, &werr);
+        if (!model) {
+            fprintf(stderr, "autotune: %s\n", werr ? werr : "cannot create the cost model");
+            free(werr);
+            return 2;
+        }
+        if (wi.message[0]) printf("%s\n", wi.message);
+    }
     int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     ctx_t c = {db, NULL, tkey, 0, 0, 0, isatty(1) != 0, 0};
     c.t0 = rt_now();
@@ -294,7 +344,6 @@ int main(int argc, char **argv) {
         char **logs;
         int nt;
         int nl = known_logs(db, tasks[0].key, tkey, &logs, &nt);
-        if (model && nl) train_on(model, tasks[0].key, nl, logs, db, tkey);
         done = nt;
         for (int i = 0; i < nl; i++) free(logs[i]);
         free(logs);
@@ -331,6 +380,7 @@ int main(int argc, char **argv) {
         o.stop = &stop_flag;
         o.nknown = nl;
         o.known_steps = (const char *const *)logs;
+        if (resume) o.nseed = nl < 8 ? nl : 8; /* logs are best first */
         c.key = tasks[ti].key;
         c.base = done;
         c.total = o.trials;

@@ -1,0 +1,191 @@
+/*
+ * autotune/decode.c — mapping a stored step log back to a program (sketch
+ * index and hole values), so that the best records of a database can seed
+ * a resumed search. The log carries every hole value only implicitly
+ * (split factors, fuse counts, pragma values, the consumer's split
+ * structure), so instead of parsing it with a mirror of every apply rule
+ * the program is searched for: per sketch a coordinate search over the
+ * holes, each hole's candidates limited to values the log can hold (split
+ * tuples made of the log's split factors), scored by the multiset overlap
+ * of step hashes, and accepted only on an exact match of the whole log.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/tune_internal.h"
+
+typedef struct {
+    const char *key;
+    te_ctx *ctx;
+    tune_workload w;
+    int uses;
+} dscratch;
+
+static int dfresh(dscratch *d) {
+    te_ctx_free(d->ctx);
+    d->ctx = te_ctx_new();
+    d->uses = 0;
+    return d->ctx ? tune_build_workload(d->ctx, d->key, &d->w) : -1;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Similarity of p's log to the target: first -(size of the symmetric
+ * difference) of the step-hash multisets (target's sorted), then the count
+ * of steps equal at the same position (which orders the values within a
+ * hole: a split's factors give the same steps in any order). Very
+ * negative for an invalid program. *exact: the logs are equal. */
+static long score(dscratch *d, const tune_sketch *sk, const tune_program *p, const uint64_t *tsorted,
+                  const uint64_t *tseq, int tn, bool *exact) {
+    *exact = false;
+    if (++d->uses > 256 && dfresh(d)) return -1000000000L;
+    sch_schedule *s = tune_program_apply(d->ctx, &d->w, sk, p);
+    if (!s) return -1000000000L;
+    int n = sch_num_steps(s);
+    uint64_t buf[512], *h = n <= 512 ? buf : malloc(sizeof *h * (size_t)n);
+    if (!h) return -1000000000L;
+    int pos = 0; /* steps equal at the same position: orders the values within a hole */
+    for (int i = 0; i < n; i++) {
+        h[i] = tune__step_hash(sch_get_step(s, i));
+        pos += i < tn && h[i] == tseq[i];
+    }
+    bool same = n == tn && pos == tn;
+    qsort(h, (size_t)n, sizeof *h, cmp_u64);
+    int i = 0, j = 0, common = 0;
+    while (i < n && j < tn) {
+        if (h[i] == tsorted[j]) common++, i++, j++;
+        else if (h[i] < tsorted[j]) i++;
+        else j++;
+    }
+    if (h != buf) free(h);
+    *exact = same;
+    return (-(long)(n - common) - (long)(tn - common)) * 4096 + pos;
+}
+
+/* The candidate value vectors of one hole: appends rows of h->nvals
+ * values to cand (at most max rows). */
+static int hole_candidates(const tune_hole *h, const int64_t *factors, int nf, int64_t *cand,
+                           int max) {
+    int n = 0;
+    switch (h->kind) {
+    case TUNE_HOLE_SPLIT:
+    case TUNE_HOLE_VECTOR: {
+        int m = h->kind == TUNE_HOLE_SPLIT ? h->nvals : 1;
+        if (m > 3 || m < 1) return 0;
+        int idx[3] = {0, 0, 0};
+        /* every m-tuple of the log's factors whose product divides the extent */
+        for (;;) {
+            int64_t prod = 1, row[3];
+            for (int k = 0; k < m; k++) row[k] = factors[idx[k]], prod *= row[k];
+            if (prod > 0 && h->extent % prod == 0 && row[m - 1] <= TUNE__MAX_INNER && n < max) {
+                memcpy(cand + (size_t)n * (size_t)m, row, sizeof(int64_t) * (size_t)m);
+                n++;
+            }
+            int k = m - 1;
+            while (k >= 0 && ++idx[k] == nf) idx[k--] = 0;
+            if (k < 0) break;
+        }
+        break;
+    }
+    case TUNE_HOLE_UNROLL:
+        for (int v = 0; v < TUNE__NUNROLL && n < max; v++) cand[n++] = v;
+        break;
+    case TUNE_HOLE_PARALLEL:
+    case TUNE_HOLE_LOCATION:
+        for (int64_t v = 1; v <= h->extent && n < max; v++) cand[n++] = v;
+        break;
+    }
+    return n;
+}
+
+int tune_program_from_steps(const char *key, const tune_sketch *sketches, int nsketches,
+                            const char *steps_json, tune_program *out, char **err) {
+    dscratch d = {key, NULL, {0}, 0};
+    int rc = -1;
+    uint64_t *tseq = NULL, *tsorted = NULL;
+    int64_t *cand = NULL;
+    if (dfresh(&d)) {
+        if (err) *err = tune__strdupf("autotune: resume: %s", d.ctx ? te_ctx_errmsg(d.ctx) : "out of memory");
+        goto done;
+    }
+    int tn;
+    sch_step *steps;
+    if (tdb_steps_from_json(d.ctx, steps_json, &tn, &steps)) {
+        if (err) *err = tune__strdupf("autotune: resume: %s", te_ctx_errmsg(d.ctx));
+        goto done;
+    }
+    if (!sch_replay(d.ctx, d.w.nouts, d.w.outs, tn, steps)) {
+        if (err) *err = tune__strdupf("autotune: resume: %s", te_ctx_errmsg(d.ctx));
+        goto done;
+    }
+    tseq = malloc(sizeof *tseq * (size_t)(tn + 1));
+    tsorted = malloc(sizeof *tsorted * (size_t)(tn + 1));
+    /* The split factors of the log (distinct), the alphabet of split holes. */
+    int64_t factors[64];
+    int nf = 0;
+    enum { MAXC = 4096 };
+    cand = malloc(sizeof *cand * MAXC * 3);
+    if (!tseq || !tsorted || !cand) {
+        if (err) *err = tune__strdupf("autotune: resume: out of memory");
+        goto done;
+    }
+    for (int i = 0; i < tn; i++) {
+        tseq[i] = tsorted[i] = tune__step_hash(&steps[i]);
+        if (steps[i].kind == SCH_STEP_SPLIT && !steps[i].nparts) {
+            bool have = false;
+            for (int k = 0; k < nf; k++) have |= factors[k] == steps[i].value;
+            if (!have && nf < 64) factors[nf++] = steps[i].value;
+        }
+    }
+    if (nf == 0) factors[nf++] = 1;
+    qsort(tsorted, (size_t)tn, sizeof *tsorted, cmp_u64);
+    rc = 0;
+    for (int k = 0; k < nsketches && rc == 0; k++) {
+        const tune_sketch *sk = &sketches[k];
+        tune_program p;
+        memset(&p, 0, sizeof p);
+        p.sketch = k;
+        /* Start from the smallest values: factors 1, level/parallel 1. */
+        for (int i = 0; i < sk->nholes; i++) {
+            const tune_hole *h = &sk->holes[i];
+            for (int j = 0; j < h->nvals; j++)
+                p.vals[h->offset + j] = h->kind == TUNE_HOLE_UNROLL ? 0 : 1;
+        }
+        bool exact;
+        long best = score(&d, sk, &p, tsorted, tseq, tn, &exact);
+        for (int sweep = 0; sweep < 4 && !exact; sweep++) {
+            bool moved = false;
+            for (int i = 0; i < sk->nholes && !exact; i++) {
+                const tune_hole *h = &sk->holes[i];
+                int m = h->kind == TUNE_HOLE_SPLIT ? h->nvals : 1;
+                int nc = hole_candidates(h, factors, nf, cand, MAXC);
+                int64_t keep[3];
+                memcpy(keep, p.vals + h->offset, sizeof(int64_t) * (size_t)m);
+                int64_t bestv[3];
+                memcpy(bestv, keep, sizeof bestv);
+                for (int c = 0; c < nc && !exact; c++) {
+                    memcpy(p.vals + h->offset, cand + (size_t)c * (size_t)m, sizeof(int64_t) * (size_t)m);
+                    if (!memcmp(p.vals + h->offset, keep, sizeof(int64_t) * (size_t)m)) continue;
+                    long sc = score(&d, sk, &p, tsorted, tseq, tn, &exact);
+                    if (sc > best || exact) {
+                        best = sc, moved = true;
+                        memcpy(bestv, p.vals + h->offset, sizeof(int64_t) * (size_t)m);
+                    }
+                }
+                memcpy(p.vals + h->offset, bestv, sizeof(int64_t) * (size_t)m);
+            }
+            if (!moved) break;
+        }
+        if (exact) {
+            *out = p;
+            rc = 1;
+        }
+    }
+done:
+    free(tseq), free(tsorted), free(cand);
+    te_ctx_free(d.ctx);
+    return rc;
+}

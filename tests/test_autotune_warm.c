@@ -1,0 +1,459 @@
+/*
+ * tests/test_autotune_warm.c — the tuner and the database's records:
+ * a stored log mapped back to its program (resume seeding), the cost
+ * model's warm start from other workloads' records and from a stored
+ * model blob, and the leave-one-workload-out evaluation. Records carry
+ * fabricated latencies, a known function of the program's features, so
+ * that what the model should learn is known and the tests stay fast.
+ * The `autotune` command's --eval-model and --suite paths end to end.
+ */
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "loom/autotune.h"
+#include "loom/ops.h"
+
+static char *key_of(const char *op, const char *shape) {
+    te_ctx *ctx = te_ctx_new();
+    const char *k = ops_canonical_key(ctx, op, shape);
+    assert_non_null(k);
+    char *r = strdup(k);
+    te_ctx_free(ctx);
+    return r;
+}
+
+/* The fabricated latency of a lowered program: faster with longer vectors
+ * and wider parallel loops (a function of the features the model sees). */
+static double fake_latency(const tir_func *f) {
+    float *x = NULL;
+    int n = 0;
+    assert_int_equal(cm_extract(NULL, f, &x, &n), 0);
+    int iv = cm_feature_index("vec_len"), ip = cm_feature_index("parallel_len");
+    assert_true(iv >= 0 && ip >= 0);
+    double g = 0;
+    for (int s = 0; s < n; s++) g += x[s * CM_NUM_FEATURES + iv] + 0.5 * x[s * CM_NUM_FEATURES + ip];
+    free(x);
+    return 1e-3 / (1.0 + g);
+}
+
+/* Commits n random programs of key with fabricated latencies; returns the
+ * log of the fastest (malloc'd). */
+static char *add_records(tdb_db *db, const char *target, const char *key, int n, uint64_t seed) {
+    assert_true(tdb_commit_workload_key(db, key) > 0);
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
+    int nsk = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    assert_true(nsk > 0);
+    uint64_t rng = seed | 1;
+    char *best = NULL;
+    double best_l = INFINITY;
+    for (int i = 0; i < n; i++) {
+        tune_program p;
+        int k = (int)(tune_rand(&rng) % (uint64_t)nsk);
+        tune_program_random(&sk[k], k, &rng, &p);
+        sch_schedule *s = tune_program_apply(ctx, &w, &sk[k], &p);
+        if (!s) continue;
+        tir_func *f = sch_lower(s, w.nargs, w.args, "default");
+        assert_non_null(f);
+        f = tir_run_pipeline(ctx, f, NULL);
+        assert_non_null(f);
+        double lat = fake_latency(f);
+        char *json = tdb_schedule_to_json(s);
+        tdb_record_in in = {.workload_key = key, .target = target, .steps_json = json,
+                            .nlatencies = 1, .latencies = &lat};
+        assert_true(tdb_commit_record(db, &in) > 0);
+        if (lat < best_l) {
+            best_l = lat;
+            free(best);
+            best = json;
+        } else {
+            free(json);
+        }
+    }
+    te_ctx_free(ctx);
+    return best;
+}
+
+static tdb_db *fresh_db(char *path, size_t len, const char *tag) {
+    snprintf(path, len, "/tmp/loom_warm_%s_%d.db", tag, (int)getpid());
+    unlink(path);
+    tdb_db *db = tdb_open(path, NULL, NULL);
+    assert_non_null(db);
+    return db;
+}
+
+/* Random programs of key, featurised as the tuner does, with fabricated latencies. */
+static int programs_of(const char *key, int n, uint64_t seed, cm_program *progs, double *lat) {
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
+    int nsk = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    uint64_t rng = seed | 1;
+    int got = 0;
+    for (int i = 0; i < n; i++) {
+        tune_program p;
+        int k = (int)(tune_rand(&rng) % (uint64_t)nsk);
+        tune_program_random(&sk[k], k, &rng, &p);
+        sch_schedule *s = tune_program_apply(ctx, &w, &sk[k], &p);
+        if (!s) continue;
+        tir_func *f = tir_run_pipeline(ctx, sch_lower(s, w.nargs, w.args, "default"), NULL);
+        assert_non_null(f);
+        float *x;
+        int ns;
+        assert_int_equal(cm_extract(NULL, f, &x, &ns), 0);
+        progs[got] = (cm_program){x, ns};
+        lat[got++] = fake_latency(f);
+    }
+    te_ctx_free(ctx);
+    return got;
+}
+
+/* ---- stored log -> program ---- */
+
+static void roundtrip(const char *key, int per_sketch) {
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
+    int nsk = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    assert_true(nsk > 0);
+    uint64_t rng = 77;
+    for (int k = 0; k < nsk; k++)
+        for (int i = 0; i < per_sketch; i++) {
+            tune_program p, q;
+            tune_program_random(&sk[k], k, &rng, &p);
+            sch_schedule *s = tune_program_apply(ctx, &w, &sk[k], &p);
+            if (!s) continue;
+            char *json = tdb_schedule_to_json(s);
+            char *err = NULL;
+            int rc = tune_program_from_steps(key, sk, nsk, json, &q, &err);
+            if (rc != 1) print_message("sketch %d (%s): %s\n%s\n", k, sk[k].desc, err ? err : "not found", json);
+            assert_int_equal(rc, 1);
+            sch_schedule *s2 = tune_program_apply(ctx, &w, &sk[q.sketch], &q);
+            assert_non_null(s2);
+            assert_string_equal(tune_steps_key(ctx, s), tune_steps_key(ctx, s2));
+            free(json);
+        }
+    te_ctx_free(ctx);
+}
+
+static void test_program_from_steps(void **st) {
+    (void)st;
+    char *mm = key_of("matmul", "M=32,N=32,K=32");
+    char *cv = key_of("conv2d", "N=1,C=4,H=8,W=8,K=8,R=3,S=3,stride=1,pad=1");
+    roundtrip(mm, 6);
+    roundtrip(cv, 3);
+    /* A log that no sketch writes (a bare split), and one that does not parse. */
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, mm, &w), 0);
+    int nsk = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    tune_program q;
+    char *err = NULL;
+    assert_int_equal(tune_program_from_steps(mm, sk, nsk,
+                                             "[{\"kind\":\"split\",\"stage\":2,\"iter\":0,\"factor\":8}]",
+                                             &q, &err), 0);
+    assert_int_equal(tune_program_from_steps(mm, sk, nsk, "[{\"kind\":\"splat\"}]", &q, &err), -1);
+    tu_assert_msg_has(err, "resume", "splat");
+    free(err);
+    err = NULL;
+    assert_int_equal(tune_program_from_steps(mm, sk, nsk,
+                                             "[{\"kind\":\"split\",\"stage\":9,\"iter\":0,\"factor\":8}]",
+                                             &q, &err), -1);
+    tu_assert_msg_has(err, "resume", "stage");
+    free(err);
+    te_ctx_free(ctx);
+    free(mm), free(cv);
+}
+
+/* ---- warm start ---- */
+
+static void test_warm_start(void **st) {
+    (void)st;
+    char path[256], *target = tdb_host_target();
+    tdb_db *db = fresh_db(path, sizeof path, "ws");
+    char *A = key_of("matmul", "M=32,N=32,K=32"), *B = key_of("matmul", "M=64,N=16,K=32");
+    cm_params cp;
+    cm_params_default(&cp);
+    cp.nthread = 1;
+    cp.num_warmup_samples = 30;
+    /* Nothing stored: a random model. */
+    tune_warm_info wi;
+    char *err = NULL;
+    cm_model *cold = tune_warm_start(db, target, B, &cp, &wi, &err);
+    assert_non_null(cold);
+    assert_false(wi.trained);
+    assert_false(cm_model_is_trained(cold));
+    /* Records of workload A only: B's model is trained before B is measured. */
+    free(add_records(db, target, A, 60, 5));
+    cm_model *warm = tune_warm_start(db, target, B, &cp, &wi, &err);
+    assert_non_null(warm);
+    assert_true(wi.trained);
+    assert_false(wi.from_blob);
+    assert_true(cm_model_is_trained(warm));
+    assert_true(wi.programs >= 50);
+    assert_int_equal(wi.tasks, 1);
+    tu_assert_msg_has(wi.message, "warm start");
+    /* It ranks B's programs better than the cold model, and deterministically. */
+    cm_program pb[80];
+    double lb[80], s1[80], s2[80], sc[80];
+    int nb = programs_of(B, 80, 11, pb, lb);
+    assert_true(nb > 40);
+    assert_int_equal(cm_model_predict(warm, nb, pb, s1), 0);
+    assert_int_equal(cm_model_predict(warm, nb, pb, s2), 0);
+    assert_memory_equal(s1, s2, sizeof(double) * (size_t)nb);
+    assert_int_equal(cm_model_predict(cold, nb, pb, sc), 0);
+    double aw = cm_pairwise_accuracy(nb, s1, lb, NULL), ac = cm_pairwise_accuracy(nb, sc, lb, NULL);
+    print_message("pairwise on B: warm %.3f, cold %.3f\n", aw, ac);
+    assert_true(aw > 0.75);
+    assert_true(aw > ac);
+    /* A stored model blob is used when the records are too few. */
+    void *blob;
+    size_t len;
+    assert_int_equal(cm_model_save_buffer(warm, &blob, &len), 0);
+    char path2[256];
+    tdb_db *db2 = fresh_db(path2, sizeof path2, "blob");
+    free(add_records(db2, target, A, 5, 9));
+    assert_int_equal(tdb_put_cost_model(db2, target, CM_BLOB_FORMAT, blob, len), 0);
+    cm_model *fb = tune_warm_start(db2, target, B, &cp, &wi, &err);
+    assert_non_null(fb);
+    assert_true(wi.from_blob);
+    assert_true(cm_model_is_trained(fb));
+    tu_assert_msg_has(wi.message, "loaded the stored model");
+    /* It keeps its trees while its own samples are still fewer than the warm-up. */
+    double lat1 = 1e-3;
+    assert_int_equal(cm_model_update(fb, 1, pb, &lat1, NULL), 0);
+    assert_true(cm_model_is_trained(fb));
+    double sb[80];
+    assert_int_equal(cm_model_predict(fb, nb, pb, sb), 0);
+    assert_memory_equal(s1, sb, sizeof(double) * (size_t)nb);
+    for (int i = 0; i < nb; i++) free((void *)pb[i].features);
+    free(blob);
+    cm_model_free(cold), cm_model_free(warm), cm_model_free(fb);
+    tdb_close(db), tdb_close(db2);
+    unlink(path), unlink(path2);
+    free(A), free(B), free(target);
+}
+
+/* ---- leave-one-workload-out evaluation ---- */
+
+static void test_eval_model(void **st) {
+    (void)st;
+    char path[256], *target = tdb_host_target();
+    tdb_db *db = fresh_db(path, sizeof path, "ev");
+    char *k[3] = {key_of("matmul", "M=32,N=32,K=32"), key_of("matmul", "M=64,N=16,K=32"),
+                  key_of("conv2d", "N=1,C=4,H=8,W=8,K=8,R=3,S=3,stride=1,pad=1")};
+    char *err = NULL;
+    tune_dataset d;
+    tune_eval e;
+    free(add_records(db, target, k[0], 40, 1));
+    assert_int_equal(tune_dataset_load(db, target, NULL, 0, &d, &err), 0);
+    assert_int_equal(d.ntasks, 1);
+    assert_int_equal(tune_eval_model(&d, NULL, &e, &err), -1);
+    tu_assert_msg_has(err, "1 workload", "at least 2");
+    free(err);
+    tune_dataset_free(&d);
+    free(add_records(db, target, k[1], 40, 2));
+    free(add_records(db, target, k[2], 30, 3));
+    assert_int_equal(tune_dataset_load(db, target, k[2], 0, &d, &err), 0);
+    assert_int_equal(d.ntasks, 3);
+    assert_string_equal(d.keys[0], k[2]); /* first_key is task 0 */
+    cm_params cp;
+    cm_params_default(&cp);
+    cp.nthread = 1;
+    assert_int_equal(tune_eval_model(&d, &cp, &e, &err), 0);
+    assert_int_equal(e.nrows, 3);
+    print_message("pairwise %.3f (random %.3f) top1 %.2f (%.2f) top5 %.2f (%.2f)\n", e.pairwise,
+                  e.pairwise_random, e.top1, e.top1_random, e.top5, e.top5_random);
+    assert_true(e.pairwise > 0.75);
+    assert_true(e.pairwise > e.pairwise_random);
+    assert_true(e.top5 >= e.top1 && e.top5 <= 1 && e.top1 >= 0);
+    assert_true(e.top5_random >= e.top1_random);
+    for (int i = 0; i < e.nrows; i++) assert_true(e.rows[i].programs >= 2);
+    tune_eval_free(&e);
+    tune_dataset_free(&d);
+    tdb_close(db);
+    unlink(path);
+    for (int i = 0; i < 3; i++) free(k[i]);
+    free(target);
+}
+
+/* ---- resume: the population starts from the best stored program ---- */
+
+typedef struct {
+    int calls;
+    int n;
+    tune_program first;
+} pop_seen;
+
+static void on_pop(void *user, int n, const tune_program *p) {
+    pop_seen *ps = user;
+    if (ps->calls++ == 0) ps->n = n, ps->first = p[0];
+}
+
+static void test_resume_seeds(void **st) {
+    (void)st;
+    char path[256], *target = tdb_host_target();
+    tdb_db *db = fresh_db(path, sizeof path, "rs");
+    char *key = key_of("matmul", "M=16,N=16,K=16");
+    char *best = add_records(db, target, key, 20, 4);
+    assert_non_null(best);
+    tune_options o;
+    memset(&o, 0, sizeof o);
+    o.trials = 2;
+    o.per_round = 2;
+    o.population = 16;
+    o.generations = 1;
+    o.seed = 5;
+    o.measure.threads = 1;
+    o.measure.repeat = 1;
+    o.measure.num_threads = 1;
+    o.measure.run_timeout = 5;
+    o.nknown = 1;
+    const char *known[1] = {best};
+    o.known_steps = known;
+    o.nseed = 1;
+    pop_seen ps = {0};
+    o.on_population = on_pop;
+    o.user = &ps;
+    tune_summary sum;
+    char *err = NULL;
+    assert_int_equal(tune_task(key, "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.measured, 2);
+    assert_true(ps.calls >= 1);
+    assert_int_equal(ps.n, 16);
+    /* The first member of the population is the stored best program. */
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
+    assert_true(tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES) > 0);
+    sch_schedule *s = tune_program_apply(ctx, &w, &sk[ps.first.sketch], &ps.first);
+    assert_non_null(s);
+    int ns;
+    sch_step *steps;
+    assert_int_equal(tdb_steps_from_json(ctx, best, &ns, &steps), 0);
+    assert_string_equal(tune_steps_key(ctx, s), tune_steps_key_of(ctx, ns, steps));
+    /* It is never measured again. */
+    assert_true(sum.best_steps_json == NULL || strcmp(sum.best_steps_json, best) != 0);
+    te_ctx_free(ctx);
+    free(sum.best_steps_json);
+    free(best), free(key), free(target);
+    tdb_close(db);
+    unlink(path);
+}
+
+/* ---- the command ---- */
+
+static char bindir[4096];
+static char out[65536];
+
+static int run(const char *args) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s/autotune %s 2>&1", bindir, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_cli_eval_model(void **st) {
+    (void)st;
+    char path[256], a[1024], *target = tdb_host_target();
+    tdb_db *db = fresh_db(path, sizeof path, "cli");
+    char *k[3] = {key_of("matmul", "M=32,N=32,K=32"), key_of("matmul", "M=64,N=16,K=32"),
+                  key_of("matmul", "M=16,N=64,K=16")};
+    free(add_records(db, target, k[0], 40, 1));
+    tdb_close(db);
+    /* One workload: nothing to leave out. */
+    snprintf(a, sizeof a, "--eval-model --db %s", path);
+    assert_int_equal(run(a), 1);
+    tu_assert_msg_has(out, "eval-model", "at least 2", target);
+    assert_int_equal(run("--eval-model"), 2);
+    tu_assert_msg_has(out, "--eval-model needs --db FILE");
+    db = tdb_open(path, NULL, NULL);
+    free(add_records(db, target, k[1], 40, 2));
+    free(add_records(db, target, k[2], 40, 3));
+    tdb_close(db);
+    snprintf(a, sizeof a, "--eval-model --db %s --target '%s'", path, target);
+    assert_int_equal(run(a), 0);
+    print_message("%s", out);
+    tu_assert_msg_has(out, "leave one workload out", k[0], k[1], k[2], "pairwise accuracy: ",
+                      "top-1 recall: ", "top-5 recall: ", "(random ");
+    double pw, pr;
+    const char *l = strstr(out, "pairwise accuracy: ");
+    assert_int_equal(sscanf(l, "pairwise accuracy: %lf (random %lf)", &pw, &pr), 2);
+    assert_true(pw > 0.75 && pw > pr);
+    /* The help defines the measures. */
+    assert_int_equal(run("--help"), 0);
+    tu_assert_msg_has(out, "--eval-model", "top-k recall", "truly", "pairwise ranking accuracy");
+    unlink(path);
+    for (int i = 0; i < 3; i++) free(k[i]);
+    free(target);
+}
+
+static void test_cli_suite(void **st) {
+    (void)st;
+    char db[256], suite[256], a[1024];
+    snprintf(db, sizeof db, "/tmp/loom_suite_%d.db", (int)getpid());
+    snprintf(suite, sizeof suite, "/tmp/loom_suite_%d.tsv", (int)getpid());
+    unlink(db);
+    FILE *f = fopen(suite, "w");
+    assert_non_null(f);
+    fputs("# name\top\tparams\nmmA\tmatmul\tM=16,N=16,K=16\nmmB\tmatmul\tM=8,N=32,K=16\n", f);
+    fclose(f);
+    snprintf(a, sizeof a,
+             "--suite %s --trials 8 --db %s --per-round 2 --population 16 --jobs 2 --threads 1 "
+             "--seed 2 --timeout 5",
+             suite, db);
+    int rc = run(a);
+    print_message("%s", out);
+    assert_int_equal(rc, 0);
+    tu_assert_msg_has(out, "task mmA", "task mmB", "mmA: best", "mmB: best", "8 trials");
+    tdb_db *d = tdb_open(db, NULL, NULL);
+    assert_non_null(d);
+    char *target = tdb_host_target();
+    tdb_summary *sm = NULL;
+    int n = tdb_list(d, target, &sm);
+    assert_int_equal(n, 2);
+    int total = 0;
+    for (int i = 0; i < n; i++) {
+        assert_true(sm[i].nrecords > 0);
+        assert_true(sm[i].nvalid > 0);
+        total += sm[i].nrecords;
+    }
+    assert_int_equal(total, 8);
+    tdb_summaries_free(sm, n);
+    free(target);
+    tdb_close(d);
+    unlink(db), unlink(suite);
+}
+
+int main(int argc, char **argv) {
+    tune_runner_maybe_run(argc, argv);
+    char self[4096];
+    ssize_t sn = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sn <= 0) return 1;
+    self[sn] = 0;
+    snprintf(bindir, sizeof bindir, "%s", dirname(self));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_program_from_steps),
+        cmocka_unit_test(test_warm_start),
+        cmocka_unit_test(test_eval_model),
+        cmocka_unit_test(test_resume_seeds),
+        cmocka_unit_test(test_cli_eval_model),
+        cmocka_unit_test(test_cli_suite),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
