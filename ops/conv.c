@@ -157,6 +157,15 @@ static int conv_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, 
     return ops__sched_register_tile(s, F, R, 1, 6, 16, vlen, false);
 }
 
+/* CUDA: the direct-convolution tile; padding inlined (a select on the
+ * read) so no kernel materialises it. */
+static int conv_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    te_tensor *F = pv->t[0], *R = pv->t[0] == pv->t[1] ? NULL : pv->t[1];
+    return ops__cuda_conv(s, F, R, w->inputs[1], pv->t[2], pv->impl == &ops__conv2d_nhwc);
+}
+
 const ops__impl ops__conv2d_nchw = {
     .info = {"conv2d_nchw", "conv2d",
              "Y[N,K,OH,OW] = conv(X[N,C,H,W], W[K,C/groups,R,S]); OH = (H + 2 pad - "
@@ -167,6 +176,7 @@ const ops__impl ops__conv2d_nchw = {
     .build = nchw_build,
     .reference = nchw_ref,
     .schedule = conv_sched,
+    .cuda_schedule = conv_cuda,
 };
 
 const ops__impl ops__conv2d_nhwc = {
@@ -177,6 +187,7 @@ const ops__impl ops__conv2d_nhwc = {
     .build = nhwc_build,
     .reference = nhwc_ref,
     .schedule = conv_sched,
+    .cuda_schedule = conv_cuda,
 };
 
 const ops__impl ops__conv2d_bias_relu = {
@@ -186,6 +197,7 @@ const ops__impl ops__conv2d_bias_relu = {
     .build = cbr_build,
     .reference = cbr_ref,
     .schedule = conv_sched,
+    .cuda_schedule = conv_cuda,
 };
 
 /* ---- depthwise ---- */
@@ -251,6 +263,14 @@ static int dw_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
     return ops__sched_register_tile(s, pv->t[0], NULL, 2, 4, 16, vlen, false);
 }
 
+/* CUDA: one output per thread over a spatial tile; the R x S taps
+ * serial in the thread. */
+static int dw_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    return ops__cuda_spatial(s, pv->t[0], NULL, pv->t[2]);
+}
+
 const ops__impl ops__depthwise_conv2d_nchw = {
     .info = {"depthwise_conv2d_nchw", "depthwise_conv2d",
              "Y[N,C,OH,OW] = depthwise conv(X[N,C,H,W], W[C,1,R,S]) (channel multiplier 1)", 9,
@@ -263,4 +283,5 @@ const ops__impl ops__depthwise_conv2d_nchw = {
     .build = dw_build,
     .reference = dw_ref,
     .schedule = dw_sched,
+    .cuda_schedule = dw_cuda,
 };

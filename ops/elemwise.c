@@ -98,12 +98,19 @@ static int ew_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
     return ops__sched_elemwise(s, ((const ops__priv *)w->priv)->t[0], vlen, NULL);
 }
 
+/* CUDA: every axis fused, blocks of 256 threads, one element each. */
+static int ew_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    return ops__cuda_flat(s, ((const ops__priv *)w->priv)->t[0], 256, NULL);
+}
+
 #define UNARY(sym, nm, doc)                                                      \
     const ops__impl sym = {                                                      \
         .info = {nm, NULL, doc, 4, {DIMS}},                                      \
         .build = ew_build,                                                       \
         .reference = ew_ref,                                                     \
         .schedule = ew_sched,                                                    \
+        .cuda_schedule = ew_cuda,                                                \
     }
 #define BCAST(n, d) {n, false, 0, 0, 15, d}
 #define BINARY(sym, nm, doc)                                                           \
@@ -114,6 +121,7 @@ static int ew_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
         .build = ew_build,                                                             \
         .reference = ew_ref,                                                           \
         .schedule = ew_sched,                                                          \
+        .cuda_schedule = ew_cuda,                                                      \
     }
 
 UNARY(ops__relu, "relu", "Y = max(X, 0) elementwise on [D0,D1,D2,D3]");

@@ -81,6 +81,16 @@ static int matmul_sched(const ops_workload *w, sch_schedule *s, const int64_t *p
     return mm_tile(s, ((ops__priv *)w->priv)->t[0], NULL, vlen);
 }
 
+/* CUDA: the GEMM tile; R is C's local cache (matmul) or the product D
+ * that the bias/gelu tail Y reads. */
+static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    te_tensor *A = w->inputs[0], *B = w->inputs[1];
+    if (!pv->t[1]) return ops__cuda_gemm(s, pv->t[0], NULL, A, B);
+    return ops__cuda_gemm(s, pv->t[1], pv->t[0], A, B);
+}
+
 const ops__impl ops__matmul = {
     .info = {"matmul", NULL,
              "C[M,N] = A[M,K] x B[K,N]; A stored [K,M] when transpose_a, B stored [N,K] when "
@@ -92,6 +102,7 @@ const ops__impl ops__matmul = {
     .build = matmul_build,
     .reference = matmul_ref,
     .schedule = matmul_sched,
+    .cuda_schedule = mm_cuda,
 };
 
 /* ---- batch_matmul ---- */
@@ -123,6 +134,7 @@ const ops__impl ops__batch_matmul = {
     .build = bmm_build,
     .reference = bmm_ref,
     .schedule = matmul_sched,
+    .cuda_schedule = mm_cuda,
 };
 
 /* ---- dense, dense_bias_gelu ---- */
@@ -197,6 +209,7 @@ const ops__impl ops__dense = {
     .build = dense_build,
     .reference = dense_ref,
     .schedule = dense_sched,
+    .cuda_schedule = mm_cuda,
 };
 
 const ops__impl ops__dense_bias_gelu = {
@@ -207,4 +220,5 @@ const ops__impl ops__dense_bias_gelu = {
     .build = dbg_build,
     .reference = dbg_ref,
     .schedule = dense_sched,
+    .cuda_schedule = mm_cuda,
 };

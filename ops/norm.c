@@ -71,12 +71,25 @@ static int softmax_sched(const ops_workload *w, sch_schedule *s, const int64_t *
     return sch_compute_at(s, pv->t[1], E, ei);
 }
 
+/* CUDA: three kernels — the row maxima (one thread per row), the row sums
+ * of exp(x - max) (Exp inlined into both readers, so never stored), and
+ * the elementwise divide (one thread per element). */
+static int softmax_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    return sch_compute_inline(s, pv->t[2]) || ops__cuda_rows(s, pv->t[1]) ||
+                   ops__cuda_rows(s, pv->t[3]) || ops__cuda_flat(s, pv->t[0], 256, NULL)
+               ? -1
+               : 0;
+}
+
 const ops__impl ops__softmax = {
     .info = {"softmax", NULL, "Y[M,N] = softmax of X[M,N] over the last axis (stable)", 2,
              {EXT("M", "rows"), EXT("N", "length of the normalised axis")}},
     .build = softmax_build,
     .reference = softmax_ref,
     .schedule = softmax_sched,
+    .cuda_schedule = softmax_cuda,
 };
 
 /* ---- layer_norm ---- */
@@ -133,6 +146,17 @@ static int ln_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
            sch_parallel(s, pv->t[1], sch_axis(pv->t[1], 0));
 }
 
+/* CUDA: the row sums and the row sums of squared deviations (one thread
+ * per row each), then the normalisation (one thread per element). */
+static int ln_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    return ops__cuda_rows(s, pv->t[1]) || ops__cuda_rows(s, pv->t[2]) ||
+                   ops__cuda_flat(s, pv->t[0], 256, NULL)
+               ? -1
+               : 0;
+}
+
 const ops__impl ops__layer_norm = {
     .info = {"layer_norm", NULL,
              "Y[M,N] = (X - mean) / sqrt(var + 1e-5) * gamma[N] + beta[N] over the last axis", 2,
@@ -140,4 +164,5 @@ const ops__impl ops__layer_norm = {
     .build = ln_build,
     .reference = ln_ref,
     .schedule = ln_sched,
+    .cuda_schedule = ln_cuda,
 };

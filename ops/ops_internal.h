@@ -30,6 +30,8 @@ struct ops__impl {
                       double *const *out);
     /* Applies the default CPU schedule to s. vlen: vector lanes of float32. */
     int (*schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen);
+    /* Applies the default CUDA schedule to s (ops/sched_cuda.c helpers). */
+    int (*cuda_schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p);
 };
 
 /* Parameter ranges (ops_param_info.min/max). */
@@ -102,5 +104,44 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
  * outside its last data-parallel axis, which is vectorized when
  * `vectorize`. */
 int ops__sched_reduce_inner(sch_schedule *s, te_tensor *R, bool vectorize);
+
+/* ---- CUDA scheduling (ops/sched_cuda.c) ----
+ * Threads per block stay at or below 256 and shared memory well below
+ * 48 KiB for every shape, so the schedules pass the GPU verifier. */
+
+/* Every data-parallel axis of t fused and split by `threads`, the outer
+ * part on blockIdx.x and the inner on threadIdx.x (one thread per
+ * element). *tx (may be NULL) receives the thread axis. */
+int ops__cuda_flat(sch_schedule *s, te_tensor *t, int64_t threads, te_expr **tx);
+/* One thread per output element of the reduction R (computed at the
+ * root): a local accumulator (cache_write) computed at the thread, its
+ * reduce loops serial inside it. */
+int ops__cuda_rows(sch_schedule *s, te_tensor *R);
+/* An output F computed by ops__cuda_flat with the reduction R (a separate
+ * stage F reads, or NULL: F itself when it is a reduction, through a
+ * local cache_write) computed at F's thread. */
+int ops__cuda_flat_reduce(sch_schedule *s, te_tensor *F, te_tensor *R);
+/* GEMM-shaped F (rank 2, or 3 with a leading batch axis on blockIdx.z):
+ * TVM's "How to optimize GEMM on GPU" — a 64x64 block tile (smaller for
+ * small extents) of 8x8 threads, each 2x2 vthreads of 4x4 outputs in
+ * registers; k in steps of 8 with the A and B tiles (the operands R
+ * reads) staged in shared memory by all threads (float4 loads when every
+ * tile divides its extent). R: the reduction (NULL: a local cache_write
+ * of F). */
+int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te_tensor *B);
+/* A 2-D convolution output F ([N,K,OH,OW], or [N,OH,OW,K] when nhwc) of
+ * reduction R (NULL: a local cache_write of F) over (rc, rr, rs) reading
+ * weights Wt and the padding stage pad (inlined; NULL when none): blocks
+ * over (n, k tile, y tile, x tile), threads over output channels and
+ * columns, each thread vthreads of channels x rows of outputs in
+ * registers; the channel reduction split, the weight tile of each step
+ * staged in shared memory. */
+int ops__cuda_conv(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *Wt, te_tensor *pad,
+                   bool nhwc);
+/* A window operator's output F [N,C,OH,OW] (pooling, depthwise): blocks
+ * over (n, c, y tile, x tile), threads over rows and columns of the tile,
+ * one output each; R (NULL: F's own reduction through a local
+ * cache_write) at the thread; pad inlined (NULL: none). */
+int ops__cuda_spatial(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *pad);
 
 #endif

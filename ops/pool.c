@@ -120,6 +120,15 @@ static int pool_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, 
     return ops__sched_register_tile(s, pv->t[0], R, 2, 4, 16, vlen, false);
 }
 
+/* CUDA: one output per thread over a spatial tile, the window serial in
+ * the thread, padding inlined; the average's divide on the thread's sum. */
+static int pool_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    te_tensor *R = pv->t[0] == pv->t[1] ? NULL : pv->t[1];
+    return ops__cuda_spatial(s, pv->t[0], R, pv->t[2]);
+}
+
 const ops__impl ops__max_pool2d = {
     .info = {"max_pool2d", NULL, "Y[N,C,OH,OW] = max over R x S windows of X[N,C,H,W]", 8,
              {POOL_PARAMS}},
@@ -127,6 +136,7 @@ const ops__impl ops__max_pool2d = {
     .build = max_build,
     .reference = max_ref,
     .schedule = pool_sched,
+    .cuda_schedule = pool_cuda,
 };
 
 const ops__impl ops__avg_pool2d = {
@@ -137,6 +147,7 @@ const ops__impl ops__avg_pool2d = {
     .build = avg_build,
     .reference = avg_ref,
     .schedule = pool_sched,
+    .cuda_schedule = pool_cuda,
 };
 
 /* ---- global average pool ---- */
@@ -178,6 +189,13 @@ static int gap_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, i
     return sch_compute_at(s, pv->t[1], pv->t[0], par);
 }
 
+/* CUDA: one thread per (n, c), summing its plane serially. */
+static int gap_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    return ops__cuda_flat_reduce(s, pv->t[0], pv->t[1]);
+}
+
 const ops__impl ops__global_avg_pool2d = {
     .info = {"global_avg_pool2d", NULL, "Y[N,C] = mean of X[N,C,H,W] over H and W", 4,
              {EXT("N", "batch"), EXT("C", "channels"), EXT("H", "input height"),
@@ -185,4 +203,5 @@ const ops__impl ops__global_avg_pool2d = {
     .build = gap_build,
     .reference = gap_ref,
     .schedule = gap_sched,
+    .cuda_schedule = gap_cuda,
 };

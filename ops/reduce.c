@@ -121,6 +121,14 @@ static int rd_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
     return sch_parallel(s, R, par) || sch_vectorize(s, R, li);
 }
 
+/* CUDA: one thread per output, its reduction serial (mean: the divide
+ * on the thread's sum). */
+static int rd_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    return ops__cuda_flat_reduce(s, pv->t[0], pv->t[0] == pv->t[1] ? NULL : pv->t[1]);
+}
+
 #define RED(sym, nm, doc)                                                                   \
     const ops__impl sym = {                                                                 \
         .info = {nm, NULL, doc, 6,                                                          \
@@ -131,6 +139,7 @@ static int rd_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
         .build = rd_build,                                                                  \
         .reference = rd_ref,                                                                \
         .schedule = rd_sched,                                                               \
+        .cuda_schedule = rd_cuda,                                                           \
     }
 
 RED(ops__sum, "sum", "Y = sum of X[D0,D1,D2,D3] over the dimensions in `axes`");

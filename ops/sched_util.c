@@ -1,7 +1,8 @@
 /*
  * ops/sched_util.c — the default schedules' shared patterns (elementwise,
  * register tile, inner reduction) and ops_default_schedule, which picks
- * the target's vector width and applies the operator's schedule.
+ * the target's vector width and applies the operator's CPU or CUDA
+ * schedule.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -151,23 +152,26 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target) {
     const char *t = target ? target : "";
     size_t n = strcspn(t, " ");
     bool llvm = n == 4 && !strncmp(t, "llvm", 4), c = n == 1 && t[0] == 'c';
-    if (n == 4 && !strncmp(t, "cuda", 4)) {
-        te_error(ctx, "ops: %s: no default schedule for target 'cuda' yet (CPU targets only: "
-                      "llvm, c)",
-                 w->op);
+    bool cuda = n == 4 && !strncmp(t, "cuda", 4);
+    if (!llvm && !c && !cuda) {
+        te_error(ctx, "ops: %s: unknown target '%s' for a default schedule (llvm, c, cuda)",
+                 w->op, t);
         return NULL;
     }
-    if (!llvm && !c) {
-        te_error(ctx, "ops: %s: unknown target '%s' for a default schedule (llvm, c)", w->op, t);
+    const ops__priv *pv = w->priv;
+    if (cuda && !pv->impl->cuda_schedule) {
+        te_error(ctx, "ops: %s: no default schedule for target 'cuda'", w->op);
         return NULL;
     }
-    pthread_once(&vlen_once, detect_vlen);
+    if (!cuda) pthread_once(&vlen_once, detect_vlen);
     sch_schedule *s = sch_create(ctx, w->nouts, w->outs);
     if (!s) return NULL;
-    const ops__priv *pv = w->priv;
-    if (pv->impl->schedule && pv->impl->schedule(w, s, w->param_values, host_vlen)) {
+    int rc = cuda ? pv->impl->cuda_schedule(w, s, w->param_values)
+                  : pv->impl->schedule ? pv->impl->schedule(w, s, w->param_values, host_vlen) : 0;
+    if (rc) {
         const char *why = te_ctx_errmsg(ctx);
-        te_error(ctx, "ops: %s: default schedule failed: %s", w->op, te_strdup(ctx, why));
+        te_error(ctx, "ops: %s: default %s schedule failed: %s", w->op, cuda ? "cuda" : "cpu",
+                 te_strdup(ctx, why));
         return NULL;
     }
     return s;

@@ -166,17 +166,47 @@ bool ops_param(const ops_workload *w, const char *name, int64_t *value);
 const char *ops_params_json(const ops_workload *w);
 
 /* A fresh default schedule of w for target "llvm" (optionally with
- * options, "llvm -mcpu=znver5") or "c": not tuned, but not naive —
- * reductions as register tiles (cache_write or compute_at into the
- * output tile, reduction loops outside a vectorized inner axis),
+ * options, "llvm -mcpu=znver5"), "c" or "cuda" (optionally "cuda
+ * -arch=sm_XX"; the schedule does not depend on the architecture): not
+ * tuned, but not naive. Each call returns a new schedule (in w's ctx)
+ * made of ordinary primitives, so its step log replays on a rebuilt
+ * workload. NULL with an error for an unknown target (the message lists
+ * llvm, c, cuda).
+ *
+ * CPU (llvm, c): reductions as register tiles (cache_write or compute_at
+ * into the output tile, reduction loops outside a vectorized inner axis),
  * padding stages materialised or computed at the output loop, elementwise
- * tails inlined, the innermost axis vectorized, the outer loops fused
- * and parallel. Each call returns a new schedule (in w's ctx) made of
- * ordinary primitives, so its step log replays on a rebuilt workload.
- * Tile widths follow the host's vector width (LLVM's host features),
- * also for "llvm -mcpu=..."; the computation itself never depends on the
- * host. A CUDA default schedule is not provided yet: target "cuda" fails
- * with an error saying so. NULL with an error for an unknown target. */
+ * tails inlined, the innermost axis vectorized, the outer loops fused and
+ * parallel. Tile widths follow the host's vector width (LLVM's host
+ * features), also for "llvm -mcpu=..."; the computation itself never
+ * depends on the host.
+ *
+ * CUDA (loops bound with sch_bind; at most 256 threads per block and at
+ * most 16 KiB of shared memory per block for any shape, so the GPU
+ * verifier accepts every workload; TVM's GPU schedules are the model):
+ *   matmul, batch_matmul, dense, dense_bias_gelu — a 64x64 output tile
+ *     per block (the next power of two for smaller extents; batch on
+ *     blockIdx.z), 8x8 threads each holding 2x2 vthreads of 4x4
+ *     accumulators in registers; k in steps of 8 with the A and B tiles
+ *     fetched into shared memory by all the block's threads (float4 loads
+ *     when every tile divides its extent); bias/gelu on the finished
+ *     tile ("How to optimize GEMM on GPU").
+ *   conv2d_nchw, conv2d_nhwc, conv2d_bias_relu — padding inlined; a block
+ *     per (n, 4 x tk output channels, 4 output rows, tx output columns),
+ *     threads over channels and columns (columns on threadIdx.x for NCHW,
+ *     channels for NHWC), each thread 4 vthreads of channels x 4 rows in
+ *     registers; the input-channel reduction split in steps of up to 8
+ *     with the weight tile of each step in shared memory.
+ *   depthwise_conv2d_nchw, max_pool2d, avg_pool2d — padding inlined; a
+ *     block per (n, c, output tile) of up to 256 threads, one output each,
+ *     the window serial in the thread.
+ *   softmax, layer_norm, global_avg_pool2d, sum, mean, max — one thread
+ *     per output row (per output element), its reduction serial in the
+ *     thread (the backend has no cross-thread reduction); softmax and
+ *     layer_norm run as three kernels: row reductions, then the
+ *     elementwise normalisation.
+ *   relu, gelu, sigmoid, add, mul — every axis fused, blocks of 256
+ *     threads, one element each. */
 sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
 
 /* The naive double-precision reference: computes every output of w from
@@ -194,7 +224,10 @@ void ops_tolerance(const ops_workload *w, double *rtol, double *atol);
 /* Checks a compiled module of w: fills fresh inputs uniform in [-1, 1)
  * from `seed`, poisons the outputs with NaN, calls function `fn` (NULL:
  * "default") with w's args, compares with the reference at
- * ops_tolerance. Returns the number of mismatching output elements (0:
+ * ops_tolerance. A CUDA module (rt_module_device kDLCUDA) is called on
+ * device copies of the tensors on GPU 0 (poisoned outputs included) and
+ * its outputs copied back; without a driver or GPU that fails (-1, the
+ * driver's message in w's ctx). Returns the number of mismatching output elements (0:
  * correct), or -1 with the reason in w's ctx when the call fails. */
 int64_t ops_check_module(const ops_workload *w, rt_module *m, const char *fn, uint64_t seed);
 

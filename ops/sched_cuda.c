@@ -1,0 +1,228 @@
+/*
+ * ops/sched_cuda.c — the default CUDA schedules' shared patterns: one
+ * thread per element (elementwise, row reductions), the GEMM of TVM's
+ * "How to optimize GEMM on GPU" (shared-memory tiles, vthreads, register
+ * accumulators), the direct convolution (weights staged in shared memory,
+ * a register tile of channels x rows per thread) and window operators.
+ *
+ * Loom's CUDA backend has no cross-thread reduction, so every reduction
+ * runs serially in the thread that owns its output. Every kernel has at
+ * most 256 threads per block and a few KiB of shared memory, far inside
+ * the verifier's limits (1024 threads, 48 KiB).
+ */
+#include "ops_internal.h"
+
+static int64_t ext_of(const te_expr *axis) { return axis->u.var.extent; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static bool is_reduce(const te_tensor *t) { return t->body && t->body->kind == TE_REDUCE; }
+
+static int64_t numel(const te_tensor *t) {
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
+    return n;
+}
+
+int ops__cuda_flat(sch_schedule *s, te_tensor *t, int64_t threads, te_expr **tx) {
+    int n = t->ndim;
+    te_expr *ax[TE_MAX_DIMS] = {0};
+    if (n < 1) return -1;
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(t, d))) return -1;
+    te_expr *f = ax[0], *bo, *ti;
+    if (n > 1 && sch_fuse(s, t, n, ax, &f)) return -1;
+    if (sch_split(s, t, f, threads, &bo, &ti)) return -1;
+    if (sch_bind(s, t, bo, "blockIdx.x") || sch_bind(s, t, ti, "threadIdx.x")) return -1;
+    if (tx) *tx = ti;
+    return 0;
+}
+
+int ops__cuda_flat_reduce(sch_schedule *s, te_tensor *F, te_tensor *R) {
+    if (!R && is_reduce(F) && !(R = sch_cache_write(s, F, "local"))) return -1;
+    te_expr *tx;
+    if (ops__cuda_flat(s, F, 256, &tx)) return -1;
+    return R ? sch_compute_at(s, R, F, tx) : 0;
+}
+
+int ops__cuda_rows(sch_schedule *s, te_tensor *R) { return ops__cuda_flat_reduce(s, R, NULL); }
+
+/* Spreads the copy of shared stage T over ty x tx threads: its axes
+ * fused, `vec` lanes split off and vectorized (when > 1), then the
+ * threads (cooperative fetching, as TVM's GPU schedules). */
+static int coop_fetch(sch_schedule *s, te_tensor *T, int64_t ty, int64_t tx, int64_t vec) {
+    int n = T->ndim;
+    te_expr *ax[TE_MAX_DIMS] = {0};
+    if (n < 1) return -1;
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(T, d))) return -1;
+    te_expr *f = ax[0], *v, *o, *t, *y, *x;
+    if (n > 1 && sch_fuse(s, T, n, ax, &f)) return -1;
+    if (vec > 1 && (sch_split(s, T, f, vec, &f, &v) || sch_vectorize(s, T, v))) return -1;
+    if (sch_split(s, T, f, ty * tx, &o, &t) || sch_split(s, T, t, tx, &y, &x)) return -1;
+    return sch_bind(s, T, y, "threadIdx.y") || sch_bind(s, T, x, "threadIdx.x") ? -1 : 0;
+}
+
+/* Whether placeholder P can be staged in shared memory over nthreads
+ * threads: its copy loop, split by the thread count, must keep that
+ * extent (a split never makes a loop longer than its axis), or the
+ * thread axes of the copy would disagree with the compute's. */
+static bool can_stage(const te_tensor *P, int64_t nthreads, int64_t vec) {
+    return numel(P) / vec >= nthreads;
+}
+
+/* ---- GEMM ---- */
+
+/* One output dimension of the GEMM block tile: vt vthreads x th threads x
+ * in rows per thread. 64 = 2 x 8 x 4 (TVM's GEMM tutorial); smaller
+ * extents get the next power of two, threads first. */
+typedef struct {
+    int64_t vt, th, in;
+} gemm_dim;
+
+static gemm_dim pick_gemm_dim(int64_t ext) {
+    if (ext >= 64) return (gemm_dim){2, 8, 4};
+    int64_t b = 1;
+    while (b < ext) b <<= 1;
+    gemm_dim d;
+    d.th = b < 8 ? b : 8;
+    int64_t rest = b / d.th;
+    d.vt = rest >= 2 ? 2 : 1;
+    d.in = rest / d.vt;
+    return d;
+}
+
+/* Splits axis a of F by the block tile of d: block, vthread, thread and
+ * inner loops. */
+static int gemm_split(sch_schedule *s, te_tensor *F, te_expr *a, gemm_dim d, te_expr **blk,
+                      te_expr **vt, te_expr **th, te_expr **in) {
+    te_expr *r1, *r2;
+    return sch_split(s, F, a, d.vt * d.th * d.in, blk, &r1) ||
+                   sch_split_nparts(s, F, r1, d.vt, vt, &r2) ||
+                   sch_split_nparts(s, F, r2, d.th, th, in)
+               ? -1
+               : 0;
+}
+
+int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te_tensor *B) {
+    int nd = F->ndim;
+    bool batch = nd == 3;
+    if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
+    int64_t M = F->shape[nd - 2], N = F->shape[nd - 1];
+    int64_t K = R->body->u.reduce.axes[0]->u.var.extent;
+    gemm_dim dm = pick_gemm_dim(M), dn = pick_gemm_dim(N);
+    int64_t kt = 8;
+    int64_t bm = dm.vt * dm.th * dm.in, bn = dn.vt * dn.th * dn.in;
+    /* float4 fetches need aligned tiles: every tile dividing its extent
+     * and whole vectors along every tile dimension. */
+    int64_t vec = M % bm == 0 && N % bn == 0 && K % kt == 0 && bm % 4 == 0 && bn % 4 == 0 ? 4 : 1;
+    te_expr *bi, *vi, *ti, *ii, *bj, *vj, *tj, *ij;
+    if (gemm_split(s, F, sch_axis(F, nd - 2), dm, &bi, &vi, &ti, &ii) ||
+        gemm_split(s, F, sch_axis(F, nd - 1), dn, &bj, &vj, &tj, &ij))
+        return -1;
+    te_expr *ord[9];
+    int k = 0;
+    te_expr *b = batch ? sch_axis(F, 0) : NULL;
+    if (b) ord[k++] = b;
+    te_expr *rest[8] = {bi, bj, vi, vj, ti, tj, ii, ij};
+    for (int q = 0; q < 8; q++) ord[k++] = rest[q];
+    if (sch_reorder(s, F, k, ord)) return -1;
+    if ((b && sch_bind(s, F, b, "blockIdx.z")) || sch_bind(s, F, bi, "blockIdx.y") ||
+        sch_bind(s, F, bj, "blockIdx.x") || sch_bind(s, F, vi, "vthread") ||
+        sch_bind(s, F, vj, "vthread") || sch_bind(s, F, ti, "threadIdx.y") ||
+        sch_bind(s, F, tj, "threadIdx.x"))
+        return -1;
+    if (sch_compute_at(s, R, F, tj)) return -1;
+    /* The accumulator tile: k outermost in steps of kt, the tile unrolled
+     * inside each step. */
+    te_expr *ko, *ki, *rord[6];
+    if (sch_split(s, R, sch_reduce_axis(R, 0), kt, &ko, &ki)) return -1;
+    int r = 0;
+    rord[r++] = ko;
+    rord[r++] = ki;
+    for (int d = 0; d < nd; d++)
+        if (!(rord[r++] = sch_axis(R, d))) return -1;
+    if (sch_reorder(s, R, r, rord) || sch_unroll(s, R, ki) ||
+        sch_unroll(s, R, sch_axis(R, nd - 2)) || sch_unroll(s, R, sch_axis(R, nd - 1)))
+        return -1;
+    /* The operand tiles, fetched by the block's threads. */
+    int64_t ty = ext_of(ti), tx = ext_of(tj);
+    bool sa = can_stage(A, ty * tx, vec), sb = can_stage(B, ty * tx, vec);
+    te_tensor *AS = sa ? sch_cache_read(s, A, "shared", 1, &R) : NULL;
+    te_tensor *BS = sb ? sch_cache_read(s, B, "shared", 1, &R) : NULL;
+    if ((sa && !AS) || (sb && !BS)) return -1;
+    if (AS && (sch_compute_at(s, AS, R, ko) || coop_fetch(s, AS, ty, tx, vec))) return -1;
+    if (BS && (sch_compute_at(s, BS, R, ko) || coop_fetch(s, BS, ty, tx, vec))) return -1;
+    return 0;
+}
+
+/* ---- direct convolution ---- */
+
+int ops__cuda_conv(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *Wt, te_tensor *pad,
+                   bool nhwc) {
+    if (pad && sch_compute_inline(s, pad)) return -1;
+    if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
+    int ka = nhwc ? 3 : 1, ya = nhwc ? 1 : 2, xa = nhwc ? 2 : 3;
+    int64_t K = F->shape[ka], OH = F->shape[ya], OW = F->shape[xa];
+    /* Channels: tk threads x rk vthreads; columns: tx threads; rows: ry
+     * per thread. NCHW puts the columns on threadIdx.x (contiguous
+     * outputs and inputs), NHWC the channels. */
+    int64_t tk = min64(K, nhwc ? 16 : 8), rk = min64(4, ceil_div(K, tk));
+    int64_t tx = min64(OW, nhwc ? 8 : 16), ry = min64(OH, 4);
+    te_expr *kb, *k1, *kv, *kt, *yo, *yi, *xo, *xt;
+    if (sch_split(s, F, sch_axis(F, ka), tk * rk, &kb, &k1) ||
+        sch_split_nparts(s, F, k1, rk, &kv, &kt) || sch_split(s, F, sch_axis(F, ya), ry, &yo, &yi) ||
+        sch_split(s, F, sch_axis(F, xa), tx, &xo, &xt))
+        return -1;
+    te_expr *n = sch_axis(F, 0), *blk;
+    te_expr *inner_t = nhwc ? kt : xt, *outer_t = nhwc ? xt : kt;
+    te_expr *ord[8] = {n, kb, yo, xo, kv, outer_t, inner_t, yi};
+    if (sch_reorder(s, F, 8, ord) || sch_fuse(s, F, 4, ord, &blk)) return -1;
+    if (sch_bind(s, F, blk, "blockIdx.x") || sch_bind(s, F, kv, "vthread") ||
+        sch_bind(s, F, outer_t, "threadIdx.y") || sch_bind(s, F, inner_t, "threadIdx.x"))
+        return -1;
+    int64_t nty = ext_of(outer_t), ntx = ext_of(inner_t);
+    /* The weight tile of one reduction step: kb channels x rct input
+     * channels x R x S, at most 16 KiB. */
+    te_expr *rc = sch_reduce_axis(R, 0), *rr = sch_reduce_axis(R, 1), *rs = sch_reduce_axis(R, 2);
+    if (!rc || !rr || !rs) return -1;
+    int64_t Cg = ext_of(rc), taps = ext_of(rr) * ext_of(rs);
+    int64_t kbx = ext_of(k1), bytes = te_dtype_bytes(F->dtype);
+    int64_t rct = min64(Cg, 8);
+    while (rct > 1 && kbx * rct * taps * bytes > 16384) rct--;
+    bool stage = kbx * rct * taps * bytes <= 32768 && can_stage(Wt, nty * ntx, 1);
+    te_tensor *WS = stage ? sch_cache_read(s, Wt, "shared", 1, &R) : NULL;
+    if (stage && !WS) return -1;
+    if (sch_compute_at(s, R, F, inner_t)) return -1;
+    te_expr *rco, *rci;
+    if (sch_split(s, R, rc, rct, &rco, &rci)) return -1;
+    te_expr *rord[8];
+    int q = 0;
+    rord[q++] = rco;
+    rord[q++] = rci;
+    rord[q++] = rr;
+    rord[q++] = rs;
+    for (int d = 0; d < 4; d++)
+        if (!(rord[q++] = sch_axis(R, d))) return -1;
+    if (sch_reorder(s, R, q, rord) || sch_unroll(s, R, sch_axis(R, ya))) return -1;
+    if (WS && (sch_compute_at(s, WS, R, rco) || coop_fetch(s, WS, nty, ntx, 1))) return -1;
+    return 0;
+}
+
+/* ---- window operators ---- */
+
+int ops__cuda_spatial(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *pad) {
+    if (pad && sch_compute_inline(s, pad)) return -1;
+    if (!R && is_reduce(F) && !(R = sch_cache_write(s, F, "local"))) return -1;
+    int64_t OH = F->shape[2], OW = F->shape[3];
+    int64_t tx = min64(OW, 32), ty = min64(OH, 256 / tx);
+    te_expr *yo, *yt, *xo, *xt, *blk;
+    if (sch_split(s, F, sch_axis(F, 2), ty, &yo, &yt) ||
+        sch_split(s, F, sch_axis(F, 3), tx, &xo, &xt))
+        return -1;
+    te_expr *ord[6] = {sch_axis(F, 0), sch_axis(F, 1), yo, xo, yt, xt};
+    if (sch_reorder(s, F, 6, ord) || sch_fuse(s, F, 4, ord, &blk)) return -1;
+    if (sch_bind(s, F, blk, "blockIdx.x") || sch_bind(s, F, yt, "threadIdx.y") ||
+        sch_bind(s, F, xt, "threadIdx.x"))
+        return -1;
+    return R ? sch_compute_at(s, R, F, xt) : 0;
+}
