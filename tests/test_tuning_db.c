@@ -279,6 +279,38 @@ static void test_bad_records_refused(void **state) {
     assert_int_equal(s.records, 1);
 }
 
+/* Numbers that need 16 or 17 digits (unix times with microseconds,
+ * latencies) come back from export and import as the same doubles. */
+static void test_exact_numbers(void **state) {
+    fixture *f = *state;
+    char *log = tdbt_log(f->key, 4, 8);
+    double lats[2] = {0.012345678901234568, 1.0 / 3.0};
+    tdb_record_in r = {.workload_key = f->key, .target = TA, .steps_json = log,
+                       .nlatencies = 2, .latencies = lats, .created = 1795389161.0501997};
+    assert_true(tdb_commit_record(f->db, &r) > 0);
+    char jl[160], other[160];
+    tdbt_path(jl, sizeof jl, f->dir, "exact.jsonl");
+    tdbt_path(other, sizeof other, f->dir, "exact.db");
+    FILE *out = fopen(jl, "w");
+    assert_int_equal(tdb_export_jsonl(f->db, out), 1);
+    fclose(out);
+    char *err = NULL;
+    tdb_db *db2 = tdb_open(other, NULL, &err);
+    assert_non_null(db2);
+    int64_t imp, skip;
+    FILE *in = fopen(jl, "r");
+    assert_int_equal(tdb_import_jsonl(db2, in, &imp, &skip), 0);
+    fclose(in);
+    tdb_record *b;
+    assert_int_equal(tdb_best(db2, f->key, TA, 1, &b), 1);
+    assert_true(b[0].created == 1795389161.0501997);
+    assert_int_equal(b[0].nlatencies, 2);
+    assert_true(b[0].latencies[0] == lats[0] && b[0].latencies[1] == lats[1]);
+    tdb_records_free(b, 1);
+    tdb_close(db2);
+    free(log);
+}
+
 static void test_export_import_dedup_and_errors(void **state) {
     fixture *f = *state;
     char *l1 = tdbt_log(f->key, 4, 8), *l2 = tdbt_log(f->key, 8, 16);
@@ -568,6 +600,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_stored_log_replays_identically, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_best_and_fallback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_records_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exact_numbers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_import_dedup_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_and_cost_models, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),

@@ -35,23 +35,23 @@ cJSON *tdb__record_to_cjson(const tdb_record *r) {
     cJSON_AddStringToObject(w, "key", r->workload_key);
     cJSON_AddStringToObject(w, "op", r->op);
     cJSON_AddItemToObject(w, "params", parse_or(r->params_json, cJSON_CreateObject));
-    cJSON_AddNumberToObject(w, "flops", r->flops);
+    cJSON_AddItemToObject(w, "flops", tdb__exact_number(r->flops));
     cJSON_AddItemToObject(o, "workload", w);
     cJSON_AddStringToObject(t, "key", r->target);
     cJSON_AddItemToObject(t, "props", parse_or(r->target_props_json, cJSON_CreateObject));
     cJSON_AddItemToObject(o, "target", t);
     cJSON_AddItemToObject(o, "steps", parse_or(r->steps_json, cJSON_CreateArray));
     for (int i = 0; i < r->nlatencies; i++)
-        cJSON_AddItemToArray(lat, cJSON_CreateNumber(r->latencies[i]));
+        cJSON_AddItemToArray(lat, tdb__exact_number(r->latencies[i]));
     cJSON_AddItemToObject(o, "latencies", lat);
     if (isnan(r->mean))
         cJSON_AddNullToObject(o, "mean");
     else
-        cJSON_AddNumberToObject(o, "mean", r->mean);
+        cJSON_AddItemToObject(o, "mean", tdb__exact_number(r->mean));
     cJSON_AddNumberToObject(o, "error_code", r->error_code);
     cJSON_AddStringToObject(o, "error_msg", r->error_msg ? r->error_msg : "");
     cJSON_AddStringToObject(o, "loom_version", r->loom_version ? r->loom_version : "");
-    cJSON_AddNumberToObject(o, "created", r->created);
+    cJSON_AddItemToObject(o, "created", tdb__exact_number(r->created));
     return o;
 }
 

@@ -179,7 +179,7 @@ static char *latency_json(tdb_db *db, const tdb_record_in *rec, double *mean) {
             return NULL;
         }
         sum += v;
-        cJSON_AddItemToArray(arr, cJSON_CreateNumber(v));
+        cJSON_AddItemToArray(arr, tdb__exact_number(v));
     }
     *mean = rec->nlatencies ? sum / rec->nlatencies : NAN;
     char *text = arr ? cJSON_PrintUnformatted(arr) : NULL;

@@ -86,5 +86,7 @@ int64_t tdb__insert_workload(tdb_db *db, const char *key, const char *op, const 
 int64_t tdb__insert_target(tdb_db *db, const char *key, const char *props_json);
 /* A record as a cJSON object in the export form (jsonl.c). */
 cJSON *tdb__record_to_cjson(const tdb_record *r);
+/* A JSON number item that reads back as exactly v (null for inf/nan). */
+cJSON *tdb__exact_number(double v);
 
 #endif
