@@ -150,6 +150,12 @@ typedef struct {
     const tune_sketch *sk;
     const tune_program *p;
     te_tensor *stage[TUNE_MAX_STAGES];
+    /* Per unit: the stage whose outer spatial tile loops a PLACE'd
+     * producer can be computed at, and those loops (outermost first;
+     * loops fused into the parallel loop appear as that loop). */
+    te_tensor *holder[TUNE_MAX_UNITS];
+    int nloops[TUNE_MAX_UNITS];
+    te_expr *loops[TUNE_MAX_UNITS][2 * TE_MAX_DIMS];
 } applier;
 
 /* The holes of unit u, in order. */
@@ -213,6 +219,9 @@ static int apply_tile(applier *a, int u, te_tensor *t) {
     for (int d = 0; d < nsp; d++) outer[d] = l[d][0], outer[nsp + d] = l[d][1];
     te_expr *f = fuse_parallel(a, t, outer, 2 * nsp, par);
     if (!f) return -1;
+    a->holder[u] = t;
+    a->nloops[u] = 2 * nsp;
+    for (int j = 0; j < 2 * nsp; j++) a->loops[u][j] = j < par ? f : outer[j];
     if (unroll && sch_pragma(a->s, t, f, "auto_unroll_max_step", unroll)) return -1;
     if (inner[nsp - 1] > 1 && sch_vectorize(a->s, t, l[nsp - 1][3])) return -1;
     return 0;
@@ -225,6 +234,9 @@ static int apply_tile_fused(applier *a, int u, te_tensor *pr, te_tensor *co) {
     te_expr *l[TE_MAX_DIMS][4], *r[TE_MAX_DIMS][2];
     int64_t inner[TE_MAX_DIMS];
     if (tile_levels(a, u, pr, l, r, inner)) return -1;
+    a->holder[u] = pr;
+    a->nloops[u] = 2 * nsp;
+    for (int d = 0; d < nsp; d++) a->loops[u][d] = l[d][0], a->loops[u][nsp + d] = l[d][1];
     int base = nsp + nreduce_of(pr);
     int64_t par = hvals(a, hole(a, u, base))[0];
     int64_t unroll = tune__unroll_steps[hvals(a, hole(a, u, base + 1))[0]];
@@ -279,9 +291,46 @@ static int apply_annotate(applier *a, int u, te_tensor *t) {
         order[k++] = li;
         if (sch_reorder(a->s, t, k, order)) return -1;
     }
-    if (!fuse_parallel(a, t, ax, n, par)) return -1;
+    te_expr *f = fuse_parallel(a, t, ax, n, par);
+    if (!f) return -1;
+    a->holder[u] = t;
+    a->nloops[u] = 1;
+    a->loops[u][0] = f;
     if (vec > 1 && sch_vectorize(a->s, t, li)) return -1;
     return 0;
+}
+
+/* The compute location of an inlinable producer t (TUNE_UNIT_PLACE):
+ * inline; at the root with its outer axes fused parallel and the
+ * innermost vectorized (ops' elementwise schedule); or at an outer tile
+ * loop of its consumer's unit with the innermost vectorized. Runs after
+ * every other unit, so the consumer's loops exist. */
+static int apply_place(applier *a, int u, te_tensor *t) {
+    int64_t loc = hvals(a, hole(a, u, 0))[0];
+    if (loc <= 1) return sch_compute_inline(a->s, t);
+    int cu = -1;
+    for (int k = 0; k < a->sk->nunits; k++)
+        if (k != u && a->sk->units[k].stage == a->sk->units[u].consumer && a->holder[k]) cu = k;
+    if (loc > 2) {
+        if (cu < 0 || loc - 3 >= a->nloops[cu]) {
+            te_error(sch_ctx(a->s), "autotune: compute location %lld of '%s' has no loop",
+                     (long long)loc, t->name);
+            return -1;
+        }
+        if (sch_compute_at(a->s, t, a->holder[cu], a->loops[cu][loc - 3])) return -1;
+    }
+    int n = t->ndim;
+    int64_t lanes = tune_host_vector_lanes();
+    te_expr *ax[TE_MAX_DIMS], *lo, *li;
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(t, d))) return -1;
+    if (lanes > t->shape[n - 1]) lanes = t->shape[n - 1];
+    if (sch_split(a->s, t, ax[n - 1], lanes, &lo, &li)) return -1;
+    if (loc == 2) {
+        ax[n - 1] = lo;
+        if (!fuse_parallel(a, t, ax, n, n)) return -1;
+    }
+    return lanes > 1 ? sch_vectorize(a->s, t, li) : 0;
 }
 
 static int apply_rfactor(applier *a, int u, te_tensor *t) {
@@ -309,7 +358,7 @@ static int apply_rfactor(applier *a, int u, te_tensor *t) {
 
 sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
                                  const tune_program *p) {
-    applier a = {sch_create(ctx, w->nouts, w->outs), sk, p, {0}};
+    applier a = {sch_create(ctx, w->nouts, w->outs), sk, p, {0}, {0}, {0}, {{0}}};
     if (!a.s) return NULL;
     int n = sch_num_stages(a.s);
     if (n > TUNE_MAX_STAGES) {
@@ -335,9 +384,14 @@ sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune
             break;
         }
         case TUNE_UNIT_RFACTOR: rc = apply_rfactor(&a, u, t); break;
+        case TUNE_UNIT_PLACE: break; /* below, once the consumers' loops exist */
         }
         if (rc) return NULL;
     }
+    for (int u = sk->nunits - 1; u >= 0; u--)
+        if (sk->units[u].kind == TUNE_UNIT_PLACE &&
+            apply_place(&a, u, a.stage[sk->units[u].stage]))
+            return NULL;
     return a.s;
 }
 

@@ -8,6 +8,11 @@
  * for long reductions with little parallelism. Every other compute stage
  * keeps its loops and gets annotations (parallel, vectorize).
  *
+ * Inlinable stages with a branch (padding) read by one stage are not
+ * always inlined: their compute location (inline, root, or an outer tile
+ * loop of the consumer) is a hole, as Ansor's InitChangeComputeLocation
+ * and MutateComputeLocation do for stages it does not strictly inline.
+ *
  * Differences from Ansor: the fusion level of tiling-with-fusion (1 or 2
  * outer levels) is a hole (TUNE_HOLE_LOCATION, mutated as the compute
  * location) rather than two sketches.
@@ -58,6 +63,18 @@ static bool reads_exactly(const te_expr *e, const te_tensor *c, const te_tensor 
     return true;
 }
 
+static void find_select(const te_expr *e, void *user) {
+    if (e->kind == TE_SELECT) *(bool *)user = true;
+    else te_expr_visit_children(e, find_select, user);
+}
+
+/* True when e contains a select (a branch). */
+static bool has_branch(const te_expr *e) {
+    bool found = false;
+    find_select(e, &found);
+    return found;
+}
+
 static int add_hole(tune_sketch *sk, tune_hole_kind kind, int unit, int nvals, int64_t extent,
                     bool reduce) {
     if (sk->nholes >= TUNE_MAX_HOLES || sk->nvals + nvals > TUNE_MAX_HOLES * 3) return -1;
@@ -76,14 +93,35 @@ static int nreduce(const te_tensor *t) {
     return t->body && t->body->kind == TE_REDUCE ? t->body->u.reduce.naxes : 0;
 }
 
+/* The outer spatial tile loops a stage placed into `consumer` can be
+ * computed at: the tiled unit's 2 * ndim outer loops, an annotated unit's
+ * fused parallel loop, none otherwise (rfactor, or no unit of its own). */
+static int place_candidates(const tune_sketch *sk, const tune_dag *dag, int consumer) {
+    for (int u = 0; u < sk->nunits; u++) {
+        if (sk->units[u].stage != consumer) continue;
+        switch (sk->units[u].kind) {
+        case TUNE_UNIT_ANNOTATE: return 1;
+        case TUNE_UNIT_TILE:
+        case TUNE_UNIT_TILE_CACHE:
+        case TUNE_UNIT_TILE_FUSE: return 2 * dag->stages[consumer].tensor->ndim;
+        default: break;
+        }
+    }
+    return 0;
+}
+
 /* Appends a unit and its holes; -1 when the sketch is full. */
-static int add_unit(tune_sketch *sk, tune_unit_kind kind, int stage, int consumer,
-                    const te_tensor *t) {
+static int add_unit(tune_sketch *sk, const tune_dag *dag, tune_unit_kind kind, int stage,
+                    int consumer) {
     if (sk->nunits >= TUNE_MAX_UNITS) return -1;
+    const te_tensor *t = dag->stages[stage].tensor;
     int u = sk->nunits++;
     sk->units[u] = (tune_unit){kind, stage, consumer};
     int nsp = t->ndim, nr = nreduce(t);
     switch (kind) {
+    case TUNE_UNIT_PLACE:
+        return add_hole(sk, TUNE_HOLE_LOCATION, u, 1, 2 + place_candidates(sk, dag, consumer),
+                        false);
     case TUNE_UNIT_ANNOTATE:
         if (add_hole(sk, TUNE_HOLE_VECTOR, u, 1, t->shape[nsp - 1], false)) return -1;
         return add_hole(sk, TUNE_HOLE_PARALLEL, u, 1, nsp, false);
@@ -126,8 +164,7 @@ static int rebuild_holes(tune_sketch *sk, const tune_dag *dag) {
     memcpy(units, sk->units, sizeof units);
     sk->nunits = sk->nholes = sk->nvals = 0;
     for (int u = 0; u < n; u++)
-        if (add_unit(sk, units[u].kind, units[u].stage, units[u].consumer,
-                     dag->stages[units[u].stage].tensor))
+        if (add_unit(sk, dag, units[u].kind, units[u].stage, units[u].consumer))
             return -1;
     return 0;
 }
@@ -139,6 +176,7 @@ static const char *unit_text(tune_unit_kind k) {
     case TUNE_UNIT_TILE_CACHE: return "cache_write, tile SSRSRS, fuse into copy";
     case TUNE_UNIT_TILE_FUSE: return "tile SSRSRS, fuse into";
     case TUNE_UNIT_RFACTOR: return "rfactor";
+    case TUNE_UNIT_PLACE: return "inline|root|at";
     }
     return "?";
 }
@@ -183,6 +221,18 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
                 next[nnext++] = base;
                 continue;
             }
+            /* A branchy inlinable stage (padding) read by one stage gets a
+             * compute location instead: inlined, its select lands in the
+             * consumer's innermost loop as masked loads (TVM does not count
+             * such a stage as strictly inlinable either). */
+            if (si->strictly_inlinable && si->nconsumers == 1 && has_branch(si->tensor->body)) {
+                if (add_unit(sk, &dag, TUNE_UNIT_PLACE, i, si->consumers[0]))
+                    return te_error(ctx, "autotune: workload too large for a sketch (%d units, "
+                                         "%d holes at most)",
+                                    TUNE_MAX_UNITS, TUNE_MAX_HOLES);
+                next[nnext++] = base;
+                continue;
+            }
             if (si->strictly_inlinable) {
                 sk->inlined[sk->ninline++] = i;
                 next[nnext++] = base;
@@ -217,7 +267,7 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
                 partial p = base;
                 int cs = variants[v] == TUNE_UNIT_TILE_FUSE ? consumer : -1;
                 if (cs >= 0) drop_unit_of(&p.sk, cs);
-                if (add_unit(&p.sk, variants[v], i, cs, si->tensor) ||
+                if (add_unit(&p.sk, &dag, variants[v], i, cs) ||
                     (cs >= 0 && rebuild_holes(&p.sk, &dag)))
                     return te_error(ctx, "autotune: workload too large for a sketch (%d units, "
                                          "%d holes at most)",

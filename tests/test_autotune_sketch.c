@@ -3,6 +3,7 @@
  * (golden sketch sets), random annotation (every program lowers, builds
  * and matches the reference), mutation keeps validity, step-log dedup.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -60,9 +61,13 @@ static void test_sketch_golden(void **st) {
     (void)st;
     expect_sketches(MM, 2, (const char *[]){"C: tile SSRSRS",
                                             "C: cache_write, tile SSRSRS, fuse into copy"});
-    expect_sketches(CONV, 2, (const char *[]){"Pad: inline; O: tile SSRSRS",
-                                              "Pad: inline; O: cache_write, tile SSRSRS, fuse into copy"});
-    expect_sketches(CBR, 1, (const char *[]){"Pad: inline; O: tile SSRSRS, fuse into Y"});
+    /* Padding (a branch) keeps a compute location: inline, root or at a
+     * tile loop of the convolution. */
+    expect_sketches(CONV, 2,
+                    (const char *[]){"Pad: inline|root|at O; O: tile SSRSRS",
+                                     "Pad: inline|root|at O; O: cache_write, tile SSRSRS, "
+                                     "fuse into copy"});
+    expect_sketches(CBR, 1, (const char *[]){"Pad: inline|root|at O; O: tile SSRSRS, fuse into Y"});
     expect_sketches("relu(D0=4,D1=32)", 1, (const char *[]){"Y: annotate"});
     /* A long reduction with a tiny output: rfactor is offered. */
     expect_sketches("sum(D0=2,D1=4096,axes=2)", 2, (const char *[]){"Y: annotate", "Y: rfactor"});
@@ -135,13 +140,90 @@ static void test_mutation_valid_and_dedup(void **st) {
             sch_schedule *a2 = tune_program_apply(ctx, &w, &sk[s], &p);
             assert_string_equal(tune_steps_key(ctx, a), tune_steps_key(ctx, a2));
             if (memcmp(p.vals, q.vals, sizeof p.vals)) {
-                assert_string_not_equal(tune_steps_key(ctx, a), tune_steps_key(ctx, b));
-                changed++;
+                if (!strcmp(tune_steps_key(ctx, a), tune_steps_key(ctx, b))) {
+                    /* Only a compute location may alias: outer loops fused
+                     * into the parallel loop are one loop. */
+                    for (int h = 0; h < sk[s].nholes; h++) {
+                        const tune_hole *ho = &sk[s].holes[h];
+                        bool place = sk[s].units[ho->unit].kind == TUNE_UNIT_PLACE;
+                        if (!place)
+                            assert_memory_equal(p.vals + ho->offset, q.vals + ho->offset,
+                                                sizeof(int64_t) * (size_t)ho->nvals);
+                        else
+                            assert_true(p.vals[ho->offset] > 2 && q.vals[ho->offset] > 2);
+                    }
+                } else
+                    changed++;
             }
             p = q;
         }
     }
     assert_true(changed > 20);
+    te_ctx_free(ctx);
+}
+
+/* Random conv2d programs put Pad inline, at the root and at a loop of its
+ * consumer; each placement shows in the log and computes the reference. */
+static void test_pad_locations(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, CONV, &w), 0);
+    ops_workload *ow = ops_from_key(ctx, CONV);
+    assert_non_null(ow);
+    int n = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    assert_true(n > 0);
+    uint64_t rng = tu_seed() | 1;
+    for (int s = 0; s < n; s++) {
+        int place = -1;
+        for (int u = 0; u < sk[s].nunits; u++)
+            if (sk[s].units[u].kind == TUNE_UNIT_PLACE) place = u;
+        assert_true(place >= 0);
+        const tune_hole *loc = NULL;
+        for (int h = 0; h < sk[s].nholes; h++)
+            if (sk[s].holes[h].unit == place) loc = &sk[s].holes[h];
+        assert_non_null(loc);
+        assert_int_equal(loc->kind, TUNE_HOLE_LOCATION);
+        assert_int_equal(loc->extent, 2 + 2 * 4); /* inline, root, 8 outer tile loops */
+        bool checked[3] = {false, false, false};
+        for (int k = 0; k < 200 && !(checked[0] && checked[1] && checked[2]); k++) {
+            tune_program p;
+            tune_program_random(&sk[s], s, &rng, &p);
+            int64_t v = p.vals[loc->offset];
+            int cat = v == 1 ? 0 : v == 2 ? 1 : 2;
+            if (checked[cat]) continue;
+            sch_schedule *sc = tune_program_apply(ctx, &w, &sk[s], &p);
+            if (!sc) fail_msg("sketch %d location %lld: %s", s, (long long)v, te_ctx_errmsg(ctx));
+            int inl = 0, at = 0, par = 0;
+            for (int i = 0; i < sch_num_steps(sc); i++) {
+                const sch_step *stp = sch_get_step(sc, i);
+                if (strcmp(sch_stage_tensor(sc, stp->stage)->name, "Pad")) continue;
+                inl += stp->kind == SCH_STEP_COMPUTE_INLINE;
+                at += stp->kind == SCH_STEP_COMPUTE_AT;
+                par += stp->kind == SCH_STEP_ANNOTATE && stp->ann == SCH_ANN_PARALLEL;
+            }
+            assert_int_equal(inl, cat == 0);
+            assert_int_equal(at, cat == 2);
+            assert_int_equal(par, cat == 1);
+            rt_module *m = cg_build(sc, w.nargs, w.args, "llvm", NULL);
+            if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+            assert_int_equal(ops_check_module(ow, m, NULL, tune_rand(&rng)), 0);
+            rt_module_free(m);
+            /* The stored log maps back to a program with the same log. */
+            char *json = tdb_schedule_to_json(sc), *err = NULL;
+            tune_program q;
+            assert_non_null(json);
+            if (tune_program_from_steps(CONV, sk, n, json, &q, &err) != 1)
+                fail_msg("location %lld does not decode: %s", (long long)v, err ? err : "no sketch");
+            sch_schedule *sc2 = tune_program_apply(ctx, &w, &sk[q.sketch], &q);
+            assert_non_null(sc2);
+            assert_string_equal(tune_steps_key(ctx, sc), tune_steps_key(ctx, sc2));
+            free(json);
+            checked[cat] = true;
+        }
+        assert_true(checked[0] && checked[1] && checked[2]);
+    }
     te_ctx_free(ctx);
 }
 
@@ -151,6 +233,7 @@ int main(void) {
         cmocka_unit_test(test_sketch_golden),
         cmocka_unit_test(test_annotation_correct),
         cmocka_unit_test(test_mutation_valid_and_dedup),
+        cmocka_unit_test(test_pad_locations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,14 +127,21 @@ typedef enum {
     TUNE_UNIT_TILE,       /* multi-level tiling SSRSRS */
     TUNE_UNIT_TILE_CACHE, /* cache_write local, tile the cache, fuse into the copy */
     TUNE_UNIT_TILE_FUSE,  /* tile, fuse into the (elementwise) consumer stage */
-    TUNE_UNIT_RFACTOR     /* split the reduction, rfactor the inner part */
+    TUNE_UNIT_RFACTOR,    /* split the reduction, rfactor the inner part */
+    /* Compute location of an inlinable stage with a branch (padding):
+     * one LOCATION hole, 1 = inline, 2 = root (outer axes fused parallel,
+     * innermost vectorized), 3.. = computed at outer spatial tile loop
+     * (value - 3) of its consumer's unit (innermost vectorized); Ansor's
+     * InitChangeComputeLocation / MutateComputeLocation. */
+    TUNE_UNIT_PLACE
 } tune_unit_kind;
 
 typedef enum {
     TUNE_HOLE_SPLIT,    /* nvals factors of an axis (inner levels), product divides extent */
     TUNE_HOLE_PARALLEL, /* how many outer loops to fuse into the parallel loop: 1..max */
     TUNE_HOLE_UNROLL,   /* auto_unroll_max_step: an index into {0,16,64,512} */
-    TUNE_HOLE_LOCATION, /* compute location: fusion level 1..max */
+    TUNE_HOLE_LOCATION, /* compute location: fusion level 1..max (TILE_CACHE,
+                           TILE_FUSE); for PLACE see TUNE_UNIT_PLACE */
     TUNE_HOLE_VECTOR    /* vector split of the innermost axis (a factor) */
 } tune_hole_kind;
 
@@ -150,12 +157,13 @@ typedef struct {
 typedef struct {
     tune_unit_kind kind;
     int stage;    /* stage (index in the original schedule) */
-    int consumer; /* TILE_FUSE: consumer stage; else -1 */
+    int consumer; /* TILE_FUSE: consumer stage; PLACE: the stage reading it;
+                     else -1 */
 } tune_unit;
 
 typedef struct {
     int ninline;
-    int inlined[TUNE_MAX_STAGES]; /* stages computed inline */
+    int inlined[TUNE_MAX_STAGES]; /* stages always computed inline */
     int nunits;
     tune_unit units[TUNE_MAX_UNITS];
     int nholes;
@@ -166,7 +174,10 @@ typedef struct {
 
 /* Generates the CPU sketches of a workload (rules applied last stage to
  * first: skip, always-inline, multi-level tiling, tiling with consumer
- * fusion, add cache_write, add rfactor). Returns the count (1..max) and
+ * fusion, add cache_write, add rfactor). An inlinable stage with a branch
+ * (a select: padding) read by a single stage is not always inlined: it
+ * gets a TUNE_UNIT_PLACE unit whose LOCATION hole picks inline, root or an
+ * outer tile loop of its consumer. Returns the count (1..max) and
  * fills sketches, or -1 with an error in ctx. */
 int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches, int max);
 
