@@ -69,6 +69,20 @@ static bool no_operands(const char *cmd, int argc, char **argv, int pos) {
     return true;
 }
 
+/* The start of every per-workload command (best, history, apply):
+ * options, no operands, the canonical key and the target. Returns -1 to
+ * go on with *key and *target set (malloc'd: the caller frees both), else
+ * the exit code. */
+static int workload_query(tunedb_globals *g, int argc, char **argv, const char *cmd,
+                          const char *help, qopts *q, char **key, char **target) {
+    int pos, rc = parse(g, argc, argv, help, q, &pos);
+    if (rc >= 0) return rc;
+    if (!no_operands(cmd, argc, argv, pos)) return TDB_EXIT_USAGE;
+    if (!(*key = tunedb_workload_key(q->workload, q->op, q->shape))) return TDB_EXIT_USAGE;
+    *target = tunedb_target(q->target);
+    return -1;
+}
+
 static void csv_field(const char *s) {
     if (!strpbrk(s, ",\"\n")) {
         fputs(s, stdout);
@@ -198,12 +212,9 @@ static const char best_help[] =
 
 int tunedb_cmd_best(tunedb_globals *g, int argc, char **argv) {
     qopts q;
-    int pos, rc = parse(g, argc, argv, best_help, &q, &pos);
+    char *key, *target;
+    int rc = workload_query(g, argc, argv, "best", best_help, &q, &key, &target);
     if (rc >= 0) return rc;
-    if (!no_operands("best", argc, argv, pos)) return TDB_EXIT_USAGE;
-    char *key = tunedb_workload_key(q.workload, q.op, q.shape);
-    if (!key) return TDB_EXIT_USAGE;
-    char *target = tunedb_target(q.target);
     tdb_db *db = tunedb_open(g, true);
     rc = TDB_EXIT_FAIL;
     if (db) {
@@ -281,12 +292,9 @@ static const char history_help[] =
 
 int tunedb_cmd_history(tunedb_globals *g, int argc, char **argv) {
     qopts q;
-    int pos, rc = parse(g, argc, argv, history_help, &q, &pos);
+    char *key, *target;
+    int rc = workload_query(g, argc, argv, "history", history_help, &q, &key, &target);
     if (rc >= 0) return rc;
-    if (!no_operands("history", argc, argv, pos)) return TDB_EXIT_USAGE;
-    char *key = tunedb_workload_key(q.workload, q.op, q.shape);
-    if (!key) return TDB_EXIT_USAGE;
-    char *target = tunedb_target(q.target);
     tdb_db *db = tunedb_open(g, true);
     rc = TDB_EXIT_FAIL;
     tdb_history_point *h = NULL;
@@ -346,12 +354,9 @@ static const char apply_help[] =
 
 int tunedb_cmd_apply(tunedb_globals *g, int argc, char **argv) {
     qopts q;
-    int pos, rc = parse(g, argc, argv, apply_help, &q, &pos);
+    char *key, *target;
+    int rc = workload_query(g, argc, argv, "apply", apply_help, &q, &key, &target);
     if (rc >= 0) return rc;
-    if (!no_operands("apply", argc, argv, pos)) return TDB_EXIT_USAGE;
-    char *key = tunedb_workload_key(q.workload, q.op, q.shape);
-    if (!key) return TDB_EXIT_USAGE;
-    char *target = tunedb_target(q.target);
     tdb_db *db = tunedb_open(g, true);
     rc = TDB_EXIT_FAIL;
     if (db) {
