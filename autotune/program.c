@@ -333,6 +333,35 @@ static int apply_place(applier *a, int u, te_tensor *t) {
     return lanes > 1 ? sch_vectorize(a->s, t, li) : 0;
 }
 
+/* Packing (TUNE_UNIT_PACK) of input t for the tiled stage of unit
+ * `consumer`'s unit: a cache_read copy at the root, packed on the
+ * dimension the tile's vectorized axis reads by that axis's innermost
+ * factor, its block loop parallel and its inner loop vectorized. Runs
+ * after the tiling, so the reader (the tiled stage or its cache) exists. */
+static int apply_pack(applier *a, int u, te_tensor *t) {
+    int cu = -1;
+    for (int k = 0; k < a->sk->nunits; k++) {
+        tune_unit_kind kk = a->sk->units[k].kind;
+        if (a->sk->units[k].stage == a->sk->units[u].consumer && a->holder[k] &&
+            (kk == TUNE_UNIT_TILE || kk == TUNE_UNIT_TILE_CACHE || kk == TUNE_UNIT_TILE_FUSE))
+            cu = k;
+    }
+    te_ctx *ctx = sch_ctx(a->s);
+    if (cu < 0)
+        return te_error(ctx, "autotune: packing of '%s' has no tiled reader", t->name);
+    te_tensor *reader = a->holder[cu];
+    int nsp = reader->ndim;
+    int64_t f = hvals(a, hole(a, cu, nsp - 1))[2];
+    int dim = tune__read_dim(reader->body, t, reader->axes[nsp - 1]);
+    if (dim < 0)
+        return te_error(ctx, "autotune: '%s' does not read '%s' at its innermost axis",
+                        reader->name, t->name);
+    te_tensor *copy = sch_cache_read(a->s, t, "global", 1, &reader);
+    te_tensor *packed = copy ? sch_pack(a->s, copy, sch_axis(copy, dim), f) : NULL;
+    if (!packed || sch_parallel(a->s, packed, sch_axis(packed, 0))) return -1;
+    return f > 1 ? sch_vectorize(a->s, packed, sch_axis(packed, packed->ndim - 1)) : 0;
+}
+
 static int apply_rfactor(applier *a, int u, te_tensor *t) {
     int nr = nreduce_of(t);
     int64_t f = hvals(a, hole(a, u, 0))[0];
@@ -384,13 +413,16 @@ sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune
             break;
         }
         case TUNE_UNIT_RFACTOR: rc = apply_rfactor(&a, u, t); break;
-        case TUNE_UNIT_PLACE: break; /* below, once the consumers' loops exist */
+        case TUNE_UNIT_PLACE:
+        case TUNE_UNIT_PACK: break; /* below, once the consumers' loops exist */
         }
         if (rc) return NULL;
     }
     for (int u = sk->nunits - 1; u >= 0; u--)
-        if (sk->units[u].kind == TUNE_UNIT_PLACE &&
-            apply_place(&a, u, a.stage[sk->units[u].stage]))
+        if ((sk->units[u].kind == TUNE_UNIT_PLACE &&
+             apply_place(&a, u, a.stage[sk->units[u].stage])) ||
+            (sk->units[u].kind == TUNE_UNIT_PACK &&
+             apply_pack(&a, u, a.stage[sk->units[u].stage])))
             return NULL;
     return a.s;
 }

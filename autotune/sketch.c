@@ -75,6 +75,73 @@ static bool has_branch(const te_expr *e) {
     return found;
 }
 
+typedef struct {
+    const te_tensor *input;
+    const te_expr *axis;
+    int dim;
+} read_dim_ctx;
+
+static void read_dim_visit(const te_expr *e, void *user) {
+    read_dim_ctx *rc = user;
+    if (rc->dim >= 0) return;
+    if (e->kind == TE_READ && e->u.read.tensor == rc->input)
+        for (int d = 0; d < e->u.read.ndim; d++)
+            if (e->u.read.indices[d] == rc->axis) {
+                rc->dim = d;
+                return;
+            }
+    te_expr_visit_children(e, read_dim_visit, user);
+}
+
+int tune__read_dim(const te_expr *e, const te_tensor *input, const te_expr *axis) {
+    read_dim_ctx rc = {input, axis, -1};
+    read_dim_visit(e, &rc);
+    return rc.dim;
+}
+
+typedef struct {
+    const te_tensor *input;
+    const te_expr *const *raxes;
+    int nr;
+    bool found;
+} reduce_read_ctx;
+
+static void uses_reduce_visit(const te_expr *e, void *user) {
+    reduce_read_ctx *rc = user;
+    for (int k = 0; k < rc->nr; k++)
+        if (e == rc->raxes[k]) rc->found = true;
+    te_expr_visit_children(e, uses_reduce_visit, user);
+}
+
+static void reduce_read_visit(const te_expr *e, void *user) {
+    reduce_read_ctx *rc = user;
+    if (e->kind == TE_READ && e->u.read.tensor == rc->input)
+        for (int d = 0; d < e->u.read.ndim; d++) uses_reduce_visit(e->u.read.indices[d], rc);
+    te_expr_visit_children(e, reduce_read_visit, user);
+}
+
+/* The input (placeholder) stage worth packing for tiled stage i: one read
+ * at exactly i's innermost spatial axis (the vectorized one) and walked
+ * by a reduce axis, so the register tile's reduction loop strides
+ * through it (B[k, j] of a matmul, W[j, k] of a dense layer). -1: none. */
+static int pack_candidate(const tune_dag *dag, int i) {
+    const te_tensor *t = dag->stages[i].tensor;
+    if (!t->body || t->body->kind != TE_REDUCE || t->ndim < 1) return -1;
+    const tune_stage_info *si = &dag->stages[i];
+    for (int k = 0; k < si->nproducers; k++) {
+        int p = si->producers[k];
+        const te_tensor *in = dag->stages[p].tensor;
+        if (!dag->stages[p].is_placeholder || in->ndim >= TE_MAX_DIMS ||
+            tune__read_dim(t->body, in, t->axes[t->ndim - 1]) < 0)
+            continue;
+        reduce_read_ctx rc = {in, (const te_expr *const *)t->body->u.reduce.axes,
+                              t->body->u.reduce.naxes, false};
+        reduce_read_visit(t->body, &rc);
+        if (rc.found) return p;
+    }
+    return -1;
+}
+
 static int add_hole(tune_sketch *sk, tune_hole_kind kind, int unit, int nvals, int64_t extent,
                     bool reduce) {
     if (sk->nholes >= TUNE_MAX_HOLES || sk->nvals + nvals > TUNE_MAX_HOLES * 3) return -1;
@@ -122,6 +189,7 @@ static int add_unit(tune_sketch *sk, const tune_dag *dag, tune_unit_kind kind, i
     case TUNE_UNIT_PLACE:
         return add_hole(sk, TUNE_HOLE_LOCATION, u, 1, 2 + place_candidates(sk, dag, consumer),
                         false);
+    case TUNE_UNIT_PACK: return 0;
     case TUNE_UNIT_ANNOTATE:
         if (add_hole(sk, TUNE_HOLE_VECTOR, u, 1, t->shape[nsp - 1], false)) return -1;
         return add_hole(sk, TUNE_HOLE_PARALLEL, u, 1, nsp, false);
@@ -177,6 +245,7 @@ static const char *unit_text(tune_unit_kind k) {
     case TUNE_UNIT_TILE_FUSE: return "tile SSRSRS, fuse into";
     case TUNE_UNIT_RFACTOR: return "rfactor";
     case TUNE_UNIT_PLACE: return "inline|root|at";
+    case TUNE_UNIT_PACK: return "cache_read, pack for";
     }
     return "?";
 }
@@ -238,7 +307,7 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
                 next[nnext++] = base;
                 continue;
             }
-            int variants[3], nv = 0, consumer = -1;
+            int variants[3], nv = 0, consumer = -1, pack = -1;
             if (si->needs_tiling) {
                 /* A single consumer, elementwise on this stage, left with
                  * annotations only: tiling with fusion. */
@@ -259,6 +328,7 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
                     if (!si->is_output || si->is_reduction) variants[nv++] = TUNE_UNIT_TILE_CACHE;
                 }
                 if (si->needs_rfactor) variants[nv++] = TUNE_UNIT_RFACTOR;
+                pack = pack_candidate(&dag, i);
             } else {
                 variants[nv++] = TUNE_UNIT_ANNOTATE;
                 if (si->needs_rfactor) variants[nv++] = TUNE_UNIT_RFACTOR;
@@ -273,6 +343,12 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
                                          "%d holes at most)",
                                     TUNE_MAX_UNITS, TUNE_MAX_HOLES);
                 next[nnext++] = p;
+                /* The same tiling with the strided input packed. */
+                if (pack >= 0 && variants[v] != TUNE_UNIT_RFACTOR && nnext < MAXP) {
+                    partial q = p;
+                    if (add_unit(&q.sk, &dag, TUNE_UNIT_PACK, pack, i) == 0)
+                        next[nnext++] = q;
+                }
             }
         }
         memcpy(cur, next, sizeof(partial) * (size_t)nnext);

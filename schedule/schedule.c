@@ -347,7 +347,8 @@ const char *sch_step_kind_name(sch_step_kind k) {
     static const char *names[] = {"split",        "fuse",           "reorder",
                                   "annotate",     "pragma",         "compute_at",
                                   "compute_inline", "compute_root", "cache_read",
-                                  "cache_write",  "rfactor",        "storage_align"};
+                                  "cache_write",  "rfactor",        "storage_align",
+                                  "pack"};
     return (k >= 0 && k < SCH_STEP_KIND_COUNT) ? names[k] : "unknown";
 }
 

@@ -12,6 +12,8 @@
 static const char *MM = "matmul(M=32,N=32,K=16)";
 static const char *CONV = "conv2d(N=1,C=4,H=8,W=8,K=8,R=3,S=3,pad=1)";
 static const char *CBR = "conv2d_bias_relu(N=1,C=4,H=8,W=8,K=8,R=3,S=3,pad=1)";
+static const char *DENSE = "dense_bias_gelu(M=16,N=32,K=24)";
+static const char *NHWC = "conv2d_nhwc(N=1,H=6,W=6,C=4,K=16,R=3,S=3,pad=1)";
 
 static int stage_named(const tune_dag *d, const char *name) {
     for (int i = 0; i < d->nstages; i++)
@@ -59,8 +61,17 @@ static void expect_sketches(const char *key, int n, const char *const *golden) {
 
 static void test_sketch_golden(void **st) {
     (void)st;
-    expect_sketches(MM, 2, (const char *[]){"C: tile SSRSRS",
-                                            "C: cache_write, tile SSRSRS, fuse into copy"});
+    /* B[k, j] is walked by k at the vectorized j: each tiling also comes
+     * with B packed. */
+    expect_sketches(MM, 4,
+                    (const char *[]){"C: tile SSRSRS", "B: cache_read, pack for C; C: tile SSRSRS",
+                                     "C: cache_write, tile SSRSRS, fuse into copy",
+                                     "B: cache_read, pack for C; C: cache_write, tile SSRSRS, "
+                                     "fuse into copy"});
+    /* W[j, k] (dense): packed on its first dimension. */
+    expect_sketches(DENSE, 2, (const char *[]){"C: tile SSRSRS, fuse into Y",
+                                               "W: cache_read, pack for C; C: tile SSRSRS, "
+                                               "fuse into Y"});
     /* Padding (a branch) keeps a compute location: inline, root or at a
      * tile loop of the convolution. */
     expect_sketches(CONV, 2,
@@ -103,6 +114,8 @@ static void test_annotation_correct(void **st) {
     (void)st;
     uint64_t seed = tu_seed();
     check_random_programs(MM, 3, seed);
+    check_random_programs(DENSE, 3, seed);
+    check_random_programs(NHWC, 2, seed);
     check_random_programs(CONV, 2, seed);
     check_random_programs(CBR, 2, seed);
     check_random_programs("sum(D0=2,D1=4096,axes=2)", 2, seed);

@@ -188,6 +188,31 @@ static void test_storage_align_rules(void **state) {
                 "not a data-parallel root axis");
 }
 
+static void test_pack_rules(void **state) {
+    fixture *f = *state;
+    te_tensor *B = f->mm.in[1];
+    EXPECT_NULL(f, sch_pack(f->s, B, NULL, 4), "pack", "not a data-parallel root axis");
+    te_tensor *BG = sch_cache_read(f->s, B, "global", 1, &f->mm.out);
+    assert_non_null(BG);
+    EXPECT_NULL(f, sch_pack(f->s, f->mm.out, f->mm.ax[1], 4), "pack", "'C' is an output",
+                "cache_write");
+    EXPECT_NULL(f, sch_pack(f->s, BG, sch_axis(BG, 1), 5), "factor 5", "divide the extent 24",
+                "'B.global'");
+    EXPECT_NULL(f, sch_pack(f->s, BG, sch_axis(BG, 1), 0), "factor 0", "positive");
+    EXPECT_NULL(f, sch_pack(f->s, BG, f->mm.ax[1], 4), "axis 'j'",
+                "not a data-parallel root axis of stage 'B.global'");
+    te_expr *o, *i;
+    assert_int_equal(sch_split(f->s, BG, sch_axis(BG, 0), 4, &o, &i), 0);
+    EXPECT_NULL(f, sch_pack(f->s, BG, sch_axis(BG, 1), 4), "stage 'B.global'",
+                "already been scheduled", "before any other primitive");
+    /* A placeholder and a reduction are refused, by step as by handle. */
+    te_tensor *CL = sch_cache_write(f->s, f->mm.out, "local");
+    assert_non_null(CL);
+    EXPECT_NULL(f, sch_pack(f->s, CL, sch_axis(CL, 0), 4), "'C.local' is a reduction");
+    sch_step st = {.kind = SCH_STEP_PACK, .stage = sch_stage_of(f->s, B), .iter = 0, .value = 4};
+    EXPECT_FAIL(f, sch_apply_step(f->s, &st), "'B' is a placeholder", "cache_read");
+}
+
 static void test_build_args(void **state) {
     fixture *f = *state;
     te_ctx *ctx = f->ctx;
@@ -226,6 +251,7 @@ int main(void) {
         T(test_split_factor),       T(test_unknown_axis),          T(test_fuse_rules),
         T(test_reorder_repeated),   T(test_annotation_rules),      T(test_compute_location_rules),
         T(test_cache_rules),        T(test_rfactor_rules),         T(test_storage_align_rules),
+        T(test_pack_rules),
         T(test_build_args),         T(test_create_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,6 +96,41 @@ static void s_cache_read(sch_schedule *s, sched_case *c) {
     sch_storage_align(s, BL, sch_axis(BL, 0), 8, 1);
 }
 
+/* The largest divisor of n not above 16: the pack factor. */
+static int64_t pack_factor(int64_t n) {
+    int64_t f = 16;
+    while (n % f) f--;
+    return f;
+}
+
+/* B packed [N/f, K, f] at the root; C's j tiled by f reads it as
+ * contiguous panels. */
+static void s_pack_root(sch_schedule *s, sched_case *c) {
+    int64_t f = pack_factor(c->out->shape[1]);
+    te_tensor *BG = sch_cache_read(s, c->in[1], "global", 1, &c->out);
+    te_tensor *BP = sch_pack(s, BG, sch_axis(BG, 1), f);
+    assert_non_null(BP);
+    assert_int_equal(BP->ndim, 3);
+    assert_int_equal(BP->shape[0] * BP->shape[2], c->out->shape[1]);
+    sch_parallel(s, BP, sch_axis(BP, 0));
+    sch_vectorize(s, BP, sch_axis(BP, 2));
+    te_expr *io, *jo, *ii, *ji;
+    sch_tile(s, c->out, c->ax[0], c->ax[1], 4, f, &io, &jo, &ii, &ji);
+    sch_reorder(s, c->out, 5, (te_expr *[]){io, jo, c->rax[0], ii, ji});
+    sch_vectorize(s, c->out, ji);
+}
+
+/* The packed copy computed per row block of C (bounds through floordiv
+ * and floormod), with a factor that does not match C's tiling. */
+static void s_pack_at(sch_schedule *s, sched_case *c) {
+    int64_t f = pack_factor(c->out->shape[1]);
+    te_tensor *BG = sch_cache_read(s, c->in[1], "global", 1, &c->out);
+    te_tensor *BP = sch_pack(s, BG, sch_axis(BG, 1), f);
+    te_expr *io, *jo, *ii, *ji;
+    sch_tile(s, c->out, c->ax[0], c->ax[1], 8, 4, &io, &jo, &ii, &ji);
+    sch_compute_at(s, BP, c->out, jo);
+}
+
 static void s_rfactor(sch_schedule *s, sched_case *c) {
     te_expr *ko, *ki;
     sch_split(s, c->out, c->rax[0], 4, &ko, &ki);
@@ -120,6 +155,8 @@ static void test_vectorize_unroll(void **st) { (void)st; run_mm(s_vectorize_unro
 static void test_cache_write(void **st) { (void)st; run_mm(s_cache_write, 2); }
 static void test_cache_read(void **st) { (void)st; run_mm(s_cache_read, 2); }
 static void test_rfactor(void **st) { (void)st; run_mm(s_rfactor, 2); }
+static void test_pack_root(void **st) { (void)st; run_mm(s_pack_root, 2); }
+static void test_pack_at(void **st) { (void)st; run_mm(s_pack_at, 2); }
 static void test_pragma(void **st) { (void)st; run_mm(s_pragma, 2); }
 
 /* ---- the two-stage chain: inline, compute_at, compute_root ---- */
@@ -205,6 +242,7 @@ int main(void) {
         cmocka_unit_test(test_fuse_parallel),   cmocka_unit_test(test_vectorize_unroll),
         cmocka_unit_test(test_cache_write),     cmocka_unit_test(test_cache_read),
         cmocka_unit_test(test_rfactor),         cmocka_unit_test(test_pragma),
+        cmocka_unit_test(test_pack_root),       cmocka_unit_test(test_pack_at),
         cmocka_unit_test(test_chain_inline),    cmocka_unit_test(test_chain_compute_at),
         cmocka_unit_test(test_chain_compute_root), cmocka_unit_test(test_conv_inline),
         cmocka_unit_test(test_conv_compute_at),

@@ -18,6 +18,10 @@ static sch_schedule *schedule_everything(te_ctx *ctx, sched_case *c) {
     assert_non_null(CL);
     te_tensor *AL = sch_cache_read(s, c->in[0], "global", 1, &CL);
     assert_non_null(AL);
+    te_tensor *BG = sch_cache_read(s, c->in[1], "global", 1, &CL);
+    te_tensor *BP = BG ? sch_pack(s, BG, sch_axis(BG, 1), 8) : NULL;
+    assert_non_null(BP);
+    assert_int_equal(sch_vectorize(s, BP, sch_axis(BP, 2)), 0);
     te_expr *io, *jo, *ii, *ji, *f;
     assert_int_equal(sch_tile(s, c->out, c->ax[0], c->ax[1], 8, 16, &io, &jo, &ii, &ji), 0);
     assert_int_equal(sch_fuse(s, c->out, 2, (te_expr *[]){io, jo}, &f), 0);
@@ -216,6 +220,8 @@ static void test_malformed_logs(void **state) {
     expect_parse_error(
         "[{\"kind\":\"storage_align\",\"stage\":1,\"iter\":0,\"factor\":1e300,\"offset\":0}]",
         "'factor'", "integer");
+    expect_parse_error("[{\"kind\":\"pack\",\"stage\":1,\"iter\":0}]", "'factor'",
+                       "missing");
     te_ctx *ctx = te_ctx_new();
     int n;
     sch_step *steps;

@@ -80,6 +80,9 @@ static cJSON *step_to_cjson(const sch_step *st) {
         ok = ok && add_int(o, "iter", st->iter) && add_int(o, "factor", st->value) &&
              add_int(o, "offset", st->value2);
         break;
+    case SCH_STEP_PACK:
+        ok = ok && add_int(o, "iter", st->iter) && add_int(o, "factor", st->value);
+        break;
     default: ok = false;
     }
     if (!ok) {
@@ -230,7 +233,7 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
         return te_error(ctx,
                         "step log: step %d: unknown step kind '%.64s' (kinds: split, fuse, "
                         "reorder, annotate, pragma, compute_at, compute_inline, compute_root, "
-                        "cache_read, cache_write, rfactor, storage_align)",
+                        "cache_read, cache_write, rfactor, storage_align, pack)",
                         index, k->valuestring);
     }
     st->kind = (sch_step_kind)kind;
@@ -327,6 +330,13 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
         if (check_fields(&p, o, f) || get_index(&p, o, "iter", &st->iter) ||
             get_int(&p, o, "factor", 1, INT64_C(1) << 53, &st->value) ||
             get_int(&p, o, "offset", 0, INT64_C(1) << 53, &st->value2))
+            return -1;
+        break;
+    }
+    case SCH_STEP_PACK: {
+        static const char *const f[] = {"kind", "stage", "iter", "factor", NULL};
+        if (check_fields(&p, o, f) || get_index(&p, o, "iter", &st->iter) ||
+            get_int(&p, o, "factor", 1, INT64_C(1) << 53, &st->value))
             return -1;
         break;
     }

@@ -133,7 +133,14 @@ typedef enum {
      * innermost vectorized), 3.. = computed at outer spatial tile loop
      * (value - 3) of its consumer's unit (innermost vectorized); Ansor's
      * InitChangeComputeLocation / MutateComputeLocation. */
-    TUNE_UNIT_PLACE
+    TUNE_UNIT_PLACE,
+    /* Packing of input `stage` read by the tiled stage `consumer`: a
+     * cache_read copy computed at the root, packed (sch_pack) on the
+     * dimension the consumer's vectorized axis indexes by that axis's
+     * innermost tile factor, so the register tile's reduction loop reads
+     * one contiguous panel (GEMM packing; TVM's layout rewrite). No
+     * holes: the factor follows the consumer's tile sizes. */
+    TUNE_UNIT_PACK
 } tune_unit_kind;
 
 typedef enum {

@@ -105,6 +105,18 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, te_expr *axis, int factor_
  * (k * factor + offset) elements: avoids bank or set conflicts. */
 int sch_storage_align(sch_schedule *s, te_tensor *t, te_expr *axis, int64_t factor,
                       int64_t offset);
+/* Packs the buffer of intermediate stage t: dimension `axis` (a root axis
+ * of t, extent E) is split into E/factor blocks of `factor`; the block
+ * index becomes the outermost dimension, the position in the block the
+ * innermost. t of shape [K, N] packed on N by 16 is stored as
+ * [N/16, K, 16]; readers' index n becomes (n / 16, ..., n % 16). This is
+ * GEMM operand packing (Goto and van de Geijn, 2008) and TVM's NCHW[x]c
+ * layout; pack a cache_read copy to pack an input. Returns the packed
+ * tensor, whose stage replaces t's: schedule its loops (outer, the other
+ * axes in order, inner) through it. Errors (NULL): t is a placeholder, an
+ * output or a reduction; factor not positive or not dividing E; t already
+ * scheduled (pack first) or has stages computed at its loops. */
+te_tensor *sch_pack(sch_schedule *s, te_tensor *t, te_expr *axis, int64_t factor);
 
 /* ---- the transform-step log ---- */
 
@@ -121,6 +133,7 @@ typedef enum {
     SCH_STEP_CACHE_WRITE,
     SCH_STEP_RFACTOR,
     SCH_STEP_STORAGE_ALIGN,
+    SCH_STEP_PACK,
     SCH_STEP_KIND_COUNT
 } sch_step_kind;
 const char *sch_step_kind_name(sch_step_kind k); /* "split", "fuse", ... */
@@ -135,14 +148,16 @@ typedef enum {
 
 /* One step. Stages are named by index in the schedule's stage list, axes
  * by index in that stage's current leaf order (root order for
- * storage_align and rfactor). */
+ * storage_align, pack and rfactor). */
 typedef struct {
     sch_step_kind kind;
     int stage;
     int iter;            /* split, annotate, pragma, rfactor, storage_align,
-                            compute_at (the consumer's leaf index) */
+                            pack (root axis), compute_at (the consumer's
+                            leaf index) */
     int64_t value;       /* split: factor or nparts; pragma value;
-                            storage_align factor; rfactor factor_axis */
+                            storage_align and pack factor; rfactor
+                            factor_axis */
     int64_t value2;      /* storage_align offset */
     bool nparts;         /* split by nparts */
     int n;               /* fuse, reorder: count; cache_read: readers */

@@ -63,6 +63,7 @@ extern "C" {
  *   {"kind":"cache_write","stage":2,"scope":"local"}
  *   {"kind":"rfactor","stage":2,"iter":2,"factor_axis":0}
  *   {"kind":"storage_align","stage":1,"iter":0,"factor":16,"offset":4}
+ *   {"kind":"pack","stage":1,"iter":1,"factor":16}
  * Stages and iterators are indices, as in sch_step. Returns a malloc'd
  * string the caller frees, or NULL when out of memory or a step's kind or
  * annotation is out of range. */
