@@ -279,6 +279,10 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
             cJSON_AddStringToObject(req, "cmd", "run");
             cJSON_AddNumberToObject(req, "repeat", m->o.repeat);
             cJSON_AddNumberToObject(req, "min_repeat_ms", m->o.min_repeat_ms);
+            /* Repeats only for candidates within TUNE__SLOW_FACTOR of the
+             * best: the model needs their rank, not a precise time. */
+            cJSON_AddNumberToObject(req, "slow_s",
+                                    best_so_far > 0 ? TUNE__SLOW_FACTOR * best_so_far : 0);
             cJSON_AddNumberToObject(req, "hook", hook);
             int rc = send_req(m, &m->r[j], req);
             cJSON_Delete(req);

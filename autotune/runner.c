@@ -9,7 +9,9 @@
  *
  * Protocol: length-prefixed JSON frames (tune__write_frame).
  *   {"cmd":"build","key","target","steps","hook"} -> {"ok":1,"build_s"} | {"error","msg"}
- *   {"cmd":"run","repeat","min_repeat_ms","hook"} -> {"ok":1,"lat":[...]} | {"error","msg"}
+ *   {"cmd":"run","repeat","min_repeat_ms","slow_s","hook"} -> {"ok":1,"lat":[...]} | {"error","msg"}
+ *      (a first call slower than slow_s > 0 seconds is the only sample:
+ *      a candidate far slower than the best is not worth the repeats)
  *   {"cmd":"check","seed","hook"}                 -> {"ok":1,"mismatch":n} | {"error","msg"}
  */
 #include <cjson/cJSON.h>
@@ -183,8 +185,14 @@ static int do_run(built *b, int out, cJSON *req) {
     if (!(cfg.min_repeat_ms >= 0)) cfg.min_repeat_ms = 0;
     if (hook == TUNE_HOOK_SEGV) raise(SIGSEGV);
     if (hook == TUNE_HOOK_HANG) hang();
-    rt_timing tm;
-    if (rt_time_call(b->mod, "default", b->nargs, b->args, &cfg, &tm))
+    double slow_s = cJSON_GetNumberValue(cJSON_GetObjectItem(req, "slow_s"));
+    double t0 = rt_now();
+    if (rt_call(b->mod, "default", b->nargs, b->args))
+        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, rt_module_errmsg(b->mod));
+    rt_timing tm = {.n = 1, .samples = {rt_now() - t0}};
+    cfg.warmup = 0; /* the call above was the warm-up */
+    if (!(slow_s > 0 && tm.samples[0] > slow_s) &&
+        rt_time_call(b->mod, "default", b->nargs, b->args, &cfg, &tm))
         return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, rt_module_errmsg(b->mod));
     cJSON *o = cJSON_CreateObject();
     cJSON *lat = cJSON_AddArrayToObject(o, "lat");

@@ -12,6 +12,10 @@
 #define TUNE__NUNROLL 4
 extern const int64_t tune__unroll_steps[TUNE__NUNROLL];
 
+/* A candidate whose first call takes more than this many times the best
+ * latency so far is timed by that call alone (no repeats). */
+#define TUNE__SLOW_FACTOR 3.0
+
 /* Innermost tile factor limit (Ansor: max_innermost_split_factor). */
 #define TUNE__MAX_INNER 64
 

@@ -135,6 +135,29 @@ static void test_builder_workload(void **st) {
     free(good);
 }
 
+/* A candidate far slower than the best so far is timed by one call (no
+ * repeats), and is not checked (it is no new best); one near the best
+ * gets every repeat. */
+static void test_slow_candidate_single_sample(void **st) {
+    (void)st;
+    char *err = NULL;
+    tune_measure_options o = mopts();
+    tune_measurer *m = tune_measurer_new("test_mm", "llvm", &o, &err);
+    assert_non_null(m);
+    char *good = random_log("test_mm", 3);
+    const char *logs[] = {good};
+    tune_result r;
+    assert_int_equal(tune_measure(m, 1, logs, NULL, 1e-12, &r), 0);
+    assert_int_equal(r.error_code, TUNE_OK);
+    assert_int_equal(r.nlatencies, 1);
+    assert_false(r.checked);
+    assert_int_equal(tune_measure(m, 1, logs, NULL, 1e3, &r), 0);
+    assert_int_equal(r.error_code, TUNE_OK);
+    assert_int_equal(r.nlatencies, o.repeat);
+    tune_measurer_free(m);
+    free(good);
+}
+
 typedef struct {
     int n;
     char *logs[64];
@@ -298,6 +321,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_planted_failures),
         cmocka_unit_test(test_builder_workload),
+        cmocka_unit_test(test_slow_candidate_single_sample),
         cmocka_unit_test(test_search_survives_failures),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_tuning_beats_naive),
