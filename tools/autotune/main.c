@@ -83,6 +83,7 @@ typedef struct {
     bool tty;
     double interval;  /* seconds between plain progress lines */
     double last_line; /* time of the last plain line; 0: none */
+    int last_done;    /* trials shown by the last plain line; -1: none */
     int commit_errors;
 } ctx_t;
 
@@ -130,9 +131,11 @@ static void show_progress(ctx_t *c, bool force) {
     } else {
         /* A line at most every interval seconds keeps logs short; the
          * last one is forced. */
+        if (c->done == c->last_done) return; /* nothing new to say */
         if (!force && c->last_line > 0 && now - c->last_line < c->interval) return;
         if (!force && c->last_line == 0 && elapsed < c->interval) return;
         c->last_line = now;
+        c->last_done = c->done;
         printf("trials %d/%d  best %.2f GFLOP/s  %.4f ms  elapsed %.1f s  eta %.1f s\n", c->done,
                c->total, gflops, best_s * 1e3, elapsed, eta);
     }
@@ -416,6 +419,7 @@ int main(int argc, char **argv) {
     c.target_key = tkey;
     c.tty = isatty(1) != 0;
     c.interval = progress_interval;
+    c.last_done = -1;
     /* Per task: rounds given, best after each round (task scheduler). */
     int *nrounds = calloc((size_t)ntasks, sizeof(int));
     double **hist = calloc((size_t)ntasks, sizeof(double *));
