@@ -76,6 +76,7 @@ typedef struct {
     tdb_db *db;
     const char *key, *target_key;
     series_t *series; /* the current task's */
+    const char *task; /* its name in a suite (the best shown is its), else NULL */
     int done;         /* trials done in total (resumed included) */
     int total;        /* the budget (resumed included) */
     int run_start;    /* trials done before this run (resumed) */
@@ -126,8 +127,9 @@ static void show_progress(ctx_t *c, bool force) {
         char bar[40];
         for (int i = 0; i < w; i++) bar[i] = i < f ? '#' : '.';
         bar[w] = 0;
-        printf("\r[%s] %d/%d trials  best %.2f GFLOP/s  %.4f ms  %.0fs elapsed  ETA %.0fs ", bar,
-               c->done, c->total, gflops, best_s * 1e3, elapsed, eta);
+        printf("\r%s%s[%s] %d/%d trials  best %.2f GFLOP/s  %.4f ms  %.0fs elapsed  ETA %.0fs ",
+               c->task ? c->task : "", c->task ? ": " : "", bar, c->done, c->total, gflops,
+               best_s * 1e3, elapsed, eta);
     } else {
         /* A line at most every interval seconds keeps logs short; the
          * last one is forced. */
@@ -136,8 +138,9 @@ static void show_progress(ctx_t *c, bool force) {
         if (!force && c->last_line == 0 && elapsed < c->interval) return;
         c->last_line = now;
         c->last_done = c->done;
-        printf("trials %d/%d  best %.2f GFLOP/s  %.4f ms  elapsed %.1f s  eta %.1f s\n", c->done,
-               c->total, gflops, best_s * 1e3, elapsed, eta);
+        printf("%s%strials %d/%d  best %.2f GFLOP/s  %.4f ms  elapsed %.1f s  eta %.1f s\n",
+               c->task ? c->task : "", c->task ? ": " : "", c->done, c->total, gflops,
+               best_s * 1e3, elapsed, eta);
     }
     fflush(stdout);
 }
@@ -486,6 +489,7 @@ int main(int argc, char **argv) {
         if (resume) o.nseed = nl < 8 ? nl : 8; /* logs are best first */
         c.key = tasks[ti].key;
         c.series = &series[ti];
+        c.task = ntasks > 1 ? tasks[ti].name : NULL;
         if (ntasks > 1) {
             if (c.tty) printf("\n");
             printf("task %s: %d trials\n", tasks[ti].name, o.trials);
