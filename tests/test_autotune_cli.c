@@ -2,8 +2,15 @@
  * tests/test_autotune_cli.c — the `autotune` command: error paths with
  * their messages (nothing written), and a short run on a small matmul
  * whose best record `tunedb best` returns and that applies and runs
- * correctly (tdb_apply_best + ops_check_module).
+ * correctly (tdb_apply_best + ops_check_module); the closing line's best
+ * and "95% of best at trial n" agree with the database (both by median);
+ * plain progress lines when stdout is not a terminal; the --suite summary;
+ * and Ctrl-C: the run stops, every measured trial is saved and the closing
+ * line is printed.
  */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +19,8 @@
 
 #include "testutil.h"
 #include "loom/tuning_db.h"
+
+#define KEY32 "matmul(M=32,N=32,K=32,transpose_a=0,transpose_b=0,dtype=float32)"
 
 static char bindir[4096];
 static char out[65536];
@@ -70,10 +79,23 @@ static void test_short_run(void **st) {
     int rc = run("autotune", a);
     print_message("%s", out);
     assert_int_equal(rc, 0);
-    tu_assert_msg_has(out, "trials 16/16", "best: ", "GFLOP/s", "ms, trial ", "of 16");
+    tu_assert_msg_has(out, "trials 16/16", "best: ", "GFLOP/s", "ms, trial ", "of 16",
+                      "95% of best at trial ");
+    int best_trial = 0, reach = 0;
+    const char *line = strstr(out, "best: ");
+    assert_non_null(line);
+    assert_int_equal(sscanf(strstr(line, "trial "), "trial %d of 16", &best_trial), 1);
+    assert_int_equal(sscanf(strstr(line, "best at trial "), "best at trial %d", &reach), 1);
+    assert_true(reach >= 1 && reach <= best_trial);
     snprintf(a, sizeof a, "--db %s best --op matmul --shape M=32,N=32,K=32", db);
     assert_int_equal(run("tunedb", a), 0);
-    tu_assert_msg_has(out, "matmul(M=32,N=32,K=32");
+    tu_assert_msg_has(out, "matmul(M=32,N=32,K=32", "\"median\"");
+    /* tunedb history ends with the same figure. */
+    char reach_line[64];
+    snprintf(reach_line, sizeof reach_line, "95%% of best at trial %d of 16", reach);
+    snprintf(a, sizeof a, "--db %s history --op matmul --shape M=32,N=32,K=32", db);
+    assert_int_equal(run("tunedb", a), 0);
+    tu_assert_msg_has(out, reach_line);
     /* The best record applies and computes the right answer. */
     tdb_db *d = tdb_open(db, NULL, NULL);
     assert_non_null(d);
@@ -86,21 +108,132 @@ static void test_short_run(void **st) {
     assert_false(info.fallback);
     assert_int_equal(ops_check_module(info.workload, m, NULL, tu_seed()), 0);
     tdb_history_point *h = NULL;
-    assert_int_equal(tdb_history(d, "matmul(M=32,N=32,K=32,transpose_a=0,transpose_b=0,dtype=float32)",
-                                 target, &h), 16);
+    assert_int_equal(tdb_history(d, KEY32, target, &h), 16);
+    /* The tuner's best trial is the database's best record (lowest
+     * median), and its 95% trial is the history's. */
+    tdb_record *best = NULL;
+    assert_int_equal(tdb_best(d, KEY32, target, 1, &best), 1);
+    assert_true(h[best_trial - 1].record_id == best[0].id);
+    assert_true(info.record_id == best[0].id);
+    assert_int_equal(tdb_history_reach(h, 16, 0.95), reach);
+    tdb_records_free(best, 1);
     free(h);
     rt_module_free(m);
     te_ctx_free(ctx);
     free(target);
     tdb_close(d);
-    /* --resume: the trials already there count. */
+    /* --resume: the trials already there count; with --progress-interval 0
+     * a plain line follows every record. */
     snprintf(a, sizeof a,
              "--op matmul --shape M=32,N=32,K=32 --trials 20 --db %s --per-round 4 "
-             "--population 32 --jobs 2 --threads 1 --resume --no-model",
+             "--population 32 --jobs 2 --threads 1 --resume --no-model --progress-interval 0",
              db);
     assert_int_equal(run("autotune", a), 0);
-    tu_assert_msg_has(out, "resume: 16 trials", "trials 20/20");
+    print_message("%s", out);
+    tu_assert_msg_has(out, "resume: 16 trials", "trials 17/20  best ", "trials 18/20  best ",
+                      "trials 19/20", "trials 20/20", " of 20, ", "95% of best at trial ");
     unlink(db);
+}
+
+/* A suite of two tasks: the summary has a line per task with its 95%
+ * trial, and the trials add up. */
+static void test_suite_summary(void **st) {
+    (void)st;
+    char db[256], tsv[256], a[1024];
+    snprintf(db, sizeof db, "/tmp/loom_at_suite_%d.db", (int)getpid());
+    snprintf(tsv, sizeof tsv, "/tmp/loom_at_suite_%d.tsv", (int)getpid());
+    unlink(db);
+    FILE *f = fopen(tsv, "w");
+    assert_non_null(f);
+    fprintf(f, "# name\top\tparams\nmm16\tmatmul\tM=16,N=16,K=16\nmm24\tmatmul\tM=24,N=24,K=16\n");
+    fclose(f);
+    snprintf(a, sizeof a,
+             "--suite %s --trials 12 --db %s --per-round 4 --population 32 --jobs 2 "
+             "--threads 1 --no-model",
+             tsv, db);
+    int rc = run("autotune", a);
+    print_message("%s", out);
+    assert_int_equal(rc, 0);
+    tu_assert_msg_has(out, "task mm16: 4 trials", "task mm24: 4 trials", "mm16: best ",
+                      "mm24: best ", "95% of best at trial ", "12 trials, ");
+    unlink(db);
+    unlink(tsv);
+}
+
+static int db_trials(const char *db) {
+    tdb_db *d = tdb_open(db, &(tdb_open_options){.readonly = true}, NULL);
+    if (!d) return 0;
+    char *target = tdb_host_target();
+    tdb_history_point *h = NULL;
+    int n = tdb_history(d, KEY32, target, &h);
+    free(h);
+    free(target);
+    tdb_close(d);
+    return n > 0 ? n : 0;
+}
+
+/* Ctrl-C, as a terminal sends it (to the whole process group): the run
+ * stops after the candidates being measured, exits 0 with the closing
+ * line, and every trial it says it measured is in the database. */
+static void test_ctrl_c(void **st) {
+    (void)st;
+    char db[256], log[256], bin[4200];
+    snprintf(db, sizeof db, "/tmp/loom_at_int_%d.db", (int)getpid());
+    snprintf(log, sizeof log, "/tmp/loom_at_int_%d.out", (int)getpid());
+    snprintf(bin, sizeof bin, "%s/autotune", bindir);
+    unlink(db);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        FILE *o = freopen(log, "w", stdout);
+        if (!o || dup2(1, 2) < 0) _exit(127); /* one file offset for both */
+        execl(bin, bin, "--op", "matmul", "--shape", "M=32,N=32,K=32", "--trials", "100000",
+              "--db", db, "--per-round", "8", "--population", "32", "--jobs", "2", "--threads",
+              "1", "--no-model", (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    /* Wait until some trials are committed (at most 60 s). */
+    int status = 0;
+    bool exited = false;
+    for (int i = 0; i < 600 && db_trials(db) < 3; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+            break;
+        }
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    assert_false(exited);
+    assert_int_equal(kill(-pid, SIGINT), 0);
+    for (int i = 0; i < 600 && !exited; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid) exited = true;
+        else nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    if (!exited) {
+        kill(-pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    assert_true(exited);
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = 0;
+    fclose(f);
+    print_message("%s", out);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    tu_assert_msg_has(out, "stopping after the candidates being measured",
+                      "interrupted: ", "trials measured and saved", "best: ", "95% of best at trial ");
+    int saved = -1;
+    assert_int_equal(sscanf(strstr(out, "interrupted: "), "interrupted: %d", &saved), 1);
+    assert_true(saved >= 3 && saved < 100000);
+    assert_int_equal(db_trials(db), saved);
+    char of[64];
+    snprintf(of, sizeof of, " of %d, ", saved);
+    tu_assert_msg_has(out, of);
+    unlink(db);
+    unlink(log);
 }
 
 int main(void) {
@@ -112,6 +245,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_short_run),
+        cmocka_unit_test(test_suite_summary),
+        cmocka_unit_test(test_ctrl_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -178,7 +178,9 @@ static void test_export_import_prune_stats(void **state) {
     tu_assert_msg_has(out, "cannot read", "none.jsonl");
 
     assert_int_equal(run(out, sizeof out, "--db %s stats", other), 0);
-    tu_assert_msg_has(out, "schema version  2", "records         4 (1 failed)",
+    char ver[64];
+    snprintf(ver, sizeof ver, "schema version  %d", TDB_SCHEMA_VERSION);
+    tu_assert_msg_has(out, ver, "records         4 (1 failed)",
                       "integrity       ok");
     assert_int_equal(run(out, sizeof out, "--db %s prune --keep 1", other), 0);
     tu_assert_msg_has(out, "deleted 2 records");

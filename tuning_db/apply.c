@@ -112,10 +112,10 @@ rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, con
         rt_module *m = build_record(ctx, w, &recs[i], target, reason, sizeof reason);
         if (m) {
             info->record_id = recs[i].id;
-            info->latency = recs[i].mean;
+            info->latency = recs[i].median;
             snprintf(info->message, sizeof info->message,
-                     "applied record %lld of workload '%s' on target '%s' (mean %.6g s%s)",
-                     (long long)recs[i].id, w->key, target, recs[i].mean,
+                     "applied record %lld of workload '%s' on target '%s' (median %.6g s%s)",
+                     (long long)recs[i].id, w->key, target, recs[i].median,
                      i ? ", the better records failed to build" : "");
             tdb_records_free(recs, n);
             return m;

@@ -203,7 +203,17 @@ tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
         return NULL;
     }
     if (db->readonly) {
-        if (version < TDB_SCHEMA_VERSION) {
+        if (version == 2) {
+            /* Version 2 lacks only records.median: a read-only reader sees
+             * it through a temporary view of the same name (temp shadows
+             * main), computed from the stored latencies. Nothing is
+             * written to the file; the next read-write open migrates it. */
+            if (tdb__exec(db, "CREATE TEMP VIEW records AS SELECT *, " TDB__MEDIAN_OF(
+                                  "main.records.latencies") " AS median FROM main.records")) {
+                fail_open(db, err);
+                return NULL;
+            }
+        } else if (version < TDB_SCHEMA_VERSION) {
             tdb__err(db,
                      "open: tuning db '%s' has schema version %d and needs migrating to %d; "
                      "open it once without read-only",

@@ -48,6 +48,11 @@ cJSON *tdb__record_to_cjson(const tdb_record *r) {
         cJSON_AddNullToObject(o, "mean");
     else
         cJSON_AddItemToObject(o, "mean", tdb__exact_number(r->mean));
+    /* Written for readers; import recomputes both from the latencies. */
+    if (isnan(r->median))
+        cJSON_AddNullToObject(o, "median");
+    else
+        cJSON_AddItemToObject(o, "median", tdb__exact_number(r->median));
     cJSON_AddNumberToObject(o, "error_code", r->error_code);
     cJSON_AddStringToObject(o, "error_msg", r->error_msg ? r->error_msg : "");
     cJSON_AddStringToObject(o, "loom_version", r->loom_version ? r->loom_version : "");

@@ -28,6 +28,7 @@ int tdb__read_record(sqlite3_stmt *st, tdb_record *r) {
     r->target = col_str(st, 3);
     r->steps_json = col_str(st, 4);
     r->mean = col_real_or_nan(st, 6);
+    r->median = col_real_or_nan(st, 14);
     r->error_code = sqlite3_column_int(st, 7);
     r->error_msg = col_str(st, 8);
     r->loom_version = col_str(st, 9);
@@ -70,8 +71,8 @@ void tdb_records_free(tdb_record *recs, int n) {
 }
 
 double tdb_record_gflops(const tdb_record *r) {
-    if (!r || !(r->flops > 0) || !(r->mean > 0)) return 0;
-    return r->flops / r->mean * 1e-9;
+    if (!r || !(r->flops > 0) || !(r->median > 0)) return 0;
+    return r->flops / r->median * 1e-9;
 }
 
 /* Runs a record SELECT with its text parameters bound, collecting rows. */
@@ -115,8 +116,8 @@ int tdb_best(tdb_db *db, const char *workload_key, const char *target, int k, td
     if (k < 1) return tdb__err(db, "best: k = %d must be >= 1", k);
     sqlite3_stmt *st = tdb__prepare(
         db, "SELECT " TDB__RECORD_COLUMNS TDB__RECORD_FROM
-            "WHERE w.key = ?1 AND t.key = ?2 AND r.error_code = 0 AND r.mean IS NOT NULL "
-            "ORDER BY r.mean, r.id LIMIT ?3");
+            "WHERE w.key = ?1 AND t.key = ?2 AND r.error_code = 0 AND r.median IS NOT NULL "
+            "ORDER BY r.median, r.id LIMIT ?3");
     if (!st) return -1;
     sqlite3_bind_text(st, 1, workload_key, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, target, -1, SQLITE_STATIC);
@@ -145,7 +146,7 @@ int tdb_history(tdb_db *db, const char *workload_key, const char *target, tdb_hi
     *out = NULL;
     if (!workload_key || !target) return tdb__err(db, "history: needs a workload key and a target");
     sqlite3_stmt *st = tdb__prepare(
-        db, "SELECT r.id, r.mean, r.error_code FROM records r JOIN workloads w ON w.id = "
+        db, "SELECT r.id, r.median, r.error_code FROM records r JOIN workloads w ON w.id = "
             "r.workload_id JOIN targets t ON t.id = r.target_id WHERE w.key = ? AND t.key = ? "
             "ORDER BY r.id");
     if (!st) return -1;
@@ -176,14 +177,28 @@ int tdb_history(tdb_db *db, const char *workload_key, const char *target, tdb_hi
     return n;
 }
 
+int tdb_history_reach(const tdb_history_point *h, int n, double fraction) {
+    if (!h || n <= 0 || !(fraction > 0) || fraction > 1) return 0;
+    double best = NAN;
+    for (int i = 0; i < n; i++)
+        if (!isnan(h[i].latency) && (isnan(best) || h[i].latency < best)) best = h[i].latency;
+    if (isnan(best)) return 0;
+    /* GFLOP/s >= fraction * best GFLOP/s  <=>  best / latency >= fraction;
+     * written so, a trial at exactly the best always qualifies. */
+    for (int i = 0; i < n; i++)
+        if (!isnan(h[i].latency) && (h[i].latency == best || best / h[i].latency >= fraction))
+            return h[i].trial;
+    return 0;
+}
+
 int tdb_list(tdb_db *db, const char *target, tdb_summary **out) {
     if (!db) return -1;
     if (!out) return tdb__err(db, "list: no output pointer");
     *out = NULL;
     sqlite3_stmt *st =
         tdb__prepare(db, "SELECT w.key, w.op, t.key, count(*), "
-                         "sum(r.error_code = 0 AND r.mean IS NOT NULL), "
-                         "min(CASE WHEN r.error_code = 0 THEN r.mean END), w.flops "
+                         "sum(r.error_code = 0 AND r.median IS NOT NULL), "
+                         "min(CASE WHEN r.error_code = 0 THEN r.median END), w.flops "
                          "FROM records r JOIN workloads w ON w.id = r.workload_id "
                          "JOIN targets t ON t.id = r.target_id WHERE ?1 IS NULL OR t.key = ?1 "
                          "GROUP BY r.workload_id, r.target_id ORDER BY w.key, t.key");
@@ -259,8 +274,8 @@ int64_t tdb_prune(tdb_db *db, int keep) {
     if (tdb__begin(db)) return -1;
     sqlite3_stmt *st = tdb__prepare(
         db, "DELETE FROM records WHERE id NOT IN (SELECT id FROM (SELECT id, row_number() OVER "
-            "(PARTITION BY workload_id, target_id ORDER BY mean, id) AS rank FROM records "
-            "WHERE error_code = 0 AND mean IS NOT NULL) WHERE rank <= ?)");
+            "(PARTITION BY workload_id, target_id ORDER BY median, id) AS rank FROM records "
+            "WHERE error_code = 0 AND median IS NOT NULL) WHERE rank <= ?)");
     if (!st) {
         tdb__rollback(db);
         return -1;

@@ -159,7 +159,24 @@ static char *canonical_log(tdb_db *db, te_ctx *ctx, const tdb_record_in *rec, in
     return text;
 }
 
-static char *latency_json(tdb_db *db, const tdb_record_in *rec, double *mean) {
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double tdb__median(int n, const double *v) {
+    if (n <= 0 || !v) return NAN;
+    double small[64], *s = n <= 64 ? small : malloc(sizeof(double) * (size_t)n);
+    if (!s) return NAN;
+    memcpy(s, v, sizeof(double) * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    /* 0.5 * (a + b) as the tuner computes it, so both agree to the bit. */
+    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    if (s != small) free(s);
+    return m;
+}
+
+static char *latency_json(tdb_db *db, const tdb_record_in *rec, double *mean, double *median) {
     if (rec->nlatencies < 0 || (rec->nlatencies > 0 && !rec->latencies)) {
         tdb__err(db, "commit_record: latencies: %d given without values", rec->nlatencies);
         return NULL;
@@ -182,6 +199,7 @@ static char *latency_json(tdb_db *db, const tdb_record_in *rec, double *mean) {
         cJSON_AddItemToArray(arr, tdb__exact_number(v));
     }
     *mean = rec->nlatencies ? sum / rec->nlatencies : NAN;
+    *median = tdb__median(rec->nlatencies, rec->latencies);
     char *text = arr ? cJSON_PrintUnformatted(arr) : NULL;
     cJSON_Delete(arr);
     if (!text) tdb__err(db, "commit_record: out of memory");
@@ -205,13 +223,13 @@ int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, boo
     if (!ctx) return tdb__err(db, "commit_record: out of memory");
     int nsteps = 0;
     sch_step *steps = NULL;
-    double mean = NAN;
+    double mean = NAN, median = NAN;
     char *lat = NULL;
     int64_t id = -1;
     char *log = canonical_log(db, ctx, rec, &nsteps, &steps);
     if (!log) goto done;
     if (tdb__validate_log(db, rec->workload_key, nsteps, steps)) goto done;
-    if (!(lat = latency_json(db, rec, &mean))) goto done;
+    if (!(lat = latency_json(db, rec, &mean, &median))) goto done;
     double created = rec->created > 0 ? rec->created : tdb__now();
     if (dedup) {
         sqlite3_stmt *st = tdb__prepare(
@@ -238,7 +256,7 @@ int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, boo
     }
     sqlite3_stmt *st = tdb__prepare(
         db, "INSERT INTO records(workload_id, target_id, steps, latencies, mean, error_code, "
-            "error_msg, loom_version, created) VALUES(?,?,?,?,?,?,?,?,?)");
+            "error_msg, loom_version, created, median) VALUES(?,?,?,?,?,?,?,?,?,?)");
     if (!st) goto done;
     sqlite3_bind_int64(st, 1, wid);
     sqlite3_bind_int64(st, 2, tid);
@@ -253,6 +271,10 @@ int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, boo
     sqlite3_bind_text(st, 8, rec->loom_version ? rec->loom_version : LOOM_VERSION_STRING, -1,
                       SQLITE_STATIC);
     sqlite3_bind_double(st, 9, created);
+    if (isnan(median))
+        sqlite3_bind_null(st, 10);
+    else
+        sqlite3_bind_double(st, 10, median);
     if (sqlite3_step(st) == SQLITE_DONE)
         id = sqlite3_last_insert_rowid(db->sql);
     else

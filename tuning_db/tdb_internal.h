@@ -56,6 +56,21 @@ int tdb__migrate(tdb_db *db, int version);
 /* Creates (or migrates) the file at path to exactly `version`, for tests
  * of forward migration. 0 or -1 with *err (malloc'd). */
 int tdb__create_at_version(const char *path, int version, char **err);
+/* Runs SQL on the existing file at path as it is (no migration, no
+ * checks), for tests that write files as an older Loom did. 0 or -1 with
+ * *err (malloc'd). */
+int tdb__exec_file(const char *path, const char *sql, char **err);
+
+/* SQL: the median of a JSON array of numbers (the column or expression
+ * LAT, e.g. "records.latencies"): the middle value, or the mean of the
+ * two middle ones; NULL for an empty array. The same rule as the
+ * tuner's (autotune/measure.c) and tdb__median. */
+#define TDB__MEDIAN_OF(LAT)                                                                  \
+    "(SELECT avg(v) FROM (SELECT j.value AS v, row_number() OVER (ORDER BY j.value) AS rn, " \
+    "count(*) OVER () AS c FROM json_each(" LAT ") j) WHERE rn BETWEEN (c + 1) / 2 AND "     \
+    "c / 2 + 1)"
+/* The median of n values (NaN when n == 0); v is not modified. */
+double tdb__median(int n, const double *v);
 
 /* The id of a workload key or target key: > 0, 0 when absent, -1 on error. */
 int64_t tdb__workload_id(tdb_db *db, const char *key);
@@ -66,7 +81,7 @@ int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, boo
 /* Fills r from a row of the standard record SELECT (records.c). */
 #define TDB__RECORD_COLUMNS                                                                  \
     "r.id, w.key, w.op, t.key, r.steps, r.latencies, r.mean, r.error_code, r.error_msg, "    \
-    "r.loom_version, r.created, w.flops, w.params, t.props"
+    "r.loom_version, r.created, w.flops, w.params, t.props, r.median"
 #define TDB__RECORD_FROM                                                                     \
     " FROM records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = "     \
     "r.target_id "

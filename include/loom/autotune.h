@@ -482,14 +482,39 @@ void tune_eval_free(tune_eval *e);
 /* ------------------------------------------------------------------ */
 
 /* Splits a trial budget over ntasks tasks, round by round: the next round
- * goes to the task with the largest expected gain (Ansor's gradient
- * estimate: weight * (backward-window slope of its best latency,
- * optimistic forward guess), simplified: the recent improvement rate;
- * tasks without a measurement first). best[i]: current best latency of
- * task i (seconds, <= 0: none); history: per task the best after each of
- * its rounds (nrounds[i] entries). Returns the chosen task index. */
+ * goes to the task whose best latency is expected to fall the most, by
+ * Ansor's gradient-based allocation (Zheng et al., OSDI 2020, §6; TVM
+ * auto_scheduler task_scheduler.py): with t_i rounds and best latency
+ * g_i, gain_i = weights[i] * (0.2 * backward + 0.8 * forward), where
+ *   backward = (g_i three rounds ago - g_i now) / 3  (0 before 4 rounds),
+ *   forward  = g_i - min(g_i - g_i / t_i, 2 * flops[i] / S),
+ * S the best throughput (FLOP/s) among the tasks of i's similarity group
+ * (the similarity term, used when flops and groups are given and the
+ * group has another member; a member that has had more than 5 rounds more
+ * than every other one and still runs at < 1/2 of S stops counting, as in
+ * Ansor). A task that has had no round goes first (lowest index); a task
+ * with weights[i] <= 0 is never picked (dead: its search has nothing left
+ * to measure); a task with rounds but no valid measurement only when no
+ * other task is alive. Ties go to the lowest index.
+ * weights: per-task weight (NULL: all 1), e.g. how often the network runs
+ * it; nrounds[i]: rounds given so far; history[i]: the best latency after
+ * each of those rounds (nrounds[i] entries, seconds; history may be NULL:
+ * no backward term); best[i]: current best latency (seconds, <= 0: none);
+ * flops[i]: FLOP of one call (0: unknown); groups[i]: similarity group
+ * (tune_scheduler_groups; -1: none). flops and groups may be NULL (no
+ * similarity term). Returns the chosen task, or -1 when no task is alive
+ * (or ntasks <= 0, nrounds or best NULL). */
 int tune_scheduler_pick(int ntasks, const double *weights, const int *nrounds,
-                        const double *const *history, const double *best);
+                        const double *const *history, const double *best, const double *flops,
+                        const int *groups);
+
+/* Similarity groups for tune_scheduler_pick, as Ansor derives them (its
+ * derive_similarity_tag): tasks of the same operator name (ops[i], e.g.
+ * "conv2d") whose FLOP counts fall in the same bucket
+ * floor(log(flops + 1) / log(1.618)) share a group, numbered 0, 1, ... in
+ * order of first appearance; a task with unknown FLOP (<= 0) or no name
+ * gets -1. Writes groups[0..ntasks-1]. */
+void tune_scheduler_groups(int ntasks, const char *const *ops, const double *flops, int *groups);
 
 #ifdef __cplusplus
 }

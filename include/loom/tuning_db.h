@@ -10,9 +10,14 @@
  *                 "cuda sm_90 NVIDIA H100 80GB HBM3") and device properties
  *                 as JSON;
  *   records     — workload, target, the transform-step log as JSON,
- *                 per-repeat latencies (seconds) and their mean, an error
- *                 code and message, the Loom version and the creation time;
+ *                 per-repeat latencies (seconds), their mean and median,
+ *                 an error code and message, the Loom version and the
+ *                 creation time;
  *   cost_models — one stored cost-model blob per target.
+ * "Best" means the lowest MEDIAN latency everywhere (best-k, history,
+ * list, prune, apply, GFLOP/s), the statistic the tuner (loom/autotune.h)
+ * ranks its candidates by: one slow repeat on a noisy shared machine
+ * moves the mean but not the median.
  * Records are target-aware: every query names one target key and sees
  * only that target's records, so one file can serve several machines.
  * Because the workload key is canonical (ops registry), records move
@@ -47,7 +52,7 @@ extern "C" {
 
 /* The schema version this library writes (PRAGMA user_version). Files of
  * an older version are migrated forward on open; newer ones are refused. */
-#define TDB_SCHEMA_VERSION 2
+#define TDB_SCHEMA_VERSION 3
 
 /* ---- step logs as JSON ---- */
 
@@ -91,13 +96,16 @@ typedef struct {
 } tdb_open_options;
 
 /* Opens (creating when missing, unless readonly) the database at path,
- * switches it to WAL mode and migrates an older schema forward. opts may
+ * switches it to WAL mode and migrates an older schema forward (version
+ * 3 added the records' median, computed for old records from their
+ * stored latencies). opts may
  * be NULL. Returns NULL and sets *err (malloc'd, the caller frees; err may
  * be NULL) when the path cannot be opened or created (or, read-only, does
  * not exist), the file is not a SQLite database or is corrupted, its
  * schema version is newer than TDB_SCHEMA_VERSION ("... was written by a
- * newer Loom: schema version 7, this build ... reads up to version 2"), or
- * (read-only) older. Several processes may open and create one file at
+ * newer Loom: schema version 7, this build ... reads up to version 3"), or
+ * (read-only) older than version 2. A version-2 file opened read-only is
+ * read as it is, the medians computed on the fly. Several processes may open and create one file at
  * once: a lock held by another is waited for up to the busy timeout. */
 tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err);
 /* Closes db (NULL is a no-op). Committed records are already on disk. */
@@ -168,6 +176,9 @@ typedef struct {
     int nlatencies;
     double *latencies;  /* seconds */
     double mean;        /* seconds; NaN for an error record without latencies */
+    double median;      /* seconds: the middle latency, or the mean of the two
+                           middle ones (as the tuner computes it); NaN when
+                           there are no latencies. Every "best" ranks by it. */
     int error_code;
     char *error_msg;
     char *loom_version;
@@ -179,10 +190,10 @@ typedef struct {
 
 /* Frees the n records of an array a query returned, and the array. */
 void tdb_records_free(tdb_record *recs, int n);
-/* GFLOP/s of a record: flops / mean / 1e9; 0 when either is unknown. */
+/* GFLOP/s of a record: flops / median / 1e9; 0 when either is unknown. */
 double tdb_record_gflops(const tdb_record *r);
 
-/* The k best valid records (error code 0, lowest mean latency first; ties
+/* The k best valid records (error code 0, lowest median latency first; ties
  * by id) of the workload on the target. Returns how many (0..k) and sets
  * *out to a malloc'd array (NULL when 0), or -1. */
 int tdb_best(tdb_db *db, const char *workload_key, const char *target, int k, tdb_record **out);
@@ -196,13 +207,21 @@ void tdb_record_clear(tdb_record *r);
 typedef struct {
     int trial;         /* 1-based, in commit order */
     int64_t record_id;
-    double latency;    /* this trial's mean, seconds; NaN for an error */
-    double best;       /* best mean up to and including this trial; NaN before the first valid */
+    double latency;    /* this trial's median, seconds; NaN for an error */
+    double best;       /* best median up to and including this trial; NaN before the first valid */
 } tdb_history_point;
 /* Best-so-far against trial number. Returns the count and a malloc'd
  * array in *out, or -1. */
 int tdb_history(tdb_db *db, const char *workload_key, const char *target,
                 tdb_history_point **out);
+/* Trials to reach a fraction of the best (the tuning-speed figure Ansor
+ * and TVM report as "trials to reach x% of the final performance"): the
+ * trial number (h[i].trial) of the first point whose throughput is at
+ * least fraction x the best of all n points, i.e. whose latency <=
+ * best / fraction (0.95: "95% of best at trial n"). Only the points given
+ * count: pass a whole history, or one run's part of it. Returns 0 when no
+ * point is valid or fraction is not in (0, 1]. Pure; h is not kept. */
+int tdb_history_reach(const tdb_history_point *h, int n, double fraction);
 
 /* Per (workload, target): record counts and the best latency. */
 typedef struct {
@@ -211,7 +230,7 @@ typedef struct {
     char *target;
     int nrecords;
     int nvalid;
-    double best;   /* seconds; NaN when no valid record */
+    double best;   /* lowest median, seconds; NaN when no valid record */
     double flops;  /* FLOP per call (0: unknown) */
 } tdb_summary;
 /* Every (workload, target) with records, ordered by workload key then
@@ -232,7 +251,7 @@ int tdb_get_stats(tdb_db *db, tdb_stats *out);
  * problems in tdb_errmsg. */
 int tdb_check(tdb_db *db);
 
-/* Keeps the `keep` best valid records per (workload, target) and deletes
+/* Keeps the `keep` best (lowest median) valid records per (workload, target) and deletes
  * every other record (error records included). Returns how many were
  * deleted, or -1. */
 int64_t tdb_prune(tdb_db *db, int keep);
@@ -241,7 +260,7 @@ int64_t tdb_prune(tdb_db *db, int keep);
 
 /* Writes every record as one JSON object per line:
  * {"workload":{"key","op","params","flops"},"target":{"key","props"},
- *  "steps":[...],"latencies":[...],"mean","error_code","error_msg",
+ *  "steps":[...],"latencies":[...],"mean","median","error_code","error_msg",
  *  "loom_version","created"}. Returns the number of records or -1. */
 int64_t tdb_export_jsonl(tdb_db *db, FILE *out);
 /* Reads JSON lines written by tdb_export_jsonl into db, in one
@@ -275,7 +294,7 @@ struct ops_workload; /* loom/ops.h */
 typedef struct {
     bool fallback;        /* true: the operator's default schedule was used */
     int64_t record_id;    /* the record applied, or -1 */
-    double latency;       /* its mean latency, seconds (NaN on fallback) */
+    double latency;       /* its median latency, seconds (NaN on fallback) */
     char message[512];    /* which record, or why the default schedule */
     struct ops_workload *workload; /* the rebuilt workload (in ctx): its args
                                       are the module's arguments, inputs then

@@ -22,6 +22,7 @@ static const char usage[] =
     "usage: autotune --op OP --shape K=V,... --trials N --db FILE [--target llvm|cuda]\n"
     "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
     "                [--resume] [--no-model] [--per-round R] [--population P]\n"
+    "                [--progress-interval SEC]\n"
     "       autotune --eval-model --db FILE [--target T]\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
     "every measured schedule to the tuning database FILE. Before the first measurement\n"
@@ -33,6 +34,13 @@ static const char usage[] =
     "  --resume      count the trials already in FILE toward N, never re-measure them,\n"
     "                and seed the search's population with the best stored programs\n"
     "  --no-model    rank candidates at random instead of with the cost model\n"
+    "  --progress-interval SEC  when stdout is not a terminal, a progress line at most\n"
+    "                every SEC seconds of measuring (default 10), and one at the end\n"
+    "Progress: a bar on a terminal, else plain lines: trials, best GFLOP/s, best\n"
+    "latency (median of the repeats, as in the database), elapsed time, ETA. The\n"
+    "closing line adds the first trial that reached 95%% of the best GFLOP/s.\n"
+    "Ctrl-C stops after the candidates being measured (every measured one is saved)\n"
+    "and prints the closing line; a second Ctrl-C quits at once.\n"
     "  --eval-model  evaluate the cost model on FILE's valid records of the target,\n"
     "                leaving one workload out at a time: train on all other workloads,\n"
     "                score the held-out one's programs, compare with their latencies.\n"
@@ -47,17 +55,95 @@ static volatile sig_atomic_t stop_flag;
 static void on_sigint(int sig) {
     (void)sig;
     stop_flag = 1;
+    /* write(2) is async-signal-safe; SA_RESETHAND makes a second Ctrl-C
+     * quit at once (every record committed so far is already durable). */
+    static const char msg[] =
+        "\nautotune: stopping after the candidates being measured (Ctrl-C again to quit now)\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
 }
+
+/* One task's trials in this run (after the resumed ones with --resume):
+ * the series "95% of best at trial n" and the best are computed from. */
+typedef struct {
+    tdb_history_point *pts;
+    int n, cap;
+    int best_at;   /* index into pts of the best valid point; -1: none */
+    double flops;  /* FLOP per call, for GFLOP/s */
+} series_t;
 
 typedef struct {
     tdb_db *db;
     const char *key, *target_key;
-    int base;       /* trials before this run (resume) */
-    int total;
+    series_t *series; /* the current task's */
+    const char *task; /* its name in a suite (the best shown is its), else NULL */
+    int done;         /* trials done in total (resumed included) */
+    int total;        /* the budget (resumed included) */
+    int run_start;    /* trials done before this run (resumed) */
     double t0;
     bool tty;
+    double interval;  /* seconds between plain progress lines */
+    double last_line; /* time of the last plain line; 0: none */
+    int last_done;    /* trials shown by the last plain line; -1: none */
     int commit_errors;
 } ctx_t;
+
+static void series_add(series_t *s, double latency) {
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        tdb_history_point *np = realloc(s->pts, sizeof *np * (size_t)cap);
+        if (!np) return; /* the figures lose this trial; the record is saved */
+        s->pts = np;
+        s->cap = cap;
+    }
+    double best = s->best_at >= 0 ? s->pts[s->best_at].latency : NAN;
+    if (!isnan(latency) && (isnan(best) || latency < best)) {
+        s->best_at = s->n;
+        best = latency;
+    }
+    s->pts[s->n] = (tdb_history_point){s->n + 1, 0, latency, best};
+    s->n++;
+}
+
+static double series_best(const series_t *s) {
+    return s->best_at >= 0 ? s->pts[s->best_at].latency : 0;
+}
+
+static double series_gflops(const series_t *s) {
+    double b = series_best(s);
+    return b > 0 && s->flops > 0 ? s->flops / b * 1e-9 : 0;
+}
+
+/* The progress bar (terminal) or one plain line. */
+static void show_progress(ctx_t *c, bool force) {
+    double now = rt_now(), elapsed = now - c->t0;
+    int run_done = c->done - c->run_start, run_total = c->total - c->run_start;
+    double eta = run_done > 0 ? elapsed / run_done * (run_total - run_done) : 0;
+    if (eta < 0) eta = 0;
+    double best_s = c->series ? series_best(c->series) : 0;
+    double gflops = c->series ? series_gflops(c->series) : 0;
+    if (c->tty) {
+        int w = 30, f = c->total > 0 ? (int)((double)w * c->done / c->total) : 0;
+        char bar[40];
+        for (int i = 0; i < w; i++) bar[i] = i < f ? '#' : '.';
+        bar[w] = 0;
+        printf("\r%s%s[%s] %d/%d trials  best %.2f GFLOP/s  %.4f ms  %.0fs elapsed  ETA %.0fs ",
+               c->task ? c->task : "", c->task ? ": " : "", bar, c->done, c->total, gflops,
+               best_s * 1e3, elapsed, eta);
+    } else {
+        /* A line at most every interval seconds keeps logs short; the
+         * last one is forced. */
+        if (c->done == c->last_done) return; /* nothing new to say */
+        if (!force && c->last_line > 0 && now - c->last_line < c->interval) return;
+        if (!force && c->last_line == 0 && elapsed < c->interval) return;
+        c->last_line = now;
+        c->last_done = c->done;
+        printf("%s%strials %d/%d  best %.2f GFLOP/s  %.4f ms  elapsed %.1f s  eta %.1f s\n",
+               c->task ? c->task : "", c->task ? ": " : "", c->done, c->total, gflops,
+               best_s * 1e3, elapsed, eta);
+    }
+    fflush(stdout);
+}
 
 static int on_record(void *user, const tune_result *r) {
     ctx_t *c = user;
@@ -70,30 +156,21 @@ static int on_record(void *user, const tune_result *r) {
     in.latencies = r->latencies;
     in.error_code = r->error_code;
     in.error_msg = r->error_msg;
+    int rc = 0;
     if (tdb_commit_record(c->db, &in) < 0) {
         fprintf(stderr, "autotune: cannot commit trial %d: %s\n", r->trial, tdb_errmsg(c->db));
-        if (++c->commit_errors > 3) return 1;
+        if (++c->commit_errors > 3) rc = 1;
     }
-    return 0;
+    /* The median: the statistic the database ranks "best" by. */
+    if (c->series) series_add(c->series, r->error_code || !(r->median > 0) ? NAN : r->median);
+    c->done++;
+    show_progress(c, false);
+    return rc;
 }
 
 static void on_progress(void *user, int done, int total, double best_s, double gflops) {
-    ctx_t *c = user;
-    double elapsed = rt_now() - c->t0;
-    double eta = done > 0 ? elapsed / done * (total - done) : 0;
-    int d = c->base + done, t = c->base + total;
-    if (c->tty) {
-        int w = 30, f = t > 0 ? (int)((double)w * d / t) : 0;
-        char bar[40];
-        for (int i = 0; i < w; i++) bar[i] = i < f ? '#' : '.';
-        bar[w] = 0;
-        printf("\r[%s] %d/%d trials  best %.2f GFLOP/s  %.4f ms  %.0fs elapsed  ETA %.0fs ", bar,
-               d, t, gflops, best_s * 1e3, elapsed, eta);
-    } else {
-        printf("trials %d/%d  best %.2f GFLOP/s  %.4f ms  elapsed %.1f s  eta %.1f s\n", d, t,
-               gflops, best_s * 1e3, elapsed, eta);
-    }
-    fflush(stdout);
+    (void)done, (void)total, (void)best_s, (void)gflops; /* the records carry it all */
+    show_progress(user, false);
 }
 
 static int fail(const char *fmt, const char *a, const char *b) {
@@ -205,7 +282,7 @@ int main(int argc, char **argv) {
     tune_runner_maybe_run(argc, argv);
     const char *op = NULL, *shape = NULL, *target = "llvm", *db_path = NULL, *suite = NULL;
     long long trials = 0, seed = 1, threads = 0, jobs = 0, per_round = 64, population = 2048;
-    double timeout = 10;
+    double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, have_trials = false, eval = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -229,6 +306,11 @@ int main(int argc, char **argv) {
                 char *end;
                 timeout = strtod(v, &end);
                 if (*end || !(timeout > 0)) return fail("--timeout '%s': a positive number of seconds%s", v, "");
+            } else if (!strcmp(a, "--progress-interval")) {
+                char *end;
+                progress_interval = strtod(v, &end);
+                if (*end || !(progress_interval >= 0))
+                    return fail("--progress-interval '%s': a number of seconds >= 0%s", v, "");
             } else if (!parse_int(v, &x)) return fail("option %s: '%s' is not an integer", a, v);
             else if (!strcmp(a, "--trials")) trials = x, have_trials = true;
             else if (!strcmp(a, "--seed")) seed = x;
@@ -275,7 +357,9 @@ int main(int argc, char **argv) {
         snprintf(tasks[0].shape, sizeof tasks[0].shape, "%s", shape ? shape : "");
     }
     te_ctx *kctx = te_ctx_new();
+    series_t *series = calloc((size_t)ntasks, sizeof *series);
     for (int i = 0; i < ntasks; i++) {
+        series[i].best_at = -1;
         if (!ops_find(tasks[i].op)) {
             fprintf(stderr, "autotune: unknown op '%s' (known: %s)\n", tasks[i].op, ops_names());
             return 2;
@@ -287,6 +371,8 @@ int main(int argc, char **argv) {
             return 2;
         }
         snprintf(tasks[i].key, sizeof tasks[i].key, "%s", k);
+        ops_workload *w = ops_from_key(kctx, k);
+        series[i].flops = w ? w->flops : 0;
     }
     te_ctx_free(kctx);
     char *err = NULL;
@@ -309,6 +395,7 @@ int main(int argc, char **argv) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
+    sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
 
     cm_params cp;
@@ -329,30 +416,49 @@ int main(int argc, char **argv) {
         if (wi.message[0]) printf("%s\n", wi.message);
     }
     int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    ctx_t c = {db, NULL, tkey, 0, 0, 0, isatty(1) != 0, 0};
-    c.t0 = rt_now();
+    ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.db = db;
+    c.target_key = tkey;
+    c.tty = isatty(1) != 0;
+    c.interval = progress_interval;
+    c.last_done = -1;
     /* Per task: rounds given, best after each round (task scheduler). */
     int *nrounds = calloc((size_t)ntasks, sizeof(int));
     double **hist = calloc((size_t)ntasks, sizeof(double *));
     double *best = calloc((size_t)ntasks, sizeof(double));
     double *weights = calloc((size_t)ntasks, sizeof(double));
-    for (int i = 0; i < ntasks; i++) weights[i] = 1;
+    double *flops = calloc((size_t)ntasks, sizeof(double));
+    int *groups = calloc((size_t)ntasks, sizeof(int));
+    const char **opnames = calloc((size_t)ntasks, sizeof(char *));
+    for (int i = 0; i < ntasks; i++) {
+        weights[i] = 1;
+        flops[i] = series[i].flops;
+        opnames[i] = tasks[i].op;
+    }
+    tune_scheduler_groups(ntasks, opnames, flops, groups);
     int done = 0, rc = 0;
-    double best_all = 0, best_gf = 0;
-    int best_trial = 0;
-    if (resume && ntasks == 1) {
-        char **logs;
-        int nt;
-        int nl = known_logs(db, tasks[0].key, tkey, &logs, &nt);
-        done = nt;
-        for (int i = 0; i < nl; i++) free(logs[i]);
-        free(logs);
-        if (nt) printf("resume: %d trials already in %s\n", nt, db_path);
+    if (resume) {
+        /* The stored trials come first in each task's series; with one
+         * task they also count toward the budget. */
+        for (int i = 0; i < ntasks; i++) {
+            tdb_history_point *h = NULL;
+            int nh = tdb_history(db, tasks[i].key, tkey, &h);
+            for (int k = 0; k < nh; k++) series_add(&series[i], h[k].latency);
+            free(h);
+            if (ntasks == 1) done = nh > 0 ? nh : 0;
+        }
+        if (ntasks == 1 && done) printf("resume: %d trials already in %s\n", done, db_path);
     }
     int budget = (int)trials;
+    c.done = c.run_start = done;
+    c.total = budget;
+    c.t0 = rt_now();
     while (done < budget && !stop_flag) {
-        int ti = ntasks == 1 ? 0 : tune_scheduler_pick(ntasks, weights, nrounds,
-                                                       (const double *const *)hist, best);
+        int ti = ntasks == 1 ? 0
+                             : tune_scheduler_pick(ntasks, weights, nrounds,
+                                                   (const double *const *)hist, best, flops, groups);
+        if (ti < 0) break; /* every task's search has run dry */
         char **logs = NULL;
         int nt = 0, nl = known_logs(db, tasks[ti].key, tkey, &logs, &nt);
         tune_options o;
@@ -382,9 +488,12 @@ int main(int argc, char **argv) {
         o.known_steps = (const char *const *)logs;
         if (resume) o.nseed = nl < 8 ? nl : 8; /* logs are best first */
         c.key = tasks[ti].key;
-        c.base = done;
-        c.total = o.trials;
-        if (ntasks > 1) printf("task %s: %d trials\n", tasks[ti].name, o.trials);
+        c.series = &series[ti];
+        c.task = ntasks > 1 ? tasks[ti].name : NULL;
+        if (ntasks > 1) {
+            if (c.tty) printf("\n");
+            printf("task %s: %d trials\n", tasks[ti].name, o.trials);
+        }
         tune_summary sum;
         char *terr = NULL;
         int r = tune_task(tasks[ti].key, "llvm", &o, &sum, &terr);
@@ -406,40 +515,43 @@ int main(int argc, char **argv) {
             hist[ti] = nh;
             hist[ti][nrounds[ti]++] = best[ti];
         }
-        if (ntasks == 1 && sum.best_trial) {
-            best_all = sum.best_s;
-            best_gf = sum.best_gflops;
-            best_trial = done + sum.best_trial;
-        }
         done += sum.measured;
+        c.done = done; /* the same count, should a record have been missed */
         free(sum.best_steps_json);
         if (c.commit_errors > 3) {
             rc = 1;
             break;
         }
     }
-    if (c.tty) printf("\n");
-    if (stop_flag) printf("interrupted: %d trials measured and saved\n", done);
+    if (c.tty)
+        printf("\n");
+    else if (c.series)
+        show_progress(&c, true);
+    if (stop_flag) printf("interrupted: %d trials measured and saved\n", done - c.run_start);
+    double elapsed = rt_now() - c.t0;
     if (ntasks == 1) {
-        /* The best of everything in the database (resumed trials too). */
-        tdb_record *r = NULL;
-        int n = tdb_best(db, tasks[0].key, tkey, 1, &r);
-        if (n == 1 && best_all <= 0) { /* resumed: nothing better this run */
-            best_all = r[0].mean;
-            best_gf = tdb_record_gflops(&r[0]);
-        }
-        if (n > 0) tdb_records_free(r, n);
-        if (best_all > 0)
-            printf("best: %.2f GFLOP/s, %.4f ms, trial %d of %d, %.1f s\n", best_gf,
-                   best_all * 1e3, best_trial, done, rt_now() - c.t0);
+        const series_t *s = &series[0];
+        if (s->best_at >= 0)
+            printf("best: %.2f GFLOP/s, %.4f ms, trial %d of %d, %.1f s, 95%% of best at trial "
+                   "%d\n",
+                   series_gflops(s), series_best(s) * 1e3, s->best_at + 1, done, elapsed,
+                   tdb_history_reach(s->pts, s->n, 0.95));
         else {
             printf("best: none (no candidate ran correctly in %d trials)\n", done);
             if (!rc) rc = 1;
         }
     } else {
-        for (int i = 0; i < ntasks; i++)
-            printf("%s: best %.4f ms after %d rounds\n", tasks[i].name, best[i] * 1e3, nrounds[i]);
-        printf("%d trials, %.1f s\n", done, rt_now() - c.t0);
+        for (int i = 0; i < ntasks; i++) {
+            const series_t *s = &series[i];
+            if (s->best_at >= 0)
+                printf("%s: best %.2f GFLOP/s, %.4f ms, trial %d of %d (%d rounds), 95%% of best "
+                       "at trial %d\n",
+                       tasks[i].name, series_gflops(s), series_best(s) * 1e3, s->best_at + 1,
+                       s->n, nrounds[i], tdb_history_reach(s->pts, s->n, 0.95));
+            else
+                printf("%s: best none (%d trials, %d rounds)\n", tasks[i].name, s->n, nrounds[i]);
+        }
+        printf("%d trials, %.1f s\n", done, elapsed);
     }
     if (model) {
         void *blob;
@@ -450,8 +562,12 @@ int main(int argc, char **argv) {
         }
         cm_model_free(model);
     }
-    for (int i = 0; i < ntasks; i++) free(hist[i]);
+    for (int i = 0; i < ntasks; i++) {
+        free(hist[i]);
+        free(series[i].pts);
+    }
     free(hist), free(nrounds), free(best), free(weights), free(tasks), free(tkey);
+    free(flops), free(groups), free(opnames), free(series);
     tdb_close(db);
     return rc;
 }

@@ -102,7 +102,7 @@ static const char list_help[] =
     "usage: tunedb --db FILE list [--target T] [--csv]\n"
     "\n"
     "Every (workload, target) with records: record count, valid (error-free) records,\n"
-    "best mean latency and its GFLOP/s. --target shows one target only; --csv writes\n"
+    "best (lowest median) latency and its GFLOP/s. --target shows one target only; --csv writes\n"
     "workload,op,target,records,valid,best_s,gflops.\n";
 
 int tunedb_cmd_list(tunedb_globals *g, int argc, char **argv) {
@@ -205,7 +205,7 @@ static void explain_missing(tdb_db *db, const char *cmd, const char *key, const 
 static const char best_help[] =
     "usage: tunedb --db FILE best (--workload KEY | --op OP --shape P=V,...) [--target T] [-k K]\n"
     "\n"
-    "The best valid record (lowest mean latency) of the workload on the target, as JSON:\n"
+    "The best valid record (lowest median latency) of the workload on the target, as JSON:\n"
     "the record's export form plus its id and GFLOP/s. -k K prints the K best as a JSON\n"
     "array. The target defaults to the host CPU (\"llvm -mcpu=NAME\"). Exit status 1 when\n"
     "there is no valid record.\n";
@@ -286,8 +286,9 @@ static const char history_help[] =
     "usage: tunedb --db FILE history (--workload KEY | --op OP --shape P=V,...) [--target T] "
     "[--csv]\n"
     "\n"
-    "Best-so-far mean latency against trial number (records in commit order) of the\n"
-    "workload on the target (default: the host CPU). --csv writes\n"
+    "Best-so-far median latency against trial number (records in commit order) of the\n"
+    "workload on the target (default: the host CPU), then the first trial whose GFLOP/s\n"
+    "reached 95% of the best (\"95% of best at trial N of T\"). --csv writes\n"
     "trial,record_id,latency_s,best_s,best_gflops (empty fields for failed trials).\n";
 
 int tunedb_cmd_history(tunedb_globals *g, int argc, char **argv) {
@@ -332,6 +333,8 @@ int tunedb_cmd_history(tunedb_globals *g, int argc, char **argv) {
                        best, gfs);
             }
         }
+        int reach = tdb_history_reach(h, n, 0.95);
+        if (!q.csv && reach > 0) printf("95%% of best at trial %d of %d\n", reach, n);
         rc = TDB_EXIT_OK;
     }
     free(h);
