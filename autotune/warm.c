@@ -58,7 +58,7 @@ static int load_task(tune_dataset *d, int *cap, const char *key, int task, tdb_r
         f = f ? tir_run_pipeline(ctx, f, NULL) : NULL;
         float *x = NULL;
         int k = 0;
-        if (!f || !(r[i].mean > 0) || cm_extract(NULL, f, &x, &k) || k == 0) {
+        if (!f || !(r[i].median > 0) || cm_extract(NULL, f, &x, &k) || k == 0) {
             free(x);
             d->skipped++;
             continue;
@@ -69,7 +69,7 @@ static int load_task(tune_dataset *d, int *cap, const char *key, int task, tdb_r
             return -1;
         }
         d->progs[d->n] = (cm_program){x, k};
-        d->latencies[d->n] = r[i].mean;
+        d->latencies[d->n] = r[i].median;
         d->task_ids[d->n++] = task;
     }
     te_ctx_free(ctx);

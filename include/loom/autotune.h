@@ -401,7 +401,7 @@ int tune_task(const char *key, const char *target, const tune_options *opts,
 typedef struct {
     int n;               /* programs */
     cm_program *progs;   /* features of each (rows of CM_NUM_FEATURES) */
-    double *latencies;   /* mean latency of each, seconds */
+    double *latencies;   /* median latency of each, seconds */
     int *task_ids;       /* index of the program's workload in keys */
     int ntasks;
     char **keys;         /* workload keys, one per task id */
