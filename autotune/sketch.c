@@ -177,6 +177,7 @@ static const char *unit_text(tune_unit_kind k) {
     case TUNE_UNIT_TILE_FUSE: return "tile SSRSRS, fuse into";
     case TUNE_UNIT_RFACTOR: return "rfactor";
     case TUNE_UNIT_PLACE: return "inline|root|at";
+    default: break; /* GPU units: sketch_gpu.c */
     }
     return "?";
 }
