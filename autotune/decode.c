@@ -74,11 +74,11 @@ static int hole_candidates(const tune_hole *h, const int64_t *factors, int nf, i
     case TUNE_HOLE_SPLIT:
     case TUNE_HOLE_VECTOR: {
         int m = h->kind == TUNE_HOLE_SPLIT ? h->nvals : 1;
-        if (m > 3 || m < 1) return 0;
-        int idx[3] = {0, 0, 0};
+        if (m > 4 || m < 1) return 0; /* 4: GPU spatial tiles */
+        int idx[4] = {0, 0, 0, 0};
         /* every m-tuple of the log's factors whose product divides the extent */
         for (;;) {
-            int64_t prod = 1, row[3];
+            int64_t prod = 1, row[4];
             for (int k = 0; k < m; k++) row[k] = factors[idx[k]], prod *= row[k];
             if (prod > 0 && h->extent % prod == 0 && row[m - 1] <= TUNE__MAX_INNER && n < max) {
                 memcpy(cand + (size_t)n * (size_t)m, row, sizeof(int64_t) * (size_t)m);
@@ -96,6 +96,11 @@ static int hole_candidates(const tune_hole *h, const int64_t *factors, int nf, i
     case TUNE_HOLE_PARALLEL:
     case TUNE_HOLE_LOCATION:
         for (int64_t v = 1; v <= h->extent && n < max; v++) cand[n++] = v;
+        break;
+    case TUNE_HOLE_GPU_UNROLL:
+    case TUNE_HOLE_GPU_THREADS:
+    case TUNE_HOLE_GPU_FETCH: /* table indices 0..extent-1 */
+        for (int64_t v = 0; v < h->extent && n < max; v++) cand[n++] = v;
         break;
     }
     return n;
@@ -127,7 +132,7 @@ int tune_program_from_steps(const char *key, const tune_sketch *sketches, int ns
     int64_t factors[64];
     int nf = 0;
     enum { MAXC = 4096 };
-    cand = malloc(sizeof *cand * MAXC * 3);
+    cand = malloc(sizeof *cand * MAXC * 4); /* rows of up to 4 factors */
     if (!tseq || !tsorted || !cand) {
         if (err) *err = tune__strdupf("autotune: resume: out of memory");
         goto done;
@@ -152,7 +157,7 @@ int tune_program_from_steps(const char *key, const tune_sketch *sketches, int ns
         for (int i = 0; i < sk->nholes; i++) {
             const tune_hole *h = &sk->holes[i];
             for (int j = 0; j < h->nvals; j++)
-                p.vals[h->offset + j] = h->kind == TUNE_HOLE_UNROLL ? 0 : 1;
+                p.vals[h->offset + j] = h->kind == TUNE_HOLE_UNROLL || h->kind >= TUNE_HOLE_GPU_UNROLL ? 0 : 1;
         }
         bool exact;
         long best = score(&d, sk, &p, tsorted, tseq, tn, &exact);
@@ -162,9 +167,9 @@ int tune_program_from_steps(const char *key, const tune_sketch *sketches, int ns
                 const tune_hole *h = &sk->holes[i];
                 int m = h->kind == TUNE_HOLE_SPLIT ? h->nvals : 1;
                 int nc = hole_candidates(h, factors, nf, cand, MAXC);
-                int64_t keep[3];
+                int64_t keep[4];
                 memcpy(keep, p.vals + h->offset, sizeof(int64_t) * (size_t)m);
-                int64_t bestv[3];
+                int64_t bestv[4];
                 memcpy(bestv, keep, sizeof bestv);
                 for (int c = 0; c < nc && !exact; c++) {
                     memcpy(p.vals + h->offset, cand + (size_t)c * (size_t)m, sizeof(int64_t) * (size_t)m);

@@ -128,8 +128,20 @@ tune_measurer *tune_measurer_new(const char *key, const char *target,
             m->envp[k++] = environ[i];
     if (m->o.num_threads > 0) m->envp[k++] = tune__strdupf("LOOM_NUM_THREADS=%d", m->o.num_threads);
     for (int i = 0; i < m->n; i++) m->r[i] = (runner){-1, -1};
-    if (strncmp(m->target, "llvm", 4)) {
-        if (err) *err = tune__strdupf("autotune: target '%s' cannot be measured here (llvm only)",
+    if (tune_target_is_cuda(m->target)) {
+        /* Runners build with NVRTC and time on GPU 0: without a driver
+         * and a device nothing can be measured. */
+        if (!rt_cuda_available()) {
+            if (err)
+                *err = tune__strdupf("autotune: no CUDA device for target '%s' (this machine "
+                                     "measures llvm only): %s",
+                                     m->target, rt_last_error());
+            tune_measurer_free(m);
+            return NULL;
+        }
+    } else if (strncmp(m->target, "llvm", 4)) {
+        if (err) *err = tune__strdupf("autotune: target '%s' cannot be measured here (llvm or "
+                                      "cuda only)",
                                       m->target);
         tune_measurer_free(m);
         return NULL;

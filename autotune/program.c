@@ -65,11 +65,16 @@ static void random_hole(const tune_hole *h, uint64_t *rng, int64_t *v) {
     case TUNE_HOLE_PARALLEL:
     case TUNE_HOLE_LOCATION: v[0] = 1 + rand_below(rng, h->extent); break;
     case TUNE_HOLE_UNROLL: v[0] = rand_below(rng, TUNE__NUNROLL); break;
+    default: break; /* GPU holes: program_gpu.c */
     }
 }
 
 void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
                          tune_program *out) {
+    if (tune_sketch_is_gpu(sk)) {
+        tune__gpu_program_random(sk, sketch_index, rng, out);
+        return;
+    }
     memset(out, 0, sizeof *out);
     out->sketch = sketch_index;
     for (int i = 0; i < sk->nholes; i++)
@@ -109,6 +114,7 @@ static int mutate_split(const tune_hole *h, uint64_t *rng, int64_t *v) {
 }
 
 int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p) {
+    if (tune_sketch_is_gpu(sk)) return tune__gpu_program_mutate(sk, rng, p);
     if (sk->nholes == 0) return -1;
     for (int tries = 0; tries < 16; tries++) {
         const tune_hole *h = &sk->holes[rand_below(rng, sk->nholes)];
@@ -138,6 +144,7 @@ int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p) {
                 return 0;
             }
             break;
+        default: break; /* GPU holes: program_gpu.c */
         }
     }
     return -1;
@@ -387,6 +394,7 @@ static int apply_rfactor(applier *a, int u, te_tensor *t) {
 
 sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
                                  const tune_program *p) {
+    if (tune_sketch_is_gpu(sk)) return tune__gpu_program_apply(ctx, w, sk, p);
     applier a = {sch_create(ctx, w->nouts, w->outs), sk, p, {0}, {0}, {0}, {{0}}};
     if (!a.s) return NULL;
     int n = sch_num_stages(a.s);
@@ -415,6 +423,7 @@ sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune
         case TUNE_UNIT_RFACTOR: rc = apply_rfactor(&a, u, t); break;
         case TUNE_UNIT_PLACE:
         case TUNE_UNIT_PACK: break; /* below, once the consumers' loops exist */
+        default: break; /* GPU units: program_gpu.c */
         }
         if (rc) return NULL;
     }

@@ -81,10 +81,14 @@ typedef struct {
     DLTensor *args[32];
     int nargs;
     ops_workload *ow;
+    /* Target cuda: the module takes kDLCUDA tensors on GPU 0 (dev,
+     * mirrors of args); args stay the host side for data and checks. */
+    bool cuda;
+    DLTensor *dev[32];
 } built;
 
 static void built_clear(built *b) {
-    for (int i = 0; i < b->nargs; i++) rt_tensor_free(b->args[i]);
+    for (int i = 0; i < b->nargs; i++) rt_tensor_free(b->args[i]), rt_tensor_free(b->dev[i]);
     rt_module_free(b->mod);
     te_ctx_free(b->ctx);
     memset(b, 0, sizeof *b);
@@ -130,6 +134,15 @@ static void fill_inputs(built *b, uint64_t seed) {
     }
 }
 
+/* Copies the host tensors to the GPU (inputs, and the output when
+ * `with_out`, to carry its NaN poison). 0 or -1. */
+static int upload(built *b, bool with_out) {
+    int n = with_out ? b->nargs : b->w.nargs - b->w.nouts;
+    for (int i = 0; i < n; i++)
+        if (rt_tensor_copy(b->dev[i], b->args[i])) return -1;
+    return 0;
+}
+
 static void hang(void) {
     for (;;) pause();
 }
@@ -153,16 +166,23 @@ static int do_build(built *b, int out, cJSON *req) {
     if (!s) return reply_error(out, TUNE_ERR_INSTANTIATION, te_ctx_errmsg(b->ctx));
     if (hook == TUNE_HOOK_BUILD_HANG) hang();
     if (hook == TUNE_HOOK_BUILD_CRASH) raise(SIGSEGV);
+    b->cuda = tune_target_is_cuda(target);
     b->mod = cg_build(s, b->w.nargs, b->w.args, target, NULL);
-    if (!b->mod) return reply_error(out, TUNE_ERR_COMPILE_HOST, te_ctx_errmsg(b->ctx));
+    if (!b->mod)
+        return reply_error(out, b->cuda ? TUNE_ERR_COMPILE_DEVICE : TUNE_ERR_COMPILE_HOST,
+                           te_ctx_errmsg(b->ctx));
     if (b->w.nargs > 32) return reply_error(out, TUNE_ERR_UNKNOWN, "more than 32 arguments");
     for (int i = 0; i < b->w.nargs; i++) {
         te_tensor *t = b->w.args[i];
         b->args[i] = rt_tensor_alloc(cg_dl_type(t->dtype), t->ndim, t->shape);
         if (!b->args[i]) return reply_error(out, TUNE_ERR_UNKNOWN, rt_last_error());
         b->nargs = i + 1;
+        if (b->cuda && !(b->dev[i] = rt_cuda_tensor_alloc(cg_dl_type(t->dtype), t->ndim, t->shape, 0)))
+            return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, rt_last_error());
     }
     fill_inputs(b, 1);
+    if (b->cuda && upload(b, false))
+        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, rt_last_error());
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "build_s", rt_now() - t0);
     return reply(out, o);
@@ -185,15 +205,22 @@ static int do_run(built *b, int out, cJSON *req) {
     if (!(cfg.min_repeat_ms >= 0)) cfg.min_repeat_ms = 0;
     if (hook == TUNE_HOOK_SEGV) raise(SIGSEGV);
     if (hook == TUNE_HOOK_HANG) hang();
+    /* The first call is the warm-up; a candidate far slower than the best
+     * keeps it as its only sample. */
     double slow_s = cJSON_GetNumberValue(cJSON_GetObjectItem(req, "slow_s"));
     double t0 = rt_now();
-    if (rt_call(b->mod, "default", b->nargs, b->args))
-        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, rt_module_errmsg(b->mod));
+    if (b->cuda ? rt_call(b->mod, "default", b->nargs, b->dev) || rt_cuda_synchronize(0)
+                : rt_call(b->mod, "default", b->nargs, b->args))
+        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE,
+                           rt_module_errmsg(b->mod)[0] ? rt_module_errmsg(b->mod) : rt_last_error());
     rt_timing tm = {.n = 1, .samples = {rt_now() - t0}};
-    cfg.warmup = 0; /* the call above was the warm-up */
-    if (!(slow_s > 0 && tm.samples[0] > slow_s) &&
-        rt_time_call(b->mod, "default", b->nargs, b->args, &cfg, &tm))
-        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, rt_module_errmsg(b->mod));
+    cfg.warmup = 0;
+    bool slow = slow_s > 0 && tm.samples[0] > slow_s;
+    /* On the GPU: CUDA events around the launches. */
+    if (!slow && (b->cuda ? rt_cuda_time_call(b->mod, "default", b->nargs, b->dev, &cfg, &tm)
+                          : rt_time_call(b->mod, "default", b->nargs, b->args, &cfg, &tm)))
+        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE,
+                           rt_module_errmsg(b->mod)[0] ? rt_module_errmsg(b->mod) : rt_last_error());
     cJSON *o = cJSON_CreateObject();
     cJSON *lat = cJSON_AddArrayToObject(o, "lat");
     for (int i = 0; i < tm.n && i < 64; i++) cJSON_AddItemToArray(lat, cJSON_CreateNumber(tm.samples[i]));
@@ -211,7 +238,15 @@ static int64_t check_against_reference(built *b, uint64_t seed, int hook, char *
         if (f32) ((float *)o->data)[k] = NAN;
         else ((double *)o->data)[k] = NAN;
     }
-    if (rt_call(b->mod, "default", b->nargs, b->args)) {
+    if (b->cuda) {
+        /* Run on the GPU, compare on the host. */
+        if (upload(b, true) || rt_call(b->mod, "default", b->nargs, b->dev) ||
+            rt_tensor_copy(o, b->dev[b->w.nargs - 1])) {
+            snprintf(msg, cap, "%s",
+                     rt_module_errmsg(b->mod)[0] ? rt_module_errmsg(b->mod) : rt_last_error());
+            return -1;
+        }
+    } else if (rt_call(b->mod, "default", b->nargs, b->args)) {
         snprintf(msg, cap, "%s", rt_module_errmsg(b->mod));
         return -1;
     }
@@ -262,6 +297,10 @@ static int64_t check_against_reference(built *b, uint64_t seed, int hook, char *
     }
     free(want);
     fill_inputs(b, 1);
+    if (b->cuda && upload(b, false)) {
+        snprintf(msg, cap, "%s", rt_last_error());
+        return -1;
+    }
     return bad;
 }
 

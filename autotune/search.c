@@ -87,7 +87,13 @@ typedef struct {
     scratch sc;
     int nseed;             /* programs of the best stored logs (resume) */
     tune_program *seed;
+    bool gpu;              /* target cuda: GPU sketches, GPU pipeline + verifier */
+    tir_pipeline_options popt;
 } tuner;
+
+/* The pipeline options of lowering for the scorer (and, on GPU, for the
+ * verifier that filters invalid programs). */
+static const tir_pipeline_options *popts(const tuner *t) { return t->gpu ? &t->popt : NULL; }
 
 /* Applies, hashes and (with a scorer) scores n programs; invalid ones get
  * h = 0. Returns 0 or -1 (the workload no longer builds). */
@@ -105,13 +111,14 @@ static int evaluate(tuner *t, cand *c, int n) {
             sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[c[i].p.sketch], &c[i].p);
             if (!s) continue;
             c[i].h = tune_hash(tune_steps_key(t->sc.ctx, s));
-            if (sco->predict) {
+            if (sco->predict || t->gpu) {
                 tir_func *f = sch_lower(s, t->sc.w.nargs, t->sc.w.args, "default");
-                f = f ? tir_run_pipeline(t->sc.ctx, f, NULL) : NULL;
+                f = f ? tir_run_pipeline(t->sc.ctx, f, popts(t)) : NULL;
                 if (!f) {
                     c[i].h = 0;
                     continue;
                 }
+                if (!sco->predict) continue;
                 funcs[nf] = f;
                 idx[nf++] = i;
             }
@@ -250,7 +257,13 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         if (err) *err = tune__strdupf("autotune: %s", te_ctx_errmsg(t->sc.ctx));
         goto out;
     }
-    t->nsk = tune_generate_sketches(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES);
+    t->gpu = tune_target_is_cuda(target);
+    if (t->gpu) {
+        t->popt.gpu = true;
+        t->popt.gpu_limits = tune_gpu_limits();
+    }
+    t->nsk = t->gpu ? tune_generate_sketches_gpu(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES)
+                    : tune_generate_sketches(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES);
     if (t->nsk <= 0) {
         if (err) *err = tune__strdupf("autotune: %s", te_ctx_errmsg(t->sc.ctx));
         goto out;
@@ -343,7 +356,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
                 const tune_program *p = &batch[j];
                 sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p);
                 tir_func *f = s ? sch_lower(s, t->sc.w.nargs, t->sc.w.args, "default") : NULL;
-                f = f ? tir_run_pipeline(t->sc.ctx, f, NULL) : NULL;
+                f = f ? tir_run_pipeline(t->sc.ctx, f, popts(t)) : NULL;
                 if (f) funcs[nf] = f, l2[nf++] = rlat[j];
             }
             if (nf) o->scorer.update(o->scorer.user, nf, funcs, l2);

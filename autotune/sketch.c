@@ -246,6 +246,7 @@ static const char *unit_text(tune_unit_kind k) {
     case TUNE_UNIT_RFACTOR: return "rfactor";
     case TUNE_UNIT_PLACE: return "inline|root|at";
     case TUNE_UNIT_PACK: return "cache_read, pack for";
+    default: break; /* GPU units: sketch_gpu.c */
     }
     return "?";
 }

@@ -49,4 +49,18 @@ uint64_t tune__step_hash(const sch_step *st);
 /* Number of CPU cores online. */
 int tune__num_cores(void);
 
+/* GPU programs (program_gpu.c): the GPU counterparts of
+ * tune_program_random / _mutate / _apply, which dispatch to them for
+ * sketches with GPU units (tune_sketch_is_gpu). */
+void tune__gpu_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
+                              tune_program *out);
+int tune__gpu_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p);
+sch_schedule *tune__gpu_program_apply(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
+                                      const tune_program *p);
+
+/* Table sizes of the GPU holes' index values (program_gpu.c). */
+#define TUNE__GPU_NUNROLL 5
+#define TUNE__GPU_NTHREADS 6
+#define TUNE__GPU_NFETCH 3
+
 #endif

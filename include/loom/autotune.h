@@ -140,7 +140,27 @@ typedef enum {
      * innermost tile factor, so the register tile's reduction loop reads
      * one contiguous panel (GEMM packing; TVM's layout rewrite). No
      * holes: the factor follows the consumer's tile sizes. */
-    TUNE_UNIT_PACK
+    TUNE_UNIT_PACK,
+    /* GPU (tune_generate_sketches_gpu). Multi-level tiling "SSSRRSRS":
+     * cache_write "local" of the stage, its tile computed at the thread
+     * loop of the holder, the cache copy (consumer -1); or, fused, the
+     * stage itself computed at the thread loop of its single elementwise
+     * consumer (allocated there: per thread, in registers); the
+     * holder's block / vthread / thread tile loops fused and bound to
+     * blockIdx.x / vthread / threadIdx.x. Holes: one SPLIT of 4 factors
+     * (vthread, thread, inner, innermost) per spatial axis, one SPLIT of
+     * 2 per reduce axis, one GPU_UNROLL. */
+    TUNE_UNIT_GPU_TILE,
+    /* GPU: cache_read "shared" of stage `stage` for the tiled stage
+     * `consumer` (its only reader), computed at the innermost outer
+     * reduction tile loop, copied cooperatively (loops fused, split by the
+     * block's thread count, bound to threadIdx.x, a vectorized inner part
+     * of GPU_FETCH lanes where the tiles allow). */
+    TUNE_UNIT_GPU_SHARED,
+    /* GPU: a stage without data reuse: outer axes fused, split by a
+     * GPU_THREADS count, bound to blockIdx.x / threadIdx.x (a reduction
+     * accumulates in a "local" cache, serially in its thread). */
+    TUNE_UNIT_GPU_FLAT
 } tune_unit_kind;
 
 typedef enum {
@@ -149,7 +169,11 @@ typedef enum {
     TUNE_HOLE_UNROLL,   /* auto_unroll_max_step: an index into {0,16,64,512} */
     TUNE_HOLE_LOCATION, /* compute location: fusion level 1..max (TILE_CACHE,
                            TILE_FUSE); for PLACE see TUNE_UNIT_PLACE */
-    TUNE_HOLE_VECTOR    /* vector split of the innermost axis (a factor) */
+    TUNE_HOLE_VECTOR,   /* vector split of the innermost axis (a factor) */
+    /* GPU holes: values are indices 0..extent-1 into a table. */
+    TUNE_HOLE_GPU_UNROLL,  /* auto_unroll_max_step: {0, 16, 64, 512, 1024} */
+    TUNE_HOLE_GPU_THREADS, /* threads per block: {32, 64, 128, 256, 512, 1024} */
+    TUNE_HOLE_GPU_FETCH    /* cooperative-fetch vector lanes: {1, 2, 4} */
 } tune_hole_kind;
 
 typedef struct {
@@ -188,6 +212,30 @@ typedef struct {
  * fills sketches, or -1 with an error in ctx. */
 int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches, int max);
 
+/* Generates the GPU sketches of a workload (Ansor §4.1 and TVM
+ * sketch_policy_rules.cc for GPU, applied last stage to first): skip
+ * placeholders, always inline strictly inlinable stages (padding
+ * included), multi-level tiling "SSSRRSRS" with a "local" cache_write for
+ * stages with data reuse (fused into a single elementwise consumer when
+ * there is one: TUNE_UNIT_GPU_TILE), shared-memory cache_read with
+ * cooperative fetching of each producer read only by a tiled stage
+ * (TUNE_UNIT_GPU_SHARED; an inlined padding stage is computed into its
+ * shared copy), and thread binding of every other stage
+ * (TUNE_UNIT_GPU_FLAT). Not generated: cross-thread reduction and
+ * rfactor (binding a reduce axis to threads is not expressible: sch_bind
+ * rejects reduce axes). One sketch per workload. Returns the count
+ * (1..max) or -1 with an error in ctx. */
+int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
+                               int max);
+/* True for a sketch of tune_generate_sketches_gpu (it has GPU units). */
+bool tune_sketch_is_gpu(const tune_sketch *sk);
+/* True when target names the CUDA backend ("cuda", "cuda -arch=..."). */
+bool tune_target_is_cuda(const char *target);
+/* The GPU limits programs are annotated and verified against: GPU 0's
+ * max threads per block and shared memory per block where a device
+ * exists, else 1024 threads and 48 KiB (49152 bytes). */
+tir_gpu_limits tune_gpu_limits(void);
+
 /* ------------------------------------------------------------------ */
 /* Programs                                                            */
 /* ------------------------------------------------------------------ */
@@ -205,7 +253,12 @@ int tune_host_vector_lanes(void);
 
 /* Fills every hole of sketch sk at random: tile sizes from the
  * factorisations of each extent (innermost <= 64), parallel granularity,
- * unroll depth from {0,16,64,512}, compute location. */
+ * unroll depth from {0,16,64,512}, compute location. GPU sketches: tile
+ * sizes whose thread-level product is within tune_gpu_limits' threads
+ * per block (and at least 32 where the tile allows), vthreads <= 8, at
+ * most 256 outputs per thread; unroll from {0,16,64,512,1024}; fetch
+ * lanes; threads of flat stages (rejection sampling, so the program may
+ * still break a shared-memory limit: the GPU verifier filters those). */
 void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
                          tune_program *out);
 /* Mutates one hole of p (tile size: moves a factor between two levels;

@@ -337,11 +337,12 @@ int main(int argc, char **argv) {
     if (!suite && !op) return fail("--op OP (or --suite FILE) is required%s%s", "", "");
     if (threads < 0 || jobs < 0 || per_round <= 0 || population <= 0)
         return fail("--threads/--jobs must be >= 0, --per-round and --population > 0%s%s", "", "");
-    if (!strncmp(target, "cuda", 4))
-        return fail("target '%s': no CUDA device or CUDA backend is available here (this build "
-                    "tunes on the host CPU: --target llvm)%s",
-                    target, "");
-    if (strncmp(target, "llvm", 4) || (target[4] && target[4] != ' '))
+    bool cuda = tune_target_is_cuda(target);
+    if (cuda && !rt_cuda_available())
+        return fail("target '%s': no CUDA device is available here (%s); tune on the host CPU "
+                    "with --target llvm",
+                    target, rt_last_error());
+    if (!cuda && (strncmp(target, "llvm", 4) || (target[4] && target[4] != ' ')))
         return fail("unknown target '%s' (known: llvm, cuda)%s", target, "");
     task_line *tasks = NULL;
     int ntasks = 0;
@@ -386,6 +387,14 @@ int main(int argc, char **argv) {
     if (!strncmp(target, "llvm -", 6)) {
         free(tkey);
         tkey = strdup(target);
+    }
+    rt_cuda_props gp;
+    if (cuda && rt_cuda_get_props(0, &gp) == 0) {
+        /* The GPU's target key: "cuda sm_90 NVIDIA H100 80GB HBM3". */
+        char buf[320];
+        snprintf(buf, sizeof buf, "cuda sm_%d%d %s", gp.cc_major, gp.cc_minor, gp.name);
+        free(tkey);
+        tkey = strdup(buf);
     }
     for (int i = 0; i < ntasks; i++)
         if (tdb_commit_workload_key(db, tasks[i].key) < 0) {
@@ -496,7 +505,7 @@ int main(int argc, char **argv) {
         }
         tune_summary sum;
         char *terr = NULL;
-        int r = tune_task(tasks[ti].key, "llvm", &o, &sum, &terr);
+        int r = tune_task(tasks[ti].key, cuda ? target : "llvm", &o, &sum, &terr);
         for (int i = 0; i < nl; i++) free(logs[i]);
         free(logs);
         if (r) {
