@@ -128,7 +128,8 @@ int tune_program_from_steps(const char *key, const tune_sketch *sketches, int ns
     }
     tseq = malloc(sizeof *tseq * (size_t)(tn + 1));
     tsorted = malloc(sizeof *tsorted * (size_t)(tn + 1));
-    /* The split factors of the log (distinct), the alphabet of split holes. */
+    /* The split and pack factors of the log (distinct), the alphabet of
+     * split holes. */
     int64_t factors[64];
     int nf = 0;
     enum { MAXC = 4096 };
@@ -139,7 +140,9 @@ int tune_program_from_steps(const char *key, const tune_sketch *sketches, int ns
     }
     for (int i = 0; i < tn; i++) {
         tseq[i] = tsorted[i] = tune__step_hash(&steps[i]);
-        if (steps[i].kind == SCH_STEP_SPLIT && !steps[i].nparts) {
+        /* A pack factor is an innermost tile factor too (packed tiles). */
+        if ((steps[i].kind == SCH_STEP_SPLIT && !steps[i].nparts) ||
+            steps[i].kind == SCH_STEP_PACK) {
             bool have = false;
             for (int k = 0; k < nf; k++) have |= factors[k] == steps[i].value;
             if (!have && nf < 64) factors[nf++] = steps[i].value;

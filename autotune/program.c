@@ -175,17 +175,29 @@ static const tune_hole *hole(const applier *a, int u, int k) {
 static const int64_t *hvals(const applier *a, const tune_hole *h) { return a->p->vals + h->offset; }
 
 /* Splits every axis of t into its levels: spatial axes into 4 (l[d][0..3]),
- * reduce axes into 2 (r[k][0..1]). */
+ * reduce axes into 2 (r[k][0..1]). vd >= 0: t is a stage packed on
+ * spatial axis vd by that axis's innermost factor (sch_pack: axes
+ * [vd.outer, the others..., vd.inner]); vd.outer gives levels 0..2 and
+ * vd.inner is level 3, placed innermost. Otherwise the innermost level
+ * keeps the axis order. */
 static int tile_levels(applier *a, int u, te_tensor *t, te_expr *l[][4], te_expr *r[][2],
-                       int64_t *inner) {
-    int nsp = t->ndim, nr = nreduce_of(t);
+                       int64_t *inner, int vd) {
+    int nsp = vd >= 0 ? t->ndim - 1 : t->ndim, nr = nreduce_of(t);
     for (int d = 0; d < nsp; d++) {
         const int64_t *f = hvals(a, hole(a, u, d));
-        te_expr *x = sch_axis(t, d);
-        if (!x || sch_split(a->s, t, x, f[2], &x, &l[d][3]) ||
-            sch_split(a->s, t, x, f[1], &x, &l[d][2]) ||
-            sch_split(a->s, t, x, f[0], &l[d][0], &l[d][1]))
-            return -1;
+        if (d == vd) {
+            te_expr *x = sch_axis(t, 0);
+            l[d][3] = sch_axis(t, nsp);
+            if (!x || !l[d][3] || sch_split(a->s, t, x, f[1], &x, &l[d][2]) ||
+                sch_split(a->s, t, x, f[0], &l[d][0], &l[d][1]))
+                return -1;
+        } else {
+            te_expr *x = sch_axis(t, vd >= 0 && d < vd ? d + 1 : d);
+            if (!x || sch_split(a->s, t, x, f[2], &x, &l[d][3]) ||
+                sch_split(a->s, t, x, f[1], &x, &l[d][2]) ||
+                sch_split(a->s, t, x, f[0], &l[d][0], &l[d][1]))
+                return -1;
+        }
         if (inner) inner[d] = f[2];
     }
     for (int k = 0; k < nr; k++) {
@@ -200,7 +212,9 @@ static int tile_levels(applier *a, int u, te_tensor *t, te_expr *l[][4], te_expr
     for (int k = 0; k < nr; k++) order[n++] = r[k][0];
     for (int d = 0; d < nsp; d++) order[n++] = l[d][2];
     for (int k = 0; k < nr; k++) order[n++] = r[k][1];
-    for (int d = 0; d < nsp; d++) order[n++] = l[d][3];
+    for (int d = 0; d < nsp; d++)
+        if (d != vd) order[n++] = l[d][3];
+    if (vd >= 0) order[n++] = l[vd][3];
     return sch_reorder(a->s, t, n, order);
 }
 
@@ -218,7 +232,7 @@ static int apply_tile(applier *a, int u, te_tensor *t) {
     int nsp = t->ndim;
     te_expr *l[TE_MAX_DIMS][4], *r[TE_MAX_DIMS][2];
     int64_t inner[TE_MAX_DIMS];
-    if (tile_levels(a, u, t, l, r, inner)) return -1;
+    if (tile_levels(a, u, t, l, r, inner, -1)) return -1;
     int base = nsp + nreduce_of(t);
     int64_t par = hvals(a, hole(a, u, base))[0];
     int64_t unroll = tune__unroll_steps[hvals(a, hole(a, u, base + 1))[0]];
@@ -235,12 +249,14 @@ static int apply_tile(applier *a, int u, te_tensor *t) {
 }
 
 /* Tiles producer `pr` and fuses it into `co` (its cache copy or its
- * elementwise consumer, same shape) at the chosen level. */
-static int apply_tile_fused(applier *a, int u, te_tensor *pr, te_tensor *co) {
-    int nsp = pr->ndim;
+ * elementwise consumer, same shape) at the chosen level. vd >= 0: pr is
+ * packed on spatial axis vd (tile_levels), whose innermost level is
+ * vectorized; else the last axis's. */
+static int apply_tile_fused(applier *a, int u, te_tensor *pr, te_tensor *co, int vd) {
+    int nsp = co->ndim;
     te_expr *l[TE_MAX_DIMS][4], *r[TE_MAX_DIMS][2];
     int64_t inner[TE_MAX_DIMS];
-    if (tile_levels(a, u, pr, l, r, inner)) return -1;
+    if (tile_levels(a, u, pr, l, r, inner, vd)) return -1;
     a->holder[u] = pr;
     a->nloops[u] = 2 * nsp;
     for (int d = 0; d < nsp; d++) a->loops[u][d] = l[d][0], a->loops[u][nsp + d] = l[d][1];
@@ -277,7 +293,8 @@ static int apply_tile_fused(applier *a, int u, te_tensor *pr, te_tensor *co) {
     if (unroll && sch_pragma(a->s, co, at, "auto_unroll_max_step", unroll)) return -1;
     if (cin > 1 && cin <= TUNE__MAX_INNER && sch_vectorize(a->s, co, c[nsp - 1][2])) return -1;
     if (sch_compute_at(a->s, pr, co, at)) return -1;
-    if (inner[nsp - 1] > 1 && sch_vectorize(a->s, pr, l[nsp - 1][3])) return -1;
+    int v = vd >= 0 ? vd : nsp - 1;
+    if (inner[v] > 1 && sch_vectorize(a->s, pr, l[v][3])) return -1;
     return 0;
 }
 
@@ -350,19 +367,21 @@ static int apply_pack(applier *a, int u, te_tensor *t) {
     for (int k = 0; k < a->sk->nunits; k++) {
         tune_unit_kind kk = a->sk->units[k].kind;
         if (a->sk->units[k].stage == a->sk->units[u].consumer && a->holder[k] &&
-            (kk == TUNE_UNIT_TILE || kk == TUNE_UNIT_TILE_CACHE || kk == TUNE_UNIT_TILE_FUSE))
+            (kk == TUNE_UNIT_TILE || kk == TUNE_UNIT_TILE_CACHE || kk == TUNE_UNIT_TILE_FUSE ||
+             kk == TUNE_UNIT_TILE_CACHE_PACKED))
             cu = k;
     }
     te_ctx *ctx = sch_ctx(a->s);
     if (cu < 0)
         return te_error(ctx, "autotune: packing of '%s' has no tiled reader", t->name);
     te_tensor *reader = a->holder[cu];
-    int nsp = reader->ndim;
-    int64_t f = hvals(a, hole(a, cu, nsp - 1))[2];
-    int dim = tune__read_dim(reader->body, t, reader->axes[nsp - 1]);
-    if (dim < 0)
-        return te_error(ctx, "autotune: '%s' does not read '%s' at its innermost axis",
-                        reader->name, t->name);
+    const tune_unit *cun = &a->sk->units[cu];
+    int v = cun->kind == TUNE_UNIT_TILE_CACHE_PACKED ? cun->vec_dim
+                                                      : a->stage[cun->stage]->ndim - 1;
+    int64_t f = hvals(a, hole(a, cu, v))[2];
+    int dim = a->sk->units[u].vec_dim;
+    if (dim < 0 || dim >= t->ndim)
+        return te_error(ctx, "autotune: '%s' has no dimension %d to pack", t->name, dim);
     te_tensor *copy = sch_cache_read(a->s, t, "global", 1, &reader);
     te_tensor *packed = copy ? sch_pack(a->s, copy, sch_axis(copy, dim), f) : NULL;
     if (!packed || sch_parallel(a->s, packed, sch_axis(packed, 0))) return -1;
@@ -414,10 +433,22 @@ sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune
         switch (un->kind) {
         case TUNE_UNIT_ANNOTATE: rc = apply_annotate(&a, u, t); break;
         case TUNE_UNIT_TILE: rc = apply_tile(&a, u, t); break;
-        case TUNE_UNIT_TILE_FUSE: rc = apply_tile_fused(&a, u, t, a.stage[un->consumer]); break;
+        case TUNE_UNIT_TILE_FUSE:
+            rc = apply_tile_fused(&a, u, t, a.stage[un->consumer], -1);
+            break;
         case TUNE_UNIT_TILE_CACHE: {
             te_tensor *cache = sch_cache_write(a.s, t, "local");
-            rc = cache ? apply_tile_fused(&a, u, cache, t) : -1;
+            rc = cache ? apply_tile_fused(&a, u, cache, t, -1) : -1;
+            break;
+        }
+        case TUNE_UNIT_TILE_CACHE_PACKED: {
+            /* The accumulator packed on the vectorized axis, so the
+             * register tile's vectors are contiguous in it. */
+            te_tensor *cache = sch_cache_write(a.s, t, "local");
+            int vd = un->vec_dim;
+            int64_t f = hvals(&a, hole(&a, u, vd))[2];
+            if (cache) cache = sch_pack(a.s, cache, sch_axis(cache, vd), f);
+            rc = cache ? apply_tile_fused(&a, u, cache, t, vd) : -1;
             break;
         }
         case TUNE_UNIT_RFACTOR: rc = apply_rfactor(&a, u, t); break;

@@ -120,25 +120,41 @@ static void reduce_read_visit(const te_expr *e, void *user) {
     te_expr_visit_children(e, reduce_read_visit, user);
 }
 
-/* The input (placeholder) stage worth packing for tiled stage i: one read
- * at exactly i's innermost spatial axis (the vectorized one) and walked
- * by a reduce axis, so the register tile's reduction loop strides
- * through it (B[k, j] of a matmul, W[j, k] of a dense layer). -1: none. */
-static int pack_candidate(const tune_dag *dag, int i) {
+/* The input (placeholder) stage worth packing for tiled stage i when its
+ * spatial axis `axis` is the vectorized one: read at exactly that axis
+ * (*dim: the input's dimension there) and walked by a reduce axis, so the
+ * register tile's reduction loop strides through it (B[k, j] of a matmul,
+ * W[j, k] of a dense layer, W[k, c, r, s] of a convolution vectorized over
+ * output channels). -1: none. */
+static int pack_candidate(const tune_dag *dag, int i, int axis, int *dim) {
     const te_tensor *t = dag->stages[i].tensor;
-    if (!t->body || t->body->kind != TE_REDUCE || t->ndim < 1) return -1;
+    if (!t->body || t->body->kind != TE_REDUCE || axis < 0 || axis >= t->ndim) return -1;
     const tune_stage_info *si = &dag->stages[i];
     for (int k = 0; k < si->nproducers; k++) {
         int p = si->producers[k];
         const te_tensor *in = dag->stages[p].tensor;
-        if (!dag->stages[p].is_placeholder || in->ndim >= TE_MAX_DIMS ||
-            tune__read_dim(t->body, in, t->axes[t->ndim - 1]) < 0)
-            continue;
+        if (!dag->stages[p].is_placeholder || in->ndim >= TE_MAX_DIMS) continue;
+        int d = tune__read_dim(t->body, in, t->axes[axis]);
+        if (d < 0) continue;
         reduce_read_ctx rc = {in, (const te_expr *const *)t->body->u.reduce.axes,
                               t->body->u.reduce.naxes, false};
         reduce_read_visit(t->body, &rc);
-        if (rc.found) return p;
+        if (rc.found) {
+            *dim = d;
+            return p;
+        }
     }
+    return -1;
+}
+
+/* The spatial axis (not the last) to vectorize with a packed accumulator
+ * (TUNE_UNIT_TILE_CACHE_PACKED): one whose extent is a whole number of
+ * host vectors and at which an input can be packed. -1: none. */
+static int packed_vector_axis(const tune_dag *dag, int i, int *input, int *dim) {
+    const te_tensor *t = dag->stages[i].tensor;
+    int lanes = tune_host_vector_lanes();
+    for (int d = t->ndim - 2; d >= 0; d--)
+        if (t->shape[d] % lanes == 0 && (*input = pack_candidate(dag, i, d, dim)) >= 0) return d;
     return -1;
 }
 
@@ -170,6 +186,7 @@ static int place_candidates(const tune_sketch *sk, const tune_dag *dag, int cons
         case TUNE_UNIT_ANNOTATE: return 1;
         case TUNE_UNIT_TILE:
         case TUNE_UNIT_TILE_CACHE:
+        case TUNE_UNIT_TILE_CACHE_PACKED:
         case TUNE_UNIT_TILE_FUSE: return 2 * dag->stages[consumer].tensor->ndim;
         default: break;
         }
@@ -179,11 +196,11 @@ static int place_candidates(const tune_sketch *sk, const tune_dag *dag, int cons
 
 /* Appends a unit and its holes; -1 when the sketch is full. */
 static int add_unit(tune_sketch *sk, const tune_dag *dag, tune_unit_kind kind, int stage,
-                    int consumer) {
+                    int consumer, int vec_dim) {
     if (sk->nunits >= TUNE_MAX_UNITS) return -1;
     const te_tensor *t = dag->stages[stage].tensor;
     int u = sk->nunits++;
-    sk->units[u] = (tune_unit){kind, stage, consumer};
+    sk->units[u] = (tune_unit){kind, stage, consumer, vec_dim};
     int nsp = t->ndim, nr = nreduce(t);
     switch (kind) {
     case TUNE_UNIT_PLACE:
@@ -232,7 +249,7 @@ static int rebuild_holes(tune_sketch *sk, const tune_dag *dag) {
     memcpy(units, sk->units, sizeof units);
     sk->nunits = sk->nholes = sk->nvals = 0;
     for (int u = 0; u < n; u++)
-        if (add_unit(sk, dag, units[u].kind, units[u].stage, units[u].consumer))
+        if (add_unit(sk, dag, units[u].kind, units[u].stage, units[u].consumer, units[u].vec_dim))
             return -1;
     return 0;
 }
@@ -242,6 +259,8 @@ static const char *unit_text(tune_unit_kind k) {
     case TUNE_UNIT_ANNOTATE: return "annotate";
     case TUNE_UNIT_TILE: return "tile SSRSRS";
     case TUNE_UNIT_TILE_CACHE: return "cache_write, tile SSRSRS, fuse into copy";
+    case TUNE_UNIT_TILE_CACHE_PACKED:
+        return "cache_write, pack, tile SSRSRS vectorized on a packed axis, fuse into copy";
     case TUNE_UNIT_TILE_FUSE: return "tile SSRSRS, fuse into";
     case TUNE_UNIT_RFACTOR: return "rfactor";
     case TUNE_UNIT_PLACE: return "inline|root|at";
@@ -296,7 +315,7 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
              * consumer's innermost loop as masked loads (TVM does not count
              * such a stage as strictly inlinable either). */
             if (si->strictly_inlinable && si->nconsumers == 1 && has_branch(si->tensor->body)) {
-                if (add_unit(sk, &dag, TUNE_UNIT_PLACE, i, si->consumers[0]))
+                if (add_unit(sk, &dag, TUNE_UNIT_PLACE, i, si->consumers[0], 0))
                     return te_error(ctx, "autotune: workload too large for a sketch (%d units, "
                                          "%d holes at most)",
                                     TUNE_MAX_UNITS, TUNE_MAX_HOLES);
@@ -308,7 +327,8 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
                 next[nnext++] = base;
                 continue;
             }
-            int variants[3], nv = 0, consumer = -1, pack = -1;
+            int variants[4], nv = 0, consumer = -1, pack = -1, pack_dim = 0;
+            int vaxis = -1, vinput = -1, vdim = 0;
             if (si->needs_tiling) {
                 /* A single consumer, elementwise on this stage, left with
                  * annotations only: tiling with fusion. */
@@ -328,8 +348,13 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
                     variants[nv++] = TUNE_UNIT_TILE;
                     if (!si->is_output || si->is_reduction) variants[nv++] = TUNE_UNIT_TILE_CACHE;
                 }
+                pack = pack_candidate(&dag, i, si->tensor->ndim - 1, &pack_dim);
+                /* Vectors over another axis only when no input is walked
+                 * along the last one (NCHW convolution: the image row). */
+                if (consumer < 0 && pack < 0 && (!si->is_output || si->is_reduction) &&
+                    (vaxis = packed_vector_axis(&dag, i, &vinput, &vdim)) >= 0)
+                    variants[nv++] = TUNE_UNIT_TILE_CACHE_PACKED;
                 if (si->needs_rfactor) variants[nv++] = TUNE_UNIT_RFACTOR;
-                pack = pack_candidate(&dag, i);
             } else {
                 variants[nv++] = TUNE_UNIT_ANNOTATE;
                 if (si->needs_rfactor) variants[nv++] = TUNE_UNIT_RFACTOR;
@@ -338,16 +363,18 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
                 partial p = base;
                 int cs = variants[v] == TUNE_UNIT_TILE_FUSE ? consumer : -1;
                 if (cs >= 0) drop_unit_of(&p.sk, cs);
-                if (add_unit(&p.sk, &dag, variants[v], i, cs) ||
-                    (cs >= 0 && rebuild_holes(&p.sk, &dag)))
+                bool packed = variants[v] == TUNE_UNIT_TILE_CACHE_PACKED;
+                if (add_unit(&p.sk, &dag, variants[v], i, cs, packed ? vaxis : 0) ||
+                    (cs >= 0 && rebuild_holes(&p.sk, &dag)) ||
+                    (packed && add_unit(&p.sk, &dag, TUNE_UNIT_PACK, vinput, i, vdim)))
                     return te_error(ctx, "autotune: workload too large for a sketch (%d units, "
                                          "%d holes at most)",
                                     TUNE_MAX_UNITS, TUNE_MAX_HOLES);
                 next[nnext++] = p;
                 /* The same tiling with the strided input packed. */
-                if (pack >= 0 && variants[v] != TUNE_UNIT_RFACTOR && nnext < MAXP) {
+                if (pack >= 0 && !packed && variants[v] != TUNE_UNIT_RFACTOR && nnext < MAXP) {
                     partial q = p;
-                    if (add_unit(&q.sk, &dag, TUNE_UNIT_PACK, pack, i) == 0)
+                    if (add_unit(&q.sk, &dag, TUNE_UNIT_PACK, pack, i, pack_dim) == 0)
                         next[nnext++] = q;
                 }
             }

@@ -33,7 +33,9 @@ bool tune_target_is_cuda(const char *target) {
 
 bool tune_sketch_is_gpu(const tune_sketch *sk) {
     for (int u = 0; u < sk->nunits; u++)
-        if (sk->units[u].kind >= TUNE_UNIT_GPU_TILE) return true;
+        if (sk->units[u].kind == TUNE_UNIT_GPU_TILE || sk->units[u].kind == TUNE_UNIT_GPU_SHARED ||
+            sk->units[u].kind == TUNE_UNIT_GPU_FLAT)
+            return true;
     return false;
 }
 
@@ -158,7 +160,7 @@ int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch 
         if (sk.nunits >= TUNE_MAX_UNITS) return full(ctx);
         if (!si->needs_tiling) {
             flat_unit[i] = sk.nunits;
-            sk.units[sk.nunits++] = (tune_unit){TUNE_UNIT_GPU_FLAT, i, -1};
+            sk.units[sk.nunits++] = (tune_unit){TUNE_UNIT_GPU_FLAT, i, -1, 0};
             continue;
         }
         int consumer = -1;
@@ -179,7 +181,7 @@ int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch 
                 if (flat_unit[k] > fu) flat_unit[k]--;
             flat_unit[consumer] = -1;
         }
-        sk.units[sk.nunits++] = (tune_unit){TUNE_UNIT_GPU_TILE, i, consumer};
+        sk.units[sk.nunits++] = (tune_unit){TUNE_UNIT_GPU_TILE, i, consumer, 0};
     }
     /* Shared copies: producers read by a tiled stage and nothing else. */
     int ntiled = sk.nunits;
@@ -190,7 +192,7 @@ int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch 
             int p = si->producers[k];
             if (dag.stages[p].nconsumers != 1) continue;
             if (sk.nunits >= TUNE_MAX_UNITS) return full(ctx);
-            sk.units[sk.nunits++] = (tune_unit){TUNE_UNIT_GPU_SHARED, p, sk.units[u].stage};
+            sk.units[sk.nunits++] = (tune_unit){TUNE_UNIT_GPU_SHARED, p, sk.units[u].stage, 0};
         }
     }
     for (int u = 0; u < sk.nunits; u++)

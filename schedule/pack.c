@@ -77,17 +77,14 @@ int sch__apply_pack(sch_schedule *s, const sch_step *step, te_tensor **out) {
         return te_error(ctx, "pack: stage '%s' has already been scheduled; pack it before any "
                              "other primitive on it",
                         t->name);
-    if (t->body->kind == TE_REDUCE)
-        return te_error(ctx, "pack: stage '%s' is a reduction; pack a copy of it (cache_write "
-                             "or cache_read) instead",
-                        t->name);
     for (int i = 0; i < s->nstages; i++)
         if (s->stages[i].attach == SCH_ATTACH_AT && s->stages[i].attach_stage == step->stage)
             return te_error(ctx, "pack: stage '%s' has stage '%s' computed at its loops",
                             t->name, s->stages[i].op->name);
 
     /* The packed stage: [outer, other axes..., inner] over fresh axes, the
-     * old body with axis d = outer * f + inner. */
+     * old body with axis d = outer * f + inner (a reduction keeps its
+     * reduce axes: the stage it replaces is gone). */
     int n = t->ndim, dim = step->iter;
     te_expr *axes[TE_MAX_DIMS], *old[TE_MAX_DIMS], *val[TE_MAX_DIMS];
     const char *an = axis->u.var.name;
@@ -123,11 +120,12 @@ int sch__apply_pack(sch_schedule *s, const sch_step *step, te_tensor **out) {
     }
     for (int i = 0; i < s->nstages; i++)
         if (new_ops[i]) s->stages[i].op = new_ops[i];
+    /* The packed tensor is the stage's handle from now on: readers name it,
+     * so later rewrites of the stage's op (cache_read of its inputs) still
+     * find it through the origin. */
     int scope = st->scope;
-    te_tensor *origin = st->origin;
     sch__init_stage(ctx, st, packed);
     st->scope = scope;
-    st->origin = origin; /* the caller's handle still names the stage */
     if (out) *out = packed;
     return 0;
 }

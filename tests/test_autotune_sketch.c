@@ -74,10 +74,13 @@ static void test_sketch_golden(void **st) {
                                                "fuse into Y"});
     /* Padding (a branch) keeps a compute location: inline, root or at a
      * tile loop of the convolution. */
-    expect_sketches(CONV, 2,
+    expect_sketches(CONV, 3,
                     (const char *[]){"Pad: inline|root|at O; O: tile SSRSRS",
                                      "Pad: inline|root|at O; O: cache_write, tile SSRSRS, "
-                                     "fuse into copy"});
+                                     "fuse into copy",
+                                     "Pad: inline|root|at O; W: cache_read, pack for O; O: "
+                                     "cache_write, pack, tile SSRSRS vectorized on a packed "
+                                     "axis, fuse into copy"});
     expect_sketches(CBR, 1, (const char *[]){"Pad: inline|root|at O; O: tile SSRSRS, fuse into Y"});
     expect_sketches("relu(D0=4,D1=32)", 1, (const char *[]){"Y: annotate"});
     /* A long reduction with a tiny output: rfactor is offered. */
@@ -116,7 +119,7 @@ static void test_annotation_correct(void **st) {
     check_random_programs(MM, 3, seed);
     check_random_programs(DENSE, 3, seed);
     check_random_programs(NHWC, 2, seed);
-    check_random_programs(CONV, 2, seed);
+    check_random_programs(CONV, 4, seed);
     check_random_programs(CBR, 2, seed);
     check_random_programs("sum(D0=2,D1=4096,axes=2)", 2, seed);
 }

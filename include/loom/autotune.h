@@ -160,7 +160,14 @@ typedef enum {
     /* GPU: a stage without data reuse: outer axes fused, split by a
      * GPU_THREADS count, bound to blockIdx.x / threadIdx.x (a reduction
      * accumulates in a "local" cache, serially in its thread). */
-    TUNE_UNIT_GPU_FLAT
+    TUNE_UNIT_GPU_FLAT,
+    /* CPU: as TILE_CACHE, but the vectorized axis is spatial axis vec_dim
+     * (not the last one): the local accumulator is packed on it by its
+     * innermost factor (its vectors contiguous), that level goes
+     * innermost, and the input read at that axis is packed alike (a PACK
+     * unit) — the NCHW[x]c idea of TVM's x86 conv2d: vectors over output
+     * channels when the image rows are short. Same holes as TILE_CACHE. */
+    TUNE_UNIT_TILE_CACHE_PACKED
 } tune_unit_kind;
 
 typedef enum {
@@ -189,7 +196,9 @@ typedef struct {
     tune_unit_kind kind;
     int stage;    /* stage (index in the original schedule) */
     int consumer; /* TILE_FUSE: consumer stage; PLACE: the stage reading it;
-                     else -1 */
+                     PACK: the tiled stage reading it; else -1 */
+    int vec_dim;  /* TILE_CACHE_PACKED: the vectorized spatial axis; PACK:
+                     the dimension of the input packed; else unused */
 } tune_unit;
 
 typedef struct {

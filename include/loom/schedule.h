@@ -112,10 +112,12 @@ int sch_storage_align(sch_schedule *s, te_tensor *t, te_expr *axis, int64_t fact
  * [N/16, K, 16]; readers' index n becomes (n / 16, ..., n % 16). This is
  * GEMM operand packing (Goto and van de Geijn, 2008) and TVM's NCHW[x]c
  * layout; pack a cache_read copy to pack an input. Returns the packed
- * tensor, whose stage replaces t's: schedule its loops (outer, the other
- * axes in order, inner) through it. Errors (NULL): t is a placeholder, an
- * output or a reduction; factor not positive or not dividing E; t already
- * scheduled (pack first) or has stages computed at its loops. */
+ * tensor, whose stage replaces t's: t no longer names a stage; schedule
+ * the loops (outer, the other axes in order, inner) through the result; a cache_write stage packed on its
+ * vectorized axis keeps a register tile's vectors contiguous. Errors
+ * (NULL): t is a placeholder or an output; factor not positive or not
+ * dividing E; t already scheduled (pack first) or has stages computed at
+ * its loops. */
 te_tensor *sch_pack(sch_schedule *s, te_tensor *t, te_expr *axis, int64_t factor);
 
 /* ---- the transform-step log ---- */
