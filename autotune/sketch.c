@@ -77,30 +77,6 @@ static bool has_branch(const te_expr *e) {
 
 typedef struct {
     const te_tensor *input;
-    const te_expr *axis;
-    int dim;
-} read_dim_ctx;
-
-static void read_dim_visit(const te_expr *e, void *user) {
-    read_dim_ctx *rc = user;
-    if (rc->dim >= 0) return;
-    if (e->kind == TE_READ && e->u.read.tensor == rc->input)
-        for (int d = 0; d < e->u.read.ndim; d++)
-            if (e->u.read.indices[d] == rc->axis) {
-                rc->dim = d;
-                return;
-            }
-    te_expr_visit_children(e, read_dim_visit, user);
-}
-
-int tune__read_dim(const te_expr *e, const te_tensor *input, const te_expr *axis) {
-    read_dim_ctx rc = {input, axis, -1};
-    read_dim_visit(e, &rc);
-    return rc.dim;
-}
-
-typedef struct {
-    const te_tensor *input;
     const te_expr *const *raxes;
     int nr;
     bool found;
@@ -134,7 +110,7 @@ static int pack_candidate(const tune_dag *dag, int i, int axis, int *dim) {
         int p = si->producers[k];
         const te_tensor *in = dag->stages[p].tensor;
         if (!dag->stages[p].is_placeholder || in->ndim >= TE_MAX_DIMS) continue;
-        int d = tune__read_dim(t->body, in, t->axes[axis]);
+        int d = te_expr_read_dim(t->body, in, t->axes[axis]);
         if (d < 0) continue;
         reduce_read_ctx rc = {in, (const te_expr *const *)t->body->u.reduce.axes,
                               t->body->u.reduce.naxes, false};

@@ -39,10 +39,6 @@ static inline int nreduce_of(const te_tensor *t) {
     return t->body && t->body->kind == TE_REDUCE ? t->body->u.reduce.naxes : 0;
 }
 
-/* The dimension of `input` that e reads at exactly index `axis` (a
- * variable), or -1 when no read of input in e does. */
-int tune__read_dim(const te_expr *e, const te_tensor *input, const te_expr *axis);
-
 /* FNV-1a hash of one step's text (as in tune_steps_key). */
 uint64_t tune__step_hash(const sch_step *st);
 

@@ -49,6 +49,31 @@ static int64_t pick_factor(int64_t ext, int64_t want, int64_t mult) {
     return want;
 }
 
+/* Packs the input that R's reduction walks at its column axis (B[k, j] of
+ * a matmul, W[j, k] of a dense layer) into panels of nb columns at the
+ * root (GEMM packing, Goto and van de Geijn 2008): the register tile's
+ * reduction loop then reads one contiguous panel instead of rows a matrix
+ * width apart. Nothing to do when no input is read so, or nb does not
+ * divide its extent. */
+static int pack_column_operand(sch_schedule *s, te_tensor *R, int64_t nb) {
+    int col = R->ndim - 1;
+    if (!R->body || R->body->kind != TE_REDUCE || nb <= 1) return 0;
+    for (int i = 0; i < R->ninputs; i++) {
+        te_tensor *in = R->inputs[i];
+        int dim = te_expr_read_dim(R->body, in, R->axes[col]);
+        if (in->kind != TE_OP_PLACEHOLDER || dim < 0 || in->ndim >= TE_MAX_DIMS ||
+            in->shape[dim] % nb || in->shape[dim] == nb)
+            continue;
+        te_tensor *copy = sch_cache_read(s, in, "global", 1, &R);
+        te_tensor *p = copy ? sch_pack(s, copy, sch_axis(copy, dim), nb) : NULL;
+        if (!p || sch_parallel(s, p, sch_axis(p, 0)) ||
+            sch_vectorize(s, p, sch_axis(p, p->ndim - 1)))
+            return -1;
+        return 0;
+    }
+    return 0;
+}
+
 int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, int64_t mr,
                              int64_t nb, int vlen, bool col_outer) {
     int n = F->ndim, col = n - 1;
@@ -60,6 +85,7 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
      * loop partitioning splits its guard off. */
     mr = col_outer ? (mr < F->shape[row] ? mr : F->shape[row]) : pick_factor(F->shape[row], mr, 1);
     nb = pick_factor(F->shape[col], nb, nb > vlen ? vlen : 1);
+    if (pack_column_operand(s, R, nb)) return -1;
     te_expr *ro, *ri, *co, *ci;
     if (sch_split(s, F, ax[row], mr, &ro, &ri) || sch_split(s, F, ax[col], nb, &co, &ci))
         return -1;

@@ -279,6 +279,31 @@ bool te_expr_uses_var(const te_expr *e, const te_expr *v) {
     return u.found;
 }
 
+typedef struct {
+    const te_tensor *t;
+    const te_expr *v;
+    int dim;
+} read_dim;
+
+static void read_dim_visit(const te_expr *e, void *user) {
+    read_dim *rd = user;
+    if (rd->dim >= 0) return;
+    if (e->kind == TE_READ && e->u.read.tensor == rd->t)
+        for (int d = 0; d < e->u.read.ndim; d++)
+            if (e->u.read.indices[d] == rd->v) {
+                rd->dim = d;
+                return;
+            }
+    te_expr_visit_children(e, read_dim_visit, user);
+}
+
+int te_expr_read_dim(const te_expr *e, const te_tensor *t, const te_expr *v) {
+    if (!e || !t || !v) return -1;
+    read_dim rd = {t, v, -1};
+    read_dim_visit(e, &rd);
+    return rd.dim;
+}
+
 /* ---- equality and hashing ---- */
 
 static bool equal_arr(te_expr *const *a, te_expr *const *b, int n) {

@@ -365,6 +365,10 @@ te_expr *te_substitute(te_ctx *ctx, te_expr *e, int n, te_expr *const *vars,
                        te_expr *const *values);
 /* True when v (a VAR) occurs in e. */
 bool te_expr_uses_var(const te_expr *e, const te_expr *v);
+/* The dimension of tensor t that some read of t in e indexes with exactly
+ * v (a VAR, by identity), or -1 when none does (the first such read and
+ * dimension in a pre-order walk). */
+int te_expr_read_dim(const te_expr *e, const te_tensor *t, const te_expr *v);
 
 /* ------------------------------------------------------------------ */
 /* Printing                                                            */
