@@ -38,7 +38,7 @@ static const char usage[] =
     "                every SEC seconds of measuring (default 10), and one at the end\n"
     "Progress: a bar on a terminal, else plain lines: trials, best GFLOP/s, best\n"
     "latency (median of the repeats, as in the database), elapsed time, ETA. The\n"
-    "closing line adds the first trial that reached 95%% of the best GFLOP/s.\n"
+    "closing line adds the first trial that reached 95% of the best GFLOP/s.\n"
     "Ctrl-C stops after the candidates being measured (every measured one is saved)\n"
     "and prints the closing line; a second Ctrl-C quits at once.\n"
     "  --eval-model  evaluate the cost model on FILE's valid records of the target,\n"
