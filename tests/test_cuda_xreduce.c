@@ -321,6 +321,49 @@ static void test_replay(void **state) {
     te_ctx_free(d.ctx);
 }
 
+/* The default CUDA schedules of the operators reduce long extents across
+ * threads: the source has the shuffles; on a GPU the results match the
+ * operators' double references. */
+static void test_ops_long_reductions(void **state) {
+    (void)state;
+    if (!have_nvrtc()) skip();
+    static const char *const cases[][2] = {
+        {"softmax", "M=4,N=1000"},
+        {"layer_norm", "M=3,N=4096"},
+        {"sum", "D0=2,D1=4096,axes=2"},
+        {"sum", "D0=8,D1=9,D2=10,axes=7"},
+        {"sum", "D0=6,D1=5,D2=40,axes=5"},
+        {"mean", "D0=3,D1=500,axes=2"},
+        {"max", "D0=300,D1=7,axes=1"},
+        {"global_avg_pool2d", "N=1,C=8,H=56,W=56"},
+    };
+    bool gpu = rt_cuda_available();
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, cases[i][0], cases[i][1]);
+        if (!w) fprintf(stderr, "%s(%s): %s\n", cases[i][0], cases[i][1], te_ctx_errmsg(ctx));
+        assert_non_null(w);
+        sch_schedule *s = ops_default_schedule(w, "cuda");
+        if (!s) fprintf(stderr, "%s: %s\n", w->key, te_ctx_errmsg(ctx));
+        assert_non_null(s);
+        rt_module *m = cg_build(s, w->nargs, w->args, "cuda", NULL);
+        if (!m) fprintf(stderr, "%s: %s\n", w->key, te_ctx_errmsg(ctx));
+        assert_non_null(m);
+        const char *src = rt_module_get_text(m, "source");
+        if (!strstr(src, "__shfl_down_sync")) fprintf(stderr, "%s: no shuffles:\n%s\n", w->key, src);
+        assert_non_null(strstr(src, "__shfl_down_sync"));
+        if (gpu) {
+            int64_t bad = ops_check_module(w, m, NULL, tu_seed() + (uint64_t)i);
+            if (bad) fprintf(stderr, "%s: %lld mismatches (%s)\n%s\n", w->key, (long long)bad,
+                             bad < 0 ? te_ctx_errmsg(ctx) : "", src);
+            assert_int_equal(bad, 0);
+        }
+        rt_module_free(m);
+        te_ctx_free(ctx);
+    }
+    if (!gpu) fprintf(stderr, "skipping the GPU runs of the operators: %s\n", rt_last_error());
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lowered_text),
@@ -336,6 +379,7 @@ int main(void) {
         cmocka_unit_test(test_min_outer_part_bound),
         cmocka_unit_test(test_rows_on_threadidx_y),
         cmocka_unit_test(test_rows_tree),
+        cmocka_unit_test(test_ops_long_reductions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
