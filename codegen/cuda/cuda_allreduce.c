@@ -93,9 +93,9 @@ void cg_cuda__emit_allreduce(cg_c_emitter *em, const tir_stmt *s, const int64_t 
     if (T > 1 && (T % 32 == 0 || (G == 1 && !(T < 32 && pow2(T))))) {
         /* warp: lanes, then the warps' slots. */
         int64_t W = (T + 31) / 32;
-        cg_c_line(em, "// allreduce.%s over threadIdx.x (%lld threads): warp shuffles, then %lld "
-                      "warp slots in shared memory",
-                  te_reduce_op_name(op), (long long)T, (long long)W);
+        cg_c_line(em, "// allreduce.%s over threadIdx.x (%lld threads): warp shuffles%s",
+                  te_reduce_op_name(op), (long long)T,
+                  W > 1 ? ", then one slot per warp in shared memory" : "");
         cg_c_line(em, "const int %s_lane = (int)threadIdx.x & 31;", v);
         if (T % 32 == 0) {
             cg_c_line(em, "const int %s_nl = 32;", v);
