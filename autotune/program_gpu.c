@@ -380,6 +380,23 @@ static int apply_flat(gapplier *a, int u, te_tensor *t) {
     return L ? sch_compute_at(a->s, L, t, ti) : 0;
 }
 
+/* A cross-thread reduction: the spatial axes fused on blockIdx.x, the
+ * reduce axes fused and split by the thread count, the inner part on
+ * threadIdx.x (lowered to an allreduce). */
+static int apply_xreduce(gapplier *a, int u, te_tensor *t) {
+    int nr = nreduce_of(t);
+    te_expr *ax[TE_MAX_DIMS], *rx[TE_MAX_DIMS], *f, *rf, *ro, *ri;
+    for (int d = 0; d < t->ndim; d++)
+        if (!(ax[d] = sch_axis(t, d))) return -1;
+    for (int k = 0; k < nr; k++)
+        if (!(rx[k] = sch_reduce_axis(t, k))) return -1;
+    if (!(f = fuse_all(a, t, ax, t->ndim)) || !(rf = fuse_all(a, t, rx, nr))) return -1;
+    if (sch_split(a->s, t, rf, gpu_threads[hv(a, u, 0)[0]], &ro, &ri) ||
+        sch_bind(a->s, t, f, "blockIdx.x") || sch_bind(a->s, t, ri, "threadIdx.x"))
+        return -1;
+    return 0;
+}
+
 sch_schedule *tune__gpu_program_apply(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
                                       const tune_program *p) {
     gapplier a;
@@ -425,7 +442,7 @@ sch_schedule *tune__gpu_program_apply(te_ctx *ctx, const tune_workload *w, const
      * shared copy). */
     for (int k = 0; k < sk->ninline; k++)
         if (sch_compute_inline(a.s, a.stage[sk->inlined[k]])) return NULL;
-    /* 4. Tiles, 5. their shared copies, 6. flat stages. */
+    /* 4. Tiles, 5. their shared copies, 6. flat and cross-thread stages. */
     for (int u = sk->nunits - 1; u >= 0; u--) {
         const tune_unit *un = &sk->units[u];
         if (un->kind != TUNE_UNIT_GPU_TILE) continue;
@@ -436,7 +453,10 @@ sch_schedule *tune__gpu_program_apply(te_ctx *ctx, const tune_workload *w, const
     for (int u = 0; u < sk->nunits; u++)
         if (sk->units[u].kind == TUNE_UNIT_GPU_SHARED && apply_shared(&a, u)) return NULL;
     for (int u = sk->nunits - 1; u >= 0; u--)
-        if (sk->units[u].kind == TUNE_UNIT_GPU_FLAT && apply_flat(&a, u, a.stage[sk->units[u].stage]))
+        if ((sk->units[u].kind == TUNE_UNIT_GPU_FLAT &&
+             apply_flat(&a, u, a.stage[sk->units[u].stage])) ||
+            (sk->units[u].kind == TUNE_UNIT_GPU_XREDUCE &&
+             apply_xreduce(&a, u, a.stage[sk->units[u].stage])))
             return NULL;
     return a.s;
 }

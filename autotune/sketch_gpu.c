@@ -17,10 +17,15 @@
  *     AddCacheRead for GPU);
  *   - every other compute stage is flattened and bound to blocks and
  *     threads.
- * Not generated: cross-thread reduction and rfactor. They need a reduce
- * axis bound to threadIdx.x and an allreduce in lowering; sch_bind
- * rejects reduce axes and the tir has no allreduce, so a reduction with
- * little spatial parallelism runs serially in the thread of its output.
+ *   - cross-thread reduction (TVM RuleCrossThreadReduction, the branch
+ *     for stages NeedsMultiLevelTiling rejects): a flat reduction stage
+ *     whose reduced length exceeds a warp (32) becomes a GPU_XREDUCE
+ *     unit (a reduce axis on threadIdx.x, combined by an allreduce) in a
+ *     first sketch; as in TVM the rule does not skip the rest, so the
+ *     all-flat sketch follows as the second.
+ * Not generated: rfactor, and the cross-thread branch for tiled stages
+ * with little spatial parallelism (TVM's space < max threads and space <
+ * reduce).
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,9 +38,13 @@ bool tune_target_is_cuda(const char *target) {
 
 bool tune_sketch_is_gpu(const tune_sketch *sk) {
     for (int u = 0; u < sk->nunits; u++)
-        if (sk->units[u].kind == TUNE_UNIT_GPU_TILE || sk->units[u].kind == TUNE_UNIT_GPU_SHARED ||
-            sk->units[u].kind == TUNE_UNIT_GPU_FLAT)
-            return true;
+        switch (sk->units[u].kind) {
+        case TUNE_UNIT_GPU_TILE:
+        case TUNE_UNIT_GPU_SHARED:
+        case TUNE_UNIT_GPU_FLAT:
+        case TUNE_UNIT_GPU_XREDUCE: return true;
+        default: break;
+        }
     return false;
 }
 
@@ -66,6 +75,19 @@ static void exact_reads(const te_expr *e, const te_tensor *c, const te_tensor *p
     *seen = w.seen;
 }
 
+/* Whether reduction t reduces across threads well: more than a warp of
+ * elements (TVM: cum_reduce_len > warp_size) of a type the allreduce
+ * moves, into at least one output dimension. */
+static bool xreduce_fits(const te_tensor *t) {
+    if (nreduce_of(t) == 0 || t->ndim < 1) return false;
+    te_dtype d = t->dtype;
+    if (d.lanes != 1 || (d.code != TE_FLOAT && d.code != TE_INT) || (d.bits != 32 && d.bits != 64))
+        return false;
+    int64_t len = 1;
+    for (int k = 0; k < nreduce_of(t); k++) len *= t->body->u.reduce.axes[k]->u.var.extent;
+    return len > 32;
+}
+
 static int add_hole(tune_sketch *sk, tune_hole_kind kind, int unit, int nvals, int64_t extent,
                     bool reduce) {
     if (sk->nholes >= TUNE_MAX_HOLES || sk->nvals + nvals > TUNE_MAX_HOLES * 3) return -1;
@@ -90,6 +112,7 @@ static int add_holes(tune_sketch *sk, const tune_dag *dag, int u) {
     case TUNE_UNIT_GPU_SHARED:
         return add_hole(sk, TUNE_HOLE_GPU_FETCH, u, 1, TUNE__GPU_NFETCH, false);
     case TUNE_UNIT_GPU_FLAT:
+    case TUNE_UNIT_GPU_XREDUCE:
         return add_hole(sk, TUNE_HOLE_GPU_THREADS, u, 1, TUNE__GPU_NTHREADS, false);
     default: return -1;
     }
@@ -117,6 +140,7 @@ static void describe(tune_sketch *sk, const tune_dag *dag) {
                 other = dag->stages[un->consumer].tensor->name;
                 break;
             case TUNE_UNIT_GPU_FLAT: text = "bind threads"; break;
+            case TUNE_UNIT_GPU_XREDUCE: text = "cross-thread reduction"; break;
             default: break;
             }
             len += (size_t)snprintf(sk->desc + len, cap - len, "%s%s%s%s%s", first && len ? "; " : "",
@@ -195,9 +219,24 @@ int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch 
             sk.units[sk.nunits++] = (tune_unit){TUNE_UNIT_GPU_SHARED, p, sk.units[u].stage, 0};
         }
     }
-    for (int u = 0; u < sk.nunits; u++)
-        if (add_holes(&sk, &dag, u)) return full(ctx);
-    describe(&sk, &dag);
-    sketches[0] = sk;
-    return 1;
+    /* Cross-thread reduction: flat reductions longer than a warp. */
+    tune_sketch xr = sk;
+    bool any = false;
+    for (int u = 0; u < xr.nunits; u++) {
+        const te_tensor *t = dag.stages[xr.units[u].stage].tensor;
+        if (xr.units[u].kind != TUNE_UNIT_GPU_FLAT || !xreduce_fits(t)) continue;
+        xr.units[u].kind = TUNE_UNIT_GPU_XREDUCE;
+        any = true;
+    }
+    tune_sketch *out[2] = {&xr, &sk};
+    int n = any ? 2 : 1;
+    if (!any) out[0] = &sk;
+    for (int k = 0; k < n; k++) {
+        for (int u = 0; u < out[k]->nunits; u++)
+            if (add_holes(out[k], &dag, u)) return full(ctx);
+        describe(out[k], &dag);
+    }
+    if (n > max) n = max;
+    for (int k = 0; k < n; k++) sketches[k] = *out[k];
+    return n;
 }

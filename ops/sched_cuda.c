@@ -5,10 +5,15 @@
  * accumulators), the direct convolution (weights staged in shared memory,
  * a register tile of channels x rows per thread) and window operators.
  *
- * Loom's CUDA backend has no cross-thread reduction, so every reduction
- * runs serially in the thread that owns its output. Every kernel has at
- * most 256 threads per block and a few KiB of shared memory, far inside
- * the verifier's limits (1024 threads, 48 KiB).
+ * A reduction over a long extent (>= XREDUCE_MIN elements: softmax and
+ * layer_norm rows, sum/mean/max over a long axis, global average pool of
+ * a large image) is a cross-thread reduction: one block per output, its
+ * threads splitting the reduced range (thread t takes elements t, t + T,
+ * ...: coalesced), combined by warp shuffles (TVM's default CUDA
+ * reduction schedule, topi/cuda/reduction.py, does the same). Shorter
+ * reductions run serially in the thread that owns their output. Every
+ * kernel has at most 512 threads per block and a few KiB of shared
+ * memory, far inside the verifier's limits (1024 threads, 48 KiB).
  */
 #include "ops_internal.h"
 
@@ -37,7 +42,52 @@ int ops__cuda_flat(sch_schedule *s, te_tensor *t, int64_t threads, te_expr **tx)
     return 0;
 }
 
+/* Reductions at least this long reduce across threads. */
+enum { XREDUCE_MIN = 128, XREDUCE_MAX_THREADS = 512 };
+
+static int64_t reduce_len(const te_tensor *t) {
+    int64_t n = 1;
+    for (int k = 0; is_reduce(t) && k < t->body->u.reduce.naxes; k++)
+        n *= t->body->u.reduce.axes[k]->u.var.extent;
+    return is_reduce(t) ? n : 0;
+}
+
+/* What the allreduce can move (int32, int64, float32, float64). */
+static bool xreduce_type(te_dtype d) {
+    return d.lanes == 1 && (d.code == TE_FLOAT || d.code == TE_INT) && (d.bits == 32 || d.bits == 64);
+}
+
+/* Reduction R at the root, one block per output (its axes fused on
+ * blockIdx.x), its reduce axes fused and split by T, the inner part on
+ * threadIdx.x: T = the largest power of two <= the reduced length, at
+ * most XREDUCE_MAX_THREADS. */
+static int cuda_xreduce(sch_schedule *s, te_tensor *R) {
+    int n = R->ndim, nr = R->body->u.reduce.naxes;
+    te_expr *ax[TE_MAX_DIMS] = {0}, *rx[TE_MAX_DIMS] = {0};
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(R, d))) return -1;
+    for (int k = 0; k < nr; k++)
+        if (!(rx[k] = sch_reduce_axis(R, k))) return -1;
+    te_expr *f = ax[0], *rf = rx[0], *ro, *ri;
+    if (n > 1 && sch_fuse(s, R, n, ax, &f)) return -1;
+    if (nr > 1 && sch_fuse(s, R, nr, rx, &rf)) return -1;
+    int64_t T = 32, len = reduce_len(R);
+    while (T * 2 <= len && T * 2 <= XREDUCE_MAX_THREADS) T *= 2;
+    if (sch_split(s, R, rf, T, &ro, &ri)) return -1;
+    if ((n > 0 && sch_bind(s, R, f, "blockIdx.x")) || sch_bind(s, R, ri, "threadIdx.x")) return -1;
+    return 0;
+}
+
+static bool use_xreduce(const te_tensor *R) {
+    return R && is_reduce(R) && reduce_len(R) >= XREDUCE_MIN && xreduce_type(R->dtype) &&
+           R->ndim >= 1;
+}
+
 int ops__cuda_flat_reduce(sch_schedule *s, te_tensor *F, te_tensor *R) {
+    /* A long reduction: across threads, in its own kernel (a separate R
+     * is computed at the root, F then reads it flat). */
+    if (!R && use_xreduce(F)) return cuda_xreduce(s, F);
+    if (R && use_xreduce(R)) return cuda_xreduce(s, R) || ops__cuda_flat(s, F, 256, NULL) ? -1 : 0;
     if (!R && is_reduce(F) && !(R = sch_cache_write(s, F, "local"))) return -1;
     te_expr *tx;
     if (ops__cuda_flat(s, F, 256, &tx)) return -1;

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "schedule/sch_internal.h"
+#include "schedule/lower_internal.h"
 
 static const char *ann_name(sch_annotation a) {
     switch (a) {
@@ -43,19 +43,21 @@ int sch__apply_annotate(sch_schedule *s, const sch_step *step) {
     if (step->iter < 0 || step->iter >= st->nleaf)
         return te_error(ctx, "%s: stage '%s' has no loop %d", prim, st->op->name, step->iter);
     te_expr *var = st->leaf[step->iter];
-    if (step->ann != SCH_ANN_UNROLL && var->u.var.iter == TE_ITER_REDUCE)
+    if (step->ann != SCH_ANN_UNROLL && step->ann != SCH_ANN_BIND &&
+        var->u.var.iter == TE_ITER_REDUCE)
         return te_error(ctx,
                         "%s: axis '%s' of stage '%s' is a reduce axis; only data-parallel axes "
                         "can be %s",
                         prim, var->u.var.name, st->op->name,
                         step->ann == SCH_ANN_VECTORIZE  ? "vectorized"
-                        : step->ann == SCH_ANN_PARALLEL ? "parallelized"
-                                                        : "bound to threads");
+                                                        : "parallelized");
     if (step->ann == SCH_ANN_BIND && !valid_thread_tag(step->str))
         return te_error(ctx,
                         "bind: thread tag '%s' for axis '%s' of stage '%s' is not one of "
                         "blockIdx.x|y|z, threadIdx.x|y|z, vthread",
                         step->str ? step->str : "(null)", var->u.var.name, st->op->name);
+    /* A reduce axis on threadIdx.x is a cross-thread reduction (xreduce.c). */
+    if (step->ann == SCH_ANN_BIND && sch__xreduce_check_bind(ctx, st, var, step->str)) return -1;
     sch_iter_attr a = attr_or_default(st, var);
     if (a.ann != SCH_ANN_NONE && a.ann != step->ann)
         return te_error(ctx, "%s: axis '%s' of stage '%s' is already annotated %s", prim,

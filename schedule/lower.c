@@ -62,7 +62,7 @@ static tir_stmt *guard(lower_state *L, te_expr *cond, tir_stmt *body) {
 }
 
 /* Wraps `body` in the guards dims [0, ndims) of stage st need. */
-static tir_stmt *guards(lower_state *L, int st, int from, int to, tir_stmt *body) {
+tir_stmt *sch__lower_guards(lower_state *L, int st, int from, int to, tir_stmt *body) {
     const sch_stage *g = &L->s->stages[st];
     lower_stage *ls = &L->ls[st];
     te_ctx *ctx = L->ctx;
@@ -107,7 +107,7 @@ static tir_stmt *with_attached(lower_state *L, int st, const te_expr *var, tir_s
     return body;
 }
 
-static tir_stmt *make_loop(lower_state *L, int st, te_expr *var, tir_stmt *body) {
+tir_stmt *sch__lower_loop(lower_state *L, int st, te_expr *var, tir_stmt *body) {
     const sch_stage *g = &L->s->stages[st];
     const sch_iter_attr *a = sch__attr(g, var);
     tir_for_kind kind = TIR_FOR_SERIAL;
@@ -138,7 +138,7 @@ static tir_stmt *wrap_loops(lower_state *L, int st, int from, int to, bool data_
         te_expr *v = g->leaf[k];
         if (data_par_only && v->u.var.iter == TE_ITER_REDUCE) continue;
         if (attach) body = with_attached(L, st, v, body);
-        if (body) body = make_loop(L, st, v, body);
+        if (body) body = sch__lower_loop(L, st, v, body);
     }
     return body;
 }
@@ -175,20 +175,26 @@ static tir_stmt *stage_nest(lower_state *L, int st) {
         te_expr *value = value_map(body, &vc);
         if (!value) return NULL;
         inner = tir_buffer_store(ctx, ls->buf, ndim, store_idx, value);
-        inner = guards(L, st, 0, g->nroot, inner);
+        inner = sch__lower_guards(L, st, 0, g->nroot, inner);
         inner = wrap_loops(L, st, first_red, g->nleaf, false, true, inner);
     } else {
         te_reduce_op rop = body->u.reduce.op;
         te_expr *src = value_map(body->u.reduce.source, &vc);
         if (!src) return NULL;
+        if (sch__xreduce_axis(g)) {
+            /* A reduce axis on threadIdx.x: reduced across threads. */
+            inner = sch__lower_xreduce(L, st, store_idx, src, first_red);
+            if (!inner) return NULL;
+            return wrap_loops(L, st, 0, first_red, false, true, inner);
+        }
         te_expr *acc = tir_buffer_load(ls->buf, ndim, store_idx);
         tir_stmt *init = tir_buffer_store(ctx, ls->buf, ndim, store_idx,
                                           te_reduce_identity(ctx, rop, op->dtype));
-        init = guards(L, st, 0, ndim, init);
+        init = sch__lower_guards(L, st, 0, ndim, init);
         init = wrap_loops(L, st, first_red, g->nleaf, true, false, init);
         tir_stmt *update = tir_buffer_store(ctx, ls->buf, ndim, store_idx,
                                             te_reduce_combine(rop, acc, src));
-        update = guards(L, st, 0, g->nroot, update);
+        update = sch__lower_guards(L, st, 0, g->nroot, update);
         update = wrap_loops(L, st, first_red, g->nleaf, false, true, update);
         if (!init || !update) return NULL;
         inner = tir_seq(ctx, 2, (tir_stmt *[]){init, update});

@@ -38,4 +38,26 @@ int64_t sch__lower_ext(const lower_state *L, int st, const te_expr *var);
  * not included). */
 te_expr *sch__lower_value(const lower_state *L, int st, const te_expr *var);
 
+/* lower.c, for the cross-thread reduction (xreduce.c): the loop of leaf
+ * var of stage st around body (its kind, thread tag and pragmas from the
+ * schedule); body wrapped in the guards that root dims [from, to) of
+ * stage st need. */
+tir_stmt *sch__lower_loop(lower_state *L, int st, te_expr *var, tir_stmt *body);
+tir_stmt *sch__lower_guards(lower_state *L, int st, int from, int to, tir_stmt *body);
+
+/* ---- cross-thread reduction (xreduce.c) ---- */
+/* The reduce leaf of st bound to threadIdx.x, or NULL. */
+te_expr *sch__xreduce_axis(const sch_stage *st);
+/* The binding rules of a cross-thread reduction for binding leaf var of
+ * st to tag: 0, or -1 with a message. Called for every bind. */
+int sch__xreduce_check_bind(te_ctx *ctx, const sch_stage *st, const te_expr *var,
+                            const char *tag);
+/* The reduce part of stage st (leaves first_red.. are its reduce loops)
+ * reduced across threadIdx.x: the thread loop holding the per-thread
+ * partial, the ALLREDUCE and the store by thread 0. store_idx: the
+ * output's indices, src: the reduction's source with reads mapped to
+ * buffers. NULL with an error when the stage breaks a rule. */
+tir_stmt *sch__lower_xreduce(lower_state *L, int st, te_expr *const *store_idx, te_expr *src,
+                             int first_red);
+
 #endif

@@ -68,6 +68,7 @@ static void visit_stmt(const tir_stmt *s, void *user) {
         key_add(w, &w->defined, s->u.alloc.buffer);
         if (s->u.alloc.buffer->data) key_add(w, &w->defined, s->u.alloc.buffer->data);
         break;
+    case TIR_ALLREDUCE: key_add(w, &w->defined, s->u.allreduce.result); break;
     default: break;
     }
 }

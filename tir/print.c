@@ -162,6 +162,16 @@ void tir_stmt_print(te_str *out, const tir_stmt *s, int indent) {
         pad(out, indent);
         te_str_append(out, "barrier\n");
         return;
+    case TIR_ALLREDUCE:
+        pad(out, indent);
+        te_str_printf(out, "%s = allreduce.%s(", s->u.allreduce.result->u.var.name,
+                      te_reduce_op_name(s->u.allreduce.op));
+        bare(out, s->u.allreduce.value);
+        te_str_printf(out, ", threadIdx.x extent %lld) {\n", (long long)s->u.allreduce.extent);
+        block(out, s->u.allreduce.body, indent + 1);
+        pad(out, indent);
+        te_str_append(out, "}\n");
+        return;
     case TIR_NOOP:
         pad(out, indent);
         te_str_append(out, "noop\n");

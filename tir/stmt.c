@@ -175,6 +175,38 @@ tir_stmt *tir_evaluate(te_ctx *ctx, te_expr *value) {
 
 tir_stmt *tir_barrier(te_ctx *ctx) { return ctx ? tir__new_stmt(ctx, TIR_BARRIER) : NULL; }
 
+tir_stmt *tir_allreduce(te_ctx *ctx, te_reduce_op op, te_expr *value, te_expr *result,
+                        int64_t extent, tir_stmt *body) {
+    if (!ctx) return NULL;
+    if (!value || !result || !body) return tir__null_operand(ctx, "allreduce");
+    te_dtype t = value->dtype;
+    bool ok_type = t.lanes == 1 && ((t.code == TE_FLOAT && (t.bits == 32 || t.bits == 64)) ||
+                                    (t.code == TE_INT && (t.bits == 32 || t.bits == 64)));
+    if (!ok_type) {
+        te_error(ctx, "allreduce: value of type %s; a cross-thread reduction needs int32, int64, "
+                      "float32 or float64",
+                 te_dtype_str(t));
+        return NULL;
+    }
+    if (result->kind != TE_VAR || !te_dtype_eq(result->dtype, t)) {
+        te_error(ctx, "allreduce: the result must be a variable of the value's type %s",
+                 te_dtype_str(t));
+        return NULL;
+    }
+    if (extent < 1) {
+        te_error(ctx, "allreduce: extent %lld must be >= 1", (long long)extent);
+        return NULL;
+    }
+    tir_stmt *s = tir__new_stmt(ctx, TIR_ALLREDUCE);
+    if (!s) return NULL;
+    s->u.allreduce.op = op;
+    s->u.allreduce.value = value;
+    s->u.allreduce.result = result;
+    s->u.allreduce.extent = extent;
+    s->u.allreduce.body = body;
+    return s;
+}
+
 tir_stmt *tir_noop(te_ctx *ctx) { return ctx ? tir__new_stmt(ctx, TIR_NOOP) : NULL; }
 
 /* ---- loop-level expressions ---- */

@@ -122,6 +122,17 @@ static tir_stmt *rebuild(mapper *m, tir_stmt *s) {
         if (n) n->u.eval.value = v;
         return n;
     }
+    case TIR_ALLREDUCE: {
+        te_expr *v = map_e(m, s->u.allreduce.value);
+        tir_stmt *body = map_s(m, s->u.allreduce.body);
+        if (m->failed) return NULL;
+        if (v == s->u.allreduce.value && body == s->u.allreduce.body) return s;
+        tir_stmt *n = clone(m, s);
+        if (!n) return NULL;
+        n->u.allreduce.value = v;
+        n->u.allreduce.body = body;
+        return n;
+    }
     default: return s; /* BARRIER, NOOP: nothing inside */
     }
 }
@@ -187,6 +198,10 @@ void tir_stmt_visit(const tir_stmt *s, tir_stmt_visit_fn stmt_fn, te_expr_visit_
         for (int i = 0; i < s->u.seq.n; ++i) tir_stmt_visit(s->u.seq.stmts[i], stmt_fn, expr_fn, user);
         return;
     case TIR_EVALUATE: visit_e(s->u.eval.value, expr_fn, user); return;
+    case TIR_ALLREDUCE:
+        visit_e(s->u.allreduce.value, expr_fn, user);
+        tir_stmt_visit(s->u.allreduce.body, stmt_fn, expr_fn, user);
+        return;
     default: return;
     }
 }

@@ -6,6 +6,7 @@
  * - shared allocations are `__shared__` arrays, local ones per-thread
  *   arrays (registers once indices are constant), both 16-byte aligned;
  * - a BARRIER is __syncthreads();
+ * - an ALLREDUCE is warp shuffles and shared memory (cuda_allreduce.c);
  * - a vector store of 2 or 4 lanes of a 32-bit type at an index whose
  *   alignment the analyser proves becomes one float2/float4 (int2/int4)
  *   store, and a value that is such a load one vector load; other vector
@@ -24,6 +25,7 @@
 typedef struct {
     cg_c_emitter em;
     const char *ivar; /* C type of loop variables */
+    int64_t block[3]; /* the kernel's threadIdx.x/y/z extents */
 } cuda_emitter;
 
 static void put(cg_c_emitter *em, const char *s) { te_str_append(em->out, s); }
@@ -32,6 +34,7 @@ static void ind(cg_c_emitter *em) {
 }
 
 static void emit(cuda_emitter *ce, const tir_stmt *s);
+static void emit_cb(void *ce, const tir_stmt *s) { emit(ce, s); }
 
 static bool bind_range(cg_c_emitter *em, const te_expr *v, const te_expr *min, const te_expr *ext) {
     int64_t mlo, mhi, elo, ehi;
@@ -281,6 +284,7 @@ static void emit(cuda_emitter *ce, const tir_stmt *s) {
         put(em, ");\n");
         return;
     case TIR_BARRIER: cg_c_line(em, "__syncthreads();"); return;
+    case TIR_ALLREDUCE: cg_cuda__emit_allreduce(em, s, ce->block, emit_cb, ce); return;
     case TIR_NOOP: return;
     default:
         cg_c_fail(em, "statement kind %d in kernel '%s' is not supported by the cuda target "
@@ -349,6 +353,7 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out) {
     for (int i = 0; i < f->nparams; ++i)
         if (tir_buffer_size(f->params[i]) >= ((int64_t)1 << 31) / 4) small = false;
     ce.ivar = small ? "int" : "long long";
+    memcpy(ce.block, k->block, sizeof ce.block);
     int64_t threads = k->block[0] * k->block[1] * k->block[2];
     te_str_printf(&body, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
                   (long long)threads, cg_c_name_of(em, f, f->name));

@@ -14,4 +14,9 @@
  * NULL with "cuda: ..." in the ctx. */
 const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *const *progs);
 
+/* Writes the expansion of ALLREDUCE s (cuda_allreduce.c) in a kernel of
+ * the given block dimensions; emit_body(user, stmt) writes its body. */
+void cg_cuda__emit_allreduce(cg_c_emitter *em, const tir_stmt *s, const int64_t block[3],
+                             void (*emit_body)(void *, const tir_stmt *), void *user);
+
 #endif

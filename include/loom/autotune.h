@@ -167,7 +167,13 @@ typedef enum {
      * innermost, and the input read at that axis is packed alike (a PACK
      * unit) — the NCHW[x]c idea of TVM's x86 conv2d: vectors over output
      * channels when the image rows are short. Same holes as TILE_CACHE. */
-    TUNE_UNIT_TILE_CACHE_PACKED
+    TUNE_UNIT_TILE_CACHE_PACKED,
+    /* GPU: cross-thread reduction (Ansor's RuleCrossThreadReduction) of a
+     * reduction stage without data reuse whose reduced length exceeds a
+     * warp (32): its spatial axes fused on blockIdx.x, its reduce axes
+     * fused and split by a GPU_THREADS count, the inner part bound to
+     * threadIdx.x (the partials combined by an allreduce). */
+    TUNE_UNIT_GPU_XREDUCE
 } tune_unit_kind;
 
 typedef enum {
@@ -230,10 +236,13 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
  * cooperative fetching of each producer read only by a tiled stage
  * (TUNE_UNIT_GPU_SHARED; an inlined padding stage is computed into its
  * shared copy), and thread binding of every other stage
- * (TUNE_UNIT_GPU_FLAT). Not generated: cross-thread reduction and
- * rfactor (binding a reduce axis to threads is not expressible: sch_bind
- * rejects reduce axes). One sketch per workload. Returns the count
- * (1..max) or -1 with an error in ctx. */
+ * (TUNE_UNIT_GPU_FLAT). Cross-thread reduction (TVM's
+ * RuleCrossThreadReduction, for stages without data reuse): when a flat
+ * reduction stage reduces more than 32 elements, a first sketch has it as
+ * TUNE_UNIT_GPU_XREDUCE, and the second is the all-flat one; otherwise
+ * one sketch. Not generated: rfactor, and cross-thread reduction of
+ * stages with data reuse. Returns the count (1..max: the first max
+ * sketches) or -1 with an error in ctx. */
 int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
                                int max);
 /* True for a sketch of tune_generate_sketches_gpu (it has GPU units). */

@@ -62,6 +62,7 @@ int64_t tir_buffer_size(const tir_buffer *b);
     X(SEQ)          /* seq: statements in order                          */ \
     X(EVALUATE)     /* eval: an expression for its effect (a call)       */ \
     X(BARRIER)      /* GPU: __syncthreads() over the block               */ \
+    X(ALLREDUCE)    /* GPU: allreduce: a reduction across threadIdx.x    */ \
     X(NOOP)
 
 typedef enum {
@@ -107,6 +108,23 @@ struct tir_stmt {
         struct { te_expr *cond; tir_stmt *then_s; tir_stmt *else_s; /* may be NULL */ } if_;
         struct { int n; tir_stmt **stmts; } seq;
         struct { te_expr *value; } eval;
+        /* Cross-thread reduction (TVM tvm_thread_allreduce): every thread
+         * of the block evaluates `value` (its partial), the partials of the
+         * `extent` threads along threadIdx.x that share threadIdx.y/z are
+         * combined with `op`, and `body` runs with `result` (a plain VAR
+         * of value's type) bound to the total. Only the thread with
+         * threadIdx.x == 0 is guaranteed to see the total; the body must
+         * guard what it does with it by that. Every thread of the block
+         * must reach the statement (it holds barriers). Expanded by the
+         * CUDA emitter into warp shuffles and shared memory; the llvm and c
+         * targets reject it. */
+        struct {
+            te_reduce_op op;
+            te_expr *value;
+            te_expr *result;
+            int64_t extent;
+            tir_stmt *body;
+        } allreduce;
     } u;
 };
 
@@ -126,6 +144,10 @@ tir_stmt *tir_if(te_ctx *ctx, te_expr *cond, tir_stmt *then_s, tir_stmt *else_s)
 tir_stmt *tir_seq(te_ctx *ctx, int n, tir_stmt *const *stmts);
 tir_stmt *tir_evaluate(te_ctx *ctx, te_expr *value);
 tir_stmt *tir_barrier(te_ctx *ctx);
+/* An ALLREDUCE (see the union above): value of a scalar int32, int64,
+ * float32 or float64 type, result a VAR of the same type, extent >= 1. */
+tir_stmt *tir_allreduce(te_ctx *ctx, te_reduce_op op, te_expr *value, te_expr *result,
+                        int64_t extent, tir_stmt *body);
 tir_stmt *tir_noop(te_ctx *ctx);
 te_expr *tir_buffer_load(tir_buffer *b, int ndim, te_expr *const *indices);
 te_expr *tir_load(te_ctx *ctx, tir_buffer *b, te_expr *index, te_expr *predicate);
