@@ -154,6 +154,11 @@ static int conv_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, 
     te_tensor *F = pv->t[0], *R = pv->t[0] == pv->t[1] ? NULL : pv->t[1];
     bool nhwc = F->ndim == 4 && pv->impl == &ops__conv2d_nhwc;
     if (nhwc) return ops__sched_register_tile(s, F, R, 2, 6, 2 * vlen, vlen, false);
+    /* NCHW: vectors over output channels where they are whole vectors (the
+     * image rows are often shorter than a register tile), else over the
+     * row. */
+    int rc = ops__sched_packed_tile(s, F, R, 1, 2, 3, vlen);
+    if (rc <= 0) return rc;
     return ops__sched_register_tile(s, F, R, 1, 6, 16, vlen, false);
 }
 

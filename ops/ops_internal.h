@@ -97,6 +97,19 @@ int ops__sched_elemwise(sch_schedule *s, te_tensor *t, int vlen, te_expr **par);
  * in registers (TVM's "How to optimize GEMM on CPU", tutorial 2). */
 int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, int64_t mr,
                              int64_t nb, int vlen, bool col_outer);
+/* A register tile vectorized over F's axis `vec` (output channels of an
+ * NCHW convolution) instead of its last axis: the reduction R (a separate
+ * stage F reads elementwise, or NULL: a cache_write of F in "local") is
+ * packed on `vec` by f = 2 or 1 host vectors (sch_pack: its vectors
+ * contiguous), the input R reads at exactly `vec` (the weights) packed
+ * alike at the root, and R computed per tile of f lanes x th (axis `row`)
+ * x tw (axis `col`) elements, both unrolled, at most 12 accumulator
+ * vectors, with its reduce loops outside the tile: TVM's NCHW[x]c x86
+ * convolution without changing the operator's layout. Returns 1 (nothing
+ * done) when vec's extent is no multiple of a vector or no input is read
+ * at it, so the caller can fall back. */
+int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec, int row,
+                           int col, int vlen);
 /* A padding (or other data-parallel) stage computed at the root, as
  * ops__sched_elemwise. */
 #define ops__sched_pad ops__sched_elemwise
@@ -115,11 +128,15 @@ int ops__sched_reduce_inner(sch_schedule *s, te_tensor *R, bool vectorize);
 int ops__cuda_flat(sch_schedule *s, te_tensor *t, int64_t threads, te_expr **tx);
 /* One thread per output element of the reduction R (computed at the
  * root): a local accumulator (cache_write) computed at the thread, its
- * reduce loops serial inside it. */
+ * reduce loops serial inside it; or, when the reduced length is long
+ * (XREDUCE_MIN in sched_cuda.c), one block per output element with the
+ * reduction split over the block's threads (cross-thread reduction). */
 int ops__cuda_rows(sch_schedule *s, te_tensor *R);
 /* An output F computed by ops__cuda_flat with the reduction R (a separate
  * stage F reads, or NULL: F itself when it is a reduction, through a
- * local cache_write) computed at F's thread. */
+ * local cache_write) computed at F's thread; a long reduction instead
+ * gets a cross-thread reduction kernel of its own (F then flat in a
+ * second kernel, when R is a separate stage). */
 int ops__cuda_flat_reduce(sch_schedule *s, te_tensor *F, te_tensor *R);
 /* GEMM-shaped F (rank 2, or 3 with a leading batch axis on blockIdx.z):
  * TVM's "How to optimize GEMM on GPU" — a 64x64 block tile (smaller for

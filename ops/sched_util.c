@@ -158,6 +158,95 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
     return sch_vectorize(s, R, cji);
 }
 
+/* The placeholder R reads at exactly its axis `axis`, with that
+ * dimension's extent a multiple of f: the operand to pack. */
+static te_tensor *operand_at(te_tensor *R, int axis, int64_t f, int *dim) {
+    for (int i = 0; i < R->ninputs; i++) {
+        te_tensor *in = R->inputs[i];
+        int d = te_expr_read_dim(R->body, in, R->axes[axis]);
+        if (in->kind == TE_OP_PLACEHOLDER && d >= 0 && in->ndim < TE_MAX_DIMS &&
+            in->shape[d] % f == 0) {
+            *dim = d;
+            return in;
+        }
+    }
+    return NULL;
+}
+
+int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec, int row,
+                           int col, int vlen) {
+    int n = F->ndim, dim;
+    te_tensor *Rs = R ? R : F;
+    if (F->shape[vec] % vlen || !Rs->body || Rs->body->kind != TE_REDUCE || vec == col ||
+        vec == row || row == col || !operand_at(Rs, vec, vlen, &dim))
+        return 1;
+    /* The tile: fv vectors of lanes x th rows x tw columns, as many
+     * accumulators as fit beside the operands (12 of 16 vector registers);
+     * on a tie, two vectors of lanes, then wide rows. */
+    int64_t f = vlen, th = 1, tw = 1, best = 0;
+    for (int64_t fv = 2; fv >= 1; fv--) {
+        if (F->shape[vec] % (fv * vlen)) continue;
+        for (int64_t w = 1; w <= 12 && w <= F->shape[col]; w++)
+            for (int64_t h = 1; fv * w * h <= 12 && h <= F->shape[row]; h++) {
+                if (F->shape[col] % w || F->shape[row] % h) continue;
+                int64_t acc = fv * w * h;
+                if (acc > best || (acc == best && fv * vlen == f && w > tw))
+                    best = acc, f = fv * vlen, th = h, tw = w;
+            }
+    }
+    if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
+    te_tensor *in = operand_at(R, vec, f, &dim);
+    if (!in) return te_error(sch_ctx(s), "ops: no operand of '%s' to pack", R->name);
+    te_tensor *copy = sch_cache_read(s, in, "global", 1, &R);
+    te_tensor *wp = copy ? sch_pack(s, copy, sch_axis(copy, dim), f) : NULL;
+    if (!wp || sch_parallel(s, wp, sch_axis(wp, 0)) ||
+        sch_vectorize(s, wp, sch_axis(wp, wp->ndim - 1)))
+        return -1;
+    te_tensor *Rp = sch_pack(s, R, sch_axis(R, vec), f);
+    if (!Rp) return -1;
+    /* F: the other axes with the vector blocks in place of `vec` and the
+     * row tiles, then the column tiles, then the tile; parallel down to
+     * the column tiles. */
+    te_expr *ax[TE_MAX_DIMS], *vo, *vi, *ho, *hi, *co, *ci;
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(F, d))) return -1;
+    if (sch_split(s, F, ax[vec], f, &vo, &vi) || sch_split(s, F, ax[row], th, &ho, &hi) ||
+        sch_split(s, F, ax[col], tw, &co, &ci))
+        return -1;
+    te_expr *order[TE_MAX_DIMS + 3];
+    int k = 0;
+    for (int d = 0; d < n; d++)
+        if (d != col) order[k++] = d == vec ? vo : d == row ? ho : ax[d];
+    int nouter = k;
+    order[k++] = co;
+    order[k++] = vi;
+    order[k++] = hi;
+    order[k++] = ci;
+    te_expr *par = order[0];
+    if (sch_reorder(s, F, k, order) || (nouter > 1 && sch_fuse(s, F, nouter, order, &par)) ||
+        sch_parallel(s, F, par) || sch_compute_at(s, Rp, F, co))
+        return -1;
+    if (tw > 1 && sch_vectorize(s, F, ci)) return -1;
+    /* Rp: [vec blocks, the other axes..., vec lanes]; the reduction outside
+     * the tile's rows, columns and lanes. */
+    int pr = row < vec ? row + 1 : row, pc = col < vec ? col + 1 : col;
+    int nr = Rp->body->u.reduce.naxes;
+    te_expr *ro[2 * TE_MAX_DIMS + 3];
+    k = 0;
+    for (int d = 0; d < n; d++)
+        if (d != pc && d != pr) ro[k++] = sch_axis(Rp, d);
+    for (int r = 0; r < nr; r++) ro[k++] = sch_reduce_axis(Rp, r);
+    ro[k++] = sch_axis(Rp, pr);
+    ro[k++] = sch_axis(Rp, pc);
+    ro[k++] = sch_axis(Rp, n);
+    for (int i = 0; i < k; i++)
+        if (!ro[i]) return -1;
+    if (sch_reorder(s, Rp, k, ro) || (th > 1 && sch_unroll(s, Rp, sch_axis(Rp, pr))) ||
+        (tw > 1 && sch_unroll(s, Rp, sch_axis(Rp, pc))))
+        return -1;
+    return sch_vectorize(s, Rp, sch_axis(Rp, n));
+}
+
 int ops__sched_reduce_inner(sch_schedule *s, te_tensor *R, bool vectorize) {
     if (!R->body || R->body->kind != TE_REDUCE) return 0;
     int nred = R->body->u.reduce.naxes;
