@@ -23,17 +23,23 @@ uint64_t tune_rand(uint64_t *s) {
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-static int64_t rand_below(uint64_t *rng, int64_t n) {
+int64_t tune__rand_below(uint64_t *rng, int64_t n) {
     return n <= 1 ? 0 : (int64_t)(tune_rand(rng) % (uint64_t)n);
 }
 
-/* A random divisor of n not above cap (1 always qualifies). */
-static int64_t rand_divisor(uint64_t *rng, int64_t n, int64_t cap) {
+int64_t tune__rand_divisor(uint64_t *rng, int64_t n, int64_t cap) {
     int64_t divs[256];
     int nd = 0;
     for (int64_t d = 1; d <= n && d <= cap && nd < 256; d++)
         if (n % d == 0) divs[nd++] = d;
-    return divs[rand_below(rng, nd)];
+    return divs[tune__rand_below(rng, nd)];
+}
+
+const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k) {
+    int seen = 0;
+    for (int i = 0; i < sk->nholes; i++)
+        if (sk->holes[i].unit == u && seen++ == k) return &sk->holes[i];
+    return NULL;
 }
 
 int tune_host_vector_lanes(void) {
@@ -55,16 +61,16 @@ static void random_hole(const tune_hole *h, uint64_t *rng, int64_t *v) {
          * most TUNE__MAX_INNER. */
         int64_t left = h->extent;
         for (int j = h->nvals - 1; j >= 0; j--) {
-            int64_t f = rand_divisor(rng, left, j == h->nvals - 1 ? TUNE__MAX_INNER : left);
+            int64_t f = tune__rand_divisor(rng, left, j == h->nvals - 1 ? TUNE__MAX_INNER : left);
             v[j] = f;
             left /= f;
         }
         break;
     }
-    case TUNE_HOLE_VECTOR: v[0] = rand_divisor(rng, h->extent, TUNE__MAX_INNER); break;
+    case TUNE_HOLE_VECTOR: v[0] = tune__rand_divisor(rng, h->extent, TUNE__MAX_INNER); break;
     case TUNE_HOLE_PARALLEL:
-    case TUNE_HOLE_LOCATION: v[0] = 1 + rand_below(rng, h->extent); break;
-    case TUNE_HOLE_UNROLL: v[0] = rand_below(rng, TUNE__NUNROLL); break;
+    case TUNE_HOLE_LOCATION: v[0] = 1 + tune__rand_below(rng, h->extent); break;
+    case TUNE_HOLE_UNROLL: v[0] = tune__rand_below(rng, TUNE__NUNROLL); break;
     default: break; /* GPU holes: program_gpu.c */
     }
 }
@@ -81,35 +87,34 @@ void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
         random_hole(&sk->holes[i], rng, out->vals + sk->holes[i].offset);
 }
 
-/* Moves a prime factor between two levels of a split (the outermost level
- * is implicit: extent / product). */
-static int mutate_split(const tune_hole *h, uint64_t *rng, int64_t *v) {
+int tune__move_split_factor(const tune_hole *h, uint64_t *rng, int64_t *v) {
     int m = h->nvals;
     int64_t lv[8], prod = 1;
     for (int j = 0; j < m; j++) prod *= v[j];
     lv[0] = h->extent / prod;
     for (int j = 0; j < m; j++) lv[j + 1] = v[j];
-    for (int tries = 0; tries < 8; tries++) {
-        int src = (int)rand_below(rng, m + 1), dst = (int)rand_below(rng, m);
-        if (dst >= src) dst++;
-        if (lv[src] <= 1) continue;
-        int64_t p = 2;
-        while (lv[src] % p) p++;
-        /* a random prime factor of lv[src] */
-        int64_t cand[32];
-        int nc = 0;
-        for (int64_t x = lv[src], q = 2; x > 1 && nc < 32; q++)
-            if (x % q == 0) {
-                cand[nc++] = q;
-                while (x % q == 0) x /= q;
-            }
-        if (nc) p = cand[rand_below(rng, nc)];
-        if (dst == m && lv[dst] * p > TUNE__MAX_INNER) continue;
-        lv[src] /= p;
-        lv[dst] *= p;
-        for (int j = 0; j < m; j++) v[j] = lv[j + 1];
-        return 0;
-    }
+    int src = (int)tune__rand_below(rng, m + 1), dst = (int)tune__rand_below(rng, m);
+    if (dst >= src) dst++;
+    if (lv[src] <= 1) return -1;
+    int64_t cand[32];
+    int nc = 0;
+    for (int64_t x = lv[src], q = 2; x > 1 && nc < 32; q++)
+        if (x % q == 0) {
+            cand[nc++] = q;
+            while (x % q == 0) x /= q;
+        }
+    int64_t p = cand[tune__rand_below(rng, nc)];
+    lv[src] /= p;
+    lv[dst] *= p;
+    if (lv[m] > TUNE__MAX_INNER) return -1;
+    for (int j = 0; j < m; j++) v[j] = lv[j + 1];
+    return 0;
+}
+
+/* A few tries of moving a prime factor between two levels of a split. */
+static int mutate_split(const tune_hole *h, uint64_t *rng, int64_t *v) {
+    for (int tries = 0; tries < 8; tries++)
+        if (tune__move_split_factor(h, rng, v) == 0) return 0;
     return -1;
 }
 
@@ -117,7 +122,7 @@ int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p) {
     if (tune_sketch_is_gpu(sk)) return tune__gpu_program_mutate(sk, rng, p);
     if (sk->nholes == 0) return -1;
     for (int tries = 0; tries < 16; tries++) {
-        const tune_hole *h = &sk->holes[rand_below(rng, sk->nholes)];
+        const tune_hole *h = &sk->holes[tune__rand_below(rng, sk->nholes)];
         int64_t *v = p->vals + h->offset;
         switch (h->kind) {
         case TUNE_HOLE_SPLIT:
@@ -125,13 +130,13 @@ int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p) {
             break;
         case TUNE_HOLE_VECTOR: {
             int64_t old = v[0];
-            v[0] = rand_divisor(rng, h->extent, TUNE__MAX_INNER);
+            v[0] = tune__rand_divisor(rng, h->extent, TUNE__MAX_INNER);
             if (v[0] != old) return 0;
             break;
         }
         case TUNE_HOLE_UNROLL: {
             int64_t old = v[0];
-            v[0] = rand_below(rng, TUNE__NUNROLL);
+            v[0] = tune__rand_below(rng, TUNE__NUNROLL);
             if (v[0] != old) return 0;
             break;
         }
@@ -139,7 +144,7 @@ int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p) {
         case TUNE_HOLE_LOCATION:
             if (h->extent > 1) {
                 int64_t old = v[0];
-                v[0] = 1 + rand_below(rng, h->extent - 1);
+                v[0] = 1 + tune__rand_below(rng, h->extent - 1);
                 if (v[0] >= old) v[0]++;
                 return 0;
             }
@@ -166,12 +171,7 @@ typedef struct {
 } applier;
 
 /* The holes of unit u, in order. */
-static const tune_hole *hole(const applier *a, int u, int k) {
-    int seen = 0;
-    for (int i = 0; i < a->sk->nholes; i++)
-        if (a->sk->holes[i].unit == u && seen++ == k) return &a->sk->holes[i];
-    return NULL;
-}
+static const tune_hole *hole(const applier *a, int u, int k) { return tune__unit_hole(a->sk, u, k); }
 static const int64_t *hvals(const applier *a, const tune_hole *h) { return a->p->vals + h->offset; }
 
 /* Splits every axis of t into its levels: spatial axes into 4 (l[d][0..3]),

@@ -42,18 +42,6 @@ tir_gpu_limits tune_gpu_limits(void) {
     return lim;
 }
 
-static int64_t rand_below(uint64_t *rng, int64_t n) {
-    return n <= 1 ? 0 : (int64_t)(tune_rand(rng) % (uint64_t)n);
-}
-
-static int64_t rand_divisor(uint64_t *rng, int64_t n, int64_t cap) {
-    int64_t divs[256];
-    int nd = 0;
-    for (int64_t d = 1; d <= n && d <= cap && nd < 256; d++)
-        if (n % d == 0) divs[nd++] = d;
-    return divs[rand_below(rng, nd)];
-}
-
 /* ---- tile constraints ---- */
 
 typedef struct {
@@ -92,7 +80,7 @@ static int tile_check(const tune_sketch *sk, int u, const int64_t *vals) {
 static void random_spatial(const tune_hole *h, uint64_t *rng, int64_t *f) {
     int order[4] = {0, 1, 2, 3};
     for (int k = 3; k > 0; k--) {
-        int j = (int)rand_below(rng, k + 1), t = order[k];
+        int j = (int)tune__rand_below(rng, k + 1), t = order[k];
         order[k] = order[j];
         order[j] = t;
     }
@@ -100,24 +88,24 @@ static void random_spatial(const tune_hole *h, uint64_t *rng, int64_t *f) {
     int64_t left = h->extent;
     for (int k = 0; k < 4; k++) {
         int lv = order[k];
-        f[lv] = rand_divisor(rng, left, cap[lv]);
+        f[lv] = tune__rand_divisor(rng, left, cap[lv]);
         left /= f[lv];
     }
 }
 
 static void random_reduce(const tune_hole *h, uint64_t *rng, int64_t *f) {
-    f[1] = rand_divisor(rng, h->extent, TUNE__MAX_INNER);
-    f[0] = rand_divisor(rng, h->extent / f[1], h->extent / f[1]);
+    f[1] = tune__rand_divisor(rng, h->extent, TUNE__MAX_INNER);
+    f[0] = tune__rand_divisor(rng, h->extent / f[1], h->extent / f[1]);
 }
 
 static void random_simple(const tune_hole *h, uint64_t *rng, int64_t *v) {
     switch (h->kind) {
     case TUNE_HOLE_GPU_UNROLL:
-    case TUNE_HOLE_GPU_FETCH: v[0] = rand_below(rng, h->extent); break;
+    case TUNE_HOLE_GPU_FETCH: v[0] = tune__rand_below(rng, h->extent); break;
     case TUNE_HOLE_GPU_THREADS: {
         int64_t lim = tune_gpu_limits().max_threads_per_block, n = 0;
         while (n < h->extent && gpu_threads[n] <= lim) n++;
-        v[0] = rand_below(rng, n);
+        v[0] = tune__rand_below(rng, n);
         break;
     }
     default: break;
@@ -157,39 +145,15 @@ void tune__gpu_program_random(const tune_sketch *sk, int sketch_index, uint64_t 
 
 /* Moves a prime factor of one level of a split to another (the outermost
  * level, the block count, is implicit: extent / product). */
-static int move_factor(const tune_hole *h, uint64_t *rng, int64_t *v) {
-    int m = h->nvals;
-    int64_t lv[8], prod = 1;
-    for (int j = 0; j < m; j++) prod *= v[j];
-    lv[0] = h->extent / prod;
-    for (int j = 0; j < m; j++) lv[j + 1] = v[j];
-    int src = (int)rand_below(rng, m + 1), dst = (int)rand_below(rng, m);
-    if (dst >= src) dst++;
-    if (lv[src] <= 1) return -1;
-    int64_t cand[32];
-    int nc = 0;
-    for (int64_t x = lv[src], q = 2; x > 1 && nc < 32; q++)
-        if (x % q == 0) {
-            cand[nc++] = q;
-            while (x % q == 0) x /= q;
-        }
-    int64_t p = cand[rand_below(rng, nc)];
-    lv[src] /= p;
-    lv[dst] *= p;
-    if (lv[m] > TUNE__MAX_INNER) return -1;
-    for (int j = 0; j < m; j++) v[j] = lv[j + 1];
-    return 0;
-}
-
 int tune__gpu_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p) {
     if (sk->nholes == 0) return -1;
     for (int tries = 0; tries < 32; tries++) {
-        const tune_hole *h = &sk->holes[rand_below(rng, sk->nholes)];
+        const tune_hole *h = &sk->holes[tune__rand_below(rng, sk->nholes)];
         int64_t *v = p->vals + h->offset;
         int64_t old[4];
         memcpy(old, v, sizeof(int64_t) * (size_t)h->nvals);
         if (h->kind == TUNE_HOLE_SPLIT) {
-            if (move_factor(h, rng, v)) continue;
+            if (tune__move_split_factor(h, rng, v)) continue;
             if (tile_check(sk, h->unit, p->vals) == 2) {
                 memcpy(v, old, sizeof(int64_t) * (size_t)h->nvals);
                 continue;
@@ -217,10 +181,7 @@ typedef struct {
 } gapplier;
 
 static const tune_hole *hole(const gapplier *a, int u, int k) {
-    int seen = 0;
-    for (int i = 0; i < a->sk->nholes; i++)
-        if (a->sk->holes[i].unit == u && seen++ == k) return &a->sk->holes[i];
-    return NULL;
+    return tune__unit_hole(a->sk, u, k);
 }
 static const int64_t *hv(const gapplier *a, int u, int k) {
     return a->p->vals + hole(a, u, k)->offset;

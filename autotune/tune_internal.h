@@ -39,6 +39,18 @@ static inline int nreduce_of(const te_tensor *t) {
     return t->body && t->body->kind == TE_REDUCE ? t->body->u.reduce.naxes : 0;
 }
 
+/* Uniform in [0, n) (0 when n <= 1). */
+int64_t tune__rand_below(uint64_t *rng, int64_t n);
+/* A random divisor of n not above cap (1 always qualifies). */
+int64_t tune__rand_divisor(uint64_t *rng, int64_t n, int64_t cap);
+/* Moves one random prime factor of a split hole's values (levels; the
+ * outermost is implicit: extent / product) from one level to another,
+ * the innermost kept <= TUNE__MAX_INNER (Ansor's tile-size mutation).
+ * 0, or -1 when this try changed nothing. */
+int tune__move_split_factor(const tune_hole *h, uint64_t *rng, int64_t *v);
+/* The k-th hole of unit u of sk, NULL when there is none. */
+const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k);
+
 /* FNV-1a hash of one step's text (as in tune_steps_key). */
 uint64_t tune__step_hash(const sch_step *st);
 
