@@ -5,7 +5,8 @@
  * TVM's "How to optimize GEMM on CPU": naive loops; blocking for the
  * cache; vectorization; array packing of B; a register-blocked
  * accumulator tile (cache_write to local memory) with the k loop outside
- * it; and parallel outer blocks. Each step prints its loop program (the
+ * it; and parallel outer blocks. The last step packs B with schedule
+ * primitives (cache_read + pack) instead of declaring packedB. Each step prints its loop program (the
  * first time) and its speed, and is checked against a double-precision
  * reference.
  *
@@ -99,9 +100,17 @@ static int packed_tile(sch_schedule *s, matmul *w, bool parallel) {
         sch_unroll(s, CL, cjo) || sch_vectorize(s, CL, cji))
         return -1;
     if (sch_vectorize(s, w->C, ji)) return -1;
-    te_expr *px = sch_axis(w->packedB, 0), *pz = sch_axis(w->packedB, 2);
-    if (sch_vectorize(s, w->packedB, pz)) return -1;
-    if (parallel && (sch_parallel(s, w->C, io) || sch_parallel(s, w->packedB, px))) return -1;
+    /* Without packedB in the computation, the schedule packs: a copy of B
+     * that the accumulator reads (cache_read), stored as [N/BN, K, BN]
+     * (pack) — the same layout, the same computation as declared. */
+    te_tensor *P = w->packedB;
+    if (!P) {
+        te_tensor *BG = sch_cache_read(s, w->B, "global", 1, &CL);
+        if (!BG || !(P = sch_pack(s, BG, sch_axis(BG, 1), BN))) return -1;
+    }
+    te_expr *px = sch_axis(P, 0), *pz = sch_axis(P, 2);
+    if (sch_vectorize(s, P, pz)) return -1;
+    if (parallel && (sch_parallel(s, w->C, io) || sch_parallel(s, P, px))) return -1;
     return 0;
 }
 
@@ -118,6 +127,7 @@ static const struct {
     {"+ vectorize the inner j loop", s_vectorize, false},
     {"array packing + register tile (cache_write local)", s_packed, true},
     {"+ parallel outer blocks", s_parallel, true},
+    {"the same, B packed by the schedule (cache_read + pack)", s_parallel, false},
 };
 
 static void reference(const float *A, const float *B, double *C) {
