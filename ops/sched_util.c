@@ -49,29 +49,42 @@ static int64_t pick_factor(int64_t ext, int64_t want, int64_t mult) {
     return want;
 }
 
-/* Packs the input that R's reduction walks at its column axis (B[k, j] of
- * a matmul, W[j, k] of a dense layer) into panels of nb columns at the
- * root (GEMM packing, Goto and van de Geijn 2008): the register tile's
- * reduction loop then reads one contiguous panel instead of rows a matrix
- * width apart. Nothing to do when no input is read so, or nb does not
- * divide its extent. */
-static int pack_column_operand(sch_schedule *s, te_tensor *R, int64_t nb) {
-    int col = R->ndim - 1;
-    if (!R->body || R->body->kind != TE_REDUCE || nb <= 1) return 0;
+/* The placeholder R reads at exactly its axis `axis`, with that
+ * dimension's extent a multiple of f: the operand to pack (*dim: its
+ * dimension there). NULL when there is none. */
+static te_tensor *operand_at(te_tensor *R, int axis, int64_t f, int *dim) {
     for (int i = 0; i < R->ninputs; i++) {
         te_tensor *in = R->inputs[i];
-        int dim = te_expr_read_dim(R->body, in, R->axes[col]);
-        if (in->kind != TE_OP_PLACEHOLDER || dim < 0 || in->ndim >= TE_MAX_DIMS ||
-            in->shape[dim] % nb || in->shape[dim] == nb)
-            continue;
-        te_tensor *copy = sch_cache_read(s, in, "global", 1, &R);
-        te_tensor *p = copy ? sch_pack(s, copy, sch_axis(copy, dim), nb) : NULL;
-        if (!p || sch_parallel(s, p, sch_axis(p, 0)) ||
-            sch_vectorize(s, p, sch_axis(p, p->ndim - 1)))
-            return -1;
-        return 0;
+        int d = te_expr_read_dim(R->body, in, R->axes[axis]);
+        if (in->kind == TE_OP_PLACEHOLDER && d >= 0 && in->ndim < TE_MAX_DIMS &&
+            in->shape[d] % f == 0) {
+            *dim = d;
+            return in;
+        }
     }
-    return 0;
+    return NULL;
+}
+
+/* A copy of `in` read by R, packed on dimension dim by f at the root
+ * (sch_pack), its block loop parallel and its lanes vectorized. */
+static int pack_operand(sch_schedule *s, te_tensor *R, te_tensor *in, int dim, int64_t f) {
+    te_tensor *copy = sch_cache_read(s, in, "global", 1, &R);
+    te_tensor *p = copy ? sch_pack(s, copy, sch_axis(copy, dim), f) : NULL;
+    if (!p || sch_parallel(s, p, sch_axis(p, 0))) return -1;
+    return f > 1 ? sch_vectorize(s, p, sch_axis(p, p->ndim - 1)) : 0;
+}
+
+/* Packs the input that R's reduction walks at its column axis (B[k, j] of
+ * a matmul, W[j, k] of a dense layer) into panels of nb columns (GEMM
+ * packing, Goto and van de Geijn 2008): the register tile's reduction
+ * loop then reads one contiguous panel instead of rows a matrix width
+ * apart. Nothing to do when no input is read so, or nb does not divide
+ * its extent, or one panel is the whole operand. */
+static int pack_column_operand(sch_schedule *s, te_tensor *R, int64_t nb) {
+    int dim;
+    if (!R->body || R->body->kind != TE_REDUCE || nb <= 1) return 0;
+    te_tensor *in = operand_at(R, R->ndim - 1, nb, &dim);
+    return in && in->shape[dim] != nb ? pack_operand(s, R, in, dim, nb) : 0;
 }
 
 int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, int64_t mr,
@@ -158,21 +171,6 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
     return sch_vectorize(s, R, cji);
 }
 
-/* The placeholder R reads at exactly its axis `axis`, with that
- * dimension's extent a multiple of f: the operand to pack. */
-static te_tensor *operand_at(te_tensor *R, int axis, int64_t f, int *dim) {
-    for (int i = 0; i < R->ninputs; i++) {
-        te_tensor *in = R->inputs[i];
-        int d = te_expr_read_dim(R->body, in, R->axes[axis]);
-        if (in->kind == TE_OP_PLACEHOLDER && d >= 0 && in->ndim < TE_MAX_DIMS &&
-            in->shape[d] % f == 0) {
-            *dim = d;
-            return in;
-        }
-    }
-    return NULL;
-}
-
 int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec, int row,
                            int col, int vlen) {
     int n = F->ndim, dim;
@@ -197,11 +195,7 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
     te_tensor *in = operand_at(R, vec, f, &dim);
     if (!in) return te_error(sch_ctx(s), "ops: no operand of '%s' to pack", R->name);
-    te_tensor *copy = sch_cache_read(s, in, "global", 1, &R);
-    te_tensor *wp = copy ? sch_pack(s, copy, sch_axis(copy, dim), f) : NULL;
-    if (!wp || sch_parallel(s, wp, sch_axis(wp, 0)) ||
-        sch_vectorize(s, wp, sch_axis(wp, wp->ndim - 1)))
-        return -1;
+    if (pack_operand(s, R, in, dim, f)) return -1;
     te_tensor *Rp = sch_pack(s, R, sch_axis(R, vec), f);
     if (!Rp) return -1;
     /* F: the other axes with the vector blocks in place of `vec` and the

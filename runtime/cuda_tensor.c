@@ -41,16 +41,6 @@ void rt__cuda_free_data(DLTensor *t) {
     rt__cu()->MemFree((CUdeviceptr)(uintptr_t)t->data);
 }
 
-static bool compact(const DLTensor *t) {
-    if (!t->strides) return true;
-    int64_t expect = 1;
-    for (int d = t->ndim - 1; d >= 0; --d) {
-        if (t->shape[d] != 1 && t->strides[d] != expect) return false;
-        expect *= t->shape[d];
-    }
-    return true;
-}
-
 int rt_tensor_copy(DLTensor *dst, const DLTensor *src) {
     if (!dst || !src) return rt_set_error("rt_tensor_copy: dst and src must be non-NULL");
     if (dst->ndim != src->ndim)
@@ -66,7 +56,7 @@ int rt_tensor_copy(DLTensor *dst, const DLTensor *src) {
                             rt_dtype_name(dst->dtype, a, sizeof a),
                             rt_dtype_name(src->dtype, b, sizeof b));
     }
-    if (!compact(dst) || !compact(src))
+    if (!rt__tensor_is_compact(dst) || !rt__tensor_is_compact(src))
         return rt_set_error("rt_tensor_copy: only compact row-major tensors can be copied");
     int dt = dst->device.device_type, st = src->device.device_type;
     if ((dt != kDLCPU && dt != kDLCUDA) || (st != kDLCPU && st != kDLCUDA))

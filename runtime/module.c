@@ -211,7 +211,7 @@ static const char *shape_str(int ndim, const int64_t *shape, char *buf, size_t s
     return buf;
 }
 
-static bool is_compact(const DLTensor *t) {
+bool rt__tensor_is_compact(const DLTensor *t) {
     if (!t->strides) return true;
     int64_t expect = 1;
     for (int d = t->ndim - 1; d >= 0; --d) {
@@ -249,7 +249,7 @@ static int check_arg(rt_module *m, const rt_func_entry *f, int i, const DLTensor
             return mod_error(m, "rt_call: argument %d ('%s') of '%s' has shape %s, expected %s", i,
                              p->name, f->name, shape_str(t->ndim, t->shape, a, sizeof a),
                              shape_str(p->ndim, p->shape, b, sizeof b));
-    if (!is_compact(t))
+    if (!rt__tensor_is_compact(t))
         return mod_error(m, "rt_call: argument %d ('%s') of '%s' has strides %s; only compact "
                             "row-major tensors are supported",
                          i, p->name, f->name, shape_str(t->ndim, t->strides, a, sizeof a));

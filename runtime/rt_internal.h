@@ -23,6 +23,10 @@ const char *rt_dtype_name(DLDataType t, char *buf, size_t size);
 int rt__check_shape(const char *who, DLDataType dtype, int ndim, const int64_t *shape);
 DLTensor *rt__tensor_header(void *data, DLDataType dtype, int ndim, const int64_t *shape);
 size_t rt__elem_bytes(DLDataType t);
+/* module.c: whether t's strides are the compact row-major ones (NULL
+ * strides; extent-1 dimensions may carry any stride, as DLPack exporters
+ * differ). */
+bool rt__tensor_is_compact(const DLTensor *t);
 /* cuda_tensor.c: frees a kDLCUDA tensor's device memory. */
 void rt__cuda_free_data(DLTensor *t);
 

@@ -66,6 +66,11 @@ const char *cg_c_type(te_dtype t);
 void cg_c_expr(cg_c_emitter *em, const te_expr *e);
 /* Statement emission (c_stmt.c). */
 void cg_c_stmt(cg_c_emitter *em, const tir_stmt *s);
+/* Emits the statements every C-family backend writes alike (IF, SEQ,
+ * EVALUATE, NOOP), their children through emit(user, child). Returns
+ * false, emitting nothing, for any other kind. */
+typedef void (*cg_c_stmt_fn)(void *user, const tir_stmt *s);
+bool cg_c_control_stmt(cg_c_emitter *em, const tir_stmt *s, cg_c_stmt_fn emit, void *user);
 void cg_c_line(cg_c_emitter *em, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

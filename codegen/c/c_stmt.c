@@ -408,38 +408,46 @@ static void emit_allocate(cg_c_emitter *em, const tir_stmt *s) {
     cg_c_line(em, "}");
 }
 
-void cg_c_stmt(cg_c_emitter *em, const tir_stmt *s) {
-    if (em->failed || !s) return;
+static void stmt_cb(void *em, const tir_stmt *s) { cg_c_stmt(em, s); }
+
+bool cg_c_control_stmt(cg_c_emitter *em, const tir_stmt *s, cg_c_stmt_fn emit, void *user) {
     switch (s->kind) {
-    case TIR_FOR: emit_for(em, s); return;
-    case TIR_STORE: emit_store(em, s); return;
-    case TIR_ALLOCATE: emit_allocate(em, s); return;
     case TIR_IF:
         ind(em);
         put(em, "if (");
         cg_c_expr(em, s->u.if_.cond);
         put(em, ") {\n");
         em->indent++;
-        cg_c_stmt(em, s->u.if_.then_s);
+        emit(user, s->u.if_.then_s);
         em->indent--;
         if (s->u.if_.else_s && s->u.if_.else_s->kind != TIR_NOOP) {
             cg_c_line(em, "} else {");
             em->indent++;
-            cg_c_stmt(em, s->u.if_.else_s);
+            emit(user, s->u.if_.else_s);
             em->indent--;
         }
         cg_c_line(em, "}");
-        return;
+        return true;
     case TIR_SEQ:
-        for (int i = 0; i < s->u.seq.n && !em->failed; ++i) cg_c_stmt(em, s->u.seq.stmts[i]);
-        return;
+        for (int i = 0; i < s->u.seq.n && !em->failed; ++i) emit(user, s->u.seq.stmts[i]);
+        return true;
     case TIR_EVALUATE:
         ind(em);
         put(em, "(void)(");
         cg_c_expr(em, s->u.eval.value);
         put(em, ");\n");
-        return;
-    case TIR_NOOP: return;
+        return true;
+    case TIR_NOOP: return true;
+    default: return false;
+    }
+}
+
+void cg_c_stmt(cg_c_emitter *em, const tir_stmt *s) {
+    if (em->failed || !s || cg_c_control_stmt(em, s, stmt_cb, em)) return;
+    switch (s->kind) {
+    case TIR_FOR: emit_for(em, s); return;
+    case TIR_STORE: emit_store(em, s); return;
+    case TIR_ALLOCATE: emit_allocate(em, s); return;
     case TIR_BARRIER:
         cg_c_fail(em, "barrier (__syncthreads) in function '%s'; the c target has no GPU threads",
                   em->func);

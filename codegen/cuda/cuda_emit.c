@@ -253,39 +253,13 @@ static void emit_allocate(cuda_emitter *ce, const tir_stmt *s) {
 
 static void emit(cuda_emitter *ce, const tir_stmt *s) {
     cg_c_emitter *em = &ce->em;
-    if (em->failed || !s) return;
+    if (em->failed || !s || cg_c_control_stmt(em, s, emit_cb, ce)) return;
     switch (s->kind) {
     case TIR_FOR: emit_for(ce, s); return;
     case TIR_STORE: emit_store(ce, s); return;
     case TIR_ALLOCATE: emit_allocate(ce, s); return;
-    case TIR_IF:
-        ind(em);
-        put(em, "if (");
-        cg_c_expr(em, s->u.if_.cond);
-        put(em, ") {\n");
-        em->indent++;
-        emit(ce, s->u.if_.then_s);
-        em->indent--;
-        if (s->u.if_.else_s && s->u.if_.else_s->kind != TIR_NOOP) {
-            cg_c_line(em, "} else {");
-            em->indent++;
-            emit(ce, s->u.if_.else_s);
-            em->indent--;
-        }
-        cg_c_line(em, "}");
-        return;
-    case TIR_SEQ:
-        for (int i = 0; i < s->u.seq.n && !em->failed; ++i) emit(ce, s->u.seq.stmts[i]);
-        return;
-    case TIR_EVALUATE:
-        ind(em);
-        put(em, "(void)(");
-        cg_c_expr(em, s->u.eval.value);
-        put(em, ");\n");
-        return;
     case TIR_BARRIER: cg_c_line(em, "__syncthreads();"); return;
     case TIR_ALLREDUCE: cg_cuda__emit_allreduce(em, s, ce->block, emit_cb, ce); return;
-    case TIR_NOOP: return;
     default:
         cg_c_fail(em, "statement kind %d in kernel '%s' is not supported by the cuda target "
                       "(run tir_run_pipeline first)",
