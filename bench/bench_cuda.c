@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loom_module.h"
+
 #define REF_MAX_FLOP 2e10
 
 static bool selected(const char *only, const char *name) {
@@ -62,26 +64,11 @@ static void bench_one(const char *name, const char *op, const char *params, tdb_
         snprintf(err, sizeof err, "%s", te_ctx_errmsg(ctx));
         goto out;
     }
-    if (db) {
-        tdb_apply_info info;
-        m = tdb_apply_best(db, ctx, key, target, &info);
-        w = info.workload;
-        if (!m) {
-            snprintf(err, sizeof err, "%s", tdb_errmsg(db));
-            goto out;
-        }
-        if (!info.fallback) snprintf(source, sizeof source, "tuned #%lld", (long long)info.record_id);
-    } else {
-        w = ops_build(ctx, op, params);
-        sch_schedule *s = w ? ops_default_schedule(w, target) : NULL;
-        cg_build_options o = {0};
-        o.cuda.arch = arch;
-        m = s ? cg_build(s, w->nargs, w->args, "cuda", &o) : NULL;
-        if (!m) {
-            snprintf(err, sizeof err, "%s", te_ctx_errmsg(ctx));
-            goto out;
-        }
-    }
+    cg_build_options o = {0};
+    o.cuda.arch = arch;
+    m = bench_loom_module(db, ctx, key, target, "cuda", &o, &w, source, sizeof source, err,
+                          sizeof err);
+    if (!m) goto out;
     if (w->nargs > 16) {
         snprintf(err, sizeof err, "more than 16 tensors");
         goto out;

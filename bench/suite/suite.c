@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "../loom_module.h"
 
 typedef struct {
     int threads, repeat;
@@ -142,24 +143,9 @@ static void bench_one(const options *o, tdb_db *db, const char *target, const ch
         goto done;
     }
     row->key = strdup(key);
-    if (db) {
-        tdb_apply_info info;
-        m = tdb_apply_best(db, ctx, key, target, &info);
-        w = info.workload;
-        if (!m) {
-            snprintf(err, sizeof err, "%s", tdb_errmsg(db));
-            goto done;
-        }
-        if (!info.fallback) snprintf(source, sizeof source, "tuned #%lld", (long long)info.record_id);
-    } else {
-        w = ops_build(ctx, op, params);
-        sch_schedule *s = w ? ops_default_schedule(w, "llvm") : NULL;
-        m = s ? cg_build(s, w->nargs, w->args, "llvm", NULL) : NULL;
-        if (!m) {
-            snprintf(err, sizeof err, "%s", te_ctx_errmsg(ctx));
-            goto done;
-        }
-    }
+    m = bench_loom_module(db, ctx, key, target, "llvm", NULL, &w, source, sizeof source, err,
+                          sizeof err);
+    if (!m) goto done;
     row->loom_source = strdup(source);
     row->flops = w->flops;
     if (w->nargs > 16 || w->nouts != 1) {
