@@ -64,6 +64,11 @@ const char *cg_c_type(te_dtype t);
 /* Prints expression e in C into em->out. With em->lane set, vector
  * subexpressions print lane em->lane (RAMP(b, s, L) -> (b + s*lane)). */
 void cg_c_expr(cg_c_emitter *em, const te_expr *e);
+/* C source of the helpers generated code may call (floor division and
+ * modulo, sigmoid, min/max per type), written with a LOOM_HELPER macro
+ * the including prelude defines first (static inline in C, static
+ * __device__ __forceinline__ in CUDA). */
+extern const char cg_c_helper_defs[];
 /* Statement emission (c_stmt.c). */
 void cg_c_stmt(cg_c_emitter *em, const tir_stmt *s);
 /* Emits the statements every C-family backend writes alike (IF, SEQ,

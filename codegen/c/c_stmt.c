@@ -482,6 +482,10 @@ static const char prelude[] =
     "#define LOOM_HELPER static inline\n"
     "#endif\n"
     "\n"
+    "\n";
+
+/* Shared with the CUDA backend, after its own LOOM_HELPER. */
+const char cg_c_helper_defs[] =
     "/* Floor division and modulo (the remainder has the divisor's sign). */\n"
     "LOOM_HELPER int64_t loom_floordiv_i64(int64_t a, int64_t b) {\n"
     "    int64_t q = a / b, r = a % b;\n"
@@ -510,6 +514,7 @@ static const char prelude[] =
     "LOOM_MINMAX(u64, uint64_t)\n"
     "LOOM_MINMAX(b, bool)\n"
     "\n";
+
 
 /* Emits one function into out (closures first). Returns 0 or -1. */
 static int emit_func(te_ctx *ctx, const tir_func *f, int *nclosures, te_str *out) {
@@ -585,6 +590,7 @@ const char *cg_c_source(te_ctx *ctx, int nfuncs, const tir_func *const *funcs) {
     te_str out;
     te_str_init(&out);
     te_str_append(&out, prelude);
+    te_str_append(&out, cg_c_helper_defs);
     int nclosures = 0;
     for (int i = 0; i < nfuncs; ++i)
         if (emit_func(ctx, funcs[i], &nclosures, &out)) {

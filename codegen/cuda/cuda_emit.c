@@ -281,32 +281,6 @@ static const char prelude[] =
     "#define NAN __int_as_float(0x7fc00000)\n"
     "#define INFINITY __int_as_float(0x7f800000)\n"
     "#define LOOM_HELPER static __device__ __forceinline__\n"
-    "LOOM_HELPER int64_t loom_floordiv_i64(int64_t a, int64_t b) {\n"
-    "  int64_t q = a / b, r = a % b;\n"
-    "  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;\n"
-    "}\n"
-    "LOOM_HELPER int64_t loom_floormod_i64(int64_t a, int64_t b) {\n"
-    "  int64_t r = a % b;\n"
-    "  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
-    "}\n"
-    "LOOM_HELPER float loom_fmod_floor_f32(float a, float b) { return a - b * floorf(a / b); }\n"
-    "LOOM_HELPER double loom_fmod_floor_f64(double a, double b) { return a - b * floor(a / b); }\n"
-    "LOOM_HELPER float loom_sigmoid_f32(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
-    "LOOM_HELPER double loom_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }\n"
-    "#define LOOM_MINMAX(S, T) \\\n"
-    "  LOOM_HELPER T loom_min_##S(T a, T b) { return a < b ? a : b; } \\\n"
-    "  LOOM_HELPER T loom_max_##S(T a, T b) { return a > b ? a : b; }\n"
-    "LOOM_MINMAX(f32, float)\n"
-    "LOOM_MINMAX(f64, double)\n"
-    "LOOM_MINMAX(i8, int8_t)\n"
-    "LOOM_MINMAX(i16, int16_t)\n"
-    "LOOM_MINMAX(i32, int32_t)\n"
-    "LOOM_MINMAX(i64, int64_t)\n"
-    "LOOM_MINMAX(u8, uint8_t)\n"
-    "LOOM_MINMAX(u16, uint16_t)\n"
-    "LOOM_MINMAX(u32, uint32_t)\n"
-    "LOOM_MINMAX(u64, uint64_t)\n"
-    "LOOM_MINMAX(b, bool)\n"
     "\n";
 
 static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out) {
@@ -361,6 +335,7 @@ const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *c
     te_str out;
     te_str_init(&out);
     te_str_append(&out, prelude);
+    te_str_append(&out, cg_c_helper_defs);
     for (int p = 0; p < nprogs; ++p)
         for (int k = 0; k < progs[p]->nkernels; ++k)
             if (emit_kernel(ctx, &progs[p]->kernels[k], &out)) {
