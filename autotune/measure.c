@@ -233,6 +233,15 @@ static void summarize(tune_result *res) {
     res->spread = res->median > 0 ? (s[n - 1] - s[0]) / res->median : 0;
 }
 
+/* Seconds a run request may take: the run timeout, or less once a best
+ * latency exists (TUNE__CUT_FACTOR). */
+static double run_limit(const tune_measurer *m, double best_so_far) {
+    if (!(best_so_far > 0)) return m->o.run_timeout;
+    double per_repeat = fmax(TUNE__SLOW_FACTOR * best_so_far, m->o.min_repeat_ms * 1e-3);
+    double cut = TUNE__CUT_FACTOR * best_so_far + m->o.repeat * per_repeat + TUNE__CUT_SLACK_S;
+    return cut < m->o.run_timeout ? cut : m->o.run_timeout;
+}
+
 int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
                  double best_so_far, tune_result *results) {
     for (int i = 0; i < n; i++) {
@@ -298,11 +307,18 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
             cJSON_AddNumberToObject(req, "hook", hook);
             int rc = send_req(m, &m->r[j], req);
             cJSON_Delete(req);
+            double limit = run_limit(m, best_so_far);
             cJSON *rep = NULL;
-            int why = rc ? 2 : wait_reply(&m->r[j], rt_now() + m->o.run_timeout, &rep);
+            int why = rc ? 2 : wait_reply(&m->r[j], rt_now() + limit, &rep);
             if (why) {
-                runner_failed(&m->r[j], why, TUNE_ERR_RUNTIME_DEVICE, TUNE_ERR_RUN_TIMEOUT,
-                              m->o.run_timeout, res, "run");
+                runner_failed(&m->r[j], why, TUNE_ERR_RUNTIME_DEVICE, TUNE_ERR_RUN_TIMEOUT, limit,
+                              res, "run");
+                if (why == 1 && limit < m->o.run_timeout) {
+                    size_t len = strlen(res->error_msg);
+                    snprintf(res->error_msg + len, sizeof res->error_msg - len,
+                             " (the limit for a candidate over %.0fx the best so far, %.4g ms)",
+                             TUNE__CUT_FACTOR, best_so_far * 1e3);
+                }
                 continue;
             }
             if (!reply_error(rep, res)) {

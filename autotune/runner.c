@@ -85,12 +85,31 @@ typedef struct {
      * mirrors of args); args stay the host side for data and checks. */
     bool cuda;
     DLTensor *dev[32];
+    char *key; /* the workload key (owned) */
 } built;
+
+/* The reference output of the last workload and seed checked: a runner
+ * checks every new best of one workload on the same inputs, and the naive
+ * double-precision reference of a large workload costs seconds. */
+typedef struct {
+    char *key;
+    uint64_t seed;
+    int64_t n;
+    double *want;
+    double rtol, atol;
+} ref_cache;
+
+static void ref_cache_clear(ref_cache *c) {
+    free(c->key);
+    free(c->want);
+    memset(c, 0, sizeof *c);
+}
 
 static void built_clear(built *b) {
     for (int i = 0; i < b->nargs; i++) rt_tensor_free(b->args[i]), rt_tensor_free(b->dev[i]);
     rt_module_free(b->mod);
     te_ctx_free(b->ctx);
+    free(b->key);
     memset(b, 0, sizeof *b);
 }
 
@@ -156,6 +175,7 @@ static int do_build(built *b, int out, cJSON *req) {
     double t0 = rt_now();
     b->ctx = te_ctx_new();
     if (!b->ctx || !key || !target || !steps) return reply_error(out, TUNE_ERR_UNKNOWN, "bad request");
+    if (!(b->key = strdup(key))) return reply_error(out, TUNE_ERR_UNKNOWN, "out of memory");
     if (tune_build_workload(b->ctx, key, &b->w))
         return reply_error(out, TUNE_ERR_INSTANTIATION, te_ctx_errmsg(b->ctx));
     int ns;
@@ -227,13 +247,80 @@ static int do_run(built *b, int out, cJSON *req) {
     return reply(out, o);
 }
 
-/* The reference: the ops registry's double-precision one for ops
- * workloads, else the unscheduled computation compiled as is. */
-static int64_t check_against_reference(built *b, uint64_t seed, int hook, char *msg, size_t cap) {
+/* Fills c with the reference output of b's workload on its current
+ * inputs: the ops registry's double-precision one for ops workloads, else
+ * the unscheduled computation compiled as is. 0, or -1 with msg. */
+static int compute_reference(built *b, ref_cache *c, char *msg, size_t cap) {
+    DLTensor *o = b->args[b->w.nargs - 1];
+    int64_t n = rt_tensor_numel(o);
+    bool f32 = o->dtype.bits == 32;
+    double *want = malloc(sizeof(double) * (size_t)n);
+    if (!want) {
+        snprintf(msg, cap, "out of memory for the reference");
+        return -1;
+    }
+    double rtol = 1e-4, atol = 1e-4;
+    int rc = -1;
+    if (b->ow) {
+        double *outs[1] = {want};
+        if (ops_reference(b->ow, b->args, outs) == 0) {
+            ops_tolerance(b->ow, &rtol, &atol);
+            rc = 0;
+        } else {
+            snprintf(msg, cap, "reference failed: %s", te_ctx_errmsg(b->ctx));
+        }
+    } else {
+        sch_schedule *s = sch_create(b->ctx, b->w.nouts, b->w.outs);
+        rt_module *ref = s ? cg_build(s, b->w.nargs, b->w.args, "llvm", NULL) : NULL;
+        DLTensor *ro = rt_tensor_alloc(o->dtype, o->ndim, o->shape);
+        DLTensor *rargs[32];
+        for (int i = 0; i < b->nargs; i++) rargs[i] = b->args[i];
+        rargs[b->nargs - 1] = ro;
+        if (ref && ro && rt_call(ref, "default", b->nargs, rargs) == 0) {
+            for (int64_t k = 0; k < n; k++)
+                want[k] = f32 ? ((float *)ro->data)[k] : ((double *)ro->data)[k];
+            int64_t red = 1;
+            te_tensor *t = b->w.outs[0];
+            for (int r = 0; r < nreduce_of(t); r++) red *= t->body->u.reduce.axes[r]->u.var.extent;
+            rtol = 1e-4;
+            atol = 1e-5 * sqrt((double)red) + 1e-6;
+            rc = 0;
+        } else {
+            snprintf(msg, cap, "reference failed: %s", te_ctx_errmsg(b->ctx));
+        }
+        rt_tensor_free(ro);
+        rt_module_free(ref);
+    }
+    if (rc) {
+        free(want);
+        return -1;
+    }
+    c->want = want;
+    c->n = n;
+    c->rtol = rtol;
+    c->atol = atol;
+    return 0;
+}
+
+/* Runs the candidate on the seed's inputs (output poisoned with NaN) and
+ * counts the output elements that differ from the reference (cached in c
+ * per workload and seed). -1 with msg when it cannot run. */
+static int64_t check_against_reference(built *b, ref_cache *c, uint64_t seed, int hook,
+                                       char *msg, size_t cap) {
     fill_inputs(b, seed);
     DLTensor *o = b->args[b->w.nargs - 1];
     int64_t n = rt_tensor_numel(o);
     bool f32 = o->dtype.bits == 32;
+    if (!(c->want && c->seed == seed && c->n == n && c->key && !strcmp(c->key, b->key))) {
+        ref_cache_clear(c);
+        if (compute_reference(b, c, msg, cap)) return -1;
+        c->seed = seed;
+        if (!(c->key = strdup(b->key))) {
+            ref_cache_clear(c);
+            snprintf(msg, cap, "out of memory");
+            return -1;
+        }
+    }
     for (int64_t k = 0; k < n; k++) {
         if (f32) ((float *)o->data)[k] = NAN;
         else ((double *)o->data)[k] = NAN;
@@ -251,51 +338,16 @@ static int64_t check_against_reference(built *b, uint64_t seed, int hook, char *
         return -1;
     }
     if (hook == TUNE_HOOK_WRONG) corrupt(b);
-    double *want = malloc(sizeof(double) * (size_t)n);
-    if (!want) return -1;
-    double rtol = 1e-4, atol = 1e-4;
-    int64_t bad = -1;
-    ops_workload *w = b->ow;
-    if (w) {
-        double *outs[1] = {want};
-        if (ops_reference(w, b->args, outs) == 0) {
-            ops_tolerance(w, &rtol, &atol);
-            bad = 0;
-        }
-    } else {
-        sch_schedule *s = sch_create(b->ctx, b->w.nouts, b->w.outs);
-        rt_module *ref = s ? cg_build(s, b->w.nargs, b->w.args, "llvm", NULL) : NULL;
-        DLTensor *ro = rt_tensor_alloc(o->dtype, o->ndim, o->shape);
-        DLTensor *rargs[32];
-        for (int i = 0; i < b->nargs; i++) rargs[i] = b->args[i];
-        rargs[b->nargs - 1] = ro;
-        if (ref && ro && rt_call(ref, "default", b->nargs, rargs) == 0) {
-            for (int64_t k = 0; k < n; k++)
-                want[k] = f32 ? ((float *)ro->data)[k] : ((double *)ro->data)[k];
-            int64_t red = 1;
-            te_tensor *t = b->w.outs[0];
-            for (int r = 0; r < nreduce_of(t); r++) red *= t->body->u.reduce.axes[r]->u.var.extent;
-            rtol = 1e-4;
-            atol = 1e-5 * sqrt((double)red) + 1e-6;
-            bad = 0;
-        } else {
-            snprintf(msg, cap, "reference failed: %s", te_ctx_errmsg(b->ctx));
-        }
-        rt_tensor_free(ro);
-        rt_module_free(ref);
-    }
-    if (bad == 0) {
-        for (int64_t k = 0; k < n; k++) {
-            double g = f32 ? ((float *)o->data)[k] : ((double *)o->data)[k];
-            if (!(fabs(g - want[k]) <= atol + rtol * fabs(want[k]))) {
-                if (bad == 0)
-                    snprintf(msg, cap, "output element %lld is %g, the reference %g",
-                             (long long)k, g, want[k]);
-                bad++;
-            }
+    int64_t bad = 0;
+    for (int64_t k = 0; k < n; k++) {
+        double g = f32 ? ((float *)o->data)[k] : ((double *)o->data)[k];
+        if (!(fabs(g - c->want[k]) <= c->atol + c->rtol * fabs(c->want[k]))) {
+            if (bad == 0)
+                snprintf(msg, cap, "output element %lld is %g, the reference %g", (long long)k, g,
+                         c->want[k]);
+            bad++;
         }
     }
-    free(want);
     fill_inputs(b, 1);
     if (b->cuda && upload(b, false)) {
         snprintf(msg, cap, "%s", rt_last_error());
@@ -304,12 +356,12 @@ static int64_t check_against_reference(built *b, uint64_t seed, int hook, char *
     return bad;
 }
 
-static int do_check(built *b, int out, cJSON *req) {
+static int do_check(built *b, ref_cache *c, int out, cJSON *req) {
     if (!b->mod) return reply_error(out, TUNE_ERR_UNKNOWN, "check before a successful build");
     int hook = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "hook"));
     uint64_t seed = (uint64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "seed"));
     char msg[256] = "";
-    int64_t bad = check_against_reference(b, seed, hook, msg, sizeof msg);
+    int64_t bad = check_against_reference(b, c, seed, hook, msg, sizeof msg);
     if (bad < 0) return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, msg);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "mismatch", (double)bad);
@@ -320,6 +372,8 @@ static int do_check(built *b, int out, cJSON *req) {
 int tune__runner_serve(int in, int out) {
     built b;
     memset(&b, 0, sizeof b);
+    ref_cache cache;
+    memset(&cache, 0, sizeof cache);
     for (;;) {
         char *s = tune__read_frame(in);
         if (!s) break;
@@ -338,12 +392,13 @@ int tune__runner_serve(int in, int out) {
                 b.ow = ops_from_key(b.ctx, key);
             }
         } else if (!strcmp(cmd, "run")) rc = do_run(&b, out, req);
-        else if (!strcmp(cmd, "check")) rc = do_check(&b, out, req);
+        else if (!strcmp(cmd, "check")) rc = do_check(&b, &cache, out, req);
         else rc = reply_error(out, TUNE_ERR_UNKNOWN, "unknown command");
         cJSON_Delete(req);
         if (rc) break;
     }
     built_clear(&b);
+    ref_cache_clear(&cache);
     return 0;
 }
 

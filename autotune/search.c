@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "autotune/tune_internal.h"
+#include "loom/ops.h"
 #include "loom/runtime.h"
 #include "loom/tuning_db.h"
 
@@ -236,6 +237,52 @@ done:
     return got;
 }
 
+/* Takes one measured result into the summary (trial number, best) and
+ * hands it to on_record; marks the summary stopped when on_record asks. */
+static void take_result(const tune_options *o, double flops, tune_summary *sum, tune_result *r) {
+    r->trial = ++sum->measured;
+    if (!r->error_code) {
+        sum->valid++;
+        if (!sum->best_trial || r->median < sum->best_s) {
+            sum->best_trial = r->trial;
+            sum->best_s = r->median;
+            sum->best_gflops = flops > 0 ? flops / r->median * 1e-9 : 0;
+            free(sum->best_steps_json);
+            sum->best_steps_json = strdup(r->steps_json);
+        }
+    }
+    if (o->on_record && o->on_record(o->user, r)) sum->stopped = true;
+}
+
+/* The first trial: the operator's default schedule (tune_options.
+ * skip_default). Workloads outside the ops library, targets without a
+ * default schedule and defaults measured before are skipped. 0, or -1
+ * when no runner can start. */
+static int measure_default(tuner *t, tune_measurer *m, const char *target, tune_summary *sum) {
+    const tune_options *o = t->o;
+    if (scratch_fresh(&t->sc)) return 0;
+    ops_workload *ow = ops_from_key(t->sc.ctx, t->key);
+    sch_schedule *s = ow ? ops_default_schedule(ow, target) : NULL;
+    if (!s) return 0;
+    uint64_t h = tune_hash(tune_steps_key(t->sc.ctx, s));
+    char *json = hset_has(&t->measured, h) ? NULL : tdb_schedule_to_json(s);
+    if (!json) return 0;
+    int hook = o->hook_for_trial ? o->hook_for_trial(o->user, sum->measured + 1) : 0;
+    tune_result r;
+    int rc = tune_measure(m, 1, (const char *const *)&json, &hook, 0, &r);
+    if (rc == 0) {
+        hset_add(&t->measured, h);
+        take_result(o, t->sc.w.flops, sum, &r);
+        /* The model learns from it like from any measured program. */
+        tir_func *f = o->scorer.update ? sch_lower(s, ow->nargs, ow->args, "default") : NULL;
+        f = f ? tir_run_pipeline(t->sc.ctx, f, popts(t)) : NULL;
+        double lat = r.error_code ? -1 : r.median;
+        if (f) o->scorer.update(o->scorer.user, 1, (const tir_func *const *)&f, &lat);
+    }
+    free(json);
+    return rc;
+}
+
 int tune_task(const char *key, const char *target, const tune_options *o, tune_summary *sum,
               char **err) {
     memset(sum, 0, sizeof *sum);
@@ -299,6 +346,10 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
     if (!batch || !rlat) goto out_batch;
     int jobs = o->measure.threads > 0 ? o->measure.threads : 1;
     if (jobs > 64) jobs = 64;
+    if (!o->skip_default && measure_default(t, m, target, sum)) {
+        if (err) *err = tune__strdupf("autotune: cannot start a runner process");
+        goto out_batch;
+    }
     while (sum->measured < o->trials && !(o->stop && *o->stop) && !sum->stopped) {
         int want = o->trials - sum->measured < per_round ? o->trials - sum->measured : per_round;
         int n = next_batch(t, want, batch);
@@ -326,21 +377,9 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             }
             double lat[64];
             for (int j = 0; j < cn; j++) {
-                tune_result *r = &res[j];
-                r->trial = ++sum->measured;
                 hset_add(&t->measured, hs[j]);
-                lat[j] = r->error_code ? -1 : r->median;
-                if (!r->error_code) {
-                    sum->valid++;
-                    if (!sum->best_trial || r->median < sum->best_s) {
-                        sum->best_trial = r->trial;
-                        sum->best_s = r->median;
-                        sum->best_gflops = flops > 0 ? flops / r->median * 1e-9 : 0;
-                        free(sum->best_steps_json);
-                        sum->best_steps_json = strdup(r->steps_json);
-                    }
-                }
-                if (o->on_record && o->on_record(o->user, r)) sum->stopped = true;
+                lat[j] = res[j].error_code ? -1 : res[j].median;
+                take_result(o, flops, sum, &res[j]);
             }
             for (int j = 0; j < cn; j++) rlat[nr++] = lat[j];
             for (int j = 0; j < cn; j++) free(json[j]), json[j] = NULL;

@@ -16,6 +16,15 @@ extern const int64_t tune__unroll_steps[TUNE__NUNROLL];
  * latency so far is timed by that call alone (no repeats). */
 #define TUNE__SLOW_FACTOR 3.0
 
+/* Once a best latency exists, a run is stopped (and recorded as a run
+ * timeout) when it lasts longer than TUNE__CUT_FACTOR times the best plus
+ * what its repeats may take at TUNE__SLOW_FACTOR times the best, plus
+ * TUNE__CUT_SLACK_S: a program that slow earns a label of ~0 in the cost
+ * model either way, and random programs of large workloads can take
+ * seconds a call. The fixed run timeout still bounds the first runs. */
+#define TUNE__CUT_FACTOR 50.0
+#define TUNE__CUT_SLACK_S 0.1
+
 /* Innermost tile factor limit (Ansor: max_innermost_split_factor). */
 #define TUNE__MAX_INNER 64
 

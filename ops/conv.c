@@ -98,6 +98,11 @@ static int cbr_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t 
     return conv_build(ctx, w, pv, p, false, true);
 }
 
+/* Naive double-precision convolution; each output element sums over
+ * (rc, r, s) in that order. NCHW accumulates whole output rows per weight
+ * (the same sums, in the same order, as one element at a time): walking
+ * the input channel by channel for each element misses the cache, and the
+ * tuner's runners check every new best against this. */
 static void conv_ref_common(const int64_t *p, const double *const *in, double *out, bool nhwc,
                             bool bias_relu) {
     int64_t N = p[CV_N], C = p[CV_C], H = p[CV_H], W = p[CV_W], K = p[CV_K], R = p[CV_R],
@@ -105,6 +110,34 @@ static void conv_ref_common(const int64_t *p, const double *const *in, double *o
     int64_t OH = ops__out_extent(H, R, st, pad, dil), OW = ops__out_extent(W, S, st, pad, dil);
     int64_t Cg = C / g, Kg = K / g;
     const double *X = in[0], *Wt = in[1];
+    if (!nhwc) {
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < K; k++) {
+                double *o = out + (n * K + k) * OH * OW;
+                for (int64_t e = 0; e < OH * OW; e++) o[e] = 0;
+                for (int64_t rc = 0; rc < Cg; rc++)
+                    for (int64_t r = 0; r < R; r++)
+                        for (int64_t s = 0; s < S; s++) {
+                            int64_t c = (k / Kg) * Cg + rc;
+                            double wv = Wt[((k * Cg + rc) * R + r) * S + s];
+                            const double *xc = X + (n * C + c) * H * W;
+                            for (int64_t y = 0; y < OH; y++) {
+                                int64_t iy = y * st - pad + r * dil;
+                                if (iy < 0 || iy >= H) continue;
+                                for (int64_t x = 0; x < OW; x++) {
+                                    int64_t ix = x * st - pad + s * dil;
+                                    if (ix >= 0 && ix < W) o[y * OW + x] += xc[iy * W + ix] * wv;
+                                }
+                            }
+                        }
+                if (bias_relu)
+                    for (int64_t e = 0; e < OH * OW; e++) {
+                        double v = o[e] + in[2][k];
+                        o[e] = v > 0 ? v : 0;
+                    }
+            }
+        return;
+    }
     for (int64_t n = 0; n < N; n++)
         for (int64_t k = 0; k < K; k++)
             for (int64_t y = 0; y < OH; y++)
@@ -116,18 +149,14 @@ static void conv_ref_common(const int64_t *p, const double *const *in, double *o
                                 int64_t iy = y * st - pad + r * dil, ix = x * st - pad + s * dil;
                                 if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
                                 int64_t c = (k / Kg) * Cg + rc;
-                                double xv = nhwc ? X[((n * H + iy) * W + ix) * C + c]
-                                                 : X[((n * C + c) * H + iy) * W + ix];
-                                double wv = nhwc ? Wt[((r * S + s) * Cg + rc) * K + k]
-                                                 : Wt[((k * Cg + rc) * R + r) * S + s];
-                                acc += xv * wv;
+                                acc += X[((n * H + iy) * W + ix) * C + c] *
+                                       Wt[((r * S + s) * Cg + rc) * K + k];
                             }
                     if (bias_relu) {
                         acc += in[2][k];
                         acc = acc > 0 ? acc : 0;
                     }
-                    if (nhwc) out[((n * OH + y) * OW + x) * K + k] = acc;
-                    else out[((n * K + k) * OH + y) * OW + x] = acc;
+                    out[((n * OH + y) * OW + x) * K + k] = acc;
                 }
 }
 

@@ -55,19 +55,34 @@ static int matmul_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64
     return ops__set_io(ctx, w, 2, (te_tensor *[]){A, B}, C);
 }
 
+/* Naive double-precision product, each element summed over k in order.
+ * Without tb the loops run i, k, j (B's rows read contiguously; the same
+ * sums as i, j, k): a strided walk down B's columns costs seconds at
+ * 1024^3, and the tuner's runners check every new best against this. */
 static void mm_ref(int64_t batch, int64_t M, int64_t N, int64_t K, bool ta, bool tb,
                    const double *A, const double *B, double *C) {
-    for (int64_t b = 0; b < batch; b++)
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t j = 0; j < N; j++) {
-                double acc = 0;
-                for (int64_t k = 0; k < K; k++) {
-                    double a = A[b * M * K + (ta ? k * M + i : i * K + k)];
-                    double x = B[b * K * N + (tb ? j * K + k : k * N + j)];
-                    acc += a * x;
+    for (int64_t b = 0; b < batch; b++) {
+        const double *Ab = A + b * M * K, *Bb = B + b * K * N;
+        double *Cb = C + b * M * N;
+        for (int64_t i = 0; i < M; i++) {
+            double *c = Cb + i * N;
+            if (tb) {
+                for (int64_t j = 0; j < N; j++) {
+                    double acc = 0;
+                    for (int64_t k = 0; k < K; k++)
+                        acc += Ab[ta ? k * M + i : i * K + k] * Bb[j * K + k];
+                    c[j] = acc;
                 }
-                C[(b * M + i) * N + j] = acc;
+                continue;
             }
+            for (int64_t j = 0; j < N; j++) c[j] = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double a = Ab[ta ? k * M + i : i * K + k];
+                const double *brow = Bb + k * N;
+                for (int64_t j = 0; j < N; j++) c[j] += a * brow[j];
+            }
+        }
+    }
 }
 
 static void matmul_ref(const ops_workload *w, const int64_t *p, const double *const *in,

@@ -129,7 +129,8 @@ static void test_short_run(void **st) {
      * a plain line follows every record. */
     snprintf(a, sizeof a,
              "--op matmul --shape M=32,N=32,K=32 --trials 20 --db %s --per-round 4 "
-             "--population 32 --jobs 2 --threads 1 --resume --no-model --progress-interval 0",
+             "--population 32 --jobs 2 --threads 1 --resume --no-model --skip-default "
+             "--progress-interval 0",
              db);
     assert_int_equal(run("autotune", a), 0);
     print_message("%s", out);

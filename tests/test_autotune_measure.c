@@ -12,6 +12,8 @@
 
 #include "testutil.h"
 #include "loom/autotune.h"
+#include "loom/ops.h"
+#include "loom/tuning_db.h"
 
 /* A te-built workload outside the ops registry: C = A x B + 1. */
 static int build_test_mm(te_ctx *ctx, const char *key, tune_workload *out) {
@@ -94,7 +96,9 @@ static void test_planted_failures(void **st) {
 #else
     tu_assert_msg_has(res[1].error_msg, "crashed", "run", "signal 11");
 #endif
-    tu_assert_msg_has(res[2].error_msg, "run", "did not finish");
+    /* The hang came after a best: stopped at the relative limit, not the
+     * full run timeout. */
+    tu_assert_msg_has(res[2].error_msg, "run", "did not finish", "over 50x the best so far");
     tu_assert_msg_has(res[3].error_msg, "differ from the reference");
     tu_assert_msg_has(res[4].error_msg, "build", "did not finish");
 #if defined(__SANITIZE_ADDRESS__)
@@ -295,6 +299,41 @@ static void test_tuning_beats_naive(void **st) {
     recorder_free(&rec);
 }
 
+/* The first trial is the operator's default schedule; skip_default
+ * leaves it out; a resumed run does not measure it again. */
+static void test_default_first(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_from_key(ctx, MM64);
+    assert_non_null(w);
+    sch_schedule *s = ops_default_schedule(w, "llvm");
+    assert_non_null(s);
+    char *def = tdb_schedule_to_json(s);
+    recorder a = {0}, b = {0}, c = {0};
+    tune_summary sum;
+    tune_options o = topts(3, 4, &a);
+    assert_int_equal(tune_task(MM64, "llvm", &o, &sum, NULL), 0);
+    free(sum.best_steps_json);
+    assert_int_equal(a.n, 3);
+    assert_string_equal(a.logs[0], def);
+    assert_int_equal(a.codes[0], TUNE_OK);
+    o = topts(3, 4, &b);
+    o.skip_default = true;
+    assert_int_equal(tune_task(MM64, "llvm", &o, &sum, NULL), 0);
+    free(sum.best_steps_json);
+    for (int i = 0; i < b.n; i++) assert_string_not_equal(b.logs[i], def);
+    o = topts(2, 4, &c);
+    o.nknown = a.n;
+    o.known_steps = (const char *const *)a.logs;
+    assert_int_equal(tune_task(MM64, "llvm", &o, &sum, NULL), 0);
+    free(sum.best_steps_json);
+    assert_int_equal(c.n, 2);
+    for (int i = 0; i < c.n; i++) assert_string_not_equal(c.logs[i], def);
+    recorder_free(&a), recorder_free(&b), recorder_free(&c);
+    free(def);
+    te_ctx_free(ctx);
+}
+
 static void test_errors(void **st) {
     (void)st;
     char *err = NULL;
@@ -328,6 +367,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_search_survives_failures),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_tuning_beats_naive),
+        cmocka_unit_test(test_default_first),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -438,6 +438,12 @@ typedef struct {
     /* Test hook: called with each round's initial population (seeds
      * first) before evolution; may be NULL. */
     void (*on_population)(void *user, int n, const tune_program *progs);
+    /* By default the first trial is the operator's default schedule
+     * (ops_default_schedule for the target) when the workload is an ops
+     * workload and that schedule was not measured before (resume): the
+     * best record is then never worse than what an untuned user gets.
+     * true: measure searched programs only (Ansor's behaviour). */
+    bool skip_default;
 } tune_options;
 
 typedef struct {

@@ -21,8 +21,8 @@
 static const char usage[] =
     "usage: autotune --op OP --shape K=V,... --trials N --db FILE [--target llvm|cuda]\n"
     "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
-    "                [--resume] [--no-model] [--per-round R] [--population P]\n"
-    "                [--progress-interval SEC]\n"
+    "                [--resume] [--no-model] [--skip-default] [--per-round R]\n"
+    "                [--population P] [--progress-interval SEC]\n"
     "       autotune --eval-model --db FILE [--target T]\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
     "every measured schedule to the tuning database FILE. Before the first measurement\n"
@@ -34,6 +34,9 @@ static const char usage[] =
     "  --resume      count the trials already in FILE toward N, never re-measure them,\n"
     "                and seed the search's population with the best stored programs\n"
     "  --no-model    rank candidates at random instead of with the cost model\n"
+    "  --skip-default  do not measure the operator's default schedule; by default it\n"
+    "                is the first trial of an ops workload (unless FILE has it), so the\n"
+    "                best record is never worse than the untuned operator\n"
     "  --progress-interval SEC  when stdout is not a terminal, a progress line at most\n"
     "                every SEC seconds of measuring (default 10), and one at the end\n"
     "Progress: a bar on a terminal, else plain lines: trials, best GFLOP/s, best\n"
@@ -283,7 +286,7 @@ int main(int argc, char **argv) {
     const char *op = NULL, *shape = NULL, *target = "llvm", *db_path = NULL, *suite = NULL;
     long long trials = 0, seed = 1, threads = 0, jobs = 0, per_round = 64, population = 2048;
     double timeout = 10, progress_interval = 10;
-    bool resume = false, no_model = false, have_trials = false, eval = false;
+    bool resume = false, no_model = false, skip_default = false, have_trials = false, eval = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -294,6 +297,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--resume")) resume = true;
         else if (!strcmp(a, "--eval-model")) eval = true;
         else if (!strcmp(a, "--no-model")) no_model = true;
+        else if (!strcmp(a, "--skip-default")) skip_default = true;
         else if (!v) return fail("option %s needs a value\n%s", a, usage);
         else {
             i++;
@@ -477,6 +481,7 @@ int main(int argc, char **argv) {
         o.trials = ntasks == 1 ? left : (left < per_round ? left : (int)per_round);
         o.per_round = (int)per_round;
         o.population = (int)population;
+        o.skip_default = skip_default;
         o.seed = (uint64_t)seed + (uint64_t)done;
         o.measure.threads = jobs > 0 ? (int)jobs : (ncores > 0 ? ncores : 1);
         o.measure.num_threads = (int)threads;
