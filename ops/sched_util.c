@@ -172,7 +172,7 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
 }
 
 int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec, int row,
-                           int col, int vlen) {
+                           int col, int vlen, bool col_tail) {
     int n = F->ndim, dim;
     te_tensor *Rs = R ? R : F;
     if (F->shape[vec] % vlen || !Rs->body || Rs->body->kind != TE_REDUCE || vec == col ||
@@ -180,15 +180,23 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
         return 1;
     /* The tile: fv vectors of lanes x th rows x tw columns, as many
      * accumulators as fit beside the operands (12 of 16 vector registers);
-     * on a tie, two vectors of lanes, then wide rows. */
-    int64_t f = vlen, th = 1, tw = 1, best = 0;
+     * on a tie, two vectors of lanes, then wide rows. The column loop stays
+     * serial, so with col_tail tw need not divide the columns (loop
+     * partitioning splits the tail off): a tile is scored by its
+     * accumulators averaged over the columns, the tail's narrower tile
+     * included. Rows are split in the parallel loop, so th divides them. */
+    int64_t f = vlen, th = 1, tw = 1;
+    double best = 0;
+    int64_t cols = F->shape[col];
     for (int64_t fv = 2; fv >= 1; fv--) {
         if (F->shape[vec] % (fv * vlen)) continue;
-        for (int64_t w = 1; w <= 12 && w <= F->shape[col]; w++)
+        for (int64_t w = 1; w <= 12 && w <= cols; w++)
             for (int64_t h = 1; fv * w * h <= 12 && h <= F->shape[row]; h++) {
-                if (F->shape[col] % w || F->shape[row] % h) continue;
-                int64_t acc = fv * w * h;
-                if (acc > best || (acc == best && fv * vlen == f && w > tw))
+                if (F->shape[row] % h) continue;
+                if (cols % w && !col_tail) continue;
+                int64_t q = cols / w, r = cols % w;
+                double acc = (double)(fv * h) * (double)(q * w * w + r * r) / (double)cols;
+                if (acc > best + 1e-9 || (acc > best - 1e-9 && fv * vlen == f && w > tw))
                     best = acc, f = fv * vlen, th = h, tw = w;
             }
     }
