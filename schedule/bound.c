@@ -265,36 +265,52 @@ static void region_visit(const te_expr *e, void *user) {
     rc->nreads++;
 }
 
-/* The region of `producer` that `consumer`'s loops inside `at` read. */
-static int infer_attached(lower_state *L, int p) {
+int sch__leaf_pos(const sch_stage *g, const te_expr *var) {
+    for (int i = 0; i < g->nleaf; i++)
+        if (g->leaf[i] == var) return i;
+    return -1;
+}
+
+bool sch__nested_in(const sch_schedule *s, int c, int t, int pos) {
+    for (int cur = c, hops = 0; hops <= s->nstages; hops++) {
+        const sch_stage *g = &s->stages[cur];
+        if (g->attach != SCH_ATTACH_AT) return false;
+        int at = sch__leaf_pos(&s->stages[g->attach_stage], g->attach_iter);
+        if (g->attach_stage == t) return at >= pos;
+        cur = g->attach_stage;
+    }
+    return false;
+}
+
+/* Adds the region of p that reader c reads inside loop `pos` of stage t
+ * (c is t, or nested inside that loop) to rc: every loop of the stages
+ * between c and t varies, and t's loops inside `pos`. */
+static void reader_region(lower_state *L, region_ctx *rc, int c, int t, int pos) {
     sch_schedule *s = L->s;
-    const sch_stage *g = &s->stages[p];
-    int c = g->attach_stage;
-    const sch_stage *cg = &s->stages[c];
-    lower_stage *cl = &L->ls[c];
-    int pos = -1;
-    for (int i = 0; i < cg->nleaf; i++)
-        if (cg->leaf[i] == g->attach_iter) pos = i;
-    if (pos < 0)
-        return te_error(L->ctx,
-                        "lower: stage '%s' is computed at axis '%s' of stage '%s', which was "
-                        "later split or fused away",
-                        g->op->name, g->attach_iter->u.var.name, cg->op->name);
     te_expr *vv[64];
     int64_t ve[64];
     int nv = 0;
-    for (int i = pos + 1; i < cg->nleaf && nv < 64; i++) {
-        vv[nv] = cg->leaf[i];
-        ve[nv++] = sch__lower_ext(L, c, cg->leaf[i]);
+    for (int st = c; st != t && nv < 64; st = s->stages[st].attach_stage) {
+        const sch_stage *sg = &s->stages[st];
+        for (int i = 0; i < sg->nleaf && nv < 64; i++) {
+            vv[nv] = sg->leaf[i];
+            ve[nv++] = sch__lower_ext(L, st, sg->leaf[i]);
+        }
+    }
+    const sch_stage *tg = &s->stages[t];
+    for (int i = pos + 1; i < tg->nleaf && nv < 64; i++) {
+        vv[nv] = tg->leaf[i];
+        ve[nv++] = sch__lower_ext(L, t, tg->leaf[i]);
     }
     /* GPU: a buffer shared by a group of threads must hold what every
      * thread of the group reads, so the thread-bound loops at or outside
-     * the attach point (of the consumer and of the stages it is attached
-     * in) vary too when the buffer's scope is shared among them (TVM
-     * InferBound NeedRelax: storage rank <= thread rank). */
+     * the attach point (of t and of the stages it is attached in) vary too
+     * when the buffer's scope is shared among them (TVM InferBound
+     * NeedRelax: storage rank <= thread rank). */
+    const sch_stage *g = &s->stages[rc->producer];
     int scope = g->scope >= 0 ? g->scope : TIR_SCOPE_LOCAL;
     int srank = scope == TIR_SCOPE_GLOBAL ? 0 : scope == TIR_SCOPE_SHARED ? 1 : 3;
-    for (int st = c, upto = pos; st >= 0 && nv < 64;) {
+    for (int st = t, upto = pos; st >= 0 && nv < 64;) {
         const sch_stage *sg = &s->stages[st];
         for (int i = 0; i <= upto && i < sg->nleaf && nv < 64; i++) {
             const sch_iter_attr *a = sch__attr(sg, sg->leaf[i]);
@@ -306,24 +322,55 @@ static int infer_attached(lower_state *L, int p) {
         }
         if (sg->attach != SCH_ATTACH_AT) break;
         int next = sg->attach_stage;
-        upto = -1;
-        for (int i = 0; i < s->stages[next].nleaf; i++)
-            if (s->stages[next].leaf[i] == sg->attach_iter) upto = i;
+        upto = sch__leaf_pos(&s->stages[next], sg->attach_iter);
         st = next;
     }
     varying_set vs = {nv, vv, ve};
-    region_ctx rc = {.L = L, .consumer = c, .producer = p, .vs = &vs};
+    const sch_stage *cg = &s->stages[c];
+    lower_stage *cl = &L->ls[c];
+    rc->consumer = c;
+    rc->vs = &vs;
+    rc->nsubst = 0;
     for (int d = 0; d < cg->nroot && d < 64; d++) {
         te_expr *v = sch__lower_value(L, c, cg->root[d]);
         if (d < cg->op->ndim && cl->root_min[d]) v = te_add(cl->root_min[d], v);
-        rc.subst_vars[rc.nsubst] = cg->root[d];
-        rc.subst_vals[rc.nsubst++] = v;
+        rc->subst_vars[rc->nsubst] = cg->root[d];
+        rc->subst_vals[rc->nsubst++] = v;
     }
-    region_visit(cl->body, &rc);
+    region_visit(cl->body, rc);
+    rc->vs = NULL;
+}
+
+/* The region of stage p computed at loop `at` of stage t: the union of
+ * what its readers read inside that loop — t itself, and the stages
+ * nested inside the loop (TVM's attach path: a shared tile computed at the
+ * loop of the stage that reads its per-thread copy). Readers outside the
+ * loop are an error the lowering reports. */
+static int infer_attached(lower_state *L, int p) {
+    sch_schedule *s = L->s;
+    const sch_stage *g = &s->stages[p];
+    int t = g->attach_stage;
+    const sch_stage *tg = &s->stages[t];
+    int pos = sch__leaf_pos(tg, g->attach_iter);
+    if (pos < 0)
+        return te_error(L->ctx,
+                        "lower: stage '%s' is computed at axis '%s' of stage '%s', which was "
+                        "later split or fused away",
+                        g->op->name, g->attach_iter->u.var.name, tg->op->name);
+    region_ctx rc = {.L = L, .producer = p};
+    for (int c = 0; c < s->nstages; c++) {
+        if (c == p || s->stages[c].op->kind != TE_OP_COMPUTE ||
+            s->stages[c].attach == SCH_ATTACH_INLINE || !L->ls[c].body)
+            continue;
+        if (c != t && !sch__nested_in(s, c, t, pos)) continue;
+        if (!sch__expr_reads(s, L->ls[c].body, p)) continue;
+        reader_region(L, &rc, c, t, pos);
+    }
     if (rc.nreads == 0)
-        return te_error(L->ctx, "lower: stage '%s' is computed at stage '%s', which does not "
-                                "read it",
-                        g->op->name, cg->op->name);
+        return te_error(L->ctx,
+                        "lower: stage '%s' is computed at stage '%s', but nothing inside that "
+                        "loop reads it",
+                        g->op->name, tg->op->name);
     lower_stage *pl = &L->ls[p];
     for (int d = 0; d < g->op->ndim; d++) {
         te_expr *lo = te_analyzer_simplify(L->an, rc.lo[d]);
@@ -337,8 +384,8 @@ static int infer_attached(lower_state *L, int p) {
         if (e <= 0 || e == INT64_MAX)
             return te_error(L->ctx,
                             "lower: cannot bound the region of stage '%s' (dimension %d) "
-                            "needed by stage '%s'",
-                            g->op->name, d, cg->op->name);
+                            "needed inside stage '%s'",
+                            g->op->name, d, tg->op->name);
         pl->root_min[d] = lo;
         pl->root_ext[d] = e;
     }

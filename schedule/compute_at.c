@@ -2,7 +2,10 @@
  * schedule/compute_at.c — where a stage is computed: at the root (its own
  * loop nest over the whole tensor), inlined into its consumers, or inside
  * a consumer's loop, over just the region that loop needs (bound
- * inference works that region out; TVM te compute_at).
+ * inference works that region out; TVM te compute_at). The consumer may
+ * read the stage through others (a cache_read copy of a cache_read copy)
+ * as long as every stage that reads it directly is computed inside the
+ * chosen loop; the lowering checks that.
  */
 #include "schedule/sch_internal.h"
 
@@ -12,6 +15,19 @@ static int check_compute(sch_schedule *s, const char *prim, int st) {
         return te_error(s->ctx, "%s: stage '%s' is a placeholder; only compute stages move", prim,
                         g->op->name);
     return 0;
+}
+
+/* Whether stage `reader` reads `producer`, directly or through the
+ * stages it reads (the target of compute_at may be a consumer's consumer:
+ * TVM computes a shared tile at the loop of the stage that reads its
+ * per-thread copy). */
+static bool reads_through(const sch_schedule *s, int reader, int producer, int depth) {
+    if (sch__reads(s, reader, producer)) return true;
+    if (depth > s->nstages) return false;
+    for (int m = 0; m < s->nstages; m++)
+        if (m != reader && m != producer && sch__reads(s, m, producer) && reads_through(s, reader, m, depth + 1))
+            return true;
+    return false;
 }
 
 int sch__apply_compute_at(sch_schedule *s, const sch_step *step) {
@@ -28,10 +44,10 @@ int sch__apply_compute_at(sch_schedule *s, const sch_step *step) {
     if (step->target_stage == step->stage)
         return te_error(ctx, "compute_at: stage '%s' cannot be computed at its own loop",
                         st->op->name);
-    if (!sch__reads(s, step->target_stage, step->stage))
+    if (!reads_through(s, step->target_stage, step->stage, 0))
         return te_error(ctx,
-                        "compute_at: stage '%s' does not read tensor '%s'; compute_at needs a "
-                        "direct consumer",
+                        "compute_at: stage '%s' does not read tensor '%s', directly or through "
+                        "other stages; compute_at needs a consumer",
                         cs->op->name, st->op->name);
     if (cs->attach == SCH_ATTACH_INLINE)
         return te_error(ctx, "compute_at: consumer '%s' is inlined and has no loops",

@@ -301,16 +301,17 @@ tir_func *sch_lower(sch_schedule *s, int nargs, te_tensor *const *args, const ch
                      g->op->name, s->stages[g->attach_stage].op->name);
             goto done;
         }
+        int pos = sch__leaf_pos(&s->stages[g->attach_stage], g->attach_iter);
         for (int c = 0; c < s->nstages; c++) {
             if (c == g->attach_stage || c == p || s->stages[c].attach == SCH_ATTACH_INLINE ||
-                !L.ls[c].body)
+                !L.ls[c].body || sch__nested_in(s, c, g->attach_stage, pos))
                 continue;
             const sch_stage *cg = &s->stages[c];
             bool r = sch__expr_reads(s, L.ls[c].body, p);
             if (r) {
                 te_error(ctx,
                          "lower: stage '%s' is computed at stage '%s' but is also read by "
-                         "stage '%s'",
+                         "stage '%s', which is not computed inside that loop",
                          g->op->name, s->stages[g->attach_stage].op->name, cg->op->name);
                 goto done;
             }

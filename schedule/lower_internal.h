@@ -32,6 +32,11 @@ int sch__lower_inline(lower_state *L);
 /* Infers every stage's realised region and its loop extents, consumers
  * first (TVM InferBound). */
 int sch__lower_bounds(lower_state *L);
+/* The position of var among g's leaf loops, or -1. */
+int sch__leaf_pos(const sch_stage *g, const te_expr *var);
+/* Whether stage c is computed (through a chain of compute_at) inside leaf
+ * loop `pos` of stage t, at it or deeper. */
+bool sch__nested_in(const sch_schedule *s, int c, int t, int pos);
 /* The extent of var in stage st in this lowering (or its nominal extent). */
 int64_t sch__lower_ext(const lower_state *L, int st, const te_expr *var);
 /* The value of a stage's root var as a function of its leaves (root_min

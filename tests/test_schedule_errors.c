@@ -140,6 +140,28 @@ static void test_compute_location_rules(void **state) {
     te_ctx_clear_error(ctx);
     assert_null(sch_lower(s3, TE_TENSORS(A, D), "f"));
     tu_assert_msg_has(te_ctx_errmsg(ctx), "'B2'", "computed at stage 'C2'", "also read by stage 'D2'");
+    /* through another stage: B2 computed at D2, which reads it through C2
+     * (and directly); valid while C2 is computed inside that loop */
+    sch_schedule *s5 = sch_create(ctx, 1, &D);
+    assert_int_equal(sch_compute_at(s5, B, D, k), 0);
+    te_ctx_clear_error(ctx);
+    assert_null(sch_lower(s5, TE_TENSORS(A, D), "f"));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "'B2'", "computed at stage 'D2'",
+                      "also read by stage 'C2'", "not computed inside that loop");
+    assert_int_equal(sch_compute_at(s5, C, D, k), 0);
+    assert_non_null(sch_lower(s5, TE_TENSORS(A, D), "f"));
+    /* no path from the target back to the stage */
+    te_tensor *A6 = te_placeholder(ctx, "A6", TE_FLOAT32, TE_SHAPE(8));
+    te_expr *i6 = te_axis(ctx, "i6", 8), *j6 = te_axis(ctx, "j6", 8);
+    te_tensor *B6 = te_compute(ctx, "B6", TE_AXES(i6), te_read(A6, i6));
+    te_tensor *C6 = te_compute(ctx, "C6", TE_AXES(j6), te_read(A6, j6));
+    te_tensor *outs6[2] = {B6, C6};
+    sch_schedule *s6 = sch_create(ctx, 2, outs6);
+    te_tensor *B6c = sch_cache_write(s6, B6, "global");
+    assert_non_null(B6c);
+    te_ctx_clear_error(ctx);
+    assert_int_equal(sch_compute_at(s6, B6c, C6, j6), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "stage 'C6' does not read tensor", "directly or through");
     /* a reduction cannot be inlined */
     sched_case mm2 = sh_matmul(ctx, 4, 4, 4);
     te_expr *x = te_axis(ctx, "x", 4), *y = te_axis(ctx, "y", 4);

@@ -131,6 +131,24 @@ static void s_pack_at(sch_schedule *s, sched_case *c) {
     sch_compute_at(s, BP, c->out, jo);
 }
 
+/* The packed copy read by a local accumulator (cache_write) and computed
+ * at the output's column-panel loop: compute_at into a consumer's
+ * consumer, one panel a parallel iteration (GEMM packing per thread). */
+static void s_pack_at_indirect(sch_schedule *s, sched_case *c) {
+    int64_t f = pack_factor(c->out->shape[1]);
+    te_tensor *CL = sch_cache_write(s, c->out, "local");
+    assert_non_null(CL);
+    te_tensor *BG = sch_cache_read(s, c->in[1], "global", 1, &CL);
+    te_tensor *BP = sch_pack(s, BG, sch_axis(BG, 1), f);
+    assert_non_null(BP);
+    te_expr *io, *jo, *ii, *ji;
+    sch_tile(s, c->out, c->ax[0], c->ax[1], 3, f, &io, &jo, &ii, &ji);
+    sch_reorder(s, c->out, 4, (te_expr *[]){jo, io, ii, ji});
+    sch_parallel(s, c->out, jo);
+    assert_int_equal(sch_compute_at(s, CL, c->out, io), 0);
+    assert_int_equal(sch_compute_at(s, BP, c->out, jo), 0);
+}
+
 static void s_rfactor(sch_schedule *s, sched_case *c) {
     te_expr *ko, *ki;
     sch_split(s, c->out, c->rax[0], 4, &ko, &ki);
@@ -157,6 +175,7 @@ static void test_cache_read(void **st) { (void)st; run_mm(s_cache_read, 2); }
 static void test_rfactor(void **st) { (void)st; run_mm(s_rfactor, 2); }
 static void test_pack_root(void **st) { (void)st; run_mm(s_pack_root, 2); }
 static void test_pack_at(void **st) { (void)st; run_mm(s_pack_at, 2); }
+static void test_pack_at_indirect(void **st) { (void)st; run_mm(s_pack_at_indirect, 2); }
 static void test_pragma(void **st) { (void)st; run_mm(s_pragma, 2); }
 
 /* ---- the two-stage chain: inline, compute_at, compute_root ---- */
@@ -243,6 +262,7 @@ int main(void) {
         cmocka_unit_test(test_cache_write),     cmocka_unit_test(test_cache_read),
         cmocka_unit_test(test_rfactor),         cmocka_unit_test(test_pragma),
         cmocka_unit_test(test_pack_root),       cmocka_unit_test(test_pack_at),
+        cmocka_unit_test(test_pack_at_indirect),
         cmocka_unit_test(test_chain_inline),    cmocka_unit_test(test_chain_compute_at),
         cmocka_unit_test(test_chain_compute_root), cmocka_unit_test(test_conv_inline),
         cmocka_unit_test(test_conv_compute_at),
