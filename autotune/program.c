@@ -5,6 +5,12 @@
  * (Ansor §5.1: tile size, unroll, parallel granularity, compute
  * location) and applying a program to a fresh schedule with ordinary
  * primitives, so its step log replays on a rebuilt workload.
+ *
+ * Unlike Ansor, whose tile sizes are all divisors of the extent, the
+ * innermost factor of a tailed split hole (a non-vectorized spatial axis
+ * of a CPU tile) may be any integer up to TUNE_MAX_TAIL_INNER: the 6-row
+ * register tile of sgemm kernels on 1024 rows. Lowering guards the last
+ * tile and loop partitioning splits that guard off the hot loops.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -15,7 +15,9 @@
  *
  * Differences from Ansor: the fusion level of tiling-with-fusion (1 or 2
  * outer levels) is a hole (TUNE_HOLE_LOCATION, mutated as the compute
- * location) rather than two sketches.
+ * location) rather than two sketches; and the spatial split holes of a
+ * tile but the vectorized axis's are marked `tail` (their innermost factor
+ * need not divide the extent; see TUNE_HOLE_SPLIT).
  */
 #include <stdio.h>
 #include <string.h>
