@@ -76,11 +76,15 @@ static int hole_candidates(const tune_hole *h, const int64_t *factors, int nf, i
         int m = h->kind == TUNE_HOLE_SPLIT ? h->nvals : 1;
         if (m > 4 || m < 1) return 0; /* 4: GPU spatial tiles */
         int idx[4] = {0, 0, 0, 0};
-        /* every m-tuple of the log's factors whose product divides the extent */
+        /* every valid m-tuple of the log's factors (tune_split_valid:
+         * a tailed innermost factor included) */
         for (;;) {
             int64_t prod = 1, row[4];
             for (int k = 0; k < m; k++) row[k] = factors[idx[k]], prod *= row[k];
-            if (prod > 0 && h->extent % prod == 0 && row[m - 1] <= TUNE__MAX_INNER && n < max) {
+            bool ok = h->kind == TUNE_HOLE_SPLIT
+                          ? tune_split_valid(h, row)
+                          : prod > 0 && h->extent % prod == 0 && row[m - 1] <= TUNE__MAX_INNER;
+            if (ok && n < max) {
                 memcpy(cand + (size_t)n * (size_t)m, row, sizeof(int64_t) * (size_t)m);
                 n++;
             }

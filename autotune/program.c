@@ -5,6 +5,12 @@
  * (Ansor §5.1: tile size, unroll, parallel granularity, compute
  * location) and applying a program to a fresh schedule with ordinary
  * primitives, so its step log replays on a rebuilt workload.
+ *
+ * Unlike Ansor, whose tile sizes are all divisors of the extent, the
+ * innermost factor of a tailed split hole (a non-vectorized spatial axis
+ * of a CPU tile) may be any integer up to TUNE_MAX_TAIL_INNER: the 6-row
+ * register tile of sgemm kernels on 1024 rows. Lowering guards the last
+ * tile and loop partitioning splits that guard off the hot loops.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,16 +60,44 @@ int tune_host_vector_lanes(void) {
     return l;
 }
 
+static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool tune_split_valid(const tune_hole *h, const int64_t *v) {
+    if (!h || !v || h->kind != TUNE_HOLE_SPLIT || h->nvals < 1 || h->extent < 1) return false;
+    int m = h->nvals;
+    int64_t f = v[m - 1], prod = 1;
+    if (f < 1 || f > h->extent) return false;
+    if (h->extent % f == 0 ? f > TUNE__MAX_INNER : !h->tail || f > TUNE_MAX_TAIL_INNER)
+        return false;
+    for (int j = 0; j < m - 1; j++) {
+        if (v[j] < 1 || v[j] > h->extent) return false;
+        prod *= v[j];
+        if (prod > h->extent) return false;
+    }
+    return ceil_div64(h->extent, f) % prod == 0;
+}
+
+int64_t tune__rand_inner(const tune_hole *h, uint64_t *rng) {
+    /* Uniform over the divisors <= TUNE__MAX_INNER, joined (tail) by every
+     * integer <= TUNE_MAX_TAIL_INNER. */
+    int64_t c[TUNE__MAX_INNER];
+    int n = 0;
+    for (int64_t d = 1; d <= h->extent && d <= TUNE__MAX_INNER; d++)
+        if (h->extent % d == 0 || (h->tail && d <= TUNE_MAX_TAIL_INNER)) c[n++] = d;
+    return c[tune__rand_below(rng, n)];
+}
+
 static void random_hole(const tune_hole *h, uint64_t *rng, int64_t *v) {
     switch (h->kind) {
     case TUNE_HOLE_SPLIT: {
-        /* Innermost first: a divisor of what is left, the innermost one at
-         * most TUNE__MAX_INNER. */
-        int64_t left = h->extent;
-        for (int j = h->nvals - 1; j >= 0; j--) {
-            int64_t f = tune__rand_divisor(rng, left, j == h->nvals - 1 ? TUNE__MAX_INNER : left);
-            v[j] = f;
-            left /= f;
+        /* Innermost first (tune__rand_inner), then a divisor of what is
+         * left: the other levels split ceil(extent / innermost). */
+        int m = h->nvals;
+        v[m - 1] = tune__rand_inner(h, rng);
+        int64_t left = ceil_div64(h->extent, v[m - 1]);
+        for (int j = m - 2; j >= 0; j--) {
+            v[j] = tune__rand_divisor(rng, left, left);
+            left /= v[j];
         }
         break;
     }
@@ -89,9 +123,11 @@ void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
 
 int tune__move_split_factor(const tune_hole *h, uint64_t *rng, int64_t *v) {
     int m = h->nvals;
+    /* Levels 0..m; level 0 is implicit: what the outer factors leave of
+     * ceil(extent / innermost), the extent itself without a tail. */
     int64_t lv[8], prod = 1;
-    for (int j = 0; j < m; j++) prod *= v[j];
-    lv[0] = h->extent / prod;
+    for (int j = 0; j < m - 1; j++) prod *= v[j];
+    lv[0] = ceil_div64(h->extent, v[m - 1]) / prod;
     for (int j = 0; j < m; j++) lv[j + 1] = v[j];
     int src = (int)tune__rand_below(rng, m + 1), dst = (int)tune__rand_below(rng, m);
     if (dst >= src) dst++;
@@ -106,15 +142,45 @@ int tune__move_split_factor(const tune_hole *h, uint64_t *rng, int64_t *v) {
     int64_t p = cand[tune__rand_below(rng, nc)];
     lv[src] /= p;
     lv[dst] *= p;
-    if (lv[m] > TUNE__MAX_INNER) return -1;
-    for (int j = 0; j < m; j++) v[j] = lv[j + 1];
+    /* Moving into or out of a tailed innermost level changes what the
+     * outer levels split: keep only moves that leave a valid split. */
+    int64_t nv[8];
+    for (int j = 0; j < m; j++) nv[j] = lv[j + 1];
+    if (!tune_split_valid(h, nv)) return -1;
+    for (int j = 0; j < m; j++) v[j] = nv[j];
     return 0;
 }
 
-/* A few tries of moving a prime factor between two levels of a split. */
+/* Another innermost factor for a hole with a tail; each outer factor
+ * keeps what still divides the new ceil(extent / innermost). */
+static int change_inner(const tune_hole *h, uint64_t *rng, int64_t *v) {
+    int m = h->nvals;
+    int64_t f = tune__rand_inner(h, rng);
+    if (f == v[m - 1]) return -1;
+    v[m - 1] = f;
+    int64_t left = ceil_div64(h->extent, f);
+    for (int j = m - 2; j >= 0; j--) {
+        int64_t a = v[j], b = left;
+        while (b) { /* gcd */
+            int64_t t = a % b;
+            a = b;
+            b = t;
+        }
+        v[j] = a;
+        left /= a;
+    }
+    return 0;
+}
+
+/* A few tries of moving a prime factor between two levels of a split or,
+ * for a tailed hole, of changing the innermost factor. */
 static int mutate_split(const tune_hole *h, uint64_t *rng, int64_t *v) {
-    for (int tries = 0; tries < 8; tries++)
-        if (tune__move_split_factor(h, rng, v) == 0) return 0;
+    for (int tries = 0; tries < 8; tries++) {
+        if (h->tail && tune__rand_below(rng, 2) == 0) {
+            if (change_inner(h, rng, v) == 0) return 0;
+        } else if (tune__move_split_factor(h, rng, v) == 0)
+            return 0;
+    }
     return -1;
 }
 

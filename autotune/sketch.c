@@ -15,7 +15,9 @@
  *
  * Differences from Ansor: the fusion level of tiling-with-fusion (1 or 2
  * outer levels) is a hole (TUNE_HOLE_LOCATION, mutated as the compute
- * location) rather than two sketches.
+ * location) rather than two sketches; and the spatial split holes of a
+ * tile but the vectorized axis's are marked `tail` (their innermost factor
+ * need not divide the extent; see TUNE_HOLE_SPLIT).
  */
 #include <stdio.h>
 #include <string.h>
@@ -144,6 +146,7 @@ static int add_hole(tune_sketch *sk, tune_hole_kind kind, int unit, int nvals, i
     h->nvals = nvals;
     h->extent = extent;
     h->reduce = reduce;
+    h->tail = false;
     sk->nvals += nvals;
     return 0;
 }
@@ -190,8 +193,14 @@ static int add_unit(tune_sketch *sk, const tune_dag *dag, tune_unit_kind kind, i
         return add_hole(sk, TUNE_HOLE_SPLIT, u, 1,
                         t->body->u.reduce.axes[nr - 1]->u.var.extent, true);
     default:
-        for (int d = 0; d < nsp; d++)
+        for (int d = 0; d < nsp; d++) {
             if (add_hole(sk, TUNE_HOLE_SPLIT, u, 3, t->shape[d], false)) return -1;
+            /* Rows of a register tile need not divide the extent (6 of
+             * 1024); the vectorized axis's inner factor must, so that no
+             * vector tail appears. */
+            sk->holes[sk->nholes - 1].tail =
+                d != (kind == TUNE_UNIT_TILE_CACHE_PACKED ? vec_dim : nsp - 1);
+        }
         for (int r = 0; r < nr; r++)
             if (add_hole(sk, TUNE_HOLE_SPLIT, u, 1, t->body->u.reduce.axes[r]->u.var.extent,
                          true))

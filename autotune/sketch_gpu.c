@@ -92,7 +92,7 @@ static int add_hole(tune_sketch *sk, tune_hole_kind kind, int unit, int nvals, i
                     bool reduce) {
     if (sk->nholes >= TUNE_MAX_HOLES || sk->nvals + nvals > TUNE_MAX_HOLES * 3) return -1;
     tune_hole *h = &sk->holes[sk->nholes++];
-    *h = (tune_hole){kind, unit, sk->nvals, nvals, extent, reduce};
+    *h = (tune_hole){kind, unit, sk->nvals, nvals, extent, reduce, false}; /* no tails on GPU */
     sk->nvals += nvals;
     return 0;
 }

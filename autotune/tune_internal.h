@@ -52,10 +52,15 @@ static inline int nreduce_of(const te_tensor *t) {
 int64_t tune__rand_below(uint64_t *rng, int64_t n);
 /* A random divisor of n not above cap (1 always qualifies). */
 int64_t tune__rand_divisor(uint64_t *rng, int64_t n, int64_t cap);
+/* A random innermost factor for split hole h: uniform over the divisors
+ * of its extent up to TUNE__MAX_INNER, joined, when h->tail, by every
+ * integer up to TUNE_MAX_TAIL_INNER (and the extent). */
+int64_t tune__rand_inner(const tune_hole *h, uint64_t *rng);
 /* Moves one random prime factor of a split hole's values (levels; the
- * outermost is implicit: extent / product) from one level to another,
- * the innermost kept <= TUNE__MAX_INNER (Ansor's tile-size mutation).
- * 0, or -1 when this try changed nothing. */
+ * outermost is implicit: ceil(extent / innermost) / the others' product)
+ * from one level to another, keeping tune_split_valid (innermost <=
+ * TUNE__MAX_INNER; Ansor's tile-size mutation). 0, or -1 when this try
+ * changed nothing. */
 int tune__move_split_factor(const tune_hole *h, uint64_t *rng, int64_t *v);
 /* The k-th hole of unit u of sk, NULL when there is none. */
 const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k);

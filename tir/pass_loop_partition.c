@@ -12,7 +12,14 @@
  *   for (v', b, min+ext-b)  { body }            epilogue, guards kept
  * (empty pieces dropped; prologue and epilogue use fresh variables). The
  * main range comes from solving each affine conjunct `d(v) <= K` with the
- * other variables at their constant bounds; a conjunct is then removed in
+ * other variables at their constant bounds — or, when v appears other
+ * than linearly (a fused loop: `floordiv(fused, 16)*54 + ...`), from a
+ * binary search for the longest prefix or suffix of v's range over which
+ * the analyser's bound of the conjunct holds (bounds only widen with the
+ * range, so the search is sound for any expression; it finds the exact
+ * range when the conjunct is monotone in v, as for the tails of the
+ * non-dividing splits of an axis fused into a parallel loop; no range
+ * otherwise). A conjunct is then removed in
  * the main piece only when the analyser proves it there, so a weak solve
  * can cost speed but never correctness. Pieces are then partitioned again
  * for their inner loops with v bound to the piece's range.
@@ -71,7 +78,57 @@ typedef struct {
     const te_expr *var;
     int64_t lo, hi; /* intersection so far: [lo, hi) */
     bool any;       /* some conjunct depends on var and was solved */
+    int64_t vlo, vhi; /* the loop's whole range [vlo, vhi) */
 } solve_state;
+
+/* The analyser's upper bound of d is <= k with var in [a, b) (a < b). */
+static bool holds_on(lp_state *st, const te_expr *var, const te_expr *d, int64_t k, int64_t a,
+                     int64_t b) {
+    int64_t lo, hi;
+    te_analyzer_bind(st->an, var, a, b - a);
+    te_analyzer_const_bound(st->an, d, &lo, &hi);
+    te_analyzer_unbind(st->an, var);
+    return hi <= k;
+}
+
+/* d <= k where d is not linear in the variable: the longest prefix
+ * [vlo, h) or suffix [l, vhi) of the loop's range on which the bound of d
+ * proves it (binary searches: a shorter range never gives a looser
+ * bound); the longer one narrows the state. Neither: left alone (the
+ * guard then stays, so nothing is lost but speed). */
+static void solve_monotone(lp_state *st, solve_state *ss, const te_expr *d, int64_t k) {
+    int64_t a = ss->vlo, b = ss->vhi;
+    /* prefix: the largest h in [a, b] with [a, h) proven ([a, a) is) */
+    int64_t h = b;
+    if (!holds_on(st, ss->var, d, k, a, b)) {
+        int64_t yes = a, no = b;
+        while (no - yes > 1) {
+            int64_t mid = yes + (no - yes) / 2;
+            if (holds_on(st, ss->var, d, k, a, mid)) yes = mid;
+            else no = mid;
+        }
+        h = yes;
+    }
+    /* suffix: the smallest l in [a, b] with [l, b) proven ([b, b) is) */
+    int64_t l = b;
+    if (h < b) {
+        int64_t no = a, yes = b;
+        while (yes - no > 1) {
+            int64_t mid = no + (yes - no) / 2;
+            if (holds_on(st, ss->var, d, k, mid, b)) yes = mid;
+            else no = mid;
+        }
+        l = yes;
+    }
+    int64_t plen = h - a, slen = b - l;
+    if (plen == 0 && slen == 0) return;
+    if (plen >= slen) {
+        if (h < ss->hi) ss->hi = h;
+    } else if (l > ss->lo) {
+        ss->lo = l;
+    }
+    ss->any = true;
+}
 
 /* Narrows [lo, hi) to where conjunct c (a comparison) holds for every
  * value of the other bound variables. */
@@ -103,15 +160,20 @@ static void solve_conjunct(lp_state *st, solve_state *ss, te_expr *c) {
     te_expr *rest = te_simplify(st->ctx, te_substitute(st->ctx, d, 1, &v, &zero));
     te_expr *d1 = te_substitute(st->ctx, d, 1, &v, &one);
     int64_t coef;
-    if (!rest || !d1 || !te_is_const_int(te_simplify(st->ctx, te_sub(d1, rest)), &coef) ||
-        coef == 0 || coef >= LP_BIG || coef <= -LP_BIG)
+    if (!rest || !d1) return;
+    if (!te_is_const_int(te_simplify(st->ctx, te_sub(d1, rest)), &coef) || coef == 0 ||
+        coef >= LP_BIG || coef <= -LP_BIG) {
+        solve_monotone(st, ss, d, k);
         return;
+    }
     /* d must be exactly coef*v + rest (no floordiv of v and the like). */
     int64_t zero_check;
     te_expr *lin = te_add(te_mul(te_int_t(st->ctx, v->dtype, coef), v), rest);
     if (!lin || !te_is_const_int(te_simplify(st->ctx, te_sub(d, lin)), &zero_check) ||
-        zero_check != 0)
+        zero_check != 0) {
+        solve_monotone(st, ss, d, k);
         return;
+    }
     int64_t rlo, rhi;
     te_analyzer_const_bound(st->an, rest, &rlo, &rhi);
     if (rhi >= LP_BIG || rhi <= -LP_BIG) return;
@@ -251,7 +313,7 @@ static tir_stmt *walk_loop(lp_state *st, tir_stmt *s) {
                       te_is_const_int(s->u.loop.min, &lo) &&
                       te_is_const_int(s->u.loop.extent, &ext) && ext > 1;
     if (splittable) {
-        solve_state ss = {s->u.loop.var, lo, lo + ext, false};
+        solve_state ss = {s->u.loop.var, lo, lo + ext, false, lo, lo + ext};
         collect(st, &ss, s->u.loop.body);
         int64_t a = ss.lo < lo ? lo : ss.lo, b = ss.hi > lo + ext ? lo + ext : ss.hi;
         if (ss.any && a < b) {

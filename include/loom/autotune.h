@@ -177,7 +177,16 @@ typedef enum {
 } tune_unit_kind;
 
 typedef enum {
-    TUNE_HOLE_SPLIT,    /* nvals factors of an axis (inner levels), product divides extent */
+    /* nvals factors of an axis (its inner levels, innermost last; the
+     * outermost level is implicit). The innermost factor f is a divisor of
+     * the extent of at most 64, or, when the hole's `tail` is set, any
+     * integer 1..TUNE_MAX_TAIL_INNER (at most the extent): the axis is
+     * split by f first, leaving a tail (a likely() guard that loop
+     * partitioning splits off) when f does not divide it; the other
+     * factors' product divides ceil(extent / f), so only the innermost
+     * level has a tail. Without `tail` the product divides the extent.
+     * tune_split_valid checks the rule. */
+    TUNE_HOLE_SPLIT,
     TUNE_HOLE_PARALLEL, /* how many outer loops to fuse into the parallel loop: 1..max */
     TUNE_HOLE_UNROLL,   /* auto_unroll_max_step: an index into {0,16,64,512} */
     TUNE_HOLE_LOCATION, /* compute location: fusion level 1..max (TILE_CACHE,
@@ -196,7 +205,24 @@ typedef struct {
     int nvals;     /* SPLIT: levels - 1 factors, innermost last; others 1 */
     int64_t extent;/* SPLIT/VECTOR: the axis extent; others: the maximum value */
     bool reduce;   /* SPLIT: a reduce axis */
+    bool tail;     /* SPLIT: the innermost factor may leave a tail (see
+                      TUNE_HOLE_SPLIT). Set on the spatial axes of CPU
+                      multi-level tiles except the vectorized one (its
+                      inner factor stays a divisor: no vector tail); never
+                      on reduce axes or GPU holes. */
 } tune_hole;
+
+/* Largest innermost factor of a SPLIT hole with `tail` that need not
+ * divide the extent: 16 covers register tiles such as 6 rows x 2 vectors
+ * (12 accumulators of 16 AVX2 registers, the OpenBLAS/BLIS sgemm kernel
+ * shape) on extents 6 does not divide. */
+#define TUNE_MAX_TAIL_INNER 16
+
+/* True when v (h->nvals values) is a valid filling of SPLIT hole h: every
+ * factor >= 1; the innermost f a divisor of h->extent of at most 64 or,
+ * with h->tail, any f <= min(TUNE_MAX_TAIL_INNER, extent); the other
+ * factors' product dividing ceil(extent / f). False for other kinds. */
+bool tune_split_valid(const tune_hole *h, const int64_t *v);
 
 typedef struct {
     tune_unit_kind kind;
@@ -223,8 +249,10 @@ typedef struct {
  * fusion, add cache_write, add rfactor). An inlinable stage with a branch
  * (a select: padding) read by a single stage is not always inlined: it
  * gets a TUNE_UNIT_PLACE unit whose LOCATION hole picks inline, root or an
- * outer tile loop of its consumer. Returns the count (1..max) and
- * fills sketches, or -1 with an error in ctx. */
+ * outer tile loop of its consumer. The SPLIT holes of a tiled stage's
+ * spatial axes other than the vectorized one have `tail` set (their
+ * innermost factor need not divide the extent: TUNE_HOLE_SPLIT). Returns
+ * the count (1..max) and fills sketches, or -1 with an error in ctx. */
 int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches, int max);
 
 /* Generates the GPU sketches of a workload (Ansor §4.1 and TVM
@@ -270,7 +298,10 @@ uint64_t tune_rand(uint64_t *state);
 int tune_host_vector_lanes(void);
 
 /* Fills every hole of sketch sk at random: tile sizes from the
- * factorisations of each extent (innermost <= 64), parallel granularity,
+ * factorisations of each extent (the innermost first: uniform over the
+ * divisors <= 64, joined for a hole with `tail` by every integer up to
+ * TUNE_MAX_TAIL_INNER; then the outer levels from the divisors of what
+ * is left, ceil(extent / innermost)), parallel granularity,
  * unroll depth from {0,16,64,512}, compute location. GPU sketches: tile
  * sizes whose thread-level product is within tune_gpu_limits' threads
  * per block (and at least 32 where the tile allows), vthreads <= 8, at
@@ -279,10 +310,12 @@ int tune_host_vector_lanes(void);
  * still break a shared-memory limit: the GPU verifier filters those). */
 void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
                          tune_program *out);
-/* Mutates one hole of p (tile size: moves a factor between two levels;
+/* Mutates one hole of p (tile size: moves a prime factor between two
+ * levels, or, for a hole with `tail`, half of the time draws another
+ * innermost factor and keeps of each outer factor what still divides;
  * unroll; parallel granularity; compute location). Returns 0, or -1 when
- * the sketch has no hole to mutate. The result stays valid by
- * construction (factor products still divide the extents). */
+ * the sketch has no hole to mutate. The result stays valid
+ * (tune_split_valid holds for every SPLIT hole). */
 int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p);
 /* Applies program p of sketch sk to a fresh schedule of w (built in ctx).
  * Returns the schedule, or NULL with the failing primitive's error in
@@ -300,8 +333,8 @@ const char *tune_steps_key_of(te_ctx *ctx, int nsteps, const sch_step *steps);
  * sketches: tune_generate_sketches of workload `key` (built here in
  * private ctxs with tune_build_workload). Method: for each sketch, a
  * coordinate search over the holes (each hole's candidate values: for
- * SPLIT/VECTOR holes the factor tuples made of the log's split factors,
- * else the hole's whole range), maximising the multiset overlap of the
+ * SPLIT/VECTOR holes the valid factor tuples made of the log's split
+ * factors, innermost tails included, else the hole's whole range), maximising the multiset overlap of the
  * applied log's steps with the stored ones, then an exact comparison.
  * Returns 1 and *out filled when found, 0 when no sketch reproduces the
  * log (a log written by hand or by another version of the rules), -1 with

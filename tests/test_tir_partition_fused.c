@@ -1,0 +1,182 @@
+/*
+ * tests/test_tir_partition_fused.c — loop_partition on guards that use the
+ * loop's variable other than linearly: the tail of a non-dividing split
+ * whose outer loop is fused into a parallel loop (`floordiv(fused, 2)*4 +
+ * ii < 10`), split off at the first fused iteration that reaches the
+ * tail; a lower-bound guard of the same kind (a suffix); a guard that no
+ * prefix or suffix satisfies (left alone); and a matmul whose 6-row tiles
+ * (30 = 5*6 ... 33 rows: a tail) are fused with the column tiles into
+ * the parallel loop, checked numerically on both backends.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_harness.h"
+
+static tir_buffer *buf(te_ctx *ctx, const char *name, int64_t n) {
+    tir_buffer *b = tir_buffer_new(ctx, name, TE_FLOAT32, 1, (int64_t[]){n}, TIR_SCOPE_GLOBAL);
+    assert_non_null(b);
+    b->is_param = true;
+    return b;
+}
+
+static te_expr *I(te_ctx *ctx, int64_t v) { return te_int(ctx, v); }
+static te_expr *likely(te_expr *c) { return te_call(TE_INTRIN_LIKELY, 1, &c); }
+
+static int count(const char *s, const char *sub) {
+    int n = 0;
+    for (const char *p = strstr(s, sub); p; p = strstr(p + 1, sub)) n++;
+    return n;
+}
+
+static const char *show(te_ctx *ctx, const tir_func *f) {
+    const char *t = tir_func_str(ctx, f);
+    assert_non_null(t);
+    if (getenv("LOOM_TEST_DUMP")) fprintf(stderr, "%s\n", t);
+    return t;
+}
+
+/* The text from the first occurrence of a up to b (or the end). */
+static char *from_to(const char *s, const char *a, const char *b) {
+    const char *p = strstr(s, a);
+    assert_non_null(p);
+    const char *q = b ? strstr(p + strlen(a), b) : NULL;
+    size_t n = q ? (size_t)(q - p) : strlen(p);
+    char *out = malloc(n + 1);
+    memcpy(out, p, n);
+    out[n] = 0;
+    return out;
+}
+
+/* for (f, 0, 6) parallel { for (ii, 0, 4) {
+ *   if (likely(cond(f, ii))) B[row] = A[row] * 2 } }, row = floordiv(f, 2)*4 + ii:
+ * 3 row tiles of 4 over 10 rows (a tail of 2) fused with 2 column tiles. */
+static tir_func *fused_tail(te_ctx *ctx, int which, te_expr **fv) {
+    tir_buffer *A = buf(ctx, "A", 12), *B = buf(ctx, "B", 12);
+    te_expr *f = te_var(ctx, "fused", TE_INT64), *ii = te_var(ctx, "ii", TE_INT64);
+    te_expr *row = te_add(te_mul(te_floordiv(f, I(ctx, 2)), I(ctx, 4)), ii);
+    te_expr *cond = which == 0   ? te_lt(row, I(ctx, 10))
+                    : which == 1 ? te_ge(row, I(ctx, 3))
+                                 : te_lt(te_floormod(f, I(ctx, 3)), I(ctx, 1));
+    tir_stmt *st =
+        tir_store(ctx, B, row, te_mul(tir_load(ctx, A, row, NULL), te_float(ctx, 2)), NULL);
+    tir_stmt *g = tir_if(ctx, likely(cond), st, NULL);
+    tir_stmt *inner = tir_for(ctx, ii, I(ctx, 0), I(ctx, 4), TIR_FOR_SERIAL, g);
+    tir_stmt *outer = tir_for(ctx, f, I(ctx, 0), I(ctx, 6), TIR_FOR_PARALLEL, inner);
+    if (fv) *fv = f;
+    tir_func *fn = tir_func_new(ctx, "default", 2, (tir_buffer *[]){A, B}, outer);
+    assert_non_null(fn);
+    return fn;
+}
+
+static void test_fused_tail_prefix(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    tir_func *f = fused_tail(ctx, 0, NULL);
+    tir_func *g = tir_pass_loop_partition(ctx, f);
+    assert_non_null(g);
+    const char *t = show(ctx, g);
+    /* row tiles 0 and 1 (fused 0..3) never reach row 10: no guard there */
+    assert_non_null(strstr(t, "for (fused, 0, 4) parallel {"));
+    assert_non_null(strstr(t, "for (fused, 4, 2) parallel {"));
+    char *main_part = from_to(t, "for (fused, 0, 4)", "for (fused, 4, 2)");
+    assert_int_equal(count(main_part, "likely"), 0);
+    assert_int_equal(count(main_part, "for (ii, 0, 4)"), 1);
+    free(main_part);
+    /* the last row tile: rows 8, 9 unguarded, the guard kept on the rest */
+    char *tail = from_to(t, "for (fused, 4, 2)", NULL);
+    assert_non_null(strstr(tail, "for (ii, 0, 2) {"));
+    assert_non_null(strstr(tail, "for (ii, 2, 2) {"));
+    assert_int_equal(count(tail, "likely"), 1);
+    free(tail);
+    /* the pipeline then drops the dead rows */
+    tir_func *p = tir_run_pipeline(ctx, f, NULL);
+    assert_non_null(p);
+    assert_int_equal(count(show(ctx, p), "likely"), 0);
+    te_ctx_free(ctx);
+}
+
+static void test_fused_tail_suffix_and_none(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    /* rows >= 3: row tile 0 (fused 0, 1) needs the guard, the rest not */
+    tir_func *g = tir_pass_loop_partition(ctx, fused_tail(ctx, 1, NULL));
+    assert_non_null(g);
+    const char *t = show(ctx, g);
+    assert_non_null(strstr(t, "for (fused, 0, 2) parallel {"));
+    assert_non_null(strstr(t, "for (fused, 2, 4) parallel {"));
+    char *main_part = from_to(t, "for (fused, 2, 4)", NULL);
+    assert_int_equal(count(main_part, "likely"), 0);
+    free(main_part);
+    assert_int_equal(count(t, "likely"), 1);
+    /* floormod(fused, 3) < 1 holds on [0, 1) only: split there, the guard
+     * kept wherever it can fail (it is true at fused = 3 too, but no
+     * prefix or suffix beyond [0, 1) proves it). */
+    tir_func *m = fused_tail(ctx, 2, NULL);
+    tir_func *r = tir_pass_loop_partition(ctx, m);
+    assert_non_null(r);
+    const char *rt = show(ctx, r);
+    assert_non_null(strstr(rt, "for (fused, 0, 1) parallel {"));
+    char *rest = from_to(rt, "for (fused, 1, 5) parallel {", NULL);
+    assert_int_equal(count(rest, "likely"), 1);
+    free(rest);
+    te_ctx_free(ctx);
+}
+
+/* A matmul of M rows tiled 6 x 8 (rows: a tail when 6 does not divide M),
+ * the row and column tiles fused into the parallel loop, the 8 columns
+ * vectorized: the tail is split off the parallel loop and the result
+ * matches the reference on both backends. */
+static void check_mm_fused_rows(int64_t M, const char *target) {
+    te_ctx *ctx = te_ctx_new();
+    sched_case c = sh_matmul(ctx, M, 16, 9);
+    sch_schedule *s = sch_create(ctx, 1, &c.out);
+    te_expr *io, *jo, *ii, *ji, *fused;
+    assert_int_equal(sch_tile(s, c.out, c.ax[0], c.ax[1], 6, 8, &io, &jo, &ii, &ji), 0);
+    assert_int_equal(sch_fuse(s, c.out, 2, (te_expr *[]){io, jo}, &fused), 0);
+    assert_int_equal(sch_parallel(s, c.out, fused), 0);
+    assert_int_equal(sch_vectorize(s, c.out, ji), 0);
+    const char *text = sch_lower_text(s, TE_TENSORS(c.in[0], c.in[1], c.out));
+    assert_non_null(text);
+    if (getenv("LOOM_TEST_DUMP")) fprintf(stderr, "%s\n", text);
+    int64_t full = M / 6 * 2; /* fused iterations of whole row tiles */
+    if (M % 6) {
+        /* the first parallel piece covers the whole row tiles, unguarded */
+        char want[96];
+        snprintf(want, sizeof want, ", 0, %lld) parallel {", (long long)full);
+        assert_non_null(strstr(text, want));
+        const char *p = strstr(text, want);
+        const char *q = strstr(p + strlen(want), "parallel {");
+        assert_non_null(q);
+        char *main_part = malloc((size_t)(q - p) + 1);
+        memcpy(main_part, p, (size_t)(q - p));
+        main_part[q - p] = 0;
+        assert_int_equal(count(main_part, "likely"), 0);
+        assert_int_equal(count(main_part, "if ("), 0);
+        free(main_part);
+    }
+    int64_t bad = sh_run(&c, s, target);
+    if (bad) fprintf(stderr, "%s\n", text);
+    assert_int_equal(bad, 0);
+    te_ctx_free(ctx);
+}
+
+static void test_fused_tail_matmul(void **state) {
+    (void)state;
+    const char *targets[] = {"llvm", "c"};
+    for (int t = 0; t < 2; t++) {
+        check_mm_fused_rows(33, targets[t]); /* 5 tiles of 6 and a tail of 3 */
+        check_mm_fused_rows(31, targets[t]); /* a tail of 1 */
+        check_mm_fused_rows(30, targets[t]); /* no tail */
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fused_tail_prefix),
+        cmocka_unit_test(test_fused_tail_suffix_and_none),
+        cmocka_unit_test(test_fused_tail_matmul),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
