@@ -414,6 +414,11 @@ int main(int argc, char **argv) {
     cm_params cp;
     cm_params_default(&cp);
     cp.seed = (uint64_t)seed;
+    /* XGBoost on one thread: its OpenMP workers spin between calls and
+     * take the cores from the lowering of the search and from the kernels
+     * being measured (a round's search: 35 s with them, 8 s without, on 2
+     * cores), while training on a few thousand programs is quick alone. */
+    cp.nthread = 1;
     cm_model *model = NULL;
     if (!no_model) {
         /* Warm start: trained on every workload's records of this target
