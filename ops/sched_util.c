@@ -5,6 +5,7 @@
  * schedule.
  */
 #include <pthread.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,26 +179,36 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     if (F->shape[vec] % vlen || !Rs->body || Rs->body->kind != TE_REDUCE || vec == col ||
         vec == row || row == col || !operand_at(Rs, vec, vlen, &dim))
         return 1;
-    /* The tile: fv vectors of lanes x th rows x tw columns, as many
-     * accumulators as fit beside the operands (12 of 16 vector registers);
-     * on a tie, two vectors of lanes, then wide rows. The column loop stays
-     * serial, so with col_tail tw need not divide the columns (loop
-     * partitioning splits the tail off): a tile is scored by its
-     * accumulators averaged over the columns, the tail's narrower tile
-     * included. Rows are split in the parallel loop, so th divides them. */
-    int64_t f = vlen, th = 1, tw = 1;
-    double best = 0;
+    /* The tile: fv vectors of lanes x th rows x tw columns, at most 12
+     * accumulators (of 16 vector registers, beside the operands). The
+     * column loop stays serial, so with col_tail tw need not divide the
+     * columns (loop partitioning splits the tail off, a narrower tile).
+     * Rows are split in the parallel loop, so th divides them. Each tile
+     * is costed by its columns over its FMA throughput, min(acc, SAT)/SAT
+     * of peak: SAT independent accumulators keep both FMA pipes busy
+     * (4-5 cycles of latency x 2 pipes); the least total cost wins, then
+     * no tail, more accumulators, two vectors of lanes, wide rows. */
+    enum { SAT = 10 };
+    int64_t f = vlen, th = 1, tw = 1, best_acc = 0;
+    double best = INFINITY;
+    bool best_tail = true;
     int64_t cols = F->shape[col];
     for (int64_t fv = 2; fv >= 1; fv--) {
         if (F->shape[vec] % (fv * vlen)) continue;
         for (int64_t w = 1; w <= 12 && w <= cols; w++)
             for (int64_t h = 1; fv * w * h <= 12 && h <= F->shape[row]; h++) {
-                if (F->shape[row] % h) continue;
-                if (cols % w && !col_tail) continue;
-                int64_t q = cols / w, r = cols % w;
-                double acc = (double)(fv * h) * (double)(q * w * w + r * r) / (double)cols;
-                if (acc > best + 1e-9 || (acc > best - 1e-9 && fv * vlen == f && w > tw))
-                    best = acc, f = fv * vlen, th = h, tw = w;
+                bool tail = cols % w != 0;
+                if (F->shape[row] % h || (tail && !col_tail)) continue;
+                int64_t acc = fv * h * w, racc = fv * h * (cols % w);
+                double cost = (double)(cols / w * w) * SAT / (double)(acc < SAT ? acc : SAT);
+                if (tail) cost += (double)(cols % w) * SAT / (double)(racc < SAT ? racc : SAT);
+                bool better = cost < best - 1e-9;
+                if (!better && cost < best + 1e-9)
+                    better = tail != best_tail ? !tail
+                             : acc != best_acc ? acc > best_acc
+                                               : fv * vlen == f && w > tw;
+                if (better)
+                    best = cost, best_tail = tail, best_acc = acc, f = fv * vlen, th = h, tw = w;
             }
     }
     if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;

@@ -38,8 +38,8 @@ static const ops_case cases[] = {
     {"conv2d_bias_relu", "N=1,C=5,H=11,W=9,K=7,R=3,S=3,pad=1"},
     /* output channels in whole vectors: the packed-channel register tile */
     {"conv2d_bias_relu", "N=1,C=6,H=10,W=14,K=32,R=3,S=3,pad=1"},
-    /* ... with a column tail: 6 columns a tile on 7 */
-    {"conv2d", "N=1,C=8,H=7,W=7,K=16,R=3,S=3,pad=1"},
+    /* ... with a column tail: 6 columns a tile on 28 */
+    {"conv2d", "N=1,C=8,H=7,W=28,K=16,R=3,S=3,pad=1"},
     {"conv2d", "N=2,C=8,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,groups=2"},
     {"depthwise_conv2d", "N=1,C=8,H=14,W=14,R=3,S=3,pad=1"},
     {"depthwise_conv2d_nchw", "N=2,C=5,H=11,W=9,R=5,S=5,stride=2,pad=2,dilation=1"},
