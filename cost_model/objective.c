@@ -32,19 +32,30 @@ double cm_pack_sum_loss(int nrows, const float *preds, const int *prog_of_row, i
     return loss;
 }
 
+/* The Hessian is the row sum of program p's block w_p * 1 1^T, w_p * n_p
+ * (see cost_model.h): the block's diagonal alone, w_p, lets a boosting
+ * round move S_p by eta * n_p * (y_p - S_p) when p's n_p rows share a leaf,
+ * which overshoots the label for n_p * eta > 1 (Loom's programs have up to
+ * 16 store statements after loop partitioning) and stopped training after
+ * one round. */
 void cm_pack_sum_gradient(int nrows, const float *preds, const int *prog_of_row, int nprog,
                           const float *labels, const float *weights, float *grad, float *hess) {
     double *s = pack_sums(nrows, preds, prog_of_row, nprog);
+    int *rows = calloc((size_t)(nprog > 0 ? nprog : 1), sizeof *rows);
+    if (rows)
+        for (int r = 0; r < nrows; r++)
+            if (prog_of_row[r] >= 0 && prog_of_row[r] < nprog) rows[prog_of_row[r]]++;
     for (int r = 0; r < nrows; r++) {
         int p = prog_of_row[r];
-        if (!s || p < 0 || p >= nprog) {
+        if (!s || !rows || p < 0 || p >= nprog) {
             grad[r] = 0, hess[r] = 0;
             continue;
         }
         double w = weights ? weights[p] : 1.0;
         grad[r] = (float)(w * (s[p] - labels[p]));
-        hess[r] = (float)w;
+        hess[r] = (float)(w * rows[p]);
     }
+    free(rows);
     free(s);
 }
 

@@ -153,13 +153,22 @@ int cm_features_csv(te_ctx *ctx, const tir_func *f, const cm_extract_options *op
  * where y_p is the program's label (min latency of its task / its
  * latency) and w_p its weight (Ansor: w_p = y_p, so that the fast
  * programs, the ones the search cares about, are fitted best). Then for a
- * row r of program p
+ * row r of program p, which has n_p rows,
  *
- *     dL/df_r   = w_p * (S_p - y_p)
- *     d2L/df_r2 = w_p
+ *     grad_r = dL/df_r = w_p * (S_p - y_p)
+ *     hess_r = w_p * n_p
  *
- * (the Hessian's off-diagonal entries w_p between rows of one program are
- * dropped: XGBoost takes a diagonal Hessian). weights may be NULL (all 1).
+ * XGBoost takes a diagonal Hessian, but L's Hessian has the full block
+ * w_p * 1 1^T over the rows of p. Ansor passes its diagonal w_p; Loom
+ * passes its row sum w_p * n_p, a diagonal matrix that bounds the block
+ * from above (diagonal dominance), so a boosting round's Newton step moves
+ * S_p towards y_p by about eta * (y_p - S_p) however many statements p has,
+ * as for a one-statement program (with w_p, a round moves
+ * S_p by up to eta * n_p * (y_p - S_p): past the label when eta * n_p > 1,
+ * which, with Loom's up to 16 statements per program after loop
+ * partitioning, ended training after one round). For a one-statement
+ * program both agree. weights may be NULL (all 1). grad and hess hold
+ * nrows floats (the caller's storage).
  */
 double cm_pack_sum_loss(int nrows, const float *preds, const int *prog_of_row, int nprog,
                         const float *labels, const float *weights);
