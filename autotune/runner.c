@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #include "autotune/tune_internal.h"
@@ -404,6 +407,12 @@ int tune__runner_serve(int in, int out) {
 
 void tune_runner_maybe_run(int argc, char **argv) {
     if (argc < 2 || !argv || !argv[1] || strcmp(argv[1], TUNE_RUNNER_FLAG)) return;
+#ifdef __linux__
+    /* A tuner killed outright (SIGKILL, SIGTERM) takes its runners along,
+     * even one stuck in a hanging candidate. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) _exit(0);
+#endif
     /* Replies go to the original stdout (a socket); anything else the
      * process prints goes to stderr. */
     int out = dup(1);
