@@ -21,9 +21,11 @@ extern const int64_t tune__unroll_steps[TUNE__NUNROLL];
  * what its repeats may take at TUNE__SLOW_FACTOR times the best, plus
  * TUNE__CUT_SLACK_S: a program that slow earns a label of ~0 in the cost
  * model either way, and random programs of large workloads can take
- * seconds a call. The fixed run timeout still bounds the first runs. */
+ * seconds a call. The slack leaves a crashing candidate time to be seen
+ * as a crash (a sanitizer's report takes a while). The fixed run timeout
+ * still bounds the first runs. */
 #define TUNE__CUT_FACTOR 50.0
-#define TUNE__CUT_SLACK_S 0.1
+#define TUNE__CUT_SLACK_S 1.0
 
 /* Innermost tile factor limit (Ansor: max_innermost_split_factor). */
 #define TUNE__MAX_INNER 64
