@@ -78,8 +78,14 @@ int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma,
 
 /* ---- compute location ---- */
 
-/* Computes t inside `consumer`'s loop `axis` (t must be read by
- * consumer, directly). */
+/* Computes t inside `consumer`'s loop `axis`, over the region the loop
+ * needs (bound inference). consumer reads t directly or through other
+ * stages (TVM's attach path: a shared tile computed at the loop of the
+ * stage that reads its per-thread copy); then every stage that reads t
+ * directly must be computed inside that loop too, else sch_lower fails
+ * naming the stage read outside. Errors (-1, message in ctx): t is a
+ * placeholder or an output, consumer is t, consumer does not read t at
+ * all, consumer is inlined, axis is not a loop of consumer. */
 int sch_compute_at(sch_schedule *s, te_tensor *t, te_tensor *consumer, te_expr *axis);
 /* Substitutes t's body into its consumers (t must not be a reduction nor
  * an output). */
