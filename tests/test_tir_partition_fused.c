@@ -13,47 +13,16 @@
 #include <string.h>
 
 #include "sched_harness.h"
-
-static tir_buffer *buf(te_ctx *ctx, const char *name, int64_t n) {
-    tir_buffer *b = tir_buffer_new(ctx, name, TE_FLOAT32, 1, (int64_t[]){n}, TIR_SCOPE_GLOBAL);
-    assert_non_null(b);
-    b->is_param = true;
-    return b;
-}
+#include "tir_text.h"
 
 static te_expr *I(te_ctx *ctx, int64_t v) { return te_int(ctx, v); }
 static te_expr *likely(te_expr *c) { return te_call(TE_INTRIN_LIKELY, 1, &c); }
-
-static int count(const char *s, const char *sub) {
-    int n = 0;
-    for (const char *p = strstr(s, sub); p; p = strstr(p + 1, sub)) n++;
-    return n;
-}
-
-static const char *show(te_ctx *ctx, const tir_func *f) {
-    const char *t = tir_func_str(ctx, f);
-    assert_non_null(t);
-    if (getenv("LOOM_TEST_DUMP")) fprintf(stderr, "%s\n", t);
-    return t;
-}
-
-/* The text from the first occurrence of a up to b (or the end). */
-static char *from_to(const char *s, const char *a, const char *b) {
-    const char *p = strstr(s, a);
-    assert_non_null(p);
-    const char *q = b ? strstr(p + strlen(a), b) : NULL;
-    size_t n = q ? (size_t)(q - p) : strlen(p);
-    char *out = malloc(n + 1);
-    memcpy(out, p, n);
-    out[n] = 0;
-    return out;
-}
 
 /* for (f, 0, 6) parallel { for (ii, 0, 4) {
  *   if (likely(cond(f, ii))) B[row] = A[row] * 2 } }, row = floordiv(f, 2)*4 + ii:
  * 3 row tiles of 4 over 10 rows (a tail of 2) fused with 2 column tiles. */
 static tir_func *fused_tail(te_ctx *ctx, int which, te_expr **fv) {
-    tir_buffer *A = buf(ctx, "A", 12), *B = buf(ctx, "B", 12);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 12), *B = tu_param_buf(ctx, "B", TE_FLOAT32, 12);
     te_expr *f = te_var(ctx, "fused", TE_INT64), *ii = te_var(ctx, "ii", TE_INT64);
     te_expr *row = te_add(te_mul(te_floordiv(f, I(ctx, 2)), I(ctx, 4)), ii);
     te_expr *cond = which == 0   ? te_lt(row, I(ctx, 10))
@@ -76,24 +45,24 @@ static void test_fused_tail_prefix(void **state) {
     tir_func *f = fused_tail(ctx, 0, NULL);
     tir_func *g = tir_pass_loop_partition(ctx, f);
     assert_non_null(g);
-    const char *t = show(ctx, g);
+    const char *t = tu_tir_text(ctx, g);
     /* row tiles 0 and 1 (fused 0..3) never reach row 10: no guard there */
     assert_non_null(strstr(t, "for (fused, 0, 4) parallel {"));
     assert_non_null(strstr(t, "for (fused, 4, 2) parallel {"));
-    char *main_part = from_to(t, "for (fused, 0, 4)", "for (fused, 4, 2)");
-    assert_int_equal(count(main_part, "likely"), 0);
-    assert_int_equal(count(main_part, "for (ii, 0, 4)"), 1);
+    char *main_part = tu_between(t, "for (fused, 0, 4)", "for (fused, 4, 2)");
+    assert_int_equal(tu_count(main_part, "likely"), 0);
+    assert_int_equal(tu_count(main_part, "for (ii, 0, 4)"), 1);
     free(main_part);
     /* the last row tile: rows 8, 9 unguarded, the guard kept on the rest */
-    char *tail = from_to(t, "for (fused, 4, 2)", NULL);
+    char *tail = tu_between(t, "for (fused, 4, 2)", NULL);
     assert_non_null(strstr(tail, "for (ii, 0, 2) {"));
     assert_non_null(strstr(tail, "for (ii, 2, 2) {"));
-    assert_int_equal(count(tail, "likely"), 1);
+    assert_int_equal(tu_count(tail, "likely"), 1);
     free(tail);
     /* the pipeline then drops the dead rows */
     tir_func *p = tir_run_pipeline(ctx, f, NULL);
     assert_non_null(p);
-    assert_int_equal(count(show(ctx, p), "likely"), 0);
+    assert_int_equal(tu_count(tu_tir_text(ctx, p), "likely"), 0);
     te_ctx_free(ctx);
 }
 
@@ -103,23 +72,23 @@ static void test_fused_tail_suffix_and_none(void **state) {
     /* rows >= 3: row tile 0 (fused 0, 1) needs the guard, the rest not */
     tir_func *g = tir_pass_loop_partition(ctx, fused_tail(ctx, 1, NULL));
     assert_non_null(g);
-    const char *t = show(ctx, g);
+    const char *t = tu_tir_text(ctx, g);
     assert_non_null(strstr(t, "for (fused, 0, 2) parallel {"));
     assert_non_null(strstr(t, "for (fused, 2, 4) parallel {"));
-    char *main_part = from_to(t, "for (fused, 2, 4)", NULL);
-    assert_int_equal(count(main_part, "likely"), 0);
+    char *main_part = tu_between(t, "for (fused, 2, 4)", NULL);
+    assert_int_equal(tu_count(main_part, "likely"), 0);
     free(main_part);
-    assert_int_equal(count(t, "likely"), 1);
+    assert_int_equal(tu_count(t, "likely"), 1);
     /* floormod(fused, 3) < 1 holds on [0, 1) only: split there, the guard
      * kept wherever it can fail (it is true at fused = 3 too, but no
      * prefix or suffix beyond [0, 1) proves it). */
     tir_func *m = fused_tail(ctx, 2, NULL);
     tir_func *r = tir_pass_loop_partition(ctx, m);
     assert_non_null(r);
-    const char *rt = show(ctx, r);
+    const char *rt = tu_tir_text(ctx, r);
     assert_non_null(strstr(rt, "for (fused, 0, 1) parallel {"));
-    char *rest = from_to(rt, "for (fused, 1, 5) parallel {", NULL);
-    assert_int_equal(count(rest, "likely"), 1);
+    char *rest = tu_between(rt, "for (fused, 1, 5) parallel {", NULL);
+    assert_int_equal(tu_count(rest, "likely"), 1);
     free(rest);
     te_ctx_free(ctx);
 }
@@ -152,8 +121,8 @@ static void check_mm_fused_rows(int64_t M, const char *target) {
         char *main_part = malloc((size_t)(q - p) + 1);
         memcpy(main_part, p, (size_t)(q - p));
         main_part[q - p] = 0;
-        assert_int_equal(count(main_part, "likely"), 0);
-        assert_int_equal(count(main_part, "if ("), 0);
+        assert_int_equal(tu_count(main_part, "likely"), 0);
+        assert_int_equal(tu_count(main_part, "if ("), 0);
         free(main_part);
     }
     int64_t bad = sh_run(&c, s, target);

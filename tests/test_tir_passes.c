@@ -9,15 +9,9 @@
 #include <string.h>
 
 #include "sched_harness.h"
+#include "tir_text.h"
 
 /* ---- helpers ---- */
-
-static tir_buffer *buf(te_ctx *ctx, const char *name, te_dtype t, int64_t n) {
-    tir_buffer *b = tir_buffer_new(ctx, name, t, 1, (int64_t[]){n}, TIR_SCOPE_GLOBAL);
-    assert_non_null(b);
-    b->is_param = true;
-    return b;
-}
 
 static te_expr *ld(te_ctx *ctx, tir_buffer *b, te_expr *i) { return tir_load(ctx, b, i, NULL); }
 static te_expr *I(te_ctx *ctx, int64_t v) { return te_int(ctx, v); }
@@ -28,32 +22,6 @@ static tir_func *func(te_ctx *ctx, int n, tir_buffer **params, tir_stmt *body) {
     tir_func *f = tir_func_new(ctx, "default", n, params, body);
     assert_non_null(f);
     return f;
-}
-
-static int count(const char *s, const char *sub) {
-    int n = 0;
-    for (const char *p = strstr(s, sub); p; p = strstr(p + 1, sub)) n++;
-    return n;
-}
-
-static const char *show(te_ctx *ctx, const tir_func *f) {
-    const char *t = tir_func_str(ctx, f);
-    assert_non_null(t);
-    if (getenv("LOOM_TEST_DUMP")) fprintf(stderr, "%s\n", t);
-    return t;
-}
-
-/* The text between the first occurrences of a and b (b after a). */
-static char *between(const char *s, const char *a, const char *b) {
-    const char *p = strstr(s, a);
-    assert_non_null(p);
-    const char *q = strstr(p + strlen(a), b);
-    assert_non_null(q);
-    size_t n = (size_t)(q - p);
-    char *out = malloc(n + 1);
-    memcpy(out, p, n);
-    out[n] = 0;
-    return out;
 }
 
 /* First statement of the given kind, pre-order. */
@@ -78,7 +46,7 @@ static const tir_stmt *find(const tir_stmt *s, tir_stmt_kind kind, int *n) {
 /* for (i.outer, 0, 5) { for (i.inner, 0, 8) {
  *   if (likely(i.outer*8 + i.inner < 37)) B[i.outer*8 + i.inner] = A[...]*2 } } */
 static tir_func *guarded_split(te_ctx *ctx, tir_for_kind inner_kind) {
-    tir_buffer *A = buf(ctx, "A", TE_FLOAT32, 37), *B = buf(ctx, "B", TE_FLOAT32, 37);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 37), *B = tu_param_buf(ctx, "B", TE_FLOAT32, 37);
     te_expr *io = te_var(ctx, "i.outer", TE_INT64), *ii = te_var(ctx, "i.inner", TE_INT64);
     te_expr *idx = te_add(te_mul(io, I(ctx, 8)), ii);
     tir_stmt *st = tir_store(ctx, B, idx, te_mul(ld(ctx, A, idx), te_float(ctx, 2)), NULL);
@@ -94,11 +62,11 @@ static void test_partition_guarded_split(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
     tir_func *f = guarded_split(ctx, TIR_FOR_SERIAL);
-    const char *before = show(ctx, f);
-    assert_int_equal(count(before, "likely"), 1);
+    const char *before = tu_tir_text(ctx, f);
+    assert_int_equal(tu_count(before, "likely"), 1);
     tir_func *g = tir_pass_loop_partition(ctx, f);
     assert_non_null(g);
-    const char *after = show(ctx, g);
+    const char *after = tu_tir_text(ctx, g);
     /* main range [0, 4) without the guard, tail [4, 5) with it; inside the
      * tail, i.inner is split again at 5. */
     assert_string_equal(after,
@@ -121,13 +89,13 @@ static void test_partition_guarded_split(void **state) {
                         "}\n");
     assert_non_null(strstr(after, "for (i.outer, 0, 4) {"));
     assert_non_null(strstr(after, "for (i.outer, 4, 1) {"));
-    char *main_part = between(after, "for (i.outer, 0, 4)", "for (i.outer, 4, 1)");
-    assert_int_equal(count(main_part, "likely"), 0);
-    assert_int_equal(count(main_part, "for (i.inner, 0, 8)"), 1);
+    char *main_part = tu_between(after, "for (i.outer, 0, 4)", "for (i.outer, 4, 1)");
+    assert_int_equal(tu_count(main_part, "likely"), 0);
+    assert_int_equal(tu_count(main_part, "for (i.inner, 0, 8)"), 1);
     free(main_part);
     assert_non_null(strstr(after, "for (i.inner, 0, 5) {"));
     assert_non_null(strstr(after, "for (i.inner, 5, 3) {"));
-    assert_int_equal(count(after, "likely"), 1);
+    assert_int_equal(tu_count(after, "likely"), 1);
     /* the guard is still there where it can fail */
     const char *tail = strstr(after, "for (i.inner, 5, 3)");
     assert_non_null(strstr(tail, "likely"));
@@ -135,9 +103,9 @@ static void test_partition_guarded_split(void **state) {
     /* the pipeline then drops what is decided: no guard, no dead tail */
     tir_func *p = tir_run_pipeline(ctx, f, NULL);
     assert_non_null(p);
-    const char *pt = show(ctx, p);
-    assert_int_equal(count(pt, "likely"), 0);
-    assert_int_equal(count(pt, "B["), 2);
+    const char *pt = tu_tir_text(ctx, p);
+    assert_int_equal(tu_count(pt, "likely"), 0);
+    assert_int_equal(tu_count(pt, "B["), 2);
     te_ctx_free(ctx);
 }
 
@@ -145,7 +113,7 @@ static void test_partition_guarded_split(void **state) {
 static void test_partition_both_ends(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
-    tir_buffer *A = buf(ctx, "A", TE_FLOAT32, 8), *B = buf(ctx, "B", TE_FLOAT32, 12);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 8), *B = tu_param_buf(ctx, "B", TE_FLOAT32, 12);
     te_expr *i = te_var(ctx, "i", TE_INT64);
     te_expr *src = te_sub(i, I(ctx, 2));
     tir_stmt *st = tir_store(ctx, B, i, ld(ctx, A, src), NULL);
@@ -155,14 +123,14 @@ static void test_partition_both_ends(void **state) {
                        tir_for(ctx, i, I(ctx, 0), I(ctx, 12), TIR_FOR_PARALLEL, g));
     tir_func *r = tir_pass_loop_partition(ctx, f);
     assert_non_null(r);
-    const char *t = show(ctx, r);
+    const char *t = tu_tir_text(ctx, r);
     assert_non_null(strstr(t, "for (i, 0, 2) parallel {"));
     assert_non_null(strstr(t, "for (i, 2, 8) parallel {"));
     assert_non_null(strstr(t, "for (i, 10, 2) parallel {"));
-    char *mid = between(t, "for (i, 2, 8)", "for (i, 10, 2)");
-    assert_int_equal(count(mid, "likely"), 0);
+    char *mid = tu_between(t, "for (i, 2, 8)", "for (i, 10, 2)");
+    assert_int_equal(tu_count(mid, "likely"), 0);
     free(mid);
-    assert_int_equal(count(t, "likely"), 2);
+    assert_int_equal(tu_count(t, "likely"), 2);
     /* the copies have variables of their own */
     const tir_stmt *s = r->body;
     assert_int_equal(s->kind, TIR_SEQ);
@@ -177,27 +145,27 @@ static void test_partition_both_ends(void **state) {
 static void test_partition_nothing_to_do(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
-    tir_buffer *A = buf(ctx, "A", TE_FLOAT32, 8), *B = buf(ctx, "B", TE_FLOAT32, 8);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 8), *B = tu_param_buf(ctx, "B", TE_FLOAT32, 8);
     te_expr *i = te_var(ctx, "i", TE_INT64), *n = te_var(ctx, "n", TE_INT64);
     tir_stmt *st = tir_store(ctx, B, i, ld(ctx, A, i), NULL);
     tir_stmt *g = tir_if(ctx, likely(te_lt(n, I(ctx, 5))), st, NULL);
     tir_func *f = func(ctx, 2, (tir_buffer *[]){A, B},
                        tir_for(ctx, i, I(ctx, 0), I(ctx, 8), TIR_FOR_SERIAL, g));
-    const char *before = show(ctx, f);
+    const char *before = tu_tir_text(ctx, f);
     tir_func *r = tir_pass_loop_partition(ctx, f);
     assert_non_null(r);
-    assert_string_equal(show(ctx, r), before);
+    assert_string_equal(tu_tir_text(ctx, r), before);
 
     /* the inner loop is vectorized: the outer loop still splits, the
      * vectorized one never does */
     tir_func *v = guarded_split(ctx, TIR_FOR_VECTORIZED);
     tir_func *rv = tir_pass_loop_partition(ctx, v);
     assert_non_null(rv);
-    const char *t = show(ctx, rv);
+    const char *t = tu_tir_text(ctx, rv);
     assert_non_null(strstr(t, "for (i.outer, 0, 4) {"));
     assert_non_null(strstr(t, "for (i.inner, 0, 8) vectorized {"));
     assert_null(strstr(t, "for (i.inner, 0, 5)"));
-    assert_int_equal(count(t, "likely"), 1);
+    assert_int_equal(tu_count(t, "likely"), 1);
     te_ctx_free(ctx);
 }
 
@@ -207,8 +175,8 @@ static void test_partition_nothing_to_do(void **state) {
 static void test_vectorize_contiguous(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
-    tir_buffer *A = buf(ctx, "A", TE_FLOAT32, 32), *B = buf(ctx, "B", TE_FLOAT32, 32),
-               *C = buf(ctx, "C", TE_FLOAT32, 32);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 32), *B = tu_param_buf(ctx, "B", TE_FLOAT32, 32),
+               *C = tu_param_buf(ctx, "C", TE_FLOAT32, 32);
     te_expr *o = te_var(ctx, "o", TE_INT64), *i = te_var(ctx, "i", TE_INT64);
     te_expr *idx = te_add(te_mul(o, I(ctx, 8)), i);
     tir_stmt *st = tir_store(ctx, C, idx, te_add(ld(ctx, A, idx), ld(ctx, B, idx)), NULL);
@@ -221,7 +189,7 @@ static void test_vectorize_contiguous(void **state) {
     assert_non_null(r);
     assert_true(why.len == 0);
     te_str_free(&why);
-    const char *t = show(ctx, r);
+    const char *t = tu_tir_text(ctx, r);
     assert_string_equal(t, "func default(A: float32[32], B: float32[32], C: float32[32]) {\n"
                            "  for (o, 0, 4) {\n"
                            "    C[ramp(o*8, 1, 8)] = A[ramp(o*8, 1, 8)] + B[ramp(o*8, 1, 8)]\n"
@@ -255,8 +223,8 @@ static void test_vectorize_contiguous(void **state) {
 static void test_vectorize_broadcast_and_stride(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
-    tir_buffer *A = buf(ctx, "A", TE_FLOAT32, 32), *S = buf(ctx, "s", TE_FLOAT32, 1),
-               *C = buf(ctx, "C", TE_FLOAT32, 16);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 32), *S = tu_param_buf(ctx, "s", TE_FLOAT32, 1),
+               *C = tu_param_buf(ctx, "C", TE_FLOAT32, 16);
     te_expr *i = te_var(ctx, "i", TE_INT64);
     te_expr *val = te_add(te_mul(ld(ctx, A, te_mul(i, I(ctx, 2))), ld(ctx, S, I(ctx, 0))),
                           te_float(ctx, 1));
@@ -265,7 +233,7 @@ static void test_vectorize_broadcast_and_stride(void **state) {
                                tir_store(ctx, C, i, val, NULL)));
     tir_func *r = tir_pass_vectorize(ctx, f, NULL);
     assert_non_null(r);
-    show(ctx, r);
+    tu_tir_text(ctx, r);
     const tir_stmt *s = r->body;
     assert_int_equal(s->kind, TIR_STORE);
     const te_expr *v = s->u.store.value;
@@ -292,15 +260,15 @@ static void test_vectorize_broadcast_and_stride(void **state) {
 static void test_vectorize_gather(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
-    tir_buffer *A = buf(ctx, "A", TE_FLOAT32, 64), *X = buf(ctx, "idx", TE_INT64, 8),
-               *C = buf(ctx, "C", TE_FLOAT32, 8);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 64), *X = tu_param_buf(ctx, "idx", TE_INT64, 8),
+               *C = tu_param_buf(ctx, "C", TE_FLOAT32, 8);
     te_expr *i = te_var(ctx, "i", TE_INT64);
     tir_func *f = func(ctx, 3, (tir_buffer *[]){A, X, C},
                        tir_for(ctx, i, I(ctx, 0), I(ctx, 8), TIR_FOR_VECTORIZED,
                                tir_store(ctx, C, i, ld(ctx, A, ld(ctx, X, i)), NULL)));
     tir_func *r = tir_pass_vectorize(ctx, f, NULL);
     assert_non_null(r);
-    show(ctx, r);
+    tu_tir_text(ctx, r);
     const te_expr *v = r->body->u.store.value;
     assert_int_equal(v->kind, TE_LOAD);
     assert_int_equal(v->dtype.lanes, 8);
@@ -322,7 +290,7 @@ static void test_vectorize_predicated(void **state) {
     assert_non_null(r);
     assert_true(why.len == 0);
     te_str_free(&why);
-    show(ctx, r);
+    tu_tir_text(ctx, r);
     int nif;
     find(r->body, TIR_IF, &nif);
     assert_int_equal(nif, 0);
@@ -338,8 +306,8 @@ static void test_vectorize_predicated(void **state) {
     /* under the mask, a read provably inside its buffer runs unmasked: the
      * scalar s[0] stays a scalar load (broadcast), A[i] a plain ramp load */
     {
-        tir_buffer *A8 = buf(ctx, "A8", TE_FLOAT32, 8), *S = buf(ctx, "s", TE_FLOAT32, 1),
-                   *C8 = buf(ctx, "C8", TE_FLOAT32, 8);
+        tir_buffer *A8 = tu_param_buf(ctx, "A8", TE_FLOAT32, 8), *S = tu_param_buf(ctx, "s", TE_FLOAT32, 1),
+                   *C8 = tu_param_buf(ctx, "C8", TE_FLOAT32, 8);
         te_expr *i = te_var(ctx, "i", TE_INT64), *n = te_var(ctx, "n", TE_INT64);
         te_expr *val = te_mul(ld(ctx, A8, i), ld(ctx, S, I(ctx, 0)));
         tir_stmt *g = tir_if(ctx, likely(te_lt(i, n)), tir_store(ctx, C8, i, val, NULL), NULL);
@@ -347,7 +315,7 @@ static void test_vectorize_predicated(void **state) {
                            tir_for(ctx, i, I(ctx, 0), I(ctx, 8), TIR_FOR_VECTORIZED, g));
         tir_func *rh = tir_pass_vectorize(ctx, h, NULL);
         assert_non_null(rh);
-        show(ctx, rh);
+        tu_tir_text(ctx, rh);
         const tir_stmt *hs = rh->body;
         assert_int_equal(hs->kind, TIR_STORE);
         assert_non_null(hs->u.store.predicate);
@@ -362,7 +330,7 @@ static void test_vectorize_predicated(void **state) {
     }
 
     /* invariant condition: the IF stays, vector code inside */
-    tir_buffer *A = buf(ctx, "A", TE_FLOAT32, 8), *C = buf(ctx, "C", TE_FLOAT32, 8);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 8), *C = tu_param_buf(ctx, "C", TE_FLOAT32, 8);
     te_expr *i = te_var(ctx, "i", TE_INT64), *n = te_var(ctx, "n", TE_INT64);
     tir_stmt *st = tir_store(ctx, C, i, ld(ctx, A, i), NULL);
     tir_func *g = func(ctx, 2, (tir_buffer *[]){A, C},
@@ -380,7 +348,7 @@ static void test_vectorize_predicated(void **state) {
 static void test_vectorize_refusals(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
-    tir_buffer *A = buf(ctx, "A", TE_FLOAT32, 64), *C = buf(ctx, "C", TE_FLOAT32, 8);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 64), *C = tu_param_buf(ctx, "C", TE_FLOAT32, 8);
     te_expr *i = te_var(ctx, "j.inner", TE_INT64), *k = te_var(ctx, "k", TE_INT64);
     te_expr *n = te_var(ctx, "n", TE_INT64);
     te_str why;
@@ -440,7 +408,7 @@ static void test_vectorize_refusals(void **state) {
     te_str_free(&why);
 
     /* too wide */
-    tir_buffer *W = buf(ctx, "W", TE_FLOAT32, 100);
+    tir_buffer *W = tu_param_buf(ctx, "W", TE_FLOAT32, 100);
     tir_func *f4 = func(ctx, 1, (tir_buffer *[]){W},
                         tir_for(ctx, i, I(ctx, 0), I(ctx, 100), TIR_FOR_VECTORIZED,
                                 tir_store(ctx, W, i, te_float(ctx, 0), NULL)));
@@ -483,7 +451,7 @@ static void test_vectorize_refusals(void **state) {
 static void test_unroll_explicit(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
-    tir_buffer *A = buf(ctx, "A", TE_FLOAT32, 16), *C = buf(ctx, "C", TE_FLOAT32, 16);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 16), *C = tu_param_buf(ctx, "C", TE_FLOAT32, 16);
     te_expr *o = te_var(ctx, "o", TE_INT64), *i = te_var(ctx, "i", TE_INT64);
     te_expr *idx = te_add(te_mul(o, I(ctx, 4)), i);
     tir_stmt *st = tir_store(ctx, C, idx, ld(ctx, A, idx), NULL);
@@ -492,7 +460,7 @@ static void test_unroll_explicit(void **state) {
                        tir_for(ctx, o, I(ctx, 0), I(ctx, 4), TIR_FOR_SERIAL, in));
     tir_func *r = tir_pass_unroll(ctx, f);
     assert_non_null(r);
-    const char *t = show(ctx, r);
+    const char *t = tu_tir_text(ctx, r);
     assert_null(strstr(t, "for (i,"));
     assert_null(strstr(t, "unrolled"));
     int n;
@@ -523,7 +491,7 @@ static void test_unroll_explicit(void **state) {
     assert_int_equal(rg->body->u.loop.for_kind, TIR_FOR_SERIAL);
 
     /* too many copies: left as an unroll hint */
-    tir_buffer *B = buf(ctx, "B", TE_FLOAT32, 5000);
+    tir_buffer *B = tu_param_buf(ctx, "B", TE_FLOAT32, 5000);
     tir_func *h = func(ctx, 1, (tir_buffer *[]){B},
                        tir_for(ctx, i, I(ctx, 0), I(ctx, 5000), TIR_FOR_UNROLLED,
                                tir_store(ctx, B, i, te_float(ctx, 0), NULL)));
@@ -536,7 +504,7 @@ static void test_unroll_explicit(void **state) {
 
 /* for (o, 0, 4) pragma(auto_unroll_max_step=S) { for (i, 0, 4) { for (j, 0, 2) { C[..] = .. } } } */
 static tir_func *pragma_nest(te_ctx *ctx, int64_t max_step, bool explicit_) {
-    tir_buffer *A = buf(ctx, "A", TE_FLOAT32, 32), *C = buf(ctx, "C", TE_FLOAT32, 32);
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 32), *C = tu_param_buf(ctx, "C", TE_FLOAT32, 32);
     te_expr *o = te_var(ctx, "o", TE_INT64), *i = te_var(ctx, "i", TE_INT64),
             *j = te_var(ctx, "j", TE_INT64);
     te_expr *idx = te_add(te_add(te_mul(o, I(ctx, 8)), te_mul(i, I(ctx, 2))), j);
@@ -555,13 +523,13 @@ static void test_unroll_auto_max_step(void **state) {
     /* limit 4: j (2 steps) becomes a hint, i (8 steps) stays, o is the pragma loop */
     tir_func *r = tir_pass_unroll(ctx, pragma_nest(ctx, 4, false));
     assert_non_null(r);
-    const char *t = show(ctx, r);
+    const char *t = tu_tir_text(ctx, r);
     assert_non_null(strstr(t, "for (o, 0, 4) pragma(auto_unroll_max_step=4) {"));
     assert_non_null(strstr(t, "for (i, 0, 4) {"));
     assert_non_null(strstr(t, "for (j, 0, 2) unrolled {"));
 
     /* limit 8: both inner loops are hints */
-    t = show(ctx, tir_pass_unroll(ctx, pragma_nest(ctx, 8, false)));
+    t = tu_tir_text(ctx, tir_pass_unroll(ctx, pragma_nest(ctx, 8, false)));
     assert_non_null(strstr(t, "for (i, 0, 4) unrolled {"));
     assert_non_null(strstr(t, "for (j, 0, 2) unrolled {"));
     assert_null(strstr(t, "for (o, 0, 4) unrolled"));
@@ -569,7 +537,7 @@ static void test_unroll_auto_max_step(void **state) {
     /* explicit: the copies themselves, 8 stores in the o loop */
     tir_func *e = tir_pass_unroll(ctx, pragma_nest(ctx, 8, true));
     assert_non_null(e);
-    t = show(ctx, e);
+    t = tu_tir_text(ctx, e);
     assert_null(strstr(t, "for (i,"));
     assert_null(strstr(t, "for (j,"));
     assert_non_null(strstr(t, "for (o, 0, 4)"));
@@ -579,7 +547,7 @@ static void test_unroll_auto_max_step(void **state) {
 
     /* explicit with limit 4: j copied, i kept as a loop */
     e = tir_pass_unroll(ctx, pragma_nest(ctx, 4, true));
-    t = show(ctx, e);
+    t = tu_tir_text(ctx, e);
     assert_non_null(strstr(t, "for (i, 0, 4) {"));
     assert_null(strstr(t, "for (j,"));
     find(e->body, TIR_STORE, &n);
@@ -587,7 +555,7 @@ static void test_unroll_auto_max_step(void **state) {
 
     /* no pragma: nothing */
     tir_func *p = pragma_nest(ctx, 0, false);
-    assert_string_equal(show(ctx, tir_pass_unroll(ctx, p)), show(ctx, p));
+    assert_string_equal(tu_tir_text(ctx, tir_pass_unroll(ctx, p)), tu_tir_text(ctx, p));
     te_ctx_free(ctx);
 }
 
