@@ -91,6 +91,20 @@ static bool holds_on(lp_state *st, const te_expr *var, const te_expr *d, int64_t
     return hi <= k;
 }
 
+/* The largest h in [a, b] with d <= k proven on [a, h) (prefix), or the
+ * smallest l with it proven on [l, b); an empty range always is. A binary
+ * search: a shorter range never gives a looser bound. */
+static int64_t proven_edge(lp_state *st, const te_expr *var, const te_expr *d, int64_t k,
+                           int64_t a, int64_t b, bool prefix) {
+    int64_t yes = prefix ? a : b, no = prefix ? b : a;
+    while (yes - no > 1 || no - yes > 1) {
+        int64_t lo = yes < no ? yes : no, hi = yes < no ? no : yes, mid = lo + (hi - lo) / 2;
+        if (prefix ? holds_on(st, var, d, k, a, mid) : holds_on(st, var, d, k, mid, b)) yes = mid;
+        else no = mid;
+    }
+    return yes;
+}
+
 /* d <= k where d is not linear in the variable: the longest prefix
  * [vlo, h) or suffix [l, vhi) of the loop's range on which the bound of d
  * proves it (binary searches: a shorter range never gives a looser
@@ -98,27 +112,10 @@ static bool holds_on(lp_state *st, const te_expr *var, const te_expr *d, int64_t
  * guard then stays, so nothing is lost but speed). */
 static void solve_monotone(lp_state *st, solve_state *ss, const te_expr *d, int64_t k) {
     int64_t a = ss->vlo, b = ss->vhi;
-    /* prefix: the largest h in [a, b] with [a, h) proven ([a, a) is) */
-    int64_t h = b;
+    int64_t h = b, l = b;
     if (!holds_on(st, ss->var, d, k, a, b)) {
-        int64_t yes = a, no = b;
-        while (no - yes > 1) {
-            int64_t mid = yes + (no - yes) / 2;
-            if (holds_on(st, ss->var, d, k, a, mid)) yes = mid;
-            else no = mid;
-        }
-        h = yes;
-    }
-    /* suffix: the smallest l in [a, b] with [l, b) proven ([b, b) is) */
-    int64_t l = b;
-    if (h < b) {
-        int64_t no = a, yes = b;
-        while (yes - no > 1) {
-            int64_t mid = no + (yes - no) / 2;
-            if (holds_on(st, ss->var, d, k, mid, b)) yes = mid;
-            else no = mid;
-        }
-        l = yes;
+        h = proven_edge(st, ss->var, d, k, a, b, true);
+        l = proven_edge(st, ss->var, d, k, a, b, false);
     }
     int64_t plen = h - a, slen = b - l;
     if (plen == 0 && slen == 0) return;
