@@ -150,6 +150,18 @@ static void test_compute_location_rules(void **state) {
                       "also read by stage 'C2'", "not computed inside that loop");
     assert_int_equal(sch_compute_at(s5, C, D, k), 0);
     assert_non_null(sch_lower(s5, TE_TENSORS(A, D), "f"));
+    /* read only through a stage computed outside the loop */
+    te_tensor *A7 = te_placeholder(ctx, "A7", TE_FLOAT32, TE_SHAPE(8));
+    te_expr *i7 = te_axis(ctx, "i7", 8), *j7 = te_axis(ctx, "j7", 8), *k7 = te_axis(ctx, "k7", 8);
+    te_tensor *B7 = te_compute(ctx, "B7", TE_AXES(i7), te_read(A7, i7));
+    te_tensor *C7 = te_compute(ctx, "C7", TE_AXES(j7), te_read(B7, j7));
+    te_tensor *D7 = te_compute(ctx, "D7", TE_AXES(k7), te_read(C7, k7));
+    sch_schedule *s7 = sch_create(ctx, 1, &D7);
+    assert_int_equal(sch_compute_at(s7, B7, D7, k7), 0);
+    te_ctx_clear_error(ctx);
+    assert_null(sch_lower(s7, TE_TENSORS(A7, D7), "f"));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "'B7'", "computed at stage 'D7'",
+                      "nothing inside that loop reads it");
     /* no path from the target back to the stage */
     te_tensor *A6 = te_placeholder(ctx, "A6", TE_FLOAT32, TE_SHAPE(8));
     te_expr *i6 = te_axis(ctx, "i6", 8), *j6 = te_axis(ctx, "j6", 8);
