@@ -265,12 +265,6 @@ static void region_visit(const te_expr *e, void *user) {
     rc->nreads++;
 }
 
-int sch__leaf_pos(const sch_stage *g, const te_expr *var) {
-    for (int i = 0; i < g->nleaf; i++)
-        if (g->leaf[i] == var) return i;
-    return -1;
-}
-
 bool sch__nested_in(const sch_schedule *s, int c, int t, int pos) {
     for (int cur = c, hops = 0; hops <= s->nstages; hops++) {
         const sch_stage *g = &s->stages[cur];

@@ -32,8 +32,6 @@ int sch__lower_inline(lower_state *L);
 /* Infers every stage's realised region and its loop extents, consumers
  * first (TVM InferBound). */
 int sch__lower_bounds(lower_state *L);
-/* The position of var among g's leaf loops, or -1. */
-int sch__leaf_pos(const sch_stage *g, const te_expr *var);
 /* Whether stage c is computed (through a chain of compute_at) inside leaf
  * loop `pos` of stage t, at it or deeper. */
 bool sch__nested_in(const sch_schedule *s, int c, int t, int pos);

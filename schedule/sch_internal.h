@@ -72,6 +72,8 @@ struct sch_schedule {
 
 /* ---- helpers (schedule.c) ---- */
 int sch__stage_index(const sch_schedule *s, const te_tensor *t);
+/* The position of var among g's leaf loops, or -1 (no message). */
+int sch__leaf_pos(const sch_stage *g, const te_expr *var);
 /* Index of axis in stage st's leaf list, or -1 with an error naming the
  * primitive: "split: axis 'x' is not a loop of stage 'C' (loops: i, j)";
  * or "... belongs to stage 'D', not 'C'". */

@@ -143,14 +143,20 @@ static int owner_of(const sch_schedule *s, const te_expr *var) {
     return -1;
 }
 
+int sch__leaf_pos(const sch_stage *g, const te_expr *var) {
+    for (int i = 0; i < g->nleaf; i++)
+        if (g->leaf[i] == var) return i;
+    return -1;
+}
+
 int sch__leaf_index(sch_schedule *s, const char *prim, int st, const te_expr *axis) {
     const sch_stage *g = &s->stages[st];
     if (!axis) return te_error(s->ctx, "%s: axis of stage '%s' is NULL", prim, g->op->name);
     if (axis->kind != TE_VAR)
         return te_error(s->ctx, "%s: axis of stage '%s' must be an iteration variable", prim,
                         g->op->name);
-    for (int i = 0; i < g->nleaf; i++)
-        if (g->leaf[i] == axis) return i;
+    int pos = sch__leaf_pos(g, axis);
+    if (pos >= 0) return pos;
     int other = owner_of(s, axis);
     if (other >= 0 && other != st)
         return te_error(s->ctx, "%s: axis '%s' belongs to stage '%s', not to stage '%s'", prim,
