@@ -96,6 +96,13 @@ typedef struct {
  * verifier that filters invalid programs). */
 static const tir_pipeline_options *popts(const tuner *t) { return t->gpu ? &t->popt : NULL; }
 
+/* s lowered and through the pipeline, as the scorer sees programs; NULL
+ * when s (may be NULL) does not lower. */
+static tir_func *lowered(tuner *t, sch_schedule *s, int nargs, te_tensor **args) {
+    tir_func *f = s ? sch_lower(s, nargs, args, "default") : NULL;
+    return f ? tir_run_pipeline(t->sc.ctx, f, popts(t)) : NULL;
+}
+
 /* Applies, hashes and (with a scorer) scores n programs; invalid ones get
  * h = 0. Returns 0 or -1 (the workload no longer builds). */
 static int evaluate(tuner *t, cand *c, int n) {
@@ -113,8 +120,7 @@ static int evaluate(tuner *t, cand *c, int n) {
             if (!s) continue;
             c[i].h = tune_hash(tune_steps_key(t->sc.ctx, s));
             if (sco->predict || t->gpu) {
-                tir_func *f = sch_lower(s, t->sc.w.nargs, t->sc.w.args, "default");
-                f = f ? tir_run_pipeline(t->sc.ctx, f, popts(t)) : NULL;
+                tir_func *f = lowered(t, s, t->sc.w.nargs, t->sc.w.args);
                 if (!f) {
                     c[i].h = 0;
                     continue;
@@ -274,8 +280,7 @@ static int measure_default(tuner *t, tune_measurer *m, const char *target, tune_
         hset_add(&t->measured, h);
         take_result(o, t->sc.w.flops, sum, &r);
         /* The model learns from it like from any measured program. */
-        tir_func *f = o->scorer.update ? sch_lower(s, ow->nargs, ow->args, "default") : NULL;
-        f = f ? tir_run_pipeline(t->sc.ctx, f, popts(t)) : NULL;
+        tir_func *f = o->scorer.update ? lowered(t, s, ow->nargs, ow->args) : NULL;
         double lat = r.error_code ? -1 : r.median;
         if (f) o->scorer.update(o->scorer.user, 1, (const tir_func *const *)&f, &lat);
     }
@@ -394,8 +399,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             for (int j = 0; funcs && l2 && j < nr; j++) {
                 const tune_program *p = &batch[j];
                 sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p);
-                tir_func *f = s ? sch_lower(s, t->sc.w.nargs, t->sc.w.args, "default") : NULL;
-                f = f ? tir_run_pipeline(t->sc.ctx, f, popts(t)) : NULL;
+                tir_func *f = lowered(t, s, t->sc.w.nargs, t->sc.w.args);
                 if (f) funcs[nf] = f, l2[nf++] = rlat[j];
             }
             if (nf) o->scorer.update(o->scorer.user, nf, funcs, l2);
