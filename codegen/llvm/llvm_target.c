@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 
 #include "codegen/llvm/llvm_internal.h"
@@ -16,6 +17,13 @@ static void init_native(void) {
     LLVMInitializeNativeTarget();
     LLVMInitializeNativeAsmPrinter();
     LLVMInitializeNativeAsmParser();
+    /* The machine scheduler's dependence graph is quadratic in the memory
+     * operations of a block: fully unrolled nests (auto_unroll_max_step
+     * 512) spent seconds there, most of a tuner's build time. Past 50
+     * pending memory nodes LLVM chains them instead (its default is 1000);
+     * the tuned matmul and convolution kernels time the same. */
+    const char *argv[] = {"loom", "-dag-maps-huge-region=50"};
+    LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
 void cg_llvm__init(void) { pthread_once(&init_once, init_native); }
