@@ -37,6 +37,7 @@ struct tune_measurer {
     int n;
     runner *r;
     char **envp;
+    double build_s, run_s; /* wall seconds waited (tune_measurer_times) */
 };
 
 const char *tune_error_name(int code) {
@@ -251,7 +252,7 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
     for (int c0 = 0; c0 < n; c0 += m->n) {
         int cn = n - c0 < m->n ? n - c0 : m->n;
         bool built[64] = {false};
-        double sent[64];
+        double sent[64], t_build = rt_now();
         /* Builds: all runners at once. */
         for (int j = 0; j < cn; j++) {
             int i = c0 + j;
@@ -290,6 +291,8 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
             }
             cJSON_Delete(rep);
         }
+        double t_run = rt_now();
+        m->build_s += t_run - t_build;
         /* Runs: one at a time. */
         for (int j = 0; j < cn; j++) {
             if (!built[j]) continue;
@@ -363,6 +366,12 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
             if (!res->error_code && (best_so_far <= 0 || res->median < best_so_far))
                 best_so_far = res->median;
         }
+        m->run_s += rt_now() - t_run;
     }
     return 0;
+}
+
+void tune_measurer_times(const tune_measurer *m, double *build_s, double *run_s) {
+    if (build_s) *build_s = m ? m->build_s : 0;
+    if (run_s) *run_s = m ? m->run_s : 0;
 }

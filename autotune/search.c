@@ -357,7 +357,9 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
     }
     while (sum->measured < o->trials && !(o->stop && *o->stop) && !sum->stopped) {
         int want = o->trials - sum->measured < per_round ? o->trials - sum->measured : per_round;
+        double ts = rt_now();
         int n = next_batch(t, want, batch);
+        sum->search_s += rt_now() - ts;
         if (n == 0) break; /* the search space is exhausted */
         int nr = 0; /* measured this round: batch[0..nr) with latencies rlat */
         /* Measure in chunks of `jobs` so records arrive as they are made
@@ -392,6 +394,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         /* Retrain once per round (Ansor), on the round's measurements;
          * features taken at the point evaluate() scores them. */
         if (o->scorer.update && nr) {
+            double tt = rt_now();
             if (scratch_fresh(&t->sc)) goto out_batch;
             const tir_func **funcs = calloc((size_t)nr, sizeof *funcs);
             double *l2 = calloc((size_t)nr, sizeof *l2);
@@ -404,6 +407,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             }
             if (nf) o->scorer.update(o->scorer.user, nf, funcs, l2);
             free(funcs), free(l2);
+            sum->train_s += rt_now() - tt;
         }
         if (o->on_progress)
             o->on_progress(o->user, sum->measured, o->trials, sum->best_s, sum->best_gflops);
@@ -413,6 +417,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
 out_batch:
     free(batch), free(rlat);
 out:
+    tune_measurer_times(m, &sum->build_s, &sum->run_s);
     for (int j = 0; j < 64; j++) free(json[j]);
     tune_measurer_free(m);
     te_ctx_free(t->sc.ctx);

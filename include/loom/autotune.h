@@ -434,6 +434,10 @@ void tune_measurer_free(tune_measurer *m);
  * (individual failures are in results), -1 when no runner can start. */
 int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
                  double best_so_far, tune_result *results);
+/* Wall seconds this measurer has spent, since it started, waiting for
+ * builds (*build_s: from sending the builds to the last reply) and for
+ * runs and reference checks (*run_s). Either pointer may be NULL. */
+void tune_measurer_times(const tune_measurer *m, double *build_s, double *run_s);
 
 /* ------------------------------------------------------------------ */
 /* Tuning one task                                                     */
@@ -487,6 +491,10 @@ typedef struct {
     double best_gflops;
     char *best_steps_json; /* malloc'd; NULL when none */
     double seconds;      /* wall time */
+    /* Where the wall time went, seconds: choosing candidates (sketch
+     * annotation, evolution, scoring), waiting for builds, for runs and
+     * checks, and retraining the scorer. */
+    double search_s, build_s, run_s, train_s;
     bool stopped;        /* stopped by *stop or on_record */
 } tune_summary;
 

@@ -473,6 +473,7 @@ int main(int argc, char **argv) {
     c.done = c.run_start = done;
     c.total = budget;
     c.t0 = rt_now();
+    double spent[4] = {0}; /* search, build, run, model: seconds over all tasks */
     while (done < budget && !stop_flag) {
         int ti = ntasks == 1 ? 0
                              : tune_scheduler_pick(ntasks, weights, nrounds,
@@ -527,6 +528,8 @@ int main(int argc, char **argv) {
             rc = 1;
             break;
         }
+        spent[0] += sum.search_s, spent[1] += sum.build_s;
+        spent[2] += sum.run_s, spent[3] += sum.train_s;
         if (sum.measured == 0) {
             if (ntasks == 1) break;
             weights[ti] = 0;
@@ -575,6 +578,9 @@ int main(int argc, char **argv) {
         }
         printf("%d trials, %.1f s\n", done, elapsed);
     }
+    if (done > c.run_start)
+        printf("time: search %.1f s, build %.1f s, run %.1f s, model %.1f s\n", spent[0],
+               spent[1], spent[2], spent[3]);
     if (model) {
         void *blob;
         size_t len;
