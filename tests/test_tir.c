@@ -454,6 +454,55 @@ static void test_simplify(void **state) {
     te_ctx_free(ctx);
 }
 
+/* simplify inside `if (v < K)`-like branches: v's range narrowed to each
+ * branch where the branch is one interval, decided guards dropped. */
+static void test_simplify_branch_ranges(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    tir_buffer *C = buf(ctx, "C", 1, (int64_t[]){16}, TIR_SCOPE_GLOBAL, true);
+    te_expr *i = ivar(ctx, "i");
+    te_expr *lk[3];
+    tir_stmt *g[3];
+    int64_t lim[3] = {6, 4, 2};
+    for (int k = 0; k < 3; k++) {
+        te_expr *c = k == 1 ? te_ge(i, te_int(ctx, lim[k])) : te_lt(i, te_int(ctx, lim[k]));
+        lk[k] = te_call(TE_INTRIN_LIKELY, 1, &c);
+        g[k] = tir_if(ctx, lk[k], tir_store(ctx, C, i, te_float(ctx, (double)k), NULL), NULL);
+    }
+    /* one-sided: then i in [0, 4) decides i < 6; else i in [4, 12) decides
+     * i >= 4 (kept) and i < 2 (dropped) */
+    tir_stmt *b1 = tir_if(ctx, te_lt(i, te_int(ctx, 4)), g[0], tir_seq(ctx, 2, (tir_stmt *[]){g[1], g[2]}));
+    tir_func *f = tir_func_new(ctx, "default", 1, &C, loop(ctx, i, 12, TIR_FOR_PARALLEL, b1));
+    expect_func(ctx, "branch ranges, one side", tir_pass_simplify(ctx, f),
+                "func default(C: float32[16]) {\n"
+                "  for (i, 0, 12) parallel {\n"
+                "    if (i < 4) {\n"
+                "      C[i] = 0.0f\n"
+                "    } else {\n"
+                "      C[i] = 1.0f\n"
+                "    }\n"
+                "  }\n"
+                "}\n");
+    /* two-sided: the then branch is [2, 5) (i < 6 decided); the else
+     * branch is two intervals, nothing narrowed there */
+    te_expr *mid = te_and(te_ge(i, te_int(ctx, 2)), te_lt(i, te_int(ctx, 5)));
+    tir_stmt *b2 = tir_if(ctx, mid, g[0], g[2]);
+    f = tir_func_new(ctx, "default", 1, &C, loop(ctx, i, 12, TIR_FOR_PARALLEL, b2));
+    expect_func(ctx, "branch ranges, two sides", tir_pass_simplify(ctx, f),
+                "func default(C: float32[16]) {\n"
+                "  for (i, 0, 12) parallel {\n"
+                "    if ((i >= 2) && (i < 5)) {\n"
+                "      C[i] = 0.0f\n"
+                "    } else {\n"
+                "      if (likely(i < 2)) {\n"
+                "        C[i] = 2.0f\n"
+                "      }\n"
+                "    }\n"
+                "  }\n"
+                "}\n");
+    te_ctx_free(ctx);
+}
+
 /* remove_noop: empty loops, IFs with empty branches, allocations of
  * nothing, stores of a location to itself, evaluations of constants. */
 static void test_remove_noop(void **state) {
@@ -645,6 +694,7 @@ int main(void) {
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_map_shares),      cmocka_unit_test(test_storage_flatten),
         cmocka_unit_test(test_simplify),        cmocka_unit_test(test_remove_noop),
+        cmocka_unit_test(test_simplify_branch_ranges),
         cmocka_unit_test(test_storage_rewrite), cmocka_unit_test(test_pipeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,24 +109,28 @@ static void test_partition_guarded_split(void **state) {
     te_ctx_free(ctx);
 }
 
-/* Guards at both ends (a padded window): prologue, main, epilogue. */
-static void test_partition_both_ends(void **state) {
-    (void)state;
-    te_ctx *ctx = te_ctx_new();
+/* for (i, 0, 12) { if (likely(0 <= i - 2 < 8)) B[i] = A[i - 2] }: guards
+ * at both ends (a padded window), the loop serial or parallel. */
+static tir_func *padded_window(te_ctx *ctx, tir_for_kind kind) {
     tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 8), *B = tu_param_buf(ctx, "B", TE_FLOAT32, 12);
     te_expr *i = te_var(ctx, "i", TE_INT64);
     te_expr *src = te_sub(i, I(ctx, 2));
     tir_stmt *st = tir_store(ctx, B, i, ld(ctx, A, src), NULL);
     tir_stmt *g = tir_if(ctx, likely(te_and(te_ge(src, I(ctx, 0)), te_lt(src, I(ctx, 8)))), st,
                          NULL);
-    tir_func *f = func(ctx, 2, (tir_buffer *[]){A, B},
-                       tir_for(ctx, i, I(ctx, 0), I(ctx, 12), TIR_FOR_PARALLEL, g));
-    tir_func *r = tir_pass_loop_partition(ctx, f);
+    return func(ctx, 2, (tir_buffer *[]){A, B}, tir_for(ctx, i, I(ctx, 0), I(ctx, 12), kind, g));
+}
+
+/* A serial loop: prologue, main, epilogue. */
+static void test_partition_both_ends(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    tir_func *r = tir_pass_loop_partition(ctx, padded_window(ctx, TIR_FOR_SERIAL));
     assert_non_null(r);
     const char *t = tu_tir_text(ctx, r);
-    assert_non_null(strstr(t, "for (i, 0, 2) parallel {"));
-    assert_non_null(strstr(t, "for (i, 2, 8) parallel {"));
-    assert_non_null(strstr(t, "for (i, 10, 2) parallel {"));
+    assert_non_null(strstr(t, "for (i, 0, 2) {"));
+    assert_non_null(strstr(t, "for (i, 2, 8) {"));
+    assert_non_null(strstr(t, "for (i, 10, 2) {"));
     char *mid = tu_between(t, "for (i, 2, 8)", "for (i, 10, 2)");
     assert_int_equal(tu_count(mid, "likely"), 0);
     free(mid);
@@ -137,6 +141,31 @@ static void test_partition_both_ends(void **state) {
     assert_int_equal(s->u.seq.n, 3);
     assert_ptr_not_equal(s->u.seq.stmts[0]->u.loop.var, s->u.seq.stmts[1]->u.loop.var);
     assert_ptr_not_equal(s->u.seq.stmts[2]->u.loop.var, s->u.seq.stmts[1]->u.loop.var);
+    te_ctx_free(ctx);
+}
+
+/* A parallel loop stays one loop (one fork and join, the edges shared
+ * among the threads) and branches per iteration. */
+static void test_partition_parallel_branches(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    tir_func *r = tir_pass_loop_partition(ctx, padded_window(ctx, TIR_FOR_PARALLEL));
+    assert_non_null(r);
+    const char *t = tu_tir_text(ctx, r);
+    assert_int_equal(tu_count(t, "parallel"), 1);
+    assert_non_null(strstr(t, "for (i, 0, 12) parallel {"));
+    const tir_stmt *s = r->body;
+    assert_int_equal(s->kind, TIR_FOR);
+    const tir_stmt *br = s->u.loop.body;
+    assert_int_equal(br->kind, TIR_IF);
+    assert_non_null(br->u.if_.else_s);
+    assert_non_null(strstr(t, "if ((i >= 2) && (i < 10)) {"));
+    char *main_part = tu_between(t, "if ((i >= 2)", "} else {");
+    assert_int_equal(tu_count(main_part, "likely"), 0);
+    free(main_part);
+    char *rest = tu_between(t, "} else {", NULL);
+    assert_int_equal(tu_count(rest, "likely"), 1);
+    free(rest);
     te_ctx_free(ctx);
 }
 
@@ -684,6 +713,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_partition_guarded_split),
         cmocka_unit_test(test_partition_both_ends),
+        cmocka_unit_test(test_partition_parallel_branches),
         cmocka_unit_test(test_partition_nothing_to_do),
         cmocka_unit_test(test_vectorize_contiguous),
         cmocka_unit_test(test_vectorize_broadcast_and_stride),

@@ -24,6 +24,9 @@
  * can cost speed but never correctness. Pieces are then partitioned again
  * for their inner loops with v bound to the piece's range.
  *
+ * A PARALLEL loop is not split but branches inside, per iteration, between
+ * the main body and the guarded one (branch_inside).
+ *
  * VECTORIZED and GPU-thread loops are not split (their iteration space is
  * fixed by the hardware mapping); their guards stay for vectorize to
  * predicate. Loops with non-constant bounds are not split either.
@@ -303,6 +306,32 @@ static tir_stmt *piece(lp_state *st, const tir_stmt *s, int64_t lo, int64_t ext,
     return f;
 }
 
+/* A parallel loop is not cut into pieces, each its own fork and join with
+ * a prologue or epilogue of a few iterations (often one: the tail of a
+ * tiled axis) left to a single thread; the choice is made per iteration
+ * instead: for (v) parallel { if (a <= v < b) main_body else body }. */
+static tir_stmt *branch_inside(lp_state *st, const tir_stmt *s, int64_t lo, int64_t ext, int64_t a,
+                               int64_t b, tir_stmt *main_body) {
+    te_expr *v = s->u.loop.var;
+    te_analyzer_bind(st->an, v, a, b - a);
+    tir_stmt *m = walk(st, main_body);
+    te_analyzer_unbind(st->an, v);
+    /* The other iterations: one side of [a, b), or both. */
+    int64_t rlo = a > lo ? lo : b, rhi = b < lo + ext ? lo + ext : a;
+    te_analyzer_bind(st->an, v, rlo, rhi - rlo);
+    tir_stmt *rest = m ? walk(st, s->u.loop.body) : NULL;
+    te_analyzer_unbind(st->an, v);
+    if (!rest) return NULL;
+    te_expr *cond = NULL;
+    if (a > lo) cond = te_ge(v, te_int_t(st->ctx, v->dtype, a));
+    if (b < lo + ext) {
+        te_expr *hi = te_lt(v, te_int_t(st->ctx, v->dtype, b));
+        cond = cond ? te_and(cond, hi) : hi;
+    }
+    tir_stmt *body = cond ? tir_if(st->ctx, cond, m, rest) : m;
+    return body ? tir_for_with_body(st->ctx, s, body) : NULL;
+}
+
 static tir_stmt *walk_loop(lp_state *st, tir_stmt *s) {
     int64_t lo, ext;
     bool splittable = s->u.loop.for_kind != TIR_FOR_VECTORIZED &&
@@ -318,6 +347,8 @@ static tir_stmt *walk_loop(lp_state *st, tir_stmt *s) {
             tir_stmt *main_body = drop_guards(st, s->u.loop.body);
             te_analyzer_unbind(st->an, s->u.loop.var);
             if (!main_body) return NULL;
+            if (main_body != s->u.loop.body && s->u.loop.for_kind == TIR_FOR_PARALLEL)
+                return branch_inside(st, s, lo, ext, a, b, main_body);
             if (main_body != s->u.loop.body) {
                 tir_stmt *parts[3];
                 int n = 0;

@@ -1,7 +1,9 @@
 /*
  * tir/pass_simplify.c — canonical simplification of every expression with
  * the enclosing loops' ranges known to the analyser; IFs whose condition
- * is decided (likely(...) included) replaced by the branch taken; loops of
+ * is decided (likely(...) included) replaced by the branch taken, and the
+ * branches of `if (v < K)`-like conditions simplified with v's range
+ * narrowed to the branch; loops of
  * extent 0 removed and loops of extent 1 replaced by their body with the
  * variable set to the loop's min (TVM Simplify / Halide Simplify).
  *
@@ -91,14 +93,63 @@ static tir_stmt *simp_for(simp *S, tir_stmt *s) {
     return n;
 }
 
+/* c as `var in [lo, hi)` (v < K, v >= K, or both joined by AND, v a
+ * variable and K constants); false for any other condition. */
+static bool var_interval(const te_expr *c, const te_expr **v, int64_t *lo, int64_t *hi) {
+    int64_t k;
+    if (c->kind == TE_AND) {
+        const te_expr *v2;
+        int64_t lo2, hi2;
+        if (!var_interval(c->u.bin.a, v, lo, hi) || !var_interval(c->u.bin.b, &v2, &lo2, &hi2) ||
+            v2 != *v)
+            return false;
+        *lo = *lo > lo2 ? *lo : lo2;
+        *hi = *hi < hi2 ? *hi : hi2;
+        return true;
+    }
+    if ((c->kind != TE_LT && c->kind != TE_GE) || c->u.bin.a->kind != TE_VAR ||
+        !te_is_const_int(c->u.bin.b, &k))
+        return false;
+    *v = c->u.bin.a;
+    *lo = c->kind == TE_GE ? k : INT64_MIN;
+    *hi = c->kind == TE_LT ? k : INT64_MAX;
+    return true;
+}
+
+/* A branch simplified with v known to lie in [lo, hi) as well (TVM's
+ * constraint context, for intervals): the branches of a parallel loop's
+ * partition (loop_partition) then lose the guards their range decides. */
+static tir_stmt *ss_within(simp *S, tir_stmt *s, const te_expr *v, int64_t lo, int64_t hi) {
+    int64_t clo, chi;
+    te_analyzer_const_bound(S->an, v, &clo, &chi);
+    if (lo < clo) lo = clo;
+    if (chi < INT64_MAX && hi > chi + 1) hi = chi + 1;
+    bool narrow = lo != INT64_MIN && hi != INT64_MAX && lo < hi && (lo > clo || hi <= chi);
+    if (narrow) te_analyzer_bind(S->an, v, lo, hi - lo);
+    tir_stmt *r = ss(S, s);
+    if (narrow) te_analyzer_unbind(S->an, v);
+    return r;
+}
+
 static tir_stmt *simp_if(simp *S, tir_stmt *s) {
     te_expr *c = sx(S, s->u.if_.cond);
     if (S->failed) return NULL;
     int d = decide(S, c);
     if (d == 1) return ss(S, s->u.if_.then_s);
     if (d == 0) return s->u.if_.else_s ? ss(S, s->u.if_.else_s) : tir_noop(S->ctx);
-    tir_stmt *t = ss(S, s->u.if_.then_s);
-    tir_stmt *e = s->u.if_.else_s ? ss(S, s->u.if_.else_s) : NULL;
+    const te_expr *v = NULL;
+    int64_t lo = INT64_MIN, hi = INT64_MAX, vlo = INT64_MIN, vhi = INT64_MAX;
+    if (c && var_interval(c, &v, &lo, &hi)) te_analyzer_const_bound(S->an, v, &vlo, &vhi);
+    tir_stmt *t = v ? ss_within(S, s->u.if_.then_s, v, lo, hi) : ss(S, s->u.if_.then_s);
+    /* The else branch: the rest of v's range when that is one interval. */
+    tir_stmt *e = NULL;
+    if (s->u.if_.else_s && v && (lo == INT64_MIN || lo <= vlo) && hi != INT64_MAX)
+        e = ss_within(S, s->u.if_.else_s, v, hi, INT64_MAX);
+    else if (s->u.if_.else_s && v && (hi == INT64_MAX || (vhi != INT64_MAX && hi > vhi)) &&
+             lo != INT64_MIN)
+        e = ss_within(S, s->u.if_.else_s, v, INT64_MIN, lo);
+    else if (s->u.if_.else_s)
+        e = ss(S, s->u.if_.else_s);
     if (S->failed || !t) return NULL;
     if (c == s->u.if_.cond && t == s->u.if_.then_s && e == s->u.if_.else_s) return s;
     return tir_if(S->ctx, c, t, e);
