@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
     te_ctx *ctx;
@@ -86,6 +87,13 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
+    /* OpenBLAS's idle pthreads spin ~0.1 s after each call, on the cores
+     * Loom's next sample needs; it reads the timeout when it loads (4 is
+     * its shortest). */
+    if (!getenv("OPENBLAS_THREAD_TIMEOUT")) {
+        setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+        execv("/proc/self/exe", argv);
+    }
     /* Default register tile, as in the matmul tutorial: 6 x 64 with
      * AVX-512, 6 x 16 with AVX2 (see the tutorial for why). */
     char *features = cg_llvm_host_features();

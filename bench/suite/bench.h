@@ -50,6 +50,10 @@ typedef struct {
     double peer_ms, peer_spread_ms; /* median and (max - min) of samples */
     double internal_ms;             /* NaN when the peer has no internal mode */
     double loom_ms, loom_spread_ms;
+    /* peer ms / loom ms: the median over the samples of each back-to-back
+     * pair's ratio (robust to the host's slow swings, which move both of
+     * a pair) */
+    double ratio;
     bool checked;                   /* Loom and peer both matched the reference */
     const char *error;              /* NULL, or why the row has no numbers */
 } bench_row;

@@ -211,19 +211,27 @@ static void bench_one(const options *o, tdb_db *db, const char *target, const ch
     double tl[64], tp[64], ti[64];
     rt_timer_config cfg = {.warmup = 2, .repeat = 1, .min_repeat_ms = o->min_ms};
     bool internal = bench_peer_has_internal(peer);
-    for (int r = 0; r < o->repeat; ++r) {
+    int R = 0; /* samples taken (a call that fails ends the timing) */
+    for (; R < o->repeat; ++R) {
         rt_timing t;
         if (rt_time(run_loom, &lc, &cfg, &t)) break;
-        tl[r] = t.median;
+        tl[R] = t.median;
         if (rt_time(run_peer, peer, &cfg, &t)) break;
-        tp[r] = t.median;
+        tp[R] = t.median;
         if (internal) {
             if (rt_time(run_internal, peer, &cfg, &t)) break;
-            ti[r] = t.median;
+            ti[R] = t.median;
         }
         cfg.warmup = 0;
     }
-    int R = o->repeat;
+    if (R == 0) {
+        snprintf(err, sizeof err, "a timed call failed: %s", rt_last_error());
+        goto done;
+    }
+    double pair[64];
+    for (int r = 0; r < R; ++r) pair[r] = tp[r] / tl[r];
+    qsort(pair, (size_t)R, sizeof(double), cmp_double);
+    row->ratio = R % 2 ? pair[R / 2] : 0.5 * (pair[R / 2 - 1] + pair[R / 2]);
     qsort(tl, (size_t)R, sizeof(double), cmp_double);
     qsort(tp, (size_t)R, sizeof(double), cmp_double);
     row->loom_ms = tl[R / 2] * 1e3, row->loom_spread_ms = (tl[R - 1] - tl[0]) * 1e3;
@@ -242,11 +250,14 @@ done:
 }
 
 int main(int argc, char **argv) {
-    /* OpenMP (oneDNN's runtime) spins idle threads by default; they would
-     * steal the cores Loom's samples run on. The policy is read when the
-     * runtime loads, so set it and start again. */
-    if (!getenv("OMP_WAIT_POLICY")) {
-        setenv("OMP_WAIT_POLICY", "passive", 1);
+    /* Idle peer threads spin by default and would steal the cores Loom's
+     * next sample runs on: OpenMP's (oneDNN's runtime) until told to be
+     * passive, OpenBLAS's pthreads for 2^28 cycles (~0.1 s, longer than a
+     * sample) after every call. Both read their settings when they load,
+     * so set them and start again; 4 is OpenBLAS's shortest timeout. */
+    if (!getenv("OMP_WAIT_POLICY") || !getenv("OPENBLAS_THREAD_TIMEOUT")) {
+        setenv("OMP_WAIT_POLICY", "passive", 0);
+        setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
         execv("/proc/self/exe", argv);
     }
     options o;
