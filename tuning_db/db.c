@@ -203,6 +203,14 @@ tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
         return NULL;
     }
     if (db->readonly) {
+        /* Versions 2 and 3 lack only the retimes table: a read-only reader
+         * sees an empty one (a temporary view; temp shadows main). */
+        if ((version == 2 || version == 3) &&
+            tdb__exec(db, "CREATE TEMP VIEW retimes(id, record_id, latencies, median, created) "
+                          "AS SELECT 0, 0, '[]', 0.0, 0.0 WHERE 0")) {
+            fail_open(db, err);
+            return NULL;
+        }
         if (version == 2) {
             /* Version 2 lacks only records.median: a read-only reader sees
              * it through a temporary view of the same name (temp shadows
@@ -213,7 +221,7 @@ tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
                 fail_open(db, err);
                 return NULL;
             }
-        } else if (version < TDB_SCHEMA_VERSION) {
+        } else if (version < 3) {
             tdb__err(db,
                      "open: tuning db '%s' has schema version %d and needs migrating to %d; "
                      "open it once without read-only",

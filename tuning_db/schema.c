@@ -58,6 +58,16 @@ static const char *const migrations[] = {
     " WHERE json_array_length(latencies) > 0;"
     "DROP INDEX records_best;"
     "CREATE INDEX records_best_median ON records(workload_id, target_id, error_code, median);",
+
+    /* 4: re-timings of stored programs (tdb_commit_retime): the latest
+     * one's median ranks its record. */
+    "CREATE TABLE retimes("
+    " id INTEGER PRIMARY KEY,"
+    " record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,"
+    " latencies TEXT NOT NULL CHECK(json_valid(latencies))," /* seconds */
+    " median REAL NOT NULL,"                                 /* seconds */
+    " created REAL NOT NULL);"
+    "CREATE INDEX retimes_record ON retimes(record_id, id);",
 };
 
 _Static_assert(sizeof migrations / sizeof *migrations == TDB_SCHEMA_VERSION,

@@ -52,7 +52,7 @@ extern "C" {
 
 /* The schema version this library writes (PRAGMA user_version). Files of
  * an older version are migrated forward on open; newer ones are refused. */
-#define TDB_SCHEMA_VERSION 3
+#define TDB_SCHEMA_VERSION 4
 
 /* ---- step logs as JSON ---- */
 
@@ -178,7 +178,11 @@ typedef struct {
     double mean;        /* seconds; NaN for an error record without latencies */
     double median;      /* seconds: the middle latency, or the mean of the two
                            middle ones (as the tuner computes it); NaN when
-                           there are no latencies. Every "best" ranks by it. */
+                           there are no latencies. */
+    double retimed_median; /* seconds: the latest re-timing's median
+                              (tdb_commit_retime); NaN when never re-timed.
+                              Every "best" ranks by it where it exists, by
+                              median otherwise. */
     int error_code;
     char *error_msg;
     char *loom_version;
@@ -193,10 +197,22 @@ void tdb_records_free(tdb_record *recs, int n);
 /* GFLOP/s of a record: flops / median / 1e9; 0 when either is unknown. */
 double tdb_record_gflops(const tdb_record *r);
 
-/* The k best valid records (error code 0, lowest median latency first; ties
- * by id) of the workload on the target. Returns how many (0..k) and sets
+/* The k best valid records (error code 0, lowest latency first: the
+ * latest re-timed median where there is one, the median otherwise; ties by
+ * id) of the workload on the target. Returns how many (0..k) and sets
  * *out to a malloc'd array (NULL when 0), or -1. */
 int tdb_best(tdb_db *db, const char *workload_key, const char *target, int k, tdb_record **out);
+/* Re-timing: latencies (n > 0, seconds) of record `record_id`'s program
+ * measured again, beside the other best programs at the same time, so
+ * that programs first timed under different loads of a shared machine are
+ * ranked on equal terms (the tuner re-times its best few at the end of a
+ * run). The record itself is unchanged; its median for ranking becomes
+ * the re-timing's (the latest one wins). Only valid records (error code
+ * 0) can be re-timed. Export writes a record's retimed_median; import
+ * ignores it (it ranks programs against others timed beside them on one
+ * machine). Returns 0 or -1
+ * (no such record, an error record, bad latencies, read-only db). */
+int tdb_commit_retime(tdb_db *db, int64_t record_id, int n, const double *latencies);
 /* Record by id: 1 and *out filled (free its fields with
  * tdb_record_clear), 0 when there is none, -1 on error. */
 int tdb_get_record(tdb_db *db, int64_t id, tdb_record *out);
