@@ -224,7 +224,7 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void summarize(tune_result *res) {
+void tune__summarize(tune_result *res) {
     double s[64], sum = 0;
     int n = res->nlatencies;
     for (int i = 0; i < n; i++) s[i] = res->latencies[i], sum += s[i];
@@ -331,7 +331,7 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
                     res->latencies[res->nlatencies++] =
                         cJSON_GetNumberValue(cJSON_GetArrayItem(lat, k));
                 if (res->nlatencies == 0) set_err(res, TUNE_ERR_UNKNOWN, "%s", "no timing");
-                else summarize(res);
+                else tune__summarize(res);
             }
             cJSON_Delete(rep);
             if (res->error_code) continue;

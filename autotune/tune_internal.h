@@ -87,4 +87,7 @@ sch_schedule *tune__gpu_program_apply(te_ctx *ctx, const tune_workload *w, const
 #define TUNE__GPU_NTHREADS 6
 #define TUNE__GPU_NFETCH 3
 
+/* Median, mean and spread of res's latencies (nlatencies >= 1). */
+void tune__summarize(tune_result *res);
+
 #endif

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,7 @@ static void test_short_run(void **st) {
     unlink(db);
     snprintf(a, sizeof a,
              "--op matmul --shape M=32,N=32,K=32 --trials 16 --db %s --per-round 8 "
-             "--population 64 --jobs 2 --threads 1 --seed 3",
+             "--population 64 --jobs 2 --threads 1 --seed 3 --retime 0",
              db);
     int rc = run("autotune", a);
     print_message("%s", out);
@@ -122,6 +123,7 @@ static void test_short_run(void **st) {
     assert_int_equal(ops_check_module(info.workload, m, NULL, tu_seed()), 0);
     tdb_history_point *h = NULL;
     assert_int_equal(tdb_history(d, KEY32, target, &h), 16);
+    int64_t h1_id = h[0].record_id; /* trial 1: the default schedule */
     /* The tuner's best trial is the database's best record (lowest
      * median), and its 95% trial is the history's. */
     tdb_record *best = NULL;
@@ -146,6 +148,45 @@ static void test_short_run(void **st) {
     print_message("%s", out);
     tu_assert_msg_has(out, "resume: 16 trials", "trials 17/20  best ", "trials 18/20  best ",
                       "trials 19/20", "trials 20/20", " of 20, ", "95% of best at trial ");
+    /* Then the 8 best distinct programs and the default schedule (trial
+     * 1) were timed again side by side, and the database ranks by that. */
+    tu_assert_msg_has(out, "re-timed the ", " best programs side by side (5 rounds, ", "best #",
+                      "ms, ", "GFLOP/s (first timed ");
+    int nre = 0;
+    long long best_id = 0;
+    double ms = 0;
+    const char *rl = strstr(out, "re-timed the ");
+    assert_int_equal(sscanf(rl, "re-timed the %d best", &nre), 1);
+    assert_true(nre >= 2 && nre <= 9);
+    assert_int_equal(sscanf(strstr(rl, "best #"), "best #%lld, %lf ms", &best_id, &ms), 2);
+    d = tdb_open(db, NULL, NULL);
+    assert_non_null(d);
+    target = tdb_host_target();
+    tdb_record *top = NULL;
+    int ntop = tdb_best(d, KEY32, target, 64, &top);
+    assert_true(ntop >= nre);
+    assert_int_equal(top[0].id, best_id);
+    assert_true(fabs(top[0].retimed_median * 1e3 - ms) <= 5e-5 + 1e-3 * ms);
+    int nretimed = 0;
+    bool default_retimed = false;
+    for (int i = 0; i < ntop; i++) {
+        if (!isnan(top[i].retimed_median)) nretimed++;
+        if (top[i].id == h1_id) default_retimed = !isnan(top[i].retimed_median);
+        /* re-timed records lead, in order of their re-timing */
+        if (i > 0 && !isnan(top[i].retimed_median)) {
+            assert_false(isnan(top[i - 1].retimed_median));
+            assert_true(top[i - 1].retimed_median <= top[i].retimed_median);
+        }
+    }
+    assert_int_equal(nretimed, nre);
+    assert_true(default_retimed);
+    tdb_records_free(top, ntop);
+    free(target);
+    tdb_close(d);
+    /* --retime takes a count. */
+    snprintf(a, sizeof a, "--op matmul --shape M=32,N=32,K=32 --trials 21 --db %s --retime 65", db);
+    assert_int_not_equal(run("autotune", a), 0);
+    tu_assert_msg_has(out, "--retime", "a count from 0 to 64");
     unlink(db);
 }
 
@@ -168,6 +209,8 @@ static void test_suite_summary(void **st) {
     int rc = run("autotune", a);
     print_message("%s", out);
     assert_int_equal(rc, 0);
+    /* each task's best re-timed side by side, the line named by task */
+    tu_assert_msg_has(out, "mm16: re-timed the ", "mm24: re-timed the ");
     tu_assert_msg_has(out, "task mm16: 4 trials", "task mm24: 4 trials", "mm16: best ",
                       "mm24: best ", "95% of best at trial ", "12 trials, ");
     unlink(db);

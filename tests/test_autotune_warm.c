@@ -418,7 +418,7 @@ static void test_cli_suite(void **st) {
     fclose(f);
     snprintf(a, sizeof a,
              "--suite %s --trials 8 --db %s --per-round 2 --population 16 --jobs 2 --threads 1 "
-             "--seed 2 --timeout 5",
+             "--seed 2 --timeout 5 --retime 0",
              suite, db);
     int rc = run(a);
     print_message("%s", out);

@@ -1,7 +1,7 @@
 /*
  * tests/test_tuning_db_retime.c — re-timings (tdb_commit_retime): the
- * latest re-timing's median ranks a record in best-k and prune, the
- * record's own median is kept, export shows it; bad re-timings are
+ * re-timed records rank first, by their latest re-timing's median, in
+ * best-k and prune, the record's own median is kept, export shows it; bad re-timings are
  * refused with a message; a version-3 file (before re-timings) opened
  * read-only reads as having none, and opened read-write is migrated.
  *
@@ -61,12 +61,13 @@ static void test_retime_ranks(void **state) {
     assert_int_equal(best_ids(db, key, ids, rank), 3);
     assert_true(ids[0] == a && ids[1] == b && ids[2] == c);
 
-    /* A timed again beside the others at 5 ms (median of 4, 5, 9): it
-     * drops behind B and C; then a later re-timing at 1 ms puts it first. */
+    /* A and B timed again side by side: A 5 ms (median of 4, 5, 9), B
+     * 4 ms. Re-timed records lead (B, A), C keeps its own 4 ms behind. */
     assert_int_equal(tdb_commit_retime(db, a, 3, (double[]){4e-3, 9e-3, 5e-3}), 0);
+    assert_int_equal(tdb_commit_retime(db, b, 1, (double[]){4e-3}), 0);
     assert_int_equal(best_ids(db, key, ids, rank), 3);
-    assert_true(ids[0] == b && ids[1] == c && ids[2] == a);
-    assert_true(near(rank[2], 5e-3));
+    assert_true(ids[0] == b && ids[1] == a && ids[2] == c);
+    assert_true(near(rank[0], 4e-3) && near(rank[1], 5e-3) && near(rank[2], 4e-3));
     tdb_record r;
     assert_int_equal(tdb_get_record(db, a, &r), 1);
     assert_true(near(r.median, 2e-3) && near(r.retimed_median, 5e-3)); /* the record kept */
@@ -74,34 +75,39 @@ static void test_retime_ranks(void **state) {
     assert_non_null(strstr(json, "\"retimed_median\":0.005"));
     free(json);
     tdb_record_clear(&r);
-    assert_int_equal(tdb_get_record(db, b, &r), 1);
+    assert_int_equal(tdb_get_record(db, c, &r), 1);
     assert_true(isnan(r.retimed_median));
     json = tdb_record_to_json(db, &r);
     assert_null(strstr(json, "retimed_median"));
     free(json);
     tdb_record_clear(&r);
+    /* The latest re-timing counts: A at 1 ms leads. */
     assert_int_equal(tdb_commit_retime(db, a, 2, (double[]){1e-3, 1e-3}), 0);
     assert_int_equal(best_ids(db, key, ids, rank), 3);
-    assert_true(ids[0] == a && near(rank[0], 1e-3));
+    assert_true(ids[0] == a && near(rank[0], 1e-3) && ids[1] == b);
 
-    /* Prune keeps the best by the same rule; a's re-timings go with it
-     * when it goes. */
-    assert_int_equal(tdb_commit_retime(db, a, 1, (double[]){6e-3}), 0);
-    assert_int_equal(tdb_prune(db, 2), 2); /* a (6 ms now) and the error record */
+    /* Prune keeps the best by the same rule: C (never re-timed) and the
+     * error record go. */
+    assert_int_equal(tdb_prune(db, 2), 2);
     assert_int_equal(best_ids(db, key, ids, rank), 2);
-    assert_true(ids[0] == b && ids[1] == c);
+    assert_true(ids[0] == a && ids[1] == b);
     tdb_stats st;
     assert_int_equal(tdb_get_stats(db, &st), 0);
     assert_int_equal(st.records, 2);
+    /* A record's re-timings go with it (with foreign keys on, deleting
+     * a re-timed record would fail otherwise). */
+    assert_int_equal(tdb_prune(db, 1), 1);
+    assert_int_equal(best_ids(db, key, ids, rank), 1);
+    assert_true(ids[0] == a);
 
     /* Bad re-timings. */
     assert_int_equal(tdb_commit_retime(db, 9999, 1, (double[]){1e-3}), -1);
     tu_assert_msg_has(tdb_errmsg(db), "commit_retime", "no record 9999");
-    assert_int_equal(tdb_commit_retime(db, b, 0, NULL), -1);
+    assert_int_equal(tdb_commit_retime(db, a, 0, NULL), -1);
     tu_assert_msg_has(tdb_errmsg(db), "needs at least one latency");
-    assert_int_equal(tdb_commit_retime(db, b, 1, (double[]){NAN}), -1);
+    assert_int_equal(tdb_commit_retime(db, a, 1, (double[]){NAN}), -1);
     tu_assert_msg_has(tdb_errmsg(db), "latency 0", "finite number of seconds");
-    assert_int_equal(tdb_commit_retime(db, b, 1, (double[]){-1.0}), -1);
+    assert_int_equal(tdb_commit_retime(db, a, 1, (double[]){-1.0}), -1);
     tu_assert_msg_has(tdb_errmsg(db), "finite number of seconds >= 0");
     int64_t e2 = commit(db, key, log[0], 0, 7);
     assert_int_equal(tdb_commit_retime(db, e2, 1, (double[]){1e-3}), -1);
@@ -110,7 +116,7 @@ static void test_retime_ranks(void **state) {
     tdb_close(db);
     db = tdb_open(path, &(tdb_open_options){.readonly = true}, &err);
     assert_non_null(db);
-    assert_int_equal(tdb_commit_retime(db, b, 1, (double[]){1e-3}), -1);
+    assert_int_equal(tdb_commit_retime(db, a, 1, (double[]){1e-3}), -1);
     tu_assert_msg_has(tdb_errmsg(db), "read-only");
     tdb_close(db);
     for (int i = 0; i < 3; i++) free(log[i]);

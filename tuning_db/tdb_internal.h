@@ -80,7 +80,8 @@ int64_t tdb__target_id(tdb_db *db, const char *key);
 int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, bool *dup);
 /* Fills r from a row of the standard record SELECT (records.c). */
 /* SQL: the latest re-timed median of record r (NULL: never re-timed), and
- * the latency every "best" ranks r by. */
+ * the latency every "best" ranks r by after putting re-timed records
+ * first (ORDER BY retimed IS NULL, rank). */
 #define TDB__RETIMED_MEDIAN(R)                                                               \
     "(SELECT x.median FROM retimes x WHERE x.record_id = " R ".id ORDER BY x.id DESC LIMIT 1)"
 #define TDB__RANK_MEDIAN(R) "coalesce(" TDB__RETIMED_MEDIAN(R) ", " R ".median)"

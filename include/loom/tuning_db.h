@@ -181,8 +181,7 @@ typedef struct {
                            there are no latencies. */
     double retimed_median; /* seconds: the latest re-timing's median
                               (tdb_commit_retime); NaN when never re-timed.
-                              Every "best" ranks by it where it exists, by
-                              median otherwise. */
+                              Re-timed records rank first, by it (tdb_best). */
     int error_code;
     char *error_msg;
     char *loom_version;
@@ -197,17 +196,20 @@ void tdb_records_free(tdb_record *recs, int n);
 /* GFLOP/s of a record: flops / median / 1e9; 0 when either is unknown. */
 double tdb_record_gflops(const tdb_record *r);
 
-/* The k best valid records (error code 0, lowest latency first: the
- * latest re-timed median where there is one, the median otherwise; ties by
- * id) of the workload on the target. Returns how many (0..k) and sets
+/* The k best valid records (error code 0) of the workload on the target:
+ * re-timed records first, by their latest re-timed median, then the others
+ * by median (ties by id). Re-timed ones lead because a re-timing compares
+ * the best programs under one load, while the medians of the rest were
+ * taken under whatever load each met; the tuner re-times its best few
+ * (and the default schedule) at the end of every run. Returns how many (0..k) and sets
  * *out to a malloc'd array (NULL when 0), or -1. */
 int tdb_best(tdb_db *db, const char *workload_key, const char *target, int k, tdb_record **out);
 /* Re-timing: latencies (n > 0, seconds) of record `record_id`'s program
  * measured again, beside the other best programs at the same time, so
  * that programs first timed under different loads of a shared machine are
  * ranked on equal terms (the tuner re-times its best few at the end of a
- * run). The record itself is unchanged; its median for ranking becomes
- * the re-timing's (the latest one wins). Only valid records (error code
+ * run). The record itself is unchanged; it now ranks among the re-timed
+ * records by the latest re-timing's median (tdb_best). Only valid records (error code
  * 0) can be re-timed. Export writes a record's retimed_median; import
  * ignores it (it ranks programs against others timed beside them on one
  * machine). Returns 0 or -1

@@ -22,7 +22,7 @@ static const char usage[] =
     "usage: autotune --op OP --shape K=V,... --trials N --db FILE [--target llvm|cuda]\n"
     "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
     "                [--resume] [--no-model] [--skip-default] [--per-round R]\n"
-    "                [--population P] [--progress-interval SEC]\n"
+    "                [--population P] [--progress-interval SEC] [--retime K]\n"
     "       autotune --eval-model --db FILE [--target T]\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
     "every measured schedule to the tuning database FILE. Before the first measurement\n"
@@ -38,6 +38,10 @@ static const char usage[] =
     "  --skip-default  do not measure the operator's default schedule; by default it\n"
     "                is the first trial of an ops workload (unless FILE has it), so the\n"
     "                best record is never worse than the untuned operator\n"
+    "  --retime K    after the run, time the K best distinct programs in FILE again,\n"
+    "                side by side in 5 rounds (default 8; 0 or 1: not at all), and rank\n"
+    "                them by that: on a shared machine, programs timed at different\n"
+    "                moments are not comparable (tdb_commit_retime)\n"
     "  --progress-interval SEC  when stdout is not a terminal, a progress line at most\n"
     "                every SEC seconds of measuring (default 10), and one at the end\n"
     "Progress: a bar on a terminal, else plain lines: trials, best GFLOP/s, best\n"
@@ -282,10 +286,79 @@ static int eval_model(const char *db_path, const char *tkey) {
     return rc ? 1 : 0;
 }
 
+/* Times the k best distinct programs of `key` in db again, side by side
+ * (tune_retime, 5 rounds), stores the re-timings and prints the outcome;
+ * `name` prefixes the line in a suite. Problems are reported on stderr
+ * and leave the records as they were. */
+static void retime_best(tdb_db *db, const char *key, const char *tkey, const char *target,
+                        const char *name, double flops, int k, const tune_measure_options *mo) {
+    enum { ROUNDS = 5 };
+    tdb_record *r = NULL;
+    int nr = tdb_best(db, key, tkey, 1 << 20, &r);
+    if (nr < 0) {
+        fprintf(stderr, "autotune: re-timing: %s\n", tdb_errmsg(db));
+        return;
+    }
+    /* The operator's default schedule joins them wherever it ranks: it
+     * is the baseline a tuned program must beat under the same load. */
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ctx ? ops_from_key(ctx, key) : NULL;
+    sch_schedule *ds = w ? ops_default_schedule(w, target) : NULL;
+    char *dflt = ds ? tdb_schedule_to_json(ds) : NULL;
+    te_ctx_free(ctx);
+    const char **steps = calloc((size_t)k + 1, sizeof *steps);
+    int *pick = calloc((size_t)k + 1, sizeof *pick), n = 0;
+    bool have_default = false;
+    for (int i = 0; steps && pick && i < nr; i++) {
+        bool is_default = dflt && !strcmp(dflt, r[i].steps_json);
+        if (n >= k && (have_default || !is_default)) continue; /* k, and one more for it */
+        bool seen = false;
+        for (int j = 0; j < n && !seen; j++) seen = !strcmp(steps[j], r[i].steps_json);
+        if (seen) continue;
+        steps[n] = r[i].steps_json, pick[n++] = i;
+        have_default |= is_default;
+        if (n > k) break;
+    }
+    free(dflt);
+    tune_result *res = n >= 2 ? calloc((size_t)n, sizeof *res) : NULL;
+    char *err = NULL;
+    tune_measurer *m = res ? tune_measurer_new(key, target, mo, &err) : NULL;
+    double t0 = rt_now();
+    if (res && !m) fprintf(stderr, "autotune: re-timing: %s\n", err ? err : "no runner");
+    if (m && tune_retime(m, n, steps, ROUNDS, res) == 0) {
+        int best = -1, stored = 0;
+        for (int j = 0; j < n; j++) {
+            const tdb_record *rec = &r[pick[j]];
+            if (res[j].error_code) {
+                fprintf(stderr, "autotune: re-timing record #%lld: %s: %s\n", (long long)rec->id,
+                        tune_error_name(res[j].error_code), res[j].error_msg);
+                continue;
+            }
+            if (tdb_commit_retime(db, rec->id, res[j].nlatencies, res[j].latencies)) {
+                fprintf(stderr, "autotune: re-timing record #%lld: %s\n", (long long)rec->id,
+                        tdb_errmsg(db));
+                continue;
+            }
+            stored++;
+            if (best < 0 || res[j].median < res[best].median) best = j;
+        }
+        if (best >= 0)
+            printf("%s%sre-timed the %d best programs side by side (%d rounds, %.1f s): best "
+                   "#%lld, %.4f ms, %.2f GFLOP/s (first timed %.4f ms)\n",
+                   name ? name : "", name ? ": " : "", stored, ROUNDS, rt_now() - t0,
+                   (long long)r[pick[best]].id, res[best].median * 1e3,
+                   flops > 0 ? flops / res[best].median * 1e-9 : 0, r[pick[best]].median * 1e3);
+    }
+    tune_measurer_free(m);
+    free(err), free(res), free(steps), free(pick);
+    tdb_records_free(r, nr);
+}
+
 int main(int argc, char **argv) {
     tune_runner_maybe_run(argc, argv);
     const char *op = NULL, *shape = NULL, *target = "llvm", *db_path = NULL, *suite = NULL;
     long long trials = 0, seed = 1, threads = 0, jobs = 0, per_round = 64, population = 2048;
+    long long retime = 8;
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, have_trials = false, eval = false;
     for (int i = 1; i < argc; i++) {
@@ -323,6 +396,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--jobs")) jobs = x;
             else if (!strcmp(a, "--per-round")) per_round = x;
             else if (!strcmp(a, "--population")) population = x;
+            else if (!strcmp(a, "--retime")) retime = x;
             else return fail("unknown option '%s'\n%s", a, usage);
         }
     }
@@ -342,6 +416,7 @@ int main(int argc, char **argv) {
     if (!suite && !op) return fail("--op OP (or --suite FILE) is required%s%s", "", "");
     if (threads < 0 || jobs < 0 || per_round <= 0 || population <= 0)
         return fail("--threads/--jobs must be >= 0, --per-round and --population > 0%s%s", "", "");
+    if (retime < 0 || retime > 64) return fail("--retime: a count from 0 to 64%s%s", "", "");
     bool cuda = tune_target_is_cuda(target);
     if (cuda && !rt_cuda_available())
         return fail("target '%s': no CUDA device is available here (%s); tune on the host CPU "
@@ -474,6 +549,15 @@ int main(int argc, char **argv) {
     c.total = budget;
     c.t0 = rt_now();
     double spent[4] = {0}; /* search, build, run, model: seconds over all tasks */
+    tune_measure_options mo = {0};
+    mo.threads = jobs > 0 ? (int)jobs : (ncores > 0 ? ncores : 1);
+    mo.num_threads = (int)threads;
+    mo.run_timeout = timeout;
+    /* A build that slow is a program unrolled past any use; each one holds
+     * a runner for the whole limit. */
+    mo.build_timeout = 1.5 * timeout;
+    mo.min_repeat_ms = 20;
+    mo.repeat = 5;
     while (done < budget && !stop_flag) {
         int ti = ntasks == 1 ? 0
                              : tune_scheduler_pick(ntasks, weights, nrounds,
@@ -490,14 +574,7 @@ int main(int argc, char **argv) {
         o.population = (int)population;
         o.skip_default = skip_default;
         o.seed = (uint64_t)seed + (uint64_t)done;
-        o.measure.threads = jobs > 0 ? (int)jobs : (ncores > 0 ? ncores : 1);
-        o.measure.num_threads = (int)threads;
-        o.measure.run_timeout = timeout;
-        /* A build that slow is a program unrolled past any use; each one
-         * holds a runner for the whole limit. */
-        o.measure.build_timeout = 1.5 * timeout;
-        o.measure.min_repeat_ms = 20;
-        o.measure.repeat = 5;
+        o.measure = mo;
         if (model) {
             o.scorer.user = model;
             o.scorer.predict = cm_scorer_predict;
@@ -578,6 +655,11 @@ int main(int argc, char **argv) {
         }
         printf("%d trials, %.1f s\n", done, elapsed);
     }
+    if (retime >= 2 && !stop_flag && done > c.run_start)
+        for (int i = 0; i < ntasks; i++)
+            if (series[i].best_at >= 0)
+                retime_best(db, tasks[i].key, tkey, cuda ? target : "llvm",
+                            ntasks > 1 ? tasks[i].name : NULL, flops[i], (int)retime, &mo);
     if (done > c.run_start)
         printf("time: search %.1f s, build %.1f s, run %.1f s, model %.1f s\n", spent[0],
                spent[1], spent[2], spent[3]);

@@ -1,0 +1,51 @@
+/*
+ * autotune/retime.c — re-timing a few programs side by side (tune_retime).
+ *
+ * On a shared machine a latency depends on when it was taken: the best
+ * record of a long run may be a program timed in a quiet minute, ahead of
+ * a faster one timed in a busy one. Measuring the candidates again in
+ * rounds, every program once per round, puts them under the same load;
+ * the median over rounds is robust to one round's burst.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/tune_internal.h"
+
+int tune_retime(tune_measurer *m, int n, const char *const *steps_json, int rounds,
+                tune_result *results) {
+    if (!m || n < 0 || (n > 0 && !steps_json) || !results) return -1;
+    if (rounds < 1) rounds = 1;
+    if (rounds > 64) rounds = 64;
+    for (int i = 0; i < n; i++) {
+        memset(&results[i], 0, sizeof results[i]);
+        results[i].steps_json = steps_json[i];
+    }
+    tune_result *round = calloc((size_t)(n ? n : 1), sizeof *round);
+    if (!round) return -1;
+    int rc = 0;
+    for (int r = 0; r < rounds && rc == 0; r++) {
+        /* best_so_far 0: no cut below the run timeout, and every run is
+         * checked against the reference. */
+        if (tune_measure(m, n, steps_json, NULL, 0, round)) {
+            rc = -1;
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            tune_result *res = &results[i];
+            if (res->error_code) continue;
+            if (round[i].error_code) {
+                res->error_code = round[i].error_code;
+                memcpy(res->error_msg, round[i].error_msg, sizeof res->error_msg);
+                continue;
+            }
+            res->latencies[res->nlatencies++] = round[i].median;
+            res->build_s += round[i].build_s;
+            res->checked = round[i].checked;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (!results[i].error_code && results[i].nlatencies) tune__summarize(&results[i]);
+    free(round);
+    return rc;
+}
