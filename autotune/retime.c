@@ -22,30 +22,37 @@ int tune_retime(tune_measurer *m, int n, const char *const *steps_json, int roun
         results[i].steps_json = steps_json[i];
     }
     tune_result *round = calloc((size_t)(n ? n : 1), sizeof *round);
-    if (!round) return -1;
-    int rc = 0;
+    const char **order = calloc((size_t)(n ? n : 1), sizeof *order);
+    int rc = round && order ? 0 : -1;
     for (int r = 0; r < rounds && rc == 0; r++) {
+        /* Round r starts at program r: none is always first or last while
+         * the load drifts over a round. */
+        for (int j = 0; j < n; j++) order[j] = steps_json[(j + r) % n];
         /* best_so_far 0: no cut below the run timeout, and every run is
          * checked against the reference. */
-        if (tune_measure(m, n, steps_json, NULL, 0, round)) {
+        if (tune_measure(m, n, order, NULL, 0, round)) {
             rc = -1;
             break;
         }
-        for (int i = 0; i < n; i++) {
-            tune_result *res = &results[i];
+        for (int j = 0; j < n; j++) {
+            tune_result *res = &results[(j + r) % n];
+            const tune_result *got = &round[j];
             if (res->error_code) continue;
-            if (round[i].error_code) {
-                res->error_code = round[i].error_code;
-                memcpy(res->error_msg, round[i].error_msg, sizeof res->error_msg);
+            if (got->error_code) {
+                res->error_code = got->error_code;
+                memcpy(res->error_msg, got->error_msg, sizeof res->error_msg);
                 continue;
             }
-            res->latencies[res->nlatencies++] = round[i].median;
-            res->build_s += round[i].build_s;
-            res->checked = round[i].checked;
+            res->latencies[res->nlatencies++] = got->median;
+            res->build_s += got->build_s;
+            res->checked = got->checked;
         }
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        results[i].steps_json = steps_json[i];
         if (!results[i].error_code && results[i].nlatencies) tune__summarize(&results[i]);
+    }
     free(round);
+    free(order);
     return rc;
 }

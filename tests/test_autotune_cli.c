@@ -166,16 +166,16 @@ static void test_short_run(void **st) {
     int ntop = tdb_best(d, KEY32, target, 64, &top);
     assert_true(ntop >= nre);
     assert_int_equal(top[0].id, best_id);
-    assert_true(fabs(top[0].retimed_median * 1e3 - ms) <= 5e-5 + 1e-3 * ms);
+    assert_true(fabs(top[0].retimed_latency * 1e3 - ms) <= 5e-5 + 1e-3 * ms);
     int nretimed = 0;
     bool default_retimed = false;
     for (int i = 0; i < ntop; i++) {
-        if (!isnan(top[i].retimed_median)) nretimed++;
-        if (top[i].id == h1_id) default_retimed = !isnan(top[i].retimed_median);
+        if (!isnan(top[i].retimed_latency)) nretimed++;
+        if (top[i].id == h1_id) default_retimed = !isnan(top[i].retimed_latency);
         /* re-timed records lead, in order of their re-timing */
-        if (i > 0 && !isnan(top[i].retimed_median)) {
-            assert_false(isnan(top[i - 1].retimed_median));
-            assert_true(top[i - 1].retimed_median <= top[i].retimed_median);
+        if (i > 0 && !isnan(top[i].retimed_latency)) {
+            assert_false(isnan(top[i - 1].retimed_latency));
+            assert_true(top[i - 1].retimed_latency <= top[i].retimed_latency);
         }
     }
     assert_int_equal(nretimed, nre);

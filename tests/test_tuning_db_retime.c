@@ -1,8 +1,8 @@
 /*
  * tests/test_tuning_db_retime.c — re-timings (tdb_commit_retime): the
- * re-timed records rank first, by their latest re-timing's median, in
- * best-k and prune, the record's own median is kept, export shows it; bad re-timings are
- * refused with a message; a version-3 file (before re-timings) opened
+ * re-timed records rank first, by the fastest latency of their latest
+ * re-timing, in best-k and prune; the record's own median is kept, export
+ * shows it; bad re-timings are refused with a message; a version-3 file (before re-timings) opened
  * read-only reads as having none, and opened read-write is migrated.
  *
  * Records: A median 2 ms, B median 3 ms, C median 4 ms, E an error.
@@ -38,7 +38,7 @@ static int best_ids(tdb_db *db, const char *key, int64_t *ids, double *rank) {
     assert_true(n >= 0);
     for (int i = 0; i < n; i++) {
         ids[i] = r[i].id;
-        rank[i] = isnan(r[i].retimed_median) ? r[i].median : r[i].retimed_median;
+        rank[i] = isnan(r[i].retimed_latency) ? r[i].median : r[i].retimed_latency;
     }
     tdb_records_free(r, n);
     return n;
@@ -61,24 +61,24 @@ static void test_retime_ranks(void **state) {
     assert_int_equal(best_ids(db, key, ids, rank), 3);
     assert_true(ids[0] == a && ids[1] == b && ids[2] == c);
 
-    /* A and B timed again side by side: A 5 ms (median of 4, 5, 9), B
-     * 4 ms. Re-timed records lead (B, A), C keeps its own 4 ms behind. */
-    assert_int_equal(tdb_commit_retime(db, a, 3, (double[]){4e-3, 9e-3, 5e-3}), 0);
+    /* A and B timed again side by side: A 5 ms (the fastest of 6, 9, 5),
+     * B 4 ms. Re-timed records lead (B, A), C keeps its own 4 ms behind. */
+    assert_int_equal(tdb_commit_retime(db, a, 3, (double[]){6e-3, 9e-3, 5e-3}), 0);
     assert_int_equal(tdb_commit_retime(db, b, 1, (double[]){4e-3}), 0);
     assert_int_equal(best_ids(db, key, ids, rank), 3);
     assert_true(ids[0] == b && ids[1] == a && ids[2] == c);
     assert_true(near(rank[0], 4e-3) && near(rank[1], 5e-3) && near(rank[2], 4e-3));
     tdb_record r;
     assert_int_equal(tdb_get_record(db, a, &r), 1);
-    assert_true(near(r.median, 2e-3) && near(r.retimed_median, 5e-3)); /* the record kept */
+    assert_true(near(r.median, 2e-3) && near(r.retimed_latency, 5e-3)); /* the record kept */
     char *json = tdb_record_to_json(db, &r);
-    assert_non_null(strstr(json, "\"retimed_median\":0.005"));
+    assert_non_null(strstr(json, "\"retimed_latency\":0.005"));
     free(json);
     tdb_record_clear(&r);
     assert_int_equal(tdb_get_record(db, c, &r), 1);
-    assert_true(isnan(r.retimed_median));
+    assert_true(isnan(r.retimed_latency));
     json = tdb_record_to_json(db, &r);
-    assert_null(strstr(json, "retimed_median"));
+    assert_null(strstr(json, "retimed_latency"));
     free(json);
     tdb_record_clear(&r);
     /* The latest re-timing counts: A at 1 ms leads. */

@@ -206,7 +206,7 @@ tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
         /* Versions 2 and 3 lack only the retimes table: a read-only reader
          * sees an empty one (a temporary view; temp shadows main). */
         if ((version == 2 || version == 3) &&
-            tdb__exec(db, "CREATE TEMP VIEW retimes(id, record_id, latencies, median, created) "
+            tdb__exec(db, "CREATE TEMP VIEW retimes(id, record_id, latencies, latency, created) "
                           "AS SELECT 0, 0, '[]', 0.0, 0.0 WHERE 0")) {
             fail_open(db, err);
             return NULL;

@@ -55,8 +55,8 @@ cJSON *tdb__record_to_cjson(const tdb_record *r) {
         cJSON_AddItemToObject(o, "median", tdb__exact_number(r->median));
     /* Written for readers; import ignores it (a re-timing ranks programs
      * against others timed beside them on one machine). */
-    if (!isnan(r->retimed_median))
-        cJSON_AddItemToObject(o, "retimed_median", tdb__exact_number(r->retimed_median));
+    if (!isnan(r->retimed_latency))
+        cJSON_AddItemToObject(o, "retimed_latency", tdb__exact_number(r->retimed_latency));
     cJSON_AddNumberToObject(o, "error_code", r->error_code);
     cJSON_AddStringToObject(o, "error_msg", r->error_msg ? r->error_msg : "");
     cJSON_AddStringToObject(o, "loom_version", r->loom_version ? r->loom_version : "");

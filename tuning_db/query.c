@@ -29,7 +29,7 @@ int tdb__read_record(sqlite3_stmt *st, tdb_record *r) {
     r->steps_json = col_str(st, 4);
     r->mean = col_real_or_nan(st, 6);
     r->median = col_real_or_nan(st, 14);
-    r->retimed_median = col_real_or_nan(st, 15);
+    r->retimed_latency = col_real_or_nan(st, 15);
     r->error_code = sqlite3_column_int(st, 7);
     r->error_msg = col_str(st, 8);
     r->loom_version = col_str(st, 9);
@@ -118,7 +118,7 @@ int tdb_best(tdb_db *db, const char *workload_key, const char *target, int k, td
     sqlite3_stmt *st = tdb__prepare(
         db, "SELECT " TDB__RECORD_COLUMNS TDB__RECORD_FROM
             "WHERE w.key = ?1 AND t.key = ?2 AND r.error_code = 0 AND r.median IS NOT NULL "
-            "ORDER BY " TDB__RETIMED_MEDIAN("r") " IS NULL, " TDB__RANK_MEDIAN("r")
+            "ORDER BY " TDB__RETIMED_LATENCY("r") " IS NULL, " TDB__RANK_LATENCY("r")
             ", r.id LIMIT ?3");
     if (!st) return -1;
     sqlite3_bind_text(st, 1, workload_key, -1, SQLITE_STATIC);
@@ -276,9 +276,10 @@ int64_t tdb_prune(tdb_db *db, int keep) {
     if (tdb__begin(db)) return -1;
     sqlite3_stmt *st = tdb__prepare(
         db, "DELETE FROM records WHERE id NOT IN (SELECT id FROM (SELECT id, row_number() OVER "
-            "(PARTITION BY workload_id, target_id ORDER BY " TDB__RETIMED_MEDIAN("records")
-            " IS NULL, " TDB__RANK_MEDIAN("records") ", id) AS rank FROM records WHERE error_code = 0 AND median IS NOT NULL) WHERE rank "
-            "<= ?)");
+            "(PARTITION BY workload_id, target_id ORDER BY " TDB__RETIMED_LATENCY("records")
+            " IS NULL, " TDB__RANK_LATENCY("records")
+            ", id) AS rank FROM records WHERE error_code = 0 AND median IS NOT NULL) WHERE "
+            "rank <= ?)");
     if (!st) {
         tdb__rollback(db);
         return -1;

@@ -60,12 +60,12 @@ static const char *const migrations[] = {
     "CREATE INDEX records_best_median ON records(workload_id, target_id, error_code, median);",
 
     /* 4: re-timings of stored programs (tdb_commit_retime): the latest
-     * one's median ranks its record. */
+     * one's latency ranks its record. */
     "CREATE TABLE retimes("
     " id INTEGER PRIMARY KEY,"
     " record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,"
     " latencies TEXT NOT NULL CHECK(json_valid(latencies))," /* seconds */
-    " median REAL NOT NULL,"                                 /* seconds */
+    " latency REAL NOT NULL," /* seconds: the fastest of latencies */
     " created REAL NOT NULL);"
     "CREATE INDEX retimes_record ON retimes(record_id, id);",
 };

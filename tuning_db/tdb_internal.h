@@ -79,15 +79,15 @@ int64_t tdb__target_id(tdb_db *db, const char *key);
  * an identical stored record makes it return 0 and set *dup. */
 int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, bool *dup);
 /* Fills r from a row of the standard record SELECT (records.c). */
-/* SQL: the latest re-timed median of record r (NULL: never re-timed), and
+/* SQL: the latest re-timed latency of record r (NULL: never re-timed), and
  * the latency every "best" ranks r by after putting re-timed records
  * first (ORDER BY retimed IS NULL, rank). */
-#define TDB__RETIMED_MEDIAN(R)                                                               \
-    "(SELECT x.median FROM retimes x WHERE x.record_id = " R ".id ORDER BY x.id DESC LIMIT 1)"
-#define TDB__RANK_MEDIAN(R) "coalesce(" TDB__RETIMED_MEDIAN(R) ", " R ".median)"
+#define TDB__RETIMED_LATENCY(R)                                                               \
+    "(SELECT x.latency FROM retimes x WHERE x.record_id = " R ".id ORDER BY x.id DESC LIMIT 1)"
+#define TDB__RANK_LATENCY(R) "coalesce(" TDB__RETIMED_LATENCY(R) ", " R ".median)"
 #define TDB__RECORD_COLUMNS                                                                  \
     "r.id, w.key, w.op, t.key, r.steps, r.latencies, r.mean, r.error_code, r.error_msg, "    \
-    "r.loom_version, r.created, w.flops, w.params, t.props, r.median, " TDB__RETIMED_MEDIAN("r")
+    "r.loom_version, r.created, w.flops, w.params, t.props, r.median, " TDB__RETIMED_LATENCY("r")
 #define TDB__RECORD_FROM                                                                     \
     " FROM records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = "     \
     "r.target_id "

@@ -436,8 +436,9 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
                  double best_so_far, tune_result *results);
 /* Re-timing (after a run, on a shared machine): measures the n programs
  * `rounds` times over, all n in each round (builds at once, runs one at a
- * time), so that programs first timed under different loads are compared
- * under the same one; every run is checked against the reference.
+ * time; round r starts at program r), so that programs first timed under
+ * different loads are compared under the same one; every run is checked
+ * against the reference.
  * results[i]: latencies = its rounds' medians (seconds), with their median,
  * mean and spread; error_code set when a round failed (the first failure
  * kept). Returns 0, or -1 when no runner can start. */

@@ -179,9 +179,10 @@ typedef struct {
     double median;      /* seconds: the middle latency, or the mean of the two
                            middle ones (as the tuner computes it); NaN when
                            there are no latencies. */
-    double retimed_median; /* seconds: the latest re-timing's median
-                              (tdb_commit_retime); NaN when never re-timed.
-                              Re-timed records rank first, by it (tdb_best). */
+    double retimed_latency; /* seconds: the fastest latency of the latest
+                               re-timing (tdb_commit_retime); NaN when
+                               never re-timed. Re-timed records rank
+                               first, by it (tdb_best). */
     int error_code;
     char *error_msg;
     char *loom_version;
@@ -197,23 +198,24 @@ void tdb_records_free(tdb_record *recs, int n);
 double tdb_record_gflops(const tdb_record *r);
 
 /* The k best valid records (error code 0) of the workload on the target:
- * re-timed records first, by their latest re-timed median, then the others
+ * re-timed records first, by their latest re-timed latency, then the others
  * by median (ties by id). Re-timed ones lead because a re-timing compares
  * the best programs under one load, while the medians of the rest were
  * taken under whatever load each met; the tuner re-times its best few
- * (and the default schedule) at the end of every run. Returns how many (0..k) and sets
- * *out to a malloc'd array (NULL when 0), or -1. */
+ * (and the default schedule) at the end of every run. Returns how many
+ * (0..k) and sets *out to a malloc'd array (NULL when 0), or -1. */
 int tdb_best(tdb_db *db, const char *workload_key, const char *target, int k, tdb_record **out);
 /* Re-timing: latencies (n > 0, seconds) of record `record_id`'s program
  * measured again, beside the other best programs at the same time, so
  * that programs first timed under different loads of a shared machine are
  * ranked on equal terms (the tuner re-times its best few at the end of a
  * run). The record itself is unchanged; it now ranks among the re-timed
- * records by the latest re-timing's median (tdb_best). Only valid records (error code
- * 0) can be re-timed. Export writes a record's retimed_median; import
- * ignores it (it ranks programs against others timed beside them on one
- * machine). Returns 0 or -1
- * (no such record, an error record, bad latencies, read-only db). */
+ * records by the fastest latency of its latest re-timing (tdb_best): load
+ * from other jobs only slows a program, so the fastest round is the least
+ * disturbed. Only valid records (error code 0) can be re-timed. Export
+ * writes a record's retimed_latency; import ignores it (it ranks programs
+ * against others timed beside them on one machine). Returns 0 or -1 (no
+ * such record, an error record, bad latencies, read-only db). */
 int tdb_commit_retime(tdb_db *db, int64_t record_id, int n, const double *latencies);
 /* Record by id: 1 and *out filled (free its fields with
  * tdb_record_clear), 0 when there is none, -1 on error. */
