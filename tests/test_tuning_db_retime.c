@@ -85,6 +85,11 @@ static void test_retime_ranks(void **state) {
     assert_int_equal(tdb_commit_retime(db, a, 2, (double[]){1e-3, 1e-3}), 0);
     assert_int_equal(best_ids(db, key, ids, rank), 3);
     assert_true(ids[0] == a && near(rank[0], 1e-3) && ids[1] == b);
+    /* list's best is the same figure */
+    tdb_summary *ls = NULL;
+    assert_int_equal(tdb_list(db, TA, &ls), 1);
+    assert_true(near(ls[0].best, 1e-3) && ls[0].nvalid == 3);
+    tdb_summaries_free(ls, 1);
 
     /* Prune keeps the best by the same rule: C (never re-timed) and the
      * error record go. */

@@ -200,7 +200,8 @@ int tdb_list(tdb_db *db, const char *target, tdb_summary **out) {
     sqlite3_stmt *st =
         tdb__prepare(db, "SELECT w.key, w.op, t.key, count(*), "
                          "sum(r.error_code = 0 AND r.median IS NOT NULL), "
-                         "min(CASE WHEN r.error_code = 0 THEN r.median END), w.flops "
+                         "coalesce(min(CASE WHEN r.error_code = 0 THEN " TDB__RETIMED_LATENCY("r")
+                         " END), min(CASE WHEN r.error_code = 0 THEN r.median END)), w.flops "
                          "FROM records r JOIN workloads w ON w.id = r.workload_id "
                          "JOIN targets t ON t.id = r.target_id WHERE ?1 IS NULL OR t.key = ?1 "
                          "GROUP BY r.workload_id, r.target_id ORDER BY w.key, t.key");

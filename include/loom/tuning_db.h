@@ -250,7 +250,9 @@ typedef struct {
     char *target;
     int nrecords;
     int nvalid;
-    double best;   /* lowest median, seconds; NaN when no valid record */
+    double best;   /* seconds: the latency tdb_best ranks its first record by
+                      (the lowest re-timed latency, else the lowest median);
+                      NaN when no valid record */
     double flops;  /* FLOP per call (0: unknown) */
 } tdb_summary;
 /* Every (workload, target) with records, ordered by workload key then
