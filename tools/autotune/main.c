@@ -661,7 +661,7 @@ int main(int argc, char **argv) {
         printf("%d trials, %.1f s\n", done, elapsed);
     }
     if (retime >= 2 && !stop_flag && done > c.run_start)
-        for (int i = 0; i < ntasks; i++)
+        for (int i = 0; i < ntasks && !stop_flag; i++) /* Ctrl-C skips the rest */
             if (series[i].best_at >= 0)
                 retime_best(db, tasks[i].key, tkey, cuda ? target : "llvm",
                             ntasks > 1 ? tasks[i].name : NULL, flops[i], (int)retime, &mo);
