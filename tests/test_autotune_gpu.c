@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_sample.h"
 #include "testutil.h"
 #include "loom/autotune.h"
 #include "loom/codegen.h"
@@ -86,33 +87,18 @@ typedef struct {
  * the GPU pipeline or is rejected by the verifier with a message; the
  * first `ncompile` valid ones compile with NVRTC (when present; a
  * compile costs 0.1-0.3 s) and, on a GPU, match the reference. */
-static sample_stats sample(const char *key, int n, int ncompile, uint64_t seed, bool nvrtc,
-                           bool gpu) {
+static sample_stats sample(const char *key, int n, int ncompile, uint64_t seed, bool nvrtc) {
     sample_stats ss = {0, 0, 0};
-    te_ctx *ctx = te_ctx_new();
-    tune_workload w;
-    tune_sketch sk;
-    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
-    ops_workload *ow = ops_from_key(ctx, key);
-    assert_non_null(ow);
-    assert_int_equal(tune_generate_sketches_gpu(ctx, &w, &sk, 1), 1);
-    tir_pipeline_options po;
-    memset(&po, 0, sizeof po);
-    po.gpu = true;
-    po.gpu_limits = tune_gpu_limits();
-    uint64_t rng = seed;
+    gs_sampler g;
+    gs_open(&g, key, seed);
     bool printed = false;
     for (int k = 0; k < n; k++) {
-        tune_program p;
-        tune_program_random(&sk, 0, &rng, &p);
-        sch_schedule *s = tune_program_apply(ctx, &w, &sk, &p);
-        if (!s) fail_msg("%s: program %d does not apply: %s", key, k, te_ctx_errmsg(ctx));
-        tir_func *f = sch_lower(s, w.nargs, w.args, "default");
-        if (!f) fail_msg("%s: program %d does not lower: %s", key, k, te_ctx_errmsg(ctx));
-        te_ctx_clear_error(ctx);
-        if (!tir_run_pipeline(ctx, f, &po)) {
+        tir_func *f;
+        sch_schedule *s = gs_draw(&g, k, &f);
+        te_ctx_clear_error(g.ctx);
+        if (!tir_run_pipeline(g.ctx, f, &g.po)) {
             /* The verifier's message names the rule broken. */
-            const char *msg = te_ctx_errmsg(ctx);
+            const char *msg = te_ctx_errmsg(g.ctx);
             assert_true(msg[0] != 0);
             if (ss.rejected == 0) print_message("%s: rejected: %s\n", key, msg);
             ss.rejected++;
@@ -120,23 +106,15 @@ static sample_stats sample(const char *key, int n, int ncompile, uint64_t seed, 
         }
         ss.valid++;
         if (!nvrtc || ss.valid > ncompile) continue;
-        rt_module *m = cg_build(s, w.nargs, w.args, "cuda", NULL);
-        if (!m) fail_msg("%s: program %d: verified but does not compile: %s", key, k,
-                         te_ctx_errmsg(ctx));
+        rt_module *m = gs_build(&g, s, k, "verified");
         if (!printed && getenv("LOOM_TEST_DUMP")) {
             print_message("%s\n", rt_module_get_text(m, "source"));
             printed = true;
         }
-        if (gpu) {
-            int64_t bad = ops_check_module(ow, m, NULL, tune_rand(&rng));
-            if (bad != 0)
-                fail_msg("%s: program %d: %lld mismatches (%s)\n%s", key, k, (long long)bad,
-                         te_ctx_errmsg(ctx), tune_steps_key(ctx, s));
-            ss.ran++;
-        }
+        ss.ran += gs_check(&g, m, s, k);
         rt_module_free(m);
     }
-    te_ctx_free(ctx);
+    gs_close(&g);
     print_message("%s: %d valid, %d rejected by the verifier, %d run on the GPU\n", key,
                   ss.valid, ss.rejected, ss.ran);
     return ss;
@@ -155,7 +133,7 @@ static void test_gpu_random_programs(void **st) {
     int counts[] = {30, 30, 30, 6, 6};
     for (int i = 0; i < 5; i++) {
         sample_stats ss = sample(keys[i], counts[i], gpu ? counts[i] : 8, 0x5eed + (uint64_t)i,
-                                 nvrtc, gpu);
+                                 nvrtc);
         /* Most samples meet the limits (the sampler respects the thread
          * limit; only shared memory and copy extents are left to the
          * verifier). */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpu_sample.h"
 #include "testutil.h"
 
 static int sketches(te_ctx *ctx, const char *key, tune_sketch *sk, int max) {
@@ -57,49 +58,27 @@ static void test_golden(void **st) {
 
 /* Random programs of key's cross-thread sketch. */
 static void sample(const char *key, int n, int ncompile, uint64_t seed) {
-    bool nvrtc = rt_nvrtc_available(), gpu = nvrtc && rt_cuda_available();
-    te_ctx *ctx = te_ctx_new();
-    tune_workload w;
-    tune_sketch sk;
-    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
-    ops_workload *ow = ops_from_key(ctx, key);
-    assert_non_null(ow);
-    assert_int_equal(tune_generate_sketches_gpu(ctx, &w, &sk, 1), 1);
-    tir_pipeline_options po;
-    memset(&po, 0, sizeof po);
-    po.gpu = true;
-    po.gpu_limits = tune_gpu_limits();
-    uint64_t rng = seed;
+    bool nvrtc = rt_nvrtc_available();
+    gs_sampler g;
+    gs_open(&g, key, seed);
     int compiled = 0, ran = 0;
     for (int k = 0; k < n; k++) {
-        tune_program p;
-        tune_program_random(&sk, 0, &rng, &p);
-        sch_schedule *s = tune_program_apply(ctx, &w, &sk, &p);
-        if (!s) fail_msg("%s: program %d does not apply: %s", key, k, te_ctx_errmsg(ctx));
+        tir_func *f;
+        sch_schedule *s = gs_draw(&g, k, &f);
         /* The log binds a reduce axis to threadIdx.x. */
-        const char *steps = tune_steps_key(ctx, s);
-        assert_non_null(strstr(steps, "threadIdx.x"));
-        tir_func *f = sch_lower(s, w.nargs, w.args, "default");
-        if (!f) fail_msg("%s: program %d does not lower: %s", key, k, te_ctx_errmsg(ctx));
-        tir_func *g = tir_run_pipeline(ctx, f, &po);
-        if (!g) fail_msg("%s: program %d rejected: %s", key, k, te_ctx_errmsg(ctx));
-        assert_non_null(strstr(tir_func_str(ctx, g), "allreduce."));
+        assert_non_null(strstr(tune_steps_key(g.ctx, s), "threadIdx.x"));
+        tir_func *lowered = tir_run_pipeline(g.ctx, f, &g.po);
+        if (!lowered) fail_msg("%s: program %d rejected: %s", key, k, te_ctx_errmsg(g.ctx));
+        assert_non_null(strstr(tir_func_str(g.ctx, lowered), "allreduce."));
         if (!nvrtc || compiled >= ncompile) continue;
-        rt_module *m = cg_build(s, w.nargs, w.args, "cuda", NULL);
-        if (!m) fail_msg("%s: program %d does not compile: %s", key, k, te_ctx_errmsg(ctx));
+        rt_module *m = gs_build(&g, s, k, "verified");
         compiled++;
         assert_non_null(strstr(rt_module_get_text(m, "source"), "__shfl_down_sync"));
-        if (gpu) {
-            int64_t bad = ops_check_module(ow, m, NULL, tune_rand(&rng));
-            if (bad != 0)
-                fail_msg("%s: program %d: %lld mismatches (%s)\n%s", key, k, (long long)bad,
-                         te_ctx_errmsg(ctx), steps);
-            ran++;
-        }
+        ran += gs_check(&g, m, s, k);
         rt_module_free(m);
     }
     print_message("%s: %d programs, %d compiled, %d run on the GPU\n", key, n, compiled, ran);
-    te_ctx_free(ctx);
+    gs_close(&g);
 }
 
 static void test_random_programs(void **st) {
