@@ -12,8 +12,8 @@
 
 #include "autotune/tune_internal.h"
 
-int tune_retime(tune_measurer *m, int n, const char *const *steps_json, int rounds,
-                tune_result *results) {
+int tune_retime(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
+                int rounds, tune_result *results) {
     if (!m || n < 0 || (n > 0 && !steps_json) || !results) return -1;
     if (rounds < 1) rounds = 1;
     if (rounds > 64) rounds = 64;
@@ -23,14 +23,18 @@ int tune_retime(tune_measurer *m, int n, const char *const *steps_json, int roun
     }
     tune_result *round = calloc((size_t)(n ? n : 1), sizeof *round);
     const char **order = calloc((size_t)(n ? n : 1), sizeof *order);
-    int rc = round && order ? 0 : -1;
+    int *ohooks = calloc((size_t)(n ? n : 1), sizeof *ohooks);
+    int rc = round && order && ohooks ? 0 : -1;
     for (int r = 0; r < rounds && rc == 0; r++) {
         /* Round r starts at program r: none is always first or last while
          * the load drifts over a round. */
-        for (int j = 0; j < n; j++) order[j] = steps_json[(j + r) % n];
+        for (int j = 0; j < n; j++) {
+            order[j] = steps_json[(j + r) % n];
+            ohooks[j] = hooks ? hooks[(j + r) % n] : 0;
+        }
         /* best_so_far 0: no cut below the run timeout, and every run is
          * checked against the reference. */
-        if (tune_measure(m, n, order, NULL, 0, round)) {
+        if (tune_measure(m, n, order, ohooks, 0, round)) {
             rc = -1;
             break;
         }
@@ -54,5 +58,6 @@ int tune_retime(tune_measurer *m, int n, const char *const *steps_json, int roun
     }
     free(round);
     free(order);
+    free(ohooks);
     return rc;
 }

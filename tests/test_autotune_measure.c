@@ -118,6 +118,34 @@ static void test_planted_failures(void **st) {
     free(good);
 }
 
+/* Re-timing: every program once a round; one that crashes or goes wrong
+ * is reported with its code, the others get one latency per round. */
+static void test_retime(void **st) {
+    (void)st;
+    char *err = NULL;
+    tune_measure_options o = mopts();
+    tune_measurer *m = tune_measurer_new(MM64, "llvm", &o, &err);
+    assert_non_null(m);
+    char *a = random_log(MM64, 7), *b = random_log(MM64, 11);
+    const char *logs[] = {a, b, a, b};
+    int hooks[] = {TUNE_HOOK_NONE, TUNE_HOOK_NONE, TUNE_HOOK_WRONG, TUNE_HOOK_SEGV};
+    tune_result res[4];
+    assert_int_equal(tune_retime(m, 4, logs, hooks, 3, res), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_ptr_equal(res[i].steps_json, logs[i]);
+        assert_int_equal(res[i].error_code, TUNE_OK);
+        assert_int_equal(res[i].nlatencies, 3);
+        for (int r = 0; r < 3; r++) assert_true(res[i].latencies[r] > 0);
+        assert_true(res[i].checked && res[i].median > 0);
+    }
+    assert_int_equal(res[2].error_code, TUNE_ERR_WRONG_ANSWER);
+    tu_assert_msg_has(res[2].error_msg, "differ from the reference");
+    assert_int_equal(res[3].error_code, TUNE_ERR_RUNTIME_DEVICE);
+    assert_int_equal(res[3].nlatencies, 0);
+    tune_measurer_free(m);
+    free(a), free(b);
+}
+
 /* A registered (te-built) workload: measured and checked against its
  * unscheduled computation. */
 static void test_builder_workload(void **st) {
@@ -362,6 +390,7 @@ int main(int argc, char **argv) {
     tune_runner_maybe_run(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_planted_failures),
+        cmocka_unit_test(test_retime),
         cmocka_unit_test(test_builder_workload),
         cmocka_unit_test(test_slow_candidate_single_sample),
         cmocka_unit_test(test_search_survives_failures),

@@ -442,8 +442,8 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
  * results[i]: latencies = its rounds' medians (seconds), with their median,
  * mean and spread; error_code set when a round failed (the first failure
  * kept). Returns 0, or -1 when no runner can start. */
-int tune_retime(tune_measurer *m, int n, const char *const *steps_json, int rounds,
-                tune_result *results);
+int tune_retime(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
+                int rounds, tune_result *results);
 /* Wall seconds this measurer has spent, since it started, waiting for
  * builds (*build_s: from sending the builds to the last reply) and for
  * runs and reference checks (*run_s). Either pointer may be NULL. */

@@ -325,7 +325,7 @@ static void retime_best(tdb_db *db, const char *key, const char *tkey, const cha
     tune_measurer *m = res ? tune_measurer_new(key, target, mo, &err) : NULL;
     double t0 = rt_now();
     if (res && !m) fprintf(stderr, "autotune: re-timing: %s\n", err ? err : "no runner");
-    if (m && tune_retime(m, n, steps, ROUNDS, res) == 0) {
+    if (m && tune_retime(m, n, steps, NULL, ROUNDS, res) == 0) {
         int best = -1, stored = 0;
         double best_s = 0;
         for (int j = 0; j < n; j++) {
