@@ -52,10 +52,8 @@ int tune_retime(tune_measurer *m, int n, const char *const *steps_json, const in
             res->checked = got->checked;
         }
     }
-    for (int i = 0; i < n; i++) {
-        results[i].steps_json = steps_json[i];
+    for (int i = 0; i < n; i++)
         if (!results[i].error_code && results[i].nlatencies) tune__summarize(&results[i]);
-    }
     free(round);
     free(order);
     free(ohooks);

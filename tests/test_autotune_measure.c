@@ -142,6 +142,11 @@ static void test_retime(void **st) {
     tu_assert_msg_has(res[2].error_msg, "differ from the reference");
     assert_int_equal(res[3].error_code, TUNE_ERR_RUNTIME_DEVICE);
     assert_int_equal(res[3].nlatencies, 0);
+    /* missing arguments */
+    assert_int_equal(tune_retime(NULL, 4, logs, NULL, 3, res), -1);
+    assert_int_equal(tune_retime(m, 4, NULL, NULL, 3, res), -1);
+    assert_int_equal(tune_retime(m, -1, logs, NULL, 3, res), -1);
+    assert_int_equal(tune_retime(m, 4, logs, NULL, 3, NULL), -1);
     tune_measurer_free(m);
     free(a), free(b);
 }

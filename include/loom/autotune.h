@@ -438,10 +438,13 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
  * `rounds` times over, all n in each round (builds at once, runs one at a
  * time; round r starts at program r), so that programs first timed under
  * different loads are compared under the same one; every run is checked
- * against the reference.
- * results[i]: latencies = its rounds' medians (seconds), with their median,
- * mean and spread; error_code set when a round failed (the first failure
- * kept). Returns 0, or -1 when no runner can start. */
+ * against the reference. hooks (may be NULL): test hooks per program, as
+ * tune_measure's. rounds is clamped to 1..64. results[i] (n of them, the
+ * caller's): steps_json = steps_json[i] (borrowed), latencies = its
+ * rounds' medians (seconds), with their median, mean and spread;
+ * error_code set when a round failed (the first failure kept). Returns 0,
+ * or -1 when no runner can start or an argument is missing (m, results;
+ * steps_json with n > 0; n < 0). */
 int tune_retime(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
                 int rounds, tune_result *results);
 /* Wall seconds this measurer has spent, since it started, waiting for

@@ -326,33 +326,27 @@ static void retime_best(tdb_db *db, const char *key, const char *tkey, const cha
     double t0 = rt_now();
     if (res && !m) fprintf(stderr, "autotune: re-timing: %s\n", err ? err : "no runner");
     if (m && tune_retime(m, n, steps, NULL, ROUNDS, res) == 0) {
-        int best = -1, stored = 0;
-        double best_s = 0;
+        int stored = 0;
         for (int j = 0; j < n; j++) {
             const tdb_record *rec = &r[pick[j]];
-            if (res[j].error_code) {
+            if (res[j].error_code)
                 fprintf(stderr, "autotune: re-timing record #%lld: %s: %s\n", (long long)rec->id,
                         tune_error_name(res[j].error_code), res[j].error_msg);
-                continue;
-            }
-            if (tdb_commit_retime(db, rec->id, res[j].nlatencies, res[j].latencies)) {
+            else if (tdb_commit_retime(db, rec->id, res[j].nlatencies, res[j].latencies))
                 fprintf(stderr, "autotune: re-timing record #%lld: %s\n", (long long)rec->id,
                         tdb_errmsg(db));
-                continue;
-            }
-            /* Ranked as the database ranks it: by the fastest round. */
-            double fastest = res[j].latencies[0];
-            for (int q = 1; q < res[j].nlatencies; q++)
-                if (res[j].latencies[q] < fastest) fastest = res[j].latencies[q];
-            stored++;
-            if (best < 0 || fastest < best_s) best = j, best_s = fastest;
+            else
+                stored++;
         }
-        if (best >= 0)
+        /* The winner as the database now ranks it. */
+        tdb_record *top = NULL;
+        if (stored && tdb_best(db, key, tkey, 1, &top) == 1 && !isnan(top->retimed_latency))
             printf("%s%sre-timed the %d best programs side by side (%d rounds, %.1f s): best "
                    "#%lld, %.4f ms, %.2f GFLOP/s (first timed %.4f ms)\n",
                    name ? name : "", name ? ": " : "", stored, ROUNDS, rt_now() - t0,
-                   (long long)r[pick[best]].id, best_s * 1e3,
-                   flops > 0 ? flops / best_s * 1e-9 : 0, r[pick[best]].median * 1e3);
+                   (long long)top->id, top->retimed_latency * 1e3,
+                   flops > 0 ? flops / top->retimed_latency * 1e-9 : 0, top->median * 1e3);
+        tdb_records_free(top, top ? 1 : 0);
     }
     tune_measurer_free(m);
     free(err), free(res), free(steps), free(pick);
