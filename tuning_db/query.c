@@ -118,8 +118,7 @@ int tdb_best(tdb_db *db, const char *workload_key, const char *target, int k, td
     sqlite3_stmt *st = tdb__prepare(
         db, "SELECT " TDB__RECORD_COLUMNS TDB__RECORD_FROM
             "WHERE w.key = ?1 AND t.key = ?2 AND r.error_code = 0 AND r.median IS NOT NULL "
-            "ORDER BY " TDB__RETIMED_LATENCY("r") " IS NULL, " TDB__RANK_LATENCY("r")
-            ", r.id LIMIT ?3");
+            "ORDER BY " TDB__RANK_ORDER("retimed", "r.median") ", r.id LIMIT ?3");
     if (!st) return -1;
     sqlite3_bind_text(st, 1, workload_key, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, target, -1, SQLITE_STATIC);
@@ -277,10 +276,10 @@ int64_t tdb_prune(tdb_db *db, int keep) {
     if (tdb__begin(db)) return -1;
     sqlite3_stmt *st = tdb__prepare(
         db, "DELETE FROM records WHERE id NOT IN (SELECT id FROM (SELECT id, row_number() OVER "
-            "(PARTITION BY workload_id, target_id ORDER BY " TDB__RETIMED_LATENCY("records")
-            " IS NULL, " TDB__RANK_LATENCY("records")
-            ", id) AS rank FROM records WHERE error_code = 0 AND median IS NOT NULL) WHERE "
-            "rank <= ?)");
+            "(PARTITION BY workload_id, target_id ORDER BY " TDB__RANK_ORDER("retimed", "median")
+            ", id) AS rank FROM (SELECT id, workload_id, target_id, median, "
+            TDB__RETIMED_LATENCY("records") " AS retimed FROM records WHERE error_code = 0 AND "
+            "median IS NOT NULL)) WHERE rank <= ?)");
     if (!st) {
         tdb__rollback(db);
         return -1;

@@ -78,19 +78,21 @@ int64_t tdb__target_id(tdb_db *db, const char *key);
 /* Inserts a record inside an open transaction; -1 on error. With dedup,
  * an identical stored record makes it return 0 and set *dup. */
 int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, bool *dup);
-/* Fills r from a row of the standard record SELECT (records.c). */
-/* SQL: the latest re-timed latency of record r (NULL: never re-timed), and
- * the latency every "best" ranks r by after putting re-timed records
- * first (ORDER BY retimed IS NULL, rank). */
-#define TDB__RETIMED_LATENCY(R)                                                               \
+/* SQL: the latest re-timed latency of record R (NULL: never re-timed). */
+#define TDB__RETIMED_LATENCY(R)                                                              \
     "(SELECT x.latency FROM retimes x WHERE x.record_id = " R ".id ORDER BY x.id DESC LIMIT 1)"
-#define TDB__RANK_LATENCY(R) "coalesce(" TDB__RETIMED_LATENCY(R) ", " R ".median)"
+/* SQL ORDER BY terms of every "best": re-timed records first, by their
+ * re-timed latency RT, then the rest by MEDIAN (both already selected). */
+#define TDB__RANK_ORDER(RT, MEDIAN) RT " IS NULL, coalesce(" RT ", " MEDIAN ")"
+/* The standard record SELECT; its last column is named `retimed`. */
 #define TDB__RECORD_COLUMNS                                                                  \
     "r.id, w.key, w.op, t.key, r.steps, r.latencies, r.mean, r.error_code, r.error_msg, "    \
-    "r.loom_version, r.created, w.flops, w.params, t.props, r.median, " TDB__RETIMED_LATENCY("r")
+    "r.loom_version, r.created, w.flops, w.params, t.props, r.median, "                      \
+    TDB__RETIMED_LATENCY("r") " AS retimed"
 #define TDB__RECORD_FROM                                                                     \
     " FROM records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = "     \
     "r.target_id "
+/* Fills r from a row of the standard record SELECT (query.c). */
 int tdb__read_record(sqlite3_stmt *st, tdb_record *r);
 
 /* Validates a log against the workload when the ops registry can rebuild
