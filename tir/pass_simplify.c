@@ -141,15 +141,14 @@ static tir_stmt *simp_if(simp *S, tir_stmt *s) {
     int64_t lo = INT64_MIN, hi = INT64_MAX, vlo = INT64_MIN, vhi = INT64_MAX;
     if (c && var_interval(c, &v, &lo, &hi)) te_analyzer_const_bound(S->an, v, &vlo, &vhi);
     tir_stmt *t = v ? ss_within(S, s->u.if_.then_s, v, lo, hi) : ss(S, s->u.if_.then_s);
-    /* The else branch: the rest of v's range when that is one interval. */
-    tir_stmt *e = NULL;
-    if (s->u.if_.else_s && v && (lo == INT64_MIN || lo <= vlo) && hi != INT64_MAX)
-        e = ss_within(S, s->u.if_.else_s, v, hi, INT64_MAX);
-    else if (s->u.if_.else_s && v && (hi == INT64_MAX || (vhi != INT64_MAX && hi > vhi)) &&
-             lo != INT64_MIN)
-        e = ss_within(S, s->u.if_.else_s, v, INT64_MIN, lo);
-    else if (s->u.if_.else_s)
-        e = ss(S, s->u.if_.else_s);
+    /* The else branch: the rest of v's range when that is one interval,
+     * [hi, ...) when [lo, hi) starts at v's own start, else (..., lo) when
+     * it runs to v's end. */
+    tir_stmt *e = NULL, *es = s->u.if_.else_s;
+    if (es && v && lo <= vlo && hi != INT64_MAX) e = ss_within(S, es, v, hi, INT64_MAX);
+    else if (es && v && (hi == INT64_MAX || hi > vhi) && lo != INT64_MIN)
+        e = ss_within(S, es, v, INT64_MIN, lo);
+    else if (es) e = ss(S, es);
     if (S->failed || !t) return NULL;
     if (c == s->u.if_.cond && t == s->u.if_.then_s && e == s->u.if_.else_s) return s;
     return tir_if(S->ctx, c, t, e);
