@@ -123,18 +123,12 @@ static void test_best_is_lowest_median(void **state) {
 /* A version-2 file with A, B, C and an error record, written as Loom
  * version 2 wrote them (a mean, no median column). */
 static void make_v2(const char *path, const char *key, const char *log) {
-    char *err = NULL;
-    assert_int_equal(tdb__create_at_version(path, 2, &err), 0);
     static const char *const rows[] = {
         "1, '[0.004,0.002]', 0.003, 0", "2, '[0.005,0.005,0.005,0.005]', 0.005, 0",
         "3, '[]', NULL, 7", "4, '[0.001,0.001,0.001,0.001,0.1]', 0.0208, 0"};
     size_t cap = 4 * strlen(log) + 4096;
     char *sql = malloc(cap);
-    int len = snprintf(sql, cap,
-                       "INSERT INTO workloads(id, key, op, params, hash, flops, created) "
-                       "VALUES(1, '%s', 'matmul', '{}', 'x', 65536, 0);"
-                       "INSERT INTO targets(id, key, props, created) VALUES(1, '%s', '{}', 0);",
-                       key, TA);
+    int len = 0;
     for (int i = 0; i < 4; i++)
         len += snprintf(sql + len, cap - (size_t)len,
                         "INSERT INTO records(id, latencies, mean, error_code, workload_id, "
@@ -142,8 +136,7 @@ static void make_v2(const char *path, const char *key, const char *log) {
                         "'old', %d);",
                         rows[i], log, i + 1);
     assert_true((size_t)len < cap);
-    if (tdb__exec_file(path, sql, &err)) fprintf(stderr, "%s\n", err);
-    assert_null(err);
+    tdbt_old_file(path, 2, key, TA, sql);
     free(sql);
 }
 

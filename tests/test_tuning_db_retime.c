@@ -137,19 +137,14 @@ static void test_retime_old_file(void **state) {
     tdbt_tmpdir(dir, sizeof dir);
     tdbt_path(path, sizeof path, dir, "v3.db");
     char *key = tdbt_key("matmul", "M=32,N=32,K=32"), *log = tdbt_log(key, 4, 8);
-    char *err = NULL;
-    assert_int_equal(tdb__create_at_version(path, 3, &err), 0);
-    char sql[8192];
-    snprintf(sql, sizeof sql,
-             "INSERT INTO workloads(id, key, op, params, hash, flops, created) "
-             "VALUES(1, '%s', 'matmul', '{}', 'x', 65536, 0);"
-             "INSERT INTO targets(id, key, props, created) VALUES(1, '%s', '{}', 0);"
+    char rows[8192];
+    snprintf(rows, sizeof rows,
              "INSERT INTO records(id, workload_id, target_id, steps, latencies, mean, median, "
              "error_code, loom_version, created) VALUES(1, 1, 1, '%s', '[0.002]', 0.002, 0.002, "
              "0, 'old', 1);",
-             key, TA, log);
-    if (tdb__exec_file(path, sql, &err)) fprintf(stderr, "%s\n", err);
-    assert_null(err);
+             log);
+    tdbt_old_file(path, 3, key, TA, rows);
+    char *err = NULL;
     tdb_db *db = tdb_open(path, &(tdb_open_options){.readonly = true}, &err);
     if (!db) fprintf(stderr, "%s\n", err);
     assert_non_null(db);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tuning_db/tdb_internal.h"
 
 /* A new empty directory under /tmp. */
 static inline void tdbt_tmpdir(char *dir, size_t size) {
@@ -57,6 +58,26 @@ static inline char *tdbt_log(const char *key, int64_t f0, int64_t f1) {
     assert_non_null(json);
     te_ctx_free(ctx);
     return json;
+}
+
+/* A file of schema `version` as that Loom wrote it: workload 1 (`key`, a
+ * matmul of 65536 FLOP) and target 1 (`target`), then `rows`, SQL that
+ * inserts records of workload 1 and target 1 in that version's columns. */
+static inline void tdbt_old_file(const char *path, int version, const char *key,
+                                 const char *target, const char *rows) {
+    char *err = NULL;
+    assert_int_equal(tdb__create_at_version(path, version, &err), 0);
+    size_t cap = strlen(key) + strlen(target) + strlen(rows) + 512;
+    char *sql = malloc(cap);
+    assert_non_null(sql);
+    snprintf(sql, cap,
+             "INSERT INTO workloads(id, key, op, params, hash, flops, created) "
+             "VALUES(1, '%s', 'matmul', '{}', 'x', 65536, 0);"
+             "INSERT INTO targets(id, key, props, created) VALUES(1, '%s', '{}', 0);%s",
+             key, target, rows);
+    if (tdb__exec_file(path, sql, &err)) fprintf(stderr, "%s\n", err);
+    assert_null(err);
+    free(sql);
 }
 
 /* The canonical key of (op, shape). malloc'd. */
