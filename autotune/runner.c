@@ -217,6 +217,12 @@ static void corrupt(built *b) {
     else if (t->dtype.code == kDLFloat && t->dtype.bits == 64) ((double *)t->data)[0] += 1.0;
 }
 
+/* The message of a failed call: the module's own (a kernel's error), else
+ * the runtime's (a launch or driver error). */
+static const char *run_errmsg(built *b) {
+    return rt_module_errmsg(b->mod)[0] ? rt_module_errmsg(b->mod) : rt_last_error();
+}
+
 static int do_run(built *b, int out, cJSON *req) {
     if (!b->mod) return reply_error(out, TUNE_ERR_UNKNOWN, "run before a successful build");
     int hook = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "hook"));
@@ -229,21 +235,31 @@ static int do_run(built *b, int out, cJSON *req) {
     if (hook == TUNE_HOOK_SEGV) raise(SIGSEGV);
     if (hook == TUNE_HOOK_HANG) hang();
     /* The first call is the warm-up; a candidate far slower than the best
-     * keeps it as its only sample. */
+     * keeps one timed call as its only sample. On the CPU that is the
+     * warm-up itself. On the GPU the first call loads the module (the
+     * driver compiles its PTX then: tens of milliseconds), so the sample is
+     * a second call timed with CUDA events. */
     double slow_s = cJSON_GetNumberValue(cJSON_GetObjectItem(req, "slow_s"));
-    double t0 = rt_now();
-    if (b->cuda ? rt_call(b->mod, "default", b->nargs, b->dev) || rt_cuda_synchronize(0)
-                : rt_call(b->mod, "default", b->nargs, b->args))
-        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE,
-                           rt_module_errmsg(b->mod)[0] ? rt_module_errmsg(b->mod) : rt_last_error());
-    rt_timing tm = {.n = 1, .samples = {rt_now() - t0}};
+    rt_timing tm = {.n = 1};
+    if (b->cuda) {
+        rt_timer_config once = cfg;
+        once.warmup = 1;
+        once.repeat = 1;
+        once.min_repeat_ms = 0;
+        if (rt_cuda_time_call(b->mod, "default", b->nargs, b->dev, &once, &tm))
+            return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, run_errmsg(b));
+    } else {
+        double t0 = rt_now();
+        if (rt_call(b->mod, "default", b->nargs, b->args))
+            return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, run_errmsg(b));
+        tm.samples[0] = rt_now() - t0;
+    }
     cfg.warmup = 0;
     bool slow = slow_s > 0 && tm.samples[0] > slow_s;
     /* On the GPU: CUDA events around the launches. */
     if (!slow && (b->cuda ? rt_cuda_time_call(b->mod, "default", b->nargs, b->dev, &cfg, &tm)
                           : rt_time_call(b->mod, "default", b->nargs, b->args, &cfg, &tm)))
-        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE,
-                           rt_module_errmsg(b->mod)[0] ? rt_module_errmsg(b->mod) : rt_last_error());
+        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, run_errmsg(b));
     cJSON *o = cJSON_CreateObject();
     cJSON *lat = cJSON_AddArrayToObject(o, "lat");
     for (int i = 0; i < tm.n && i < 64; i++) cJSON_AddItemToArray(lat, cJSON_CreateNumber(tm.samples[i]));
@@ -332,8 +348,7 @@ static int64_t check_against_reference(built *b, ref_cache *c, uint64_t seed, in
         /* Run on the GPU, compare on the host. */
         if (upload(b, true) || rt_call(b->mod, "default", b->nargs, b->dev) ||
             rt_tensor_copy(o, b->dev[b->w.nargs - 1])) {
-            snprintf(msg, cap, "%s",
-                     rt_module_errmsg(b->mod)[0] ? rt_module_errmsg(b->mod) : rt_last_error());
+            snprintf(msg, cap, "%s", run_errmsg(b));
             return -1;
         }
     } else if (rt_call(b->mod, "default", b->nargs, b->args)) {

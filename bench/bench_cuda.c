@@ -175,8 +175,13 @@ int main(int argc, char **argv) {
     }
     te_ctx *tctx = te_ctx_new();
     const char *a = arch ? arch : cg_cuda_default_arch(tctx);
-    char target[64];
-    snprintf(target, sizeof target, "cuda -arch=%s", a);
+    /* Records are stored under the GPU's key, as autotune --target cuda
+     * writes them. */
+    char *target = tdb_cuda_target(0);
+    if (!target) {
+        fprintf(stderr, "bench_cuda: %s\n", rt_last_error());
+        return 1;
+    }
     tdb_db *db = NULL;
     if (dbpath) {
         char *e = NULL;
@@ -201,6 +206,7 @@ int main(int argc, char **argv) {
     }
     fclose(f);
     tdb_close(db);
+    free(target);
     te_ctx_free(tctx);
     return 0;
 }

@@ -221,6 +221,43 @@ static void test_apply_best_and_fallback(void **state) {
     free(target);
 }
 
+/* A GPU's records are stored under its tdb_cuda_target key ("cuda sm_90
+ * NAME"); applying them builds for that architecture ("cuda -arch=sm_90"),
+ * not the key as a build target (which cg_build refuses): a tuned GPU
+ * record is applied, not silently replaced by the default schedule. */
+static void test_apply_best_gpu_key(void **state) {
+    fixture *f = *state;
+    char *gpu = tdb_cuda_target(0);
+    if (gpu) {
+        assert_true(strncmp(gpu, "cuda sm_", 8) == 0);
+    } else {
+        tu_assert_msg_has(rt_last_error(), "CUDA");
+    }
+    free(gpu);
+    if (!rt_nvrtc_available()) {
+        print_message("NVRTC not found (%s): GPU record not built\n", rt_last_error());
+        return;
+    }
+    const char *key = "cuda sm_90 Test GPU 80GB";
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_from_key(ctx, f->key);
+    sch_schedule *s = w ? ops_default_schedule(w, "cuda") : NULL;
+    assert_non_null(s);
+    char *log = tdb_schedule_to_json(s);
+    int64_t id = commit(f, key, log, 1e-5, 0);
+    tdb_apply_info info;
+    rt_module *m = tdb_apply_best(f->db, ctx, f->key, key, &info);
+    if (!m) fprintf(stderr, "%s\n", tdb_errmsg(f->db));
+    assert_non_null(m);
+    assert_false(info.fallback);
+    assert_int_equal(info.record_id, id);
+    assert_string_equal(rt_module_kind(m), "cuda");
+    assert_string_equal(rt_module_get_text(m, "arch"), "sm_90");
+    rt_module_free(m);
+    free(log);
+    te_ctx_free(ctx);
+}
+
 static void test_bad_records_refused(void **state) {
     fixture *f = *state;
     double lat = 1e-3;
@@ -599,6 +636,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_best_k_targets_never_mix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stored_log_replays_identically, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_best_and_fallback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_apply_best_gpu_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_records_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exact_numbers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_import_dedup_and_errors, setup, teardown),

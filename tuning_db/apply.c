@@ -22,6 +22,26 @@ char *tdb_host_target(void) {
     return key;
 }
 
+char *tdb_cuda_target(int device) {
+    rt_cuda_props p;
+    if (rt_cuda_get_props(device, &p)) return NULL;
+    size_t n = strlen(p.name) + 32;
+    char *key = malloc(n);
+    if (key) snprintf(key, n, "cuda sm_%d%d %s", p.cc_major, p.cc_minor, p.name);
+    return key;
+}
+
+/* What cg_build takes for a stored target key: a GPU's key ("cuda sm_90
+ * NVIDIA H100 80GB HBM3", tdb_cuda_target) names the architecture the
+ * way cg_build does ("cuda -arch=sm_90"); any other key is passed as is. */
+static const char *build_target_of(te_ctx *ctx, const char *key) {
+    int len = 0;
+    if (!strncmp(key, "cuda sm_", 8) && sscanf(key + 8, "%*[0-9a-z]%n", &len) == 0 && len > 0 &&
+        (key[8 + len] == ' ' || !key[8 + len]))
+        return te_sprintf(ctx, "cuda -arch=sm_%.*s", len, key + 8);
+    return key;
+}
+
 int tdb__validate_log(tdb_db *db, const char *workload_key, int nsteps, const sch_step *steps) {
     te_ctx *ctx = te_ctx_new();
     if (!ctx) return tdb__err(db, "commit_record: out of memory");
@@ -103,13 +123,14 @@ rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, con
         return NULL;
     }
     info->workload = w;
+    const char *build = build_target_of(ctx, target);
     tdb_record *recs = NULL;
     int n = tdb_best(db, w->key, target, APPLY_TRIES, &recs);
     if (n < 0) return NULL;
     char why[400] = "";
     for (int i = 0; i < n; i++) {
         char reason[400];
-        rt_module *m = build_record(ctx, w, &recs[i], target, reason, sizeof reason);
+        rt_module *m = build_record(ctx, w, &recs[i], build, reason, sizeof reason);
         if (m) {
             info->record_id = recs[i].id;
             info->latency = recs[i].median;
@@ -135,8 +156,8 @@ rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, con
                  "none of the %d best records of workload '%s' for target '%s' builds (%.300s): "
                  "using the operator's default schedule",
                  n, w->key, target, why);
-    sch_schedule *s = ops_default_schedule(w, target);
-    rt_module *m = s ? cg_build(s, w->nargs, w->args, target, NULL) : NULL;
+    sch_schedule *s = ops_default_schedule(w, build);
+    rt_module *m = s ? cg_build(s, w->nargs, w->args, build, NULL) : NULL;
     if (!m)
         tdb__err(db, "apply_best: %s; the default schedule failed too: %s", info->message,
                  te_ctx_errmsg(ctx));

@@ -309,6 +309,11 @@ int tdb_get_cost_model(tdb_db *db, const char *target, void **blob, size_t *size
 
 /* The key of the host CPU target, "llvm -mcpu=NAME" (malloc'd). */
 char *tdb_host_target(void);
+/* The key of GPU `device` (0-based): "cuda sm_XY NAME", e.g. "cuda sm_90
+ * NVIDIA H100 80GB HBM3" (compute capability and the driver's device
+ * name), malloc'd; the key `autotune --target cuda` stores its records
+ * under. NULL with rt_last_error() when no driver or no such device. */
+char *tdb_cuda_target(int device);
 
 struct ops_workload; /* loom/ops.h */
 
@@ -330,8 +335,8 @@ typedef struct {
  * args, inputs then outputs). When no record is valid — none stored, or
  * every stored log fails to replay or build — it builds the operator's
  * default schedule instead and says so in info->message (info may be
- * NULL). target: a key as stored ("llvm -mcpu=znver5"), also passed to
- * cg_build. Returns NULL with the reason in tdb_errmsg(db) when the key
+ * NULL). target: a key as stored ("llvm -mcpu=znver5", or a GPU's
+ * tdb_cuda_target key, built as "cuda -arch=sm_XY"). Returns NULL with the reason in tdb_errmsg(db) when the key
  * is unknown to the ops registry or nothing builds. The module is the
  * caller's (rt_module_free). */
 rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, const char *target,

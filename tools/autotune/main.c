@@ -467,13 +467,10 @@ int main(int argc, char **argv) {
         free(tkey);
         tkey = strdup(target);
     }
-    rt_cuda_props gp;
-    if (cuda && rt_cuda_get_props(0, &gp) == 0) {
-        /* The GPU's target key: "cuda sm_90 NVIDIA H100 80GB HBM3". */
-        char buf[320];
-        snprintf(buf, sizeof buf, "cuda sm_%d%d %s", gp.cc_major, gp.cc_minor, gp.name);
+    char *gkey = cuda ? tdb_cuda_target(0) : NULL;
+    if (gkey) {
         free(tkey);
-        tkey = strdup(buf);
+        tkey = gkey;
     }
     for (int i = 0; i < ntasks; i++)
         if (tdb_commit_workload_key(db, tasks[i].key) < 0) {
