@@ -196,10 +196,12 @@ static int conv_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, 
 /* CUDA: the direct-convolution tile; padding inlined (a select on the
  * read) so no kernel materialises it. */
 static int conv_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
-    (void)p;
     const ops__priv *pv = w->priv;
     te_tensor *F = pv->t[0], *R = pv->t[0] == pv->t[1] ? NULL : pv->t[1];
-    return ops__cuda_conv(s, F, R, w->inputs[1], pv->t[2], pv->impl == &ops__conv2d_nhwc);
+    ops__conv_io io = {w->inputs[0],    w->inputs[1],   pv->t[2],
+                       p[CV_STRIDE],    p[CV_DIL],      p[CV_GROUPS],
+                       pv->impl == &ops__conv2d_nhwc};
+    return ops__cuda_conv(s, F, R, &io);
 }
 
 const ops__impl ops__conv2d_nchw = {

@@ -148,15 +148,23 @@ int ops__cuda_flat_reduce(sch_schedule *s, te_tensor *F, te_tensor *R);
  * tile divides its extent). R: the reduction (NULL: a local cache_write
  * of F). */
 int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te_tensor *B);
+/* What the CUDA convolution schedule needs of a conv2d workload. */
+typedef struct {
+    te_tensor *X;     /* the input placeholder */
+    te_tensor *W;     /* the weights placeholder */
+    te_tensor *pad;   /* the padding stage, NULL when pad = 0 */
+    int64_t stride, dilation, groups;
+    bool nhwc;        /* F is [N,OH,OW,K] (else [N,K,OH,OW]) */
+} ops__conv_io;
 /* A 2-D convolution output F ([N,K,OH,OW], or [N,OH,OW,K] when nhwc) of
- * reduction R (NULL: a local cache_write of F) over (rc, rr, rs) reading
- * weights Wt and the padding stage pad (inlined; NULL when none): blocks
- * over (n, k tile, y tile, x tile), threads over output channels and
- * columns, each thread vthreads of channels x rows of outputs in
- * registers; the channel reduction split, the weight tile of each step
- * staged in shared memory. */
-int ops__cuda_conv(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *Wt, te_tensor *pad,
-                   bool nhwc);
+ * reduction R (NULL: a local cache_write of F) over (rc, rr, rs).
+ * NCHW without groups: both operands staged in shared memory per chunk
+ * of input channels (the structure Ansor's GPU sketch finds: blocks of
+ * channels x rows x columns, enough blocks to fill the GPU). Otherwise
+ * the padding inlined and only the weight tile staged; blocks over (n, k
+ * tile, y tile, x tile), threads over output channels and columns, each
+ * thread vthreads of channels x rows of outputs in registers. */
+int ops__cuda_conv(sch_schedule *s, te_tensor *F, te_tensor *R, const ops__conv_io *io);
 /* A window operator's output F [N,C,OH,OW] (pooling, depthwise): blocks
  * over (n, c, y tile, x tile), threads over rows and columns of the tile,
  * one output each; R (NULL: F's own reduction through a local

@@ -207,8 +207,92 @@ int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te
 
 /* ---- direct convolution ---- */
 
-int ops__cuda_conv(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *Wt, te_tensor *pad,
-                   bool nhwc) {
+/* The largest divisor of n that is at most cap (1 when none above 1). */
+static int64_t divisor_le(int64_t n, int64_t cap) {
+    for (int64_t d = min64(n, cap); d > 1; d--)
+        if (n % d == 0) return d;
+    return 1;
+}
+
+/* Blocks a convolution grid should have at least: about one per SM of a
+ * large GPU (an H100 has 132, an A100 108); below that SMs idle, which
+ * cost the batch-1 ResNet-50 layers up to 10x against cuDNN (measured
+ * 2026-11-23). */
+#define CONV_MIN_BLOCKS 100
+/* Shared memory for one chunk of input channels (input and weight
+ * tiles): half the 48 KiB a block may take, so two blocks fit an SM. */
+#define CONV_STAGE_BYTES 24576
+
+/* NCHW, no groups: blocks of (tk x rk) channels x ry rows x tx columns;
+ * threads tk (threadIdx.y) x tx (threadIdx.x); each thread rk channels
+ * (vthreads: a warp's threads share each weight, a broadcast) x ry rows
+ * in registers. The reduction goes over chunks of rct input channels; per
+ * chunk the block's threads copy the padded input tile and the weight
+ * tile into shared memory, then every thread reads only shared memory.
+ * Register tile shrinks (rows first) until the grid has CONV_MIN_BLOCKS
+ * blocks. Returns 1 when the shapes do not suit it (nothing changed). */
+static int cuda_conv_staged(sch_schedule *s, te_tensor *F, te_tensor *R, const ops__conv_io *io) {
+    te_expr *rc = sch_reduce_axis(R, 0), *rr = sch_reduce_axis(R, 1), *rs = sch_reduce_axis(R, 2);
+    if (!rc || !rr || !rs) return -1;
+    int64_t N = F->shape[0], K = F->shape[1], OH = F->shape[2], OW = F->shape[3];
+    int64_t C = ext_of(rc), RR = ext_of(rr), SS = ext_of(rs), bytes = te_dtype_bytes(F->dtype);
+    int64_t tx = divisor_le(OW, 32), tk = divisor_le(K, 256 / tx > 1 ? 256 / tx : 1);
+    int64_t rk = divisor_le(K / tk, 4), ry = divisor_le(OH, 4);
+    while (N * (K / (tk * rk)) * (OH / ry) * (OW / tx) < CONV_MIN_BLOCKS && (rk > 1 || ry > 1)) {
+        if (ry >= rk && ry > 1) ry = divisor_le(OH, ry - 1);
+        else rk = divisor_le(K / tk, rk - 1);
+    }
+    int64_t rows = (ry - 1) * io->stride + (RR - 1) * io->dilation + 1;
+    int64_t cols = (tx - 1) * io->stride + (SS - 1) * io->dilation + 1;
+    int64_t in_tile = rows * cols, w_tile = tk * rk * RR * SS, nthreads = tk * tx;
+    /* A width with no divisor from 4 to 32 (a prime, say) would leave a
+     * warp mostly idle: the tail-handling schedule does better there. */
+    if (tx < 4 && OW >= 8) return 1;
+    /* Input channels per chunk: a divisor of C whose two tiles fit
+     * CONV_STAGE_BYTES and are each at least one element per thread (a
+     * copy loop is split over the block's threads and must be as long,
+     * see can_stage); the largest up to 16, else the smallest above. */
+    int64_t rct = 0;
+    for (int64_t d = 1; d <= C; d++) {
+        bool fits = d * (in_tile + w_tile) * bytes <= CONV_STAGE_BYTES;
+        bool fills = d * in_tile >= nthreads && d * w_tile >= nthreads;
+        if (C % d == 0 && fits && fills && (d <= 16 || !rct)) rct = d;
+    }
+    if (!rct) return 1;
+
+    te_expr *kb, *k1, *kv, *kt, *yo, *yi, *xo, *xt, *blk;
+    if (sch_split(s, F, sch_axis(F, 1), tk * rk, &kb, &k1) ||
+        sch_split_nparts(s, F, k1, rk, &kv, &kt) || sch_split(s, F, sch_axis(F, 2), ry, &yo, &yi) ||
+        sch_split(s, F, sch_axis(F, 3), tx, &xo, &xt))
+        return -1;
+    te_expr *ord[8] = {sch_axis(F, 0), kb, yo, xo, kv, kt, xt, yi};
+    if (sch_reorder(s, F, 8, ord) || sch_fuse(s, F, 4, ord, &blk) ||
+        sch_bind(s, F, blk, "blockIdx.x") || sch_bind(s, F, kv, "vthread") ||
+        sch_bind(s, F, kt, "threadIdx.y") || sch_bind(s, F, xt, "threadIdx.x"))
+        return -1;
+    /* The padded input staged as it is read; the padding stage is then
+     * inlined into the copy (a select on the load), never materialised. */
+    te_tensor *in = io->pad ? io->pad : io->X;
+    te_tensor *XS = sch_cache_read(s, in, "shared", 1, &R);
+    te_tensor *WS = sch_cache_read(s, io->W, "shared", 1, &R);
+    if (!XS || !WS || (io->pad && sch_compute_inline(s, io->pad))) return -1;
+    if (sch_compute_at(s, R, F, xt)) return -1;
+    te_expr *rco, *rci;
+    if (sch_split(s, R, rc, rct, &rco, &rci)) return -1;
+    te_expr *rord[7] = {rco, rci, rr, rs};
+    for (int d = 0; d < 3; d++)
+        if (!(rord[4 + d] = sch_axis(R, d + 1))) return -1;
+    if (sch_reorder(s, R, 7, rord) || sch_unroll(s, R, rs) || sch_unroll(s, R, sch_axis(R, 2)))
+        return -1;
+    if (sch_compute_at(s, XS, R, rco) || coop_fetch(s, XS, tk, tx, 1) ||
+        sch_compute_at(s, WS, R, rco) || coop_fetch(s, WS, tk, tx, 1))
+        return -1;
+    return 0;
+}
+
+/* NHWC or grouped: the padding inlined, the weight tile staged. */
+static int cuda_conv_weights_staged(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *Wt,
+                                    te_tensor *pad, bool nhwc) {
     if (pad && sch_compute_inline(s, pad)) return -1;
     if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
     int ka = nhwc ? 3 : 1, ya = nhwc ? 1 : 2, xa = nhwc ? 2 : 3;
@@ -257,6 +341,17 @@ int ops__cuda_conv(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *Wt, t
     if (WS && (sch_compute_at(s, WS, R, rco) || coop_fetch(s, WS, nty, ntx, 1))) return -1;
     return 0;
 }
+
+int ops__cuda_conv(sch_schedule *s, te_tensor *F, te_tensor *R, const ops__conv_io *io) {
+    if (!io->nhwc && io->groups == 1) {
+        if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
+        int rc = cuda_conv_staged(s, F, R, io);
+        if (rc <= 0) return rc;
+    }
+    return cuda_conv_weights_staged(s, F, R, io->W, io->pad, io->nhwc);
+}
+
+/* ---- direct convolution ---- */
 
 /* ---- window operators ---- */
 

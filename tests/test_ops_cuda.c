@@ -37,6 +37,10 @@ static const cuda_case cases[] = {
     {"conv2d_nchw", "N=2,C=3,H=13,W=11,K=5,R=5,S=3,stride=2,pad=2", NULL},
     {"conv2d", "N=1,C=6,H=9,W=10,K=4,R=3,S=3,pad=2,dilation=2,groups=2", NULL},
     {"conv2d", "N=1,C=16,H=7,W=7,K=24,R=1,S=1", NULL},
+    /* Both operands staged (NCHW, no groups): a strided 7x7 like
+     * ResNet-50's stem, and an unpadded 1x1 (the input itself staged). */
+    {"conv2d", "N=1,C=3,H=40,W=40,K=16,R=7,S=7,stride=2,pad=3", "Pad_shared"},
+    {"conv2d", "N=1,C=32,H=28,W=28,K=32,R=1,S=1", "X_shared"},
     {"conv2d", "N=1,C=19,H=15,W=17,K=37,R=3,S=3,stride=1,pad=1", "O_local"},
     {"conv2d_nhwc", "N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1", "W_shared"},
     {"conv2d_nhwc", "N=2,C=6,H=9,W=7,K=9,R=3,S=2,stride=2,pad=1,groups=3", NULL},
