@@ -38,8 +38,9 @@ static const char usage[] =
     "  --skip-default  do not measure the operator's default schedule; by default it\n"
     "                is the first trial of an ops workload (unless FILE has it), so the\n"
     "                best record is never worse than the untuned operator\n"
-    "  --retime K    after the run, time the K best distinct programs in FILE again,\n"
-    "                side by side in 5 rounds (default 8; 0 or 1: not at all), and rank\n"
+    "  --retime K    after the run, time the K best distinct programs in FILE again\n"
+    "                (FILE's best, then the best by first timing), side by side\n"
+    "                in 5 rounds (default 8; 0 or 1: not at all), and rank\n"
     "                them by their fastest round: on a shared machine, programs timed\n"
     "                at different moments are not comparable (tdb_commit_retime)\n"
     "  --progress-interval SEC  when stdout is not a terminal, a progress line at most\n"
@@ -286,7 +287,17 @@ static int eval_model(const char *db_path, const char *tkey) {
     return rc ? 1 : 0;
 }
 
-/* Times the k best distinct programs of `key` in db again, side by side
+/* qsort order of record indices by first-timed median (the records of
+ * retime_best; one call at a time, from the main thread). */
+static const tdb_record *by_median_recs;
+static int by_median(const void *a, const void *b) {
+    double x = by_median_recs[*(const int *)a].median, y = by_median_recs[*(const int *)b].median;
+    if (x != y) return x < y ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Times the database's best program of `key` and the best distinct others
+ * by first timing (k in all, plus the default schedule) again, side by side
  * (tune_retime, 5 rounds), stores the re-timings and prints the outcome;
  * `name` prefixes the line in a suite. Problems are reported on stderr
  * and leave the records as they were. */
@@ -306,10 +317,22 @@ static void retime_best(tdb_db *db, const char *key, const char *tkey, const cha
     sch_schedule *ds = w ? ops_default_schedule(w, target) : NULL;
     char *dflt = ds ? tdb_schedule_to_json(ds) : NULL;
     te_ctx_free(ctx);
+    /* The candidates: the database's current best (tdb_best's first, which
+     * must defend its place), then the best by first timing. Ranking by
+     * tdb_best alone would pick only programs re-timed in earlier runs,
+     * which lead it, and a faster program found since would never be
+     * re-timed, so never ranked above them. */
+    int *order = nr > 0 ? malloc(sizeof *order * (size_t)nr) : NULL;
+    for (int i = 0; order && i < nr; i++) order[i] = i;
+    if (order && nr > 1) {
+        by_median_recs = r;
+        qsort(order + 1, (size_t)nr - 1, sizeof *order, by_median);
+    }
     const char **steps = calloc((size_t)k + 1, sizeof *steps);
     int *pick = calloc((size_t)k + 1, sizeof *pick), n = 0;
     bool have_default = false;
-    for (int i = 0; steps && pick && i < nr; i++) {
+    for (int o = 0; order && steps && pick && o < nr; o++) {
+        int i = order[o];
         bool is_default = dflt && !strcmp(dflt, r[i].steps_json);
         if (n >= k && (have_default || !is_default)) continue; /* k, and one more for it */
         bool seen = false;
@@ -320,6 +343,7 @@ static void retime_best(tdb_db *db, const char *key, const char *tkey, const cha
         if (n > k) break;
     }
     free(dflt);
+    free(order);
     tune_result *res = n >= 2 ? calloc((size_t)n, sizeof *res) : NULL;
     char *err = NULL;
     tune_measurer *m = res ? tune_measurer_new(key, target, mo, &err) : NULL;
