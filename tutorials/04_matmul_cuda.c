@@ -7,17 +7,13 @@
  *      there (__syncthreads() is inserted by Loom);
  *   3. register tiling with virtual threads: 64x64 per block, 8x8 threads,
  *      each thread 2x2 vthreads of 4x4 outputs held in registers, tiles
- *      fetched with float4 loads;
- *   4. the same with 128x128 per block and 16x16 threads: each thread
- *      still holds 8x8 outputs, but a block fetches half as many operand
- *      bytes per multiply-add from global memory.
+ *      fetched with float4 loads.
  * Each schedule is lowered, turned into CUDA C and compiled with NVRTC.
  * With a GPU it is run, checked against a CPU reference and timed with
- * CUDA events; without one the CUDA source of step 4 is printed and the
+ * CUDA events; without one the CUDA source of step 3 is printed and the
  * run is skipped (exit 0).
  *
- * Usage: tutorial_04_matmul_cuda [--check] [N]   (N: matrix size, a multiple of 128;
- *                                                 1024, or 256 with --check)
+ * Usage: tutorial_04_matmul_cuda [--check] [N]   (N: matrix size, 1024)
  */
 #include <math.h>
 #include <stdio.h>
@@ -91,20 +87,18 @@ static sch_schedule *shared(mm *m) {
     return s;
 }
 
-/* Block tile bt x bt, th x th threads, each 2x2 vthreads of
- * (bt / 2 / th)^2 outputs. */
-static sch_schedule *vthread_tiles(mm *m, int64_t bt, int64_t th) {
+static sch_schedule *vthread(mm *m) {
     sch_schedule *s = sch_create(m->ctx, TE_TENSORS(m->C));
     te_tensor *CC = sch_cache_write(s, m->C, "local");
     te_tensor *AA = sch_cache_read(s, m->A, "shared", 1, &CC);
     te_tensor *BB = sch_cache_read(s, m->B, "shared", 1, &CC);
     te_expr *by, *bx, *yi, *xi, *tyz, *txz, *ty, *tx;
-    sch_split(s, m->C, sch_axis(m->C, 0), bt, &by, &yi);
-    sch_split(s, m->C, sch_axis(m->C, 1), bt, &bx, &xi);
+    sch_split(s, m->C, sch_axis(m->C, 0), 64, &by, &yi);
+    sch_split(s, m->C, sch_axis(m->C, 1), 64, &bx, &xi);
     sch_split_nparts(s, m->C, yi, 2, &tyz, &yi);
-    sch_split_nparts(s, m->C, yi, th, &ty, &yi);
+    sch_split_nparts(s, m->C, yi, 8, &ty, &yi);
     sch_split_nparts(s, m->C, xi, 2, &txz, &xi);
-    sch_split_nparts(s, m->C, xi, th, &tx, &xi);
+    sch_split_nparts(s, m->C, xi, 8, &tx, &xi);
     sch_reorder(s, m->C, 8, (te_expr *[]){by, bx, tyz, txz, ty, tx, yi, xi});
     sch_bind(s, m->C, by, "blockIdx.y");
     sch_bind(s, m->C, bx, "blockIdx.x");
@@ -121,13 +115,10 @@ static sch_schedule *vthread_tiles(mm *m, int64_t bt, int64_t th) {
     sch_unroll(s, CC, xo);
     sch_compute_at(s, AA, CC, ko);
     sch_compute_at(s, BB, CC, ko);
-    fetch(s, AA, th, th, 4);
-    fetch(s, BB, th, th, 4);
+    fetch(s, AA, 8, 8, 4);
+    fetch(s, BB, 8, 8, 4);
     return s;
 }
-
-static sch_schedule *vthread(mm *m) { return vthread_tiles(m, 64, 8); }
-static sch_schedule *vthread_large(mm *m) { return vthread_tiles(m, 128, 16); }
 
 static void fill(float *p, int64_t n, unsigned seed) {
     for (int64_t i = 0; i < n; i++) {
@@ -175,8 +166,8 @@ static int run_on_gpu(rt_module *mod, const char *name, int64_t n, DLTensor *a, 
 int main(int argc, char **argv) {
     bool check = argc > 1 && !strcmp(argv[1], "--check");
     int64_t n = argc > 1 + check ? atoll(argv[1 + check]) : (check ? 256 : 1024);
-    if (n < 128 || n % 128) {
-        fprintf(stderr, "N must be a positive multiple of 128\n");
+    if (n < 64 || n % 64) {
+        fprintf(stderr, "N must be a positive multiple of 64\n");
         return 1;
     }
     if (!rt_nvrtc_available()) {
@@ -185,9 +176,8 @@ int main(int argc, char **argv) {
     }
     bool gpu = rt_cuda_available();
     const char *why = gpu ? "" : rt_last_error();
-    static const char *names[4] = {"naive", "shared-memory tiling", "register tiling + vthreads",
-                                   "128x128 block tiles"};
-    sch_schedule *(*makers[4])(mm *) = {naive, shared, vthread, vthread_large};
+    static const char *names[3] = {"naive", "shared-memory tiling", "register tiling + vthreads"};
+    sch_schedule *(*makers[3])(mm *) = {naive, shared, vthread};
     DLDataType f32 = {kDLFloat, 32, 1};
     int64_t shape[2] = {n, n};
     if (gpu) printf("matmul %lld^3 float32 on the GPU:\n", (long long)n);
@@ -196,7 +186,7 @@ int main(int argc, char **argv) {
     fill(a->data, n * n, 1);
     fill(b->data, n * n, 2);
     int rc = 0;
-    for (int step = 0; step < 4 && !rc; step++) {
+    for (int step = 0; step < 3 && !rc; step++) {
         mm m = make(n);
         sch_schedule *s = makers[step](&m);
         rt_module *mod = cg_build(s, TE_TENSORS(m.A, m.B, m.C), "cuda", NULL);
@@ -207,7 +197,7 @@ int main(int argc, char **argv) {
             printf("step %d (%s): CUDA C %zu bytes, PTX %zu bytes for %s\n", step + 1, names[step],
                    strlen(rt_module_get_text(mod, "source")), strlen(rt_module_get_text(mod, "ptx")),
                    rt_module_get_text(mod, "arch"));
-            if (step == 3 && !check) puts(rt_module_get_text(mod, "source"));
+            if (step == 2 && !check) puts(rt_module_get_text(mod, "source"));
         } else {
             rc = run_on_gpu(mod, names[step], n, a, b, c);
         }
