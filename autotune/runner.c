@@ -236,9 +236,9 @@ static int do_run(built *b, int out, cJSON *req) {
     if (hook == TUNE_HOOK_HANG) hang();
     /* The first call is the warm-up; a candidate far slower than the best
      * keeps one timed call as its only sample. On the CPU that is the
-     * warm-up itself. On the GPU the first call loads the module (the
-     * driver compiles its PTX then: tens of milliseconds), so the sample is
-     * a second call timed with CUDA events. */
+     * warm-up itself. On the GPU the first call loads the module (tens of
+     * milliseconds where the driver must compile PTX), so the sample is a
+     * second call timed with CUDA events. */
     double slow_s = cJSON_GetNumberValue(cJSON_GetObjectItem(req, "slow_s"));
     rt_timing tm = {.n = 1};
     if (b->cuda) {

@@ -23,6 +23,9 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
 
+/* CUresult values we test for (cuda.h's numbers). */
+#define RT_CU_NO_BINARY_FOR_GPU 209
+
 #define RT_CU_ATTR_MAX_THREADS_PER_BLOCK 1
 #define RT_CU_ATTR_MAX_BLOCK_DIM_X 2
 #define RT_CU_ATTR_MAX_GRID_DIM_X 5

@@ -39,6 +39,8 @@ typedef struct {
 
 struct cuda_impl {
     char *ptx;
+    void *cubin; /* NULL: none */
+    size_t cubin_size;
     int nfuncs;
     cuda_func *funcs;
     pthread_mutex_t mu;
@@ -66,6 +68,7 @@ static void impl_free(void *p) {
     }
     free(m->funcs);
     free(m->ptx);
+    free(m->cubin);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
@@ -88,7 +91,13 @@ static int ensure_loaded(cuda_impl *m, int dev) {
     int rc = 0;
     if (!m->mod[dev]) {
         CUmodule mod = NULL;
-        CUresult r = a->ModuleLoadData(&mod, m->ptx);
+        /* The cubin when this GPU takes it; else the PTX, which the driver
+         * compiles for whatever GPU it is. */
+        CUresult r = m->cubin ? a->ModuleLoadData(&mod, m->cubin) : RT_CU_NO_BINARY_FOR_GPU;
+        if (r) {
+            mod = NULL;
+            r = a->ModuleLoadData(&mod, m->ptx);
+        }
         if (r) rc = rt__cu_fail(r, "cuModuleLoadData (PTX, %zu bytes) on device %d", strlen(m->ptx), dev);
         for (int i = 0; !rc && i < m->nfuncs; ++i)
             for (int k = 0; !rc && k < m->funcs[i].nlaunches; ++k) {
@@ -155,6 +164,11 @@ static int32_t call_func(void *self, int nargs, DLTensor *const *args) {
 }
 
 rt_module *rt_cuda_module_new(const char *ptx, int nfuncs, const rt_cuda_func *funcs) {
+    return rt_cuda_module_new_image(ptx, NULL, 0, nfuncs, funcs);
+}
+
+rt_module *rt_cuda_module_new_image(const char *ptx, const void *cubin, size_t cubin_size,
+                                    int nfuncs, const rt_cuda_func *funcs) {
     if (!ptx || nfuncs < 1 || !funcs) {
         rt_set_error("rt_cuda_module_new: needs a PTX image and at least one function");
         return NULL;
@@ -188,6 +202,11 @@ rt_module *rt_cuda_module_new(const char *ptx, int nfuncs, const rt_cuda_func *f
     m->ptx = dupz(ptx);
     m->funcs = calloc((size_t)nfuncs, sizeof *m->funcs);
     if (!m->ptx || !m->funcs) goto oom;
+    if (cubin && cubin_size) {
+        if (!(m->cubin = malloc(cubin_size))) goto oom;
+        memcpy(m->cubin, cubin, cubin_size);
+        m->cubin_size = cubin_size;
+    }
     m->nfuncs = nfuncs;
     for (int i = 0; i < nfuncs; ++i) {
         const rt_cuda_func *s = &funcs[i];

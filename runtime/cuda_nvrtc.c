@@ -27,6 +27,9 @@ static struct {
     nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t *);
     nvrtcResult (*GetPTX)(nvrtcProgram, char *);
     nvrtcResult (*DestroyProgram)(nvrtcProgram *);
+    /* Optional (NVRTC 11.1 on): machine code of a real architecture. */
+    nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t *);
+    nvrtcResult (*GetCUBIN)(nvrtcProgram, char *);
     const char *(*GetErrorString)(nvrtcResult);
 } nv;
 static bool nv_ok;
@@ -70,6 +73,8 @@ static void nv_load(void) {
             snprintf(nv_err, sizeof nv_err, "NVRTC library lacks %s", t[i].name);
             return;
         }
+    nv.GetCUBINSize = (nvrtcResult(*)(nvrtcProgram, size_t *))dlsym(h, "nvrtcGetCUBINSize");
+    nv.GetCUBIN = (nvrtcResult(*)(nvrtcProgram, char *))dlsym(h, "nvrtcGetCUBIN");
     nv_ok = true;
 }
 
@@ -108,6 +113,7 @@ static int virtual_arch(const char *arch, char *out, size_t size) {
 void rt_nvrtc_output_free(rt_nvrtc_output *o) {
     if (!o) return;
     free(o->ptx);
+    free(o->cubin);
     free(o->log);
     memset(o, 0, sizeof *o);
 }
@@ -125,8 +131,12 @@ int rt_nvrtc_compile(const char *source, const char *name, const char *arch,
                             "(e.g. sm_90)",
                             arch);
     if (!nv_get()) return -1;
+    /* A real architecture is compiled as such when NVRTC can hand over the
+     * machine code: PTX and cubin both come out of one compilation. */
+    bool real = !strncmp(arch, "sm_", 3) && nv.GetCUBINSize && nv.GetCUBIN;
     char archopt[64];
-    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", varch);
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s%s", real ? "sm_" : "",
+             real ? varch + 8 : varch);
     const char *opts[] = {archopt, "--std=c++17", "-default-device", "--fmad=true"};
     nvrtcProgram prog = NULL;
     nvrtcResult r = nv.CreateProgram(&prog, source, name, 0, NULL, NULL);
@@ -148,6 +158,14 @@ int rt_nvrtc_compile(const char *source, const char *name, const char *arch,
             rc = rt_set_error("nvrtcGetPTX(%s): %s", name, r ? nv.GetErrorString(r) : "out of memory");
         } else {
             out->ptx_size = n;
+        }
+        if (!rc && real) {
+            if ((r = nv.GetCUBINSize(prog, &n)) || !(out->cubin = malloc(n ? n : 1)) ||
+                (r = nv.GetCUBIN(prog, out->cubin)))
+                rc = rt_set_error("nvrtcGetCUBIN(%s): %s", name,
+                                  r ? nv.GetErrorString(r) : "out of memory");
+            else
+                out->cubin_size = n;
         }
     }
     nv.DestroyProgram(&prog);

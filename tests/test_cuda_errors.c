@@ -141,6 +141,18 @@ static void test_nvrtc_error(void **state) {
                                       "ok.cu", "sm_90", &out),
                      0);
     assert_non_null(strstr(out.ptx, ".entry k"));
+    /* A real architecture also gives its machine code (an ELF image), a
+     * virtual one PTX alone. */
+    assert_non_null(out.cubin);
+    assert_true(out.cubin_size > 4);
+    assert_memory_equal(out.cubin, "\x7f" "ELF", 4);
+    rt_nvrtc_output_free(&out);
+    assert_int_equal(rt_nvrtc_compile("extern \"C\" __global__ void k(float *a) { a[0] = 1; }",
+                                      "ok.cu", "compute_90", &out),
+                     0);
+    assert_non_null(strstr(out.ptx, ".entry k"));
+    assert_null(out.cubin);
+    assert_int_equal(out.cubin_size, 0);
     rt_nvrtc_output_free(&out);
 }
 

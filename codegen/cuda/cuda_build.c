@@ -87,7 +87,7 @@ rt_module *cg_cuda_build(te_ctx *ctx, int nprogs, const tir_device_program *cons
         f->nlaunches = p->nkernels;
         f->launches = ls;
     }
-    rt_module *m = rt_cuda_module_new(out.ptx, nprogs, funcs);
+    rt_module *m = rt_cuda_module_new_image(out.ptx, out.cubin, out.cubin_size, nprogs, funcs);
     rt_nvrtc_output_free(&out);
     if (!m) {
         te_error(ctx, "cuda: %s", rt_last_error());

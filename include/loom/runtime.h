@@ -186,19 +186,24 @@ DLTensor *rt_cuda_tensor_alloc(DLDataType dtype, int ndim, const int64_t *shape,
 int rt_tensor_copy(DLTensor *dst, const DLTensor *src);
 
 /* NVRTC output: PTX text (NUL-terminated, ptx_size bytes without the
- * NUL) and the compiler log (NULL when empty). malloc-owned; free with
- * rt_nvrtc_output_free. */
+ * NUL), the machine code (cubin, cubin_size bytes) when compiled for a
+ * real architecture (else NULL), and the compiler log (NULL when empty).
+ * malloc-owned; free with rt_nvrtc_output_free. */
 typedef struct {
     char *ptx;
     size_t ptx_size;
+    void *cubin;
+    size_t cubin_size;
     char *log;
 } rt_nvrtc_output;
 bool rt_nvrtc_available(void);
 int rt_nvrtc_version(int *major, int *minor);
-/* Compiles CUDA C++ `source` (program name `name`, for messages) to PTX
- * for the virtual architecture of `arch` ("sm_90", "sm_90a" or
- * "compute_90"; NULL: compute_75, the oldest NVRTC 13 accepts). Returns
- * 0, or -1 with rt_last_error holding NVRTC's message and log. */
+/* Compiles CUDA C++ `source` (program name `name`, for messages) for
+ * `arch`: a real architecture ("sm_90", "sm_90a") gives PTX and that
+ * GPU's machine code (so loading it needs no PTX compilation by the
+ * driver), a virtual one ("compute_90"; NULL: compute_75, the oldest
+ * NVRTC 13 accepts) PTX alone. Returns 0, or -1 with rt_last_error
+ * holding NVRTC's message and log. */
 int rt_nvrtc_compile(const char *source, const char *name, const char *arch,
                      rt_nvrtc_output *out);
 void rt_nvrtc_output_free(rt_nvrtc_output *out);
@@ -233,6 +238,13 @@ typedef struct {
  * kernel, its grid and block and the CUDA error (cuGetErrorName and
  * cuGetErrorString). NULL with rt_last_error on malformed input. */
 rt_module *rt_cuda_module_new(const char *ptx, int nfuncs, const rt_cuda_func *funcs);
+/* The same with machine code beside the PTX (rt_nvrtc_output's cubin,
+ * copied; NULL: none): loaded in its place when the GPU runs that
+ * architecture, which skips the driver's PTX compilation (tens of
+ * milliseconds for a large kernel); the PTX is loaded when the GPU
+ * refuses the cubin (another architecture). */
+rt_module *rt_cuda_module_new_image(const char *ptx, const void *cubin, size_t cubin_size,
+                                    int nfuncs, const rt_cuda_func *funcs);
 
 /* Times rt_call(m, name, ...) on the GPU with CUDA events (cuEventRecord
  * around the launches, no host synchronisation between calls in a
