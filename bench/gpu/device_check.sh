@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One full pass on the GPU machine (see ../../README.md "GPU machine"): every test and tutorial of a
-# carried build, then the side-by-side benchmark against cuBLAS/cuDNN. Run from the project root as
+# One full pass on the GPU machine (bench/README.md; the libraries a build made elsewhere needs come
+# from bench/gpu/fetch-runtime-debs.sh): every test and tutorial of a carried build, optional tuning,
+# then the side-by-side benchmark against cuBLAS/cuDNN. Run from the project root as
 #   source .devdeps/unpack-runtime-debs.sh && bash bench/gpu/device_check.sh build-dev "$OUT" [STEPS]
 # STEPS: a comma list of tests,tutorials,tune,bench (default all four, run in that order; tune:
 # `autotune --target cuda` of the workloads in $TUNE, then bench uses that database).
