@@ -2,8 +2,10 @@
  * ops/sched_cuda.c — the default CUDA schedules' shared patterns: one
  * thread per element (elementwise, row reductions), the GEMM of TVM's
  * "How to optimize GEMM on GPU" (shared-memory tiles, vthreads, register
- * accumulators), the direct convolution (weights staged in shared memory,
- * a register tile of channels x rows per thread) and window operators.
+ * accumulators), the direct convolution (input and weight tiles staged in
+ * shared memory per chunk of input channels, a register tile of channels
+ * x rows per thread, a grid of at least CONV_MIN_BLOCKS blocks; only the
+ * weights staged for NHWC and grouped convolutions) and window operators.
  *
  * A reduction over a long extent (>= XREDUCE_MIN elements: softmax and
  * layer_norm rows, sum/mean/max over a long axis, global average pool of
@@ -12,8 +14,8 @@
  * ...: coalesced), combined by warp shuffles (TVM's default CUDA
  * reduction schedule, topi/cuda/reduction.py, does the same). Shorter
  * reductions run serially in the thread that owns their output. Every
- * kernel has at most 512 threads per block and a few KiB of shared
- * memory, far inside the verifier's limits (1024 threads, 48 KiB).
+ * kernel has at most 512 threads per block and at most 24 KiB of shared
+ * memory, inside the verifier's limits (1024 threads, 48 KiB).
  */
 #include "ops_internal.h"
 
@@ -220,7 +222,8 @@ static int64_t divisor_le(int64_t n, int64_t cap) {
  * 2026-11-23). */
 #define CONV_MIN_BLOCKS 100
 /* Shared memory for one chunk of input channels (input and weight
- * tiles): half the 48 KiB a block may take, so two blocks fit an SM. */
+ * tiles): half the 48 KiB a block may take without opting in to more,
+ * leaving room for several blocks on an SM. */
 #define CONV_STAGE_BYTES 24576
 
 /* NCHW, no groups: blocks of (tk x rk) channels x ry rows x tx columns;
