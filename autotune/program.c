@@ -12,6 +12,7 @@
  * register tile of sgemm kernels on 1024 rows. Lowering guards the last
  * tile and loop partitioning splits that guard off the hot loops.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,16 +49,20 @@ const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k) {
     return NULL;
 }
 
-int tune_host_vector_lanes(void) {
-    static int lanes = 0;
-    if (lanes) return lanes;
+/* Once per process: read by the search's threads (pthread_once). */
+static int host_lanes = 4;
+static pthread_once_t host_lanes_once = PTHREAD_ONCE_INIT;
+
+static void detect_host_lanes(void) {
     char *f = cg_llvm_host_features();
-    int l = 4;
-    if (f && strstr(f, "+avx512f")) l = 16;
-    else if (f && strstr(f, "+avx2")) l = 8;
+    if (f && strstr(f, "+avx512f")) host_lanes = 16;
+    else if (f && strstr(f, "+avx2")) host_lanes = 8;
     free(f);
-    lanes = l;
-    return l;
+}
+
+int tune_host_vector_lanes(void) {
+    pthread_once(&host_lanes_once, detect_host_lanes);
+    return host_lanes;
 }
 
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }

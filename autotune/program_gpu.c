@@ -15,6 +15,7 @@
  * accumulator lives in registers; more spills). Shared memory is left to
  * the verifier (tir_verify_gpu), which the search runs on every program.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "autotune/tune_internal.h"
@@ -26,20 +27,23 @@ static const int64_t gpu_fetch[TUNE__GPU_NFETCH] = {1, 2, 4};
 
 enum { MAX_VTHREAD = 8, MAX_PER_THREAD = 256, MIN_THREADS = 32 };
 
-tir_gpu_limits tune_gpu_limits(void) {
-    static tir_gpu_limits lim;
-    static bool done;
-    if (!done) {
-        rt_cuda_props p;
-        lim.max_threads_per_block = 1024;
-        lim.max_shared_bytes = 49152;
-        if (rt_cuda_available() && rt_cuda_get_props(0, &p) == 0) {
-            if (p.max_threads_per_block > 0) lim.max_threads_per_block = p.max_threads_per_block;
-            if (p.shared_mem_per_block > 0) lim.max_shared_bytes = p.shared_mem_per_block;
-        }
-        done = true;
+/* Once per process: read by the search's threads (pthread_once). */
+static tir_gpu_limits gpu_lim;
+static pthread_once_t gpu_lim_once = PTHREAD_ONCE_INIT;
+
+static void detect_gpu_limits(void) {
+    rt_cuda_props p;
+    gpu_lim.max_threads_per_block = 1024;
+    gpu_lim.max_shared_bytes = 49152;
+    if (rt_cuda_available() && rt_cuda_get_props(0, &p) == 0) {
+        if (p.max_threads_per_block > 0) gpu_lim.max_threads_per_block = p.max_threads_per_block;
+        if (p.shared_mem_per_block > 0) gpu_lim.max_shared_bytes = p.shared_mem_per_block;
     }
-    return lim;
+}
+
+tir_gpu_limits tune_gpu_limits(void) {
+    pthread_once(&gpu_lim_once, detect_gpu_limits);
+    return gpu_lim;
 }
 
 /* ---- tile constraints ---- */

@@ -103,38 +103,69 @@ static tir_func *lowered(tuner *t, sch_schedule *s, int nargs, te_tensor **args)
     return f ? tir_run_pipeline(t->sc.ctx, f, popts(t)) : NULL;
 }
 
+/* One batch of candidates, evaluated on the thread pool: each chunk
+ * applies, hashes, lowers and runs the pipeline (for the scorer, and on
+ * GPU for the verifier that filters invalid programs) in a ctx of its own,
+ * kept until the scorer has seen the batch. */
+typedef struct {
+    tuner *t;
+    cand *c;
+    const tir_func **funcs; /* per candidate; NULL: invalid or not needed */
+    te_ctx **ctxs;          /* at each chunk's first index; the caller frees */
+    bool lower;
+} eval_batch;
+
+static int eval_chunk(int64_t begin, int64_t end, void *env) {
+    eval_batch *e = env;
+    const tuner *t = e->t;
+    te_ctx *ctx = e->ctxs[begin] = te_ctx_new();
+    tune_workload w;
+    if (!ctx || tune_build_workload(ctx, t->key, &w)) return -1;
+    for (int64_t i = begin; i < end; i++) {
+        cand *c = &e->c[i];
+        sch_schedule *s = tune_program_apply(ctx, &w, &t->sk[c->p.sketch], &c->p);
+        if (!s) continue;
+        c->h = tune_hash(tune_steps_key(ctx, s));
+        if (!e->lower) continue;
+        tir_func *f = sch_lower(s, w.nargs, w.args, "default");
+        if (!(f = f ? tir_run_pipeline(ctx, f, popts(t)) : NULL)) c->h = 0;
+        e->funcs[i] = f;
+    }
+    return 0;
+}
+
 /* Applies, hashes and (with a scorer) scores n programs; invalid ones get
- * h = 0. Returns 0 or -1 (the workload no longer builds). */
+ * h = 0. The random scores (no scorer, or ties) are drawn first, in order,
+ * so the outcome does not depend on the thread count. Applying and
+ * lowering run in parallel (a round lowers population x generations
+ * programs: most of a GPU round's search time); the scorer runs on the
+ * calling thread. Returns 0 or -1 (the workload no longer builds). */
 static int evaluate(tuner *t, cand *c, int n) {
     const tune_scorer *sco = &t->o->scorer;
-    enum { BATCH = 128 };
+    enum { BATCH = 256 };
+    const tir_func *funcs[BATCH];
+    te_ctx *ctxs[BATCH];
+    for (int i = 0; i < n; i++) {
+        c[i].h = 0;
+        c[i].score = (double)(tune_rand(&t->rng) >> 11) * 0x1p-53;
+    }
     for (int b0 = 0; b0 < n; b0 += BATCH) {
         int bn = n - b0 < BATCH ? n - b0 : BATCH;
-        if (scratch_fresh(&t->sc)) return -1;
-        const tir_func *funcs[BATCH];
-        int idx[BATCH], nf = 0;
-        for (int i = b0; i < b0 + bn; i++) {
-            c[i].h = 0;
-            c[i].score = (double)(tune_rand(&t->rng) >> 11) * 0x1p-53;
-            sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[c[i].p.sketch], &c[i].p);
-            if (!s) continue;
-            c[i].h = tune_hash(tune_steps_key(t->sc.ctx, s));
-            if (sco->predict || t->gpu) {
-                tir_func *f = lowered(t, s, t->sc.w.nargs, t->sc.w.args);
-                if (!f) {
-                    c[i].h = 0;
-                    continue;
-                }
-                if (!sco->predict) continue;
-                funcs[nf] = f;
-                idx[nf++] = i;
-            }
-        }
-        if (sco->predict && nf) {
+        memset(funcs, 0, sizeof funcs);
+        memset(ctxs, 0, sizeof ctxs);
+        eval_batch e = {t, c + b0, funcs, ctxs, sco->predict || t->gpu};
+        int rc = rt_parallel_for(bn, eval_chunk, &e);
+        if (!rc && sco->predict) {
+            const tir_func *fs[BATCH];
+            int idx[BATCH], nf = 0;
+            for (int i = 0; i < bn; i++)
+                if (funcs[i]) fs[nf] = funcs[i], idx[nf++] = i;
             double sc[BATCH];
-            if (sco->predict(sco->user, nf, funcs, sc) == 0)
-                for (int k = 0; k < nf; k++) c[idx[k]].score = sc[k];
+            if (nf && sco->predict(sco->user, nf, fs, sc) == 0)
+                for (int k = 0; k < nf; k++) c[b0 + idx[k]].score = sc[k];
         }
+        for (int i = 0; i < bn; i++) te_ctx_free(ctxs[i]);
+        if (rc) return -1;
     }
     return 0;
 }
