@@ -232,8 +232,9 @@ static int64_t divisor_le(int64_t n, int64_t cap) {
  * in registers. The reduction goes over chunks of rct input channels; per
  * chunk the block's threads copy the padded input tile and the weight
  * tile into shared memory, then every thread reads only shared memory.
- * Register tile shrinks (rows first) until the grid has CONV_MIN_BLOCKS
- * blocks. Returns 1 when the shapes do not suit it (nothing changed). */
+ * The register tile shrinks (the larger side first, rows on a tie) until
+ * the grid has CONV_MIN_BLOCKS blocks. Returns 1 when the shapes do not
+ * suit it (F and R untouched). */
 static int cuda_conv_staged(sch_schedule *s, te_tensor *F, te_tensor *R, const ops__conv_io *io) {
     te_expr *rc = sch_reduce_axis(R, 0), *rr = sch_reduce_axis(R, 1), *rs = sch_reduce_axis(R, 2);
     if (!rc || !rr || !rs) return -1;
