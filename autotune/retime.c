@@ -5,7 +5,8 @@
  * record of a long run may be a program timed in a quiet minute, ahead of
  * a faster one timed in a busy one. Measuring the candidates again in
  * rounds, every program once per round, puts them under the same load;
- * the median over rounds is robust to one round's burst.
+ * each round's latency is kept, for the caller to rank by (the tuning
+ * database takes the fastest round, tdb_commit_retime).
  */
 #include <stdlib.h>
 #include <string.h>

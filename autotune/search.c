@@ -96,11 +96,12 @@ typedef struct {
  * verifier that filters invalid programs). */
 static const tir_pipeline_options *popts(const tuner *t) { return t->gpu ? &t->popt : NULL; }
 
-/* s lowered and through the pipeline, as the scorer sees programs; NULL
- * when s (may be NULL) does not lower. */
-static tir_func *lowered(tuner *t, sch_schedule *s, int nargs, te_tensor **args) {
+/* s (built in ctx) lowered and through the pipeline, as the scorer sees
+ * programs; NULL when s (may be NULL) does not lower. */
+static tir_func *lowered(const tuner *t, te_ctx *ctx, sch_schedule *s, int nargs,
+                         te_tensor **args) {
     tir_func *f = s ? sch_lower(s, nargs, args, "default") : NULL;
-    return f ? tir_run_pipeline(t->sc.ctx, f, popts(t)) : NULL;
+    return f ? tir_run_pipeline(ctx, f, popts(t)) : NULL;
 }
 
 /* One batch of candidates, evaluated on the thread pool: each chunk
@@ -127,9 +128,7 @@ static int eval_chunk(int64_t begin, int64_t end, void *env) {
         if (!s) continue;
         c->h = tune_hash(tune_steps_key(ctx, s));
         if (!e->lower) continue;
-        tir_func *f = sch_lower(s, w.nargs, w.args, "default");
-        if (!(f = f ? tir_run_pipeline(ctx, f, popts(t)) : NULL)) c->h = 0;
-        e->funcs[i] = f;
+        if (!(e->funcs[i] = lowered(t, ctx, s, w.nargs, w.args))) c->h = 0;
     }
     return 0;
 }
@@ -311,7 +310,7 @@ static int measure_default(tuner *t, tune_measurer *m, const char *target, tune_
         hset_add(&t->measured, h);
         take_result(o, t->sc.w.flops, sum, &r);
         /* The model learns from it like from any measured program. */
-        tir_func *f = o->scorer.update ? lowered(t, s, ow->nargs, ow->args) : NULL;
+        tir_func *f = o->scorer.update ? lowered(t, t->sc.ctx, s, ow->nargs, ow->args) : NULL;
         double lat = r.error_code ? -1 : r.median;
         if (f) o->scorer.update(o->scorer.user, 1, (const tir_func *const *)&f, &lat);
     }
@@ -433,7 +432,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             for (int j = 0; funcs && l2 && j < nr; j++) {
                 const tune_program *p = &batch[j];
                 sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p);
-                tir_func *f = lowered(t, s, t->sc.w.nargs, t->sc.w.args);
+                tir_func *f = lowered(t, t->sc.ctx, s, t->sc.w.nargs, t->sc.w.args);
                 if (f) funcs[nf] = f, l2[nf++] = rlat[j];
             }
             if (nf) o->scorer.update(o->scorer.user, nf, funcs, l2);

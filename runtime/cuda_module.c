@@ -39,8 +39,7 @@ typedef struct {
 
 struct cuda_impl {
     char *ptx;
-    void *cubin; /* NULL: none */
-    size_t cubin_size;
+    void *cubin; /* NULL: none (the driver reads its size from its header) */
     int nfuncs;
     cuda_func *funcs;
     pthread_mutex_t mu;
@@ -205,7 +204,6 @@ rt_module *rt_cuda_module_new_image(const char *ptx, const void *cubin, size_t c
     if (cubin && cubin_size) {
         if (!(m->cubin = malloc(cubin_size))) goto oom;
         memcpy(m->cubin, cubin, cubin_size);
-        m->cubin_size = cubin_size;
     }
     m->nfuncs = nfuncs;
     for (int i = 0; i < nfuncs; ++i) {

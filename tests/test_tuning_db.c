@@ -254,6 +254,11 @@ static void test_apply_best_gpu_key(void **state) {
     assert_string_equal(rt_module_kind(m), "cuda");
     assert_string_equal(rt_module_get_text(m, "arch"), "sm_90");
     rt_module_free(m);
+    /* A GPU key without an architecture is no build target: nothing is
+     * stored for it and the default schedule cannot be built for it. */
+    assert_null(tdb_apply_best(f->db, ctx, f->key, "cuda sm_ Test GPU", &info));
+    tu_assert_msg_has(tdb_errmsg(f->db), "no record", "cuda sm_ Test GPU",
+                      "the default schedule failed too", "-arch=sm_XX");
     free(log);
     te_ctx_free(ctx);
 }
