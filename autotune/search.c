@@ -78,6 +78,12 @@ typedef struct {
     double score;
 } cand;
 
+/* A program measured without error in this run, with its latency. */
+typedef struct {
+    tune_program p;
+    double lat;
+} measured_prog;
+
 typedef struct {
     const char *key;
     const tune_options *o;
@@ -88,6 +94,8 @@ typedef struct {
     scratch sc;
     int nseed;             /* programs of the best stored logs (resume) */
     tune_program *seed;
+    measured_prog *good;   /* every valid measurement of this run */
+    int ngood, capgood;
     bool gpu;              /* target cuda: GPU sketches, GPU pipeline + verifier */
     tir_pipeline_options popt;
 } tuner;
@@ -174,6 +182,22 @@ static int cmp_cand(const void *a, const void *b) {
     return x->score > y->score ? -1 : x->score < y->score ? 1 : (x->h < y->h ? -1 : x->h > y->h);
 }
 
+/* Keeps a valid measurement for the initial populations of later rounds. */
+static void remember(tuner *t, const tune_program *p, double lat) {
+    if (t->ngood == t->capgood) {
+        int nc = t->capgood ? 2 * t->capgood : 256;
+        measured_prog *g = realloc(t->good, sizeof *g * (size_t)nc);
+        if (!g) return; /* the search goes on without it */
+        t->good = g, t->capgood = nc;
+    }
+    t->good[t->ngood++] = (measured_prog){*p, lat};
+}
+
+static int cmp_lat(const void *a, const void *b) {
+    const measured_prog *x = a, *y = b;
+    return (x->lat > y->lat) - (x->lat < y->lat);
+}
+
 static void random_program(tuner *t, tune_program *p) {
     int s = (int)(tune_rand(&t->rng) % (uint64_t)t->nsk);
     tune_program_random(&t->sk[s], s, &t->rng, p);
@@ -193,9 +217,18 @@ static int next_batch(tuner *t, int want, tune_program *out) {
     int nall = 0, ninit = 0, got = 0;
     hset seen = {0}, picked = {0};
     if (!pop || !nxt || !init || !all) goto done;
-    /* Initial population: the seeds (best stored programs), then random
-     * annotation; invalid programs filtered. */
+    /* Initial population: the seeds (best stored programs), the fastest
+     * programs measured in this run (together at most a fifth of the
+     * population: Ansor's sample_init_use_measured_ratio), then random
+     * annotation; invalid programs filtered. Without the measured ones,
+     * evolution would refine only what the model believes is fast, never
+     * what was seen to be fast. */
     for (int i = 0; i < t->nseed && ninit < P; i++) init[ninit++].p = t->seed[i];
+    if (o->scorer.predict && t->ngood) {
+        qsort(t->good, (size_t)t->ngood, sizeof *t->good, cmp_lat);
+        int cap = P / 5 > ninit ? P / 5 : ninit;
+        for (int i = 0; i < t->ngood && ninit < cap; i++) init[ninit++].p = t->good[i].p;
+    }
     if (ninit) {
         if (evaluate(t, init, ninit)) goto done;
         int k = 0;
@@ -416,6 +449,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             for (int j = 0; j < cn; j++) {
                 hset_add(&t->measured, hs[j]);
                 lat[j] = res[j].error_code ? -1 : res[j].median;
+                if (lat[j] > 0) remember(t, &batch[c0 + j], lat[j]);
                 take_result(o, flops, sum, &res[j]);
             }
             for (int j = 0; j < cn; j++) rlat[nr++] = lat[j];
@@ -453,6 +487,7 @@ out:
     te_ctx_free(t->sc.ctx);
     free(t->measured.k);
     free(t->seed);
+    free(t->good);
     free(t);
     sum->seconds = rt_now() - t0;
     return rc;

@@ -355,6 +355,83 @@ static void test_resume_seeds(void **st) {
     unlink(path);
 }
 
+/* ---- later rounds start from this run's fastest measured program ---- */
+
+typedef struct {
+    int calls;
+    tune_program second_first; /* round 2's first initial program */
+    char *steps[8];            /* trials' logs (malloc'd) */
+    double lat[8];             /* their medians; 0: failed */
+    int n;
+} round_seen;
+
+static void on_pop_rounds(void *user, int n, const tune_program *p) {
+    round_seen *rs = user;
+    (void)n;
+    if (rs->calls++ == 1) rs->second_first = p[0];
+}
+
+static int on_rec_rounds(void *user, const tune_result *r) {
+    round_seen *rs = user;
+    if (rs->n < 8) {
+        rs->steps[rs->n] = strdup(r->steps_json);
+        rs->lat[rs->n++] = r->error_code ? 0 : r->median;
+    }
+    return 0;
+}
+
+static int zero_predict(void *user, int n, const tir_func *const *funcs, double *scores) {
+    (void)user, (void)funcs;
+    for (int i = 0; i < n; i++) scores[i] = 0;
+    return 0;
+}
+
+static void test_measured_seed_rounds(void **st) {
+    (void)st;
+    char *key = key_of("matmul", "M=16,N=16,K=16");
+    tune_options o;
+    memset(&o, 0, sizeof o);
+    o.trials = 4;
+    o.per_round = 2;
+    o.population = 16;
+    o.generations = 1;
+    o.seed = 11;
+    o.skip_default = true;
+    o.measure.threads = 1;
+    o.measure.repeat = 1;
+    o.measure.num_threads = 1;
+    o.measure.run_timeout = 5;
+    o.scorer.predict = zero_predict;
+    round_seen rs = {0};
+    o.on_population = on_pop_rounds;
+    o.on_record = on_rec_rounds;
+    o.user = &rs;
+    tune_summary sum;
+    char *err = NULL;
+    assert_int_equal(tune_task(key, "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.measured, 4);
+    assert_true(rs.calls >= 2);
+    /* Round 1 measured trials 1 and 2; round 2's population starts from
+     * the faster of them. */
+    int f = rs.lat[0] > 0 && (rs.lat[1] <= 0 || rs.lat[0] <= rs.lat[1]) ? 0 : 1;
+    assert_true(rs.lat[f] > 0);
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
+    assert_true(tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES) > 0);
+    sch_schedule *s = tune_program_apply(ctx, &w, &sk[rs.second_first.sketch], &rs.second_first);
+    assert_non_null(s);
+    int ns;
+    sch_step *steps;
+    assert_int_equal(tdb_steps_from_json(ctx, rs.steps[f], &ns, &steps), 0);
+    assert_string_equal(tune_steps_key(ctx, s), tune_steps_key_of(ctx, ns, steps));
+    te_ctx_free(ctx);
+    for (int i = 0; i < rs.n; i++) free(rs.steps[i]);
+    free(sum.best_steps_json);
+    free(key);
+}
+
 /* ---- the command ---- */
 
 static char bindir[4096];
@@ -455,6 +532,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_warm_start),
         cmocka_unit_test(test_eval_model),
         cmocka_unit_test(test_resume_seeds),
+        cmocka_unit_test(test_measured_seed_rounds),
         cmocka_unit_test(test_cli_eval_model),
         cmocka_unit_test(test_cli_suite),
     };

@@ -483,7 +483,10 @@ typedef struct {
      * programs (tune_program_from_steps) and seed the initial population
      * of every round, beside the random ones (Ansor samples its initial
      * population from the sketches and the best measured programs). Logs
-     * that no sketch reproduces are skipped. */
+     * that no sketch reproduces are skipped. With a scorer, the fastest
+     * programs measured in this run join them, the two together at most
+     * a fifth of the population (Ansor's sample_init_use_measured_ratio,
+     * 0.2). */
     int nseed;
     /* Test hook: called with each round's initial population (seeds
      * first) before evolution; may be NULL. */
