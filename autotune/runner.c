@@ -88,6 +88,9 @@ typedef struct {
      * mirrors of args); args stay the host side for data and checks. */
     bool cuda;
     DLTensor *dev[32];
+    /* CPU: the module's function with its pre-computed constants
+     * (tune_workload.constant_args), prepared from args' current values. */
+    rt_prepared *prep;
     char *key; /* the workload key (owned) */
 } built;
 
@@ -109,6 +112,7 @@ static void ref_cache_clear(ref_cache *c) {
 }
 
 static void built_clear(built *b) {
+    rt_prepared_free(b->prep);
     for (int i = 0; i < b->nargs; i++) rt_tensor_free(b->args[i]), rt_tensor_free(b->dev[i]);
     rt_module_free(b->mod);
     te_ctx_free(b->ctx);
@@ -165,6 +169,21 @@ static int upload(built *b, bool with_out) {
     return 0;
 }
 
+/* (Re)computes the pre-computed constants from the inputs' current
+ * values (after fill_inputs). 0 or -1 (rt_last_error). */
+static int prepare(built *b) {
+    if (b->cuda) return 0;
+    rt_prepared_free(b->prep);
+    b->prep = rt_prepare(b->mod, "default", b->nargs, b->args);
+    return b->prep ? 0 : -1;
+}
+
+/* One call of the candidate on the host tensors. */
+static int call_cpu(void *user) {
+    built *b = user;
+    return rt_prepared_call(b->prep, b->nargs, b->args);
+}
+
 static void hang(void) {
     for (;;) pause();
 }
@@ -190,7 +209,10 @@ static int do_build(built *b, int out, cJSON *req) {
     if (hook == TUNE_HOOK_BUILD_HANG) hang();
     if (hook == TUNE_HOOK_BUILD_CRASH) raise(SIGSEGV);
     b->cuda = tune_target_is_cuda(target);
-    b->mod = cg_build(s, b->w.nargs, b->w.args, target, NULL);
+    cg_build_options bo;
+    memset(&bo, 0, sizeof bo);
+    bo.constant_args = b->cuda ? 0 : b->w.constant_args;
+    b->mod = cg_build(s, b->w.nargs, b->w.args, target, &bo);
     if (!b->mod)
         return reply_error(out, b->cuda ? TUNE_ERR_COMPILE_DEVICE : TUNE_ERR_COMPILE_HOST,
                            te_ctx_errmsg(b->ctx));
@@ -206,6 +228,7 @@ static int do_build(built *b, int out, cJSON *req) {
     fill_inputs(b, 1);
     if (b->cuda && upload(b, false))
         return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, rt_last_error());
+    if (prepare(b)) return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, rt_last_error());
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "build_s", rt_now() - t0);
     return reply(out, o);
@@ -257,8 +280,7 @@ static int do_run(built *b, int out, cJSON *req) {
          * only sample. */
         for (int call = 0; call < 2; call++) {
             double t0 = rt_now();
-            if (rt_call(b->mod, "default", b->nargs, b->args))
-                return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, run_errmsg(b));
+            if (call_cpu(b)) return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, run_errmsg(b));
             tm.samples[0] = rt_now() - t0;
             if (!(slow_s > 0 && tm.samples[0] > slow_s)) break;
         }
@@ -267,7 +289,7 @@ static int do_run(built *b, int out, cJSON *req) {
     bool slow = slow_s > 0 && tm.samples[0] > slow_s;
     /* On the GPU: CUDA events around the launches. */
     if (!slow && (b->cuda ? rt_cuda_time_call(b->mod, "default", b->nargs, b->dev, &cfg, &tm)
-                          : rt_time_call(b->mod, "default", b->nargs, b->args, &cfg, &tm)))
+                          : rt_time(call_cpu, b, &cfg, &tm)))
         return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, run_errmsg(b));
     cJSON *o = cJSON_CreateObject();
     cJSON *lat = cJSON_AddArrayToObject(o, "lat");
@@ -360,8 +382,8 @@ static int64_t check_against_reference(built *b, ref_cache *c, uint64_t seed, in
             snprintf(msg, cap, "%s", run_errmsg(b));
             return -1;
         }
-    } else if (rt_call(b->mod, "default", b->nargs, b->args)) {
-        snprintf(msg, cap, "%s", rt_module_errmsg(b->mod));
+    } else if (prepare(b) || call_cpu(b)) {
+        snprintf(msg, cap, "%s", rt_last_error());
         return -1;
     }
     if (hook == TUNE_HOOK_WRONG) corrupt(b);
@@ -376,7 +398,7 @@ static int64_t check_against_reference(built *b, ref_cache *c, uint64_t seed, in
         }
     }
     fill_inputs(b, 1);
-    if (b->cuda && upload(b, false)) {
+    if (b->cuda ? upload(b, false) : prepare(b)) {
         snprintf(msg, cap, "%s", rt_last_error());
         return -1;
     }

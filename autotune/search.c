@@ -105,10 +105,13 @@ typedef struct {
 static const tir_pipeline_options *popts(const tuner *t) { return t->gpu ? &t->popt : NULL; }
 
 /* s (built in ctx) lowered and through the pipeline, as the scorer sees
- * programs; NULL when s (may be NULL) does not lower. */
+ * programs: on the CPU without the stages pre-computed from constants,
+ * as they are timed; NULL when s (may be NULL) does not lower. */
 static tir_func *lowered(const tuner *t, te_ctx *ctx, sch_schedule *s, int nargs,
                          te_tensor **args) {
-    tir_func *f = s ? sch_lower(s, nargs, args, "default") : NULL;
+    sch_split_lowering sp;
+    uint64_t constant = t->gpu ? 0 : t->sc.w.constant_args;
+    tir_func *f = s && !sch_lower_constants(s, nargs, args, constant, "default", &sp) ? sp.main : NULL;
     return f ? tir_run_pipeline(ctx, f, popts(t)) : NULL;
 }
 

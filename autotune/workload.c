@@ -46,6 +46,7 @@ int tune_build_workload(te_ctx *ctx, const char *key, tune_workload *out) {
     out->nouts = w->nouts;
     out->outs = w->outs;
     out->flops = w->flops;
+    out->constant_args = w->constant_args;
     return 0;
 }
 

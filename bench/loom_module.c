@@ -13,7 +13,7 @@ rt_module *bench_loom_module(tdb_db *db, te_ctx *ctx, const char *key, const cha
     snprintf(source, source_len, "default");
     if (db) {
         tdb_apply_info info;
-        m = tdb_apply_best(db, ctx, key, db_target, &info);
+        m = tdb_apply_best_with(db, ctx, key, db_target, opts, &info);
         *w = info.workload;
         if (!m) snprintf(err, err_len, "%s", tdb_errmsg(db));
         else if (!info.fallback)

@@ -9,10 +9,11 @@
 
 #include <loom/loom.h>
 
-/* Builds workload `key` in ctx and returns its module: with db, the best
- * record for db_target (tdb_apply_best, which itself falls back to the
- * default schedule when no record is valid); without db, the operator's
- * default schedule for build_target, compiled with opts (may be NULL).
+/* Builds workload `key` in ctx and returns its module, compiled with opts
+ * (may be NULL): with db, the best record for db_target
+ * (tdb_apply_best_with, which itself falls back to the default schedule
+ * when no record is valid); without db, the operator's default schedule
+ * for build_target.
  * *w receives the workload (its args are the module's arguments), source
  * "tuned #ID" or "default". NULL with the reason in err. The module is
  * the caller's. */

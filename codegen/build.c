@@ -2,6 +2,7 @@
  * codegen/build.c — one call from a schedule to a callable module: lower,
  * run the loop-IR pipeline, compile for the named target.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "loom/codegen.h"
@@ -48,8 +49,16 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
         return NULL;
     }
 
-    tir_func *f = sch_lower(s, nargs, args, opts->name ? opts->name : "default");
-    if (!f) return NULL;
+    const char *name = opts->name ? opts->name : "default";
+    if (opts->constant_args && is_cuda) {
+        te_error(ctx, "build: constant arguments (pre-computed stages) are not supported on "
+                      "target '%s' (llvm and c only)",
+                 target);
+        return NULL;
+    }
+    sch_split_lowering split;
+    if (sch_lower_constants(s, nargs, args, opts->constant_args, name, &split)) return NULL;
+    tir_func *f = split.main;
     tir_pipeline_options passes = opts->passes;
     if (is_cuda) {
         passes.gpu = true;
@@ -69,8 +78,22 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
         const tir_device_program *progs[1] = {p};
         return cg_cuda_build(ctx, 1, progs, &cuda);
     }
-    const tir_func *funcs[1] = {g};
-    if (is_llvm) return cg_llvm_build(ctx, 1, funcs, &llvm);
-    if (is_c) return cg_c_build(ctx, 1, funcs, &opts->c);
-    return NULL;
+    const tir_func *funcs[2] = {g, NULL};
+    int nfuncs = 1;
+    if (split.precompute && !(funcs[nfuncs++] = tir_run_pipeline(ctx, split.precompute, &passes)))
+        return NULL;
+    rt_module *m = is_llvm ? cg_llvm_build(ctx, nfuncs, funcs, &llvm)
+                           : is_c ? cg_c_build(ctx, nfuncs, funcs, &opts->c) : NULL;
+    if (m && split.precompute) {
+        /* rt_prepared_call checks that the constant tensors stay those
+         * the stages were pre-computed from. */
+        char list[64 * 3 + 1] = "", key[256];
+        for (int i = 0; i < nargs && i < 64; i++)
+            if (opts->constant_args >> i & 1)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d",
+                         list[0] ? "," : "", i);
+        snprintf(key, sizeof key, "%s.constant_args", name);
+        rt_module_set_text(m, key, list);
+    }
+    return m;
 }

@@ -77,6 +77,7 @@ static int conv_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t
     w->flops = 2.0 * (double)N * (double)K * (double)Cg * taps;
     pv->reduce_len = Cg * R * S;
     pv->t[0] = pv->t[1] = O;
+    w->constant_args = bias_relu ? 0x6 : 0x2; /* the weights (and the bias) */
     if (!bias_relu) return ops__set_io(ctx, w, 2, (te_tensor *[]){X, Wt}, O);
     te_tensor *b = ops__input(ctx, w, "bias", 1, (int64_t[]){K});
     te_expr *yn = te_axis(ctx, "yn", N), *yk = te_axis(ctx, "yk", K), *yy = te_axis(ctx, "yy", OH),
@@ -269,6 +270,7 @@ static int dw_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *
     w->flops = 2.0 * (double)N * (double)C * taps;
     pv->reduce_len = R * S;
     pv->t[0] = pv->t[1] = O;
+    w->constant_args = 0x2; /* the weights */
     return ops__set_io(ctx, w, 2, (te_tensor *[]){X, Wt}, O);
 }
 

@@ -165,6 +165,11 @@ rt_packed_fn rt_module_get_func(const rt_module *m, const char *name) {
     rt_func_entry *e = find_func(m, name);
     return e ? e->fn : NULL;
 }
+const rt_param *rt_module_func_params(const rt_module *m, const char *name, int *nparams) {
+    rt_func_entry *e = find_func(m, name);
+    if (nparams) *nparams = e ? e->nparams : 0;
+    return e ? e->params : NULL;
+}
 const char *rt_module_errmsg(const rt_module *m) { return m ? m->err : "rt_module is NULL"; }
 
 const char *rt_module_get_text(const rt_module *m, const char *what) {

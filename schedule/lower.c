@@ -235,6 +235,11 @@ static tir_buffer *stage_buffer(lower_state *L, int st, bool param) {
 }
 
 tir_func *sch_lower(sch_schedule *s, int nargs, te_tensor *const *args, const char *name) {
+    return sch__lower_masked(s, nargs, args, name, NULL);
+}
+
+tir_func *sch__lower_masked(sch_schedule *s, int nargs, te_tensor *const *args, const char *name,
+                            const bool *emit) {
     if (!s) return NULL;
     te_ctx *ctx = s->ctx;
     if (!name || !*name) name = "default";
@@ -338,12 +343,14 @@ tir_func *sch_lower(sch_schedule *s, int nargs, te_tensor *const *args, const ch
     for (int i = 0; i < s->nstages; i++) {
         const sch_stage *g = &s->stages[i];
         if (g->op->kind != TE_OP_COMPUTE || g->attach != SCH_ATTACH_ROOT) continue;
+        if (emit && !emit[i]) continue;
         if (!(parts[nroot++] = stage_nest(&L, i))) goto done;
     }
     tir_stmt *body = tir_seq(ctx, nroot, parts);
     for (int i = s->nstages - 1; i >= 0; i--) {
         const sch_stage *g = &s->stages[i];
-        if (g->op->kind != TE_OP_COMPUTE || g->attach != SCH_ATTACH_ROOT || L.ls[i].buf->is_param)
+        if (g->op->kind != TE_OP_COMPUTE || g->attach != SCH_ATTACH_ROOT ||
+            L.ls[i].buf->is_param || (emit && !emit[i]))
             continue;
         body = tir_allocate(ctx, L.ls[i].buf, body);
     }

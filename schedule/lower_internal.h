@@ -27,6 +27,12 @@ typedef struct {
     lower_stage *ls;         /* one per stage */
 } lower_state;
 
+/* sch_lower, emitting only the root stages i with emit[i] (NULL: all);
+ * the others are neither computed nor allocated (lower_constants.c: the
+ * two halves of a lowering with pre-computed stages). */
+tir_func *sch__lower_masked(sch_schedule *s, int nargs, te_tensor *const *args, const char *name,
+                            const bool *emit);
+
 /* Effective bodies: inlined producers substituted (topological order). */
 int sch__lower_inline(lower_state *L);
 /* Infers every stage's realised region and its loop extents, consumers

@@ -82,7 +82,8 @@ int64_t tdb__insert_workload_from_ops(tdb_db *db, const char *key) {
 /* Replays one record's log on w and builds it; NULL with the reason in
  * why (the ctx keeps its error too). */
 static rt_module *build_record(te_ctx *ctx, const ops_workload *w, const tdb_record *r,
-                               const char *target, char *why, size_t whysz) {
+                               const char *target, const cg_build_options *opts, char *why,
+                               size_t whysz) {
     int nsteps;
     sch_step *steps;
     if (tdb_steps_from_json(ctx, r->steps_json, &nsteps, &steps)) {
@@ -94,7 +95,7 @@ static rt_module *build_record(te_ctx *ctx, const ops_workload *w, const tdb_rec
         snprintf(why, whysz, "record %lld: %s", (long long)r->id, te_ctx_errmsg(ctx));
         return NULL;
     }
-    rt_module *m = cg_build(s, w->nargs, w->args, target, NULL);
+    rt_module *m = cg_build(s, w->nargs, w->args, target, opts);
     if (!m) snprintf(why, whysz, "record %lld: build: %s", (long long)r->id, te_ctx_errmsg(ctx));
     return m;
 }
@@ -106,6 +107,12 @@ static rt_module *build_record(te_ctx *ctx, const ops_workload *w, const tdb_rec
 
 rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, const char *target,
                           tdb_apply_info *info) {
+    return tdb_apply_best_with(db, ctx, workload_key, target, NULL, info);
+}
+
+rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key,
+                               const char *target, const cg_build_options *opts,
+                               tdb_apply_info *info) {
     tdb_apply_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
@@ -130,7 +137,7 @@ rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, con
     char why[400] = "";
     for (int i = 0; i < n; i++) {
         char reason[400];
-        rt_module *m = build_record(ctx, w, &recs[i], build, reason, sizeof reason);
+        rt_module *m = build_record(ctx, w, &recs[i], build, opts, reason, sizeof reason);
         if (m) {
             info->record_id = recs[i].id;
             info->latency = recs[i].median;
@@ -157,7 +164,7 @@ rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, con
                  "using the operator's default schedule",
                  n, w->key, target, why);
     sch_schedule *s = ops_default_schedule(w, build);
-    rt_module *m = s ? cg_build(s, w->nargs, w->args, build, NULL) : NULL;
+    rt_module *m = s ? cg_build(s, w->nargs, w->args, build, opts) : NULL;
     if (!m)
         tdb__err(db, "apply_best: %s; the default schedule failed too: %s", info->message,
                  te_ctx_errmsg(ctx));

@@ -64,6 +64,10 @@ typedef struct {
     int nouts;
     te_tensor **outs;
     double flops; /* FLOP of one call; 0 when unknown */
+    /* Bit i: args[i] is constant (ops_workload.constant_args): on the
+     * CPU, candidates are built with it and timed without the stages
+     * that read only constants (cg_build_options.constant_args). */
+    uint64_t constant_args;
 } tune_workload;
 
 /* Builds the workload named `key` in ctx. Returns 0, or -1 with an error

@@ -101,6 +101,13 @@ typedef struct {
     tir_pipeline_options passes; /* for cuda, gpu is set by cg_build; zero
                                     gpu_limits take GPU 0's limits (or
                                     1024 threads, 48 KiB without a GPU) */
+    /* Bit i: args[i] is constant, its values the same in every call (a
+     * weight). Where stages compute from constants alone
+     * (sch_lower_constants), the module holds NAME__precompute and NAME,
+     * both taking the args then one tensor per pre-computed stage: call
+     * them through rt_prepare / rt_prepared_call, which keep those
+     * tensors. Otherwise NAME as without the option. llvm and c targets. */
+    uint64_t constant_args;
 } cg_build_options;
 
 /* Lowers schedule s with the given argument tensors (inputs and outputs in
@@ -108,7 +115,8 @@ typedef struct {
  * for target "llvm" (optionally "llvm -mcpu=NAME"), "c", or "cuda"
  * (optionally "cuda -arch=sm_XX"; loops bound with sch_bind). opts may be
  * NULL. Errors: an argument list that misses an input or output of the
- * schedule, an unknown target, any lowering or compile error. */
+ * schedule, an unknown target, constant_args on cuda or naming an output
+ * or a missing argument, any lowering or compile error. */
 rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const char *target,
                     const cg_build_options *opts);
 

@@ -132,6 +132,12 @@ typedef struct ops_workload {
     te_tensor **args;          /* inputs then outputs: the order of cg_build
                                   args and rt_call tensors */
     double flops;              /* FLOP of one call (see the file comment) */
+    /* Bit i: args[i] is a weight, fixed while the operator serves
+     * inference (TVM's bound params): the convolutions' weights (and
+     * bias). The tuner and the bench build with these as
+     * cg_build_options.constant_args, so stages that read only weights
+     * (a packed copy) run once, as oneDNN reorders weights once. */
+    uint64_t constant_args;
     void *priv;                /* the operator's handles for its default
                                   schedule; not for callers */
 } ops_workload;

@@ -115,6 +115,35 @@ void rt_module_set_text(rt_module *m, const char *what, const char *text);
  * Returns 0, or -1 with rt_module_errmsg(m) naming the function, the
  * parameter and the mismatch. */
 int rt_call(rt_module *m, const char *name, int nargs, DLTensor *const *args);
+/* The parameters of function `name` (*nparams of them, owned by m), or
+ * NULL when m has no such function. */
+const rt_param *rt_module_func_params(const rt_module *m, const char *name, int *nparams);
+
+/* ---- pre-computed constants (cg_build_options.constant_args) ----
+ * A module built with constant arguments may hold NAME__precompute,
+ * which computes the stages that read only constants (a packed copy of
+ * the weights) into tensors of their own, and NAME, which takes the
+ * arguments followed by those tensors. rt_prepare runs the first once and
+ * keeps its tensors; rt_prepared_call runs the second with them. For a
+ * function without pre-computed stages both just call NAME. */
+typedef struct rt_prepared rt_prepared;
+/* Allocates the pre-computed tensors (CPU modules) and fills them from
+ * args (the nargs arguments of NAME as the caller will pass them; only
+ * the constant ones are read). The constant tensors must keep their data
+ * pointer and values for as long as the prepared function is used (after
+ * changing their values, prepare again). m must outlive the result.
+ * NULL with rt_last_error(): no function `name`, fewer parameters than
+ * nargs, a module on another device than the CPU, and rt_call's argument
+ * errors for NAME__precompute. */
+rt_prepared *rt_prepare(rt_module *m, const char *name, int nargs, DLTensor *const *args);
+/* Calls NAME with args then the pre-computed tensors. Returns 0, or -1
+ * with rt_last_error(): a different nargs than rt_prepare's, a constant
+ * argument whose data pointer is not the one prepared from, and rt_call's
+ * errors. */
+int rt_prepared_call(rt_prepared *p, int nargs, DLTensor *const *args);
+/* Frees the pre-computed tensors. NULL is a no-op. */
+void rt_prepared_free(rt_prepared *p);
+
 #define RT_ARGS(...) ((int)(sizeof((DLTensor *[]){__VA_ARGS__}) / sizeof(DLTensor *))), (DLTensor *[]){__VA_ARGS__}
 
 /* ---------------- timing ---------------- */

@@ -211,6 +211,32 @@ te_expr *sch_reduce_axis(te_tensor *t, int i);
  * every placeholder the outputs read and every output. The result is
  * before tir_run_pipeline. */
 tir_func *sch_lower(sch_schedule *s, int nargs, te_tensor *const *args, const char *name);
+/* A lowering split for constant arguments (weights: the same values in
+ * every call). A *pre-computed stage* is a compute stage at the root, not
+ * an output and not an argument, with no stage computed at its loops,
+ * that reads (through inlined stages too) only constant arguments and
+ * other pre-computed stages: a packed copy of the weights, say. Such
+ * stages run once, in `precompute`, instead of in every call; `main` does
+ * the rest. This is Ansor's layout rewrite for pre-transformed weights
+ * (TVM auto_scheduler, LayoutRewriteOption) and what TVM's constant
+ * folding does to a layout transform of bound parameters.
+ * Both functions take the args (in order), then one buffer per
+ * pre-computed stage (in stage order): precompute writes them, main reads
+ * them. */
+typedef struct {
+    tir_func *precompute; /* named NAME__precompute; NULL when no stage qualifies */
+    tir_func *main;       /* named NAME; without pre-computed stages sch_lower's function */
+    int nstages;          /* pre-computed stages */
+    te_tensor **stages;   /* their tensors (arena-owned): the extra parameters */
+} sch_split_lowering;
+
+/* Lowers s over args as sch_lower does, with bit i of constant_args
+ * marking args[i] constant. Returns 0 and fills *out (functions before
+ * tir_run_pipeline), or -1 with an error in the ctx: a bit at or past
+ * nargs (or past 63), a constant argument that is not an input
+ * (placeholder), and every error of sch_lower. */
+int sch_lower_constants(sch_schedule *s, int nargs, te_tensor *const *args,
+                        uint64_t constant_args, const char *name, sch_split_lowering *out);
 /* sch_lower + tir_run_pipeline, printed (arena-owned text), for reading. */
 const char *sch_lower_text(sch_schedule *s, int nargs, te_tensor *const *args);
 

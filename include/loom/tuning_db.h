@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "loom/codegen.h"
 #include "loom/runtime.h"
 #include "loom/schedule.h"
 #include "loom/version.h"
@@ -341,6 +342,13 @@ typedef struct {
  * caller's (rt_module_free). */
 rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, const char *target,
                           tdb_apply_info *info);
+/* tdb_apply_best building with opts (may be NULL): e.g. constant_args =
+ * info->workload->constant_args (cg_build_options; the module is then
+ * called through rt_prepare / rt_prepared_call). Same errors, and those
+ * of cg_build for the options. */
+rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key,
+                               const char *target, const cg_build_options *opts,
+                               tdb_apply_info *info);
 
 #ifdef __cplusplus
 }
