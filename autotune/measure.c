@@ -28,7 +28,8 @@ extern char **environ;
 
 typedef struct {
     pid_t pid;
-    int fd; /* our end of the socket pair */
+    int fd;            /* our end of the socket pair */
+    bool has_baseline; /* built the baseline program since it started */
 } runner;
 
 struct tune_measurer {
@@ -38,6 +39,8 @@ struct tune_measurer {
     runner *r;
     char **envp;
     double build_s, run_s; /* wall seconds waited (tune_measurer_times) */
+    char *baseline;        /* o.baseline_steps, owned; NULL: none or failed */
+    double base_s;         /* the baseline's median in the first paired run */
 };
 
 const char *tune_error_name(int code) {
@@ -65,6 +68,7 @@ static void runner_kill(runner *r, int *status) {
         if (status) *status = st;
     }
     r->pid = -1;
+    r->has_baseline = false;
 }
 
 static int runner_start(tune_measurer *m, runner *r) {
@@ -99,6 +103,7 @@ void tune_measurer_free(tune_measurer *m) {
     free(m->envp);
     free(m->key);
     free(m->target);
+    free(m->baseline);
     free(m);
 }
 
@@ -114,6 +119,10 @@ tune_measurer *tune_measurer_new(const char *key, const char *target,
     if (!m->o.seed) m->o.seed = 1;
     m->key = strdup(key ? key : "");
     m->target = strdup(target ? target : "llvm");
+    /* GPU timings hold steady; the baseline is for shared CPU hosts. */
+    if (m->o.baseline_steps && !tune_target_is_cuda(m->target))
+        m->baseline = strdup(m->o.baseline_steps);
+    m->o.baseline_steps = NULL;
     m->n = m->o.threads;
     m->r = calloc((size_t)m->n, sizeof *m->r);
     int ne = 0;
@@ -128,7 +137,7 @@ tune_measurer *tune_measurer_new(const char *key, const char *target,
         if (!(m->o.num_threads > 0 && !strncmp(environ[i], "LOOM_NUM_THREADS=", 17)))
             m->envp[k++] = environ[i];
     if (m->o.num_threads > 0) m->envp[k++] = tune__strdupf("LOOM_NUM_THREADS=%d", m->o.num_threads);
-    for (int i = 0; i < m->n; i++) m->r[i] = (runner){-1, -1};
+    for (int i = 0; i < m->n; i++) m->r[i] = (runner){-1, -1, false};
     if (tune_target_is_cuda(m->target)) {
         /* Runners build with NVRTC and time on GPU 0: without a driver
          * and a device nothing can be measured. */
@@ -234,6 +243,48 @@ void tune__summarize(tune_result *res) {
     res->spread = res->median > 0 ? (s[n - 1] - s[0]) / res->median : 0;
 }
 
+/* Builds the baseline program in runner r when it has not yet. A
+ * baseline that fails to build or crashes is dropped for the rest of the
+ * measurer's life (candidates are then timed unpaired); a crashed runner
+ * restarts with the next request. */
+static void ensure_baseline(tune_measurer *m, runner *r) {
+    if (!m->baseline || r->has_baseline) return;
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "cmd", "baseline");
+    cJSON_AddStringToObject(req, "key", m->key);
+    cJSON_AddStringToObject(req, "target", m->target);
+    cJSON_AddStringToObject(req, "steps", m->baseline);
+    int rc = send_req(m, r, req);
+    cJSON_Delete(req);
+    cJSON *rep = NULL;
+    int why = rc ? 2 : wait_reply(r, rt_now() + m->o.build_timeout, &rep);
+    if (!why && !cJSON_GetObjectItem(rep, "error")) r->has_baseline = true;
+    cJSON_Delete(rep);
+    if (why) runner_kill(r, NULL);
+    if (!r->has_baseline) {
+        free(m->baseline);
+        m->baseline = NULL;
+    }
+}
+
+/* Scales res's latencies by the baseline's speed now against its first
+ * paired median (tune_measure_options.baseline_steps). */
+static void follow_host(tune_measurer *m, cJSON *rep, tune_result *res) {
+    res->host_scale = 1;
+    cJSON *base = cJSON_GetObjectItem(rep, "base");
+    int nb = cJSON_GetArraySize(base);
+    if (nb <= 0) return;
+    double b[64];
+    for (int k = 0; k < nb && k < 64; k++) b[k] = cJSON_GetNumberValue(cJSON_GetArrayItem(base, k));
+    if (nb > 64) nb = 64;
+    qsort(b, (size_t)nb, sizeof b[0], cmp_double);
+    double med = nb % 2 ? b[nb / 2] : 0.5 * (b[nb / 2 - 1] + b[nb / 2]);
+    if (!(med > 0)) return;
+    if (!(m->base_s > 0)) m->base_s = med;
+    res->host_scale = m->base_s / med;
+    for (int k = 0; k < res->nlatencies; k++) res->latencies[k] *= res->host_scale;
+}
+
 /* Seconds a run request may take: the run timeout, or less once a best
  * latency exists (TUNE__CUT_FACTOR). */
 static double run_limit(const tune_measurer *m, double best_so_far) {
@@ -248,6 +299,7 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
     for (int i = 0; i < n; i++) {
         memset(&results[i], 0, sizeof results[i]);
         results[i].steps_json = steps_json[i];
+        results[i].host_scale = 1;
     }
     for (int c0 = 0; c0 < n; c0 += m->n) {
         int cn = n - c0 < m->n ? n - c0 : m->n;
@@ -256,6 +308,8 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
         /* Builds: all runners at once. */
         for (int j = 0; j < cn; j++) {
             int i = c0 + j;
+            /* Once per runner process, before its candidate. */
+            ensure_baseline(m, &m->r[j]);
             cJSON *req = cJSON_CreateObject();
             cJSON_AddStringToObject(req, "cmd", "build");
             cJSON_AddStringToObject(req, "key", m->key);
@@ -302,6 +356,8 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
             cJSON *req = cJSON_CreateObject();
             cJSON_AddStringToObject(req, "cmd", "run");
             cJSON_AddNumberToObject(req, "repeat", m->o.repeat);
+            cJSON_AddNumberToObject(req, "base_repeat",
+                                    m->r[j].has_baseline ? TUNE_BASELINE_REPEAT : 0);
             cJSON_AddNumberToObject(req, "min_repeat_ms", m->o.min_repeat_ms);
             /* Repeats only for candidates within TUNE__SLOW_FACTOR of the
              * best: the model needs their rank, not a precise time. */
@@ -330,6 +386,7 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
                 for (int k = 0; k < nl && k < 64; k++)
                     res->latencies[res->nlatencies++] =
                         cJSON_GetNumberValue(cJSON_GetArrayItem(lat, k));
+                follow_host(m, rep, res);
                 if (res->nlatencies == 0) set_err(res, TUNE_ERR_UNKNOWN, "%s", "no timing");
                 else tune__summarize(res);
             }

@@ -21,6 +21,7 @@ int tune_retime(tune_measurer *m, int n, const char *const *steps_json, const in
     for (int i = 0; i < n; i++) {
         memset(&results[i], 0, sizeof results[i]);
         results[i].steps_json = steps_json[i];
+        results[i].host_scale = 1; /* each round's median is scaled, if at all */
     }
     tune_result *round = calloc((size_t)(n ? n : 1), sizeof *round);
     const char **order = calloc((size_t)(n ? n : 1), sizeof *order);

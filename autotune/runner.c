@@ -13,6 +13,9 @@
  *      (a first call slower than slow_s > 0 seconds is the only sample:
  *      a candidate far slower than the best is not worth the repeats)
  *   {"cmd":"check","seed","hook"}                 -> {"ok":1,"mismatch":n} | {"error","msg"}
+ *   {"cmd":"baseline","key","target","steps"}    -> as build, for the baseline program
+ *      (kept across builds); a run with "base_repeat" > 0 then also times it
+ *      after the candidate and replies "base":[...] beside "lat"
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -184,6 +187,11 @@ static int call_cpu(void *user) {
     return rt_prepared_call(b->prep, b->nargs, b->args);
 }
 
+/* TUNE_HOOK_SLOW_BASELINE: two calls timed as one. */
+static int call_cpu_twice(void *user) {
+    return call_cpu(user) ? -1 : call_cpu(user);
+}
+
 static void hang(void) {
     for (;;) pause();
 }
@@ -246,7 +254,7 @@ static const char *run_errmsg(built *b) {
     return rt_module_errmsg(b->mod)[0] ? rt_module_errmsg(b->mod) : rt_last_error();
 }
 
-static int do_run(built *b, int out, cJSON *req) {
+static int do_run(built *b, built *base, int out, cJSON *req) {
     if (!b->mod) return reply_error(out, TUNE_ERR_UNKNOWN, "run before a successful build");
     int hook = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "hook"));
     rt_timer_config cfg = rt_timer_default();
@@ -291,9 +299,25 @@ static int do_run(built *b, int out, cJSON *req) {
     if (!slow && (b->cuda ? rt_cuda_time_call(b->mod, "default", b->nargs, b->dev, &cfg, &tm)
                           : rt_time(call_cpu, b, &cfg, &tm)))
         return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, run_errmsg(b));
+    /* The baseline right after, under the same load (a warm-up call
+     * first: the candidate left the caches warm for itself). */
+    int base_repeat = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "base_repeat"));
+    rt_timing rtm = {.n = 0};
+    if (!slow && !b->cuda && base_repeat > 0 && base->mod) {
+        rt_timer_config rc = cfg;
+        rc.warmup = 1;
+        rc.repeat = base_repeat < 64 ? base_repeat : 64;
+        if (rt_time(hook == TUNE_HOOK_SLOW_BASELINE ? call_cpu_twice : call_cpu, base, &rc, &rtm))
+            rtm.n = 0;
+    }
     cJSON *o = cJSON_CreateObject();
     cJSON *lat = cJSON_AddArrayToObject(o, "lat");
     for (int i = 0; i < tm.n && i < 64; i++) cJSON_AddItemToArray(lat, cJSON_CreateNumber(tm.samples[i]));
+    if (rtm.n > 0) {
+        cJSON *rl = cJSON_AddArrayToObject(o, "base");
+        for (int i = 0; i < rtm.n && i < 64; i++)
+            cJSON_AddItemToArray(rl, cJSON_CreateNumber(rtm.samples[i]));
+    }
     return reply(out, o);
 }
 
@@ -419,8 +443,9 @@ static int do_check(built *b, ref_cache *c, int out, cJSON *req) {
 }
 
 int tune__runner_serve(int in, int out) {
-    built b;
+    built b, base; /* the candidate; the baseline program */
     memset(&b, 0, sizeof b);
+    memset(&base, 0, sizeof base);
     ref_cache cache;
     memset(&cache, 0, sizeof cache);
     for (;;) {
@@ -440,13 +465,15 @@ int tune__runner_serve(int in, int out) {
                  * their unscheduled computation instead. */
                 b.ow = ops_from_key(b.ctx, key);
             }
-        } else if (!strcmp(cmd, "run")) rc = do_run(&b, out, req);
+        } else if (!strcmp(cmd, "baseline")) rc = do_build(&base, out, req);
+        else if (!strcmp(cmd, "run")) rc = do_run(&b, &base, out, req);
         else if (!strcmp(cmd, "check")) rc = do_check(&b, &cache, out, req);
         else rc = reply_error(out, TUNE_ERR_UNKNOWN, "unknown command");
         cJSON_Delete(req);
         if (rc) break;
     }
     built_clear(&b);
+    built_clear(&base);
     ref_cache_clear(&cache);
     return 0;
 }

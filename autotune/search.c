@@ -408,7 +408,14 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             goto out;
         }
     }
-    m = tune_measurer_new(key, target, &o->measure, err);
+    /* The default schedule paces the measurements on the CPU
+     * (tune_measure_options.baseline_steps). */
+    tune_measure_options mo = o->measure;
+    char *baseline = NULL;
+    if (!mo.baseline_steps && !o->no_baseline && !t->gpu)
+        mo.baseline_steps = baseline = tune_default_steps(key, target);
+    m = tune_measurer_new(key, target, &mo, err);
+    free(baseline);
     if (!m) goto out;
     int per_round = o->per_round > 0 ? o->per_round : 64;
     if (per_round > 1024) per_round = 1024;

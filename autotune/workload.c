@@ -11,6 +11,7 @@
 
 #include "autotune/tune_internal.h"
 #include "loom/ops.h"
+#include "loom/tuning_db.h"
 
 enum { MAX_BUILDERS = 32 };
 static struct { char prefix[128]; tune_build_fn fn; } builders[MAX_BUILDERS];
@@ -48,6 +49,16 @@ int tune_build_workload(te_ctx *ctx, const char *key, tune_workload *out) {
     out->flops = w->flops;
     out->constant_args = w->constant_args;
     return 0;
+}
+
+char *tune_default_steps(const char *key, const char *target) {
+    te_ctx *ctx = te_ctx_new();
+    if (!ctx) return NULL;
+    ops_workload *w = key ? ops_from_key(ctx, key) : NULL;
+    sch_schedule *s = w ? ops_default_schedule(w, target ? target : "llvm") : NULL;
+    char *json = s ? tdb_schedule_to_json(s) : NULL;
+    te_ctx_free(ctx);
+    return json;
 }
 
 char *tune__strdupf(const char *fmt, ...) {

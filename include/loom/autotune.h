@@ -397,7 +397,9 @@ typedef enum {
     TUNE_HOOK_HANG,        /* the run never returns */
     TUNE_HOOK_WRONG,       /* the output is corrupted after the run */
     TUNE_HOOK_BUILD_HANG,  /* the build never returns */
-    TUNE_HOOK_BUILD_CRASH  /* the build raises SIGSEGV */
+    TUNE_HOOK_BUILD_CRASH, /* the build raises SIGSEGV */
+    TUNE_HOOK_SLOW_BASELINE /* each timed call of the baseline runs it twice
+                               (a host that slowed down by half) */
 } tune_hook;
 
 typedef struct {
@@ -409,7 +411,19 @@ typedef struct {
     int check;             /* 0: check new bests only, 1: every candidate */
     uint64_t seed;         /* input data seed */
     int num_threads;       /* LOOM_NUM_THREADS of the runners (0: inherit) */
+    /* Step log (JSON) of a baseline program of the same workload (NULL:
+     * none; CPU targets). Each runner builds it once; after every
+     * candidate's samples it is timed TUNE_BASELINE_REPEAT times, and the
+     * candidate's latencies are scaled by (the baseline's median in the
+     * measurer's first paired run) / (its median now). On a shared host
+     * whose speed drifts by tens of percent over minutes, this keeps
+     * latencies taken at different times comparable (bench_suite pairs
+     * its samples with the peer's for the same reason). Borrowed. */
+    const char *baseline_steps;
 } tune_measure_options;
+
+/* Baseline samples after each candidate (tune_measure_options). */
+#define TUNE_BASELINE_REPEAT 2
 
 /* One measured candidate. */
 typedef struct {
@@ -422,6 +436,10 @@ typedef struct {
     char error_msg[256];
     double build_s;          /* compile seconds */
     bool checked;            /* compared with the reference */
+    /* The factor the latencies were scaled by to follow the host's speed
+     * (tune_measure_options.baseline_steps); 1 when not paired (no
+     * baseline, a slow candidate timed once, or the baseline failed). */
+    double host_scale;
 } tune_result;
 
 typedef struct tune_measurer tune_measurer;
@@ -501,6 +519,10 @@ typedef struct {
      * best record is then never worse than what an untuned user gets.
      * true: measure searched programs only (Ansor's behaviour). */
     bool skip_default;
+    /* By default, on the CPU, the operator's default schedule is the
+     * baseline program of the measurements (tune_measure_options.
+     * baseline_steps, unless set). true: no baseline. */
+    bool no_baseline;
 } tune_options;
 
 typedef struct {
@@ -517,6 +539,11 @@ typedef struct {
     double search_s, build_s, run_s, train_s;
     bool stopped;        /* stopped by *stop or on_record */
 } tune_summary;
+
+/* The step log (JSON, malloc'd) of the operator's default schedule of
+ * workload `key` for target, or NULL (not an ops workload, no default
+ * schedule for the target). */
+char *tune_default_steps(const char *key, const char *target);
 
 /* Tunes workload `key` on `target`: sketches, random annotation,
  * evolutionary search, measurement of per_round candidates per round
