@@ -408,11 +408,11 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             goto out;
         }
     }
-    /* The default schedule paces the measurements on the CPU
+    /* The default schedule paces the measurements on the CPU when asked
      * (tune_measure_options.baseline_steps). */
     tune_measure_options mo = o->measure;
     char *baseline = NULL;
-    if (!mo.baseline_steps && !o->no_baseline && !t->gpu)
+    if (!mo.baseline_steps && o->baseline && !t->gpu)
         mo.baseline_steps = baseline = tune_default_steps(key, target);
     m = tune_measurer_new(key, target, &mo, err);
     free(baseline);

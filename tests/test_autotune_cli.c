@@ -225,6 +225,43 @@ static void test_short_run(void **st) {
 
 /* A suite of two tasks: the summary has a line per task with its 95%
  * trial, and the trials add up. */
+/* A convolution (constant weights: the runner pre-computes their packed
+ * copy) tuned with the baseline pacing its measurements: every trial is
+ * recorded, and the best applies and computes the right answer. */
+static void test_baseline_conv(void **st) {
+    (void)st;
+    char db[256], a[1024];
+    snprintf(db, sizeof db, "/tmp/loom_at_base_%d.db", (int)getpid());
+    unlink(db);
+    snprintf(a, sizeof a,
+             "--op conv2d --shape N=1,C=8,H=8,W=8,K=16,R=3,S=3,pad=1 --trials 6 --db %s "
+             "--per-round 3 --population 32 --jobs 1 --threads 1 --seed 2 --retime 0 --baseline",
+             db);
+    int rc = run("autotune", a);
+    print_message("%s", out);
+    assert_int_equal(rc, 0);
+    tu_assert_msg_has(out, "trials 6/6", "best: ");
+    tdb_db *d = tdb_open(db, NULL, NULL);
+    assert_non_null(d);
+    char *target = tdb_host_target();
+    te_ctx *ctx = te_ctx_new();
+    const char *key = ops_canonical_key(ctx, "conv2d", "N=1,C=8,H=8,W=8,K=16,R=3,S=3,pad=1");
+    assert_non_null(key);
+    tdb_history_point *h = NULL;
+    assert_int_equal(tdb_history(d, key, target, &h), 6);
+    free(h);
+    tdb_apply_info info;
+    rt_module *m = tdb_apply_best(d, ctx, key, target, &info);
+    assert_non_null(m);
+    assert_false(info.fallback);
+    assert_int_equal(ops_check_module(info.workload, m, NULL, tu_seed()), 0);
+    rt_module_free(m);
+    te_ctx_free(ctx);
+    free(target);
+    tdb_close(d);
+    unlink(db);
+}
+
 static void test_suite_summary(void **st) {
     (void)st;
     char db[256], tsv[256], a[1024];
@@ -335,6 +372,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_short_run),
+        cmocka_unit_test(test_baseline_conv),
         cmocka_unit_test(test_suite_summary),
         cmocka_unit_test(test_ctrl_c),
     };

@@ -519,10 +519,12 @@ typedef struct {
      * best record is then never worse than what an untuned user gets.
      * true: measure searched programs only (Ansor's behaviour). */
     bool skip_default;
-    /* By default, on the CPU, the operator's default schedule is the
-     * baseline program of the measurements (tune_measure_options.
-     * baseline_steps, unless set). true: no baseline. */
-    bool no_baseline;
+    /* true: on the CPU, the operator's default schedule is the baseline
+     * program of the measurements (tune_measure_options.baseline_steps,
+     * unless set). Off by default: it adds a third to the run time, and
+     * latencies are then those of the host's speed when the first
+     * candidate ran (bench/RESULTS.md, session 15). */
+    bool baseline;
 } tune_options;
 
 typedef struct {

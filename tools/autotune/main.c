@@ -21,7 +21,7 @@
 static const char usage[] =
     "usage: autotune --op OP --shape K=V,... --trials N --db FILE [--target llvm|cuda]\n"
     "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
-    "                [--resume] [--no-model] [--skip-default] [--no-baseline] [--per-round R]\n"
+    "                [--resume] [--no-model] [--skip-default] [--baseline] [--per-round R]\n"
     "                [--population P] [--progress-interval SEC] [--retime K]\n"
     "       autotune --eval-model --db FILE [--target T]\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
@@ -38,11 +38,11 @@ static const char usage[] =
     "  --skip-default  do not measure the operator's default schedule; by default it\n"
     "                is the first trial of an ops workload (unless FILE has it), so the\n"
     "                best record is never worse than the untuned operator\n"
-    "  --no-baseline on the CPU, every candidate's samples are by default followed by\n"
-    "                two of the operator's default schedule, and its latencies scaled\n"
-    "                by how much slower or faster the host runs that baseline than at\n"
-    "                the start: on a shared host, latencies taken minutes apart are\n"
-    "                then comparable. This leaves them unscaled\n"
+    "  --baseline    on the CPU, follow every candidate's samples with two of the\n"
+    "                operator's default schedule and scale its latencies by how much\n"
+    "                slower or faster the host runs that baseline than in the first\n"
+    "                run: on a shared host, latencies taken minutes apart become\n"
+    "                comparable (they are then those of the host's speed at the start)\n"
     "  --retime K    after the run, time the K best distinct programs in FILE again\n"
     "                (FILE's best, then the best by first timing), side by side\n"
     "                in 5 rounds (default 8; 0 or 1: not at all), and rank\n"
@@ -389,7 +389,7 @@ int main(int argc, char **argv) {
     long long retime = 8;
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, have_trials = false, eval = false;
-    bool no_baseline = false;
+    bool baseline = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -401,7 +401,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--eval-model")) eval = true;
         else if (!strcmp(a, "--no-model")) no_model = true;
         else if (!strcmp(a, "--skip-default")) skip_default = true;
-        else if (!strcmp(a, "--no-baseline")) no_baseline = true;
+        else if (!strcmp(a, "--baseline")) baseline = true;
         else if (!v) return fail("option %s needs a value\n%s", a, usage);
         else {
             i++;
@@ -600,7 +600,7 @@ int main(int argc, char **argv) {
         o.per_round = (int)per_round;
         o.population = (int)population;
         o.skip_default = skip_default;
-        o.no_baseline = no_baseline;
+        o.baseline = baseline;
         o.seed = (uint64_t)seed + (uint64_t)done;
         o.measure = mo;
         if (model) {
