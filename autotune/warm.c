@@ -33,8 +33,11 @@ static int grow(tune_dataset *d, int *cap) {
     return 0;
 }
 
-/* Featurises the records of one workload into d as task `task`. */
-static int load_task(tune_dataset *d, int *cap, const char *key, int task, tdb_record *r, int nr) {
+/* Featurises the records of one workload into d as task `task`; on the
+ * CPU without the stages pre-computed from constant weights, as the
+ * runner timed them and the search scores them. */
+static int load_task(tune_dataset *d, int *cap, const char *key, bool cpu, int task,
+                     tdb_record *r, int nr) {
     te_ctx *ctx = NULL;
     tune_workload w;
     int used = 0;
@@ -54,7 +57,11 @@ static int load_task(tune_dataset *d, int *cap, const char *key, int task, tdb_r
         sch_schedule *s = NULL;
         if (!tdb_steps_from_json(ctx, r[i].steps_json, &ns, &st))
             s = sch_replay(ctx, w.nouts, w.outs, ns, st);
-        tir_func *f = s ? sch_lower(s, w.nargs, w.args, "default") : NULL;
+        sch_split_lowering sp;
+        uint64_t constant = cpu ? w.constant_args : 0;
+        tir_func *f = s && !sch_lower_constants(s, w.nargs, w.args, constant, "default", &sp)
+                          ? sp.main
+                          : NULL;
         f = f ? tir_run_pipeline(ctx, f, NULL) : NULL;
         float *x = NULL;
         int k = 0;
@@ -107,7 +114,7 @@ int tune_dataset_load(tdb_db *db, const char *target, const char *first_key, int
         }
         int before = out->n;
         int task = out->ntasks;
-        int lrc = load_task(out, &cap, e->workload_key, task, r, nr);
+        int lrc = load_task(out, &cap, e->workload_key, !tune_target_is_cuda(target), task, r, nr);
         tdb_records_free(r, nr);
         if (lrc) goto oom;
         if (out->n > before) {

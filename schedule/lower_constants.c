@@ -56,7 +56,12 @@ int sch_lower_constants(sch_schedule *s, int nargs, te_tensor *const *args,
                             "lower: constant_args 0x%llx marks argument %d, but there are %d "
                             "arguments",
                             (unsigned long long)constant_args, b, nargs);
+    if (!constant_args) {
+        out->main = sch_lower(s, nargs, args, name);
+        return out->main ? 0 : -1;
+    }
     int *arg_stage = te_alloc(ctx, sizeof(int) * (size_t)(nargs > 0 ? nargs : 1));
+    if (!arg_stage) return -1;
     for (int j = 0; j < nargs; j++) {
         /* sch_lower names NULL and foreign arguments; here only the
          * constant ones matter. */
@@ -71,12 +76,8 @@ int sch_lower_constants(sch_schedule *s, int nargs, te_tensor *const *args,
     lower_state L = {.s = s, .ctx = ctx};
     L.ls = te_alloc(ctx, sizeof(lower_stage) * (size_t)s->nstages);
     bool *pre = te_alloc(ctx, sizeof(bool) * (size_t)s->nstages);
-    if (!L.ls || !pre) return -1;
-    int npre = 0;
-    if (constant_args) {
-        if (sch__lower_inline(&L)) return -1;
-        npre = find_precomputed(&L, nargs, arg_stage, constant_args, pre);
-    }
+    if (!L.ls || !pre || sch__lower_inline(&L)) return -1;
+    int npre = find_precomputed(&L, nargs, arg_stage, constant_args, pre);
     if (npre == 0) {
         out->main = sch_lower(s, nargs, args, name);
         return out->main ? 0 : -1;

@@ -4,7 +4,7 @@
  *
  *   bench_suite [--workloads FILE] [--threads T] [--repeat R] [--min-ms MS]
  *               [--db FILE [--target KEY]] [--only NAME,...] [--csv FILE]
- *               [--plot-dir DIR] [--seed S]
+ *               [--plot-dir DIR] [--seed S] [--no-constants]
  *
  * For each workload (a line `name<TAB>op<TAB>params` of FILE, default
  * bench/workloads.tsv): Loom runs the best record of the tuning database
@@ -31,13 +31,14 @@ typedef struct {
     double min_ms;
     const char *workloads, *db, *target, *only, *csv, *plot_dir;
     uint64_t seed;
+    bool no_constants; /* weights not constant: their stages run in every call */
 } options;
 
 static void usage(FILE *f, const char *argv0) {
     fprintf(f,
             "usage: %s [--workloads FILE] [--threads T] [--repeat R] [--min-ms MS]\n"
             "          [--db FILE [--target KEY]] [--only NAME,...] [--csv FILE]\n"
-            "          [--plot-dir DIR] [--seed S]\n"
+            "          [--plot-dir DIR] [--seed S] [--no-constants]\n"
             "Times Loom against OpenBLAS / oneDNN on each workload of FILE (default\n"
             "bench/workloads.tsv); see bench/README.md for the columns.\n",
             argv0);
@@ -50,7 +51,8 @@ static int parse(int argc, char **argv, options *o) {
         {"db", required_argument, 0, 'd'},        {"target", required_argument, 0, 'T'},
         {"only", required_argument, 0, 'o'},      {"csv", required_argument, 0, 'c'},
         {"plot-dir", required_argument, 0, 'p'},  {"seed", required_argument, 0, 's'},
-        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+        {"no-constants", no_argument, 0, 'n'},    {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     *o = (options){.threads = 1, .repeat = 9, .min_ms = 50, .workloads = "bench/workloads.tsv",
                    .seed = 12345};
     int c;
@@ -66,6 +68,7 @@ static int parse(int argc, char **argv, options *o) {
         case 'c': o->csv = optarg; break;
         case 'p': o->plot_dir = optarg; break;
         case 's': o->seed = strtoull(optarg, NULL, 10); break;
+        case 'n': o->no_constants = true; break;
         case 'h': usage(stdout, argv[0]); exit(0);
         default: usage(stderr, argv[0]); return -1;
         }
@@ -149,7 +152,7 @@ static void bench_one(const options *o, tdb_db *db, const char *target, const ch
     const ops_workload *kw = ops_from_key(ctx, key);
     cg_build_options bo;
     memset(&bo, 0, sizeof bo);
-    bo.constant_args = kw ? kw->constant_args : 0;
+    bo.constant_args = kw && !o->no_constants ? kw->constant_args : 0;
     m = bench_loom_module(db, ctx, key, target, "llvm", &bo, &w, source, sizeof source, err,
                           sizeof err);
     if (!m) goto done;
