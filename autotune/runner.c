@@ -187,10 +187,6 @@ static int call_cpu(void *user) {
     return rt_prepared_call(b->prep, b->nargs, b->args);
 }
 
-/* TUNE_HOOK_SLOW_BASELINE: two calls timed as one. */
-static int call_cpu_twice(void *user) {
-    return call_cpu(user) ? -1 : call_cpu(user);
-}
 
 static void hang(void) {
     for (;;) pause();
@@ -307,8 +303,12 @@ static int do_run(built *b, built *base, int out, cJSON *req) {
         rt_timer_config rc = cfg;
         rc.warmup = 1;
         rc.repeat = base_repeat < 64 ? base_repeat : 64;
-        if (rt_time(hook == TUNE_HOOK_SLOW_BASELINE ? call_cpu_twice : call_cpu, base, &rc, &rtm))
-            rtm.n = 0;
+        if (rt_time(call_cpu, base, &rc, &rtm)) rtm.n = 0;
+    }
+    if (hook == TUNE_HOOK_BASELINE_FULL_SPEED || hook == TUNE_HOOK_BASELINE_HALF_SPEED) {
+        for (int i = 0; i < tm.n && i < 64; i++) tm.samples[i] = 3e-3;
+        for (int i = 0; i < rtm.n && i < 64; i++)
+            rtm.samples[i] = hook == TUNE_HOOK_BASELINE_HALF_SPEED ? 2e-3 : 1e-3;
     }
     cJSON *o = cJSON_CreateObject();
     cJSON *lat = cJSON_AddArrayToObject(o, "lat");

@@ -398,8 +398,11 @@ typedef enum {
     TUNE_HOOK_WRONG,       /* the output is corrupted after the run */
     TUNE_HOOK_BUILD_HANG,  /* the build never returns */
     TUNE_HOOK_BUILD_CRASH, /* the build raises SIGSEGV */
-    TUNE_HOOK_SLOW_BASELINE /* each timed call of the baseline runs it twice
-                               (a host that slowed down by half) */
+    /* The run times as usual, then reports its samples as 3 ms and the
+     * baseline's as 1 ms (FULL) or 2 ms (HALF: a host at half the speed):
+     * the baseline's arithmetic, free of timing noise. */
+    TUNE_HOOK_BASELINE_FULL_SPEED,
+    TUNE_HOOK_BASELINE_HALF_SPEED
 } tune_hook;
 
 typedef struct {
