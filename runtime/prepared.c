@@ -15,7 +15,7 @@ struct rt_prepared {
     char *name;
     int nargs;       /* the caller's arguments */
     int nextra;      /* pre-computed tensors after them */
-    DLTensor **all;  /* nargs slots for the caller's, then the extra ones */
+    DLTensor **all;  /* [nargs, nargs + nextra): the pre-computed tensors */
     int nconst;      /* constant arguments and their data when prepared */
     int *cidx;
     void **cdata;
@@ -95,7 +95,9 @@ rt_prepared *rt_prepare(rt_module *m, const char *name, int nargs, DLTensor *con
     for (int i = 0; i < nargs; i++) p->all[i] = args[i];
     char pre[256];
     snprintf(pre, sizeof pre, "%s__precompute", name);
-    if (rt_call(m, pre, np, p->all)) goto fail;
+    int rc = rt_call(m, pre, np, p->all);
+    for (int i = 0; i < nargs; i++) p->all[i] = NULL; /* the caller's, not kept */
+    if (rc) goto fail;
     for (int k = 0; k < p->nconst; k++) p->cdata[k] = args[p->cidx[k]]->data;
     return p;
 fail:
@@ -116,6 +118,13 @@ int rt_prepared_call(rt_prepared *p, int nargs, DLTensor *const *args) {
                                 "was prepared from other data; prepare again for new values",
                                 p->name, p->cidx[k]);
     }
-    for (int i = 0; i < nargs; i++) p->all[i] = args[i];
-    return rt_call(p->m, p->name, p->nargs + p->nextra, p->all);
+    /* The caller's tensors then the pre-computed ones, in an array of
+     * this call's own: threads may share p. */
+    int n = p->nargs + p->nextra;
+    DLTensor *local[16], **all = n <= 16 ? local : malloc(sizeof *all * (size_t)n);
+    if (!all) return rt_set_error("rt_prepared_call: out of memory");
+    for (int i = 0; i < n; i++) all[i] = i < nargs ? args[i] : p->all[i];
+    int rc = rt_call(p->m, p->name, n, all);
+    if (all != local) free(all);
+    return rc;
 }

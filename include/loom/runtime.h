@@ -136,10 +136,10 @@ typedef struct rt_prepared rt_prepared;
  * nargs, a module on another device than the CPU, and rt_call's argument
  * errors for NAME__precompute. */
 rt_prepared *rt_prepare(rt_module *m, const char *name, int nargs, DLTensor *const *args);
-/* Calls NAME with args then the pre-computed tensors. Returns 0, or -1
- * with rt_last_error(): a different nargs than rt_prepare's, a constant
- * argument whose data pointer is not the one prepared from, and rt_call's
- * errors. */
+/* Calls NAME with args then the pre-computed tensors; threads may call
+ * it on one rt_prepared at once. Returns 0, or -1 with rt_last_error(): a
+ * different nargs than rt_prepare's, a constant argument whose data
+ * pointer is not the one prepared from, and rt_call's errors. */
 int rt_prepared_call(rt_prepared *p, int nargs, DLTensor *const *args);
 /* Frees the pre-computed tensors. NULL is a no-op. */
 void rt_prepared_free(rt_prepared *p);
