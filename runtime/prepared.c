@@ -121,7 +121,7 @@ int rt_prepared_call(rt_prepared *p, int nargs, DLTensor *const *args) {
     /* The caller's tensors then the pre-computed ones, in an array of
      * this call's own: threads may share p. */
     int n = p->nargs + p->nextra;
-    DLTensor *local[16], **all = n <= 16 ? local : malloc(sizeof *all * (size_t)n);
+    DLTensor *local[16] = {0}, **all = n <= 16 ? local : malloc(sizeof *all * (size_t)n);
     if (!all) return rt_set_error("rt_prepared_call: out of memory");
     for (int i = 0; i < n; i++) all[i] = i < nargs ? args[i] : p->all[i];
     int rc = rt_call(p->m, p->name, n, all);
