@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "loom/ops.h"
+#include "loom/tuning_db.h"
 
 /* Random inputs, poisoned output, one prepared call, compared with the
  * reference; returns the mismatches. */
@@ -139,6 +141,53 @@ static void test_nothing_to_precompute(void **st) {
     te_ctx_free(ctx);
 }
 
+/* A stored record built with the workload's constant weights
+ * (tdb_apply_best_with): the packed copy is pre-computed, the output right. */
+static void test_apply_best_with_constants(void **st) {
+    (void)st;
+    uint64_t rng = tu_seed() ^ 0x99;
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/loom_constants_%d.db", (int)getpid());
+    unlink(path);
+    tdb_db *db = tdb_open(path, NULL, NULL);
+    assert_non_null(db);
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "conv2d", "N=1,C=16,H=10,W=10,K=16,R=3,S=3,pad=1");
+    assert_non_null(w);
+    char *steps = tdb_schedule_to_json(ops_default_schedule(w, "llvm"));
+    assert_non_null(steps);
+    char *target = tdb_host_target();
+    double lat = 1e-4;
+    assert_true(tdb_commit_workload_key(db, w->key) > 0);
+    tdb_record_in in = {.workload_key = w->key, .target = target, .steps_json = steps,
+                        .nlatencies = 1, .latencies = &lat};
+    assert_true(tdb_commit_record(db, &in) > 0);
+    cg_build_options o;
+    memset(&o, 0, sizeof o);
+    o.constant_args = w->constant_args;
+    tdb_apply_info info;
+    rt_module *m = tdb_apply_best_with(db, ctx, w->key, target, &o, &info);
+    assert_non_null(m);
+    assert_false(info.fallback);
+    int np;
+    assert_non_null(rt_module_func_params(m, "default__precompute", &np));
+    const ops_workload *aw = info.workload;
+    DLTensor *t[3];
+    for (int i = 0; i < aw->nargs; i++)
+        t[i] = tu_rand_f32(&rng, aw->args[i]->ndim, aw->args[i]->shape);
+    rt_prepared *p = rt_prepare(m, "default", aw->nargs, t);
+    assert_non_null(p);
+    assert_int_equal(prepared_matches(aw, p, t), 0);
+    rt_prepared_free(p);
+    for (int i = 0; i < aw->nargs; i++) rt_tensor_free(t[i]);
+    rt_module_free(m);
+    free(steps);
+    free(target);
+    te_ctx_free(ctx);
+    tdb_close(db);
+    unlink(path);
+}
+
 static void test_errors(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
@@ -165,6 +214,7 @@ int main(void) {
         cmocka_unit_test(test_conv_llvm),
         cmocka_unit_test(test_conv_c),
         cmocka_unit_test(test_nothing_to_precompute),
+        cmocka_unit_test(test_apply_best_with_constants),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
