@@ -272,13 +272,13 @@ static void ensure_baseline(tune_measurer *m, runner *r) {
 static void follow_host(tune_measurer *m, cJSON *rep, tune_result *res) {
     res->host_scale = 1;
     cJSON *base = cJSON_GetObjectItem(rep, "base");
-    int nb = cJSON_GetArraySize(base);
-    if (nb <= 0) return;
-    double b[64];
-    for (int k = 0; k < nb && k < 64; k++) b[k] = cJSON_GetNumberValue(cJSON_GetArrayItem(base, k));
-    if (nb > 64) nb = 64;
-    qsort(b, (size_t)nb, sizeof b[0], cmp_double);
-    double med = nb % 2 ? b[nb / 2] : 0.5 * (b[nb / 2 - 1] + b[nb / 2]);
+    tune_result b = {.nlatencies = cJSON_GetArraySize(base)};
+    if (b.nlatencies <= 0) return;
+    if (b.nlatencies > 64) b.nlatencies = 64;
+    for (int k = 0; k < b.nlatencies; k++)
+        b.latencies[k] = cJSON_GetNumberValue(cJSON_GetArrayItem(base, k));
+    tune__summarize(&b);
+    double med = b.median;
     if (!(med > 0)) return;
     if (!(m->base_s > 0)) m->base_s = med;
     res->host_scale = m->base_s / med;

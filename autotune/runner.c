@@ -187,7 +187,6 @@ static int call_cpu(void *user) {
     return rt_prepared_call(b->prep, b->nargs, b->args);
 }
 
-
 static void hang(void) {
     for (;;) pause();
 }

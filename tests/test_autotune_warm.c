@@ -290,6 +290,22 @@ static void test_eval_model(void **st) {
     free(target);
 }
 
+/* Program p (of key's sketches) applies to the same steps as log. */
+static void assert_program_is_log(const char *key, const tune_program *p, const char *log) {
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
+    assert_true(tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES) > 0);
+    sch_schedule *s = tune_program_apply(ctx, &w, &sk[p->sketch], p);
+    assert_non_null(s);
+    int ns;
+    sch_step *steps;
+    assert_int_equal(tdb_steps_from_json(ctx, log, &ns, &steps), 0);
+    assert_string_equal(tune_steps_key(ctx, s), tune_steps_key_of(ctx, ns, steps));
+    te_ctx_free(ctx);
+}
+
 /* ---- resume: the population starts from the best stored program ---- */
 
 typedef struct {
@@ -335,20 +351,9 @@ static void test_resume_seeds(void **st) {
     assert_true(ps.calls >= 1);
     assert_int_equal(ps.n, 16);
     /* The first member of the population is the stored best program. */
-    te_ctx *ctx = te_ctx_new();
-    tune_workload w;
-    tune_sketch sk[TUNE_MAX_SKETCHES];
-    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
-    assert_true(tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES) > 0);
-    sch_schedule *s = tune_program_apply(ctx, &w, &sk[ps.first.sketch], &ps.first);
-    assert_non_null(s);
-    int ns;
-    sch_step *steps;
-    assert_int_equal(tdb_steps_from_json(ctx, best, &ns, &steps), 0);
-    assert_string_equal(tune_steps_key(ctx, s), tune_steps_key_of(ctx, ns, steps));
+    assert_program_is_log(key, &ps.first, best);
     /* It is never measured again. */
     assert_true(sum.best_steps_json == NULL || strcmp(sum.best_steps_json, best) != 0);
-    te_ctx_free(ctx);
     free(sum.best_steps_json);
     free(best), free(key), free(target);
     tdb_close(db);
@@ -415,18 +420,7 @@ static void test_measured_seed_rounds(void **st) {
      * the faster of them. */
     int f = rs.lat[0] > 0 && (rs.lat[1] <= 0 || rs.lat[0] <= rs.lat[1]) ? 0 : 1;
     assert_true(rs.lat[f] > 0);
-    te_ctx *ctx = te_ctx_new();
-    tune_workload w;
-    tune_sketch sk[TUNE_MAX_SKETCHES];
-    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
-    assert_true(tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES) > 0);
-    sch_schedule *s = tune_program_apply(ctx, &w, &sk[rs.second_first.sketch], &rs.second_first);
-    assert_non_null(s);
-    int ns;
-    sch_step *steps;
-    assert_int_equal(tdb_steps_from_json(ctx, rs.steps[f], &ns, &steps), 0);
-    assert_string_equal(tune_steps_key(ctx, s), tune_steps_key_of(ctx, ns, steps));
-    te_ctx_free(ctx);
+    assert_program_is_log(key, &rs.second_first, rs.steps[f]);
     for (int i = 0; i < rs.n; i++) free(rs.steps[i]);
     free(sum.best_steps_json);
     free(key);

@@ -136,6 +136,10 @@ static void test_nothing_to_precompute(void **st) {
     tu_assert_msg_has(rt_last_error(), "no function 'nosuch'");
     assert_null(rt_prepare(m, "default", w->nargs + 1, t));
     tu_assert_msg_has(rt_last_error(), "takes 3 tensors", "called with 4");
+    assert_null(rt_prepare(NULL, "default", w->nargs, t));
+    tu_assert_msg_has(rt_last_error(), "module and name must be non-NULL");
+    assert_int_equal(rt_prepared_call(NULL, w->nargs, t), -1);
+    tu_assert_msg_has(rt_last_error(), "prepared function is NULL");
     for (int i = 0; i < w->nargs; i++) rt_tensor_free(t[i]);
     rt_module_free(m);
     te_ctx_free(ctx);
@@ -199,6 +203,8 @@ static void test_errors(void **st) {
     tu_assert_msg_has(te_ctx_errmsg(ctx), "argument 2 ('O')", "only inputs");
     assert_int_equal(sch_lower_constants(s, w->nargs, w->args, 0x10, "f", &sp), -1);
     tu_assert_msg_has(te_ctx_errmsg(ctx), "marks argument 4", "there are 3 arguments");
+    assert_int_equal(sch_lower_constants(s, w->nargs, NULL, 0x2, "f", &sp), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "3 arguments and no argument array");
     cg_build_options o;
     memset(&o, 0, sizeof o);
     o.constant_args = 0x2;

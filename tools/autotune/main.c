@@ -316,12 +316,8 @@ static void retime_best(tdb_db *db, const char *key, const char *tkey, const cha
         return;
     }
     /* The operator's default schedule joins them wherever it ranks: it
-     * is the baseline a tuned program must beat under the same load. */
-    te_ctx *ctx = te_ctx_new();
-    ops_workload *w = ctx ? ops_from_key(ctx, key) : NULL;
-    sch_schedule *ds = w ? ops_default_schedule(w, target) : NULL;
-    char *dflt = ds ? tdb_schedule_to_json(ds) : NULL;
-    te_ctx_free(ctx);
+     * is what a tuned program must beat under the same load. */
+    char *dflt = tune_default_steps(key, target);
     /* The candidates: the database's current best (tdb_best's first, which
      * must defend its place), then the best by first timing. Ranking by
      * tdb_best alone would pick only programs re-timed in earlier runs,
