@@ -289,6 +289,17 @@ static int tile_levels(applier *a, int u, te_tensor *t, te_expr *l[][4], te_expr
     return sch_reorder(a->s, t, n, order);
 }
 
+/* auto_unroll_max_step on loop x of t, the loops under it unrolled
+ * explicitly (copied), as TVM does on the CPU (its UnrollLoop pass's
+ * explicit_unroll, on by default): a register tile's accumulators then
+ * have constant offsets and live in registers, where a loop only hinted
+ * for LLVM to unroll keeps them in memory (a 2x3 tile of an NCHW
+ * convolution ran 15-25 % slower, bench/RESULTS.md session 16). */
+static int unroll_pragmas(applier *a, te_tensor *t, te_expr *x, int64_t steps) {
+    return sch_pragma(a->s, t, x, "auto_unroll_max_step", steps) ||
+           sch_pragma(a->s, t, x, "unroll_explicit", 1);
+}
+
 /* Fuses the first k of n loops and makes the result parallel. */
 static te_expr *fuse_parallel(applier *a, te_tensor *t, te_expr **loops, int n, int64_t k) {
     if (k > n) k = n;
@@ -314,7 +325,7 @@ static int apply_tile(applier *a, int u, te_tensor *t) {
     a->holder[u] = t;
     a->nloops[u] = 2 * nsp;
     for (int j = 0; j < 2 * nsp; j++) a->loops[u][j] = j < par ? f : outer[j];
-    if (unroll && sch_pragma(a->s, t, f, "auto_unroll_max_step", unroll)) return -1;
+    if (unroll && unroll_pragmas(a, t, f, unroll)) return -1;
     if (inner[nsp - 1] > 1 && sch_vectorize(a->s, t, l[nsp - 1][3])) return -1;
     return 0;
 }
@@ -361,7 +372,7 @@ static int apply_tile_fused(applier *a, int u, te_tensor *pr, te_tensor *co, int
     te_expr *f = fuse_parallel(a, co, order, nsp, par);
     if (!f) return -1;
     te_expr *at = level == 1 ? (par >= nsp ? f : c[nsp - 1][0]) : c[nsp - 1][1];
-    if (unroll && sch_pragma(a->s, co, at, "auto_unroll_max_step", unroll)) return -1;
+    if (unroll && unroll_pragmas(a, co, at, unroll)) return -1;
     if (cin > 1 && cin <= TUNE__MAX_INNER && sch_vectorize(a->s, co, c[nsp - 1][2])) return -1;
     if (sch_compute_at(a->s, pr, co, at)) return -1;
     int v = vd >= 0 ? vd : nsp - 1;

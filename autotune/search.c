@@ -96,6 +96,11 @@ typedef struct {
     tune_program *seed;
     measured_prog *good;   /* every valid measurement of this run */
     int ngood, capgood;
+    /* Programs filled by the default schedules' rules (tune_program_
+     * heuristic), measured first; done once all were measured. */
+    tune_program heur[2 * TUNE_MAX_SKETCHES];
+    int nheur;
+    bool heur_done;
     bool gpu;              /* target cuda: GPU sketches, GPU pipeline + verifier */
     tir_pipeline_options popt;
 } tuner;
@@ -285,7 +290,25 @@ static int next_batch(tuner *t, int want, tune_program *out) {
         for (int i = 0; i < npop; i++)
             if (!hset_has(&seen, pop[i].h)) hset_add(&seen, pop[i].h), all[nall++] = pop[i];
     }
-    /* The best unmeasured programs, then an eps share of random ones. */
+    /* The heuristic programs first (until each was measured), then the
+     * best unmeasured programs, then an eps share of random ones. */
+    if (t->nheur && !t->heur_done) {
+        cand hc[2 * TUNE_MAX_SKETCHES];
+        for (int i = 0; i < t->nheur; i++) hc[i].p = t->heur[i];
+        if (evaluate(t, hc, t->nheur)) goto done;
+        bool left = false;
+        for (int i = 0; i < t->nheur; i++) {
+            if (!hc[i].h || hset_has(&t->measured, hc[i].h) || hset_has(&picked, hc[i].h))
+                continue;
+            if (got == want) {
+                left = true;
+                continue;
+            }
+            hset_add(&picked, hc[i].h);
+            out[got++] = hc[i].p;
+        }
+        t->heur_done = !left;
+    }
     qsort(all, (size_t)nall, sizeof *all, cmp_cand);
     int nbest = want - (int)floor(want * eps + 0.5);
     if (!o->scorer.predict) nbest = 0; /* random ranking: all picks are random */
@@ -387,6 +410,10 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         goto out;
     }
     double flops = t->sc.w.flops;
+    /* The default schedules' rules give the search its first programs. */
+    for (int k = 0; k < t->nsk && !t->gpu && !o->skip_default; k++)
+        t->nheur += tune_program_heuristic(&t->sk[k], k, &t->sc.w, tune_host_vector_lanes(),
+                                           t->heur + t->nheur, 2);
     /* Programs measured before (resume) are never measured again. */
     for (int i = 0; i < o->nknown; i++) {
         int ns;

@@ -172,33 +172,29 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
     return sch_vectorize(s, R, cji);
 }
 
-int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec, int row,
-                           int col, int vlen, bool col_tail) {
-    int n = F->ndim, dim;
-    te_tensor *Rs = R ? R : F;
-    if (F->shape[vec] % vlen || !Rs->body || Rs->body->kind != TE_REDUCE || vec == col ||
-        vec == row || row == col || !operand_at(Rs, vec, vlen, &dim))
-        return 1;
+bool ops_packed_tile_shape(int64_t vec_extent, int64_t rows, int64_t cols, int vlen,
+                           bool col_tail, ops_packed_tile *out) {
+    if (vlen < 1 || vec_extent < 1 || rows < 1 || cols < 1 || vec_extent % vlen || !out)
+        return false;
     /* The tile: fv vectors of lanes x th rows x tw columns, at most 12
-     * accumulators (of 16 vector registers, beside the operands). The
-     * column loop stays serial, so with col_tail tw need not divide the
-     * columns (loop partitioning splits the tail off, a narrower tile).
-     * Rows are split in the parallel loop, so th divides them. Each tile
-     * is costed by its columns over its FMA throughput, min(acc, SAT)/SAT
-     * of peak: SAT independent accumulators keep both FMA pipes busy
-     * (4-5 cycles of latency x 2 pipes); the least total cost wins, then
-     * no tail, more accumulators, two vectors of lanes, wide rows. */
+     * accumulators (of 16 vector registers, beside the operands). With
+     * col_tail tw need not divide the columns (loop partitioning splits
+     * the tail off, a narrower tile); th always divides the rows (they
+     * are split in the parallel loop). Each tile is costed by its columns
+     * over its FMA throughput, min(acc, SAT)/SAT of peak: SAT independent
+     * accumulators keep both FMA pipes busy (4-5 cycles of latency x 2
+     * pipes); the least total cost wins, then no tail, more accumulators,
+     * two vectors of lanes, wide rows. */
     enum { SAT = 10 };
     int64_t f = vlen, th = 1, tw = 1, best_acc = 0;
     double best = INFINITY;
     bool best_tail = true;
-    int64_t cols = F->shape[col];
     for (int64_t fv = 2; fv >= 1; fv--) {
-        if (F->shape[vec] % (fv * vlen)) continue;
+        if (vec_extent % (fv * vlen)) continue;
         for (int64_t w = 1; w <= 12 && w <= cols; w++)
-            for (int64_t h = 1; fv * w * h <= 12 && h <= F->shape[row]; h++) {
+            for (int64_t h = 1; fv * w * h <= 12 && h <= rows; h++) {
                 bool tail = cols % w != 0;
-                if (F->shape[row] % h || (tail && !col_tail)) continue;
+                if (rows % h || (tail && !col_tail)) continue;
                 int64_t acc = fv * h * w, racc = fv * h * (cols % w);
                 double cost = (double)(cols / w * w) * SAT / (double)(acc < SAT ? acc : SAT);
                 if (tail) cost += (double)(cols % w) * SAT / (double)(racc < SAT ? racc : SAT);
@@ -211,6 +207,21 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
                     best = cost, best_tail = tail, best_acc = acc, f = fv * vlen, th = h, tw = w;
             }
     }
+    *out = (ops_packed_tile){f, th, tw};
+    return true;
+}
+
+int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec, int row,
+                           int col, int vlen, bool col_tail) {
+    int n = F->ndim, dim;
+    te_tensor *Rs = R ? R : F;
+    ops_packed_tile tile;
+    if (F->shape[vec] % vlen || !Rs->body || Rs->body->kind != TE_REDUCE || vec == col ||
+        vec == row || row == col || !operand_at(Rs, vec, vlen, &dim) ||
+        !ops_packed_tile_shape(F->shape[vec], F->shape[row], F->shape[col], vlen, col_tail,
+                               &tile))
+        return 1;
+    int64_t f = tile.lanes, th = tile.rows, tw = tile.cols;
     if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
     te_tensor *in = operand_at(R, vec, f, &dim);
     if (!in) return te_error(sch_ctx(s), "ops: no operand of '%s' to pack", R->name);

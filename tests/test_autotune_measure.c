@@ -377,8 +377,27 @@ static void test_tuning_beats_naive(void **st) {
     recorder_free(&rec);
 }
 
-/* The first trial is the operator's default schedule; skip_default
- * leaves it out; a resumed run does not measure it again. */
+/* The log of the only heuristic program of key's sketches (malloc'd). */
+static char *heuristic_log(te_ctx *ctx, const char *key) {
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
+    int nsk = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES), n = 0;
+    char *log = NULL;
+    for (int k = 0; k < nsk; k++) {
+        tune_program p[2];
+        int got = tune_program_heuristic(&sk[k], k, &w, tune_host_vector_lanes(), p, 2);
+        for (int i = 0; i < got; i++, n++)
+            log = tdb_schedule_to_json(tune_program_apply(ctx, &w, &sk[k], &p[i]));
+    }
+    assert_int_equal(n, 1);
+    assert_non_null(log);
+    return log;
+}
+
+/* The first trial is the operator's default schedule, the next the
+ * heuristic programs; skip_default leaves both out; a resumed run does
+ * not measure the default again. */
 static void test_default_first(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
@@ -386,7 +405,7 @@ static void test_default_first(void **st) {
     assert_non_null(w);
     sch_schedule *s = ops_default_schedule(w, "llvm");
     assert_non_null(s);
-    char *def = tdb_schedule_to_json(s);
+    char *def = tdb_schedule_to_json(s), *heur = heuristic_log(ctx, MM64);
     recorder a = {0}, b = {0}, c = {0};
     tune_summary sum;
     tune_options o = topts(3, 4, &a);
@@ -395,11 +414,16 @@ static void test_default_first(void **st) {
     assert_int_equal(a.n, 3);
     assert_string_equal(a.logs[0], def);
     assert_int_equal(a.codes[0], TUNE_OK);
+    assert_string_equal(a.logs[1], heur);
+    assert_int_equal(a.codes[1], TUNE_OK);
     o = topts(3, 4, &b);
     o.skip_default = true;
     assert_int_equal(tune_task(MM64, "llvm", &o, &sum, NULL), 0);
     free(sum.best_steps_json);
-    for (int i = 0; i < b.n; i++) assert_string_not_equal(b.logs[i], def);
+    for (int i = 0; i < b.n; i++) {
+        assert_string_not_equal(b.logs[i], def);
+        assert_string_not_equal(b.logs[i], heur);
+    }
     o = topts(2, 4, &c);
     o.nknown = a.n;
     o.known_steps = (const char *const *)a.logs;
@@ -408,7 +432,7 @@ static void test_default_first(void **st) {
     assert_int_equal(c.n, 2);
     for (int i = 0; i < c.n; i++) assert_string_not_equal(c.logs[i], def);
     recorder_free(&a), recorder_free(&b), recorder_free(&c);
-    free(def);
+    free(def), free(heur);
     te_ctx_free(ctx);
 }
 

@@ -314,6 +314,23 @@ int tune_host_vector_lanes(void);
  * still break a shared-memory limit: the GPU verifier filters those). */
 void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
                          tune_program *out);
+/* Programs of CPU sketch sk (its index sketch_index; w the workload it
+ * was generated from) whose holes follow the rules of the operator
+ * library's CPU default schedules rather than chance (autotune/seed.c):
+ * a packed register tile (TUNE_UNIT_TILE_CACHE_PACKED) of
+ * ops_packed_tile_shape's size, with and without a column tail; a GEMM
+ * register tile (TUNE_UNIT_TILE_CACHE) of 6 rows by 2 vectors of columns
+ * (4 with 16 lanes); padding at the root; the reduction unsplit; outer
+ * loops fused parallel. vlen: float32 lanes per vector
+ * (tune_host_vector_lanes). The search measures them first and evolution
+ * starts from them (TVM MetaSchedule seeds its search with its schedule
+ * rules' traces). Writes up to max programs to out and returns how many:
+ * 0 for GPU sketches, sketches with more than one register tile or with
+ * another unit (tiling with fusion, rfactor), and extents the rules do
+ * not fit (output channels not a whole number of vectors). Every program
+ * returned satisfies tune_split_valid for its SPLIT holes. */
+int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_workload *w,
+                           int vlen, tune_program *out, int max);
 /* Mutates one hole of p (tile size: moves a prime factor between two
  * levels, or, for a hole with `tail`, half of the time draws another
  * innermost factor and keeps of each outer factor what still divides;
@@ -520,7 +537,11 @@ typedef struct {
      * (ops_default_schedule for the target) when the workload is an ops
      * workload and that schedule was not measured before (resume): the
      * best record is then never worse than what an untuned user gets.
-     * true: measure searched programs only (Ansor's behaviour). */
+     * On the CPU the first round then starts with the heuristic programs
+     * (tune_program_heuristic) of every sketch: the same rules inside the
+     * search space, where evolution can refine them.
+     * true: neither; measure only what the search samples and evolves
+     * (Ansor's behaviour). */
     bool skip_default;
     /* true: on the CPU, the operator's default schedule is the baseline
      * program of the measurements (tune_measure_options.baseline_steps,

@@ -215,6 +215,26 @@ const char *ops_params_json(const ops_workload *w);
  *     threads, one element each. */
 sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
 
+/* The register tile of the CPU default convolution's micro-kernel
+ * (vectors over output channels, an accumulator packed on them): `lanes`
+ * output channels (vlen or 2 vlen, dividing vec_extent) x `rows` x `cols`
+ * output elements, at most 12 accumulator vectors. */
+typedef struct {
+    int64_t lanes, rows, cols;
+} ops_packed_tile;
+/* The tile ops_default_schedule picks for a vectorized axis of vec_extent
+ * elements (output channels), `rows` (image rows; the tile's rows divide
+ * them) and `cols` (image columns; with col_tail the tile's columns need
+ * not divide them), vlen float32 lanes per vector register. The rule:
+ * the least FMA cost, each tile costed by its columns over min(accumulators,
+ * 10)/10 of peak (10 independent accumulators keep two FMA pipes of 4-5
+ * cycles' latency busy), ties to no tail, more accumulators, two vectors,
+ * wider rows. The tuner starts its search from it. Returns false (out
+ * untouched) when vec_extent is not a whole number of vectors or an
+ * extent is below 1. */
+bool ops_packed_tile_shape(int64_t vec_extent, int64_t rows, int64_t cols, int vlen,
+                           bool col_tail, ops_packed_tile *out);
+
 /* The naive double-precision reference: computes every output of w from
  * the input tensors (ins[i] matches w->inputs[i]: CPU, compact, w's dtype
  * and shape) into out[o], a caller-owned array of the output's element

@@ -1,0 +1,181 @@
+/*
+ * tests/test_autotune_seed.c — heuristic programs (tune_program_heuristic):
+ * the default schedules' tile rule (ops_packed_tile_shape) on hand-worked
+ * extents, the hole values it writes into the packed-convolution and GEMM
+ * sketches, which sketches get none, that each program builds and matches
+ * the reference (NaN-poisoned output, fresh random inputs), and that the
+ * CPU sketches' unroll pragma copies the tile (no loop left only hinted).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "loom/autotune.h"
+
+/* K = 32: a whole number of vectors with 8 and 16 lanes. 14 x 14 image:
+ * no divisor of 14 near 6 columns, so the tail and no-tail tiles differ. */
+static const char *CONV = "conv2d(N=1,C=8,H=14,W=14,K=32,R=3,S=3,pad=1)";
+static const char *MM = "matmul(M=32,N=32,K=16)";
+
+static void test_packed_tile_shape(void **st) {
+    (void)st;
+    ops_packed_tile t;
+    /* ResNet-50 c3 (128 channels, 28 x 28), AVX2: 2 vectors x 1 row x 6
+     * columns = 12 accumulators with a tail (28 = 4 x 6 + 4). Without a
+     * tail the dividing tiles of 8 accumulators tie (1 x 4, 2 x 2, 4 x 1
+     * rows x columns of 2 vectors): the widest row wins, 1 x 4. */
+    assert_true(ops_packed_tile_shape(128, 28, 28, 8, true, &t));
+    assert_true(t.lanes == 16 && t.rows == 1 && t.cols == 6);
+    assert_true(ops_packed_tile_shape(128, 28, 28, 8, false, &t));
+    assert_true(t.lanes == 16 && t.rows == 1 && t.cols == 4);
+    /* c2 (64 channels, 56 x 56): 2 rows x 3 columns with a tail (56 = 18 x
+     * 3 + 2), 1 x 4 without. */
+    assert_true(ops_packed_tile_shape(64, 56, 56, 8, true, &t));
+    assert_true(t.lanes == 16 && t.rows == 2 && t.cols == 3);
+    assert_true(ops_packed_tile_shape(64, 56, 56, 8, false, &t));
+    assert_true(t.lanes == 16 && t.rows == 1 && t.cols == 4);
+    /* 8 channels: one vector of lanes only. */
+    assert_true(ops_packed_tile_shape(8, 4, 4, 8, false, &t));
+    assert_int_equal(t.lanes, 8);
+    assert_true(t.lanes * t.rows * t.cols / 8 <= 12);
+    /* Not a whole number of vectors; bad extents: false, out untouched. */
+    t = (ops_packed_tile){-1, -1, -1};
+    assert_false(ops_packed_tile_shape(12, 28, 28, 8, true, &t));
+    assert_false(ops_packed_tile_shape(16, 0, 28, 8, true, &t));
+    assert_false(ops_packed_tile_shape(16, 28, 28, 0, true, &t));
+    assert_false(ops_packed_tile_shape(16, 28, 28, 8, true, NULL));
+    assert_int_equal(t.lanes, -1);
+}
+
+/* The sketch index whose description mentions `what`, -1 if none. */
+static int sketch_with(const tune_sketch *sk, int n, const char *what) {
+    for (int i = 0; i < n; i++)
+        if (strstr(sk[i].desc, what)) return i;
+    return -1;
+}
+
+/* Builds p, checks it against the reference and that no loop of its main
+ * function is left unrolled only as a hint. */
+static void check_program(te_ctx *ctx, const char *key, const tune_workload *w,
+                          const tune_sketch *sk, const tune_program *p) {
+    ops_workload *ow = ops_from_key(ctx, key);
+    assert_non_null(ow);
+    sch_schedule *s = tune_program_apply(ctx, w, sk, p);
+    if (!s) fail_msg("%s: heuristic program does not apply: %s", key, te_ctx_errmsg(ctx));
+    rt_module *m = cg_build(s, w->nargs, w->args, "llvm", NULL);
+    if (!m) fail_msg("%s: build: %s", key, te_ctx_errmsg(ctx));
+    assert_int_equal(ops_check_module(ow, m, NULL, tu_seed()), 0);
+    rt_module_free(m);
+    s = tune_program_apply(ctx, w, sk, p);
+    tir_func *f = sch_lower(s, w->nargs, w->args, "f");
+    assert_non_null(f);
+    f = tir_run_pipeline(ctx, f, NULL);
+    assert_non_null(f);
+    const char *text = tir_func_str(ctx, f);
+    if (strstr(text, "unrolled")) fail_msg("%s: a loop only hinted to unroll:\n%s", key, text);
+}
+
+static void test_conv_packed(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, CONV, &w), 0);
+    int nsk = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    int pk = sketch_with(sk, nsk, "vectorized on a packed axis");
+    assert_true(pk >= 0);
+    int vlen = tune_host_vector_lanes();
+    tune_program p[2];
+    /* The other sketches (the tile on the image row, no packing) get none. */
+    for (int k = 0; k < nsk; k++)
+        if (k != pk) assert_int_equal(tune_program_heuristic(&sk[k], k, &w, vlen, p, 2), 0);
+    int n = tune_program_heuristic(&sk[pk], pk, &w, vlen, p, 2);
+    ops_packed_tile with, without;
+    assert_true(ops_packed_tile_shape(32, 14, 14, vlen, true, &with));
+    assert_true(ops_packed_tile_shape(32, 14, 14, vlen, false, &without));
+    bool same = with.rows == without.rows && with.cols == without.cols;
+    assert_int_equal(n, same ? 1 : 2);
+    for (int i = 0; i < n; i++) {
+        const ops_packed_tile *t = i == 0 ? &with : &without;
+        assert_int_equal(p[i].sketch, pk);
+        /* Holes of the tile unit: N, K, OH, OW splits (3 values each,
+         * innermost last), then rc, r, s, parallel, unroll, location. */
+        const tune_hole *h = sk[pk].holes;
+        assert_int_equal(h[0].kind, TUNE_HOLE_SPLIT);
+        const int64_t *v = p[i].vals;
+        assert_int_equal(v[h[0].offset + 2], 1);
+        assert_int_equal(v[h[1].offset + 2], t->lanes);
+        assert_int_equal(v[h[2].offset + 2], t->rows);
+        assert_int_equal(v[h[3].offset + 2], t->cols);
+        for (int d = 0; d < 4; d++) {
+            assert_int_equal(v[h[d].offset], 1);
+            assert_int_equal(v[h[d].offset + 1], 1);
+            assert_true(tune_split_valid(&h[d], v + h[d].offset));
+        }
+        for (int r = 4; r < 7; r++) assert_int_equal(v[h[r].offset], 1);
+        assert_int_equal(h[7].kind, TUNE_HOLE_PARALLEL);
+        assert_int_equal(v[h[7].offset], 3); /* N, K blocks and rows */
+        assert_int_equal(h[8].kind, TUNE_HOLE_UNROLL);
+        assert_int_equal(v[h[8].offset], 1); /* 16 steps */
+        assert_int_equal(h[9].kind, TUNE_HOLE_LOCATION);
+        assert_int_equal(v[h[9].offset], 2);
+        assert_int_equal(h[10].kind, TUNE_HOLE_LOCATION); /* Pad at the root */
+        assert_int_equal(v[h[10].offset], 2);
+        check_program(ctx, CONV, &w, &sk[pk], &p[i]);
+    }
+    /* max bounds what is written. */
+    assert_int_equal(tune_program_heuristic(&sk[pk], pk, &w, vlen, p, 1), 1);
+    assert_int_equal(tune_program_heuristic(&sk[pk], pk, &w, vlen, p, 0), 0);
+    assert_int_equal(tune_program_heuristic(NULL, pk, &w, vlen, p, 2), 0);
+    te_ctx_free(ctx);
+}
+
+static void test_gemm(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, MM, &w), 0);
+    int nsk = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    int vlen = tune_host_vector_lanes();
+    int got = 0;
+    for (int k = 0; k < nsk; k++) {
+        tune_program p[2];
+        int n = tune_program_heuristic(&sk[k], k, &w, vlen, p, 2);
+        /* Only the cached tile with B packed: "B: cache_read, pack for C;
+         * C: cache_write, tile SSRSRS, fuse into copy". */
+        bool want = strstr(sk[k].desc, "pack for C") && strstr(sk[k].desc, "cache_write");
+        assert_int_equal(n, want ? 1 : 0);
+        if (!n) continue;
+        got++;
+        const tune_hole *h = sk[k].holes;
+        const int64_t *v = p[0].vals;
+        /* Rows: 6 a tile (32 = 5 x 6 + 2, a tail), ceil(32 / 6) = 6 tiles
+         * in level 1; columns: 2 vectors (4 with 16 lanes: all 32). */
+        int64_t nb = vlen >= 16 ? 32 : 2 * vlen;
+        assert_int_equal(v[h[0].offset], 6);
+        assert_int_equal(v[h[0].offset + 1], 1);
+        assert_int_equal(v[h[0].offset + 2], 6);
+        assert_int_equal(v[h[1].offset], 1);
+        assert_int_equal(v[h[1].offset + 2], nb);
+        assert_int_equal(v[h[2].offset], 1);              /* k unsplit */
+        assert_int_equal(v[h[3].offset], 2);              /* both outer loops parallel */
+        check_program(ctx, MM, &w, &sk[k], &p[0]);
+    }
+    assert_int_equal(got, 1);
+    /* GPU sketches: none. */
+    int ng = tune_generate_sketches_gpu(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    assert_true(ng > 0);
+    tune_program p[2];
+    for (int k = 0; k < ng; k++) assert_int_equal(tune_program_heuristic(&sk[k], k, &w, vlen, p, 2), 0);
+    te_ctx_free(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_packed_tile_shape),
+        cmocka_unit_test(test_conv_packed),
+        cmocka_unit_test(test_gemm),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
