@@ -106,8 +106,9 @@ typedef struct {
 } tuner;
 
 /* The pipeline options of lowering for the scorer (and, on GPU, for the
- * verifier that filters invalid programs). */
-static const tir_pipeline_options *popts(const tuner *t) { return t->gpu ? &t->popt : NULL; }
+ * verifier that filters invalid programs): unrolling pragmas mark loops
+ * rather than copy them (tir_pass_unroll_hinted). */
+static const tir_pipeline_options *popts(const tuner *t) { return &t->popt; }
 
 /* s (built in ctx) lowered and through the pipeline, as the scorer sees
  * programs: on the CPU without the stages pre-computed from constants,
@@ -399,6 +400,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         goto out;
     }
     t->gpu = tune_target_is_cuda(target);
+    t->popt.unroll_hints_only = true; /* features before explicit unrolling, as TVM */
     if (t->gpu) {
         t->popt.gpu = true;
         t->popt.gpu_limits = tune_gpu_limits();

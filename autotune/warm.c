@@ -62,7 +62,8 @@ static int load_task(tune_dataset *d, int *cap, const char *key, bool cpu, int t
         tir_func *f = s && !sch_lower_constants(s, w.nargs, w.args, constant, "default", &sp)
                           ? sp.main
                           : NULL;
-        f = f ? tir_run_pipeline(ctx, f, NULL) : NULL;
+        tir_pipeline_options po = {.unroll_hints_only = true}; /* as the search scores */
+        f = f ? tir_run_pipeline(ctx, f, &po) : NULL;
         float *x = NULL;
         int k = 0;
         if (!f || !(r[i].median > 0) || cm_extract(NULL, f, &x, &k) || k == 0) {

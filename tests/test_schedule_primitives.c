@@ -5,6 +5,7 @@
  * output poisoned with NaN.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "sched_harness.h"
 
@@ -178,6 +179,28 @@ static void test_pack_at(void **st) { (void)st; run_mm(s_pack_at, 2); }
 static void test_pack_at_indirect(void **st) { (void)st; run_mm(s_pack_at_indirect, 2); }
 static void test_pragma(void **st) { (void)st; run_mm(s_pragma, 2); }
 
+/* unroll_explicit copies the loops under the pragma; the pipeline's
+ * unroll_hints_only (the cost model's view) marks them unrolled instead. */
+static void test_pragma_hints_only(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    sched_case c = sh_matmul(ctx, 8, 8, 4);
+    sch_schedule *s = sch_create(ctx, 1, &c.out);
+    te_expr *io, *jo, *ii, *ji;
+    assert_int_equal(sch_tile(s, c.out, c.ax[0], c.ax[1], 2, 4, &io, &jo, &ii, &ji), 0);
+    assert_int_equal(sch_pragma(s, c.out, io, "auto_unroll_max_step", 64), 0);
+    assert_int_equal(sch_pragma(s, c.out, io, "unroll_explicit", 1), 0);
+    te_tensor *args[3] = {c.in[0], c.in[1], c.out};
+    tir_func *f = sch_lower(s, 3, args, "f");
+    assert_non_null(f);
+    tir_pipeline_options hints = {.unroll_hints_only = true};
+    const char *copied = tir_func_str(ctx, tir_run_pipeline(ctx, f, NULL));
+    const char *hinted = tir_func_str(ctx, tir_run_pipeline(ctx, f, &hints));
+    assert_null(strstr(copied, "unrolled"));
+    assert_non_null(strstr(hinted, "unrolled"));
+    te_ctx_free(ctx);
+}
+
 /* ---- the two-stage chain: inline, compute_at, compute_root ---- */
 
 typedef void (*chain_fn)(sch_schedule *s, sched_case *c);
@@ -261,6 +284,7 @@ int main(void) {
         cmocka_unit_test(test_fuse_parallel),   cmocka_unit_test(test_vectorize_unroll),
         cmocka_unit_test(test_cache_write),     cmocka_unit_test(test_cache_read),
         cmocka_unit_test(test_rfactor),         cmocka_unit_test(test_pragma),
+        cmocka_unit_test(test_pragma_hints_only),
         cmocka_unit_test(test_pack_root),       cmocka_unit_test(test_pack_at),
         cmocka_unit_test(test_pack_at_indirect),
         cmocka_unit_test(test_chain_inline),    cmocka_unit_test(test_chain_compute_at),

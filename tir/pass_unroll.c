@@ -28,6 +28,7 @@ typedef struct {
     te_ctx *ctx;
     int64_t max_step; /* auto_unroll_max_step in force (0: none) */
     bool explicit_;   /* unroll_explicit of the pragma in force */
+    bool hints_only;  /* unroll_explicit ignored (tir_pass_unroll_hinted) */
 } unroll_ctx;
 
 static int64_t sat_mul(int64_t a, int64_t b) {
@@ -109,7 +110,7 @@ static tir_stmt *unroll_loop(unroll_ctx *uc, tir_stmt *s) {
     unroll_ctx inner = *uc;
     if (s->u.loop.auto_unroll_max_step > 0) {
         inner.max_step = s->u.loop.auto_unroll_max_step;
-        inner.explicit_ = s->u.loop.unroll_explicit;
+        inner.explicit_ = s->u.loop.unroll_explicit && !uc->hints_only;
     }
     tir_stmt *body = unroll(&inner, s->u.loop.body);
     if (!body) return NULL;
@@ -160,10 +161,16 @@ static tir_stmt *unroll(unroll_ctx *uc, tir_stmt *s) {
     }
 }
 
-tir_func *tir_pass_unroll(te_ctx *ctx, const tir_func *f) {
+static tir_func *run_unroll(te_ctx *ctx, const tir_func *f, bool hints_only) {
     if (!ctx || !f) return NULL;
-    unroll_ctx uc = {ctx, 0, false};
+    unroll_ctx uc = {ctx, 0, false, hints_only};
     tir_stmt *body = unroll(&uc, f->body);
     if (!body) return NULL;
     return body == f->body ? (tir_func *)f : tir_func_with_body(ctx, f, body);
+}
+
+tir_func *tir_pass_unroll(te_ctx *ctx, const tir_func *f) { return run_unroll(ctx, f, false); }
+
+tir_func *tir_pass_unroll_hinted(te_ctx *ctx, const tir_func *f) {
+    return run_unroll(ctx, f, true);
 }

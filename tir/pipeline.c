@@ -37,7 +37,8 @@ tir_func *tir_run_pipeline(te_ctx *ctx, const tir_func *f, const tir_pipeline_op
     bool gpu = opts && opts->gpu;
     if (g && gpu) g = tir_pass_inject_vthread(ctx, g);
     if (g && gpu) g = tir_pass_simplify(ctx, g);
-    if (g) g = tir_pass_unroll(ctx, g);
+    if (g) g = opts && opts->unroll_hints_only ? tir_pass_unroll_hinted(ctx, g)
+                                               : tir_pass_unroll(ctx, g);
     if (g) g = tir_pass_storage_rewrite(ctx, g);
     if (g) g = tir_pass_simplify(ctx, g);
     if (g) g = tir_pass_remove_noop(ctx, g);

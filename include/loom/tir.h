@@ -239,6 +239,13 @@ tir_func *tir_pass_vectorize(te_ctx *ctx, const tir_func *f, te_str *why);
 /* Unrolls UNROLLED loops and, under auto_unroll_max_step pragmas, inner
  * loops with constant total extent within the limit (TVM UnrollLoop). */
 tir_func *tir_pass_unroll(te_ctx *ctx, const tir_func *f);
+/* As tir_pass_unroll, but a pragma's unroll_explicit is ignored: the loops
+ * it would copy are marked UNROLLED and kept (loops the schedule unrolled
+ * with sch_unroll are still copied). The cost model's view of a program:
+ * TVM extracts features before UnrollLoop, and copying a 512-step tile
+ * for each of thousands of scored candidates costs seconds and
+ * gigabytes. */
+tir_func *tir_pass_unroll_hinted(te_ctx *ctx, const tir_func *f);
 /* Shrinks and reuses LOCAL allocations whose lifetimes do not overlap
  * (TVM StorageRewrite). */
 tir_func *tir_pass_storage_rewrite(te_ctx *ctx, const tir_func *f);
@@ -298,6 +305,7 @@ typedef struct {
     te_str *vectorize_why; /* collects reasons loops stayed scalar */
     bool gpu;            /* the GPU pipeline (target cuda), see below */
     tir_gpu_limits gpu_limits; /* checked when gpu is set */
+    bool unroll_hints_only; /* tir_pass_unroll_hinted instead of tir_pass_unroll */
 } tir_pipeline_options;
 
 /* The pass pipeline, in the one place its order is written:
