@@ -192,7 +192,8 @@ typedef enum {
      * tune_split_valid checks the rule. */
     TUNE_HOLE_SPLIT,
     TUNE_HOLE_PARALLEL, /* how many outer loops to fuse into the parallel loop: 1..max */
-    TUNE_HOLE_UNROLL,   /* auto_unroll_max_step: an index into {0,16,64,512} */
+    TUNE_HOLE_UNROLL,   /* auto_unroll_max_step: an index into {0,16,64,512}; with
+                           unroll_explicit (the loops copied, as TVM on the CPU) */
     TUNE_HOLE_LOCATION, /* compute location: fusion level 1..max (TILE_CACHE,
                            TILE_FUSE); for PLACE see TUNE_UNIT_PLACE */
     TUNE_HOLE_VECTOR,   /* vector split of the innermost axis (a factor) */
