@@ -91,7 +91,7 @@ static void test_short_run(void **st) {
     assert_int_equal(sscanf(strstr(line, "trial "), "trial %d of 16", &best_trial), 1);
     assert_int_equal(sscanf(strstr(line, "best at trial "), "best at trial %d", &reach), 1);
     assert_true(reach >= 1 && reach <= best_trial);
-    /* Where the time went: every phase took some, none more than the run. */
+    /* Where the time went: no phase more than the run. */
     double ph[4], wall = 0;
     const char *tl = strstr(out, "time: search ");
     assert_non_null(tl);
@@ -100,7 +100,9 @@ static void test_short_run(void **st) {
                      4);
     assert_int_equal(sscanf(strstr(line, "of 16, "), "of 16, %lf s", &wall), 1);
     for (int i = 0; i < 4; i++) assert_true(ph[i] >= 0 && ph[i] <= wall + 0.05);
-    assert_true(ph[0] > 0 && ph[1] > 0 && ph[2] > 0);
+    /* The search of 16 tiny programs may print 0.0 s (tenths); the
+     * builds and runs cannot. */
+    assert_true(ph[1] > 0 && ph[2] > 0);
     snprintf(a, sizeof a, "--db %s best --op matmul --shape M=32,N=32,K=32", db);
     assert_int_equal(run("tunedb", a), 0);
     tu_assert_msg_has(out, "matmul(M=32,N=32,K=32", "\"median\"");
