@@ -400,7 +400,10 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         goto out;
     }
     t->gpu = tune_target_is_cuda(target);
-    t->popt.unroll_hints_only = true; /* features before explicit unrolling, as TVM */
+    /* Features before explicit unrolling and, on the CPU, before loop
+     * partitioning, as TVM extracts them (tir_pipeline_options). */
+    t->popt.unroll_hints_only = true;
+    t->popt.skip_loop_partition = !t->gpu;
     if (t->gpu) {
         t->popt.gpu = true;
         t->popt.gpu_limits = tune_gpu_limits();

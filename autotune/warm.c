@@ -62,7 +62,8 @@ static int load_task(tune_dataset *d, int *cap, const char *key, bool cpu, int t
         tir_func *f = s && !sch_lower_constants(s, w.nargs, w.args, constant, "default", &sp)
                           ? sp.main
                           : NULL;
-        tir_pipeline_options po = {.unroll_hints_only = true}; /* as the search scores */
+        /* as the search scores */
+        tir_pipeline_options po = {.unroll_hints_only = true, .skip_loop_partition = cpu};
         f = f ? tir_run_pipeline(ctx, f, &po) : NULL;
         float *x = NULL;
         int k = 0;

@@ -62,9 +62,10 @@ static char *add_records(tdb_db *db, const char *target, const char *key, int n,
         if (!s) continue;
         tir_func *f = sch_lower(s, w.nargs, w.args, "default");
         assert_non_null(f);
-        /* As the tuner lowers for its model (features before explicit
-         * unrolling), so the fake latency is a function of what it sees. */
-        tir_pipeline_options po = {.unroll_hints_only = true};
+        /* As the tuner lowers for its model on the CPU (features before
+         * explicit unrolling and loop partitioning), so the fake latency
+         * is a function of what it sees. */
+        tir_pipeline_options po = {.unroll_hints_only = true, .skip_loop_partition = true};
         f = tir_run_pipeline(ctx, f, &po);
         assert_non_null(f);
         double lat = fake_latency(f);

@@ -201,6 +201,26 @@ static void test_pragma_hints_only(void **st) {
     te_ctx_free(ctx);
 }
 
+/* A tail (10 rows by 4) is partitioned off its loop by default; with
+ * skip_loop_partition (the cost model's CPU view) the guard stays. */
+static void test_pipeline_skip_partition(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    sched_case c = sh_matmul(ctx, 10, 8, 4);
+    sch_schedule *s = sch_create(ctx, 1, &c.out);
+    te_expr *io, *ii;
+    assert_int_equal(sch_split(s, c.out, c.ax[0], 4, &io, &ii), 0);
+    te_tensor *args[3] = {c.in[0], c.in[1], c.out};
+    tir_func *f = sch_lower(s, 3, args, "f");
+    assert_non_null(f);
+    tir_pipeline_options keep = {.skip_loop_partition = true};
+    const char *parted = tir_func_str(ctx, tir_run_pipeline(ctx, f, NULL));
+    const char *guarded = tir_func_str(ctx, tir_run_pipeline(ctx, f, &keep));
+    assert_null(strstr(parted, "if ("));
+    assert_non_null(strstr(guarded, "if ("));
+    te_ctx_free(ctx);
+}
+
 /* ---- the two-stage chain: inline, compute_at, compute_root ---- */
 
 typedef void (*chain_fn)(sch_schedule *s, sched_case *c);
@@ -285,6 +305,7 @@ int main(void) {
         cmocka_unit_test(test_cache_write),     cmocka_unit_test(test_cache_read),
         cmocka_unit_test(test_rfactor),         cmocka_unit_test(test_pragma),
         cmocka_unit_test(test_pragma_hints_only),
+        cmocka_unit_test(test_pipeline_skip_partition),
         cmocka_unit_test(test_pack_root),       cmocka_unit_test(test_pack_at),
         cmocka_unit_test(test_pack_at_indirect),
         cmocka_unit_test(test_chain_inline),    cmocka_unit_test(test_chain_compute_at),

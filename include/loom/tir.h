@@ -306,10 +306,18 @@ typedef struct {
     bool gpu;            /* the GPU pipeline (target cuda), see below */
     tir_gpu_limits gpu_limits; /* checked when gpu is set */
     bool unroll_hints_only; /* tir_pass_unroll_hinted instead of tir_pass_unroll */
+    /* No loop partitioning: tails stay guarded inside their loops. The
+     * cost model's CPU view (TVM extracts features before LoopPartition):
+     * partitioned tails copy a tile's statements, and the model, which
+     * sums per-statement predictions (pack-sum), then ranks programs by
+     * their statement count (bench/RESULTS.md, session 16). */
+    bool skip_loop_partition;
 } tir_pipeline_options;
 
 /* The pass pipeline, in the one place its order is written:
- * storage_flatten, simplify, loop_partition, simplify, vectorize, unroll,
+ * storage_flatten, simplify, loop_partition, simplify (both skipped with
+ * opts->skip_loop_partition), vectorize, unroll (tir_pass_unroll_hinted
+ * with opts->unroll_hints_only),
  * storage_rewrite, simplify, remove_noop. With opts->gpu: inject_vthread
  * after vectorize, thread_sync after remove_noop, then tir_verify_gpu.
  * opts may be NULL. */
