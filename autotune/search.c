@@ -99,26 +99,19 @@ typedef struct {
     /* Programs filled by the default schedules' rules (tune_program_
      * heuristic), measured first; done once all were measured. */
     tune_program heur[2 * TUNE_MAX_SKETCHES];
+    uint64_t heur_h[2 * TUNE_MAX_SKETCHES]; /* their step-log hashes */
     int nheur;
     bool heur_done;
     bool gpu;              /* target cuda: GPU sketches, GPU pipeline + verifier */
-    tir_pipeline_options popt;
+    tir_pipeline_options popt; /* the GPU pipeline's (gpu) */
 } tuner;
 
-/* The pipeline options of lowering for the scorer (and, on GPU, for the
- * verifier that filters invalid programs): unrolling pragmas mark loops
- * rather than copy them (tir_pass_unroll_hinted). */
-static const tir_pipeline_options *popts(const tuner *t) { return &t->popt; }
-
-/* s (built in ctx) lowered and through the pipeline, as the scorer sees
- * programs: on the CPU without the stages pre-computed from constants,
- * as they are timed; NULL when s (may be NULL) does not lower. */
+/* s (built in ctx) as the scorer sees programs (tune__lower_for_model);
+ * on GPU also through the verifier that filters invalid programs. */
 static tir_func *lowered(const tuner *t, te_ctx *ctx, sch_schedule *s, int nargs,
                          te_tensor **args) {
-    sch_split_lowering sp;
-    uint64_t constant = t->gpu ? 0 : t->sc.w.constant_args;
-    tir_func *f = s && !sch_lower_constants(s, nargs, args, constant, "default", &sp) ? sp.main : NULL;
-    return f ? tir_run_pipeline(ctx, f, popts(t)) : NULL;
+    return tune__lower_for_model(ctx, s, nargs, args, t->gpu ? 0 : t->sc.w.constant_args,
+                                 t->gpu ? &t->popt : NULL, !t->gpu);
 }
 
 /* One batch of candidates, evaluated on the thread pool: each chunk
@@ -293,20 +286,17 @@ static int next_batch(tuner *t, int want, tune_program *out) {
     }
     /* The heuristic programs first (until each was measured), then the
      * best unmeasured programs, then an eps share of random ones. */
-    if (t->nheur && !t->heur_done) {
-        cand hc[2 * TUNE_MAX_SKETCHES];
-        for (int i = 0; i < t->nheur; i++) hc[i].p = t->heur[i];
-        if (evaluate(t, hc, t->nheur)) goto done;
+    if (!t->heur_done) {
         bool left = false;
         for (int i = 0; i < t->nheur; i++) {
-            if (!hc[i].h || hset_has(&t->measured, hc[i].h) || hset_has(&picked, hc[i].h))
-                continue;
+            uint64_t h = t->heur_h[i];
+            if (hset_has(&t->measured, h) || hset_has(&picked, h)) continue;
             if (got == want) {
                 left = true;
                 continue;
             }
-            hset_add(&picked, hc[i].h);
-            out[got++] = hc[i].p;
+            hset_add(&picked, h);
+            out[got++] = t->heur[i];
         }
         t->heur_done = !left;
     }
@@ -400,10 +390,6 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         goto out;
     }
     t->gpu = tune_target_is_cuda(target);
-    /* Features before explicit unrolling and, on the CPU, before loop
-     * partitioning, as TVM extracts them (tir_pipeline_options). */
-    t->popt.unroll_hints_only = true;
-    t->popt.skip_loop_partition = !t->gpu;
     if (t->gpu) {
         t->popt.gpu = true;
         t->popt.gpu_limits = tune_gpu_limits();
@@ -415,10 +401,18 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         goto out;
     }
     double flops = t->sc.w.flops;
-    /* The default schedules' rules give the search its first programs. */
-    for (int k = 0; k < t->nsk && !t->gpu && !o->skip_default; k++)
-        t->nheur += tune_program_heuristic(&t->sk[k], k, &t->sc.w, tune_host_vector_lanes(),
-                                           t->heur + t->nheur, 2);
+    /* The default schedules' rules give the search its first programs
+     * (those that apply; hashed once, for deduplication). */
+    for (int k = 0; k < t->nsk && !t->gpu && !o->skip_default; k++) {
+        tune_program hp[2];
+        int n = tune_program_heuristic(&t->sk[k], k, &t->sc.w, tune_host_vector_lanes(), hp, 2);
+        for (int i = 0; i < n; i++) {
+            sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[k], &hp[i]);
+            if (!s) continue;
+            t->heur_h[t->nheur] = tune_hash(tune_steps_key(t->sc.ctx, s));
+            t->heur[t->nheur++] = hp[i];
+        }
+    }
     /* Programs measured before (resume) are never measured again. */
     for (int i = 0; i < o->nknown; i++) {
         int ns;

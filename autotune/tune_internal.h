@@ -87,6 +87,19 @@ sch_schedule *tune__gpu_program_apply(te_ctx *ctx, const tune_workload *w, const
 #define TUNE__GPU_NTHREADS 6
 #define TUNE__GPU_NFETCH 3
 
+/* s (may be NULL; built in ctx with args) lowered as the cost model sees
+ * a program — the search's candidates, the warm start's and
+ * --eval-model's records alike (warm.c): without the stages pre-computed
+ * from constant_args (as the runner times it), through tir_run_pipeline
+ * with `base`'s options (NULL: defaults; the GPU pipeline for a cuda
+ * search), unrolling pragmas only marking loops and, with skip_partition
+ * (the CPU), no loop partitioning: TVM extracts features before UnrollLoop
+ * and LoopPartition, and copies would multiply the statements the
+ * pack-sum model adds up. NULL when s does not lower. */
+tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tensor **args,
+                                uint64_t constant_args, const tir_pipeline_options *base,
+                                bool skip_partition);
+
 /* Median, mean and spread of res's latencies (nlatencies >= 1). */
 void tune__summarize(tune_result *res);
 

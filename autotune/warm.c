@@ -33,6 +33,17 @@ static int grow(tune_dataset *d, int *cap) {
     return 0;
 }
 
+tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tensor **args,
+                                uint64_t constant_args, const tir_pipeline_options *base,
+                                bool skip_partition) {
+    sch_split_lowering sp;
+    if (!s || sch_lower_constants(s, nargs, args, constant_args, "default", &sp)) return NULL;
+    tir_pipeline_options po = base ? *base : (tir_pipeline_options){0};
+    po.unroll_hints_only = true;
+    po.skip_loop_partition = skip_partition;
+    return tir_run_pipeline(ctx, sp.main, &po);
+}
+
 /* Featurises the records of one workload into d as task `task`; on the
  * CPU without the stages pre-computed from constant weights, as the
  * runner timed them and the search scores them. */
@@ -57,14 +68,8 @@ static int load_task(tune_dataset *d, int *cap, const char *key, bool cpu, int t
         sch_schedule *s = NULL;
         if (!tdb_steps_from_json(ctx, r[i].steps_json, &ns, &st))
             s = sch_replay(ctx, w.nouts, w.outs, ns, st);
-        sch_split_lowering sp;
-        uint64_t constant = cpu ? w.constant_args : 0;
-        tir_func *f = s && !sch_lower_constants(s, w.nargs, w.args, constant, "default", &sp)
-                          ? sp.main
-                          : NULL;
-        /* as the search scores */
-        tir_pipeline_options po = {.unroll_hints_only = true, .skip_loop_partition = cpu};
-        f = f ? tir_run_pipeline(ctx, f, &po) : NULL;
+        tir_func *f = tune__lower_for_model(ctx, s, w.nargs, w.args, cpu ? w.constant_args : 0,
+                                            NULL, cpu);
         float *x = NULL;
         int k = 0;
         if (!f || !(r[i].median > 0) || cm_extract(NULL, f, &x, &k) || k == 0) {

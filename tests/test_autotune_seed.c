@@ -66,7 +66,6 @@ static void check_program(te_ctx *ctx, const char *key, const tune_workload *w,
     if (!m) fail_msg("%s: build: %s", key, te_ctx_errmsg(ctx));
     assert_int_equal(ops_check_module(ow, m, NULL, tu_seed()), 0);
     rt_module_free(m);
-    s = tune_program_apply(ctx, w, sk, p);
     tir_func *f = sch_lower(s, w->nargs, w->args, "f");
     assert_non_null(f);
     f = tir_run_pipeline(ctx, f, NULL);
@@ -75,13 +74,20 @@ static void check_program(te_ctx *ctx, const char *key, const tune_workload *w,
     if (strstr(text, "unrolled")) fail_msg("%s: a loop only hinted to unroll:\n%s", key, text);
 }
 
+/* Builds workload key in ctx and its CPU sketches; returns their count. */
+static int sketches_of(te_ctx *ctx, const char *key, tune_workload *w, tune_sketch *sk) {
+    assert_int_equal(tune_build_workload(ctx, key, w), 0);
+    int n = tune_generate_sketches(ctx, w, sk, TUNE_MAX_SKETCHES);
+    assert_true(n > 0);
+    return n;
+}
+
 static void test_conv_packed(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
     tune_workload w;
     tune_sketch sk[TUNE_MAX_SKETCHES];
-    assert_int_equal(tune_build_workload(ctx, CONV, &w), 0);
-    int nsk = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    int nsk = sketches_of(ctx, CONV, &w, sk);
     int pk = sketch_with(sk, nsk, "vectorized on a packed axis");
     assert_true(pk >= 0);
     int vlen = tune_host_vector_lanes();
@@ -135,8 +141,7 @@ static void test_gemm(void **st) {
     te_ctx *ctx = te_ctx_new();
     tune_workload w;
     tune_sketch sk[TUNE_MAX_SKETCHES];
-    assert_int_equal(tune_build_workload(ctx, MM, &w), 0);
-    int nsk = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    int nsk = sketches_of(ctx, MM, &w, sk);
     int vlen = tune_host_vector_lanes();
     int got = 0;
     for (int k = 0; k < nsk; k++) {

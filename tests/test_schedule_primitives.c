@@ -179,26 +179,38 @@ static void test_pack_at(void **st) { (void)st; run_mm(s_pack_at, 2); }
 static void test_pack_at_indirect(void **st) { (void)st; run_mm(s_pack_at_indirect, 2); }
 static void test_pragma(void **st) { (void)st; run_mm(s_pragma, 2); }
 
+/* Schedules an MxNx4 matmul with fn, lowers it and returns the text of
+ * the default pipeline's result (*plain) and of opts's (*with). */
+static void pipeline_texts(te_ctx *ctx, int64_t M, int64_t N, mm_schedule_fn fn,
+                           const tir_pipeline_options *opts, const char **plain,
+                           const char **with) {
+    sched_case c = sh_matmul(ctx, M, N, 4);
+    sch_schedule *s = sch_create(ctx, 1, &c.out);
+    fn(s, &c);
+    assert_string_equal(te_ctx_errmsg(ctx), "");
+    te_tensor *args[3] = {c.in[0], c.in[1], c.out};
+    tir_func *f = sch_lower(s, 3, args, "f");
+    assert_non_null(f);
+    *plain = tir_func_str(ctx, tir_run_pipeline(ctx, f, NULL));
+    *with = tir_func_str(ctx, tir_run_pipeline(ctx, f, opts));
+}
+
 /* unroll_explicit copies the loops under the pragma; the pipeline's
  * unroll_hints_only (the cost model's view) marks them unrolled instead. */
 static void test_pragma_hints_only(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
-    sched_case c = sh_matmul(ctx, 8, 8, 4);
-    sch_schedule *s = sch_create(ctx, 1, &c.out);
-    te_expr *io, *jo, *ii, *ji;
-    assert_int_equal(sch_tile(s, c.out, c.ax[0], c.ax[1], 2, 4, &io, &jo, &ii, &ji), 0);
-    assert_int_equal(sch_pragma(s, c.out, io, "auto_unroll_max_step", 64), 0);
-    assert_int_equal(sch_pragma(s, c.out, io, "unroll_explicit", 1), 0);
-    te_tensor *args[3] = {c.in[0], c.in[1], c.out};
-    tir_func *f = sch_lower(s, 3, args, "f");
-    assert_non_null(f);
     tir_pipeline_options hints = {.unroll_hints_only = true};
-    const char *copied = tir_func_str(ctx, tir_run_pipeline(ctx, f, NULL));
-    const char *hinted = tir_func_str(ctx, tir_run_pipeline(ctx, f, &hints));
+    const char *copied, *hinted;
+    pipeline_texts(ctx, 8, 8, s_pragma, &hints, &copied, &hinted);
     assert_null(strstr(copied, "unrolled"));
     assert_non_null(strstr(hinted, "unrolled"));
     te_ctx_free(ctx);
+}
+
+static void s_split_tail(sch_schedule *s, sched_case *c) {
+    te_expr *io, *ii;
+    sch_split(s, c->out, c->ax[0], 4, &io, &ii);
 }
 
 /* A tail (10 rows by 4) is partitioned off its loop by default; with
@@ -206,16 +218,9 @@ static void test_pragma_hints_only(void **st) {
 static void test_pipeline_skip_partition(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
-    sched_case c = sh_matmul(ctx, 10, 8, 4);
-    sch_schedule *s = sch_create(ctx, 1, &c.out);
-    te_expr *io, *ii;
-    assert_int_equal(sch_split(s, c.out, c.ax[0], 4, &io, &ii), 0);
-    te_tensor *args[3] = {c.in[0], c.in[1], c.out};
-    tir_func *f = sch_lower(s, 3, args, "f");
-    assert_non_null(f);
     tir_pipeline_options keep = {.skip_loop_partition = true};
-    const char *parted = tir_func_str(ctx, tir_run_pipeline(ctx, f, NULL));
-    const char *guarded = tir_func_str(ctx, tir_run_pipeline(ctx, f, &keep));
+    const char *parted, *guarded;
+    pipeline_texts(ctx, 10, 8, s_split_tail, &keep, &parted, &guarded);
     assert_null(strstr(parted, "if ("));
     assert_non_null(strstr(guarded, "if ("));
     te_ctx_free(ctx);
