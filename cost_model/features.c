@@ -221,6 +221,10 @@ static void scan(const te_expr *e, scan_ctx *c) {
 
 static float slog(double x) { return (float)(x < 0 ? -log2(1 - x) : log2(1 + x)); }
 
+/* One point of the intensity curve: log2 flops / log2 bytes (a footprint
+ * of a single byte would divide by zero; two bytes is the floor). */
+static double curve_y(double flops, double bytes) { return log2(flops) / log2(fmax(bytes, 2)); }
+
 static bool uses_level(const access *a, const cm__loop *loops, int level) {
     for (int j = 0; j < a->nidx; j++)
         if (cm__stride_of(&a->idx[j], loops, level)) return true;
@@ -449,19 +453,23 @@ static void store(walker *w, const tir_stmt *s) {
     for (int a = 0; a < c.nacc && a < CM_MAX_BUFFERS; a++)
         memcpy(&v[CM__BUF + a * CM__BUF_STRIDE], bf[a].f, sizeof bf[a].f);
 
-    /* Group 3: arithmetic intensity curve (flops[] grows from the
-     * innermost level n-1 to the outermost 0) */
+    /* Group 3: arithmetic intensity curve, in Ansor's log scale: x is
+     * log2 of the flops below a loop level, y = log2 flops / log2 bytes
+     * touched there; 10 samples evenly spaced in x, so each loop level
+     * gets its share of the curve (in linear flops the outermost level
+     * would take nearly every sample and the tile levels none). flops[]
+     * grows from the innermost level n-1 to the outermost 0. */
     if (fops > 0 && n > 0) {
         int pt = n - 1;
-        double total = flops[0];
+        double total = log2(flops[0]);
         for (int i = 0; i < CM_CURVE_SAMPLES; i++) {
             double x = total * (i + 1) / CM_CURVE_SAMPLES;
-            while (pt > 0 && flops[pt] < x - 1e-4) pt--;
-            double y = flops[pt] / mem[pt];
+            while (pt > 0 && log2(flops[pt]) < x - 1e-4) pt--;
+            double y = curve_y(flops[pt], mem[pt]);
             if (pt < n - 1) {
-                double y0 = flops[pt + 1] / mem[pt + 1];
-                double dx = flops[pt] - flops[pt + 1];
-                if (dx > 0) y = y0 + (y - y0) / dx * (x - flops[pt + 1]);
+                double x0 = log2(flops[pt + 1]), y0 = curve_y(flops[pt + 1], mem[pt + 1]);
+                double dx = log2(flops[pt]) - x0;
+                if (dx > 0) y = y0 + (y - y0) / dx * (x - x0);
             }
             v[CM__CURVE + i] = y;
         }

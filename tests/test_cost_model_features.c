@@ -129,10 +129,14 @@ static void test_two_level_by_hand(void **state) {
     assert_feat(v, 0, "B2.unique_bytes_d_reuse_ct", 8);
     assert_feat(v, 0, "B2.stride", 1);
     assert_feat(v, 0, "B3.bytes", 0); /* absent buffers are zero */
-    /* the curve runs from 16/192 (inner loop) to 128/1088 (whole nest) */
-    assert_feat(v, 0, "arith_intensity_curve_0", 16.0 / 192);
-    double y0 = 16.0 / 192, y1 = 128.0 / 1088;
-    assert_feat(v, 0, "arith_intensity_curve_1", y0 + (y1 - y0) / (128 - 16) * (25.6 - 16));
+    /* The curve (log scale) runs from log2 16 / log2 192 (inner loop) to
+     * log2 128 / log2 1088 (whole nest); x = log2 flops = 4 then 7, the
+     * samples at 0.7, 1.4, ..., 7: the first five (x <= 4) take the inner
+     * loop's point, the rest interpolate towards the whole nest's. */
+    double y0 = 4 / log2(192), y1 = 7 / log2(1088);
+    assert_feat(v, 0, "arith_intensity_curve_0", y0);
+    assert_feat(v, 0, "arith_intensity_curve_4", y0);
+    assert_feat(v, 0, "arith_intensity_curve_5", y0 + (y1 - y0) / (7 - 4) * (4.2 - 4));
     assert_feat(v, 0, "arith_intensity_curve_9", y1);
     assert_feat(v, 0, "alloc_size", 0);
     free(v);

@@ -58,9 +58,11 @@ extern "C" {
  *            reuse_dis_bytes, reuse_ct, bytes_d_reuse_ct,
  *            unique_bytes_d_reuse_ct, lines_d_reuse_ct,
  *            unique_lines_d_reuse_ct, stride.
- *   147..156 arith_intensity_curve_0..9: FLOP per byte touched, sampled at
- *            10 equally spaced points of the cumulative FLOP count when
- *            going from the innermost loop outwards.
+ *   147..156 arith_intensity_curve_0..9: log2 FLOP / log2 bytes touched
+ *            below a loop level, against log2 of the FLOP below it,
+ *            sampled at 10 equally spaced points of that log from the
+ *            innermost loop outwards, linearly interpolated between
+ *            levels (Ansor's curve, TVM feature.cc).
  *   157..160 alloc_size (bytes), alloc_prod, alloc_outer_prod,
  *            alloc_inner_prod (of the stored buffer when the program
  *            allocates it; else 0).
