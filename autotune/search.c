@@ -103,15 +103,13 @@ typedef struct {
     int nheur;
     bool heur_done;
     bool gpu;              /* target cuda: GPU sketches, GPU pipeline + verifier */
-    tir_pipeline_options popt; /* the GPU pipeline's (gpu) */
 } tuner;
 
 /* s (built in ctx) as the scorer sees programs (tune__lower_for_model);
  * on GPU also through the verifier that filters invalid programs. */
 static tir_func *lowered(const tuner *t, te_ctx *ctx, sch_schedule *s, int nargs,
                          te_tensor **args) {
-    return tune__lower_for_model(ctx, s, nargs, args, t->gpu ? 0 : t->sc.w.constant_args,
-                                 t->gpu ? &t->popt : NULL, !t->gpu);
+    return tune__lower_for_model(ctx, s, nargs, args, t->sc.w.constant_args, t->gpu);
 }
 
 /* One batch of candidates, evaluated on the thread pool: each chunk
@@ -390,10 +388,6 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         goto out;
     }
     t->gpu = tune_target_is_cuda(target);
-    if (t->gpu) {
-        t->popt.gpu = true;
-        t->popt.gpu_limits = tune_gpu_limits();
-    }
     t->nsk = t->gpu ? tune_generate_sketches_gpu(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES)
                     : tune_generate_sketches(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES);
     if (t->nsk <= 0) {

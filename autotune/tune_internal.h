@@ -89,16 +89,18 @@ sch_schedule *tune__gpu_program_apply(te_ctx *ctx, const tune_workload *w, const
 
 /* s (may be NULL; built in ctx with args) lowered as the cost model sees
  * a program — the search's candidates, the warm start's and
- * --eval-model's records alike (warm.c): without the stages pre-computed
- * from constant_args (as the runner times it), through tir_run_pipeline
- * with `base`'s options (NULL: defaults; the GPU pipeline for a cuda
- * search), unrolling pragmas only marking loops and, with skip_partition
- * (the CPU), no loop partitioning: TVM extracts features before UnrollLoop
- * and LoopPartition, and copies would multiply the statements the
- * pack-sum model adds up. NULL when s does not lower. */
+ * --eval-model's records alike (warm.c), so that a model trained on
+ * stored records scores candidates on the same inputs: on the CPU
+ * without the stages pre-computed from constant_args (as the runner
+ * times it) and without loop partitioning; on the GPU (gpu) through the
+ * GPU pipeline (virtual threads injected, the verifier with
+ * tune_gpu_limits; constant_args ignored) with its partitioning; in both,
+ * unrolling pragmas only mark loops. TVM extracts features before
+ * UnrollLoop and LoopPartition: copies would multiply the statements the
+ * pack-sum model adds up. NULL when s does not lower or, on the GPU, the
+ * verifier rejects it. */
 tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tensor **args,
-                                uint64_t constant_args, const tir_pipeline_options *base,
-                                bool skip_partition);
+                                uint64_t constant_args, bool gpu);
 
 /* Median, mean and spread of res's latencies (nlatencies >= 1). */
 void tune__summarize(tune_result *res);

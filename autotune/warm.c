@@ -34,19 +34,17 @@ static int grow(tune_dataset *d, int *cap) {
 }
 
 tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tensor **args,
-                                uint64_t constant_args, const tir_pipeline_options *base,
-                                bool skip_partition) {
+                                uint64_t constant_args, bool gpu) {
     sch_split_lowering sp;
-    if (!s || sch_lower_constants(s, nargs, args, constant_args, "default", &sp)) return NULL;
-    tir_pipeline_options po = base ? *base : (tir_pipeline_options){0};
-    po.unroll_hints_only = true;
-    po.skip_loop_partition = skip_partition;
+    if (!s || sch_lower_constants(s, nargs, args, gpu ? 0 : constant_args, "default", &sp))
+        return NULL;
+    tir_pipeline_options po = {.unroll_hints_only = true, .skip_loop_partition = !gpu};
+    if (gpu) po.gpu = true, po.gpu_limits = tune_gpu_limits();
     return tir_run_pipeline(ctx, sp.main, &po);
 }
 
-/* Featurises the records of one workload into d as task `task`; on the
- * CPU without the stages pre-computed from constant weights, as the
- * runner timed them and the search scores them. */
+/* Featurises the records of one workload into d as task `task`, as the
+ * search of their target scores its candidates. */
 static int load_task(tune_dataset *d, int *cap, const char *key, bool cpu, int task,
                      tdb_record *r, int nr) {
     te_ctx *ctx = NULL;
@@ -68,8 +66,7 @@ static int load_task(tune_dataset *d, int *cap, const char *key, bool cpu, int t
         sch_schedule *s = NULL;
         if (!tdb_steps_from_json(ctx, r[i].steps_json, &ns, &st))
             s = sch_replay(ctx, w.nouts, w.outs, ns, st);
-        tir_func *f = tune__lower_for_model(ctx, s, w.nargs, w.args, cpu ? w.constant_args : 0,
-                                            NULL, cpu);
+        tir_func *f = tune__lower_for_model(ctx, s, w.nargs, w.args, w.constant_args, !cpu);
         float *x = NULL;
         int k = 0;
         if (!f || !(r[i].median > 0) || cm_extract(NULL, f, &x, &k) || k == 0) {

@@ -251,6 +251,106 @@ static void test_warm_start(void **st) {
     free(A), free(B), free(target);
 }
 
+/* ---- the records' features are the search's view of their target ---- */
+
+/* Features of f (malloc'd rows) and their count. */
+static float *features_of(const tir_func *f, int *n) {
+    float *x = NULL;
+    assert_non_null(f);
+    assert_int_equal(cm_extract(NULL, f, &x, n), 0);
+    return x;
+}
+
+/* Commits random programs of a matmul for target (GPU sketches for cuda)
+ * with latencies 1, 2, 3, ... ms, loads them back with tune_dataset_load
+ * and checks each program's features against the pipeline its target's
+ * search scores with; returns how many programs the other target's
+ * pipeline would have featurised differently (so the check can fail). */
+static int check_dataset_view(const char *target, bool gpu) {
+    char path[256];
+    tdb_db *db = fresh_db(path, sizeof path, gpu ? "vgpu" : "vcpu");
+    char *key = key_of("matmul", "M=64,N=64,K=64");
+    assert_true(tdb_commit_workload_key(db, key) > 0);
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
+    int nsk = gpu ? tune_generate_sketches_gpu(ctx, &w, sk, TUNE_MAX_SKETCHES)
+                  : tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    assert_true(nsk > 0);
+    tir_pipeline_options own = {.unroll_hints_only = true, .skip_loop_partition = !gpu,
+                                .gpu = gpu, .gpu_limits = tune_gpu_limits()};
+    tir_pipeline_options other = {.unroll_hints_only = true, .skip_loop_partition = gpu,
+                                  .gpu = !gpu, .gpu_limits = tune_gpu_limits()};
+    enum { N = 24 };
+    float *want[N];
+    int nwant[N], n = 0, differ = 0;
+    uint64_t rng = 2024;
+    for (int tries = 0; n < N && tries < 20 * N; tries++) {
+        tune_program p;
+        int k = (int)(tune_rand(&rng) % (uint64_t)nsk);
+        tune_program_random(&sk[k], k, &rng, &p);
+        sch_schedule *s = tune_program_apply(ctx, &w, &sk[k], &p);
+        if (!s) continue;
+        tir_func *f = sch_lower(s, w.nargs, w.args, "default");
+        tir_func *fo = tir_run_pipeline(ctx, f, &own);
+        if (!fo) continue; /* the GPU verifier rejects it: never measured */
+        want[n] = features_of(fo, &nwant[n]);
+        tir_func *fx = tir_run_pipeline(ctx, f, &other);
+        if (fx) {
+            int nx;
+            float *x = features_of(fx, &nx);
+            differ += nx != nwant[n] ||
+                      memcmp(x, want[n], sizeof(float) * CM_NUM_FEATURES * (size_t)nx) != 0;
+            free(x);
+        } else {
+            differ++;
+        }
+        double lat = 1e-3 * (n + 1);
+        char *json = tdb_schedule_to_json(s);
+        tdb_record_in in = {.workload_key = key, .target = target, .steps_json = json,
+                            .nlatencies = 1, .latencies = &lat};
+        assert_true(tdb_commit_record(db, &in) > 0);
+        free(json);
+        n++;
+    }
+    assert_int_equal(n, N);
+    tune_dataset d;
+    char *err = NULL;
+    assert_int_equal(tune_dataset_load(db, target, NULL, 0, &d, &err), 0);
+    assert_int_equal(d.n, N);
+    assert_int_equal(d.skipped, 0);
+    for (int i = 0; i < d.n; i++) {
+        int j = (int)lround(d.latencies[i] / 1e-3) - 1; /* the program of that latency */
+        assert_true(j >= 0 && j < N);
+        assert_int_equal(d.progs[i].nstmts, nwant[j]);
+        assert_memory_equal(d.progs[i].features, want[j],
+                            sizeof(float) * CM_NUM_FEATURES * (size_t)nwant[j]);
+    }
+    for (int i = 0; i < N; i++) free(want[i]);
+    tune_dataset_free(&d);
+    te_ctx_free(ctx);
+    tdb_close(db);
+    unlink(path);
+    free(key);
+    return differ;
+}
+
+/* A stored record is featurised as its own target's search featurises a
+ * candidate: the warm start and --eval-model train the model the search
+ * scores with. GPU records go through the GPU pipeline (virtual threads
+ * injected, verified); CPU records through the CPU view (no partitioning). */
+static void test_dataset_view(void **st) {
+    (void)st;
+    char *host = tdb_host_target();
+    int cpu_differ = check_dataset_view(host, false);
+    int gpu_differ = check_dataset_view("cuda -arch=sm_90", true);
+    print_message("programs the other pipeline featurises differently: CPU %d, GPU %d of 24\n",
+                  cpu_differ, gpu_differ);
+    assert_true(gpu_differ > 0);
+    free(host);
+}
+
 /* ---- leave-one-workload-out evaluation ---- */
 
 static void test_eval_model(void **st) {
@@ -528,6 +628,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_program_from_steps),
         cmocka_unit_test(test_warm_start),
+        cmocka_unit_test(test_dataset_view),
         cmocka_unit_test(test_eval_model),
         cmocka_unit_test(test_resume_seeds),
         cmocka_unit_test(test_measured_seed_rounds),

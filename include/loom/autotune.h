@@ -584,10 +584,12 @@ int tune_task(const char *key, const char *target, const tune_options *opts,
 /* ------------------------------------------------------------------ */
 
 /* Programs of a tuning database, featurised exactly as the tuner's scorer
- * sees its candidates: each record's workload rebuilt from its key
- * (tune_build_workload), its log parsed (tdb_steps_from_json) and
- * replayed (sch_replay), lowered (sch_lower, "default"), passed through
- * tir_run_pipeline, and cm_extract'ed. Only valid records (error code 0)
+ * sees its candidates on the records' target: each record's workload
+ * rebuilt from its key (tune_build_workload), its log parsed
+ * (tdb_steps_from_json) and replayed (sch_replay), lowered (sch_lower,
+ * "default"), passed through tir_run_pipeline with unrolling only marked
+ * (on a CPU target without loop partitioning; on cuda the GPU pipeline
+ * with its verifier), and cm_extract'ed. Only valid records (error code 0)
  * are loaded; a record whose log no longer replays or lowers is skipped
  * and counted. All arrays are malloc'd and owned by the struct. */
 typedef struct {
