@@ -146,15 +146,24 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, const char *key,
     tune_dataset d;
     if (tune_dataset_load(db, target, key, 0, &d, err)) return NULL;
     cm_model *m = NULL;
+    char refused[300] = ""; /* why a stored model was not used */
     if (d.n < p.num_warmup_samples) {
         void *blob = NULL;
         size_t len = 0;
         char *fmt = NULL;
         int got = tdb_get_cost_model(db, target, &blob, &len, &fmt);
-        if (got == 1 && fmt && !strcmp(fmt, CM_BLOB_FORMAT)) {
+        if (got == 1 && !(fmt && !strcmp(fmt, CM_BLOB_FORMAT)))
+            snprintf(refused, sizeof refused, "its format is '%s', this Loom reads '%s'",
+                     fmt ? fmt : "", CM_BLOB_FORMAT);
+        if (got == 1 && !refused[0]) {
             cm_params kp = p;
             kp.keep_trees_below_warmup = true;
-            m = cm_model_load_buffer(blob, len, &kp, NULL, 0);
+            char why[256];
+            m = cm_model_load_buffer(blob, len, &kp, why, sizeof why);
+            const char *pre = "cost model: load: ";
+            if (!m)
+                snprintf(refused, sizeof refused, "%s",
+                         strncmp(why, pre, strlen(pre)) ? why : why + strlen(pre));
             if (m && cm_model_is_trained(m)) {
                 info->from_blob = info->trained = true;
                 snprintf(info->message, sizeof info->message,
@@ -187,6 +196,14 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, const char *key,
                                    : "cost model: %d records of %d workloads, too few to train",
                      d.n, d.ntasks);
         }
+    }
+    if (refused[0]) {
+        /* said, not fatal: the model starts from the records (or random)
+         * and the next training replaces the stored one */
+        size_t used = strlen(info->message);
+        snprintf(info->message + used, sizeof info->message - used,
+                 "%sthe stored model of %s was not used: %s", used ? "; " : "cost model: ",
+                 target, refused);
     }
     tune_dataset_free(&d);
     return m;

@@ -457,11 +457,14 @@ int cm_scorer_update(void *model, int n, const tir_func *const *funcs, const dou
 
 /* ---- persistence ---- */
 
-/* magic 8, version 4, features 4, trained 4, rounds 4, payload length 8,
- * FNV-1a of the payload 8. The checksum matters: XGBoost 1.7's UBJSON
- * reader overruns its buffer on some corrupted models, so a damaged blob
- * must be refused before XGBoost sees it. */
-#define HEADER_BYTES 40
+/* magic 8, format version 4, feature count 4, feature version 4, trained 4,
+ * rounds 4, reserved 4, payload length 8, FNV-1a of the payload 8. The
+ * checksum matters: XGBoost 1.7's UBJSON reader overruns its buffer on some
+ * corrupted models, so a damaged blob must be refused before XGBoost sees
+ * it. Format 1 had no feature version (its models were trained on
+ * features of version 1). */
+#define HEADER_BYTES 48
+#define FORMAT_VERSION 2
 static const char magic[8] = {'L', 'O', 'O', 'M', 'C', 'M', 0, 0};
 
 static uint64_t fnv1a(const unsigned char *p, size_t n) {
@@ -499,13 +502,15 @@ int cm_model_save_buffer(cm_model *m, void **buf, size_t *len) {
     unsigned char *b = malloc(HEADER_BYTES + (size_t)plen);
     if (!b) return fail(m, "cost model: save: out of memory");
     memcpy(b, magic, 8);
-    put32(b + 8, 1); /* format version */
+    put32(b + 8, FORMAT_VERSION);
     put32(b + 12, CM_NUM_FEATURES);
-    put32(b + 16, m->bst ? 1 : 0);
-    put32(b + 20, (uint32_t)m->rounds);
-    put64(b + 24, (uint64_t)plen);
+    put32(b + 16, CM_FEATURE_VERSION);
+    put32(b + 20, m->bst ? 1 : 0);
+    put32(b + 24, (uint32_t)m->rounds);
+    put32(b + 28, 0);
+    put64(b + 32, (uint64_t)plen);
     if (plen) memcpy(b + HEADER_BYTES, payload, (size_t)plen);
-    put64(b + 32, fnv1a(b + HEADER_BYTES, (size_t)plen));
+    put64(b + 40, fnv1a(b + HEADER_BYTES, (size_t)plen));
     *buf = b, *len = HEADER_BYTES + (size_t)plen;
     return 0;
 }
@@ -529,21 +534,28 @@ cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *par
         return load_error(NULL, errbuf, errlen,
                           "cost model: load: not a Loom cost-model blob (%zu bytes, bad magic)",
                           len);
-    uint32_t version = get32(b + 8), nfeat = get32(b + 12), trained = get32(b + 16);
-    uint64_t plen = get64(b + 24);
-    if (version != 1)
+    uint32_t version = get32(b + 8), nfeat = get32(b + 12), fversion = get32(b + 16);
+    uint32_t trained = get32(b + 20);
+    uint64_t plen = get64(b + 32);
+    if (version != FORMAT_VERSION)
         return load_error(NULL, errbuf, errlen,
-                          "cost model: load: blob format version %u, this library reads 1",
-                          version);
+                          "cost model: load: blob format version %u, this library reads %d%s",
+                          version, FORMAT_VERSION,
+                          version < FORMAT_VERSION ? " (an earlier Loom's model: retrain it)" : "");
     if (nfeat != CM_NUM_FEATURES)
         return load_error(NULL, errbuf, errlen,
                           "cost model: load: blob has %u features, this library extracts %d",
                           nfeat, CM_NUM_FEATURES);
+    if (fversion != CM_FEATURE_VERSION)
+        return load_error(NULL, errbuf, errlen,
+                          "cost model: load: model trained on features of version %u, this "
+                          "library extracts version %d (retrain it)",
+                          fversion, CM_FEATURE_VERSION);
     if (plen != len - HEADER_BYTES || (trained && !plen))
         return load_error(NULL, errbuf, errlen,
                           "cost model: load: blob truncated (payload %llu bytes, %zu present)",
                           (unsigned long long)plen, len - HEADER_BYTES);
-    if (get64(b + 32) != fnv1a(b + HEADER_BYTES, (size_t)plen))
+    if (get64(b + 40) != fnv1a(b + HEADER_BYTES, (size_t)plen))
         return load_error(NULL, errbuf, errlen,
                           "cost model: load: blob corrupted (payload checksum mismatch)");
     cm_model *m = cm_model_new(params);
@@ -554,7 +566,7 @@ cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *par
             return load_error(m, errbuf, errlen, "cost model: load: XGBoost rejected the model: %s",
                               XGBGetLastError());
         if (set_params(m, m->bst)) return load_error(m, errbuf, errlen, "%s", m->err);
-        m->rounds = (int)get32(b + 20);
+        m->rounds = (int)get32(b + 24);
     }
     return m;
 }

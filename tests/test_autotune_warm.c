@@ -243,6 +243,25 @@ static void test_warm_start(void **st) {
     double sb[80];
     assert_int_equal(cm_model_predict(fb, nb, pb, sb), 0);
     assert_memory_equal(s1, sb, sizeof(double) * (size_t)nb);
+    /* A stored model trained on another feature version, or stored in
+     * another format, is not used, and the message says why. */
+    unsigned char *old = malloc(len);
+    memcpy(old, blob, len);
+    old[16] = CM_FEATURE_VERSION - 1;
+    assert_int_equal(tdb_put_cost_model(db2, target, CM_BLOB_FORMAT, old, len), 0);
+    cm_model *stale = tune_warm_start(db2, target, B, &cp, &wi, &err);
+    assert_non_null(stale);
+    assert_false(wi.from_blob);
+    assert_false(cm_model_is_trained(stale));
+    tu_assert_msg_has(wi.message, "too few to train", "stored model", "not used",
+                      "features of version 1");
+    assert_int_equal(tdb_put_cost_model(db2, target, "loom-xgboost-ubj-1", blob, len), 0);
+    cm_model *other = tune_warm_start(db2, target, B, &cp, &wi, &err);
+    assert_non_null(other);
+    assert_false(wi.from_blob);
+    tu_assert_msg_has(wi.message, "not used", "'loom-xgboost-ubj-1'", CM_BLOB_FORMAT);
+    cm_model_free(stale), cm_model_free(other);
+    free(old);
     for (int i = 0; i < nb; i++) free((void *)pb[i].features);
     free(blob);
     cm_model_free(cold), cm_model_free(warm), cm_model_free(fb);

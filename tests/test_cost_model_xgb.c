@@ -326,7 +326,15 @@ static void test_save_load_identical(void **state) {
     assert_null(cm_model_load_buffer(bad, len, NULL, err, sizeof err));
     tu_assert_msg_has(err, "features", "164");
     memcpy(bad, buf, len);
-    bad[40] ^= 0xff, bad[41] ^= 0xff, bad[42] ^= 0xff; /* corrupt XGBoost's part */
+    bad[16] = CM_FEATURE_VERSION - 1; /* trained on an earlier feature definition */
+    assert_null(cm_model_load_buffer(bad, len, NULL, err, sizeof err));
+    tu_assert_msg_has(err, "features of version 1", "extracts version 2", "retrain");
+    memcpy(bad, buf, len);
+    bad[8] = 1; /* format 1: before the feature version was recorded */
+    assert_null(cm_model_load_buffer(bad, len, NULL, err, sizeof err));
+    tu_assert_msg_has(err, "format version 1", "reads 2", "earlier Loom");
+    memcpy(bad, buf, len);
+    bad[48] ^= 0xff, bad[49] ^= 0xff, bad[50] ^= 0xff; /* corrupt XGBoost's part */
     assert_null(cm_model_load_buffer(bad, len, NULL, err, sizeof err));
     tu_assert_msg_has(err, "corrupted", "checksum");
     assert_null(cm_model_load_file("/nonexistent/dir/model.bin", NULL, err, sizeof err));

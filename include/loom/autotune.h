@@ -619,7 +619,7 @@ typedef struct {
     int tasks;        /* workloads they came from */
     bool trained;     /* the model has trees before the first measurement */
     bool from_blob;   /* the trees came from the stored model blob */
-    char message[256];/* one line for the user */
+    char message[512];/* one line for the user */
 } tune_warm_info;
 
 /* Warm start (Ansor's transfer across workloads, issue 6 part 3): a new

@@ -40,6 +40,11 @@ extern "C" {
 #define CM_MAX_BUFFERS 5
 /* Samples of the arithmetic-intensity curve. */
 #define CM_CURVE_SAMPLES 10
+/* The version of the features' definition; a saved model records the
+ * version it was trained on and is refused by a library that extracts
+ * another (its trees would read the features wrongly). 1: the intensity
+ * curve in linear FLOP; 2: in Ansor's log scale. */
+#define CM_FEATURE_VERSION 2
 
 /*
  * Layout (indices), in Ansor's order and with Ansor's names:
@@ -271,16 +276,19 @@ int cm_scorer_update(void *model, int n, const tir_func *const *funcs, const dou
 
 /* ---- persistence ----
  * The blob holds a small header (magic "LOOMCM", format version, feature
- * count, whether trained, rounds, a checksum of the rest) and XGBoost's
- * UBJSON model; a damaged blob is refused before XGBoost parses it. A loaded
- * model predicts exactly what the saved one did; its parameters are
- * params (NULL: defaults) and its own sample set is empty.
+ * count, CM_FEATURE_VERSION, whether trained, rounds, a checksum of the
+ * rest) and XGBoost's UBJSON model; a damaged blob is refused before
+ * XGBoost parses it, and so is a model of another feature count or
+ * version, or of another format version (format 1 had no feature version).
+ * A loaded model predicts exactly what the saved one did; its parameters
+ * are params (NULL: defaults) and its own sample set is empty.
  * The tuning database stores the blob with format name CM_BLOB_FORMAT. */
-#define CM_BLOB_FORMAT "loom-xgboost-ubj-1"
+#define CM_BLOB_FORMAT "loom-xgboost-ubj-2"
 /* *buf = malloc'd blob (caller frees), *len its size. Returns 0 or -1. */
 int cm_model_save_buffer(cm_model *m, void **buf, size_t *len);
-/* NULL on a malformed blob or a feature-count mismatch; the reason is
- * written to errbuf (errlen bytes) when errbuf is non-NULL. */
+/* NULL on a malformed blob or a format, feature-count or feature-version
+ * mismatch; the reason is written to errbuf (errlen bytes) when errbuf is
+ * non-NULL. */
 cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *params,
                                char *errbuf, size_t errlen);
 int cm_model_save_file(cm_model *m, const char *path);
