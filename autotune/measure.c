@@ -2,11 +2,20 @@
  * autotune/measure.c — the tuner's side of measurement: a pool of runner
  * processes (this program re-executed with TUNE_RUNNER_FLAG through
  * posix_spawn, which is safe from a threaded process, unlike a bare fork
- * of a process holding LLVM and thread-pool locks). Builds go to every
- * runner at once (parallel compilation, one LLVM context per process);
- * runs go to one runner at a time so that timings do not disturb each
- * other. A runner that dies (signal) or passes its deadline is killed,
- * reaped and restarted; its candidate is recorded with an error code.
+ * of a process holding LLVM and thread-pool locks). Each runner holds one
+ * built candidate. Builds are handed to the runners as earlier builds
+ * finish, `threads` at a time (parallel compilation, one LLVM context per
+ * process); then the built candidates run one at a time so that timings
+ * do not disturb each other. A runner that dies (signal) or passes its
+ * deadline is killed, reaped and restarted; its candidate is recorded
+ * with an error code.
+ *
+ * Why more runners than parallel builds (on the CPU): build times are
+ * heavy-tailed (a fully unrolled tile can take LLVM's back end 10 s where
+ * most candidates take 0.1 to 1 s), and with one runner per parallel build
+ * every build had to wait for the slowest of its group before the runs;
+ * with a few candidates per build slot, the others keep the cores busy
+ * while one is slow (bench/RESULTS.md, session 17).
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -35,7 +44,8 @@ typedef struct {
 struct tune_measurer {
     char *key, *target;
     tune_measure_options o;
-    int n;
+    int n;    /* runner processes: candidates built before the runs */
+    int jobs; /* builds at once (o.threads) */
     runner *r;
     char **envp;
     double build_s, run_s; /* wall seconds waited (tune_measurer_times) */
@@ -107,12 +117,40 @@ void tune_measurer_free(tune_measurer *m) {
     free(m);
 }
 
+/* Runner processes for `jobs` parallel builds: on the CPU up to
+ * TUNE__RUNNERS_PER_JOB per build slot, fewer when the runners together
+ * would hold more than TUNE__RUNNER_BYTES of arguments; on the GPU one per
+ * job (each runner holds a CUDA context). */
+static int runner_slots(const char *key, const char *target, int jobs) {
+    int slots = jobs;
+    if (tune_target_is_cuda(target)) return slots;
+    slots = jobs * TUNE__RUNNERS_PER_JOB;
+    if (slots > TUNE__MAX_RUNNERS) slots = TUNE__MAX_RUNNERS;
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    if (ctx && !tune_build_workload(ctx, key, &w)) {
+        double bytes = 0;
+        for (int i = 0; i < w.nargs; i++) {
+            double e = te_dtype_bytes(w.args[i]->dtype);
+            for (int d = 0; d < w.args[i]->ndim; d++) e *= (double)w.args[i]->shape[d];
+            bytes += e;
+        }
+        /* the arguments, the reference check's copy and stages held
+         * between calls: twice the arguments */
+        double fit = TUNE__RUNNER_BYTES / fmax(2 * bytes, 1.0);
+        if (fit < slots) slots = (int)fit;
+    }
+    te_ctx_free(ctx);
+    return slots < jobs ? jobs : slots;
+}
+
 tune_measurer *tune_measurer_new(const char *key, const char *target,
                                  const tune_measure_options *opts, char **err) {
     tune_measurer *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     if (opts) m->o = *opts;
     if (m->o.threads <= 0) m->o.threads = 1;
+    if (m->o.threads > TUNE__MAX_RUNNERS) m->o.threads = TUNE__MAX_RUNNERS;
     if (m->o.build_timeout <= 0) m->o.build_timeout = 30;
     if (m->o.run_timeout <= 0) m->o.run_timeout = 10;
     if (m->o.repeat <= 0) m->o.repeat = 5;
@@ -123,7 +161,8 @@ tune_measurer *tune_measurer_new(const char *key, const char *target,
     if (m->o.baseline_steps && !tune_target_is_cuda(m->target))
         m->baseline = strdup(m->o.baseline_steps);
     m->o.baseline_steps = NULL;
-    m->n = m->o.threads;
+    m->jobs = m->o.threads;
+    m->n = runner_slots(m->key, m->target, m->jobs);
     m->r = calloc((size_t)m->n, sizeof *m->r);
     int ne = 0;
     while (environ && environ[ne]) ne++;
@@ -183,6 +222,38 @@ static int wait_reply(runner *r, double deadline, cJSON **out) {
         *out = cJSON_Parse(s);
         free(s);
         return *out ? 0 : 2;
+    }
+}
+
+/* Waits for the first reply among the runners j with waiting[j] (at
+ * least one), runner j's deadline being sent[j] + limit. Returns that j
+ * with *why = 0 and *out set, or the j whose deadline passed first
+ * (*why = 1) or that closed (*why = 2). */
+static int wait_any(tune_measurer *m, const bool *waiting, const double *sent, double limit,
+                    int *why, cJSON **out) {
+    struct pollfd p[64];
+    int who[64];
+    for (;;) {
+        int np = 0, first = -1;
+        for (int j = 0; j < m->n && j < 64; j++) {
+            if (!waiting[j]) continue;
+            if (first < 0 || sent[j] < sent[first]) first = j;
+            p[np] = (struct pollfd){m->r[j].fd, POLLIN, 0};
+            who[np++] = j;
+        }
+        double left = sent[first] + limit - rt_now();
+        int rc = poll(p, (nfds_t)np, left <= 0 ? 0 : (int)(left * 1000) + 1);
+        if (rc < 0 && errno == EINTR) continue;
+        if (rc == 0) {
+            if (left > 0) continue;
+            *why = 1; /* nothing ready and the earliest deadline passed */
+            return first;
+        }
+        for (int k = 0; k < np; k++) {
+            if (!p[k].revents) continue;
+            *why = wait_reply(&m->r[who[k]], rt_now(), out);
+            return who[k];
+        }
     }
 }
 
@@ -303,37 +374,42 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
     }
     for (int c0 = 0; c0 < n; c0 += m->n) {
         int cn = n - c0 < m->n ? n - c0 : m->n;
-        bool built[64] = {false};
+        bool built[64] = {false}, waiting[64] = {false};
         double sent[64], t_build = rt_now();
-        /* Builds: all runners at once. */
-        for (int j = 0; j < cn; j++) {
-            int i = c0 + j;
-            /* Once per runner process, before its candidate. */
-            ensure_baseline(m, &m->r[j]);
-            cJSON *req = cJSON_CreateObject();
-            cJSON_AddStringToObject(req, "cmd", "build");
-            cJSON_AddStringToObject(req, "key", m->key);
-            cJSON_AddStringToObject(req, "target", m->target);
-            cJSON_AddStringToObject(req, "steps", steps_json[i]);
-            cJSON_AddNumberToObject(req, "hook", hooks ? hooks[i] : 0);
-            int rc = send_req(m, &m->r[j], req);
-            if (rc) { /* a stale runner: restart once */
-                runner_kill(&m->r[j], NULL);
-                rc = send_req(m, &m->r[j], req);
+        /* Builds: `jobs` at a time, the next one to whichever runner
+         * finishes first. */
+        int next = 0, inflight = 0;
+        while (next < cn || inflight > 0) {
+            while (inflight < m->jobs && next < cn) {
+                int j = next++, i = c0 + j;
+                /* Once per runner process, before its candidate. */
+                ensure_baseline(m, &m->r[j]);
+                cJSON *req = cJSON_CreateObject();
+                cJSON_AddStringToObject(req, "cmd", "build");
+                cJSON_AddStringToObject(req, "key", m->key);
+                cJSON_AddStringToObject(req, "target", m->target);
+                cJSON_AddStringToObject(req, "steps", steps_json[i]);
+                cJSON_AddNumberToObject(req, "hook", hooks ? hooks[i] : 0);
+                int rc = send_req(m, &m->r[j], req);
+                if (rc) { /* a stale runner: restart once */
+                    runner_kill(&m->r[j], NULL);
+                    rc = send_req(m, &m->r[j], req);
+                }
+                cJSON_Delete(req);
+                sent[j] = rt_now();
+                if (rc) {
+                    set_err(&results[i], TUNE_ERR_UNKNOWN, "cannot reach a runner: %s",
+                            strerror(errno));
+                    if (j == 0 && c0 == 0) return -1;
+                    continue;
+                }
+                waiting[j] = true, inflight++;
             }
-            cJSON_Delete(req);
-            sent[j] = rt_now();
-            if (rc) {
-                set_err(&results[i], TUNE_ERR_UNKNOWN, "cannot reach a runner: %s",
-                        strerror(errno));
-                if (j == 0 && c0 == 0) return -1;
-            }
-        }
-        for (int j = 0; j < cn; j++) {
-            tune_result *res = &results[c0 + j];
-            if (res->error_code) continue;
+            if (!inflight) continue;
             cJSON *rep = NULL;
-            int why = wait_reply(&m->r[j], sent[j] + m->o.build_timeout, &rep);
+            int why = 0, j = wait_any(m, waiting, sent, m->o.build_timeout, &why, &rep);
+            waiting[j] = false, inflight--;
+            tune_result *res = &results[c0 + j];
             if (why) {
                 runner_failed(&m->r[j], why, TUNE_ERR_COMPILE_HOST, TUNE_ERR_BUILD_TIMEOUT,
                               m->o.build_timeout, res, "build");

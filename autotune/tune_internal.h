@@ -27,6 +27,14 @@ extern const int64_t tune__unroll_steps[TUNE__NUNROLL];
 #define TUNE__CUT_FACTOR 50.0
 #define TUNE__CUT_SLACK_S 1.0
 
+/* Runner processes of a CPU measurer: TUNE__RUNNERS_PER_JOB per parallel
+ * build, at most TUNE__MAX_RUNNERS, and no more than keep
+ * TUNE__RUNNER_BYTES of candidates' arguments resident together
+ * (autotune/measure.c). */
+#define TUNE__RUNNERS_PER_JOB 4
+#define TUNE__MAX_RUNNERS 64
+#define TUNE__RUNNER_BYTES (1024.0 * 1024 * 1024)
+
 /* Innermost tile factor limit (Ansor: max_innermost_split_factor). */
 #define TUNE__MAX_INNER 64
 

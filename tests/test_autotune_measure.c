@@ -118,6 +118,39 @@ static void test_planted_failures(void **st) {
     free(good);
 }
 
+/* Builds are handed out as runners finish, not in groups of `threads`
+ * that each wait for their slowest: two hung builds two places apart
+ * (the first and third candidate; in groups of two they would be in
+ * different groups, one timeout after the other) hang side by side, and
+ * the other candidates build meanwhile. The bound is a whole timeout
+ * above what the overlap needs (one timeout plus the good builds) and at
+ * the least what groups would need (two timeouts). */
+static void test_hung_builds_overlap(void **st) {
+    (void)st;
+    char *err = NULL;
+    tune_measure_options o = mopts();
+    o.build_timeout = 3;
+    tune_measurer *m = tune_measurer_new(MM64, "llvm", &o, &err);
+    assert_non_null(m);
+    char *good = random_log(MM64, 7);
+    const char *logs[6] = {good, good, good, good, good, good};
+    int hooks[6] = {TUNE_HOOK_BUILD_HANG, TUNE_HOOK_NONE, TUNE_HOOK_BUILD_HANG};
+    tune_result res[6];
+    assert_int_equal(tune_measure(m, 6, logs, hooks, 0, res), 0);
+    for (int i = 0; i < 6; i++) {
+        print_message("candidate %d: %s: %s (build %.2f s)\n", i, tune_error_name(res[i].error_code),
+                      res[i].error_msg, res[i].build_s);
+        assert_int_equal(res[i].error_code, hooks[i] ? TUNE_ERR_BUILD_TIMEOUT : TUNE_OK);
+        if (!hooks[i]) assert_true(res[i].nlatencies == 3 && res[i].median > 0);
+    }
+    double build_s = 0;
+    tune_measurer_times(m, &build_s, NULL);
+    print_message("build wall time %.2f s (timeout %.0f s)\n", build_s, o.build_timeout);
+    assert_true(build_s < 2 * o.build_timeout);
+    tune_measurer_free(m);
+    free(good);
+}
+
 /* Re-timing: every program once a round; one that crashes or goes wrong
  * is reported with its code, the others get one latency per round. */
 static void test_retime(void **st) {
@@ -464,6 +497,7 @@ int main(int argc, char **argv) {
     tune_runner_maybe_run(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_planted_failures),
+        cmocka_unit_test(test_hung_builds_overlap),
         cmocka_unit_test(test_retime),
         cmocka_unit_test(test_baseline_pacing),
         cmocka_unit_test(test_builder_workload),

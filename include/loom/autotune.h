@@ -424,7 +424,10 @@ typedef enum {
 } tune_hook;
 
 typedef struct {
-    int threads;           /* runner processes = parallel builds (>= 1; 0: 1) */
+    int threads;           /* parallel builds (0: 1; at most 64). On the CPU
+                              the measurer keeps up to 4 runner processes
+                              per build so that a slow build does not hold
+                              the others; on the GPU one. */
     double build_timeout;  /* seconds per build (0: 30) */
     double run_timeout;    /* seconds per run incl. repeats (0: 10) */
     int repeat;            /* timed samples (0: 5) */
