@@ -530,18 +530,23 @@ cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *par
                                char *errbuf, size_t errlen) {
     const unsigned char *b = buf;
     if (errbuf && errlen) errbuf[0] = 0;
-    if (!b || len < HEADER_BYTES || memcmp(b, magic, 8))
+    if (!b || len < 12 || memcmp(b, magic, 8))
         return load_error(NULL, errbuf, errlen,
                           "cost model: load: not a Loom cost-model blob (%zu bytes, bad magic)",
                           len);
-    uint32_t version = get32(b + 8), nfeat = get32(b + 12), fversion = get32(b + 16);
-    uint32_t trained = get32(b + 20);
-    uint64_t plen = get64(b + 32);
+    /* the version first: a format-1 blob's header is shorter */
+    uint32_t version = get32(b + 8);
     if (version != FORMAT_VERSION)
         return load_error(NULL, errbuf, errlen,
                           "cost model: load: blob format version %u, this library reads %d%s",
                           version, FORMAT_VERSION,
                           version < FORMAT_VERSION ? " (an earlier Loom's model: retrain it)" : "");
+    if (len < HEADER_BYTES)
+        return load_error(NULL, errbuf, errlen,
+                          "cost model: load: blob truncated (%zu bytes, the header alone is %d)",
+                          len, HEADER_BYTES);
+    uint32_t nfeat = get32(b + 12), fversion = get32(b + 16), trained = get32(b + 20);
+    uint64_t plen = get64(b + 32);
     if (nfeat != CM_NUM_FEATURES)
         return load_error(NULL, errbuf, errlen,
                           "cost model: load: blob has %u features, this library extracts %d",

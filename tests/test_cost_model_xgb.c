@@ -333,6 +333,10 @@ static void test_save_load_identical(void **state) {
     bad[8] = 1; /* format 1: before the feature version was recorded */
     assert_null(cm_model_load_buffer(bad, len, NULL, err, sizeof err));
     tu_assert_msg_has(err, "format version 1", "reads 2", "earlier Loom");
+    assert_null(cm_model_load_buffer(bad, 40, NULL, err, sizeof err)); /* an untrained format-1 blob */
+    tu_assert_msg_has(err, "format version 1", "earlier Loom");
+    assert_null(cm_model_load_buffer(buf, 30, NULL, err, sizeof err));
+    tu_assert_msg_has(err, "truncated", "30 bytes", "header");
     memcpy(bad, buf, len);
     bad[48] ^= 0xff, bad[49] ^= 0xff, bad[50] ^= 0xff; /* corrupt XGBoost's part */
     assert_null(cm_model_load_buffer(bad, len, NULL, err, sizeof err));
