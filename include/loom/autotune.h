@@ -22,12 +22,12 @@
  *              to a fresh schedule of the workload gives a transform-step
  *              log; programs are deduplicated by that log.
  *
- * Measurement never runs candidate code in the tuning process: each of
- * `threads` runner processes (this program re-executed with the
- * TUNE_RUNNER_FLAG argument, so a program that tunes must call
- * tune_runner_maybe_run first thing in main) rebuilds the workload,
- * replays the log, compiles it (the runners compile in parallel) and,
- * one at a time, times it. A runner that crashes or exceeds its timeout is
+ * Measurement never runs candidate code in the tuning process: a runner
+ * process (this program re-executed with the TUNE_RUNNER_FLAG argument,
+ * so a program that tunes must call tune_runner_maybe_run first thing in
+ * main) rebuilds the workload, replays the log, compiles it (`threads`
+ * runners compile in parallel, each next build going to the first runner
+ * free) and, one at a time, times it. A runner that crashes or exceeds its timeout is
  * killed and restarted; the candidate gets an error code.
  *
  * Errors: functions taking a ctx return NULL/-1 with the reason in
@@ -468,8 +468,10 @@ typedef struct {
 
 typedef struct tune_measurer tune_measurer;
 
-/* Starts opts->threads runner processes for task `key` on target (only
- * "llvm" targets run here). Returns NULL and a malloc'd message in *err. */
+/* A measurer for task `key` on target ("llvm..." or, with a CUDA device,
+ * "cuda..."): it starts one runner process now and the others (see
+ * tune_measure_options.threads) when first needed. Returns NULL and a
+ * malloc'd message in *err. */
 tune_measurer *tune_measurer_new(const char *key, const char *target,
                                  const tune_measure_options *opts, char **err);
 void tune_measurer_free(tune_measurer *m);
