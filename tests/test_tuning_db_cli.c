@@ -187,6 +187,36 @@ static void test_export_import_prune_stats(void **state) {
     assert_int_equal(run(out, sizeof out, "--db %s stats", other), 0);
     tu_assert_msg_has(out, "records         2 (0 failed)");
 
+    /* Stored cost models are listed with whether this Loom can use them. */
+    cm_model *cm = cm_model_new(NULL);
+    void *blob = NULL;
+    size_t len = 0;
+    assert_int_equal(cm_model_save_buffer(cm, &blob, &len), 0);
+    unsigned char *stale = malloc(len);
+    memcpy(stale, blob, len);
+    stale[16] = CM_FEATURE_VERSION - 1; /* the feature version in the header */
+    tdb_db *db = tdb_open(other, NULL, NULL);
+    assert_non_null(db);
+    assert_int_equal(tdb_put_cost_model(db, "llvm -mcpu=a", CM_BLOB_FORMAT, blob, len), 0);
+    assert_int_equal(tdb_put_cost_model(db, "llvm -mcpu=b", CM_BLOB_FORMAT, stale, len), 0);
+    assert_int_equal(tdb_put_cost_model(db, "llvm -mcpu=c", "xgboost-json", "{}", 2), 0);
+    tdb_cost_model_entry *e = NULL;
+    assert_int_equal(tdb_list_cost_models(db, &e), 3);
+    assert_string_equal(e[0].target, "llvm -mcpu=a");
+    assert_string_equal(e[2].format, "xgboost-json");
+    assert_true(e[0].bytes == (int64_t)len && e[2].bytes == 2 && e[0].updated > 0);
+    tdb_cost_models_free(e, 3);
+    assert_int_equal(tdb_list_cost_models(db, NULL), -1);
+    tu_assert_msg_has(tdb_errmsg(db), "list_cost_models", "missing argument");
+    tdb_close(db);
+    assert_int_equal(run(out, sizeof out, "--db %s stats", other), 0);
+    tu_assert_msg_has(out, "cost models     3", "llvm -mcpu=a: " CM_BLOB_FORMAT,
+                      "usable, untrained", "llvm -mcpu=b: ", "not usable",
+                      "features of version 1", "llvm -mcpu=c: xgboost-json, 2 bytes: not usable",
+                      "reads format '" CM_BLOB_FORMAT "'");
+    free(blob), free(stale);
+    cm_model_free(cm);
+
     assert_int_equal(run(out, sizeof out, "--db %s/nodir/x.db stats", dir), 1);
     tu_assert_msg_has(out, "does not exist", "nodir/x.db");
     assert_int_equal(run(out, sizeof out, "--db %s/nodir/x.db import %s", dir, jl), 1);

@@ -81,3 +81,44 @@ int tdb_get_cost_model(tdb_db *db, const char *target, void **blob, size_t *size
     if (format) *format = f;
     return 1;
 }
+
+int tdb_list_cost_models(tdb_db *db, tdb_cost_model_entry **out) {
+    if (!db) return -1;
+    if (!out) return tdb__err(db, "list_cost_models: missing argument");
+    *out = NULL;
+    sqlite3_stmt *st = tdb__prepare(
+        db, "SELECT t.key, c.format, length(c.model), c.updated FROM cost_models c JOIN targets t "
+            "ON t.id = c.target_id ORDER BY t.key");
+    if (!st) return -1;
+    tdb_cost_model_entry *e = NULL;
+    int n = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4;
+            tdb_cost_model_entry *g = realloc(e, sizeof *e * (size_t)cap);
+            if (!g) break;
+            e = g;
+        }
+        e[n] = (tdb_cost_model_entry){tdb__strdup((const char *)sqlite3_column_text(st, 0)),
+                                      tdb__strdup((const char *)sqlite3_column_text(st, 1)),
+                                      sqlite3_column_int64(st, 2), sqlite3_column_double(st, 3)};
+        if (!e[n].target || !e[n].format) {
+            n++;
+            break;
+        }
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        tdb_cost_models_free(e, n);
+        return rc == SQLITE_ROW ? tdb__err(db, "list_cost_models: out of memory")
+                                : tdb__sqlerr(db, "list_cost_models");
+    }
+    *out = e;
+    return n;
+}
+
+void tdb_cost_models_free(tdb_cost_model_entry *e, int n) {
+    for (int i = 0; i < n && e; i++) free(e[i].target), free(e[i].format);
+    free(e);
+}

@@ -306,6 +306,19 @@ int tdb_put_cost_model(tdb_db *db, const char *target, const char *format, const
  * may be NULL) set; 0 when none is stored; -1 on error. */
 int tdb_get_cost_model(tdb_db *db, const char *target, void **blob, size_t *size, char **format);
 
+/* One stored cost model, as tdb_list_cost_models describes it. */
+typedef struct {
+    char *target; /* target key (malloc'd) */
+    char *format; /* format name given to tdb_put_cost_model (malloc'd) */
+    int64_t bytes;  /* blob size */
+    double updated; /* seconds since the Unix epoch */
+} tdb_cost_model_entry;
+/* Every stored cost model, ordered by target key: the count and a
+ * malloc'd array in *out (NULL when none), or -1. Free with
+ * tdb_cost_models_free. */
+int tdb_list_cost_models(tdb_db *db, tdb_cost_model_entry **out);
+void tdb_cost_models_free(tdb_cost_model_entry *e, int n);
+
 /* ---- targets and applying ---- */
 
 /* The key of the host CPU target, "llvm -mcpu=NAME" (malloc'd). */

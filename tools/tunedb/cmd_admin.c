@@ -156,7 +156,42 @@ static const char stats_help[] =
     "usage: tunedb --db FILE stats\n"
     "\n"
     "Schema version, counts of workloads, targets, records (and failed ones), stored\n"
-    "cost models, the file size, and an integrity check (SQLite's quick_check).\n";
+    "cost models, the file size, and an integrity check (SQLite's quick_check). Each\n"
+    "stored cost model is listed with its target, format, size and whether this Loom\n"
+    "can use it (a model saved by another version, or trained on other features, is\n"
+    "not loaded by the warm start; the next tuning run replaces it).\n";
+
+/* One line per stored cost model: whether the warm start could load it. */
+static void print_cost_models(tdb_db *db) {
+    tdb_cost_model_entry *e = NULL;
+    int n = tdb_list_cost_models(db, &e);
+    for (int i = 0; i < n; i++) {
+        char why[320] = "";
+        void *blob = NULL;
+        size_t len = 0;
+        if (strcmp(e[i].format, CM_BLOB_FORMAT)) {
+            snprintf(why, sizeof why, "not usable: this Loom reads format '%s'", CM_BLOB_FORMAT);
+        } else if (tdb_get_cost_model(db, e[i].target, &blob, &len, NULL) != 1) {
+            snprintf(why, sizeof why, "not readable: %s", tdb_errmsg(db));
+        } else {
+            char err[256];
+            cm_model *m = cm_model_load_buffer(blob, len, NULL, err, sizeof err);
+            const char *pre = "cost model: load: ";
+            if (!m)
+                snprintf(why, sizeof why, "not usable: %s",
+                         strncmp(err, pre, strlen(pre)) ? err : err + strlen(pre));
+            else if (cm_model_is_trained(m))
+                snprintf(why, sizeof why, "usable, %d boosting rounds", cm_model_num_rounds(m));
+            else
+                snprintf(why, sizeof why, "usable, untrained (predicts at random)");
+            cm_model_free(m);
+        }
+        free(blob);
+        printf("  %s: %s, %lld bytes: %s\n", e[i].target, e[i].format, (long long)e[i].bytes, why);
+    }
+    if (n < 0) printf("  (cannot list them: %s)\n", tdb_errmsg(db));
+    tdb_cost_models_free(e, n > 0 ? n : 0);
+}
 
 int tunedb_cmd_stats(tunedb_globals *g, int argc, char **argv) {
     int pos, rc = parse(g, argc, argv, stats_help, NULL, &pos);
@@ -178,11 +213,11 @@ int tunedb_cmd_stats(tunedb_globals *g, int argc, char **argv) {
                "workloads       %lld\n"
                "targets         %lld\n"
                "records         %lld (%lld failed)\n"
-               "cost models     %lld\n"
-               "size            %lld bytes\n",
+               "cost models     %lld\n",
                g->db_path, s.schema_version, (long long)s.workloads, (long long)s.targets,
-               (long long)s.records, (long long)s.error_records, (long long)s.cost_models,
-               (long long)s.file_bytes);
+               (long long)s.records, (long long)s.error_records, (long long)s.cost_models);
+        print_cost_models(db);
+        printf("size            %lld bytes\n", (long long)s.file_bytes);
         if (tdb_check(db)) {
             printf("integrity       DAMAGED\n");
             tunedb_error("stats", "%s", tdb_errmsg(db));
