@@ -4,7 +4,9 @@
  * sketch_policy_rules.cc): skip placeholders, always-inline strictly
  * inlinable stages, multi-level tiling ("SSRSRS" on CPU) of stages with
  * data reuse — fused into a single elementwise consumer when there is one,
- * otherwise both plain and with an added cache_write stage — and rfactor
+ * otherwise both plain and with an added cache_write stage; and, where an
+ * input can be packed, a packed register tile (with or without a consumer,
+ * Loom's own rule: TUNE_UNIT_TILE_CACHE_PACKED) — and rfactor
  * for long reductions with little parallelism. Every other compute stage
  * keeps its loops and gets annotations (parallel, vectorize).
  *
@@ -335,8 +337,12 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
                 }
                 pack = pack_candidate(&dag, i, si->tensor->ndim - 1, &pack_dim);
                 /* Vectors over another axis only when no input is walked
-                 * along the last one (NCHW convolution: the image row). */
-                if (consumer < 0 && pack < 0 && (!si->is_output || si->is_reduction) &&
+                 * along the last one (NCHW convolution: the image row).
+                 * With an elementwise consumer too, beside tiling with
+                 * fusion: the packed register tile is the one that reaches
+                 * the default's speed on the CPU, and the consumer then
+                 * runs as its own stage. */
+                if (pack < 0 && (!si->is_output || si->is_reduction) &&
                     (vaxis = packed_vector_axis(&dag, i, &vinput, &vdim)) >= 0)
                     variants[nv++] = TUNE_UNIT_TILE_CACHE_PACKED;
                 if (si->needs_rfactor) variants[nv++] = TUNE_UNIT_RFACTOR;

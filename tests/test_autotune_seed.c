@@ -16,6 +16,7 @@
  * no divisor of 14 near 6 columns, so the tail and no-tail tiles differ. */
 static const char *CONV = "conv2d(N=1,C=8,H=14,W=14,K=32,R=3,S=3,pad=1)";
 static const char *MM = "matmul(M=32,N=32,K=16)";
+static const char *CBR = "conv2d_bias_relu(N=1,C=8,H=14,W=14,K=32,R=3,S=3,pad=1)";
 
 static void test_packed_tile_shape(void **st) {
     (void)st;
@@ -136,6 +137,28 @@ static void test_conv_packed(void **st) {
     te_ctx_free(ctx);
 }
 
+/* A convolution with an elementwise consumer (bias, relu) has the packed
+ * sketch too, the consumer annotated as its own stage; its heuristic
+ * programs compute the fused operator right. Tiling with fusion gets none. */
+static void test_fused_conv_packed(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    int nsk = sketches_of(ctx, CBR, &w, sk);
+    int pk = sketch_with(sk, nsk, "vectorized on a packed axis");
+    int fu = sketch_with(sk, nsk, "fuse into Y");
+    assert_true(pk >= 0 && fu >= 0);
+    assert_non_null(strstr(sk[pk].desc, "Y: annotate"));
+    int vlen = tune_host_vector_lanes();
+    tune_program p[2];
+    assert_int_equal(tune_program_heuristic(&sk[fu], fu, &w, vlen, p, 2), 0);
+    int n = tune_program_heuristic(&sk[pk], pk, &w, vlen, p, 2);
+    assert_true(n >= 1);
+    for (int i = 0; i < n; i++) check_program(ctx, CBR, &w, &sk[pk], &p[i]);
+    te_ctx_free(ctx);
+}
+
 static void test_gemm(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
@@ -180,6 +203,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_packed_tile_shape),
         cmocka_unit_test(test_conv_packed),
+        cmocka_unit_test(test_fused_conv_packed),
         cmocka_unit_test(test_gemm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,7 +83,11 @@ static void test_sketch_golden(void **st) {
                                      "Pad: inline|root|at O; W: cache_read, pack for O; O: "
                                      "cache_write, pack, tile SSRSRS vectorized on a packed "
                                      "axis, fuse into copy"});
-    expect_sketches(CBR, 1, (const char *[]){"Pad: inline|root|at O; O: tile SSRSRS, fuse into Y"});
+    expect_sketches(CBR, 2,
+                    (const char *[]){"Pad: inline|root|at O; O: tile SSRSRS, fuse into Y",
+                                     "Pad: inline|root|at O; W: cache_read, pack for O; O: "
+                                     "cache_write, pack, tile SSRSRS vectorized on a packed axis, "
+                                     "fuse into copy; Y: annotate"});
     expect_sketches("relu(D0=4,D1=32)", 1, (const char *[]){"Y: annotate"});
     /* A long reduction with a tiny output: rfactor is offered. */
     expect_sketches("sum(D0=2,D1=4096,axes=2)", 2, (const char *[]){"Y: annotate", "Y: rfactor"});

@@ -170,7 +170,9 @@ typedef enum {
      * innermost factor (its vectors contiguous), that level goes
      * innermost, and the input read at that axis is packed alike (a PACK
      * unit) — the NCHW[x]c idea of TVM's x86 conv2d: vectors over output
-     * channels when the image rows are short. Same holes as TILE_CACHE. */
+     * channels when the image rows are short. Same holes as TILE_CACHE.
+     * Also for a stage with an elementwise consumer (conv2d_bias_relu),
+     * beside tiling with fusion: the consumer then keeps its own loops. */
     TUNE_UNIT_TILE_CACHE_PACKED,
     /* GPU: cross-thread reduction (Ansor's RuleCrossThreadReduction) of a
      * reduction stage without data reuse whose reduced length exceeds a
