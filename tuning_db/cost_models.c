@@ -99,14 +99,11 @@ int tdb_list_cost_models(tdb_db *db, tdb_cost_model_entry **out) {
             if (!g) break;
             e = g;
         }
-        e[n] = (tdb_cost_model_entry){tdb__strdup((const char *)sqlite3_column_text(st, 0)),
-                                      tdb__strdup((const char *)sqlite3_column_text(st, 1)),
-                                      sqlite3_column_int64(st, 2), sqlite3_column_double(st, 3)};
-        if (!e[n].target || !e[n].format) {
-            n++;
-            break;
-        }
-        n++;
+        tdb_cost_model_entry *x = &e[n++];
+        *x = (tdb_cost_model_entry){tdb__strdup((const char *)sqlite3_column_text(st, 0)),
+                                    tdb__strdup((const char *)sqlite3_column_text(st, 1)),
+                                    sqlite3_column_int64(st, 2), sqlite3_column_double(st, 3)};
+        if (!x->target || !x->format) break; /* out of memory: rc is still SQLITE_ROW */
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
