@@ -27,6 +27,16 @@ static char *key_of(const char *op, const char *shape) {
     return r;
 }
 
+/* A random program of a random sketch of w, applied; NULL when it does
+ * not apply (the draws advance *rng either way). */
+static sch_schedule *random_schedule(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
+                                     int nsk, uint64_t *rng) {
+    tune_program p;
+    int k = (int)(tune_rand(rng) % (uint64_t)nsk);
+    tune_program_random(&sk[k], k, rng, &p);
+    return tune_program_apply(ctx, w, &sk[k], &p);
+}
+
 /* The fabricated latency of a lowered program: faster with longer vectors
  * and wider parallel loops (a function of the features the model sees). */
 static double fake_latency(const tir_func *f) {
@@ -55,10 +65,7 @@ static char *add_records(tdb_db *db, const char *target, const char *key, int n,
     char *best = NULL;
     double best_l = INFINITY;
     for (int i = 0; i < n; i++) {
-        tune_program p;
-        int k = (int)(tune_rand(&rng) % (uint64_t)nsk);
-        tune_program_random(&sk[k], k, &rng, &p);
-        sch_schedule *s = tune_program_apply(ctx, &w, &sk[k], &p);
+        sch_schedule *s = random_schedule(ctx, &w, sk, nsk, &rng);
         if (!s) continue;
         tir_func *f = sch_lower(s, w.nargs, w.args, "default");
         assert_non_null(f);
@@ -103,10 +110,7 @@ static int programs_of(const char *key, int n, uint64_t seed, cm_program *progs,
     uint64_t rng = seed | 1;
     int got = 0;
     for (int i = 0; i < n; i++) {
-        tune_program p;
-        int k = (int)(tune_rand(&rng) % (uint64_t)nsk);
-        tune_program_random(&sk[k], k, &rng, &p);
-        sch_schedule *s = tune_program_apply(ctx, &w, &sk[k], &p);
+        sch_schedule *s = random_schedule(ctx, &w, sk, nsk, &rng);
         if (!s) continue;
         tir_func *f = tir_run_pipeline(ctx, sch_lower(s, w.nargs, w.args, "default"), NULL);
         assert_non_null(f);
@@ -307,10 +311,7 @@ static int check_dataset_view(const char *target, bool gpu) {
     int nwant[N], n = 0, differ = 0;
     uint64_t rng = 2024;
     for (int tries = 0; n < N && tries < 20 * N; tries++) {
-        tune_program p;
-        int k = (int)(tune_rand(&rng) % (uint64_t)nsk);
-        tune_program_random(&sk[k], k, &rng, &p);
-        sch_schedule *s = tune_program_apply(ctx, &w, &sk[k], &p);
+        sch_schedule *s = random_schedule(ctx, &w, sk, nsk, &rng);
         if (!s) continue;
         tir_func *f = sch_lower(s, w.nargs, w.args, "default");
         tir_func *fo = tir_run_pipeline(ctx, f, &own);

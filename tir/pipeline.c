@@ -24,8 +24,10 @@ tir_func *tir_run_pipeline(te_ctx *ctx, const tir_func *f, const tir_pipeline_op
     if (!f || !f->body) return tir__null_operand(ctx, "pipeline");
     tir_func *g = tir_pass_storage_flatten(ctx, f);
     if (g) g = tir_pass_simplify(ctx, g);
-    if (g && !(opts && opts->skip_loop_partition)) g = tir_pass_loop_partition(ctx, g);
-    if (g && !(opts && opts->skip_loop_partition)) g = tir_pass_simplify(ctx, g);
+    if (g && !(opts && opts->skip_loop_partition)) {
+        g = tir_pass_loop_partition(ctx, g);
+        if (g) g = tir_pass_simplify(ctx, g);
+    }
     if (g) {
         if (opts && opts->skip_vectorize) {
             tir_stmt *body = tir__devectorize(ctx, g->body);
