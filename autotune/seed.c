@@ -16,9 +16,11 @@
  * The rules, per unit of the sketch:
  * - a register tile vectorized on a packed axis (TUNE_UNIT_TILE_CACHE_PACKED):
  *   the tile of ops_packed_tile_shape (lanes x rows x columns in the
- *   innermost level, every other level 1), the reduction unsplit (outside
- *   the tile), the outer loops but the columns' fused parallel, unrolling
- *   by 16 steps (the tile), the accumulator computed at the column tile;
+ *   innermost level, every other level 1), the reduction outside the tile
+ *   (in a tile of several rows a window's taps outside blocks of the
+ *   channels, OPS_PACKED_REDUCE_BLOCK, as the default), the outer loops
+ *   but the columns' fused parallel, unrolling by 16 steps (the tile),
+ *   the accumulator computed at the column tile;
  *   once with a column tail allowed and once without (the default decides
  *   by the operator's stride and window, which a sketch does not know);
  * - a register tile on the last axis with an accumulator (TUNE_UNIT_TILE_CACHE)
@@ -54,8 +56,9 @@ static void set3(int64_t *v, int64_t a, int64_t b, int64_t c) { v[0] = a, v[1] =
 /* Fills the holes of a tiling unit u (spatial SPLITs, reduce SPLITs,
  * PARALLEL, UNROLL, LOCATION) given each spatial axis's level values.
  * false when a value breaks its hole's rule. */
-static bool fill_tile(const tune_sketch *sk, int u, int nsp, int64_t lv[][3], int64_t par,
-                      tune_program *p) {
+static bool fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t lv[][3],
+                      int64_t par, bool taps_outside, tune_program *p) {
+    int nsp = t->ndim;
     const tune_hole *h;
     int k = 0;
     for (int d = 0; d < nsp; d++, k++) {
@@ -64,8 +67,21 @@ static bool fill_tile(const tune_sketch *sk, int u, int nsp, int64_t lv[][3], in
         memcpy(p->vals + h->offset, lv[d], sizeof lv[d]);
         if (!tune_split_valid(h, p->vals + h->offset)) return false;
     }
-    for (; (h = tune__unit_hole(sk, u, k)) && h->kind == TUNE_HOLE_SPLIT; k++)
-        p->vals[h->offset] = 1; /* the reduction outside the tile, unsplit */
+    /* The reduction outside the tile in the outer reduce level; with
+     * taps_outside the last reduce axis that is no window tap in blocks of
+     * OPS_PACKED_REDUCE_BLOCK in the inner level (the default's order of a
+     * tile of several rows: rc.o, ry, rx, rc.i). */
+    int last = -1, nslide = 0;
+    for (int r = 0; (h = tune__unit_hole(sk, u, k)) && h->kind == TUNE_HOLE_SPLIT; k++, r++) {
+        p->vals[h->offset] = 1;
+        if (te_reduce_axis_slides(t, r)) nslide++;
+        else last = k;
+    }
+    if (taps_outside && nslide > 0 && last >= 0) {
+        h = tune__unit_hole(sk, u, last);
+        p->vals[h->offset] = divisor_multiple(h->extent, OPS_PACKED_REDUCE_BLOCK, 1);
+    }
+    h = tune__unit_hole(sk, u, k);
     if (!h || h->kind != TUNE_HOLE_PARALLEL) return false;
     p->vals[h->offset] = par < 1 ? 1 : par > h->extent ? h->extent : par;
     if (!(h = tune__unit_hole(sk, u, ++k)) || h->kind != TUNE_HOLE_UNROLL) return false;
@@ -77,25 +93,29 @@ static bool fill_tile(const tune_sketch *sk, int u, int nsp, int64_t lv[][3], in
 
 /* A packed register tile (TUNE_UNIT_TILE_CACHE_PACKED) with or without a
  * column tail. */
-static bool fill_packed(const tune_sketch *sk, int u, int nsp, const int64_t *shape, int vlen,
+static bool fill_packed(const tune_sketch *sk, int u, const te_tensor *t, int vlen,
                         bool col_tail, tune_program *p) {
+    int nsp = t->ndim;
+    const int64_t *shape = t->shape;
     int vd = sk->units[u].vec_dim, col = nsp - 1, row = -1;
     for (int d = col - 1; d >= 0 && row < 0; d--)
         if (d != vd) row = d;
     if (vd == col) return false;
-    ops_packed_tile t;
+    ops_packed_tile tile;
     if (!ops_packed_tile_shape(shape[vd], row >= 0 ? shape[row] : 1, shape[col], vlen, col_tail,
-                               &t))
+                               &tile))
         return false;
     int64_t lv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++)
-        set3(lv[d], 1, 1, d == vd ? t.lanes : d == row ? t.rows : d == col ? t.cols : 1);
-    return fill_tile(sk, u, nsp, lv, nsp - 1, p);
+        set3(lv[d], 1, 1, d == vd ? tile.lanes : d == row ? tile.rows : d == col ? tile.cols : 1);
+    return fill_tile(sk, u, t, lv, nsp - 1, tile.rows > 1, p);
 }
 
 /* The default GEMM register tile (TUNE_UNIT_TILE_CACHE). */
-static bool fill_gemm(const tune_sketch *sk, int u, int nsp, const int64_t *shape, int vlen,
+static bool fill_gemm(const tune_sketch *sk, int u, const te_tensor *t, int vlen,
                       tune_program *p) {
+    int nsp = t->ndim;
+    const int64_t *shape = t->shape;
     int col = nsp - 1, row = nsp - 2;
     if (row < 0) return false;
     int64_t nb = vlen >= 16 ? 4 * vlen : 2 * vlen;
@@ -107,7 +127,7 @@ static bool fill_gemm(const tune_sketch *sk, int u, int nsp, const int64_t *shap
     /* Rows in level 1, so the column panels' level-0 loop is outside them. */
     set3(lv[row], ceil_div(shape[row], mr), 1, mr);
     set3(lv[col], 1, 1, nb);
-    return fill_tile(sk, u, nsp, lv, nsp, p);
+    return fill_tile(sk, u, t, lv, nsp, false, p);
 }
 
 int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_workload *w,
@@ -155,11 +175,11 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
     int n = 0;
     if (sk->units[tiled].kind == TUNE_UNIT_TILE_CACHE) {
         out[0] = base;
-        return fill_gemm(sk, tiled, t->ndim, t->shape, vlen, &out[0]) ? 1 : 0;
+        return fill_gemm(sk, tiled, t, vlen, &out[0]) ? 1 : 0;
     }
     for (int tail = 1; tail >= 0 && n < max; tail--) {
         out[n] = base;
-        if (!fill_packed(sk, tiled, t->ndim, t->shape, vlen, tail, &out[n])) continue;
+        if (!fill_packed(sk, tiled, t, vlen, tail, &out[n])) continue;
         /* The same tile either way: one program. */
         if (n == 1 && !memcmp(out[0].vals, out[1].vals, sizeof out[0].vals)) continue;
         n++;

@@ -304,6 +304,33 @@ int te_expr_read_dim(const te_expr *e, const te_tensor *t, const te_expr *v) {
     return rd.dim;
 }
 
+typedef struct {
+    const te_tensor *t;
+    const te_expr *r;
+    bool found;
+} slides;
+
+static void slides_visit(const te_expr *e, void *user) {
+    slides *sl = user;
+    if (sl->found) return;
+    if (e->kind == TE_READ)
+        for (int d = 0; d < e->u.read.ndim && !sl->found; d++) {
+            const te_expr *ix = e->u.read.indices[d];
+            if (ix == sl->r || !te_expr_uses_var(ix, sl->r)) continue;
+            for (int a = 0; a < sl->t->ndim && !sl->found; a++)
+                sl->found = te_expr_uses_var(ix, sl->t->axes[a]);
+        }
+    te_expr_visit_children(e, slides_visit, user);
+}
+
+bool te_reduce_axis_slides(const te_tensor *t, int r) {
+    if (!t || !t->body || t->body->kind != TE_REDUCE || r < 0 || r >= t->body->u.reduce.naxes)
+        return false;
+    slides sl = {t, t->body->u.reduce.axes[r], false};
+    slides_visit(t->body, &sl);
+    return sl.found;
+}
+
 /* ---- equality and hashing ---- */
 
 static bool equal_arr(te_expr *const *a, te_expr *const *b, int n) {

@@ -24,6 +24,12 @@ static tir_buffer *param1(te_ctx *ctx, const char *name, int64_t n) {
 
 static te_expr *ld(te_ctx *ctx, tir_buffer *b, te_expr *i) { return tir_load(ctx, b, i, NULL); }
 
+static int count_of(const char *text, const char *what) {
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what)) n++;
+    return n;
+}
+
 static rt_module *build_opts(te_ctx *ctx, tir_func *f, const cg_llvm_options *o) {
     assert_non_null(f);
     const tir_func *fs[1] = {f};
@@ -132,24 +138,31 @@ static void test_matmul_scalar(void **state) {
  *   for v in [0, 13):
  *     C[ramp(v*8, 1, 8)] = A[ramp(v*8,1,8)] * bcast(B[v]) + A[ramp(v, 12, 8)] - D[bcast(v)]
  *                          if ramp(v*8, 1, 8) < bcast(100)
+ *                          + A[ramp(v + 1, 11, 8)]
  *   E[ramp(0, 1, 8) + bcast(8)] ... (a dense index written as ramp + broadcast)
- * The gather A[ramp(v, 12, 8)] reads v .. v+96 (< 100); the predicate masks the
- * dense loads and the store (lanes >= 100 do not exist). */
+ *   E[ramp(7, -1, 8)] = B[ramp(0, 1, 8)]; E[ramp(16, 1, 8)] = A[ramp(0,1,8) * ramp(0,1,8)]
+ * The predicated gather A[ramp(v, 12, 8)] reads v .. v+96 (< 100); the
+ * predicate masks the dense loads and the store (lanes >= 100 do not
+ * exist). Unmasked strided accesses (A[ramp(v + 1, 11, 8)], the reversed
+ * store to E) are one scalar access a lane, no gather or scatter; the
+ * squares are a gather (no ramp). */
 static void test_vector(void **state) {
     (void)state;
     uint64_t seed = tu_seed();
     te_ctx *ctx = te_ctx_new();
     const int64_t n = 100, L = 8, nv = (n + L - 1) / L;
     tir_buffer *A = param1(ctx, "A", n), *B = param1(ctx, "B", nv), *C = param1(ctx, "C", n);
-    tir_buffer *D = param1(ctx, "D", nv), *E = param1(ctx, "E", 16);
+    tir_buffer *D = param1(ctx, "D", nv), *E = param1(ctx, "E", 24);
     te_expr *v = te_var(ctx, "v", TE_INT64);
     te_expr *base = te_mul(v, te_int(ctx, L));
     te_expr *ramp = tir_ramp(base, te_int(ctx, 1), (int)L);
     te_expr *pred = te_lt(ramp, tir_broadcast(te_int(ctx, n), (int)L));
     te_expr *a = tir_load(ctx, A, ramp, pred);
-    te_expr *gather = tir_load(ctx, A, tir_ramp(v, te_int(ctx, 12), (int)L), NULL);
+    te_expr *gather = tir_load(ctx, A, tir_ramp(v, te_int(ctx, 12), (int)L), pred);
+    te_expr *strided = tir_load(ctx, A, tir_ramp(te_add(v, te_int(ctx, 1)), te_int(ctx, 11), (int)L), NULL);
     te_expr *dv = tir_load(ctx, D, tir_broadcast(v, (int)L), NULL);
-    te_expr *val = te_sub(te_add(te_mul(a, tir_broadcast(ld(ctx, B, v), (int)L)), gather), dv);
+    te_expr *val = te_add(te_sub(te_add(te_mul(a, tir_broadcast(ld(ctx, B, v), (int)L)), gather), dv),
+                          strided);
     assert_non_null(val);
     assert_int_equal(val->dtype.lanes, L);
     tir_stmt *st = tir_store(ctx, C, ramp, val, pred);
@@ -162,25 +175,36 @@ static void test_vector(void **state) {
                              NULL);
     tir_stmt *e2 = tir_store(ctx, E, tir_ramp(te_int(ctx, 7), te_int(ctx, -1), 8),
                              tir_load(ctx, B, tir_ramp(te_int(ctx, 0), te_int(ctx, 1), 8), NULL), NULL);
-    tir_stmt *body = tir_seq(ctx, 3, (tir_stmt *[]){loop, e1, e2});
+    te_expr *iota = tir_ramp(te_int(ctx, 0), te_int(ctx, 1), 8);
+    tir_stmt *e3 = tir_store(ctx, E, tir_ramp(te_int(ctx, 16), te_int(ctx, 1), 8),
+                             tir_load(ctx, A, te_mul(iota, iota), NULL), NULL);
+    tir_stmt *body = tir_seq(ctx, 4, (tir_stmt *[]){loop, e1, e2, e3});
     rt_module *m = build(ctx, tir_func_new(ctx, "default", 5, (tir_buffer *[]){A, B, C, D, E}, body));
-    tu_assert_msg_has(rt_module_get_text(m, "ir"), "<8 x float>", "llvm.masked.load",
-                      "llvm.masked.store", "llvm.masked.gather", "llvm.fmuladd.v8f32");
+    const char *ir = rt_module_get_text(m, "ir");
+    tu_assert_msg_has(ir, "<8 x float>", "llvm.masked.load", "llvm.masked.store",
+                      "llvm.masked.gather", "llvm.fmuladd.v8f32");
+    /* Two gathers (predicated strided, squares); the unmasked strided
+     * load and store are scalar. */
+    assert_int_equal(count_of(ir, "call <8 x float> @llvm.masked.gather"), 2);
+    assert_null(strstr(ir, "llvm.masked.scatter"));
 
-    int64_t n16 = 16;
+    int64_t n16 = 24;
     DLTensor *ta = tu_rand_f32(&seed, 1, &n), *tb = tu_rand_f32(&seed, 1, &nv), *tc = tu_nan_f32(1, &n);
     DLTensor *td = tu_rand_f32(&seed, 1, &nv), *te = tu_nan_f32(1, &n16);
     call_ok(m, RT_ARGS(ta, tb, tc, td, te));
-    double want[100], wante[16];
+    double want[100];
     for (int64_t x = 0; x < nv; ++x)
         for (int64_t l = 0; l < L && x * L + l < n; ++l)
-            want[x * L + l] = (double)f32(ta)[x * L + l] * f32(tb)[x] + f32(ta)[x + 12 * l] - f32(td)[x];
+            want[x * L + l] = (double)f32(ta)[x * L + l] * f32(tb)[x] + f32(ta)[x + 12 * l] -
+                              f32(td)[x] + f32(ta)[x + 1 + 11 * l];
+    double wante[24];
     for (int l = 0; l < 8; ++l) {
         wante[8 + l] = 2.0 * l;
         wante[7 - l] = f32(tb)[l];
+        wante[16 + l] = f32(ta)[l * l];
     }
     assert_int_equal(tu_compare_f32("vector predicated", f32(tc), want, n, 1e-5, 1e-6), 0);
-    assert_int_equal(tu_compare_f32("vector dense/scatter", f32(te), wante, 16, 0, 0), 0);
+    assert_int_equal(tu_compare_f32("vector dense/strided/gather", f32(te), wante, 24, 0, 0), 0);
     rt_tensor_free(ta);
     rt_tensor_free(tb);
     rt_tensor_free(tc);

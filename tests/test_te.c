@@ -521,6 +521,34 @@ static void test_reduce(void **state) {
     te_ctx_free(ctx);
 }
 
+/* te_reduce_axis_slides: a 1-D convolution's tap slides (x + rs), its
+ * channels and a matmul's k do not; no reduction or an axis out of range:
+ * false. */
+static void test_reduce_axis_slides(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    te_tensor *X = te_placeholder(ctx, "X", TE_FLOAT32, TE_SHAPE(4, 10));
+    te_tensor *W = te_placeholder(ctx, "W", TE_FLOAT32, TE_SHAPE(2, 4, 3));
+    te_expr *k = te_axis(ctx, "k", 2), *x = te_axis(ctx, "x", 8);
+    te_expr *rc = te_reduce_axis(ctx, "rc", 4), *rs = te_reduce_axis(ctx, "rs", 3);
+    te_tensor *Y = te_compute(ctx, "Y", TE_AXES(k, x),
+                              te_sum(te_mul(te_read(X, rc, te_add(x, rs)), te_read(W, k, rc, rs)),
+                                     rc, rs));
+    assert_non_null(Y);
+    assert_false(te_reduce_axis_slides(Y, 0));
+    assert_true(te_reduce_axis_slides(Y, 1));
+    assert_false(te_reduce_axis_slides(Y, 2));
+    assert_false(te_reduce_axis_slides(Y, -1));
+    te_expr *i = te_axis(ctx, "i", 4), *kk = te_reduce_axis(ctx, "kk", 10);
+    te_tensor *M = te_compute(ctx, "M", TE_AXES(i), te_sum(te_read(X, i, kk), kk));
+    assert_false(te_reduce_axis_slides(M, 0));
+    te_expr *i2 = te_axis(ctx, "i", 4), *j2 = te_axis(ctx, "j", 10);
+    te_tensor *E = te_compute(ctx, "E", TE_AXES(i2, j2), te_read(X, i2, j2));
+    assert_false(te_reduce_axis_slides(E, 0));
+    assert_false(te_reduce_axis_slides(NULL, 0));
+    te_ctx_free(ctx);
+}
+
 static void test_compute_errors(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
@@ -860,6 +888,7 @@ int main(void) {
         cmocka_unit_test(test_vars_and_axes),
         cmocka_unit_test(test_tensors),
         cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_reduce_axis_slides),
         cmocka_unit_test(test_compute_errors),
         cmocka_unit_test(test_null_propagation),
         cmocka_unit_test(test_print),

@@ -1,7 +1,8 @@
 /*
  * codegen/llvm/llvm_expr.c — expressions as LLVM IR. Vector types are LLVM
- * vectors; a load at a dense ramp is one vector load, any other vector
- * index a masked gather; float a*b+c is llvm.fmuladd (LLVM fuses nothing
+ * vectors; a load at a dense ramp is one vector load, at a strided ramp
+ * one scalar load a lane (unless masked), any other vector index a masked
+ * gather; float a*b+c is llvm.fmuladd (LLVM fuses nothing
  * without fast-math flags). Floats keep IEEE semantics: no fast-math.
  */
 #include <math.h>
@@ -340,6 +341,45 @@ static bool is_dense(const te_expr *idx) {
 }
 bool cg_llvm__is_dense(const te_expr *idx) { return is_dense(idx); }
 
+/* A strided index: ramp(b, s, L) with a scalar base and stride, possibly
+ * plus a broadcast; its lanes are b + l * s (+ the broadcast value). */
+static bool strided_parts(const te_expr *idx, const te_expr **ramp, const te_expr **offset) {
+    const te_expr *r = idx, *o = NULL;
+    if (idx->kind == TE_ADD) {
+        r = idx->u.bin.a, o = idx->u.bin.b;
+        if (r->kind != TE_RAMP) r = idx->u.bin.b, o = idx->u.bin.a;
+        if (o->kind != TE_BROADCAST) return false;
+    }
+    if (r->kind != TE_RAMP || r->u.ramp.base->dtype.lanes > 1 || r->u.ramp.stride->dtype.lanes > 1)
+        return false;
+    *ramp = r, *offset = o;
+    return true;
+}
+
+bool cg_llvm__is_strided(const te_expr *idx) {
+    const te_expr *r, *o;
+    return idx->dtype.lanes <= CG_LLVM_MAX_SCALARISED && strided_parts(idx, &r, &o);
+}
+
+bool cg_llvm__strided_lanes(cg_llvm_emitter *em, const te_expr *idx, LLVMValueRef *lanes) {
+    const te_expr *r, *o;
+    if (!strided_parts(idx, &r, &o)) return false;
+    te_dtype t = te_dtype_element(idx->dtype);
+    LLVMValueRef b = cg_llvm__index(em, cg_llvm__expr(em, r->u.ramp.base), t);
+    LLVMValueRef s = cg_llvm__index(em, cg_llvm__expr(em, r->u.ramp.stride), t);
+    if (!b || !s) return false;
+    if (o) {
+        LLVMValueRef v = cg_llvm__index(em, cg_llvm__expr(em, o->u.bcast.value), t);
+        if (!v) return false;
+        b = LLVMBuildNSWAdd(em->b, b, v, "");
+    }
+    for (int l = 0; l < r->u.ramp.lanes; l++)
+        lanes[l] = l ? LLVMBuildNSWAdd(em->b, b,
+                                       LLVMBuildNSWMul(em->b, s, LLVMConstInt(em->t_i64, (unsigned long long)l, 0), ""), "")
+                     : b;
+    return true;
+}
+
 /* Index to i64 (scalar or vector). */
 LLVMValueRef cg_llvm__index(cg_llvm_emitter *em, LLVMValueRef v, te_dtype t) {
     if (!v) return NULL;
@@ -439,6 +479,23 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         LLVMValueRef v = LLVMBuildLoad2(B, mt, p, buf->name);
         LLVMSetAlignment(v, align);
         return cg_llvm__splat(em, from_mem(em, elem, v), L);
+    }
+    /* A strided access without a mask: one scalar load a lane. LLVM
+     * scalarises a gather where the target has no fast one (AVX2 on AMD,
+     * SSE) with the lane addresses computed in vector registers and moved
+     * out one at a time; scalar loads at b + l * s fold a constant stride
+     * into each load's displacement (TVM's CodeGenLLVM scalarises them too). */
+    if (!mask && cg_llvm__is_strided(idx)) {
+        LLVMValueRef lanes[CG_LLVM_MAX_SCALARISED];
+        if (!cg_llvm__strided_lanes(em, idx, lanes)) return NULL;
+        LLVMValueRef v = LLVMGetUndef(vt);
+        for (int l = 0; l < L; l++) {
+            LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &lanes[l], 1, "");
+            LLVMValueRef x = LLVMBuildLoad2(B, mt, p, buf->name);
+            LLVMSetAlignment(x, align);
+            v = LLVMBuildInsertElement(B, v, x, LLVMConstInt(em->t_i32, (unsigned long long)l, 0), "");
+        }
+        return from_mem(em, elem, v);
     }
     LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx), idx->dtype);
     if (!i) return NULL;

@@ -117,6 +117,16 @@ LLVMValueRef cg_llvm__expr(cg_llvm_emitter *em, const te_expr *e);
 bool cg_llvm__is_dense(const te_expr *idx);
 /* The scalar base of a dense index, emitted. */
 LLVMValueRef cg_llvm__dense_base(cg_llvm_emitter *em, const te_expr *idx);
+/* Vector accesses at a strided index of at most this many lanes are
+ * emitted as one scalar access a lane (llvm_expr.c, load). */
+enum { CG_LLVM_MAX_SCALARISED = 64 };
+/* A strided index: ramp(b, s, L) with scalar b and s, possibly plus a
+ * broadcast, of at most CG_LLVM_MAX_SCALARISED lanes. */
+bool cg_llvm__is_strided(const te_expr *idx);
+/* Emits the i64 index of each lane of a strided index into lanes[]
+ * (idx->dtype.lanes of them); false when idx is not strided or an
+ * operand failed to emit. */
+bool cg_llvm__strided_lanes(cg_llvm_emitter *em, const te_expr *idx, LLVMValueRef *lanes);
 /* Whether the L lanes of dense index idx provably lie inside the stack
  * allocation of local (per-thread) buffer buf, its slack included: then a
  * predicated access may touch every lane and blend, which keeps the

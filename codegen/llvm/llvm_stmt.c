@@ -1,7 +1,7 @@
 /*
  * codegen/llvm/llvm_stmt.c — statements as LLVM IR: loops (with
  * llvm.loop.unroll.full on UNROLLED ones), stores (vector, masked,
- * scatter), allocations (entry-block allocas so SROA can promote register
+ * strided as one scalar store a lane, scatter), allocations (entry-block allocas so SROA can promote register
  * tiles; heap above CG_LLVM_STACK_LIMIT, freed on every exit), IF, SEQ.
  */
 #include <stdlib.h>
@@ -210,6 +210,18 @@ static void emit_store(cg_llvm_emitter *em, const tir_stmt *s) {
         if (!fn) return;
         LLVMValueRef args[4] = {v, p, LLVMConstInt(em->t_i32, align, 0), mask};
         LLVMBuildCall2(B, fty, fn, args, 4, "");
+        return;
+    }
+    if (!mask && cg_llvm__is_strided(idx)) { /* a scalar store a lane, as loads */
+        LLVMValueRef lanes[CG_LLVM_MAX_SCALARISED];
+        if (!cg_llvm__strided_lanes(em, idx, lanes)) return;
+        for (int l = 0; l < L; l++) {
+            LLVMValueRef x =
+                LLVMBuildExtractElement(B, v, LLVMConstInt(em->t_i32, (unsigned long long)l, 0), "");
+            LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &lanes[l], 1, "");
+            LLVMValueRef st = LLVMBuildStore(B, x, p);
+            LLVMSetAlignment(st, align);
+        }
         return;
     }
     LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx), idx->dtype);

@@ -232,6 +232,12 @@ typedef struct {
  * wider rows. The tuner starts its search from it. Returns false (out
  * untouched) when vec_extent is not a whole number of vectors or an
  * extent is below 1. */
+/* A packed tile of more than one row runs a window's taps (reduce axes
+ * for which te_reduce_axis_slides holds) outside blocks of this many
+ * steps of the last other reduce axis (the largest divisor up to it):
+ * rc.o, ry, rx, rc.i for an NCHW convolution. One row keeps the reduce
+ * axes in their order, the taps innermost. */
+#define OPS_PACKED_REDUCE_BLOCK 16
 bool ops_packed_tile_shape(int64_t vec_extent, int64_t rows, int64_t cols, int vlen,
                            bool col_tail, ops_packed_tile *out);
 

@@ -369,6 +369,14 @@ bool te_expr_uses_var(const te_expr *e, const te_expr *v);
  * v (a VAR, by identity), or -1 when none does (the first such read and
  * dimension in a pre-order walk). */
 int te_expr_read_dim(const te_expr *e, const te_tensor *t, const te_expr *v);
+/* True when reduce axis r of t's reduction slides a window over an input:
+ * some read in t's body indexes a dimension with an expression of both r
+ * and a spatial axis of t (the y + ry and x + rx of a convolution; not its
+ * input channels rc, nor the k of a matmul). False for a t without a
+ * reduction or an r out of range. Register tiles keep such axes outside
+ * the others: taps inside, unrolled, read overlapping inputs whose shared
+ * loads LLVM keeps live across taps, past the vector registers. */
+bool te_reduce_axis_slides(const te_tensor *t, int r);
 
 /* ------------------------------------------------------------------ */
 /* Printing                                                            */
