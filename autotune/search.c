@@ -98,8 +98,8 @@ typedef struct {
     int ngood, capgood;
     /* Programs filled by the default schedules' rules (tune_program_
      * heuristic), measured first; done once all were measured. */
-    tune_program heur[2 * TUNE_MAX_SKETCHES];
-    uint64_t heur_h[2 * TUNE_MAX_SKETCHES]; /* their step-log hashes */
+    tune_program heur[TUNE_MAX_HEURISTIC * TUNE_MAX_SKETCHES];
+    uint64_t heur_h[TUNE_MAX_HEURISTIC * TUNE_MAX_SKETCHES]; /* their step-log hashes */
     int nheur;
     bool heur_done;
     bool gpu;              /* target cuda: GPU sketches, GPU pipeline + verifier */
@@ -398,8 +398,9 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
     /* The default schedules' rules give the search its first programs
      * (those that apply; hashed once, for deduplication). */
     for (int k = 0; k < t->nsk && !t->gpu && !o->skip_default; k++) {
-        tune_program hp[2];
-        int n = tune_program_heuristic(&t->sk[k], k, &t->sc.w, tune_host_vector_lanes(), hp, 2);
+        tune_program hp[TUNE_MAX_HEURISTIC];
+        int n = tune_program_heuristic(&t->sk[k], k, &t->sc.w, tune_host_vector_lanes(), hp,
+                                       TUNE_MAX_HEURISTIC);
         for (int i = 0; i < n; i++) {
             sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[k], &hp[i]);
             if (!s) continue;

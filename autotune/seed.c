@@ -22,7 +22,9 @@
  *   but the columns' fused parallel, unrolling by 16 steps (the tile),
  *   the accumulator computed at the column tile;
  *   once with a column tail allowed and once without (the default decides
- *   by the operator's stride and window, which a sketch does not know);
+ *   by the operator's stride and window, which a sketch does not know),
+ *   each also with the reduction in the other order (taps inside or
+ *   outside);
  * - a register tile on the last axis with an accumulator (TUNE_UNIT_TILE_CACHE)
  *   whose column operand is packed (a PACK unit): the GEMM tile of the
  *   default matmul, 6 rows (a tail allowed) by
@@ -92,9 +94,11 @@ static bool fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t 
 }
 
 /* A packed register tile (TUNE_UNIT_TILE_CACHE_PACKED) with or without a
- * column tail. */
+ * column tail, its reduction in the default's order or (other_order) the
+ * other: which order wins depends on the layer and on LLVM's register
+ * allocation (bench/RESULTS.md, session 18), so the search measures both. */
 static bool fill_packed(const tune_sketch *sk, int u, const te_tensor *t, int vlen,
-                        bool col_tail, tune_program *p) {
+                        bool col_tail, bool other_order, tune_program *p) {
     int nsp = t->ndim;
     const int64_t *shape = t->shape;
     int vd = sk->units[u].vec_dim, col = nsp - 1, row = -1;
@@ -108,7 +112,7 @@ static bool fill_packed(const tune_sketch *sk, int u, const te_tensor *t, int vl
     int64_t lv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++)
         set3(lv[d], 1, 1, d == vd ? tile.lanes : d == row ? tile.rows : d == col ? tile.cols : 1);
-    return fill_tile(sk, u, t, lv, nsp - 1, tile.rows > 1, p);
+    return fill_tile(sk, u, t, lv, nsp - 1, (tile.rows > 1) != other_order, p);
 }
 
 /* The default GEMM register tile (TUNE_UNIT_TILE_CACHE). */
@@ -177,12 +181,15 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
         out[0] = base;
         return fill_gemm(sk, tiled, t, vlen, &out[0]) ? 1 : 0;
     }
-    for (int tail = 1; tail >= 0 && n < max; tail--) {
-        out[n] = base;
-        if (!fill_packed(sk, tiled, t, vlen, tail, &out[n])) continue;
-        /* The same tile either way: one program. */
-        if (n == 1 && !memcmp(out[0].vals, out[1].vals, sizeof out[0].vals)) continue;
-        n++;
-    }
+    for (int tail = 1; tail >= 0 && n < max; tail--)
+        for (int other = 0; other <= 1 && n < max; other++) {
+            out[n] = base;
+            if (!fill_packed(sk, tiled, t, vlen, tail, other, &out[n])) continue;
+            /* The same tile either way, or no window to order: once. */
+            bool seen = false;
+            for (int i = 0; i < n && !seen; i++)
+                seen = !memcmp(out[i].vals, out[n].vals, sizeof out[n].vals);
+            if (!seen) n++;
+        }
     return n;
 }

@@ -321,7 +321,9 @@ void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
  * was generated from) whose holes follow the rules of the operator
  * library's CPU default schedules rather than chance (autotune/seed.c):
  * a packed register tile (TUNE_UNIT_TILE_CACHE_PACKED) of
- * ops_packed_tile_shape's size, with and without a column tail; a GEMM
+ * ops_packed_tile_shape's size, with and without a column tail, each with
+ * the reduction in the default's order (OPS_PACKED_REDUCE_BLOCK) and in
+ * the other (a window's taps inside or outside the channels); a GEMM
  * register tile (TUNE_UNIT_TILE_CACHE) of 6 rows by 2 vectors of columns
  * (4 with 16 lanes); padding at the root; the reduction unsplit; outer
  * loops fused parallel. vlen: float32 lanes per vector
@@ -334,6 +336,8 @@ void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
  * returned satisfies tune_split_valid for its SPLIT holes. */
 int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_workload *w,
                            int vlen, tune_program *out, int max);
+/* The most programs tune_program_heuristic returns for one sketch. */
+#define TUNE_MAX_HEURISTIC 4
 /* Mutates one hole of p (tile size: moves a prime factor between two
  * levels, or, for a hole with `tail`, half of the time draws another
  * innermost factor and keeps of each outer factor what still divides;
