@@ -17,8 +17,8 @@
  * - a register tile vectorized on a packed axis (TUNE_UNIT_TILE_CACHE_PACKED):
  *   the tile of ops_packed_tile_shape (lanes x rows x columns in the
  *   innermost level, every other level 1), the reduction outside the tile
- *   (in a tile of several rows a window's taps outside blocks of the
- *   channels, OPS_PACKED_REDUCE_BLOCK, as the default), the outer loops
+ *   (a window's taps outside blocks of the channels or not, as the
+ *   default: ops_packed_taps_outside), the outer loops
  *   but the columns' fused parallel, unrolling by 16 steps (the tile),
  *   the accumulator computed at the column tile;
  *   once with a column tail allowed and once without (the default decides
@@ -71,8 +71,8 @@ static bool fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t 
     }
     /* The reduction outside the tile in the outer reduce level; with
      * taps_outside the last reduce axis that is no window tap in blocks of
-     * OPS_PACKED_REDUCE_BLOCK in the inner level (the default's order of a
-     * tile of several rows: rc.o, ry, rx, rc.i). */
+     * OPS_PACKED_REDUCE_BLOCK in the inner level (ops_packed_taps_outside:
+     * rc.o, ry, rx, rc.i). */
     int last = -1, nslide = 0;
     for (int r = 0; (h = tune__unit_hole(sk, u, k)) && h->kind == TUNE_HOLE_SPLIT; k++, r++) {
         p->vals[h->offset] = 1;
@@ -112,7 +112,8 @@ static bool fill_packed(const tune_sketch *sk, int u, const te_tensor *t, int vl
     int64_t lv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++)
         set3(lv[d], 1, 1, d == vd ? tile.lanes : d == row ? tile.rows : d == col ? tile.cols : 1);
-    return fill_tile(sk, u, t, lv, nsp - 1, (tile.rows > 1) != other_order, p);
+    return fill_tile(sk, u, t, lv, nsp - 1, ops_packed_taps_outside(&tile, vlen) != other_order,
+                     p);
 }
 
 /* The default GEMM register tile (TUNE_UNIT_TILE_CACHE). */

@@ -211,6 +211,10 @@ bool ops_packed_tile_shape(int64_t vec_extent, int64_t rows, int64_t cols, int v
     return true;
 }
 
+bool ops_packed_taps_outside(const ops_packed_tile *t, int vlen) {
+    return t && (t->rows > 1 || t->lanes > vlen);
+}
+
 int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec, int row,
                            int col, int vlen, bool col_tail) {
     int n = F->ndim, dim;
@@ -259,13 +263,8 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     k = 0;
     for (int d = 0; d < n; d++)
         if (d != pc && d != pr) ro[k++] = sch_axis(Rp, d);
-    /* A tile of several rows: a window's taps outside blocks of the other
-     * reduce axes' last (rc.o, ry, rx, rc.i: TVM's x86 convolutions order
-     * ic_outer, kh, kw, ic_block too). With the taps inside, unrolled, the
-     * rows' overlapping inputs are loaded once and kept live across taps,
-     * past the vector registers: the accumulators spill (r50_c2 1.7x the
-     * cycles, one thread). One row keeps the taps inside, where the input
-     * lines stay in L1 across them (r50_c5: outside took 1.2x the cycles). */
+    /* The order of ops_packed_taps_outside (TVM's x86 convolutions order
+     * ic_outer, kh, kw, ic_block too). */
     int last = -1, nslide = 0;
     for (int r = 0; r < nr; r++) {
         if (!(rax[r] = sch_reduce_axis(Rp, r))) return -1;
@@ -273,7 +272,7 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
         else last = r;
     }
     te_expr *lo = NULL, *li = NULL;
-    if (th > 1 && nslide > 0 && last >= 0) {
+    if (ops_packed_taps_outside(&tile, vlen) && nslide > 0 && last >= 0) {
         int64_t ext = rax[last]->u.var.extent, b = OPS_PACKED_REDUCE_BLOCK;
         while (ext % b) b--;
         if (sch_split(s, Rp, rax[last], b, &lo, &li)) return -1;

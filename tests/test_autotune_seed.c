@@ -106,7 +106,7 @@ static void test_conv_packed(void **st) {
     assert_int_equal(n, same ? 2 : 4);
     for (int i = 0; i < n; i++) {
         const ops_packed_tile *t = i < 2 ? &with : &without;
-        bool outside = (t->rows > 1) != (i % 2 == 1);
+        bool outside = ops_packed_taps_outside(t, vlen) != (i % 2 == 1);
         assert_int_equal(p[i].sketch, pk);
         /* Holes of the tile unit: N, K, OH, OW splits (3 values each,
          * innermost last), then rc, r, s, parallel, unroll, location. */
@@ -123,8 +123,7 @@ static void test_conv_packed(void **st) {
             assert_true(tune_split_valid(&h[d], v + h[d].offset));
         }
         /* The reduction in the outer level, or the taps outside the 8
-         * input channels (inner level): the default's order for a tile of
-         * several rows. */
+         * input channels (inner level): the default's order first. */
         assert_int_equal(v[h[4].offset], outside ? 8 : 1);
         for (int r = 5; r < 7; r++) assert_int_equal(v[h[r].offset], 1);
         assert_int_equal(h[7].kind, TUNE_HOLE_PARALLEL);

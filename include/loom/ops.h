@@ -232,14 +232,22 @@ typedef struct {
  * wider rows. The tuner starts its search from it. Returns false (out
  * untouched) when vec_extent is not a whole number of vectors or an
  * extent is below 1. */
-/* A packed tile of more than one row runs a window's taps (reduce axes
- * for which te_reduce_axis_slides holds) outside blocks of this many
- * steps of the last other reduce axis (the largest divisor up to it):
- * rc.o, ry, rx, rc.i for an NCHW convolution. One row keeps the reduce
- * axes in their order, the taps innermost. */
-#define OPS_PACKED_REDUCE_BLOCK 16
 bool ops_packed_tile_shape(int64_t vec_extent, int64_t rows, int64_t cols, int vlen,
                            bool col_tail, ops_packed_tile *out);
+/* The reduction order of a packed tile: with the taps outside, a window's
+ * taps (reduce axes for which te_reduce_axis_slides holds) run outside
+ * blocks of OPS_PACKED_REDUCE_BLOCK steps of the last other reduce axis
+ * (the largest divisor up to it): rc.o, ry, rx, rc.i for an NCHW
+ * convolution; else the reduce axes keep their order, the taps innermost.
+ * Outside for a tile of several rows or of more than one vector of lanes:
+ * unrolled inside, the taps' overlapping inputs are loaded once and kept
+ * live across taps, which spills a two-row tile's accumulators and gains
+ * nothing for two vectors; a one-vector, one-row tile (8 lanes x 7
+ * columns: 7 broadcasts per weight vector) is load-bound, and the shared
+ * inputs (9 loads a row instead of 21) win it 15-20 % (bench/RESULTS.md,
+ * session 18). */
+#define OPS_PACKED_REDUCE_BLOCK 16
+bool ops_packed_taps_outside(const ops_packed_tile *t, int vlen);
 
 /* The naive double-precision reference: computes every output of w from
  * the input tensors (ins[i] matches w->inputs[i]: CPU, compact, w's dtype
