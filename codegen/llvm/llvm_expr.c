@@ -373,10 +373,11 @@ bool cg_llvm__strided_lanes(cg_llvm_emitter *em, const te_expr *idx, LLVMValueRe
         if (!v) return false;
         b = LLVMBuildNSWAdd(em->b, b, v, "");
     }
-    for (int l = 0; l < r->u.ramp.lanes; l++)
-        lanes[l] = l ? LLVMBuildNSWAdd(em->b, b,
-                                       LLVMBuildNSWMul(em->b, s, LLVMConstInt(em->t_i64, (unsigned long long)l, 0), ""), "")
-                     : b;
+    lanes[0] = b;
+    for (int l = 1; l < r->u.ramp.lanes; l++) {
+        LLVMValueRef step = LLVMConstInt(em->t_i64, (unsigned long long)l, 0);
+        lanes[l] = LLVMBuildNSWAdd(em->b, b, LLVMBuildNSWMul(em->b, s, step, ""), "");
+    }
     return true;
 }
 
@@ -493,7 +494,8 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
             LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &lanes[l], 1, "");
             LLVMValueRef x = LLVMBuildLoad2(B, mt, p, buf->name);
             LLVMSetAlignment(x, align);
-            v = LLVMBuildInsertElement(B, v, x, LLVMConstInt(em->t_i32, (unsigned long long)l, 0), "");
+            LLVMValueRef at = LLVMConstInt(em->t_i32, (unsigned long long)l, 0);
+            v = LLVMBuildInsertElement(B, v, x, at, "");
         }
         return from_mem(em, elem, v);
     }

@@ -1,8 +1,9 @@
 /*
  * codegen/llvm/llvm_stmt.c — statements as LLVM IR: loops (with
  * llvm.loop.unroll.full on UNROLLED ones), stores (vector, masked,
- * strided as one scalar store a lane, scatter), allocations (entry-block allocas so SROA can promote register
- * tiles; heap above CG_LLVM_STACK_LIMIT, freed on every exit), IF, SEQ.
+ * strided as one scalar store a lane, scatter), allocations (entry-block
+ * allocas so SROA can promote register tiles; heap above
+ * CG_LLVM_STACK_LIMIT, freed on every exit), IF, SEQ.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -322,7 +322,7 @@ void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
  * library's CPU default schedules rather than chance (autotune/seed.c):
  * a packed register tile (TUNE_UNIT_TILE_CACHE_PACKED) of
  * ops_packed_tile_shape's size, with and without a column tail, each with
- * the reduction in the default's order (OPS_PACKED_REDUCE_BLOCK) and in
+ * the reduction in the default's order (ops_packed_taps_outside) and in
  * the other (a window's taps inside or outside the channels); a GEMM
  * register tile (TUNE_UNIT_TILE_CACHE) of 6 rows by 2 vectors of columns
  * (4 with 16 lanes); padding at the root; the reduction unsplit; outer

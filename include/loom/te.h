@@ -373,9 +373,8 @@ int te_expr_read_dim(const te_expr *e, const te_tensor *t, const te_expr *v);
  * some read in t's body indexes a dimension with an expression of both r
  * and a spatial axis of t (the y + ry and x + rx of a convolution; not its
  * input channels rc, nor the k of a matmul). False for a t without a
- * reduction or an r out of range. Register tiles keep such axes outside
- * the others: taps inside, unrolled, read overlapping inputs whose shared
- * loads LLVM keeps live across taps, past the vector registers. */
+ * reduction or an r out of range. The packed register tile orders its
+ * reduction by it (ops_packed_taps_outside). */
 bool te_reduce_axis_slides(const te_tensor *t, int r);
 
 /* ------------------------------------------------------------------ */
