@@ -46,6 +46,14 @@ static void test_packed_tile_shape(void **st) {
     assert_false(ops_packed_tile_shape(16, 28, 28, 0, true, &t));
     assert_false(ops_packed_tile_shape(16, 28, 28, 8, true, NULL));
     assert_int_equal(t.lanes, -1);
+    /* The reduction order: taps outside for several rows or two vectors,
+     * inside for one vector of one row (r50_c5's 8 x 1 x 7). */
+    assert_true(ops_packed_taps_outside(&(ops_packed_tile){16, 2, 3}, 8));
+    assert_true(ops_packed_taps_outside(&(ops_packed_tile){16, 1, 6}, 8));
+    assert_true(ops_packed_taps_outside(&(ops_packed_tile){8, 2, 4}, 8));
+    assert_false(ops_packed_taps_outside(&(ops_packed_tile){8, 1, 7}, 8));
+    assert_false(ops_packed_taps_outside(&(ops_packed_tile){16, 1, 6}, 16));
+    assert_false(ops_packed_taps_outside(NULL, 8));
 }
 
 /* The sketch index whose description mentions `what`, -1 if none. */

@@ -41,6 +41,12 @@ static const ops_case cases[] = {
     /* ... with a column tail: 6 columns a tile on 28 */
     {"conv2d", "N=1,C=8,H=7,W=28,K=16,R=3,S=3,pad=1"},
     {"conv2d", "N=2,C=8,H=9,W=9,K=16,R=3,S=3,stride=2,pad=1,groups=2"},
+    /* ... with the taps outside blocks of input channels (AVX2: 40 = 4 x
+     * 10 under two vectors of lanes; 24 = 2 x 12 under one vector of two
+     * rows), and inside (one vector, one row of 10 columns). */
+    {"conv2d", "N=1,C=40,H=8,W=9,K=16,R=3,S=3,pad=1"},
+    {"conv2d", "N=1,C=24,H=8,W=4,K=8,R=3,S=3,pad=1"},
+    {"conv2d", "N=1,C=24,H=8,W=10,K=8,R=3,S=3,pad=1"},
     {"depthwise_conv2d", "N=1,C=8,H=14,W=14,R=3,S=3,pad=1"},
     {"depthwise_conv2d_nchw", "N=2,C=5,H=11,W=9,R=5,S=5,stride=2,pad=2,dilation=1"},
     {"max_pool2d", "N=1,C=4,H=12,W=12,R=2,S=2,stride=2"},

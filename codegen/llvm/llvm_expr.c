@@ -486,7 +486,7 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
      * SSE) with the lane addresses computed in vector registers and moved
      * out one at a time; scalar loads at b + l * s fold a constant stride
      * into each load's displacement (TVM's CodeGenLLVM scalarises them too). */
-    if (!mask && cg_llvm__is_strided(idx)) {
+    if (!mask && idx->dtype.lanes == L && cg_llvm__is_strided(idx)) {
         LLVMValueRef lanes[CG_LLVM_MAX_SCALARISED];
         if (!cg_llvm__strided_lanes(em, idx, lanes)) return NULL;
         LLVMValueRef v = LLVMGetUndef(vt);
