@@ -18,9 +18,9 @@
  *   the tile of ops_packed_tile_shape (lanes x rows x columns in the
  *   innermost level, every other level 1), the reduction outside the tile
  *   (a window's taps outside blocks of the channels or not, as the
- *   default: ops_packed_taps_outside), the outer loops
- *   but the columns' fused parallel, unrolling by 16 steps (the tile),
- *   the accumulator computed at the column tile;
+ *   default: ops_packed_taps_outside), the outer loops but the columns'
+ *   fused parallel, unrolling by 16 steps (the tile), the accumulator
+ *   computed at the column tile;
  *   once with a column tail allowed and once without (the default decides
  *   by the operator's stride and window, which a sketch does not know),
  *   each also with the reduction in the other order (taps inside or

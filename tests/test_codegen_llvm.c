@@ -137,8 +137,7 @@ static void test_matmul_scalar(void **state) {
 /* Vector code over n = 100 with 8 lanes (13 vectors, the last partial):
  *   for v in [0, 13):
  *     C[ramp(v*8, 1, 8)] = A[ramp(v*8,1,8)] * bcast(B[v]) + A[ramp(v, 12, 8)] - D[bcast(v)]
- *                          if ramp(v*8, 1, 8) < bcast(100)
- *                          + A[ramp(v + 1, 11, 8)]
+ *                          + A[ramp(v + 1, 11, 8)]   if ramp(v*8, 1, 8) < bcast(100)
  *   E[ramp(0, 1, 8) + bcast(8)] ... (a dense index written as ramp + broadcast)
  *   E[ramp(7, -1, 8)] = B[ramp(0, 1, 8)]; E[ramp(16, 1, 8)] = A[ramp(0,1,8) * ramp(0,1,8)]
  * The predicated gather A[ramp(v, 12, 8)] reads v .. v+96 (< 100); the
@@ -188,9 +187,9 @@ static void test_vector(void **state) {
     assert_int_equal(count_of(ir, "call <8 x float> @llvm.masked.gather"), 2);
     assert_null(strstr(ir, "llvm.masked.scatter"));
 
-    int64_t n16 = 24;
+    int64_t ne = 24;
     DLTensor *ta = tu_rand_f32(&seed, 1, &n), *tb = tu_rand_f32(&seed, 1, &nv), *tc = tu_nan_f32(1, &n);
-    DLTensor *td = tu_rand_f32(&seed, 1, &nv), *te = tu_nan_f32(1, &n16);
+    DLTensor *td = tu_rand_f32(&seed, 1, &nv), *te = tu_nan_f32(1, &ne);
     call_ok(m, RT_ARGS(ta, tb, tc, td, te));
     double want[100];
     for (int64_t x = 0; x < nv; ++x)
