@@ -489,7 +489,7 @@ static void test_math(void **state) {
     tir_stmt *n1 = tir_store(ctx, N2, te_int(ctx, 1), te_min(te_float(ctx, 3.0), nan), NULL);
     tir_stmt *body = tir_seq(ctx, 4, (tir_stmt *[]){sl, vl, n0, n1});
     rt_module *m = build(ctx, tir_func_new(ctx, "default", 4, (tir_buffer *[]){A, C, V, N2}, body));
-    tu_assert_msg_has(rt_module_get_text(m, "ir"), "@tanhf", "@erff");
+    tu_assert_msg_has(rt_module_get_text(m, "ir"), "@tanhf");
 
     int64_t two = 2;
     DLTensor *ta = tu_rand_f32(&seed, 1, &n), *tc = tu_nan_f32(1, &n), *tv = tu_nan_f32(1, &n);
@@ -506,6 +506,63 @@ static void test_math(void **state) {
     rt_tensor_free(tc);
     rt_tensor_free(tv);
     rt_tensor_free(tn);
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
+/* float32 erf is a rational approximation inlined as vector code, not
+ * erff called lane by lane: within 8 ulp of the double-precision erf,
+ * scalar and 8-lane vector alike, on 4,088 random inputs in [-6, 6] and
+ * the edges (0, -0, tiny, denormal, the clamp at +-4, the worst input of
+ * the exhaustive check, +-inf, NaN). */
+static double ulp_of(float y) {
+    float a = fabsf(y);
+    return (double)nextafterf(a, INFINITY) - a;
+}
+
+static void test_erf_f32(void **state) {
+    (void)state;
+    uint64_t seed = tu_seed();
+    te_ctx *ctx = te_ctx_new();
+    const int64_t n = 4096;
+    tir_buffer *A = param1(ctx, "A", n), *S = param1(ctx, "S", n), *V = param1(ctx, "V", n);
+    te_expr *i = te_var(ctx, "i", TE_INT64), *v = te_var(ctx, "v", TE_INT64);
+    tir_stmt *sl = tir_for(ctx, i, te_int(ctx, 0), te_int(ctx, n), TIR_FOR_SERIAL,
+                           tir_store(ctx, S, i, te_erf(ld(ctx, A, i)), NULL));
+    te_expr *r = tir_ramp(te_mul(v, te_int(ctx, 8)), te_int(ctx, 1), 8);
+    tir_stmt *vl = tir_for(ctx, v, te_int(ctx, 0), te_int(ctx, n / 8), TIR_FOR_SERIAL,
+                           tir_store(ctx, V, r, te_erf(tir_load(ctx, A, r, NULL)), NULL));
+    rt_module *m = build(ctx, tir_func_new(ctx, "default", 3, (tir_buffer *[]){A, S, V},
+                                           tir_seq(ctx, 2, (tir_stmt *[]){sl, vl})));
+    const char *ir = rt_module_get_text(m, "ir");
+    assert_null(strstr(ir, "erff"));
+    tu_assert_msg_has(ir, "fdiv <8 x float>");
+
+    DLTensor *ta = tu_rand_f32(&seed, 1, &n), *ts = tu_nan_f32(1, &n), *tv = tu_nan_f32(1, &n);
+    float *x = f32(ta);
+    for (int64_t k = 0; k < n; ++k) x[k] *= 6.0f; /* [-1, 1) -> [-6, 6) */
+    const float edges[] = {0.0f,     -0.0f,     1e-30f,    -1e-30f,  1e-40f, -1e-40f,
+                           4.0f,     -4.0f,     3.64075f,  -3.64075f, INFINITY, -INFINITY};
+    memcpy(x, edges, sizeof edges);
+    x[sizeof edges / sizeof edges[0]] = NAN;
+    call_ok(m, RT_ARGS(ta, ts, tv));
+    for (int64_t k = 0; k < n; ++k) {
+        const float *got[2] = {f32(ts) + k, f32(tv) + k};
+        for (int g = 0; g < 2; ++g) {
+            if (isnan(x[k])) {
+                assert_true(isnan(*got[g]));
+                continue;
+            }
+            double want = erf((double)x[k]), err = fabs((double)*got[g] - want);
+            if (!(err <= 8 * ulp_of((float)want)))
+                fail_msg("erf(%.9g): %s %.9g, want %.9g (%.1f ulp)", (double)x[k],
+                         g ? "vector" : "scalar", (double)*got[g], want,
+                         err / ulp_of((float)want));
+        }
+    }
+    rt_tensor_free(ta);
+    rt_tensor_free(ts);
+    rt_tensor_free(tv);
     rt_module_free(m);
     te_ctx_free(ctx);
 }
@@ -807,6 +864,7 @@ int main(void) {
         cmocka_unit_test(test_allocate),
         cmocka_unit_test(test_floor_div_mod),
         cmocka_unit_test(test_math),
+        cmocka_unit_test(test_erf_f32),
         cmocka_unit_test(test_types_and_guards),
         cmocka_unit_test(test_two_funcs_and_asm),
         cmocka_unit_test(test_errors),
