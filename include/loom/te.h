@@ -295,7 +295,10 @@ te_expr *te_select(te_expr *cond, te_expr *t, te_expr *f);
 /* Converts a to type t (a no-op when a already has type t). */
 te_expr *te_cast(te_dtype t, te_expr *a);
 /* An intrinsic call; nargs must equal te_intrin_arity(op). Float operands
- * (LIKELY: bool). */
+ * (LIKELY: bool). Accuracy on the llvm target: float32 exp (and sigmoid)
+ * within 1.05 ulp and float32 erf within 6.4 ulp, inlined vector code
+ * (codegen/llvm/llvm_expr.c); the other functions and float64 are libm's.
+ * The c and cuda targets use their own libraries. */
 te_expr *te_call(te_intrin op, int nargs, te_expr *const *args);
 te_expr *te_exp(te_expr *a);
 te_expr *te_log(te_expr *a);
