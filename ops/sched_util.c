@@ -220,7 +220,8 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     int n = F->ndim, dim;
     te_tensor *Rs = R ? R : F;
     ops_packed_tile tile;
-    if (F->shape[vec] % vlen || !Rs->body || Rs->body->kind != TE_REDUCE || vec == col ||
+    if (F->shape[vec] % vlen || !Rs->body || Rs->body->kind != TE_REDUCE ||
+        Rs->body->u.reduce.naxes > TE_MAX_DIMS || vec == col ||
         vec == row || row == col || !operand_at(Rs, vec, vlen, &dim) ||
         !ops_packed_tile_shape(F->shape[vec], F->shape[row], F->shape[col], vlen, col_tail,
                                &tile))
@@ -260,6 +261,7 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     int pr = row < vec ? row + 1 : row, pc = col < vec ? col + 1 : col;
     int nr = Rp->body->u.reduce.naxes;
     te_expr *ro[2 * TE_MAX_DIMS + 4], *rax[TE_MAX_DIMS];
+    bool slides[TE_MAX_DIMS];
     k = 0;
     for (int d = 0; d < n; d++)
         if (d != pc && d != pr) ro[k++] = sch_axis(Rp, d);
@@ -268,7 +270,7 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     int last = -1, nslide = 0;
     for (int r = 0; r < nr; r++) {
         if (!(rax[r] = sch_reduce_axis(Rp, r))) return -1;
-        if (te_reduce_axis_slides(R, r)) nslide++;
+        if ((slides[r] = te_reduce_axis_slides(R, r))) nslide++;
         else last = r;
     }
     te_expr *lo = NULL, *li = NULL;
@@ -278,10 +280,10 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
         if (sch_split(s, Rp, rax[last], b, &lo, &li)) return -1;
     }
     for (int r = 0; r < nr; r++)
-        if (!lo || !te_reduce_axis_slides(R, r)) ro[k++] = lo && r == last ? lo : rax[r];
+        if (!lo || !slides[r]) ro[k++] = lo && r == last ? lo : rax[r];
     if (lo) {
         for (int r = 0; r < nr; r++)
-            if (te_reduce_axis_slides(R, r)) ro[k++] = rax[r];
+            if (slides[r]) ro[k++] = rax[r];
         ro[k++] = li;
     }
     ro[k++] = sch_axis(Rp, pr);

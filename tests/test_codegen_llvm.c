@@ -510,115 +510,117 @@ static void test_math(void **state) {
     te_ctx_free(ctx);
 }
 
-/* float32 erf is a rational approximation inlined as vector code, not
- * erff called lane by lane: within 8 ulp of the double-precision erf,
- * scalar and 8-lane vector alike, on 4,088 random inputs in [-6, 6] and
- * the edges (0, -0, tiny, denormal, the clamp at +-4, the worst input of
- * the exhaustive check, +-inf, NaN). */
+/* ulp of float y's magnitude; of 0, the smallest denormal. */
 static double ulp_of(float y) {
     float a = fabsf(y);
-    return (double)nextafterf(a, INFINITY) - a;
+    return a == 0 ? 1.401298464e-45 : (double)nextafterf(a, INFINITY) - a;
 }
 
+/* A module "default"(A, S, V, G) over n floats: S[i] = f(A[i]) scalar,
+ * V = f(A) and G = g(A) 8 lanes at a time. */
+static rt_module *unary_module(te_ctx *ctx, int64_t n, te_expr *(*f)(te_expr *),
+                               te_expr *(*g)(te_expr *)) {
+    tir_buffer *A = param1(ctx, "A", n), *S = param1(ctx, "S", n), *V = param1(ctx, "V", n);
+    tir_buffer *G = param1(ctx, "G", n);
+    te_expr *i = te_var(ctx, "i", TE_INT64), *v = te_var(ctx, "v", TE_INT64);
+    tir_stmt *sl = tir_for(ctx, i, te_int(ctx, 0), te_int(ctx, n), TIR_FOR_SERIAL,
+                           tir_store(ctx, S, i, f(ld(ctx, A, i)), NULL));
+    te_expr *r = tir_ramp(te_mul(v, te_int(ctx, 8)), te_int(ctx, 1), 8);
+    tir_stmt *vs[2] = {tir_store(ctx, V, r, f(tir_load(ctx, A, r, NULL)), NULL),
+                       tir_store(ctx, G, r, g(tir_load(ctx, A, r, NULL)), NULL)};
+    tir_stmt *vl = tir_for(ctx, v, te_int(ctx, 0), te_int(ctx, n / 8), TIR_FOR_SERIAL,
+                           tir_seq(ctx, 2, vs));
+    return build(ctx, tir_func_new(ctx, "default", 4, (tir_buffer *[]){A, S, V, G},
+                                   tir_seq(ctx, 2, (tir_stmt *[]){sl, vl})));
+}
+
+/* x[k] = lo + (hi - lo) (u + 1) / 2 for the uniform u in [-1, 1) already
+ * there, then the edges and a NaN over the first elements. */
+static void spread_inputs(float *x, int64_t n, float lo, float hi, const float *edges,
+                          int nedges) {
+    for (int64_t k = 0; k < n; ++k) x[k] = lo + (hi - lo) * (x[k] + 1.0f) / 2.0f;
+    memcpy(x, edges, sizeof *edges * (size_t)nedges);
+    x[nedges] = NAN;
+}
+
+/* Every got[k] of the scalar (S) and vector (V) results within max_ulp of
+ * ref(x[k]) in double precision; an infinite float result must be met
+ * exactly, NaN by NaN. */
+static void check_ulp(const char *name, double (*ref)(double), const float *x, const float *s,
+                      const float *v, int64_t n, double max_ulp) {
+    for (int64_t k = 0; k < n; ++k)
+        for (int g = 0; g < 2; ++g) {
+            float got = g ? v[k] : s[k];
+            if (isnan(x[k])) {
+                assert_true(isnan(got));
+                continue;
+            }
+            double want = ref((double)x[k]);
+            float wf = (float)want;
+            if (isinf(wf)) {
+                if (got != wf) fail_msg("%s(%.9g) = %.9g, want %g", name, (double)x[k], (double)got, (double)wf);
+                continue;
+            }
+            double err = fabs((double)got - want);
+            if (!(err <= max_ulp * ulp_of(wf)))
+                fail_msg("%s(%.9g): %s %.9g, want %.9g (%.1f ulp)", name, (double)x[k],
+                         g ? "vector" : "scalar", (double)got, want, err / ulp_of(wf));
+        }
+}
+
+/* float32 erf is a rational approximation inlined as vector code, not
+ * erff called lane by lane: within 8 ulp of the double-precision erf,
+ * scalar and 8-lane vector alike, on 4,083 random inputs in [-6, 6] and
+ * the edges (0, -0, tiny, denormal, the clamp at +-4, the worst input of
+ * the exhaustive check, +-inf, NaN). */
 static void test_erf_f32(void **state) {
     (void)state;
     uint64_t seed = tu_seed();
     te_ctx *ctx = te_ctx_new();
     const int64_t n = 4096;
-    tir_buffer *A = param1(ctx, "A", n), *S = param1(ctx, "S", n), *V = param1(ctx, "V", n);
-    te_expr *i = te_var(ctx, "i", TE_INT64), *v = te_var(ctx, "v", TE_INT64);
-    tir_stmt *sl = tir_for(ctx, i, te_int(ctx, 0), te_int(ctx, n), TIR_FOR_SERIAL,
-                           tir_store(ctx, S, i, te_erf(ld(ctx, A, i)), NULL));
-    te_expr *r = tir_ramp(te_mul(v, te_int(ctx, 8)), te_int(ctx, 1), 8);
-    tir_stmt *vl = tir_for(ctx, v, te_int(ctx, 0), te_int(ctx, n / 8), TIR_FOR_SERIAL,
-                           tir_store(ctx, V, r, te_erf(tir_load(ctx, A, r, NULL)), NULL));
-    rt_module *m = build(ctx, tir_func_new(ctx, "default", 3, (tir_buffer *[]){A, S, V},
-                                           tir_seq(ctx, 2, (tir_stmt *[]){sl, vl})));
+    rt_module *m = unary_module(ctx, n, te_erf, te_erf);
     const char *ir = rt_module_get_text(m, "ir");
     assert_null(strstr(ir, "erff"));
     tu_assert_msg_has(ir, "fdiv <8 x float>");
 
     DLTensor *ta = tu_rand_f32(&seed, 1, &n), *ts = tu_nan_f32(1, &n), *tv = tu_nan_f32(1, &n);
-    float *x = f32(ta);
-    for (int64_t k = 0; k < n; ++k) x[k] *= 6.0f; /* [-1, 1) -> [-6, 6) */
+    DLTensor *tg = tu_nan_f32(1, &n);
     const float edges[] = {0.0f,     -0.0f,     1e-30f,    -1e-30f,  1e-40f, -1e-40f,
                            4.0f,     -4.0f,     3.64075f,  -3.64075f, INFINITY, -INFINITY};
-    memcpy(x, edges, sizeof edges);
-    x[sizeof edges / sizeof edges[0]] = NAN;
-    call_ok(m, RT_ARGS(ta, ts, tv));
-    for (int64_t k = 0; k < n; ++k) {
-        const float *got[2] = {f32(ts) + k, f32(tv) + k};
-        for (int g = 0; g < 2; ++g) {
-            if (isnan(x[k])) {
-                assert_true(isnan(*got[g]));
-                continue;
-            }
-            double want = erf((double)x[k]), err = fabs((double)*got[g] - want);
-            if (!(err <= 8 * ulp_of((float)want)))
-                fail_msg("erf(%.9g): %s %.9g, want %.9g (%.1f ulp)", (double)x[k],
-                         g ? "vector" : "scalar", (double)*got[g], want,
-                         err / ulp_of((float)want));
-        }
-    }
+    spread_inputs(f32(ta), n, -6.0f, 6.0f, edges, (int)(sizeof edges / sizeof edges[0]));
+    call_ok(m, RT_ARGS(ta, ts, tv, tg));
+    check_ulp("erf", erf, f32(ta), f32(ts), f32(tv), n, 8);
     rt_tensor_free(ta);
     rt_tensor_free(ts);
     rt_tensor_free(tv);
+    rt_tensor_free(tg);
     rt_module_free(m);
     te_ctx_free(ctx);
 }
 
 /* float32 exp is inlined too (range reduction, a polynomial, two power-
  * of-two scalings): within 2 ulp of the double-precision exp, scalar and
- * vector, on 4,080 random inputs in [-110, 95] and the edges (0, the
+ * vector, on 4,081 random inputs in [-110, 95] and the edges (0, the
  * clamp, overflow to inf, denormal results, +-inf, NaN); sigmoid uses it. */
 static void test_exp_f32(void **state) {
     (void)state;
     uint64_t seed = tu_seed();
     te_ctx *ctx = te_ctx_new();
     const int64_t n = 4096;
-    tir_buffer *A = param1(ctx, "A", n), *S = param1(ctx, "S", n), *V = param1(ctx, "V", n);
-    tir_buffer *G = param1(ctx, "G", n);
-    te_expr *i = te_var(ctx, "i", TE_INT64), *v = te_var(ctx, "v", TE_INT64);
-    tir_stmt *sl = tir_for(ctx, i, te_int(ctx, 0), te_int(ctx, n), TIR_FOR_SERIAL,
-                           tir_store(ctx, S, i, te_exp(ld(ctx, A, i)), NULL));
-    te_expr *r = tir_ramp(te_mul(v, te_int(ctx, 8)), te_int(ctx, 1), 8);
-    tir_stmt *vl = tir_for(ctx, v, te_int(ctx, 0), te_int(ctx, n / 8), TIR_FOR_SERIAL,
-                           tir_seq(ctx, 2, (tir_stmt *[]){
-                               tir_store(ctx, V, r, te_exp(tir_load(ctx, A, r, NULL)), NULL),
-                               tir_store(ctx, G, r, te_sigmoid(tir_load(ctx, A, r, NULL)), NULL)}));
-    rt_module *m = build(ctx, tir_func_new(ctx, "default", 4, (tir_buffer *[]){A, S, V, G},
-                                           tir_seq(ctx, 2, (tir_stmt *[]){sl, vl})));
+    rt_module *m = unary_module(ctx, n, te_exp, te_sigmoid);
     const char *ir = rt_module_get_text(m, "ir");
     assert_null(strstr(ir, "@expf"));
     assert_null(strstr(ir, "@llvm.exp."));
 
     DLTensor *ta = tu_rand_f32(&seed, 1, &n), *ts = tu_nan_f32(1, &n), *tv = tu_nan_f32(1, &n);
     DLTensor *tg = tu_nan_f32(1, &n);
-    float *x = f32(ta);
-    for (int64_t k = 0; k < n; ++k) x[k] = x[k] * 102.5f - 7.5f; /* [-1, 1) -> [-110, 95) */
     const float edges[] = {0.0f,    -0.0f,   1e-30f,   -104.0f, -103.5f, -90.0f,    -87.5f,
                            88.72f,  88.73f,  89.0f,    100.0f,  -1e4f,   INFINITY,  -INFINITY};
-    memcpy(x, edges, sizeof edges);
-    x[sizeof edges / sizeof edges[0]] = NAN;
+    const float *x = f32(ta);
+    spread_inputs(f32(ta), n, -110.0f, 95.0f, edges, (int)(sizeof edges / sizeof edges[0]));
     call_ok(m, RT_ARGS(ta, ts, tv, tg));
+    check_ulp("exp", exp, x, f32(ts), f32(tv), n, 2);
     for (int64_t k = 0; k < n; ++k) {
-        const float *got[2] = {f32(ts) + k, f32(tv) + k};
-        for (int g = 0; g < 2; ++g) {
-            if (isnan(x[k])) {
-                assert_true(isnan(*got[g]));
-                continue;
-            }
-            double want = exp((double)x[k]);
-            float wf = (float)want;
-            if (isinf(wf)) {
-                if (!isinf(*got[g])) fail_msg("exp(%.9g) = %.9g, want inf", (double)x[k], (double)*got[g]);
-                continue;
-            }
-            double u = wf == 0 ? 1.401298464e-45 : ulp_of(wf), err = fabs((double)*got[g] - want);
-            if (!(err <= 2 * u))
-                fail_msg("exp(%.9g): %s %.9g, want %.9g (%.1f ulp)", (double)x[k],
-                         g ? "vector" : "scalar", (double)*got[g], want, err / u);
-        }
         double sg = 1.0 / (1.0 + exp(-(double)x[k]));
         if (isnan(x[k])) assert_true(isnan(f32(tg)[k]));
         else if (!(fabs(f32(tg)[k] - sg) <= 1e-6 * fabs(sg) + 1e-37))

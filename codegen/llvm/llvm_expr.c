@@ -250,6 +250,28 @@ static LLVMValueRef libm_call(cg_llvm_emitter *em, const char *name, int nargs,
     return out;
 }
 
+/* A float32 constant splat over `lanes` (a scalar for lanes <= 1). */
+static LLVMValueRef f32_const(cg_llvm_emitter *em, double v, int lanes) {
+    return const_splat(LLVMConstReal(LLVMFloatTypeInContext(em->lc), v), lanes);
+}
+
+/* x clamped to [lo, hi] by compares, so that NaN passes through. */
+static LLVMValueRef clamp_f32(cg_llvm_emitter *em, LLVMValueRef x, double lo, double hi,
+                              int lanes) {
+    LLVMBuilderRef B = em->b;
+    LLVMValueRef l = f32_const(em, lo, lanes), h = f32_const(em, hi, lanes);
+    LLVMValueRef c = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, x, l, ""), l, x, "");
+    return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, c, h, ""), h, c, "");
+}
+
+/* c[0] + c[1] t + ... + c[n-1] t^(n-1) in float32 by Horner's rule. */
+static LLVMValueRef horner_f32(cg_llvm_emitter *em, const double *c, int n, LLVMValueRef t,
+                               int lanes) {
+    LLVMValueRef p = f32_const(em, c[n - 1], lanes);
+    for (int k = n - 2; k >= 0 && p; k--) p = fmuladd(em, p, t, f32_const(em, c[k], lanes));
+    return p;
+}
+
 /* float32 erf, scalar or vector: x * P(x^2) / Q(x^2), x clamped to
  * [-4, 4] (where float32 erf is +-1 within half an ulp), P and Q of
  * degree 5 in x^2. The coefficients are Loom's own fit (iteratively
@@ -270,17 +292,8 @@ static LLVMValueRef erf_f32(cg_llvm_emitter *em, LLVMValueRef x, int lanes) {
                                 1.1663488112390041e-3,
                                 3.748329618247226e-5};
     LLVMBuilderRef B = em->b;
-    LLVMTypeRef ft = LLVMFloatTypeInContext(em->lc);
-#define ERF_K(v) const_splat(LLVMConstReal(ft, (v)), lanes)
-    LLVMValueRef lo = ERF_K(-4.0), hi = ERF_K(4.0);
-    LLVMValueRef c = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, x, lo, ""), lo, x, "");
-    c = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, c, hi, ""), hi, c, "");
-    LLVMValueRef t = LLVMBuildFMul(B, c, c, ""), p = ERF_K(P[5]), q = ERF_K(Q[5]);
-    for (int k = 4; k >= 0 && p && q; k--) {
-        p = fmuladd(em, p, t, ERF_K(P[k]));
-        q = fmuladd(em, q, t, ERF_K(Q[k]));
-    }
-#undef ERF_K
+    LLVMValueRef c = clamp_f32(em, x, -4.0, 4.0, lanes), t = LLVMBuildFMul(B, c, c, "");
+    LLVMValueRef p = horner_f32(em, P, 6, t, lanes), q = horner_f32(em, Q, 6, t, lanes);
     if (!p || !q) return NULL;
     return LLVMBuildFDiv(B, LLVMBuildFMul(B, c, p, ""), q, "erf");
 }
@@ -305,28 +318,23 @@ static LLVMValueRef exp_f32(cg_llvm_emitter *em, LLVMValueRef x, int lanes) {
                                 0.008374813944101334,
                                 0.0013836491852998734};
     LLVMBuilderRef B = em->b;
-    LLVMTypeRef ft = LLVMFloatTypeInContext(em->lc);
     LLVMTypeRef it = lanes > 1 ? LLVMVectorType(em->t_i32, (unsigned)lanes) : em->t_i32;
-#define EXP_K(v) const_splat(LLVMConstReal(ft, (v)), lanes)
 #define EXP_I(v) const_splat(LLVMConstInt(em->t_i32, (unsigned long long)(v), 1), lanes)
-    LLVMValueRef lo = EXP_K(-104.0), hi = EXP_K(89.0);
-    LLVMValueRef c = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, x, lo, ""), lo, x, "");
-    c = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, c, hi, ""), hi, c, "");
-    LLVMValueRef t = LLVMBuildFMul(B, c, EXP_K(1.4426950408889634), "");
-    t = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, t, t, ""), EXP_K(0.0), t, "");
+    LLVMValueRef c = clamp_f32(em, x, -104.0, 89.0, lanes);
+    LLVMValueRef t = LLVMBuildFMul(B, c, f32_const(em, 1.4426950408889634, lanes), "");
+    t = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, t, t, ""), f32_const(em, 0.0, lanes), t,
+                        "");
     LLVMValueRef nf = call1(em, "llvm.rint", t);
     if (!nf) return NULL;
-    LLVMValueRef r = fmuladd(em, nf, EXP_K(-0.693115234375), c);
-    r = r ? fmuladd(em, nf, EXP_K(-3.194618329871446e-05), r) : NULL;
-    LLVMValueRef p = EXP_K(E[6]);
-    for (int k = 5; k >= 0 && p && r; k--) p = fmuladd(em, p, r, EXP_K(E[k]));
-    if (!p || !r) return NULL;
+    LLVMValueRef r = fmuladd(em, nf, f32_const(em, -0.693115234375, lanes), c);
+    r = r ? fmuladd(em, nf, f32_const(em, -3.194618329871446e-05, lanes), r) : NULL;
+    LLVMValueRef p = r ? horner_f32(em, E, 7, r, lanes) : NULL;
+    if (!p) return NULL;
     LLVMValueRef n = LLVMBuildFPToSI(B, nf, it, "");
     LLVMValueRef n1 = LLVMBuildSDiv(B, n, EXP_I(2), ""), n2 = LLVMBuildSub(B, n, n1, "");
     LLVMValueRef s1 = LLVMBuildShl(B, LLVMBuildAdd(B, n1, EXP_I(127), ""), EXP_I(23), "");
     LLVMValueRef s2 = LLVMBuildShl(B, LLVMBuildAdd(B, n2, EXP_I(127), ""), EXP_I(23), "");
     LLVMTypeRef vt = LLVMTypeOf(p);
-#undef EXP_K
 #undef EXP_I
     p = LLVMBuildFMul(B, p, LLVMBuildBitCast(B, s1, vt, ""), "");
     return LLVMBuildFMul(B, p, LLVMBuildBitCast(B, s2, vt, ""), "exp");
