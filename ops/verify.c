@@ -138,9 +138,15 @@ int64_t ops_check_module(const ops_workload *w, rt_module *m, const char *fn, ui
                          rt_last_error());
                 goto done;
             }
-    } else if (rt_call(m, fn ? fn : "default", w->nargs, t)) {
-        te_error(ctx, "ops: %s: calling the module failed: %s", w->op, rt_module_errmsg(m));
-        goto done;
+    } else {
+        /* Through rt_prepare: a module built with constant_args (as the
+         * tuner and bench_suite build) takes its pre-computed tensors after
+         * the arguments; for any other module this is rt_call. */
+        rt_prepared *p = rt_prepare(m, fn ? fn : "default", w->nargs, t);
+        int rc = p ? rt_prepared_call(p, w->nargs, t) : -1;
+        if (rc) te_error(ctx, "ops: %s: calling the module failed: %s", w->op, rt_last_error());
+        rt_prepared_free(p);
+        if (rc) goto done;
     }
     if (ops_reference(w, t, want)) goto done;
     double rtol, atol;

@@ -193,8 +193,9 @@ static void test_reference_by_hand(void **state) {
     te_ctx_free(ctx);
 }
 
-/* ops_check_module passes the default schedule and catches a module that
- * computes something else on the same shapes. */
+/* ops_check_module passes the default schedule, catches a module that
+ * computes something else on the same shapes, and calls a module with
+ * pre-computed constants. */
 static void test_check_module(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
@@ -209,6 +210,20 @@ static void test_check_module(void **state) {
     assert_true(ops_check_module(gelu, m, NULL, 7) > 0);
     assert_int_equal(ops_check_module(relu, m, "nope", 7), -1);
     tu_assert_msg_has(te_ctx_errmsg(ctx), "relu", "calling the module failed");
+    rt_module_free(m);
+
+    /* A module built with the workload's constant weights (as the tuner
+     * builds) takes its packed copy after the arguments: checked through
+     * rt_prepare. */
+    ops_workload *conv = ops_build(ctx, "conv2d", "N=1,C=32,H=8,W=8,K=16,R=3,S=3,pad=1");
+    assert_non_null(conv);
+    cg_build_options o = {.constant_args = conv->constant_args};
+    assert_true(o.constant_args != 0);
+    m = cg_build(ops_default_schedule(conv, "llvm"), conv->nargs, conv->args, "llvm", &o);
+    assert_non_null(m);
+    int np = 0;
+    assert_non_null(rt_module_func_params(m, "default__precompute", &np));
+    assert_int_equal(ops_check_module(conv, m, NULL, 7), 0);
     rt_module_free(m);
     te_ctx_free(ctx);
 }

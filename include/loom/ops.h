@@ -263,7 +263,8 @@ void ops_tolerance(const ops_workload *w, double *rtol, double *atol);
 
 /* Checks a compiled module of w: fills fresh inputs uniform in [-1, 1)
  * from `seed`, poisons the outputs with NaN, calls function `fn` (NULL:
- * "default") with w's args, compares with the reference at
+ * "default") with w's args (through rt_prepare, so a module built with
+ * constant_args works as well), compares with the reference at
  * ops_tolerance. A CUDA module (rt_module_device kDLCUDA) is called on
  * device copies of the tensors on GPU 0 (poisoned outputs included) and
  * its outputs copied back; without a driver or GPU that fails (-1, the
