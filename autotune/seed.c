@@ -98,7 +98,7 @@ static bool fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t 
  * other: which order wins depends on the layer and on LLVM's register
  * allocation (bench/RESULTS.md, session 18), so the search measures both. */
 static bool fill_packed(const tune_sketch *sk, int u, const te_tensor *t, int vlen,
-                        bool col_tail, bool other_order, tune_program *p) {
+                        bool col_tail, bool other_order, bool rows_outside, tune_program *p) {
     int nsp = t->ndim;
     const int64_t *shape = t->shape;
     int vd = sk->units[u].vec_dim, col = nsp - 1, row = -1;
@@ -112,6 +112,13 @@ static bool fill_packed(const tune_sketch *sk, int u, const te_tensor *t, int vl
     int64_t lv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++)
         set3(lv[d], 1, 1, d == vd ? tile.lanes : d == row ? tile.rows : d == col ? tile.cols : 1);
+    if (rows_outside && row >= 0) {
+        /* ops_packed_rows_outside: the blocks of lanes and the column tiles
+         * in level 1, so the row tiles' level-0 loop is outside them (the
+         * default's n, y.o, k.o, x.o). */
+        set3(lv[vd], shape[vd] / tile.lanes, 1, tile.lanes);
+        set3(lv[col], ceil_div(shape[col], tile.cols), 1, tile.cols);
+    }
     return fill_tile(sk, u, t, lv, nsp - 1, ops_packed_taps_outside(&tile, vlen) != other_order,
                      p);
 }
@@ -182,10 +189,15 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
         out[0] = base;
         return fill_gemm(sk, tiled, t, vlen, &out[0]) ? 1 : 0;
     }
+    /* The default's order of the parallel loop: the packed operand's size. */
+    bool rows_outside = false;
+    for (int u = 0; u < sk->nunits; u++)
+        if (sk->units[u].kind == TUNE_UNIT_PACK && sk->units[u].consumer == sk->units[tiled].stage)
+            rows_outside = ops_packed_rows_outside(dag.stages[sk->units[u].stage].tensor);
     for (int tail = 1; tail >= 0 && n < max; tail--)
         for (int other = 0; other <= 1 && n < max; other++) {
             out[n] = base;
-            if (!fill_packed(sk, tiled, t, vlen, tail, other, &out[n])) continue;
+            if (!fill_packed(sk, tiled, t, vlen, tail, other, rows_outside, &out[n])) continue;
             /* The same tile either way, or no window to order: once. */
             bool seen = false;
             for (int i = 0; i < n && !seen; i++)

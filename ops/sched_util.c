@@ -25,6 +25,7 @@ static void detect_vlen(void) {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+
 int ops__sched_elemwise(sch_schedule *s, te_tensor *t, int vlen, te_expr **par) {
     int n = t->ndim;
     te_expr *ax[TE_MAX_DIMS + 1];
@@ -211,6 +212,13 @@ bool ops_packed_tile_shape(int64_t vec_extent, int64_t rows, int64_t cols, int v
     return true;
 }
 
+bool ops_packed_rows_outside(const te_tensor *operand) {
+    if (!operand) return false;
+    double bytes = te_dtype_bytes(operand->dtype);
+    for (int d = 0; d < operand->ndim; d++) bytes *= (double)operand->shape[d];
+    return bytes <= OPS_PACKED_ROWS_OUTSIDE_BYTES;
+}
+
 bool ops_packed_taps_outside(const ops_packed_tile *t, int vlen) {
     return t && (t->rows > 1 || t->lanes > vlen);
 }
@@ -244,8 +252,10 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
         return -1;
     te_expr *order[TE_MAX_DIMS + 3];
     int k = 0;
+    bool rows_outside = ops_packed_rows_outside(in);
     for (int d = 0; d < n; d++)
-        if (d != col) order[k++] = d == vec ? vo : d == row ? ho : ax[d];
+        if (d != col && !(rows_outside && d == vec)) order[k++] = d == vec ? vo : d == row ? ho : ax[d];
+    if (rows_outside) order[k++] = vo;
     int nouter = k;
     order[k++] = co;
     order[k++] = vi;

@@ -54,6 +54,22 @@ static void test_packed_tile_shape(void **st) {
     assert_false(ops_packed_taps_outside(&(ops_packed_tile){8, 1, 7}, 8));
     assert_false(ops_packed_taps_outside(&(ops_packed_tile){16, 1, 6}, 16));
     assert_false(ops_packed_taps_outside(NULL, 8));
+    /* The parallel loop's order: the row tiles outside the blocks of
+     * channels while all the weights fit in OPS_PACKED_ROWS_OUTSIDE_BYTES
+     * (r50_1x1's 64 KiB, r50_c2's 144 KiB), inside beyond (r50_c3's 576). */
+    te_ctx *ctx = te_ctx_new();
+    const int64_t x1[4] = {64, 256, 1, 1}, c2[4] = {64, 64, 3, 3}, c3[4] = {128, 128, 3, 3};
+    const int64_t edge[1] = {OPS_PACKED_ROWS_OUTSIDE_BYTES / 4};
+    const int64_t past[1] = {OPS_PACKED_ROWS_OUTSIDE_BYTES / 4 + 1};
+    assert_true(ops_packed_rows_outside(te_placeholder(ctx, "W", TE_FLOAT32, 4, x1)));
+    assert_true(ops_packed_rows_outside(te_placeholder(ctx, "W", TE_FLOAT32, 4, c2)));
+    assert_false(ops_packed_rows_outside(te_placeholder(ctx, "W", TE_FLOAT32, 4, c3)));
+    assert_true(ops_packed_rows_outside(te_placeholder(ctx, "W", TE_FLOAT32, 1, edge)));
+    assert_false(ops_packed_rows_outside(te_placeholder(ctx, "W", TE_FLOAT32, 1, past)));
+    /* Bytes, not elements: c2's weights in float64 are 288 KiB. */
+    assert_false(ops_packed_rows_outside(te_placeholder(ctx, "W", TE_FLOAT64, 4, c2)));
+    assert_false(ops_packed_rows_outside(NULL));
+    te_ctx_free(ctx);
 }
 
 /* The sketch index whose description mentions `what`, -1 if none. */
@@ -110,8 +126,10 @@ static void test_conv_packed(void **st) {
     assert_true(ops_packed_tile_shape(32, 14, 14, vlen, true, &with));
     assert_true(ops_packed_tile_shape(32, 14, 14, vlen, false, &without));
     bool same = with.rows == without.rows && with.cols == without.cols;
-    /* Each tile with the reduction in both orders, the default's first. */
+    /* Each tile with the reduction in both orders, the default's first;
+     * 9 KiB of weights: the row tiles outside the channel blocks. */
     assert_int_equal(n, same ? 2 : 4);
+    assert_true(ops_packed_rows_outside(w.args[1]));
     for (int i = 0; i < n; i++) {
         const ops_packed_tile *t = i < 2 ? &with : &without;
         bool outside = ops_packed_taps_outside(t, vlen) != (i % 2 == 1);
@@ -125,8 +143,12 @@ static void test_conv_packed(void **st) {
         assert_int_equal(v[h[1].offset + 2], t->lanes);
         assert_int_equal(v[h[2].offset + 2], t->rows);
         assert_int_equal(v[h[3].offset + 2], t->cols);
+        /* Level 0 (outermost) holds the row tiles alone; the channel
+         * blocks and the column tiles sit in level 1, inside them. */
+        assert_int_equal(v[h[1].offset], 32 / t->lanes);
+        assert_int_equal(v[h[3].offset], (14 + t->cols - 1) / t->cols);
         for (int d = 0; d < 4; d++) {
-            assert_int_equal(v[h[d].offset], 1);
+            if (d == 0 || d == 2) assert_int_equal(v[h[d].offset], 1);
             assert_int_equal(v[h[d].offset + 1], 1);
             assert_true(tune_split_valid(&h[d], v + h[d].offset));
         }
@@ -135,7 +157,7 @@ static void test_conv_packed(void **st) {
         assert_int_equal(v[h[4].offset], outside ? 8 : 1);
         for (int r = 5; r < 7; r++) assert_int_equal(v[h[r].offset], 1);
         assert_int_equal(h[7].kind, TUNE_HOLE_PARALLEL);
-        assert_int_equal(v[h[7].offset], 3); /* N, K blocks and rows */
+        assert_int_equal(v[h[7].offset], 3); /* level 0 of N, K (1) and rows */
         assert_int_equal(h[8].kind, TUNE_HOLE_UNROLL);
         assert_int_equal(v[h[8].offset], 1); /* 16 steps */
         assert_int_equal(h[9].kind, TUNE_HOLE_LOCATION);

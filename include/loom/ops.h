@@ -248,6 +248,19 @@ bool ops_packed_tile_shape(int64_t vec_extent, int64_t rows, int64_t cols, int v
  * session 18). */
 #define OPS_PACKED_REDUCE_BLOCK 16
 bool ops_packed_taps_outside(const ops_packed_tile *t, int vlen);
+/* The order of a packed tile's parallel loop: the row tiles outside the
+ * blocks of lanes (n, y.o, k.o, x.o for an NCHW convolution) when the
+ * operand packed along the lanes (the weights, all of them) fits in
+ * OPS_PACKED_ROWS_OUTSIDE_BYTES, else inside them
+ * (n, k.o, y.o, x.o). Outside, every block of output channels reuses a
+ * row block's inputs from the cache while the weights stay cached across
+ * row blocks; inside, each block of channels keeps its own weights cached
+ * while it streams the whole input, once per block. One thread, rows
+ * outside: r50_1x1 (64 KiB of weights, a 3 MiB input read by 4 blocks of
+ * channels) 6 % fewer cycles, r50_c2 and the stem (144 and 37 KiB) within
+ * 1 %, r50_c3 (576 KiB) 5 % more (bench/RESULTS.md, session 19). */
+#define OPS_PACKED_ROWS_OUTSIDE_BYTES (256 * 1024)
+bool ops_packed_rows_outside(const te_tensor *operand); /* false for NULL */
 
 /* The naive double-precision reference: computes every output of w from
  * the input tensors (ins[i] matches w->inputs[i]: CPU, compact, w's dtype
