@@ -407,8 +407,8 @@ static int apply_annotate(applier *a, int u, te_tensor *t) {
 }
 
 /* The compute location of an inlinable producer t (TUNE_UNIT_PLACE):
- * inline; at the root with its outer axes fused parallel and the
- * innermost vectorized (ops' elementwise schedule); or at an outer tile
+ * inline; at the root with its rows fused parallel and the innermost
+ * vectorized (ops__sched_pad); or at an outer tile
  * loop of its consumer's unit with the innermost vectorized. Runs after
  * every other unit, so the consumer's loops exist. */
 static int apply_place(applier *a, int u, te_tensor *t) {
@@ -432,9 +432,12 @@ static int apply_place(applier *a, int u, te_tensor *t) {
         if (!(ax[d] = sch_axis(t, d))) return -1;
     if (lanes > t->shape[n - 1]) lanes = t->shape[n - 1];
     if (sch_split(a->s, t, ax[n - 1], lanes, &lo, &li)) return -1;
+    /* At the root: the rows parallel, each row's column blocks a loop
+     * of their own (ops__sched_pad: no division a vector). */
     if (loc == 2) {
-        ax[n - 1] = lo;
-        if (!fuse_parallel(a, t, ax, n, n)) return -1;
+        if (n == 1) ax[0] = lo;
+        int rows = n > 1 ? n - 1 : 1;
+        if (!fuse_parallel(a, t, ax, rows, rows)) return -1;
     }
     return lanes > 1 ? sch_vectorize(a->s, t, li) : 0;
 }

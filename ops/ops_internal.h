@@ -112,9 +112,14 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
  * back. */
 int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec, int row,
                            int col, int vlen, bool col_tail);
-/* A padding (or other data-parallel) stage computed at the root, as
- * ops__sched_elemwise. */
-#define ops__sched_pad ops__sched_elemwise
+/* A padding stage computed at the root: its rows (every axis but the
+ * last, fused) parallel, each row's columns split by the vector width, the
+ * inner part vectorized. Unlike ops__sched_elemwise the column blocks stay
+ * a loop of their own: fused into the parallel loop, every vector
+ * recomputed its row and column by a division (r50_c2's padding, 64 x 58
+ * rows of 58: 11 % of the layer fused, 5 % by rows; bench/RESULTS.md,
+ * session 19). *par (may be NULL) receives the parallel axis. */
+int ops__sched_pad(sch_schedule *s, te_tensor *t, int vlen, te_expr **par);
 /* A reduction stage R computed inside its consumer: its reduce loops moved
  * outside its last data-parallel axis, which is vectorized when
  * `vectorize`. */

@@ -41,6 +41,20 @@ int ops__sched_elemwise(sch_schedule *s, te_tensor *t, int vlen, te_expr **par) 
     return 0;
 }
 
+int ops__sched_pad(sch_schedule *s, te_tensor *t, int vlen, te_expr **par) {
+    int n = t->ndim;
+    if (n < 2) return ops__sched_elemwise(s, t, vlen, par);
+    te_expr *ax[TE_MAX_DIMS];
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(t, d))) return -1;
+    te_expr *lo, *li, *p = ax[0];
+    if (sch_split(s, t, ax[n - 1], min64(vlen, t->shape[n - 1]), &lo, &li)) return -1;
+    if (n > 2 && sch_fuse(s, t, n - 1, ax, &p)) return -1;
+    if (sch_parallel(s, t, p) || sch_vectorize(s, t, li)) return -1;
+    if (par) *par = p;
+    return 0;
+}
+
 /* A factor near `want` that divides ext (and is a multiple of `mult`),
  * searched down to want / 2; else `want`. Dividing factors leave no
  * guards in the tile, so the inner loops stay branch-free. */

@@ -213,6 +213,64 @@ static void test_vector(void **state) {
     te_ctx_free(ctx);
 }
 
+/* A dense ramp clamped into [lo, hi] (a padding stage's read): one
+ * contiguous vector load where the whole ramp is inside, the gather at the
+ * borders. C[ramp(8v, 1, 8)] = A[x8(5) + max(min(ramp(8v - 2, 1, 8), 20), 0)]
+ * for v = 0, 1, 2: chunk 0 straddles lo, chunk 1 is inside, chunk 2
+ * straddles hi; D the same with min(max(...)) and a predicate (22 of 24
+ * lanes written). */
+static void test_vector_clamped(void **state) {
+    (void)state;
+    uint64_t seed = tu_seed();
+    te_ctx *ctx = te_ctx_new();
+    const int64_t na = 30, nc = 24, nd = 22, L = 8, lo = 0, hi = 20, off = 5;
+    tir_buffer *A = param1(ctx, "A", na), *C = param1(ctx, "C", nc), *D = param1(ctx, "D", nd);
+    te_expr *v = te_var(ctx, "v", TE_INT64);
+    te_expr *out = tir_ramp(te_mul(v, te_int(ctx, L)), te_int(ctx, 1), (int)L);
+    te_expr *r = tir_ramp(te_sub(te_mul(v, te_int(ctx, L)), te_int(ctx, 2)), te_int(ctx, 1), (int)L);
+    te_expr *xlo = tir_broadcast(te_int(ctx, lo), (int)L), *xhi = tir_broadcast(te_int(ctx, hi), (int)L);
+    te_expr *xoff = tir_broadcast(te_int(ctx, off), (int)L);
+    te_expr *ic = te_add(xoff, te_max(te_min(r, xhi), xlo));
+    te_expr *id = te_add(te_min(te_max(r, xlo), xhi), xoff);
+    te_expr *pred = te_lt(out, tir_broadcast(te_int(ctx, nd), (int)L));
+    tir_stmt *sc = tir_store(ctx, C, out, tir_load(ctx, A, ic, NULL), NULL);
+    tir_stmt *sd = tir_store(ctx, D, out, tir_load(ctx, A, id, pred), pred);
+    tir_stmt *loop = tir_for(ctx, v, te_int(ctx, 0), te_int(ctx, nc / L), TIR_FOR_SERIAL,
+                             tir_seq(ctx, 2, (tir_stmt *[]){sc, sd}));
+    tir_func *f = tir_func_new(ctx, "default", 3, (tir_buffer *[]){A, C, D}, loop);
+    /* As emitted (LLVM folds the constant bounds away): each load is a
+     * vector load inside (plain for C, masked for D), the gather at the
+     * borders. */
+    cg_llvm_options o0 = {0};
+    o0.keep_ir = true;
+    o0.opt_level = -1;
+    rt_module *m0 = build_opts(ctx, f, &o0);
+    const char *ir = rt_module_get_text(m0, "ir");
+    assert_int_equal(count_of(ir, "call <8 x float> @llvm.masked.gather"), 2);
+    assert_int_equal(count_of(ir, "call <8 x float> @llvm.masked.load"), 1);
+    assert_int_equal(count_of(ir, "load <8 x float>, ptr"), 1);
+    rt_module *m = build(ctx, f);
+    DLTensor *ta = tu_rand_f32(&seed, 1, &na);
+    double want[24];
+    for (int64_t p = 0; p < nc; p++) {
+        int64_t i = p - 2 < lo ? lo : p - 2 > hi ? hi : p - 2;
+        want[p] = f32(ta)[off + i];
+    }
+    rt_module *ms[2] = {m0, m};
+    for (int k = 0; k < 2; k++) {
+        DLTensor *tc = tu_nan_f32(1, &nc), *td = tu_nan_f32(1, &nd);
+        call_ok(ms[k], RT_ARGS(ta, tc, td));
+        assert_int_equal(tu_compare_f32("clamped ramp", f32(tc), want, nc, 0, 0), 0);
+        assert_int_equal(tu_compare_f32("clamped ramp, predicated", f32(td), want, nd, 0, 0), 0);
+        rt_tensor_free(tc);
+        rt_tensor_free(td);
+    }
+    rt_tensor_free(ta);
+    rt_module_free(m0);
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
 /* In-place vector shift: C[ramp(1,1,8)] = C[ramp(0,1,8)] reads all lanes
  * before writing any. */
 static void test_vector_in_place(void **state) {
@@ -926,6 +984,7 @@ int main(void) {
         cmocka_unit_test(test_vector_add),
         cmocka_unit_test(test_matmul_scalar),
         cmocka_unit_test(test_vector),
+        cmocka_unit_test(test_vector_clamped),
         cmocka_unit_test(test_vector_in_place),
         cmocka_unit_test(test_parallel),
         cmocka_unit_test(test_allocate),

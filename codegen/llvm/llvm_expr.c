@@ -473,6 +473,33 @@ bool cg_llvm__strided_lanes(cg_llvm_emitter *em, const te_expr *idx, LLVMValueRe
     return true;
 }
 
+/* A dense ramp clamped into [lo, hi], possibly plus a broadcast:
+ * [x(o) +] max(min(ramp(b, 1, L), x(hi)), x(lo)) or with min and max the
+ * other way round (a padding stage's reads, ops__pad, keep the reads in
+ * bounds whichever side of the select is taken). */
+static bool clamped_ramp_parts(const te_expr *idx, const te_expr **ramp, const te_expr **offset,
+                               const te_expr **lo, const te_expr **hi) {
+    const te_expr *c = idx, *o = NULL;
+    if (idx->kind == TE_ADD) {
+        c = idx->u.bin.a, o = idx->u.bin.b;
+        if (c->kind == TE_BROADCAST) c = idx->u.bin.b, o = idx->u.bin.a;
+        if (o->kind != TE_BROADCAST) return false;
+    }
+    if (c->kind != TE_MAX && c->kind != TE_MIN) return false;
+    const te_expr *inner = c->u.bin.a, *outer_b = c->u.bin.b;
+    if (inner->kind == TE_BROADCAST) inner = c->u.bin.b, outer_b = c->u.bin.a;
+    te_expr_kind ik = c->kind == TE_MAX ? TE_MIN : TE_MAX;
+    if (outer_b->kind != TE_BROADCAST || inner->kind != ik) return false;
+    const te_expr *r = inner->u.bin.a, *inner_b = inner->u.bin.b;
+    if (r->kind == TE_BROADCAST) r = inner->u.bin.b, inner_b = inner->u.bin.a;
+    if (inner_b->kind != TE_BROADCAST || !is_dense_ramp(r) || r->u.ramp.base->dtype.lanes > 1)
+        return false;
+    *ramp = r, *offset = o;
+    *lo = c->kind == TE_MAX ? outer_b : inner_b;
+    *hi = c->kind == TE_MAX ? inner_b : outer_b;
+    return true;
+}
+
 /* Index to i64 (scalar or vector). */
 LLVMValueRef cg_llvm__index(cg_llvm_emitter *em, LLVMValueRef v, te_dtype t) {
     if (!v) return NULL;
@@ -485,6 +512,23 @@ LLVMValueRef cg_llvm__index(cg_llvm_emitter *em, LLVMValueRef v, te_dtype t) {
 static LLVMValueRef from_mem(cg_llvm_emitter *em, te_dtype elem, LLVMValueRef v) {
     if (elem.code != TE_BOOL) return v;
     return LLVMBuildICmp(em->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+}
+
+/* A vector load at any index (vector of L i64 lanes), mask may be NULL. */
+static LLVMValueRef gather(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValueRef base,
+                           LLVMTypeRef mt, LLVMTypeRef vt, const te_expr *idx, LLVMValueRef mask,
+                           unsigned align) {
+    int L = idx->dtype.lanes;
+    LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx), idx->dtype);
+    if (!i) return NULL;
+    LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(em->b, mt, base, &i, 1, "");
+    LLVMTypeRef pvt = LLVMVectorType(em->t_ptr, (unsigned)L), fty;
+    LLVMTypeRef over[2] = {vt, pvt};
+    LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.masked.gather", over, 2, &fty);
+    if (!fn) return NULL;
+    if (!mask) mask = const_splat(LLVMConstInt(em->t_i1, 1, 0), L);
+    LLVMValueRef args[4] = {ptrs, LLVMConstInt(em->t_i32, align, 0), mask, LLVMConstNull(vt)};
+    return LLVMBuildCall2(em->b, fty, fn, args, 4, buf->name);
 }
 
 static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
@@ -591,16 +635,55 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         }
         return from_mem(em, elem, v);
     }
-    LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx), idx->dtype);
-    if (!i) return NULL;
-    LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
-    LLVMTypeRef pvt = LLVMVectorType(em->t_ptr, (unsigned)L), fty;
-    LLVMTypeRef over[2] = {vt, pvt};
-    LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.masked.gather", over, 2, &fty);
-    if (!fn) return NULL;
-    if (!mask) mask = const_splat(LLVMConstInt(em->t_i1, 1, 0), L);
-    LLVMValueRef args[4] = {ptrs, LLVMConstInt(em->t_i32, align, 0), mask, LLVMConstNull(vt)};
-    return from_mem(em, elem, LLVMBuildCall2(B, fty, fn, args, 4, buf->name));
+    /* A clamped dense ramp: where the whole ramp lies in [lo, hi] the
+     * clamp changes no lane, and the lanes are one contiguous vector; only
+     * the ramps that straddle a border take the gather. A padding stage
+     * vectorized along its rows (ops__pad) reads that way; its gather a
+     * vector of 8 was 11 % of r50_c2 (bench/RESULTS.md, session 19). */
+    const te_expr *cr, *co, *clo, *chi;
+    if (idx->dtype.lanes == L && clamped_ramp_parts(idx, &cr, &co, &clo, &chi)) {
+        te_dtype it = te_dtype_element(idx->dtype);
+        LLVMValueRef b = cg_llvm__index(em, cg_llvm__expr(em, cr->u.ramp.base), it);
+        LLVMValueRef lo = cg_llvm__index(em, cg_llvm__expr(em, clo->u.bcast.value), it);
+        LLVMValueRef hi = cg_llvm__index(em, cg_llvm__expr(em, chi->u.bcast.value), it);
+        LLVMValueRef o = co ? cg_llvm__index(em, cg_llvm__expr(em, co->u.bcast.value), it) : NULL;
+        if (!b || !lo || !hi || (co && !o)) return NULL;
+        LLVMValueRef last = LLVMBuildNSWAdd(B, b, LLVMConstInt(em->t_i64, (unsigned long long)(L - 1), 0), "");
+        LLVMValueRef inside = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, b, lo, ""),
+                                           LLVMBuildICmp(B, LLVMIntSLE, last, hi, ""), "inside");
+        LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.in");
+        LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.edge");
+        LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.end");
+        LLVMBuildCondBr(B, inside, fast, slow);
+        LLVMPositionBuilderAtEnd(B, fast);
+        LLVMValueRef i = o ? LLVMBuildNSWAdd(B, b, o, "") : b;
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
+        LLVMValueRef vin;
+        if (!mask) {
+            vin = LLVMBuildLoad2(B, vt, p, buf->name);
+            LLVMSetAlignment(vin, align);
+        } else {
+            LLVMTypeRef over[2] = {vt, em->t_ptr}, fty;
+            LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.masked.load", over, 2, &fty);
+            if (!fn) return NULL;
+            LLVMValueRef args[4] = {p, LLVMConstInt(em->t_i32, align, 0), mask, LLVMConstNull(vt)};
+            vin = LLVMBuildCall2(B, fty, fn, args, 4, buf->name);
+        }
+        LLVMBuildBr(B, join);
+        LLVMPositionBuilderAtEnd(B, slow);
+        LLVMValueRef vedge = gather(em, buf, base, mt, vt, idx, mask, align);
+        if (!vedge) return NULL;
+        LLVMBasicBlockRef eslow = LLVMGetInsertBlock(B);
+        LLVMBuildBr(B, join);
+        LLVMPositionBuilderAtEnd(B, join);
+        LLVMValueRef phi = LLVMBuildPhi(B, vt, "");
+        LLVMValueRef vals[2] = {vin, vedge};
+        LLVMBasicBlockRef bbs[2] = {fast, eslow};
+        LLVMAddIncoming(phi, vals, bbs, 2);
+        return from_mem(em, elem, phi);
+    }
+    LLVMValueRef g = gather(em, buf, base, mt, vt, idx, mask, align);
+    return g ? from_mem(em, elem, g) : NULL;
 }
 
 static LLVMValueRef ramp(cg_llvm_emitter *em, const te_expr *e) {
