@@ -515,12 +515,16 @@ int cm_model_save_buffer(cm_model *m, void **buf, size_t *len) {
     return 0;
 }
 
+/* errbuf = CM_LOAD_ERROR_PREFIX, then the reason. */
 static cm_model *load_error(cm_model *m, char *errbuf, size_t errlen, const char *fmt, ...) {
     if (errbuf && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(errbuf, errlen, fmt, ap);
-        va_end(ap);
+        int k = snprintf(errbuf, errlen, "%s", CM_LOAD_ERROR_PREFIX);
+        if (k >= 0 && (size_t)k < errlen) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(errbuf + k, errlen - (size_t)k, fmt, ap);
+            va_end(ap);
+        }
     }
     cm_model_free(m);
     return NULL;
@@ -532,43 +536,43 @@ cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *par
     if (errbuf && errlen) errbuf[0] = 0;
     if (!b || len < 12 || memcmp(b, magic, 8))
         return load_error(NULL, errbuf, errlen,
-                          "cost model: load: not a Loom cost-model blob (%zu bytes, bad magic)",
+                          "not a Loom cost-model blob (%zu bytes, bad magic)",
                           len);
     /* the version first: a format-1 blob's header is shorter */
     uint32_t version = get32(b + 8);
     if (version != FORMAT_VERSION)
         return load_error(NULL, errbuf, errlen,
-                          "cost model: load: blob format version %u, this library reads %d%s",
+                          "blob format version %u, this library reads %d%s",
                           version, FORMAT_VERSION,
                           version < FORMAT_VERSION ? " (an earlier Loom's model: retrain it)" : "");
     if (len < HEADER_BYTES)
         return load_error(NULL, errbuf, errlen,
-                          "cost model: load: blob truncated (%zu bytes, the header alone is %d)",
+                          "blob truncated (%zu bytes, the header alone is %d)",
                           len, HEADER_BYTES);
     uint32_t nfeat = get32(b + 12), fversion = get32(b + 16), trained = get32(b + 20);
     uint64_t plen = get64(b + 32);
     if (nfeat != CM_NUM_FEATURES)
         return load_error(NULL, errbuf, errlen,
-                          "cost model: load: blob has %u features, this library extracts %d",
+                          "blob has %u features, this library extracts %d",
                           nfeat, CM_NUM_FEATURES);
     if (fversion != CM_FEATURE_VERSION)
         return load_error(NULL, errbuf, errlen,
-                          "cost model: load: model trained on features of version %u, this "
+                          "model trained on features of version %u, this "
                           "library extracts version %d (retrain it)",
                           fversion, CM_FEATURE_VERSION);
     if (plen != len - HEADER_BYTES || (trained && !plen))
         return load_error(NULL, errbuf, errlen,
-                          "cost model: load: blob truncated (payload %llu bytes, %zu present)",
+                          "blob truncated (payload %llu bytes, %zu present)",
                           (unsigned long long)plen, len - HEADER_BYTES);
     if (get64(b + 40) != fnv1a(b + HEADER_BYTES, (size_t)plen))
         return load_error(NULL, errbuf, errlen,
-                          "cost model: load: blob corrupted (payload checksum mismatch)");
+                          "blob corrupted (payload checksum mismatch)");
     cm_model *m = cm_model_new(params);
-    if (!m) return load_error(NULL, errbuf, errlen, "cost model: load: out of memory");
+    if (!m) return load_error(NULL, errbuf, errlen, "out of memory");
     if (trained) {
         if (XGBoosterCreate(NULL, 0, &m->bst) ||
             XGBoosterLoadModelFromBuffer(m->bst, b + HEADER_BYTES, (bst_ulong)plen))
-            return load_error(m, errbuf, errlen, "cost model: load: XGBoost rejected the model: %s",
+            return load_error(m, errbuf, errlen, "XGBoost rejected the model: %s",
                               XGBGetLastError());
         if (set_params(m, m->bst)) return load_error(m, errbuf, errlen, "%s", m->err);
         m->rounds = (int)get32(b + 24);
@@ -596,9 +600,9 @@ int cm_model_save_file(cm_model *m, const char *path) {
 
 cm_model *cm_model_load_file(const char *path, const cm_params *params, char *errbuf,
                              size_t errlen) {
-    if (!path) return load_error(NULL, errbuf, errlen, "cost model: load: NULL path");
+    if (!path) return load_error(NULL, errbuf, errlen, "NULL path");
     FILE *f = fopen(path, "rb");
-    if (!f) return load_error(NULL, errbuf, errlen, "cost model: load: cannot open '%s'", path);
+    if (!f) return load_error(NULL, errbuf, errlen, "cannot open '%s'", path);
     size_t cap = 1 << 16, len = 0;
     unsigned char *buf = malloc(cap);
     while (buf) {
@@ -613,7 +617,7 @@ cm_model *cm_model_load_file(const char *path, const cm_params *params, char *er
     fclose(f);
     if (!buf || err) {
         free(buf);
-        return load_error(NULL, errbuf, errlen, "cost model: load: reading '%s' failed", path);
+        return load_error(NULL, errbuf, errlen, "reading '%s' failed", path);
     }
     cm_model *m = cm_model_load_buffer(buf, len, params, errbuf, errlen);
     free(buf);

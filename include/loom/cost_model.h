@@ -288,7 +288,9 @@ int cm_scorer_update(void *model, int n, const tir_func *const *funcs, const dou
 int cm_model_save_buffer(cm_model *m, void **buf, size_t *len);
 /* NULL on a malformed blob or a format, feature-count or feature-version
  * mismatch; the reason is written to errbuf (errlen bytes) when errbuf is
- * non-NULL. */
+ * non-NULL, after CM_LOAD_ERROR_PREFIX (which a caller with its own
+ * context may skip). */
+#define CM_LOAD_ERROR_PREFIX "cost model: load: "
 cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *params,
                                char *errbuf, size_t errlen);
 int cm_model_save_file(cm_model *m, const char *path);

@@ -176,7 +176,7 @@ static void print_cost_models(tdb_db *db) {
         } else {
             char err[256];
             cm_model *m = cm_model_load_buffer(blob, len, NULL, err, sizeof err);
-            const char *pre = "cost model: load: ";
+            const char *pre = CM_LOAD_ERROR_PREFIX;
             if (!m)
                 snprintf(why, sizeof why, "not usable: %s",
                          strncmp(err, pre, strlen(pre)) ? err : err + strlen(pre));
