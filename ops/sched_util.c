@@ -25,7 +25,6 @@ static void detect_vlen(void) {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-
 int ops__sched_elemwise(sch_schedule *s, te_tensor *t, int vlen, te_expr **par) {
     int n = t->ndim;
     te_expr *ax[TE_MAX_DIMS + 1];
@@ -268,7 +267,8 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     int k = 0;
     bool rows_outside = ops_packed_rows_outside(in);
     for (int d = 0; d < n; d++)
-        if (d != col && !(rows_outside && d == vec)) order[k++] = d == vec ? vo : d == row ? ho : ax[d];
+        if (d != col && !(rows_outside && d == vec))
+            order[k++] = d == vec ? vo : d == row ? ho : ax[d];
     if (rows_outside) order[k++] = vo;
     int nouter = k;
     order[k++] = co;

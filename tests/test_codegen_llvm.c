@@ -227,8 +227,10 @@ static void test_vector_clamped(void **state) {
     tir_buffer *A = param1(ctx, "A", na), *C = param1(ctx, "C", nc), *D = param1(ctx, "D", nd);
     te_expr *v = te_var(ctx, "v", TE_INT64);
     te_expr *out = tir_ramp(te_mul(v, te_int(ctx, L)), te_int(ctx, 1), (int)L);
-    te_expr *r = tir_ramp(te_sub(te_mul(v, te_int(ctx, L)), te_int(ctx, 2)), te_int(ctx, 1), (int)L);
-    te_expr *xlo = tir_broadcast(te_int(ctx, lo), (int)L), *xhi = tir_broadcast(te_int(ctx, hi), (int)L);
+    te_expr *r =
+        tir_ramp(te_sub(te_mul(v, te_int(ctx, L)), te_int(ctx, 2)), te_int(ctx, 1), (int)L);
+    te_expr *xlo = tir_broadcast(te_int(ctx, lo), (int)L);
+    te_expr *xhi = tir_broadcast(te_int(ctx, hi), (int)L);
     te_expr *xoff = tir_broadcast(te_int(ctx, off), (int)L);
     te_expr *ic = te_add(xoff, te_max(te_min(r, xhi), xlo));
     te_expr *id = te_add(te_min(te_max(r, xlo), xhi), xoff);

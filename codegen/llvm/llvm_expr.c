@@ -514,7 +514,7 @@ static LLVMValueRef from_mem(cg_llvm_emitter *em, te_dtype elem, LLVMValueRef v)
     return LLVMBuildICmp(em->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
 }
 
-/* A vector load at any index (vector of L i64 lanes), mask may be NULL. */
+/* A masked gather at the lanes of vector index idx (mask NULL: all lanes). */
 static LLVMValueRef gather(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValueRef base,
                            LLVMTypeRef mt, LLVMTypeRef vt, const te_expr *idx, LLVMValueRef mask,
                            unsigned align) {
@@ -648,7 +648,8 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         LLVMValueRef hi = cg_llvm__index(em, cg_llvm__expr(em, chi->u.bcast.value), it);
         LLVMValueRef o = co ? cg_llvm__index(em, cg_llvm__expr(em, co->u.bcast.value), it) : NULL;
         if (!b || !lo || !hi || (co && !o)) return NULL;
-        LLVMValueRef last = LLVMBuildNSWAdd(B, b, LLVMConstInt(em->t_i64, (unsigned long long)(L - 1), 0), "");
+        LLVMValueRef span = LLVMConstInt(em->t_i64, (unsigned long long)(L - 1), 0);
+        LLVMValueRef last = LLVMBuildNSWAdd(B, b, span, "");
         LLVMValueRef inside = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, b, lo, ""),
                                            LLVMBuildICmp(B, LLVMIntSLE, last, hi, ""), "inside");
         LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.in");
