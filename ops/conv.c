@@ -178,6 +178,7 @@ static void cbr_ref(const ops_workload *w, const int64_t *p, const double *const
 }
 
 static int conv_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen) {
+    (void)p;
     const ops__priv *pv = w->priv;
     if (pv->t[2] && ops__sched_pad(s, pv->t[2], vlen, NULL)) return -1;
     te_tensor *F = pv->t[0], *R = pv->t[0] == pv->t[1] ? NULL : pv->t[1];
@@ -185,11 +186,11 @@ static int conv_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, 
     if (nhwc) return ops__sched_register_tile(s, F, R, 2, 6, 2 * vlen, vlen, false);
     /* NCHW: vectors over output channels where they are whole vectors (the
      * image rows are often shorter than a register tile), else over the
-     * row. A column tail pays off for the stride-1 layers (ResNet-50 3x3:
-     * 3-17 % faster on AVX2; 1x1 9-12 % fewer cycles since the write-back
-     * is a register transpose, session 18), not for the strided stem. */
-    bool tail = p[CV_STRIDE] == 1;
-    int rc = ops__sched_packed_tile(s, F, R, 1, 2, 3, vlen, tail);
+     * row. A column tail pays off (ResNet-50 3x3: 3-17 % faster on AVX2;
+     * 1x1 9-12 % fewer cycles since the write-back is a register
+     * transpose, session 18; the strided stem 3-4 % since its padding runs
+     * by rows, session 19). */
+    int rc = ops__sched_packed_tile(s, F, R, 1, 2, 3, vlen);
     if (rc <= 0) return rc;
     return ops__sched_register_tile(s, F, R, 1, 6, 16, vlen, false);
 }

@@ -105,13 +105,13 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
  * alike at the root, and R computed per tile of f lanes x th (axis `row`)
  * x tw (axis `col`) elements, both unrolled, at most 12 accumulator
  * vectors, with its reduce loops outside the tile: TVM's NCHW[x]c x86
- * convolution without changing the operator's layout. col_tail: tw may
- * leave a tail of columns (more accumulators where the columns have no
- * divisor near 6). Returns 1 (nothing done) when vec's extent is no
- * multiple of a vector or no input is read at it, so the caller can fall
- * back. */
+ * convolution without changing the operator's layout. tw may leave a tail
+ * of columns (more accumulators where the columns have no divisor near 6;
+ * ops_packed_tile_shape with col_tail). Returns 1 (nothing done) when
+ * vec's extent is no multiple of a vector or no input is read at it, so
+ * the caller can fall back. */
 int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec, int row,
-                           int col, int vlen, bool col_tail);
+                           int col, int vlen);
 /* A padding stage computed at the root: its rows (every axis but the
  * last, fused) parallel, each row's columns split by the vector width, the
  * inner part vectorized. Unlike ops__sched_elemwise the column blocks stay

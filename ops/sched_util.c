@@ -237,15 +237,14 @@ bool ops_packed_taps_outside(const ops_packed_tile *t, int vlen) {
 }
 
 int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec, int row,
-                           int col, int vlen, bool col_tail) {
+                           int col, int vlen) {
     int n = F->ndim, dim;
     te_tensor *Rs = R ? R : F;
     ops_packed_tile tile;
     if (F->shape[vec] % vlen || !Rs->body || Rs->body->kind != TE_REDUCE ||
         Rs->body->u.reduce.naxes > TE_MAX_DIMS || vec == col ||
         vec == row || row == col || !operand_at(Rs, vec, vlen, &dim) ||
-        !ops_packed_tile_shape(F->shape[vec], F->shape[row], F->shape[col], vlen, col_tail,
-                               &tile))
+        !ops_packed_tile_shape(F->shape[vec], F->shape[row], F->shape[col], vlen, true, &tile))
         return 1;
     int64_t f = tile.lanes, th = tile.rows, tw = tile.cols;
     if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
