@@ -65,10 +65,10 @@ static int softmax_sched(const ops_workload *w, sch_schedule *s, const int64_t *
     if (!i) return -1;
     /* Exp has two consumers (Sum and Y), so it stays at the root with its
      * rows parallel; Max goes into Exp's row loop, Sum into Y's. */
-    if (sch_compute_at(s, pv->t[3], Y, i)) return -1;
+    if (ops__sched_row_reduce(s, pv->t[3], Y, i, vlen)) return -1;
     te_expr *ei = rows_parallel(s, E, vlen);
     if (!ei) return -1;
-    return sch_compute_at(s, pv->t[1], E, ei);
+    return ops__sched_row_reduce(s, pv->t[1], E, ei, vlen);
 }
 
 /* CUDA: three kernels — the row maxima (one thread per row), the row sums
@@ -142,8 +142,8 @@ static int ln_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
     if (!i) return -1;
     /* Sum has two consumers (SqSum and Y): it stays at the root, rows
      * parallel; SqSum goes into Y's row loop. */
-    return sch_compute_at(s, pv->t[2], pv->t[0], i) ||
-           sch_parallel(s, pv->t[1], sch_axis(pv->t[1], 0));
+    return ops__sched_row_reduce(s, pv->t[2], pv->t[0], i, vlen) ||
+           ops__sched_row_reduce(s, pv->t[1], NULL, NULL, vlen);
 }
 
 /* CUDA: the row sums and the row sums of squared deviations (one thread

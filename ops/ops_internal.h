@@ -120,6 +120,19 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
  * rows of 58: 11 % of the layer fused, 5 % by rows; bench/RESULTS.md,
  * session 19). *par (may be NULL) receives the parallel axis. */
 int ops__sched_pad(sch_schedule *s, te_tensor *t, int vlen, te_expr **par);
+/* A reduction over the last axis of rows (softmax's max and sum,
+ * layer_norm's sums): R (data-parallel axes, then one reduce axis) computed
+ * at loop `at` of its consumer C, or at the root with its first axis
+ * parallel when `at` is NULL. The reduce axis is split by f (the largest
+ * of OPS_ROW_REDUCE_VECTORS, ..., 2, 1 vectors dividing it at least twice)
+ * and rfactored (TVM's rfactor): f partial results, vectorized, each
+ * accumulating every f-th element, then R reduces those f. A serial
+ * reduction waits on its own previous step (3-4 cycles an element for an
+ * add); OPS_ROW_REDUCE_VECTORS independent vector accumulators hide that
+ * latency. Without such an f the reduction stays serial. Changes the
+ * order of a float sum (within ops_tolerance). */
+#define OPS_ROW_REDUCE_VECTORS 4
+int ops__sched_row_reduce(sch_schedule *s, te_tensor *R, te_tensor *C, te_expr *at, int vlen);
 /* A reduction stage R computed inside its consumer: its reduce loops moved
  * outside its last data-parallel axis, which is vectorized when
  * `vectorize`. */

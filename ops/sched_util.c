@@ -320,6 +320,35 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     return sch_vectorize(s, Rp, sch_axis(Rp, n));
 }
 
+int ops__sched_row_reduce(sch_schedule *s, te_tensor *R, te_tensor *C, te_expr *at, int vlen) {
+    if (!R->body || R->body->kind != TE_REDUCE) return -1;
+    te_expr *k = sch_reduce_axis(R, R->body->u.reduce.naxes - 1);
+    if (!k) return -1;
+    int64_t n = k->u.var.extent, f = 0;
+    for (int64_t m = OPS_ROW_REDUCE_VECTORS; m >= 1 && !f; m /= 2)
+        if (n % (m * vlen) == 0 && n / (m * vlen) >= 2) f = m * vlen;
+    te_tensor *rf = NULL;
+    if (R->body->u.reduce.naxes == 1 && vlen > 1 && f) {
+        te_expr *ko, *ki;
+        if (sch_split(s, R, k, f, &ko, &ki) || !(rf = sch_rfactor(s, R, ki, R->ndim))) return -1;
+        /* rf[rows..., ki]: the row's blocks of f outside, ki vectorized */
+        te_expr *ord[TE_MAX_DIMS + 2];
+        int q = 0;
+        for (int d = 0; d < R->ndim; d++)
+            if (!(ord[q++] = sch_axis(rf, d))) return -1;
+        if (!(ord[q++] = sch_reduce_axis(rf, 0)) || !(ord[q++] = sch_axis(rf, R->ndim)))
+            return -1;
+        if (sch_reorder(s, rf, q, ord) || sch_vectorize(s, rf, ord[q - 1])) return -1;
+    }
+    if (at) {
+        if (sch_compute_at(s, R, C, at)) return -1;
+    } else if (sch_parallel(s, R, sch_axis(R, 0))) {
+        return -1;
+    }
+    if (!rf) return 0;
+    return sch_compute_at(s, rf, at ? C : R, at ? at : sch_axis(R, 0));
+}
+
 int ops__sched_reduce_inner(sch_schedule *s, te_tensor *R, bool vectorize) {
     if (!R->body || R->body->kind != TE_REDUCE) return 0;
     int nred = R->body->u.reduce.naxes;
