@@ -6,7 +6,8 @@
  *
  * Default CPU schedule: rows parallel; each row's reductions computed
  * inside the row loop of their consumer (compute_at), so a row stays in
- * cache between the stages; the elementwise stages vectorized.
+ * cache between the stages, and rfactored into vectors of partial results
+ * (ops__sched_row_reduce); the elementwise stages vectorized.
  */
 #include <math.h>
 

@@ -321,7 +321,8 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
 }
 
 int ops__sched_row_reduce(sch_schedule *s, te_tensor *R, te_tensor *C, te_expr *at, int vlen) {
-    if (!R->body || R->body->kind != TE_REDUCE) return -1;
+    if (!R->body || R->body->kind != TE_REDUCE)
+        return te_error(sch_ctx(s), "ops: '%s' is not a reduction", R->name);
     te_expr *k = sch_reduce_axis(R, R->body->u.reduce.naxes - 1);
     if (!k) return -1;
     int64_t n = k->u.var.extent, f = 0;
