@@ -122,8 +122,8 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
 int ops__sched_pad(sch_schedule *s, te_tensor *t, int vlen, te_expr **par);
 /* A reduction over the last axis of rows (softmax's max and sum,
  * layer_norm's sums): R (data-parallel axes, then one reduce axis) computed
- * at loop `at` of its consumer C, or at the root with its first axis
- * parallel when `at` is NULL. The reduce axis is split by f (the largest
+ * at loop `at` of its consumer C, or at the root with its data-parallel
+ * axes fused and parallel when `at` is NULL. The reduce axis is split by f (the largest
  * of OPS_ROW_REDUCE_VECTORS, ..., 2, 1 vectors dividing it at least twice)
  * and rfactored (TVM's rfactor): f partial results, vectorized, each
  * accumulating every f-th element, then R reduces those f. A serial

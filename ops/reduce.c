@@ -97,15 +97,14 @@ static int rd_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
         if (ops__sched_elemwise(s, Y, vlen, &par) || sch_compute_at(s, R, Y, par)) return -1;
         return last_kept ? ops__sched_reduce_inner(s, R, true) : 0;
     }
+    /* The last axis reduced: rows parallel, a lone reduce axis in vectors
+     * of partial results. */
+    if (!last_kept) return ops__sched_row_reduce(s, R, NULL, NULL, vlen);
     int n = R->ndim;
     te_expr *ax[TE_MAX_DIMS + 8] = {0};
     for (int d = 0; d < n; d++)
         if (!(ax[d] = sch_axis(R, d))) return -1;
     te_expr *par = ax[0];
-    if (!last_kept) {
-        if (n > 1 && sch_fuse(s, R, n, ax, &par)) return -1;
-        return sch_parallel(s, R, par);
-    }
     te_expr *lo, *li;
     int64_t f = R->shape[n - 1] < vlen ? R->shape[n - 1] : vlen;
     if (sch_split(s, R, ax[n - 1], f, &lo, &li)) return -1;

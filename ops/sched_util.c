@@ -329,7 +329,7 @@ int ops__sched_row_reduce(sch_schedule *s, te_tensor *R, te_tensor *C, te_expr *
     for (int64_t m = OPS_ROW_REDUCE_VECTORS; m >= 1 && !f; m /= 2)
         if (n % (m * vlen) == 0 && n / (m * vlen) >= 2) f = m * vlen;
     te_tensor *rf = NULL;
-    if (R->body->u.reduce.naxes == 1 && vlen > 1 && f) {
+    if (R->body->u.reduce.naxes == 1 && R->ndim > 0 && vlen > 1 && f) {
         te_expr *ko, *ki;
         if (sch_split(s, R, k, f, &ko, &ki) || !(rf = sch_rfactor(s, R, ki, R->ndim))) return -1;
         /* rf[rows..., ki]: the row's blocks of f outside, ki vectorized */
@@ -341,13 +341,19 @@ int ops__sched_row_reduce(sch_schedule *s, te_tensor *R, te_tensor *C, te_expr *
             return -1;
         if (sch_reorder(s, rf, q, ord) || sch_vectorize(s, rf, ord[q - 1])) return -1;
     }
+    te_expr *par = NULL;
     if (at) {
         if (sch_compute_at(s, R, C, at)) return -1;
-    } else if (sch_parallel(s, R, sch_axis(R, 0))) {
-        return -1;
+    } else if (R->ndim > 0) {
+        te_expr *ax[TE_MAX_DIMS];
+        for (int d = 0; d < R->ndim; d++)
+            if (!(ax[d] = sch_axis(R, d))) return -1;
+        par = ax[0];
+        if ((R->ndim > 1 && sch_fuse(s, R, R->ndim, ax, &par)) || sch_parallel(s, R, par))
+            return -1;
     }
     if (!rf) return 0;
-    return sch_compute_at(s, rf, at ? C : R, at ? at : sch_axis(R, 0));
+    return at ? sch_compute_at(s, rf, C, at) : par ? sch_compute_at(s, rf, R, par) : 0;
 }
 
 int ops__sched_reduce_inner(sch_schedule *s, te_tensor *R, bool vectorize) {
