@@ -126,13 +126,15 @@ static void test_conv_packed(void **st) {
     assert_true(ops_packed_tile_shape(32, 14, 14, vlen, true, &with));
     assert_true(ops_packed_tile_shape(32, 14, 14, vlen, false, &without));
     bool same = with.rows == without.rows && with.cols == without.cols;
-    /* Each tile with the reduction in both orders, the default's first;
-     * 9 KiB of weights: the row tiles outside the channel blocks. */
-    assert_int_equal(n, same ? 2 : 4);
+    /* Each tile with the reduction in both orders and the row tiles in
+     * both places, the default's first (9 KiB of weights: rows outside the
+     * channel blocks). */
+    assert_int_equal(n, same ? 4 : 8);
     assert_true(ops_packed_rows_outside(w.args[1]));
     for (int i = 0; i < n; i++) {
-        const ops_packed_tile *t = i < 2 ? &with : &without;
-        bool outside = ops_packed_taps_outside(t, vlen) != (i % 2 == 1);
+        const ops_packed_tile *t = i < 4 ? &with : &without;
+        bool outside = ops_packed_taps_outside(t, vlen) != ((i / 2) % 2 == 1);
+        bool rows_outside = i % 2 == 0;
         assert_int_equal(p[i].sketch, pk);
         /* Holes of the tile unit: N, K, OH, OW splits (3 values each,
          * innermost last), then rc, r, s, parallel, unroll, location. */
@@ -143,10 +145,11 @@ static void test_conv_packed(void **st) {
         assert_int_equal(v[h[1].offset + 2], t->lanes);
         assert_int_equal(v[h[2].offset + 2], t->rows);
         assert_int_equal(v[h[3].offset + 2], t->cols);
-        /* Level 0 (outermost) holds the row tiles alone; the channel
-         * blocks and the column tiles sit in level 1, inside them. */
-        assert_int_equal(v[h[1].offset], 32 / t->lanes);
-        assert_int_equal(v[h[3].offset], (14 + t->cols - 1) / t->cols);
+        /* Rows outside: level 0 (outermost) holds the row tiles alone, the
+         * channel blocks and the column tiles sit in level 1, inside them;
+         * else every block in level 0. */
+        assert_int_equal(v[h[1].offset], rows_outside ? 32 / t->lanes : 1);
+        assert_int_equal(v[h[3].offset], rows_outside ? (14 + t->cols - 1) / t->cols : 1);
         for (int d = 0; d < 4; d++) {
             if (d == 0 || d == 2) assert_int_equal(v[h[d].offset], 1);
             assert_int_equal(v[h[d].offset + 1], 1);

@@ -323,7 +323,9 @@ void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
  * a packed register tile (TUNE_UNIT_TILE_CACHE_PACKED) of
  * ops_packed_tile_shape's size, with and without a column tail, each with
  * the reduction in the default's order (ops_packed_taps_outside) and in
- * the other (a window's taps inside or outside the channels); a GEMM
+ * the other (a window's taps inside or outside the channels), each with
+ * its row tiles in the default's place (ops_packed_rows_outside) and in
+ * the other (outside or inside the blocks of output channels); a GEMM
  * register tile (TUNE_UNIT_TILE_CACHE) of 6 rows by 2 vectors of columns
  * (4 with 16 lanes); padding at the root; the reduction unsplit; outer
  * loops fused parallel. vlen: float32 lanes per vector
@@ -337,7 +339,7 @@ void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
 int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_workload *w,
                            int vlen, tune_program *out, int max);
 /* The most programs tune_program_heuristic returns for one sketch. */
-#define TUNE_MAX_HEURISTIC 4
+#define TUNE_MAX_HEURISTIC 8
 /* Mutates one hole of p (tile size: moves a prime factor between two
  * levels, or, for a hole with `tail`, half of the time draws another
  * innermost factor and keeps of each outer factor what still divides;
