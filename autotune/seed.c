@@ -203,7 +203,8 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
             bool other = k >= 2, rows = rows_outside != (k % 2 == 1);
             out[n] = base;
             if (!fill_packed(sk, tiled, t, vlen, tail, other, rows, &out[n])) continue;
-            /* The same tile either way, or no window to order: once. */
+            /* The same program another way (one tile with or without a
+             * tail, no window to order, no rows): once. */
             bool seen = false;
             for (int i = 0; i < n && !seen; i++)
                 seen = !memcmp(out[i].vals, out[n].vals, sizeof out[n].vals);

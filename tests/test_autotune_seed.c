@@ -160,7 +160,7 @@ static void test_conv_packed(void **st) {
         assert_int_equal(v[h[4].offset], outside ? 8 : 1);
         for (int r = 5; r < 7; r++) assert_int_equal(v[h[r].offset], 1);
         assert_int_equal(h[7].kind, TUNE_HOLE_PARALLEL);
-        assert_int_equal(v[h[7].offset], 3); /* level 0 of N, K (1) and rows */
+        assert_int_equal(v[h[7].offset], 3); /* level 0 of N, K and the rows */
         assert_int_equal(h[8].kind, TUNE_HOLE_UNROLL);
         assert_int_equal(v[h[8].offset], 1); /* 16 steps */
         assert_int_equal(h[9].kind, TUNE_HOLE_LOCATION);
