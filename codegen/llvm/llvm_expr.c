@@ -1,9 +1,10 @@
 /*
  * codegen/llvm/llvm_expr.c — expressions as LLVM IR. Vector types are LLVM
  * vectors; a load at a dense ramp is one vector load, at a strided ramp
- * one scalar load a lane (unless masked), any other vector index a masked
- * gather; float32 exp and erf are inlined approximations (exp_f32,
- * erf_f32); float a*b+c is llvm.fmuladd (LLVM fuses nothing
+ * one scalar load a lane (unless masked), at a clamped dense ramp one
+ * vector load where no lane is clamped (a runtime test), any other vector
+ * index a masked gather; float32 exp and erf are inlined approximations
+ * (exp_f32, erf_f32); float a*b+c is llvm.fmuladd (LLVM fuses nothing
  * without fast-math flags). Floats keep IEEE semantics: no fast-math.
  */
 #include <math.h>
