@@ -92,14 +92,17 @@ static int rd_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
     const ops__priv *pv = w->priv;
     te_tensor *R = pv->t[1], *Y = pv->t[0];
     bool last_kept = !((p[RD_AXES] >> 3) & 1);
+    /* The last axis reduced: rows parallel, a lone reduce axis in vectors
+     * of partial results (mean: the divide a pass of its own over the
+     * outputs, a row's worth fewer elements than the reduction reads). */
+    if (!last_kept)
+        return ops__sched_row_reduce(s, R, NULL, NULL, vlen) ||
+               (Y != R && ops__sched_elemwise(s, Y, vlen, NULL));
     if (Y != R) {
         te_expr *par;
         if (ops__sched_elemwise(s, Y, vlen, &par) || sch_compute_at(s, R, Y, par)) return -1;
-        return last_kept ? ops__sched_reduce_inner(s, R, true) : 0;
+        return ops__sched_reduce_inner(s, R, true);
     }
-    /* The last axis reduced: rows parallel, a lone reduce axis in vectors
-     * of partial results. */
-    if (!last_kept) return ops__sched_row_reduce(s, R, NULL, NULL, vlen);
     int n = R->ndim;
     te_expr *ax[TE_MAX_DIMS + 8] = {0};
     for (int d = 0; d < n; d++)

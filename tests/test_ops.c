@@ -70,6 +70,7 @@ static const ops_case cases[] = {
     {"sum", "D0=3,D1=4,D2=5,D3=6,axes=15"},
     {"sum", "D0=4,D1=3,D2=2,D3=64,axes=8"}, /* the last axis in 4 vectors of partial sums */
     {"max", "D0=5,D1=2,D2=3,D3=48,axes=8"}, /* ... in 2 vectors */
+    {"mean", "D0=3,D1=2,D2=5,D3=40,axes=8"}, /* ... in 1, then the divide */
     {"mean", "D0=4,D1=5,D2=6,D3=7,axes=1,keepdims=1"},
     {"mean", "D0=6,D1=19,axes=2"},
     {"max", "D0=3,D1=10,D2=4,D3=33,axes=10"},
