@@ -237,9 +237,15 @@ static void test_vector_clamped(void **state) {
     te_expr *pred = te_lt(out, tir_broadcast(te_int(ctx, nd), (int)L));
     tir_stmt *sc = tir_store(ctx, C, out, tir_load(ctx, A, ic, NULL), NULL);
     tir_stmt *sd = tir_store(ctx, D, out, tir_load(ctx, A, id, pred), pred);
+    /* E: bounds the wrong way round (lo 12 > hi 3): every lane is 12, and
+     * no ramp passes the test. */
+    tir_buffer *E = param1(ctx, "E", nc);
+    te_expr *ie = te_add(xoff, te_max(te_min(r, tir_broadcast(te_int(ctx, 3), (int)L)),
+                                      tir_broadcast(te_int(ctx, 12), (int)L)));
+    tir_stmt *se = tir_store(ctx, E, out, tir_load(ctx, A, ie, NULL), NULL);
     tir_stmt *loop = tir_for(ctx, v, te_int(ctx, 0), te_int(ctx, nc / L), TIR_FOR_SERIAL,
-                             tir_seq(ctx, 2, (tir_stmt *[]){sc, sd}));
-    tir_func *f = tir_func_new(ctx, "default", 3, (tir_buffer *[]){A, C, D}, loop);
+                             tir_seq(ctx, 3, (tir_stmt *[]){sc, sd, se}));
+    tir_func *f = tir_func_new(ctx, "default", 4, (tir_buffer *[]){A, C, D, E}, loop);
     /* As emitted (LLVM folds the constant bounds away): each load is a
      * vector load inside (plain for C, masked for D), the gather at the
      * borders. */
@@ -248,24 +254,27 @@ static void test_vector_clamped(void **state) {
     o0.opt_level = -1;
     rt_module *m0 = build_opts(ctx, f, &o0);
     const char *ir = rt_module_get_text(m0, "ir");
-    assert_int_equal(count_of(ir, "call <8 x float> @llvm.masked.gather"), 2);
+    assert_int_equal(count_of(ir, "call <8 x float> @llvm.masked.gather"), 3);
     assert_int_equal(count_of(ir, "call <8 x float> @llvm.masked.load"), 1);
-    assert_int_equal(count_of(ir, "load <8 x float>, ptr"), 1);
+    assert_int_equal(count_of(ir, "load <8 x float>, ptr"), 2);
     rt_module *m = build(ctx, f);
     DLTensor *ta = tu_rand_f32(&seed, 1, &na);
-    double want[24];
+    double want[24], wante[24];
     for (int64_t p = 0; p < nc; p++) {
         int64_t i = p - 2 < lo ? lo : p - 2 > hi ? hi : p - 2;
         want[p] = f32(ta)[off + i];
+        wante[p] = f32(ta)[off + 12];
     }
     rt_module *ms[2] = {m0, m};
     for (int k = 0; k < 2; k++) {
-        DLTensor *tc = tu_nan_f32(1, &nc), *td = tu_nan_f32(1, &nd);
-        call_ok(ms[k], RT_ARGS(ta, tc, td));
+        DLTensor *tc = tu_nan_f32(1, &nc), *td = tu_nan_f32(1, &nd), *tE = tu_nan_f32(1, &nc);
+        call_ok(ms[k], RT_ARGS(ta, tc, td, tE));
         assert_int_equal(tu_compare_f32("clamped ramp", f32(tc), want, nc, 0, 0), 0);
         assert_int_equal(tu_compare_f32("clamped ramp, predicated", f32(td), want, nd, 0, 0), 0);
+        assert_int_equal(tu_compare_f32("clamped ramp, lo > hi", f32(tE), wante, nc, 0, 0), 0);
         rt_tensor_free(tc);
         rt_tensor_free(td);
+        rt_tensor_free(tE);
     }
     rt_tensor_free(ta);
     rt_module_free(m0);
