@@ -218,7 +218,7 @@ static void test_vector(void **state) {
  * borders. C[ramp(8v, 1, 8)] = A[x8(5) + max(min(ramp(8v - 2, 1, 8), 20), 0)]
  * for v = 0, 1, 2: chunk 0 straddles lo, chunk 1 is inside, chunk 2
  * straddles hi; D the same with min(max(...)) and a predicate (22 of 24
- * lanes written). */
+ * lanes written); E with lo > hi. */
 static void test_vector_clamped(void **state) {
     (void)state;
     uint64_t seed = tu_seed();
