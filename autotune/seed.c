@@ -81,7 +81,7 @@ static bool fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t 
     }
     if (taps_outside && nslide > 0 && last >= 0) {
         h = tune__unit_hole(sk, u, last);
-        p->vals[h->offset] = divisor_multiple(h->extent, OPS_PACKED_REDUCE_BLOCK, 1);
+        p->vals[h->offset] = ops_packed_reduce_block(h->extent);
     }
     h = tune__unit_hole(sk, u, k);
     if (!h || h->kind != TUNE_HOLE_PARALLEL) return false;

@@ -160,10 +160,7 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, const char *key,
             kp.keep_trees_below_warmup = true;
             char why[256];
             m = cm_model_load_buffer(blob, len, &kp, why, sizeof why);
-            const char *pre = CM_LOAD_ERROR_PREFIX;
-            if (!m)
-                snprintf(refused, sizeof refused, "%s",
-                         strncmp(why, pre, strlen(pre)) ? why : why + strlen(pre));
+            if (!m) snprintf(refused, sizeof refused, "%s", cm_load_error_reason(why));
             if (m && cm_model_is_trained(m)) {
                 info->from_blob = info->trained = true;
                 snprintf(info->message, sizeof info->message,

@@ -515,6 +515,12 @@ int cm_model_save_buffer(cm_model *m, void **buf, size_t *len) {
     return 0;
 }
 
+const char *cm_load_error_reason(const char *errbuf) {
+    size_t k = strlen(CM_LOAD_ERROR_PREFIX);
+    if (!errbuf) return "";
+    return strncmp(errbuf, CM_LOAD_ERROR_PREFIX, k) ? errbuf : errbuf + k;
+}
+
 /* errbuf = CM_LOAD_ERROR_PREFIX, then the reason. */
 static cm_model *load_error(cm_model *m, char *errbuf, size_t errlen, const char *fmt, ...) {
     if (errbuf && errlen) {

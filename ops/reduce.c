@@ -107,7 +107,6 @@ static int rd_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
     te_expr *ax[TE_MAX_DIMS + 8] = {0};
     for (int d = 0; d < n; d++)
         if (!(ax[d] = sch_axis(R, d))) return -1;
-    te_expr *par = ax[0];
     te_expr *lo, *li;
     int64_t f = R->shape[n - 1] < vlen ? R->shape[n - 1] : vlen;
     if (sch_split(s, R, ax[n - 1], f, &lo, &li)) return -1;
@@ -118,7 +117,7 @@ static int rd_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
     for (int r = 0; r < R->body->u.reduce.naxes; r++) ord[k++] = sch_reduce_axis(R, r);
     ord[k++] = li;
     if (sch_reorder(s, R, k, ord)) return -1;
-    par = lo;
+    te_expr *par = lo;
     if (n > 1 && sch_fuse(s, R, n, ax, &par)) return -1;
     return sch_parallel(s, R, par) || sch_vectorize(s, R, li);
 }

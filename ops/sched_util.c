@@ -25,33 +25,35 @@ static void detect_vlen(void) {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-int ops__sched_elemwise(sch_schedule *s, te_tensor *t, int vlen, te_expr **par) {
+/* Loops ax[0..k-1] of t fused (k > 1) and the result parallel (*par). */
+static int fuse_parallel(sch_schedule *s, te_tensor *t, te_expr **ax, int k, te_expr **par) {
+    te_expr *p = ax[0];
+    if ((k > 1 && sch_fuse(s, t, k, ax, &p)) || sch_parallel(s, t, p)) return -1;
+    *par = p;
+    return 0;
+}
+
+/* t's last axis split by the vector width, the inner part vectorized; the
+ * first nfuse loops of (the other axes..., the column blocks) fused and
+ * parallel. */
+static int rows_and_vectors(sch_schedule *s, te_tensor *t, int vlen, int nfuse, te_expr **par) {
     int n = t->ndim;
-    te_expr *ax[TE_MAX_DIMS + 1];
+    te_expr *ax[TE_MAX_DIMS + 1], *lo, *li, *p;
     for (int d = 0; d < n; d++)
         if (!(ax[d] = sch_axis(t, d))) return -1;
-    te_expr *lo, *li;
     if (sch_split(s, t, ax[n - 1], min64(vlen, t->shape[n - 1]), &lo, &li)) return -1;
     ax[n - 1] = lo;
-    te_expr *p = lo;
-    if (n > 1 && sch_fuse(s, t, n, ax, &p)) return -1;
-    if (sch_parallel(s, t, p) || sch_vectorize(s, t, li)) return -1;
+    if (fuse_parallel(s, t, ax, nfuse, &p) || sch_vectorize(s, t, li)) return -1;
     if (par) *par = p;
     return 0;
 }
 
+int ops__sched_elemwise(sch_schedule *s, te_tensor *t, int vlen, te_expr **par) {
+    return rows_and_vectors(s, t, vlen, t->ndim, par);
+}
+
 int ops__sched_pad(sch_schedule *s, te_tensor *t, int vlen, te_expr **par) {
-    int n = t->ndim;
-    if (n < 2) return ops__sched_elemwise(s, t, vlen, par);
-    te_expr *ax[TE_MAX_DIMS];
-    for (int d = 0; d < n; d++)
-        if (!(ax[d] = sch_axis(t, d))) return -1;
-    te_expr *lo, *li, *p = ax[0];
-    if (sch_split(s, t, ax[n - 1], min64(vlen, t->shape[n - 1]), &lo, &li)) return -1;
-    if (n > 2 && sch_fuse(s, t, n - 1, ax, &p)) return -1;
-    if (sch_parallel(s, t, p) || sch_vectorize(s, t, li)) return -1;
-    if (par) *par = p;
-    return 0;
+    return rows_and_vectors(s, t, vlen, t->ndim > 1 ? t->ndim - 1 : 1, par);
 }
 
 /* A factor near `want` that divides ext (and is a multiple of `mult`),
@@ -232,6 +234,12 @@ bool ops_packed_rows_outside(const te_tensor *operand) {
     return bytes <= OPS_PACKED_ROWS_OUTSIDE_BYTES;
 }
 
+int64_t ops_packed_reduce_block(int64_t extent) {
+    int64_t b = extent < OPS_PACKED_REDUCE_BLOCK ? extent : OPS_PACKED_REDUCE_BLOCK;
+    while (b > 1 && extent % b) b--;
+    return b < 1 ? 1 : b;
+}
+
 bool ops_packed_taps_outside(const ops_packed_tile *t, int vlen) {
     return t && (t->rows > 1 || t->lanes > vlen);
 }
@@ -298,9 +306,9 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     }
     te_expr *lo = NULL, *li = NULL;
     if (ops_packed_taps_outside(&tile, vlen) && nslide > 0 && last >= 0) {
-        int64_t ext = rax[last]->u.var.extent, b = OPS_PACKED_REDUCE_BLOCK;
-        while (ext % b) b--;
-        if (sch_split(s, Rp, rax[last], b, &lo, &li)) return -1;
+        if (sch_split(s, Rp, rax[last], ops_packed_reduce_block(rax[last]->u.var.extent), &lo,
+                      &li))
+            return -1;
     }
     for (int r = 0; r < nr; r++)
         if (!lo || !slides[r]) ro[k++] = lo && r == last ? lo : rax[r];
@@ -348,9 +356,7 @@ int ops__sched_row_reduce(sch_schedule *s, te_tensor *R, te_tensor *C, te_expr *
         te_expr *ax[TE_MAX_DIMS];
         for (int d = 0; d < R->ndim; d++)
             if (!(ax[d] = sch_axis(R, d))) return -1;
-        par = ax[0];
-        if ((R->ndim > 1 && sch_fuse(s, R, R->ndim, ax, &par)) || sch_parallel(s, R, par))
-            return -1;
+        if (fuse_parallel(s, R, ax, R->ndim, &par)) return -1;
     }
     if (!rf) return 0;
     return at ? sch_compute_at(s, rf, C, at) : par ? sch_compute_at(s, rf, R, par) : 0;

@@ -54,6 +54,13 @@ static void test_packed_tile_shape(void **st) {
     assert_false(ops_packed_taps_outside(&(ops_packed_tile){8, 1, 7}, 8));
     assert_false(ops_packed_taps_outside(&(ops_packed_tile){16, 1, 6}, 16));
     assert_false(ops_packed_taps_outside(NULL, 8));
+    /* The channel block of the taps-outside order: the largest divisor up
+     * to OPS_PACKED_REDUCE_BLOCK. */
+    assert_int_equal(ops_packed_reduce_block(128), 16);
+    assert_int_equal(ops_packed_reduce_block(3), 3);  /* the stem's 3 channels */
+    assert_int_equal(ops_packed_reduce_block(40), 10);
+    assert_int_equal(ops_packed_reduce_block(17), 1); /* a prime beyond the block */
+    assert_int_equal(ops_packed_reduce_block(0), 1);
     /* The parallel loop's order: the row tiles outside the blocks of
      * channels while all the weights fit in OPS_PACKED_ROWS_OUTSIDE_BYTES
      * (r50_1x1's 64 KiB, r50_c2's 144 KiB), inside beyond (r50_c3's 576). */

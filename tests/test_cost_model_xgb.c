@@ -338,6 +338,11 @@ static void test_save_load_identical(void **state) {
     tu_assert_msg_has(err, "format version 1", "reads 2", "earlier Loom");
     assert_null(cm_model_load_buffer(bad, 40, NULL, err, sizeof err)); /* an untrained format-1 blob */
     tu_assert_msg_has(err, "format version 1", "earlier Loom");
+    /* Every load error starts with the prefix; the reason follows it. */
+    assert_int_equal(strncmp(err, CM_LOAD_ERROR_PREFIX, strlen(CM_LOAD_ERROR_PREFIX)), 0);
+    assert_ptr_equal(cm_load_error_reason(err), err + strlen(CM_LOAD_ERROR_PREFIX));
+    assert_string_equal(cm_load_error_reason("no prefix"), "no prefix");
+    assert_string_equal(cm_load_error_reason(NULL), "");
     assert_null(cm_model_load_buffer(buf, 30, NULL, err, sizeof err));
     tu_assert_msg_has(err, "truncated", "30 bytes", "header");
     memcpy(bad, buf, len);

@@ -434,15 +434,27 @@ static bool is_dense(const te_expr *idx) {
 }
 bool cg_llvm__is_dense(const te_expr *idx) { return is_dense(idx); }
 
+/* A vector index as core [+ broadcast]: *offset the broadcast (NULL when
+ * idx is no sum); false for a sum with no broadcast side. */
+static bool offset_parts(const te_expr *idx, const te_expr **core, const te_expr **offset) {
+    *core = idx, *offset = NULL;
+    if (idx->kind != TE_ADD) return true;
+    const te_expr *a = idx->u.bin.a, *b = idx->u.bin.b;
+    if (b->kind == TE_BROADCAST) *core = a, *offset = b;
+    else if (a->kind == TE_BROADCAST) *core = b, *offset = a;
+    return *offset != NULL;
+}
+
+/* The i64 value of index expression e of type t, emitted. */
+static LLVMValueRef index_of(cg_llvm_emitter *em, const te_expr *e, te_dtype t) {
+    return cg_llvm__index(em, cg_llvm__expr(em, e), t);
+}
+
 /* A strided index: ramp(b, s, L) with a scalar base and stride, possibly
  * plus a broadcast; its lanes are b + l * s (+ the broadcast value). */
 static bool strided_parts(const te_expr *idx, const te_expr **ramp, const te_expr **offset) {
-    const te_expr *r = idx, *o = NULL;
-    if (idx->kind == TE_ADD) {
-        r = idx->u.bin.a, o = idx->u.bin.b;
-        if (r->kind != TE_RAMP) r = idx->u.bin.b, o = idx->u.bin.a;
-        if (o->kind != TE_BROADCAST) return false;
-    }
+    const te_expr *r, *o;
+    if (!offset_parts(idx, &r, &o)) return false;
     if (r->kind != TE_RAMP || r->u.ramp.base->dtype.lanes > 1 || r->u.ramp.stride->dtype.lanes > 1)
         return false;
     *ramp = r, *offset = o;
@@ -458,11 +470,10 @@ bool cg_llvm__strided_lanes(cg_llvm_emitter *em, const te_expr *idx, LLVMValueRe
     const te_expr *r, *o;
     if (!strided_parts(idx, &r, &o)) return false;
     te_dtype t = te_dtype_element(idx->dtype);
-    LLVMValueRef b = cg_llvm__index(em, cg_llvm__expr(em, r->u.ramp.base), t);
-    LLVMValueRef s = cg_llvm__index(em, cg_llvm__expr(em, r->u.ramp.stride), t);
+    LLVMValueRef b = index_of(em, r->u.ramp.base, t), s = index_of(em, r->u.ramp.stride, t);
     if (!b || !s) return false;
     if (o) {
-        LLVMValueRef v = cg_llvm__index(em, cg_llvm__expr(em, o->u.bcast.value), t);
+        LLVMValueRef v = index_of(em, o->u.bcast.value, t);
         if (!v) return false;
         b = LLVMBuildNSWAdd(em->b, b, v, "");
     }
@@ -480,13 +491,8 @@ bool cg_llvm__strided_lanes(cg_llvm_emitter *em, const te_expr *idx, LLVMValueRe
  * bounds whichever side of the select is taken). */
 static bool clamped_ramp_parts(const te_expr *idx, const te_expr **ramp, const te_expr **offset,
                                const te_expr **lo, const te_expr **hi) {
-    const te_expr *c = idx, *o = NULL;
-    if (idx->kind == TE_ADD) {
-        c = idx->u.bin.a, o = idx->u.bin.b;
-        if (c->kind == TE_BROADCAST) c = idx->u.bin.b, o = idx->u.bin.a;
-        if (o->kind != TE_BROADCAST) return false;
-    }
-    if (c->kind != TE_MAX && c->kind != TE_MIN) return false;
+    const te_expr *c, *o;
+    if (!offset_parts(idx, &c, &o) || (c->kind != TE_MAX && c->kind != TE_MIN)) return false;
     const te_expr *inner = c->u.bin.a, *outer_b = c->u.bin.b;
     if (inner->kind == TE_BROADCAST) inner = c->u.bin.b, outer_b = c->u.bin.a;
     te_expr_kind ik = c->kind == TE_MAX ? TE_MIN : TE_MAX;
@@ -515,12 +521,27 @@ static LLVMValueRef from_mem(cg_llvm_emitter *em, te_dtype elem, LLVMValueRef v)
     return LLVMBuildICmp(em->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
 }
 
+/* A vector load of type vt at p, masked by mask (NULL: every lane). */
+static LLVMValueRef contiguous_load(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValueRef p,
+                                    LLVMTypeRef vt, LLVMValueRef mask, unsigned align) {
+    if (!mask) {
+        LLVMValueRef v = LLVMBuildLoad2(em->b, vt, p, buf->name);
+        LLVMSetAlignment(v, align);
+        return v;
+    }
+    LLVMTypeRef over[2] = {vt, em->t_ptr}, fty;
+    LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.masked.load", over, 2, &fty);
+    if (!fn) return NULL;
+    LLVMValueRef args[4] = {p, LLVMConstInt(em->t_i32, align, 0), mask, LLVMConstNull(vt)};
+    return LLVMBuildCall2(em->b, fty, fn, args, 4, buf->name);
+}
+
 /* A masked gather at the lanes of vector index idx (mask NULL: all lanes). */
 static LLVMValueRef gather(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValueRef base,
                            LLVMTypeRef mt, LLVMTypeRef vt, const te_expr *idx, LLVMValueRef mask,
                            unsigned align) {
     int L = idx->dtype.lanes;
-    LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx), idx->dtype);
+    LLVMValueRef i = index_of(em, idx, idx->dtype);
     if (!i) return NULL;
     LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(em->b, mt, base, &i, 1, "");
     LLVMTypeRef pvt = LLVMVectorType(em->t_ptr, (unsigned)L), fty;
@@ -596,17 +617,12 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         LLVMValueRef i = cg_llvm__index(em, cg_llvm__dense_base(em, idx), te_dtype_element(idx->dtype));
         if (!i) return NULL;
         LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
-        if (!mask || cg_llvm__lanes_inside_local(buf, idx, L)) {
-            LLVMValueRef v = LLVMBuildLoad2(B, vt, p, buf->name);
-            LLVMSetAlignment(v, align);
-            if (mask) v = LLVMBuildSelect(B, mask, v, LLVMConstNull(vt), "");
-            return from_mem(em, elem, v);
+        if (mask && cg_llvm__lanes_inside_local(buf, idx, L)) {
+            LLVMValueRef v = contiguous_load(em, buf, p, vt, NULL, align);
+            return from_mem(em, elem, LLVMBuildSelect(B, mask, v, LLVMConstNull(vt), ""));
         }
-        LLVMTypeRef over[2] = {vt, em->t_ptr}, fty;
-        LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.masked.load", over, 2, &fty);
-        if (!fn) return NULL;
-        LLVMValueRef args[4] = {p, LLVMConstInt(em->t_i32, align, 0), mask, LLVMConstNull(vt)};
-        return from_mem(em, elem, LLVMBuildCall2(B, fty, fn, args, 4, buf->name));
+        LLVMValueRef v = contiguous_load(em, buf, p, vt, mask, align);
+        return v ? from_mem(em, elem, v) : NULL;
     }
     /* Broadcast of one element: a scalar load and a splat. */
     if (idx->kind == TE_BROADCAST && !mask) {
@@ -644,10 +660,10 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
     const te_expr *cr, *co, *clo, *chi;
     if (idx->dtype.lanes == L && clamped_ramp_parts(idx, &cr, &co, &clo, &chi)) {
         te_dtype it = te_dtype_element(idx->dtype);
-        LLVMValueRef b = cg_llvm__index(em, cg_llvm__expr(em, cr->u.ramp.base), it);
-        LLVMValueRef lo = cg_llvm__index(em, cg_llvm__expr(em, clo->u.bcast.value), it);
-        LLVMValueRef hi = cg_llvm__index(em, cg_llvm__expr(em, chi->u.bcast.value), it);
-        LLVMValueRef o = co ? cg_llvm__index(em, cg_llvm__expr(em, co->u.bcast.value), it) : NULL;
+        LLVMValueRef b = index_of(em, cr->u.ramp.base, it);
+        LLVMValueRef lo = index_of(em, clo->u.bcast.value, it);
+        LLVMValueRef hi = index_of(em, chi->u.bcast.value, it);
+        LLVMValueRef o = co ? index_of(em, co->u.bcast.value, it) : NULL;
         if (!b || !lo || !hi || (co && !o)) return NULL;
         LLVMValueRef span = LLVMConstInt(em->t_i64, (unsigned long long)(L - 1), 0);
         LLVMValueRef last = LLVMBuildNSWAdd(B, b, span, "");
@@ -660,17 +676,8 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         LLVMPositionBuilderAtEnd(B, fast);
         LLVMValueRef i = o ? LLVMBuildNSWAdd(B, b, o, "") : b;
         LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
-        LLVMValueRef vin;
-        if (!mask) {
-            vin = LLVMBuildLoad2(B, vt, p, buf->name);
-            LLVMSetAlignment(vin, align);
-        } else {
-            LLVMTypeRef over[2] = {vt, em->t_ptr}, fty;
-            LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.masked.load", over, 2, &fty);
-            if (!fn) return NULL;
-            LLVMValueRef args[4] = {p, LLVMConstInt(em->t_i32, align, 0), mask, LLVMConstNull(vt)};
-            vin = LLVMBuildCall2(B, fty, fn, args, 4, buf->name);
-        }
+        LLVMValueRef vin = contiguous_load(em, buf, p, vt, mask, align);
+        if (!vin) return NULL;
         LLVMBuildBr(B, join);
         LLVMPositionBuilderAtEnd(B, slow);
         LLVMValueRef vedge = gather(em, buf, base, mt, vt, idx, mask, align);

@@ -291,6 +291,10 @@ int cm_model_save_buffer(cm_model *m, void **buf, size_t *len);
  * non-NULL, after CM_LOAD_ERROR_PREFIX (which a caller with its own
  * context may skip). */
 #define CM_LOAD_ERROR_PREFIX "cost model: load: "
+/* The reason in a load error message, past CM_LOAD_ERROR_PREFIX (the
+ * message itself when it has no such prefix; "" for NULL). Points into
+ * errbuf. */
+const char *cm_load_error_reason(const char *errbuf);
 cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *params,
                                char *errbuf, size_t errlen);
 int cm_model_save_file(cm_model *m, const char *path);

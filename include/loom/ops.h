@@ -248,6 +248,10 @@ bool ops_packed_tile_shape(int64_t vec_extent, int64_t rows, int64_t cols, int v
  * session 18). */
 #define OPS_PACKED_REDUCE_BLOCK 16
 bool ops_packed_taps_outside(const ops_packed_tile *t, int vlen);
+/* The block of that reduce axis, of `extent` steps: its largest divisor
+ * up to OPS_PACKED_REDUCE_BLOCK (1 for an extent below 1). The default
+ * schedule and the tuner's heuristic programs both block by it. */
+int64_t ops_packed_reduce_block(int64_t extent);
 /* The order of a packed tile's parallel loop: the row tiles outside the
  * blocks of lanes (n, y.o, k.o, x.o for an NCHW convolution) when the
  * operand packed along the lanes (the weights, all of them) fits in

@@ -176,10 +176,8 @@ static void print_cost_models(tdb_db *db) {
         } else {
             char err[256];
             cm_model *m = cm_model_load_buffer(blob, len, NULL, err, sizeof err);
-            const char *pre = CM_LOAD_ERROR_PREFIX;
             if (!m)
-                snprintf(why, sizeof why, "not usable: %s",
-                         strncmp(err, pre, strlen(pre)) ? err : err + strlen(pre));
+                snprintf(why, sizeof why, "not usable: %s", cm_load_error_reason(err));
             else if (cm_model_is_trained(m))
                 snprintf(why, sizeof why, "usable, %d boosting rounds", cm_model_num_rounds(m));
             else
