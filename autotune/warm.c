@@ -223,7 +223,8 @@ void tune_eval_free(tune_eval *e) {
     memset(e, 0, sizeof *e);
 }
 
-int tune_eval_model(const tune_dataset *d, const cm_params *params, tune_eval *out, char **err) {
+int tune_eval_model(const tune_dataset *d, const cm_params *params, const bool *held_out,
+                    tune_eval *out, char **err) {
     memset(out, 0, sizeof *out);
     if (d->ntasks < 2) {
         if (err) *err = tune__strdupf("eval-model: the database has valid records of %d workload%s "
@@ -246,6 +247,7 @@ int tune_eval_model(const tune_dataset *d, const cm_params *params, tune_eval *o
         goto done;
     }
     for (int t = 0; t < d->ntasks; t++) {
+        if (held_out && !held_out[t]) continue;
         int ntr = 0, nte = 0;
         for (int i = 0; i < d->n; i++) {
             if (d->task_ids[i] == t) te[nte] = d->progs[i], tel[nte++] = d->latencies[i];
@@ -277,7 +279,8 @@ int tune_eval_model(const tune_dataset *d, const cm_params *params, tune_eval *o
         out->top1_random += row->top1_random, out->top5_random += row->top5_random;
     }
     if (out->nrows == 0) {
-        if (err) *err = tune__strdupf("eval-model: no workload has 2 or more valid records");
+        if (err) *err = tune__strdupf("eval-model: no %sworkload has 2 or more valid records",
+                                      held_out ? "held-out " : "");
         goto done;
     }
     out->pairwise = npair ? out->pairwise / npair : -1;

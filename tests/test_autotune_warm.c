@@ -386,7 +386,7 @@ static void test_eval_model(void **st) {
     free(add_records(db, target, k[0], 40, 1));
     assert_int_equal(tune_dataset_load(db, target, NULL, 0, &d, &err), 0);
     assert_int_equal(d.ntasks, 1);
-    assert_int_equal(tune_eval_model(&d, NULL, &e, &err), -1);
+    assert_int_equal(tune_eval_model(&d, NULL, NULL, &e, &err), -1);
     tu_assert_msg_has(err, "1 workload", "at least 2");
     free(err);
     tune_dataset_free(&d);
@@ -398,7 +398,7 @@ static void test_eval_model(void **st) {
     cm_params cp;
     cm_params_default(&cp);
     cp.nthread = 1;
-    assert_int_equal(tune_eval_model(&d, &cp, &e, &err), 0);
+    assert_int_equal(tune_eval_model(&d, &cp, NULL, &e, &err), 0);
     assert_int_equal(e.nrows, 3);
     print_message("pairwise %.3f (random %.3f) top1 %.2f (%.2f) top5 %.2f (%.2f)\n", e.pairwise,
                   e.pairwise_random, e.top1, e.top1_random, e.top5, e.top5_random);
@@ -407,7 +407,22 @@ static void test_eval_model(void **st) {
     assert_true(e.top5 >= e.top1 && e.top5 <= 1 && e.top1 >= 0);
     assert_true(e.top5_random >= e.top1_random);
     for (int i = 0; i < e.nrows; i++) assert_true(e.rows[i].programs >= 2);
+    double all_row1 = e.rows[1].pairwise;
     tune_eval_free(&e);
+    /* Held-out flags: only task 1 is scored; tasks 0 and 2 train. Its
+     * model is the one the full evaluation trained for it (same data,
+     * same seed), so its row is the same. */
+    bool held[3] = {false, true, false};
+    assert_int_equal(tune_eval_model(&d, &cp, held, &e, &err), 0);
+    assert_int_equal(e.nrows, 1);
+    assert_string_equal(e.rows[0].key, d.keys[1]);
+    assert_true(fabs(e.rows[0].pairwise - all_row1) < 1e-12);
+    assert_true(fabs(e.pairwise - all_row1) < 1e-12);
+    tune_eval_free(&e);
+    bool none[3] = {false, false, false};
+    assert_int_equal(tune_eval_model(&d, &cp, none, &e, &err), -1);
+    tu_assert_msg_has(err, "eval-model", "no held-out workload", "2 or more");
+    free(err);
     tune_dataset_free(&d);
     tdb_close(db);
     unlink(path);
@@ -594,9 +609,48 @@ static void test_cli_eval_model(void **st) {
     const char *l = strstr(out, "pairwise accuracy: ");
     assert_int_equal(sscanf(l, "pairwise accuracy: %lf (random %lf)", &pw, &pr), 2);
     assert_true(pw > 0.75 && pw > pr);
+    /* --suite: only the suite's workloads are held out; one of its lines
+     * has no records (said, not fatal), a bad line is refused. */
+    char suite[256];
+    snprintf(suite, sizeof suite, "/tmp/loom_evsuite_%d.tsv", (int)getpid());
+    FILE *f = fopen(suite, "w");
+    assert_non_null(f);
+    fprintf(f, "# held out\nsmall\tmatmul\tM=64,N=16,K=32\nabsent\tmatmul\tM=8,N=8,K=8\n");
+    fclose(f);
+    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --suite %s", path, target, suite);
+    assert_int_equal(run(a), 0);
+    print_message("%s", out);
+    tu_assert_msg_has(out, "the 1 of suite", "the other 2 for training only", k[1],
+                      "suite workload 'absent'", "no valid records", "not evaluated");
+    assert_null(strstr(out, k[0]));
+    assert_null(strstr(out, k[2]));
+    f = fopen(suite, "w");
+    fprintf(f, "absent\tmatmul\tM=8,N=8,K=8\n");
+    fclose(f);
+    assert_int_equal(run(a), 1);
+    tu_assert_msg_has(out, "no workload of suite", suite, "valid records");
+    f = fopen(suite, "w");
+    fprintf(f, "bad\tmatmul\tM=8,N=8\n");
+    fclose(f);
+    assert_int_equal(run(a), 2);
+    tu_assert_msg_has(out, "bad shape 'M=8,N=8' for matmul");
+    f = fopen(suite, "w");
+    fprintf(f, "bad\tnosuchop\tM=8\n");
+    fclose(f);
+    assert_int_equal(run(a), 2);
+    tu_assert_msg_has(out, "unknown op 'nosuchop'");
+    f = fopen(suite, "w");
+    fclose(f);
+    assert_int_equal(run(a), 2);
+    tu_assert_msg_has(out, "has no workloads");
+    unlink(suite);
+    snprintf(a, sizeof a, "--eval-model --db %s --suite /nonexistent/s.tsv", path);
+    assert_int_equal(run(a), 2);
+    tu_assert_msg_has(out, "cannot read suite '/nonexistent/s.tsv'");
     /* The help defines the measures. */
     assert_int_equal(run("--help"), 0);
-    tu_assert_msg_has(out, "--eval-model", "top-k recall", "truly", "pairwise ranking accuracy");
+    tu_assert_msg_has(out, "--eval-model", "top-k recall", "truly", "pairwise ranking accuracy",
+                      "only", "the suite's workloads are held out");
     unlink(path);
     for (int i = 0; i < 3; i++) free(k[i]);
     free(target);

@@ -671,17 +671,22 @@ typedef struct {
     double top1, top5, top1_random, top5_random;
 } tune_eval;
 
-/* For each workload of d in turn: trains a fresh model (params NULL:
+/* For each workload of d in turn (held_out NULL), or each workload t with
+ * held_out[t] (d->ntasks flags): trains a fresh model (params NULL:
  * defaults; num_warmup_samples is lowered to 1 so that the model is
- * always trained) on the programs of all other workloads, scores the
- * held-out workload's programs with it and with the random model
- * (cm_model_new untrained, seeded with params->seed), and compares the
- * rankings with the measured latencies. top-k recall of a workload: 1
- * when its lowest-latency program is among the k programs with the
- * highest scores (ties broken by lower index), else 0. Needs at least 2
- * workloads. Returns 0 and fills out (free with tune_eval_free), or -1
- * with a malloc'd message in *err. */
-int tune_eval_model(const tune_dataset *d, const cm_params *params, tune_eval *out, char **err);
+ * always trained) on the programs of all other workloads, held out or
+ * not, scores the held-out workload's programs with it and with the
+ * random model (cm_model_new untrained, seeded with params->seed), and
+ * compares the rankings with the measured latencies. Flags let records
+ * of workloads outside a benchmark suite serve as training data only
+ * (TenSet's use of a corpus of other workloads). top-k recall of a
+ * workload: 1 when its lowest-latency program is among the k programs
+ * with the highest scores (ties broken by lower index), else 0. Needs at
+ * least 2 workloads and a held-out one with 2 or more programs. Returns
+ * 0 and fills out (free with tune_eval_free), or -1 with a malloc'd
+ * message in *err. */
+int tune_eval_model(const tune_dataset *d, const cm_params *params, const bool *held_out,
+                    tune_eval *out, char **err);
 void tune_eval_free(tune_eval *e);
 
 /* ------------------------------------------------------------------ */

@@ -23,7 +23,7 @@ static const char usage[] =
     "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
     "                [--resume] [--no-model] [--skip-default] [--baseline] [--per-round R]\n"
     "                [--population P] [--progress-interval SEC] [--retime K]\n"
-    "       autotune --eval-model --db FILE [--target T]\n"
+    "       autotune --eval-model --db FILE [--target T] [--suite FILE.tsv]\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
     "every measured schedule to the tuning database FILE. Before the first measurement\n"
     "the cost model is trained on FILE's records for the target, of every workload\n"
@@ -67,7 +67,10 @@ static const char usage[] =
     "                workload's programs with different latencies that the scores order\n"
     "                as the latencies do) and top-k recall (1 when the workload's truly\n"
     "                fastest program is among the k programs the model scores highest,\n"
-    "                else 0; the mean over workloads), k = 1 and 5.\n";
+    "                else 0; the mean over workloads), k = 1 and 5. With --suite, only\n"
+    "                the suite's workloads are held out, and the records of FILE's\n"
+    "                other workloads serve for training only (a corpus of measured\n"
+    "                programs helps the model transfer to new workloads).\n";
 
 static volatile sig_atomic_t stop_flag;
 static void on_sigint(int sig) {
@@ -237,6 +240,30 @@ static int read_suite(const char *path, task_line **out) {
     return n;
 }
 
+/* Fills each task's canonical key; on an unknown op or a bad shape says
+ * so on stderr and returns -1. */
+static int resolve_keys(task_line *tasks, int n) {
+    te_ctx *kctx = te_ctx_new();
+    int rc = kctx ? 0 : -1;
+    for (int i = 0; i < n && !rc; i++) {
+        if (!ops_find(tasks[i].op)) {
+            fprintf(stderr, "autotune: unknown op '%s' (known: %s)\n", tasks[i].op, ops_names());
+            rc = -1;
+            break;
+        }
+        const char *k = ops_canonical_key(kctx, tasks[i].op, tasks[i].shape);
+        if (!k) {
+            fprintf(stderr, "autotune: bad shape '%s' for %s: %s\n", tasks[i].shape, tasks[i].op,
+                    te_ctx_errmsg(kctx));
+            rc = -1;
+            break;
+        }
+        snprintf(tasks[i].key, sizeof tasks[i].key, "%s", k);
+    }
+    te_ctx_free(kctx);
+    return rc;
+}
+
 /* Records already in the DB for (key, target): their logs and count. */
 static int known_logs(tdb_db *db, const char *key, const char *target, char ***logs, int *ntrials) {
     tdb_history_point *h = NULL;
@@ -252,8 +279,11 @@ static int known_logs(tdb_db *db, const char *key, const char *target, char ***l
     return n;
 }
 
-/* --eval-model: leave-one-workload-out evaluation of the cost model. */
-static int eval_model(const char *db_path, const char *tkey) {
+/* --eval-model: leave-one-workload-out evaluation of the cost model;
+ * with a suite, only its workloads are held out (tasks, ntasks: read and
+ * resolved; NULL, 0: every workload). */
+static int eval_model(const char *db_path, const char *tkey, const char *suite,
+                      const task_line *tasks, int ntasks) {
     char *err = NULL;
     tdb_open_options oo = {.readonly = true};
     tdb_db *db = tdb_open(db_path, &oo, &err);
@@ -270,15 +300,47 @@ static int eval_model(const char *db_path, const char *tkey) {
         tdb_close(db);
         return 1;
     }
+    bool *held = NULL;
+    int nheld = 0;
+    if (suite) {
+        held = calloc((size_t)d.ntasks + 1, sizeof *held);
+        if (!held) {
+            fprintf(stderr, "autotune: out of memory\n");
+            tune_dataset_free(&d);
+            tdb_close(db);
+            return 1;
+        }
+        for (int i = 0; i < ntasks; i++) {
+            int t = 0;
+            while (t < d.ntasks && strcmp(d.keys[t], tasks[i].key)) t++;
+            if (t < d.ntasks) nheld += !held[t], held[t] = true;
+            else
+                fprintf(stderr, "autotune: --eval-model: suite workload '%s' (%s) has no valid "
+                        "records of target '%s' in %s; not evaluated\n",
+                        tasks[i].name, tasks[i].key, tkey, db_path);
+        }
+        if (!nheld) {
+            fprintf(stderr, "autotune: --eval-model: no workload of suite '%s' has valid records "
+                    "of target '%s' in %s\n", suite, tkey, db_path);
+            free(held);
+            tune_dataset_free(&d);
+            tdb_close(db);
+            return 1;
+        }
+    }
     cm_params cp;
     cm_params_default(&cp);
-    int rc = tune_eval_model(&d, &cp, &e, &err);
+    int rc = tune_eval_model(&d, &cp, held, &e, &err);
     if (rc) {
         fprintf(stderr, "autotune: %s (target '%s')\n", err, tkey);
         free(err);
     } else {
-        printf("eval-model: %d programs of %d workloads, target '%s', leave one workload out\n",
+        printf("eval-model: %d programs of %d workloads, target '%s', leave one workload out",
                d.n, d.ntasks, tkey);
+        if (suite)
+            printf(" (the %d of suite '%s' held out in turn, the other %d for training only)",
+                   nheld, suite, d.ntasks - nheld);
+        printf("\n");
         printf("%-60s %8s %9s %9s %5s %5s %8s %8s\n", "workload", "programs", "pairwise",
                "(random)", "top1", "top5", "(rnd t1)", "(rnd t5)");
         for (int i = 0; i < e.nrows; i++) {
@@ -291,6 +353,7 @@ static int eval_model(const char *db_path, const char *tkey) {
         printf("top-5 recall: %.3f (random %.3f)\n", e.top5, e.top5_random);
         tune_eval_free(&e);
     }
+    free(held);
     tune_dataset_free(&d);
     tdb_close(db);
     return rc ? 1 : 0;
@@ -434,9 +497,21 @@ int main(int argc, char **argv) {
         if (!db_path) return fail("--eval-model needs --db FILE%s%s", "", "");
         if (strncmp(target, "llvm", 4) && strncmp(target, "cuda", 4))
             return fail("unknown target '%s' (known: llvm, cuda)%s", target, "");
+        task_line *st = NULL;
+        int nst = 0;
+        if (suite) {
+            nst = read_suite(suite, &st);
+            if (nst < 0) return fail("cannot read suite '%s': %s", suite, strerror(errno));
+            if (nst == 0) return fail("suite '%s' has no workloads%s", suite, "");
+            if (resolve_keys(st, nst)) {
+                free(st);
+                return 2;
+            }
+        }
         char *tk = !strcmp(target, "llvm") ? tdb_host_target() : strdup(target);
-        int erc = eval_model(db_path, tk);
+        int erc = eval_model(db_path, tk, suite, st, nst);
         free(tk);
+        free(st);
         return erc;
     }
     /* Every argument is checked before the database is touched. */
@@ -467,22 +542,12 @@ int main(int argc, char **argv) {
         snprintf(tasks[0].op, sizeof tasks[0].op, "%s", op);
         snprintf(tasks[0].shape, sizeof tasks[0].shape, "%s", shape ? shape : "");
     }
+    if (resolve_keys(tasks, ntasks)) return 2;
     te_ctx *kctx = te_ctx_new();
     series_t *series = calloc((size_t)ntasks, sizeof *series);
     for (int i = 0; i < ntasks; i++) {
         series[i].best_at = -1;
-        if (!ops_find(tasks[i].op)) {
-            fprintf(stderr, "autotune: unknown op '%s' (known: %s)\n", tasks[i].op, ops_names());
-            return 2;
-        }
-        const char *k = ops_canonical_key(kctx, tasks[i].op, tasks[i].shape);
-        if (!k) {
-            fprintf(stderr, "autotune: bad shape '%s' for %s: %s\n", tasks[i].shape, tasks[i].op,
-                    te_ctx_errmsg(kctx));
-            return 2;
-        }
-        snprintf(tasks[i].key, sizeof tasks[i].key, "%s", k);
-        ops_workload *w = ops_from_key(kctx, k);
+        ops_workload *w = ops_from_key(kctx, tasks[i].key);
         series[i].flops = w ? w->flops : 0;
     }
     te_ctx_free(kctx);
