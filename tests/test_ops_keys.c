@@ -208,6 +208,45 @@ static void test_errors(void **state) {
     te_ctx_free(ctx);
 }
 
+/* Canonical keys of a suite file's lines (name<TAB>op<TAB>params). */
+static int suite_keys(const char *path, te_ctx *ctx, const char **keys, int cap) {
+    FILE *f = fopen(path, "r");
+    if (!f) fprintf(stderr, "%s: cannot open (run from the source tree)\n", path);
+    assert_non_null(f);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n') continue;
+        char name[64], op[64], shape[256];
+        assert_int_equal(sscanf(line, "%63s %63s %255s", name, op, shape), 3);
+        const char *k = ops_canonical_key(ctx, op, shape);
+        if (!k) fprintf(stderr, "%s: %s: %s\n", path, name, te_ctx_errmsg(ctx));
+        assert_non_null(k);
+        assert_true(n < cap);
+        keys[n++] = k;
+    }
+    fclose(f);
+    return n;
+}
+
+/* The cost model's corpus (bench/corpus.tsv) is training data for
+ * workloads it does not contain: every line builds, no shape twice, none
+ * of the benchmark suite's. */
+static void test_corpus_disjoint_from_suite(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    const char *corpus[128], *suite[64];
+    int nc = suite_keys("bench/corpus.tsv", ctx, corpus, 128);
+    int ns = suite_keys("bench/workloads.tsv", ctx, suite, 64);
+    assert_int_equal(nc, 60);
+    assert_true(ns >= 10);
+    for (int i = 0; i < nc; i++) {
+        for (int j = 0; j < i; j++) assert_string_not_equal(corpus[i], corpus[j]);
+        for (int j = 0; j < ns; j++) assert_string_not_equal(corpus[i], suite[j]);
+    }
+    te_ctx_free(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry),
@@ -215,6 +254,7 @@ int main(void) {
         cmocka_unit_test(test_key_round_trip),
         cmocka_unit_test(test_key_non_canonical),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_corpus_disjoint_from_suite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
