@@ -244,8 +244,12 @@ static int read_suite(const char *path, task_line **out) {
  * so on stderr and returns -1. */
 static int resolve_keys(task_line *tasks, int n) {
     te_ctx *kctx = te_ctx_new();
-    int rc = kctx ? 0 : -1;
-    for (int i = 0; i < n && !rc; i++) {
+    if (!kctx) {
+        fprintf(stderr, "autotune: out of memory\n");
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
         if (!ops_find(tasks[i].op)) {
             fprintf(stderr, "autotune: unknown op '%s' (known: %s)\n", tasks[i].op, ops_names());
             rc = -1;
