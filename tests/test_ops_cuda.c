@@ -158,26 +158,18 @@ static void test_every_op_cuda(void **state) {
 static void test_bench_workloads(void **state) {
     (void)state;
     if (!have_nvrtc()) skip();
-    FILE *f = fopen("bench/workloads.tsv", "r");
-    if (!f) fprintf(stderr, "bench/workloads.tsv: cannot open (run from the source tree)\n");
-    assert_non_null(f);
-    char line[512];
-    int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n') continue;
-        char name[64], op[64], shape[256];
-        if (sscanf(line, "%63s %63s %255s", name, op, shape) != 3) continue;
+    tu_suite_line l[64];
+    int n = tu_read_suite("bench/workloads.tsv", l, 64);
+    for (int i = 0; i < n; i++) {
         te_ctx *ctx = te_ctx_new();
-        ops_workload *w = ops_build(ctx, op, shape);
-        if (!w) fprintf(stderr, "%s: %s\n", name, te_ctx_errmsg(ctx));
+        ops_workload *w = ops_build(ctx, l[i].op, l[i].shape);
+        if (!w) fprintf(stderr, "%s: %s\n", l[i].name, te_ctx_errmsg(ctx));
         assert_non_null(w);
         rt_module *m = build_cuda(w, "cuda -arch=sm_90");
         check_source(w, rt_module_get_text(m, "source"), "__shared__");
         rt_module_free(m);
         te_ctx_free(ctx);
-        n++;
     }
-    fclose(f);
     assert_true(n >= 10);
 }
 

@@ -208,24 +208,15 @@ static void test_errors(void **state) {
     te_ctx_free(ctx);
 }
 
-/* Canonical keys of a suite file's lines (name<TAB>op<TAB>params). */
+/* Canonical keys of a suite file's lines. */
 static int suite_keys(const char *path, te_ctx *ctx, const char **keys, int cap) {
-    FILE *f = fopen(path, "r");
-    if (!f) fprintf(stderr, "%s: cannot open (run from the source tree)\n", path);
-    assert_non_null(f);
-    char line[512];
-    int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n') continue;
-        char name[64], op[64], shape[256];
-        assert_int_equal(sscanf(line, "%63s %63s %255s", name, op, shape), 3);
-        const char *k = ops_canonical_key(ctx, op, shape);
-        if (!k) fprintf(stderr, "%s: %s: %s\n", path, name, te_ctx_errmsg(ctx));
-        assert_non_null(k);
-        assert_true(n < cap);
-        keys[n++] = k;
+    tu_suite_line l[128];
+    int n = tu_read_suite(path, l, cap < 128 ? cap : 128);
+    for (int i = 0; i < n; i++) {
+        keys[i] = ops_canonical_key(ctx, l[i].op, l[i].shape);
+        if (!keys[i]) fprintf(stderr, "%s: %s: %s\n", path, l[i].name, te_ctx_errmsg(ctx));
+        assert_non_null(keys[i]);
     }
-    fclose(f);
     return n;
 }
 

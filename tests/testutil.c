@@ -86,3 +86,21 @@ void tu_assert_msg_has_(const char *msg, const char *file, int line, ...) {
     }
     va_end(ap);
 }
+
+int tu_read_suite(const char *path, tu_suite_line *lines, int cap) {
+    FILE *f = fopen(path, "r");
+    if (!f) fprintf(stderr, "%s: cannot open (run from the source tree)\n", path);
+    assert_non_null(f);
+    char buf[512];
+    int n = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        if (buf[0] == '#' || buf[0] == '\n') continue;
+        assert_true(n < cap);
+        tu_suite_line *l = &lines[n++];
+        int got = sscanf(buf, "%63s %63s %255s", l->name, l->op, l->shape);
+        if (got != 3) fprintf(stderr, "%s: a line without name, op and params: %s", path, buf);
+        assert_int_equal(got, 3);
+    }
+    fclose(f);
+    return n;
+}

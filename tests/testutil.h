@@ -37,6 +37,16 @@ void tu_poison_f32(DLTensor *t);
 int64_t tu_compare_f32(const char *what, const float *got, const double *want, int64_t n,
                        double rtol, double atol);
 
+/* One line of a suite file (bench/workloads.tsv format: name<TAB>op<TAB>params). */
+typedef struct {
+    char name[64], op[64], shape[256];
+} tu_suite_line;
+/* Reads up to cap lines of the suite file at path (relative to the source
+ * tree, where the tests run), skipping '#' comments and blank lines;
+ * fails the test when the file cannot be read or a line has fewer than
+ * three fields. Returns the count. */
+int tu_read_suite(const char *path, tu_suite_line *lines, int cap);
+
 /* Asserts that `msg` contains every one of the NULL-terminated substrings. */
 #define tu_assert_msg_has(msg, ...) tu_assert_msg_has_((msg), __FILE__, __LINE__, __VA_ARGS__, (const char *)NULL)
 void tu_assert_msg_has_(const char *msg, const char *file, int line, ...);

@@ -268,6 +268,21 @@ static int resolve_keys(task_line *tasks, int n) {
     return rc;
 }
 
+/* Reads a suite file and resolves its keys: the count (> 0), or -1 after
+ * saying what is wrong (the caller exits with 2). */
+static int load_suite(const char *path, task_line **out) {
+    *out = NULL;
+    int n = read_suite(path, out);
+    if (n <= 0 || resolve_keys(*out, n)) {
+        if (n < 0) fail("cannot read suite '%s': %s", path, strerror(errno));
+        else if (n == 0) fail("suite '%s' has no workloads%s", path, "");
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return n;
+}
+
 /* Records already in the DB for (key, target): their logs and count. */
 static int known_logs(tdb_db *db, const char *key, const char *target, char ***logs, int *ntrials) {
     tdb_history_point *h = NULL;
@@ -502,16 +517,8 @@ int main(int argc, char **argv) {
         if (strncmp(target, "llvm", 4) && strncmp(target, "cuda", 4))
             return fail("unknown target '%s' (known: llvm, cuda)%s", target, "");
         task_line *st = NULL;
-        int nst = 0;
-        if (suite) {
-            nst = read_suite(suite, &st);
-            if (nst < 0) return fail("cannot read suite '%s': %s", suite, strerror(errno));
-            if (nst == 0) return fail("suite '%s' has no workloads%s", suite, "");
-            if (resolve_keys(st, nst)) {
-                free(st);
-                return 2;
-            }
-        }
+        int nst = suite ? load_suite(suite, &st) : 0;
+        if (nst < 0) return 2;
         char *tk = !strcmp(target, "llvm") ? tdb_host_target() : strdup(target);
         int erc = eval_model(db_path, tk, suite, st, nst);
         free(tk);
@@ -536,17 +543,16 @@ int main(int argc, char **argv) {
     task_line *tasks = NULL;
     int ntasks = 0;
     if (suite) {
-        ntasks = read_suite(suite, &tasks);
-        if (ntasks < 0) return fail("cannot read suite '%s': %s", suite, strerror(errno));
-        if (ntasks == 0) return fail("suite '%s' has no workloads%s", suite, "");
+        ntasks = load_suite(suite, &tasks);
+        if (ntasks < 0) return 2;
     } else {
         tasks = calloc(1, sizeof *tasks);
         ntasks = 1;
         snprintf(tasks[0].name, sizeof tasks[0].name, "%s", op);
         snprintf(tasks[0].op, sizeof tasks[0].op, "%s", op);
         snprintf(tasks[0].shape, sizeof tasks[0].shape, "%s", shape ? shape : "");
+        if (resolve_keys(tasks, ntasks)) return 2;
     }
-    if (resolve_keys(tasks, ntasks)) return 2;
     te_ctx *kctx = te_ctx_new();
     series_t *series = calloc((size_t)ntasks, sizeof *series);
     for (int i = 0; i < ntasks; i++) {
