@@ -582,6 +582,13 @@ static int run(const char *args) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 static void test_cli_eval_model(void **st) {
     (void)st;
     char path[256], a[1024], *target = tdb_host_target();
@@ -613,10 +620,7 @@ static void test_cli_eval_model(void **st) {
      * has no records (said, not fatal), a bad line is refused. */
     char suite[256];
     snprintf(suite, sizeof suite, "/tmp/loom_evsuite_%d.tsv", (int)getpid());
-    FILE *f = fopen(suite, "w");
-    assert_non_null(f);
-    fprintf(f, "# held out\nsmall\tmatmul\tM=64,N=16,K=32\nabsent\tmatmul\tM=8,N=8,K=8\n");
-    fclose(f);
+    write_text(suite, "# held out\nsmall\tmatmul\tM=64,N=16,K=32\nabsent\tmatmul\tM=8,N=8,K=8\n");
     snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --suite %s", path, target, suite);
     assert_int_equal(run(a), 0);
     print_message("%s", out);
@@ -624,23 +628,16 @@ static void test_cli_eval_model(void **st) {
                       "suite workload 'absent'", "no valid records", "not evaluated");
     assert_null(strstr(out, k[0]));
     assert_null(strstr(out, k[2]));
-    f = fopen(suite, "w");
-    fprintf(f, "absent\tmatmul\tM=8,N=8,K=8\n");
-    fclose(f);
+    write_text(suite, "absent\tmatmul\tM=8,N=8,K=8\n");
     assert_int_equal(run(a), 1);
     tu_assert_msg_has(out, "no workload of suite", suite, "valid records");
-    f = fopen(suite, "w");
-    fprintf(f, "bad\tmatmul\tM=8,N=8\n");
-    fclose(f);
+    write_text(suite, "bad\tmatmul\tM=8,N=8\n");
     assert_int_equal(run(a), 2);
     tu_assert_msg_has(out, "bad shape 'M=8,N=8' for matmul");
-    f = fopen(suite, "w");
-    fprintf(f, "bad\tnosuchop\tM=8\n");
-    fclose(f);
+    write_text(suite, "bad\tnosuchop\tM=8\n");
     assert_int_equal(run(a), 2);
     tu_assert_msg_has(out, "unknown op 'nosuchop'");
-    f = fopen(suite, "w");
-    fclose(f);
+    write_text(suite, "");
     assert_int_equal(run(a), 2);
     tu_assert_msg_has(out, "has no workloads");
     unlink(suite);
@@ -662,10 +659,7 @@ static void test_cli_suite(void **st) {
     snprintf(db, sizeof db, "/tmp/loom_suite_%d.db", (int)getpid());
     snprintf(suite, sizeof suite, "/tmp/loom_suite_%d.tsv", (int)getpid());
     unlink(db);
-    FILE *f = fopen(suite, "w");
-    assert_non_null(f);
-    fputs("# name\top\tparams\nmmA\tmatmul\tM=16,N=16,K=16\nmmB\tmatmul\tM=8,N=32,K=16\n", f);
-    fclose(f);
+    write_text(suite, "# name\top\tparams\nmmA\tmatmul\tM=16,N=16,K=16\nmmB\tmatmul\tM=8,N=32,K=16\n");
     snprintf(a, sizeof a,
              "--suite %s --trials 8 --db %s --per-round 2 --population 16 --jobs 2 --threads 1 "
              "--seed 2 --timeout 5 --retime 0",

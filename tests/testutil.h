@@ -41,10 +41,10 @@ int64_t tu_compare_f32(const char *what, const float *got, const double *want, i
 typedef struct {
     char name[64], op[64], shape[256];
 } tu_suite_line;
-/* Reads up to cap lines of the suite file at path (relative to the source
- * tree, where the tests run), skipping '#' comments and blank lines;
- * fails the test when the file cannot be read or a line has fewer than
- * three fields. Returns the count. */
+/* Reads the lines of the suite file at path (relative to the source tree,
+ * where the tests run) into lines, skipping '#' comments and blank lines;
+ * fails the test when the file cannot be read, holds more than cap lines
+ * or has a line of fewer than three fields. Returns the count. */
 int tu_read_suite(const char *path, tu_suite_line *lines, int cap);
 
 /* Asserts that `msg` contains every one of the NULL-terminated substrings. */
