@@ -489,8 +489,11 @@ bool cg_llvm__strided_lanes(cg_llvm_emitter *em, const te_expr *idx, LLVMValueRe
  * [x(o) +] max(min(ramp(b, 1, L), x(hi)), x(lo)) or with min and max the
  * other way round (a padding stage's reads, ops__pad, keep the reads in
  * bounds whichever side of the select is taken). */
-static bool clamped_ramp_parts(const te_expr *idx, const te_expr **ramp, const te_expr **offset,
-                               const te_expr **lo, const te_expr **hi) {
+typedef struct {
+    const te_expr *ramp, *offset, *lo, *hi; /* offset NULL: none; lo, hi broadcasts */
+} clamped_ramp;
+
+static bool clamped_ramp_parts(const te_expr *idx, clamped_ramp *out) {
     const te_expr *c, *o;
     if (!offset_parts(idx, &c, &o) || (c->kind != TE_MAX && c->kind != TE_MIN)) return false;
     const te_expr *inner = c->u.bin.a, *outer_b = c->u.bin.b;
@@ -501,9 +504,9 @@ static bool clamped_ramp_parts(const te_expr *idx, const te_expr **ramp, const t
     if (r->kind == TE_BROADCAST) r = inner->u.bin.b, inner_b = inner->u.bin.a;
     if (inner_b->kind != TE_BROADCAST || !is_dense_ramp(r) || r->u.ramp.base->dtype.lanes > 1)
         return false;
-    *ramp = r, *offset = o;
-    *lo = c->kind == TE_MAX ? outer_b : inner_b;
-    *hi = c->kind == TE_MAX ? inner_b : outer_b;
+    out->ramp = r, out->offset = o;
+    out->lo = c->kind == TE_MAX ? outer_b : inner_b;
+    out->hi = c->kind == TE_MAX ? inner_b : outer_b;
     return true;
 }
 
@@ -551,6 +554,49 @@ static LLVMValueRef gather(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValue
     if (!mask) mask = const_splat(LLVMConstInt(em->t_i1, 1, 0), L);
     LLVMValueRef args[4] = {ptrs, LLVMConstInt(em->t_i32, align, 0), mask, LLVMConstNull(vt)};
     return LLVMBuildCall2(em->b, fty, fn, args, 4, buf->name);
+}
+
+/* A load at clamped dense ramp idx (its parts cr): where the whole
+ * ramp lies in [lo, hi] the clamp changes no lane, and the lanes are one
+ * contiguous vector (masked by mask, NULL: all); only the ramps that
+ * straddle a border take the gather, chosen by a runtime test. A padding
+ * stage vectorized along its rows (ops__pad) reads that way; its gather a
+ * vector of 8 was 11 % of r50_c2 (bench/RESULTS.md, session 19). */
+static LLVMValueRef clamped_load(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValueRef base,
+                                 LLVMTypeRef mt, LLVMTypeRef vt, const te_expr *idx,
+                                 const clamped_ramp *cr, LLVMValueRef mask, unsigned align) {
+    LLVMBuilderRef B = em->b;
+    te_dtype it = te_dtype_element(idx->dtype);
+    LLVMValueRef b = index_of(em, cr->ramp->u.ramp.base, it);
+    LLVMValueRef lo = index_of(em, cr->lo->u.bcast.value, it);
+    LLVMValueRef hi = index_of(em, cr->hi->u.bcast.value, it);
+    LLVMValueRef o = cr->offset ? index_of(em, cr->offset->u.bcast.value, it) : NULL;
+    if (!b || !lo || !hi || (cr->offset && !o)) return NULL;
+    LLVMValueRef span = LLVMConstInt(em->t_i64, (unsigned long long)(idx->dtype.lanes - 1), 0);
+    LLVMValueRef last = LLVMBuildNSWAdd(B, b, span, "");
+    LLVMValueRef inside = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, b, lo, ""),
+                                       LLVMBuildICmp(B, LLVMIntSLE, last, hi, ""), "inside");
+    LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.in");
+    LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.edge");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.end");
+    LLVMBuildCondBr(B, inside, fast, slow);
+    LLVMPositionBuilderAtEnd(B, fast);
+    LLVMValueRef i = o ? LLVMBuildNSWAdd(B, b, o, "") : b;
+    LLVMValueRef vin = contiguous_load(em, buf, LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, ""),
+                                       vt, mask, align);
+    if (!vin) return NULL;
+    LLVMBuildBr(B, join);
+    LLVMPositionBuilderAtEnd(B, slow);
+    LLVMValueRef vedge = gather(em, buf, base, mt, vt, idx, mask, align);
+    if (!vedge) return NULL;
+    LLVMBasicBlockRef eslow = LLVMGetInsertBlock(B);
+    LLVMBuildBr(B, join);
+    LLVMPositionBuilderAtEnd(B, join);
+    LLVMValueRef phi = LLVMBuildPhi(B, vt, "");
+    LLVMValueRef vals[2] = {vin, vedge};
+    LLVMBasicBlockRef bbs[2] = {fast, eslow};
+    LLVMAddIncoming(phi, vals, bbs, 2);
+    return phi;
 }
 
 static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
@@ -652,44 +698,10 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         }
         return from_mem(em, elem, v);
     }
-    /* A clamped dense ramp: where the whole ramp lies in [lo, hi] the
-     * clamp changes no lane, and the lanes are one contiguous vector; only
-     * the ramps that straddle a border take the gather. A padding stage
-     * vectorized along its rows (ops__pad) reads that way; its gather a
-     * vector of 8 was 11 % of r50_c2 (bench/RESULTS.md, session 19). */
-    const te_expr *cr, *co, *clo, *chi;
-    if (idx->dtype.lanes == L && clamped_ramp_parts(idx, &cr, &co, &clo, &chi)) {
-        te_dtype it = te_dtype_element(idx->dtype);
-        LLVMValueRef b = index_of(em, cr->u.ramp.base, it);
-        LLVMValueRef lo = index_of(em, clo->u.bcast.value, it);
-        LLVMValueRef hi = index_of(em, chi->u.bcast.value, it);
-        LLVMValueRef o = co ? index_of(em, co->u.bcast.value, it) : NULL;
-        if (!b || !lo || !hi || (co && !o)) return NULL;
-        LLVMValueRef span = LLVMConstInt(em->t_i64, (unsigned long long)(L - 1), 0);
-        LLVMValueRef last = LLVMBuildNSWAdd(B, b, span, "");
-        LLVMValueRef inside = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, b, lo, ""),
-                                           LLVMBuildICmp(B, LLVMIntSLE, last, hi, ""), "inside");
-        LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.in");
-        LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.edge");
-        LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.end");
-        LLVMBuildCondBr(B, inside, fast, slow);
-        LLVMPositionBuilderAtEnd(B, fast);
-        LLVMValueRef i = o ? LLVMBuildNSWAdd(B, b, o, "") : b;
-        LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
-        LLVMValueRef vin = contiguous_load(em, buf, p, vt, mask, align);
-        if (!vin) return NULL;
-        LLVMBuildBr(B, join);
-        LLVMPositionBuilderAtEnd(B, slow);
-        LLVMValueRef vedge = gather(em, buf, base, mt, vt, idx, mask, align);
-        if (!vedge) return NULL;
-        LLVMBasicBlockRef eslow = LLVMGetInsertBlock(B);
-        LLVMBuildBr(B, join);
-        LLVMPositionBuilderAtEnd(B, join);
-        LLVMValueRef phi = LLVMBuildPhi(B, vt, "");
-        LLVMValueRef vals[2] = {vin, vedge};
-        LLVMBasicBlockRef bbs[2] = {fast, eslow};
-        LLVMAddIncoming(phi, vals, bbs, 2);
-        return from_mem(em, elem, phi);
+    clamped_ramp cr;
+    if (idx->dtype.lanes == L && clamped_ramp_parts(idx, &cr)) {
+        LLVMValueRef v = clamped_load(em, buf, base, mt, vt, idx, &cr, mask, align);
+        return v ? from_mem(em, elem, v) : NULL;
     }
     LLVMValueRef g = gather(em, buf, base, mt, vt, idx, mask, align);
     return g ? from_mem(em, elem, g) : NULL;
