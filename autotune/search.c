@@ -360,7 +360,7 @@ static int measure_default(tuner *t, tune_measurer *m, const char *target, tune_
         /* The model learns from it like from any measured program. */
         tir_func *f = o->scorer.update ? lowered(t, t->sc.ctx, s, ow->nargs, ow->args) : NULL;
         double lat = r.error_code ? -1 : r.median;
-        if (f) o->scorer.update(o->scorer.user, 1, (const tir_func *const *)&f, &lat);
+        if (f) o->scorer.update(o->scorer.user, o->scorer.task, 1, (const tir_func *const *)&f, &lat);
     }
     free(json);
     return rc;
@@ -500,7 +500,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
                 tir_func *f = lowered(t, t->sc.ctx, s, t->sc.w.nargs, t->sc.w.args);
                 if (f) funcs[nf] = f, l2[nf++] = rlat[j];
             }
-            if (nf) o->scorer.update(o->scorer.user, nf, funcs, l2);
+            if (nf) o->scorer.update(o->scorer.user, o->scorer.task, nf, funcs, l2);
             free(funcs), free(l2);
             sum->train_s += rt_now() - tt;
         }

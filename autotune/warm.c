@@ -87,8 +87,8 @@ static int load_task(tune_dataset *d, int *cap, const char *key, bool cpu, int t
     return 0;
 }
 
-int tune_dataset_load(tdb_db *db, const char *target, const char *first_key, int max_per_task,
-                      tune_dataset *out, char **err) {
+int tune_dataset_load(tdb_db *db, const char *target, int max_per_task, tune_dataset *out,
+                      char **err) {
     memset(out, 0, sizeof *out);
     tdb_summary *sm = NULL;
     int ns = tdb_list(db, target, &sm);
@@ -98,16 +98,10 @@ int tune_dataset_load(tdb_db *db, const char *target, const char *first_key, int
     }
     out->keys = calloc((size_t)ns + 1, sizeof *out->keys);
     if (!out->keys) goto oom;
-    /* first_key first (task 0), then the others in the database's order */
-    int order[1024], no = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < ns && no < 1024; i++) {
-            bool first = first_key && !strcmp(sm[i].workload_key, first_key);
-            if ((pass == 0) == first && sm[i].nvalid > 0) order[no++] = i;
-        }
     int cap = 0;
-    for (int oi = 0; oi < no; oi++) {
-        const tdb_summary *e = &sm[order[oi]];
+    for (int oi = 0; oi < ns; oi++) {
+        const tdb_summary *e = &sm[oi];
+        if (e->nvalid <= 0) continue;
         tdb_record *r = NULL;
         int nr = tdb_best(db, e->workload_key, target, max_per_task > 0 ? max_per_task : 1 << 20, &r);
         if (nr < 0) {
@@ -135,8 +129,9 @@ oom:
     return -1;
 }
 
-cm_model *tune_warm_start(tdb_db *db, const char *target, const char *key,
-                          const cm_params *params, tune_warm_info *info, char **err) {
+cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char *const *keys,
+                          const cm_params *params, int *task_ids, tune_warm_info *info,
+                          char **err) {
     tune_warm_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
@@ -144,7 +139,18 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, const char *key,
     if (params) p = *params;
     else cm_params_default(&p);
     tune_dataset d;
-    if (tune_dataset_load(db, target, key, 0, &d, err)) return NULL;
+    if (tune_dataset_load(db, target, 0, &d, err)) return NULL;
+    /* A workload with records keeps their id; one without gets a new id
+     * (the same for a key given twice). */
+    int fresh = d.ntasks;
+    for (int i = 0; i < nkeys; i++) {
+        task_ids[i] = -1;
+        for (int t = 0; t < d.ntasks && task_ids[i] < 0; t++)
+            if (!strcmp(d.keys[t], keys[i])) task_ids[i] = t;
+        for (int j = 0; j < i && task_ids[i] < 0; j++)
+            if (!strcmp(keys[j], keys[i])) task_ids[i] = task_ids[j];
+        if (task_ids[i] < 0) task_ids[i] = fresh++;
+    }
     cm_model *m = NULL;
     char refused[300] = ""; /* why a stored model was not used */
     if (d.n < p.num_warmup_samples) {

@@ -444,13 +444,20 @@ int cm_scorer_predict(void *model, int n, const tir_func *const *funcs, double *
     return rc;
 }
 
-int cm_scorer_update(void *model, int n, const tir_func *const *funcs, const double *latencies) {
+int cm_scorer_update(void *model, int task, int n, const tir_func *const *funcs,
+                     const double *latencies) {
     cm_model *m = model;
     if (!m || n < 0) return -1;
     cm_program *p = calloc((size_t)(n ? n : 1), sizeof *p);
-    if (!p) return fail(m, "cost model: update: out of memory");
+    int *tasks = calloc((size_t)(n ? n : 1), sizeof *tasks);
+    if (!p || !tasks) {
+        free(p), free(tasks);
+        return fail(m, "cost model: update: out of memory");
+    }
+    for (int i = 0; i < n; i++) tasks[i] = task;
     extract_all(m, n, funcs, p);
-    int rc = cm_model_update(m, n, p, latencies, NULL);
+    int rc = cm_model_update(m, n, p, latencies, tasks);
+    free(tasks);
     free_all(n, p);
     return rc;
 }

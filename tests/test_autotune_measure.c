@@ -374,8 +374,10 @@ static int fake_predict(void *u, int n, const tir_func *const *f, double *sc) {
     }
     return 0;
 }
-static int fake_update(void *u, int n, const tir_func *const *f, const double *lat) {
+static int update_task = -1;
+static int fake_update(void *u, int task, int n, const tir_func *const *f, const double *lat) {
     (void)u, (void)f, (void)lat;
+    update_task = task;
     nupdate += n;
     return 0;
 }
@@ -387,12 +389,14 @@ static void test_tuning_beats_naive(void **st) {
     o.per_round = 16;
     o.scorer.predict = fake_predict;
     o.scorer.update = fake_update;
+    o.scorer.task = 7;
     tune_summary sum;
     char *err = NULL;
     assert_int_equal(tune_task(MM64, "llvm", &o, &sum, &err), 0);
     assert_int_equal(sum.measured, 32);
     assert_true(npredict >= 64 * 2);
     assert_int_equal(nupdate, 32);
+    assert_int_equal(update_task, 7); /* the search files its measurements under its task */
     assert_true(sum.best_s > 0 && sum.best_gflops > 0);
     /* The naive program, measured the same way. */
     tune_measure_options mo = mopts();

@@ -197,8 +197,11 @@ static void test_warm_start(void **st) {
     /* Nothing stored: a random model. */
     tune_warm_info wi;
     char *err = NULL;
-    cm_model *cold = tune_warm_start(db, target, B, &cp, &wi, &err);
+    int tid[3];
+    const char *only_b[1] = {B};
+    cm_model *cold = tune_warm_start(db, target, 1, only_b, &cp, tid, &wi, &err);
     assert_non_null(cold);
+    assert_int_equal(tid[0], 0);
     assert_false(wi.trained);
     assert_false(cm_model_is_trained(cold));
     /* Records of workload A only: B's model is trained before B is measured.
@@ -206,8 +209,19 @@ static void test_warm_start(void **st) {
      * tails, whose partitioned loops add statements) left the transfer
      * below the bar. */
     free(add_records(db, target, A, 120, 5));
-    cm_model *warm = tune_warm_start(db, target, B, &cp, &wi, &err);
+    cm_model *warm = tune_warm_start(db, target, 1, only_b, &cp, tid, &wi, &err);
     assert_non_null(warm);
+    /* B has no records: its measurements get an id of their own, not A's
+     * (A's labels would be normalised by B's latencies); A keeps its id,
+     * a key given twice gets one id. */
+    assert_int_equal(tid[0], 1);
+    const char *suite[3] = {B, A, B};
+    cm_model *w3 = tune_warm_start(db, target, 3, suite, &cp, tid, &wi, &err);
+    assert_non_null(w3);
+    assert_int_equal(tid[0], 1);
+    assert_int_equal(tid[1], 0);
+    assert_int_equal(tid[2], 1);
+    cm_model_free(w3);
     assert_true(wi.trained);
     assert_false(wi.from_blob);
     assert_true(cm_model_is_trained(warm));
@@ -235,7 +249,7 @@ static void test_warm_start(void **st) {
     tdb_db *db2 = fresh_db(path2, sizeof path2, "blob");
     free(add_records(db2, target, A, 5, 9));
     assert_int_equal(tdb_put_cost_model(db2, target, CM_BLOB_FORMAT, blob, len), 0);
-    cm_model *fb = tune_warm_start(db2, target, B, &cp, &wi, &err);
+    cm_model *fb = tune_warm_start(db2, target, 1, only_b, &cp, tid, &wi, &err);
     assert_non_null(fb);
     assert_true(wi.from_blob);
     assert_true(cm_model_is_trained(fb));
@@ -253,7 +267,7 @@ static void test_warm_start(void **st) {
     memcpy(old, blob, len);
     old[16] = CM_FEATURE_VERSION - 1;
     assert_int_equal(tdb_put_cost_model(db2, target, CM_BLOB_FORMAT, old, len), 0);
-    cm_model *stale = tune_warm_start(db2, target, B, &cp, &wi, &err);
+    cm_model *stale = tune_warm_start(db2, target, 1, only_b, &cp, tid, &wi, &err);
     assert_non_null(stale);
     assert_false(wi.from_blob);
     assert_false(cm_model_is_trained(stale));
@@ -261,7 +275,7 @@ static void test_warm_start(void **st) {
     snprintf(fv, sizeof fv, "features of version %d", CM_FEATURE_VERSION - 1);
     tu_assert_msg_has(wi.message, "too few to train", "stored model", "not used", fv);
     assert_int_equal(tdb_put_cost_model(db2, target, "loom-xgboost-ubj-1", blob, len), 0);
-    cm_model *other = tune_warm_start(db2, target, B, &cp, &wi, &err);
+    cm_model *other = tune_warm_start(db2, target, 1, only_b, &cp, tid, &wi, &err);
     assert_non_null(other);
     assert_false(wi.from_blob);
     tu_assert_msg_has(wi.message, "not used", "'loom-xgboost-ubj-1'", CM_BLOB_FORMAT);
@@ -338,7 +352,7 @@ static int check_dataset_view(const char *target, bool gpu) {
     assert_int_equal(n, N);
     tune_dataset d;
     char *err = NULL;
-    assert_int_equal(tune_dataset_load(db, target, NULL, 0, &d, &err), 0);
+    assert_int_equal(tune_dataset_load(db, target, 0, &d, &err), 0);
     assert_int_equal(d.n, N);
     assert_int_equal(d.skipped, 0);
     for (int i = 0; i < d.n; i++) {
@@ -384,7 +398,7 @@ static void test_eval_model(void **st) {
     tune_dataset d;
     tune_eval e;
     free(add_records(db, target, k[0], 40, 1));
-    assert_int_equal(tune_dataset_load(db, target, NULL, 0, &d, &err), 0);
+    assert_int_equal(tune_dataset_load(db, target, 0, &d, &err), 0);
     assert_int_equal(d.ntasks, 1);
     assert_int_equal(tune_eval_model(&d, NULL, NULL, &e, &err), -1);
     tu_assert_msg_has(err, "1 workload", "at least 2");
@@ -392,9 +406,14 @@ static void test_eval_model(void **st) {
     tune_dataset_free(&d);
     free(add_records(db, target, k[1], 40, 2));
     free(add_records(db, target, k[2], 30, 3));
-    assert_int_equal(tune_dataset_load(db, target, k[2], 0, &d, &err), 0);
+    assert_int_equal(tune_dataset_load(db, target, 0, &d, &err), 0);
     assert_int_equal(d.ntasks, 3);
-    assert_string_equal(d.keys[0], k[2]); /* first_key is task 0 */
+    for (int i = 0; i < 3; i++) /* each workload once, its programs under its id */
+        for (int t = 0; t < 3; t++)
+            if (!strcmp(d.keys[t], k[i]))
+                for (int j = 0; j < 3; j++)
+                    if (j != t) assert_string_not_equal(d.keys[j], k[i]);
+    for (int i = 0; i < d.n; i++) assert_true(d.task_ids[i] >= 0 && d.task_ids[i] < 3);
     cm_params cp;
     cm_params_default(&cp);
     cp.nthread = 1;

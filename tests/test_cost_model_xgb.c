@@ -436,12 +436,42 @@ static void test_scorer_adapters(void **state) {
     cm_model *m = cm_model_new(&p);
     assert_int_equal(cm_scorer_predict(m, N, funcs, s), 0);
     for (int i = 0; i < N; i++) assert_true(s[i] >= 0 && s[i] < 1);
-    assert_int_equal(cm_scorer_update(m, N, funcs, lat), 0);
+    assert_int_equal(cm_scorer_update(m, 0, N, funcs, lat), 0);
     assert_int_equal(cm_model_num_samples(m), N);
     assert_true(cm_model_is_trained(m));
     assert_int_equal(cm_scorer_predict(m, N, funcs, s), 0);
     for (int i = 0; i < N; i++) assert_true(isfinite(s[i]));
     cm_model_free(m);
+    /* update files its programs under the task it is given: after another
+     * task's 10x slower copies of them, the model is the one trained with
+     * that task id (labels normalised apart), not the one with both under
+     * one task (where the slower copies would be labelled 0.1 and below). */
+    cm_program prog[N];
+    double slow[N], s_one[N];
+    int t0[N], t1[N];
+    for (int i = 0; i < N; i++) {
+        float *x = NULL;
+        int k = 0;
+        assert_int_equal(cm_extract(NULL, funcs[i], &x, &k), 0);
+        prog[i] = (cm_program){x, k};
+        slow[i] = 10 * lat[i];
+        t0[i] = 0, t1[i] = 1;
+    }
+    cm_model *a = cm_model_new(&p), *apart = cm_model_new(&p), *one = cm_model_new(&p);
+    assert_int_equal(cm_model_update(a, N, prog, slow, t0), 0);
+    assert_int_equal(cm_scorer_update(a, 1, N, funcs, lat), 0);
+    assert_int_equal(cm_model_update(apart, N, prog, slow, t0), 0);
+    assert_int_equal(cm_model_update(apart, N, prog, lat, t1), 0);
+    assert_int_equal(cm_model_update(one, N, prog, slow, t0), 0);
+    assert_int_equal(cm_model_update(one, N, prog, lat, t0), 0);
+    double s_apart[N];
+    assert_int_equal(cm_model_predict(a, N, prog, s), 0);
+    assert_int_equal(cm_model_predict(apart, N, prog, s_apart), 0);
+    assert_int_equal(cm_model_predict(one, N, prog, s_one), 0);
+    assert_memory_equal(s, s_apart, sizeof s);
+    assert_memory_not_equal(s, s_one, sizeof s);
+    for (int i = 0; i < N; i++) free((void *)prog[i].features);
+    cm_model_free(a), cm_model_free(apart), cm_model_free(one);
     te_ctx_free(ctx);
 }
 

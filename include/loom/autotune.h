@@ -382,12 +382,17 @@ uint64_t tune_hash(const char *s);
 
 /* Ranks candidates: higher score = expected faster. The funcs are lowered
  * and passed through tir_run_pipeline. predict returns 0 or -1.
- * update learns from measured candidates: latencies in seconds, <= 0 for
- * a failed candidate. A NULL scorer (or NULL predict) ranks at random. */
+ * update learns from measured candidates of the workload the scorer knows
+ * as `task` (labels are normalised per workload: the search passes
+ * tune_scorer.task, which tune_warm_start assigns): latencies in seconds,
+ * <= 0 for a failed candidate. A NULL scorer (or NULL predict) ranks at
+ * random. */
 typedef struct {
     void *user;
+    int task; /* the searched workload's id in the scorer's sample set */
     int (*predict)(void *user, int n, const tir_func *const *funcs, double *scores);
-    int (*update)(void *user, int n, const tir_func *const *funcs, const double *latencies);
+    int (*update)(void *user, int task, int n, const tir_func *const *funcs,
+                  const double *latencies);
 } tune_scorer;
 
 /* ------------------------------------------------------------------ */
@@ -616,14 +621,12 @@ typedef struct {
 } tune_dataset;
 
 /* Loads the valid records of target (the exact target key, as stored)
- * of every workload in db; first_key (may be NULL) gets task id 0 when it
- * has records (so that it groups with the tuner's own updates, which use
- * task 0). max_per_task > 0 keeps only that many best records per
- * workload. Returns 0 (an empty dataset when there are no records), or
+ * of every workload in db, task ids in the database's order (tdb_list).
+ * max_per_task > 0 keeps only that many best records per workload. Returns 0 (an empty dataset when there are no records), or
  * -1 with a malloc'd message in *err (err may be NULL) on a database
  * error. Free with tune_dataset_free. */
-int tune_dataset_load(tdb_db *db, const char *target, const char *first_key, int max_per_task,
-                      tune_dataset *out, char **err);
+int tune_dataset_load(tdb_db *db, const char *target, int max_per_task, tune_dataset *out,
+                      char **err);
 void tune_dataset_free(tune_dataset *d);
 
 /* What tune_warm_start did. */
@@ -638,8 +641,12 @@ typedef struct {
 /* Warm start (Ansor's transfer across workloads, issue 6 part 3): a new
  * cost model (params NULL: cm_params_default) trained on the database's
  * valid records for target — every workload's, normalised per workload
- * (label = the workload's min latency / latency), `key`'s own records as
- * task 0. When there are fewer than params->num_warmup_samples usable
+ * (label = the workload's min latency / latency). keys are the nkeys
+ * workloads about to be tuned; task_ids[i] (nkeys entries, written) is the
+ * id under which the tuner files keys[i]'s measurements (tune_scorer.task):
+ * the id of its stored records, or for a workload without records a new
+ * id of its own, so that no workload's labels are normalised by another's
+ * latencies. When there are fewer than params->num_warmup_samples usable
  * records and the database holds a model blob for target
  * (tdb_get_cost_model, format CM_BLOB_FORMAT), that model is loaded
  * instead and keeps its trees until the tuner's own samples reach the
@@ -649,8 +656,9 @@ typedef struct {
  * Returns the model (the caller frees it with cm_model_free) and fills
  * info (may be NULL); NULL with a malloc'd message in *err on a database
  * error or exhausted memory. */
-cm_model *tune_warm_start(tdb_db *db, const char *target, const char *key,
-                          const cm_params *params, tune_warm_info *info, char **err);
+cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char *const *keys,
+                          const cm_params *params, int *task_ids, tune_warm_info *info,
+                          char **err);
 
 /* Leave-one-workload-out evaluation of the cost model (issue 6 part 4). */
 typedef struct {

@@ -269,10 +269,12 @@ int cm_model_predict(cm_model *m, int n, const cm_program *progs, double *scores
 
 /* Adapters with the signatures of the tuner's scorer seam (user is a
  * cm_model*): features are extracted with cm_extract from the functions
- * as given (the tuner passes them after tir_run_pipeline). update uses
- * task id 0 for all; latencies in seconds, <= 0 for a failed candidate. */
+ * as given (the tuner passes them after tir_run_pipeline). update files
+ * all n under task id `task` (cm_model_update's task_ids: labels are
+ * normalised per task); latencies in seconds, <= 0 for a failed candidate. */
 int cm_scorer_predict(void *model, int n, const tir_func *const *funcs, double *scores);
-int cm_scorer_update(void *model, int n, const tir_func *const *funcs, const double *latencies);
+int cm_scorer_update(void *model, int task, int n, const tir_func *const *funcs,
+                     const double *latencies);
 
 /* ---- persistence ----
  * The blob holds a small header (magic "LOOMCM", format version, feature

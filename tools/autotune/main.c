@@ -313,7 +313,7 @@ static int eval_model(const char *db_path, const char *tkey, const char *suite,
     }
     tune_dataset d;
     tune_eval e;
-    if (tune_dataset_load(db, tkey, NULL, 0, &d, &err)) {
+    if (tune_dataset_load(db, tkey, 0, &d, &err)) {
         fprintf(stderr, "%s\n", err);
         free(err);
         tdb_close(db);
@@ -598,15 +598,24 @@ int main(int argc, char **argv) {
      * cores), while training on a few thousand programs is quick alone. */
     cp.nthread = 1;
     cm_model *model = NULL;
+    int *model_task = calloc((size_t)ntasks, sizeof *model_task);
+    if (!model_task) {
+        fprintf(stderr, "autotune: out of memory\n");
+        return 2;
+    }
     if (!no_model) {
         /* Warm start: trained on every workload's records of this target
-         * before the first measurement (the first task's own as task 0). */
+         * before the first measurement; each task's measurements are then
+         * labelled with its own records (model_task). */
+        const char **keys = calloc((size_t)ntasks, sizeof *keys);
+        for (int i = 0; keys && i < ntasks; i++) keys[i] = tasks[i].key;
         tune_warm_info wi;
         char *werr = NULL;
-        model = tune_warm_start(db, tkey, tasks[0].key, &cp, &wi, &werr);
+        model = keys ? tune_warm_start(db, tkey, ntasks, keys, &cp, model_task, &wi, &werr) : NULL;
+        free(keys);
         if (!model) {
             fprintf(stderr, "autotune: %s\n", werr ? werr : "cannot create the cost model");
-            free(werr);
+            free(werr), free(model_task);
             return 2;
         }
         if (wi.message[0]) printf("%s\n", wi.message);
@@ -680,6 +689,7 @@ int main(int argc, char **argv) {
         o.measure = mo;
         if (model) {
             o.scorer.user = model;
+            o.scorer.task = model_task[ti];
             o.scorer.predict = cm_scorer_predict;
             o.scorer.update = cm_scorer_update;
         }
@@ -780,7 +790,7 @@ int main(int argc, char **argv) {
         free(series[i].pts);
     }
     free(hist), free(nrounds), free(best), free(weights), free(tasks), free(tkey);
-    free(flops), free(groups), free(opnames), free(series);
+    free(flops), free(groups), free(opnames), free(series), free(model_task);
     tdb_close(db);
     return rc;
 }
