@@ -42,6 +42,7 @@ void cm_params_default(cm_params *p) {
                      .num_warmup_samples = 100,
                      .max_rounds = 1000,
                      .early_stopping_rounds = 50,
+                     .max_bin = 64,
                      .holdout_fraction = 0.2,
                      .weight_by_label = true};
 }
@@ -99,6 +100,7 @@ static int set_params(cm_model *m, BoosterHandle h) {
     SET("verbosity", "%d", 0);
     SET("disable_default_eval_metric", "%d", 1);
     if (m->p.nthread > 0) SET("nthread", "%d", m->p.nthread);
+    if (m->p.max_bin > 0) SET("max_bin", "%d", m->p.max_bin);
 #undef SET
     return 0;
 }

@@ -37,6 +37,8 @@ static void test_defaults_are_ansors(void **state) {
     assert_float_equal(p.gamma, 0.001, 0);
     assert_float_equal(p.min_child_weight, 0, 0);
     assert_int_equal(p.num_warmup_samples, 100);
+    assert_int_equal(p.early_stopping_rounds, 50);
+    assert_int_equal(p.max_bin, 64); /* ours: Ansor's trees were not histograms */
 }
 
 /* L = 1/2 sum_p w_p (sum_{r in p} f_r - y_p)^2 is quadratic in f, so
@@ -409,6 +411,16 @@ static void test_bad_arguments(void **state) {
     assert_int_equal(cm_model_save_file(m, "/nonexistent/dir/x.bin"), -1);
     tu_assert_msg_has(cm_model_errmsg(m), "cannot open", "/nonexistent/dir/x.bin");
     cm_model_free(m);
+    /* A parameter XGBoost refuses: its reason is passed on. */
+    uint64_t seed = tu_seed();
+    dataset d = make_data(&seed, 40);
+    p.max_bin = 1;
+    m = cm_model_new(&p);
+    assert_int_equal(cm_model_train(m, d.n, d.p, d.lat, d.task), -1);
+    tu_assert_msg_has(cm_model_errmsg(m), "cost model: XGBoost", "max_bin");
+    assert_false(cm_model_is_trained(m));
+    cm_model_free(m);
+    free_data(&d);
 }
 
 /* The adapters for the tuner's scorer: lowered programs in, scores out;
