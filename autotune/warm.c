@@ -138,6 +138,10 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char 
     cm_params p;
     if (params) p = *params;
     else cm_params_default(&p);
+    if (nkeys < 0 || (nkeys > 0 && (!keys || !task_ids))) {
+        if (err) *err = tune__strdupf("autotune: warm start: %d keys, keys or task_ids NULL", nkeys);
+        return NULL;
+    }
     tune_dataset d;
     if (tune_dataset_load(db, target, 0, &d, err)) return NULL;
     /* A workload with records keeps their id; one without gets a new id

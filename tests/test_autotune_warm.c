@@ -279,6 +279,10 @@ static void test_warm_start(void **st) {
     assert_non_null(other);
     assert_false(wi.from_blob);
     tu_assert_msg_has(wi.message, "not used", "'loom-xgboost-ubj-1'", CM_BLOB_FORMAT);
+    assert_null(tune_warm_start(db2, target, 3, suite, &cp, NULL, &wi, &err));
+    tu_assert_msg_has(err, "warm start", "3 keys", "task_ids NULL");
+    free(err);
+    err = NULL;
     cm_model_free(stale), cm_model_free(other);
     free(old);
     for (int i = 0; i < nb; i++) free((void *)pb[i].features);

@@ -655,7 +655,7 @@ typedef struct {
  * tuner's updates retrain on them and on its new measurements together.
  * Returns the model (the caller frees it with cm_model_free) and fills
  * info (may be NULL); NULL with a malloc'd message in *err on a database
- * error or exhausted memory. */
+ * error, exhausted memory, or keys or task_ids NULL with nkeys > 0. */
 cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char *const *keys,
                           const cm_params *params, int *task_ids, tune_warm_info *info,
                           char **err);
