@@ -191,6 +191,9 @@ int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *la
         if (progs[i].nstmts < 0 || (progs[i].nstmts > 0 && !progs[i].features))
             return fail(m, "cost model: train: program %d has %d statements and %s features", i,
                         progs[i].nstmts, progs[i].features ? "non-NULL" : "NULL");
+    if (m->p.max_bin < 0 || m->p.max_bin == 1)
+        return fail(m, "cost model: train: max_bin %d: a histogram needs at least 2 bins "
+                       "(0: XGBoost's default, 256)", m->p.max_bin);
 
     /* usable programs and their labels: min latency of the task / latency */
     int *use = malloc((size_t)(n ? n : 1) * sizeof *use);

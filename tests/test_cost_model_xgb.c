@@ -411,13 +411,21 @@ static void test_bad_arguments(void **state) {
     assert_int_equal(cm_model_save_file(m, "/nonexistent/dir/x.bin"), -1);
     tu_assert_msg_has(cm_model_errmsg(m), "cannot open", "/nonexistent/dir/x.bin");
     cm_model_free(m);
-    /* A parameter XGBoost refuses: its reason is passed on. */
+    /* Parameters that cannot work: ours are said before XGBoost sees
+     * them; XGBoost's own refusals pass its reason on. */
     uint64_t seed = tu_seed();
     dataset d = make_data(&seed, 40);
     p.max_bin = 1;
     m = cm_model_new(&p);
     assert_int_equal(cm_model_train(m, d.n, d.p, d.lat, d.task), -1);
-    tu_assert_msg_has(cm_model_errmsg(m), "cost model: XGBoost", "max_bin");
+    tu_assert_msg_has(cm_model_errmsg(m), "train", "max_bin 1", "at least 2 bins");
+    assert_false(cm_model_is_trained(m));
+    cm_model_free(m);
+    p.max_bin = 64;
+    p.max_depth = -3;
+    m = cm_model_new(&p);
+    assert_int_equal(cm_model_train(m, d.n, d.p, d.lat, d.task), -1);
+    tu_assert_msg_has(cm_model_errmsg(m), "cost model: XGBoost", "max_depth");
     assert_false(cm_model_is_trained(m));
     cm_model_free(m);
     free_data(&d);
