@@ -11,9 +11,9 @@
 
 static const char *MM = "matmul(M=32,N=32,K=16)";
 /* K = 16: a whole number of host vectors on AVX2 (8 lanes) and AVX-512 (16),
- * so the packed-vector sketch exists on either and the golden set holds. */
+ * so the packed-vector sketch exists on either and the golden sets hold. */
 static const char *CONV = "conv2d(N=1,C=4,H=8,W=8,K=16,R=3,S=3,pad=1)";
-static const char *CBR = "conv2d_bias_relu(N=1,C=4,H=8,W=8,K=8,R=3,S=3,pad=1)";
+static const char *CBR = "conv2d_bias_relu(N=1,C=4,H=8,W=8,K=16,R=3,S=3,pad=1)";
 static const char *DENSE = "dense_bias_gelu(M=16,N=32,K=24)";
 static const char *NHWC = "conv2d_nhwc(N=1,H=6,W=6,C=4,K=16,R=3,S=3,pad=1)";
 
