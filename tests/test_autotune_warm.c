@@ -211,6 +211,12 @@ static void test_warm_start(void **st) {
     free(add_records(db, target, A, 120, 5));
     cm_model *warm = tune_warm_start(db, target, 1, only_b, &cp, tid, &wi, &err);
     assert_non_null(warm);
+    assert_true(wi.trained);
+    assert_false(wi.from_blob);
+    assert_true(cm_model_is_trained(warm));
+    assert_true(wi.programs >= 50);
+    assert_int_equal(wi.tasks, 1);
+    tu_assert_msg_has(wi.message, "warm start");
     /* B has no records: its measurements get an id of their own, not A's
      * (A's labels would be normalised by B's latencies); A keeps its id,
      * a key given twice gets one id. */
@@ -222,12 +228,6 @@ static void test_warm_start(void **st) {
     assert_int_equal(tid[1], 0);
     assert_int_equal(tid[2], 1);
     cm_model_free(w3);
-    assert_true(wi.trained);
-    assert_false(wi.from_blob);
-    assert_true(cm_model_is_trained(warm));
-    assert_true(wi.programs >= 50);
-    assert_int_equal(wi.tasks, 1);
-    tu_assert_msg_has(wi.message, "warm start");
     /* It ranks B's programs better than the cold model, and deterministically. */
     cm_program pb[80];
     double lb[80], s1[80], s2[80], sc[80];

@@ -622,9 +622,10 @@ typedef struct {
 
 /* Loads the valid records of target (the exact target key, as stored)
  * of every workload in db, task ids in the database's order (tdb_list).
- * max_per_task > 0 keeps only that many best records per workload. Returns 0 (an empty dataset when there are no records), or
- * -1 with a malloc'd message in *err (err may be NULL) on a database
- * error. Free with tune_dataset_free. */
+ * max_per_task > 0 keeps only that many best records per workload.
+ * Returns 0 (an empty dataset when there are no records), or -1 with a
+ * malloc'd message in *err (err may be NULL) on a database error. Free
+ * with tune_dataset_free. */
 int tune_dataset_load(tdb_db *db, const char *target, int max_per_task, tune_dataset *out,
                       char **err);
 void tune_dataset_free(tune_dataset *d);
