@@ -87,6 +87,12 @@ static int load_task(tune_dataset *d, int *cap, const char *key, bool cpu, int t
     return 0;
 }
 
+int tune_dataset_task(const tune_dataset *d, const char *key) {
+    for (int t = 0; t < d->ntasks; t++)
+        if (!strcmp(d->keys[t], key)) return t;
+    return -1;
+}
+
 int tune_dataset_load(tdb_db *db, const char *target, int max_per_task, tune_dataset *out,
                       char **err) {
     memset(out, 0, sizeof *out);
@@ -148,9 +154,7 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char 
      * (the same for a key given twice). */
     int fresh = d.ntasks;
     for (int i = 0; i < nkeys; i++) {
-        task_ids[i] = -1;
-        for (int t = 0; t < d.ntasks && task_ids[i] < 0; t++)
-            if (!strcmp(d.keys[t], keys[i])) task_ids[i] = t;
+        task_ids[i] = tune_dataset_task(&d, keys[i]);
         for (int j = 0; j < i && task_ids[i] < 0; j++)
             if (!strcmp(keys[j], keys[i])) task_ids[i] = task_ids[j];
         if (task_ids[i] < 0) task_ids[i] = fresh++;

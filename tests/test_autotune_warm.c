@@ -412,11 +412,15 @@ static void test_eval_model(void **st) {
     free(add_records(db, target, k[2], 30, 3));
     assert_int_equal(tune_dataset_load(db, target, 0, &d, &err), 0);
     assert_int_equal(d.ntasks, 3);
-    for (int i = 0; i < 3; i++) /* each workload once, its programs under its id */
-        for (int t = 0; t < 3; t++)
-            if (!strcmp(d.keys[t], k[i]))
-                for (int j = 0; j < 3; j++)
-                    if (j != t) assert_string_not_equal(d.keys[j], k[i]);
+    /* each workload once, its programs under its id */
+    int id[3];
+    for (int i = 0; i < 3; i++) {
+        id[i] = tune_dataset_task(&d, k[i]);
+        assert_true(id[i] >= 0 && id[i] < 3);
+        assert_string_equal(d.keys[id[i]], k[i]);
+    }
+    assert_true(id[0] != id[1] && id[1] != id[2] && id[0] != id[2]);
+    assert_int_equal(tune_dataset_task(&d, "matmul(M=1,N=1,K=1)"), -1);
     for (int i = 0; i < d.n; i++) assert_true(d.task_ids[i] >= 0 && d.task_ids[i] < 3);
     cm_params cp;
     cm_params_default(&cp);

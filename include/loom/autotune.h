@@ -629,6 +629,9 @@ typedef struct {
 int tune_dataset_load(tdb_db *db, const char *target, int max_per_task, tune_dataset *out,
                       char **err);
 void tune_dataset_free(tune_dataset *d);
+/* The task id of workload `key` in d (an index of d->keys), or -1 when d
+ * holds no programs of it. */
+int tune_dataset_task(const tune_dataset *d, const char *key);
 
 /* What tune_warm_start did. */
 typedef struct {

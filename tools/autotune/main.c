@@ -330,9 +330,8 @@ static int eval_model(const char *db_path, const char *tkey, const char *suite,
             return 1;
         }
         for (int i = 0; i < ntasks; i++) {
-            int t = 0;
-            while (t < d.ntasks && strcmp(d.keys[t], tasks[i].key)) t++;
-            if (t < d.ntasks) nheld += !held[t], held[t] = true;
+            int t = tune_dataset_task(&d, tasks[i].key);
+            if (t >= 0) nheld += !held[t], held[t] = true;
             else
                 fprintf(stderr, "autotune: --eval-model: suite workload '%s' (%s) has no valid "
                         "records of target '%s' in %s; not evaluated\n",
