@@ -1,10 +1,11 @@
 /*
  * cost_model/xgb_model.c — the XGBoost model of Ansor's cost model (TVM
  * python/tvm/auto_scheduler/cost_model/xgb_model.py, XGBModel): labels are
- * throughputs normalised per task, the pack-sum objective is given to
- * XGBoosterBoostOneIter as per-row gradients, training stops early on a
- * held-out share of the programs, and until enough programs are measured
- * the model predicts at random. Through XGBoost's C API only.
+ * throughputs normalised per task, the pack-sum objective (the rank loss or
+ * Ansor's squared error) is given to XGBoosterBoostOneIter as per-row
+ * gradients, training stops early on the objective over a held-out share
+ * of the programs, and until enough programs are measured the model
+ * predicts at random. Through XGBoost's C API only.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -44,7 +45,9 @@ void cm_params_default(cm_params *p) {
                      .early_stopping_rounds = 50,
                      .max_bin = 64,
                      .holdout_fraction = 0.2,
-                     .weight_by_label = true};
+                     .weight_by_label = true,
+                     .loss = CM_LOSS_RANK,
+                     .rank_max_partners = 64};
 }
 
 static int fail(cm_model *m, const char *fmt, ...) {
@@ -194,23 +197,31 @@ int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *la
     if (m->p.max_bin < 0 || m->p.max_bin == 1)
         return fail(m, "cost model: train: max_bin %d: a histogram needs at least 2 bins "
                        "(0: XGBoost's default, 256)", m->p.max_bin);
+    if (m->p.loss != CM_LOSS_SQUARED && m->p.loss != CM_LOSS_RANK)
+        return fail(m, "cost model: train: loss %d is not a cm_loss (CM_LOSS_SQUARED, "
+                       "CM_LOSS_RANK)", (int)m->p.loss);
+    if (m->p.rank_max_partners < 0)
+        return fail(m, "cost model: train: rank_max_partners %d: a count >= 0 (0: every "
+                       "program of the task)", m->p.rank_max_partners);
 
     /* usable programs and their labels: min latency of the task / latency */
     int *use = malloc((size_t)(n ? n : 1) * sizeof *use);
+    int *tsk = malloc((size_t)(n ? n : 1) * sizeof *tsk);
     float *label = malloc((size_t)(n ? n : 1) * sizeof *label);
-    if (!use || !label) {
-        free(use), free(label);
+    if (!use || !label || !tsk) {
+        free(use), free(label), free(tsk);
         return fail(m, "cost model: train: out of memory");
     }
     double *best = task_minimum(n, latencies, task_ids);
     if (!best) {
-        free(use), free(label);
+        free(use), free(label), free(tsk);
         return fail(m, "cost model: train: out of memory");
     }
     int nu = 0;
     for (int i = 0; i < n; i++) {
         if (progs[i].nstmts == 0) continue;
         label[nu] = valid_latency(latencies[i]) ? (float)(best[i] / latencies[i]) : 0.0f;
+        tsk[nu] = task_ids ? task_ids[i] : 0;
         use[nu++] = i;
     }
     free(best);
@@ -220,7 +231,7 @@ int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *la
             XGBoosterFree(m->bst);
             m->bst = NULL, m->rounds = 0;
         }
-        free(use), free(label);
+        free(use), free(label), free(tsk);
         return 0;
     }
 
@@ -237,6 +248,8 @@ int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *la
             use[i] = use[j], use[j] = tu;
             float tl = label[i];
             label[i] = label[j], label[j] = tl;
+            int tt = tsk[i];
+            tsk[i] = tsk[j], tsk[j] = tt;
         }
     }
     int ntrain = nu - nvalid;
@@ -251,11 +264,21 @@ int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *la
     float *grad = malloc((tr_rows ? tr_rows : 1) * sizeof *grad);
     float *hess = malloc((tr_rows ? tr_rows : 1) * sizeof *hess);
     float *va_pred = malloc((va_rows ? va_rows : 1) * sizeof *va_pred);
+    cm_pair *tr_pairs = NULL, *va_pairs = NULL;
+    int tr_np = 0, va_np = 0;
+    bool rank = m->p.loss == CM_LOSS_RANK;
     DMatrixHandle dm[2] = {NULL, NULL};
     BoosterHandle bst = NULL;
     int rc = -1;
     if (!tr_w || !va_w || !tr_x || (nvalid && !va_x) || !grad || !hess || !va_pred) {
         fail(m, "cost model: train: out of memory");
+        goto done;
+    }
+    if (rank && (cm_rank_pairs(ntrain, tr_lab, tsk + nvalid, m->p.rank_max_partners,
+                               m->p.seed, &tr_pairs, &tr_np) ||
+                 cm_rank_pairs(nvalid, va_lab, tsk, m->p.rank_max_partners, m->p.seed + 1,
+                               &va_pairs, &va_np))) {
+        fail(m, "cost model: train: out of memory for the rank loss's pairs");
         goto done;
     }
     for (int i = 0; i < ntrain; i++)
@@ -283,7 +306,11 @@ int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *la
                  tr_rows);
             goto done;
         }
-        cm_pack_sum_gradient((int)tr_rows, pred, tr_po, ntrain, tr_lab, tr_w, grad, hess);
+        if (rank)
+            cm_pack_sum_rank_gradient((int)tr_rows, pred, tr_po, ntrain, tr_np, tr_pairs, grad,
+                                      hess);
+        else
+            cm_pack_sum_gradient((int)tr_rows, pred, tr_po, ntrain, tr_lab, tr_w, grad, hess);
         if (XGBoosterBoostOneIter(bst, dm[0], grad, hess, (bst_ulong)tr_rows)) {
             xgb_fail(m, "boosting");
             goto done;
@@ -294,7 +321,9 @@ int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *la
         }
         if (predict_rows(m, bst, dm[1], 0, &pred, &len)) goto done;
         memcpy(va_pred, pred, va_rows * sizeof *pred);
-        double loss = cm_pack_sum_loss((int)va_rows, va_pred, va_po, nvalid, va_lab, va_w);
+        double loss = rank ? cm_pack_sum_rank_loss((int)va_rows, va_pred, va_po, nvalid, va_np,
+                                                   va_pairs)
+                           : cm_pack_sum_loss((int)va_rows, va_pred, va_po, nvalid, va_lab, va_w);
         if (loss < best_loss) best_loss = loss, best_round = r + 1;
         else if (r + 1 - best_round >= m->p.early_stopping_rounds) break;
     }
@@ -323,8 +352,8 @@ done:
     if (bst) XGBoosterFree(bst);
     if (dm[0]) XGDMatrixFree(dm[0]);
     if (dm[1]) XGDMatrixFree(dm[1]);
-    free(use), free(label), free(tr_w), free(va_w), free(tr_po), free(va_po);
-    free(tr_x), free(va_x), free(grad), free(hess), free(va_pred);
+    free(use), free(label), free(tsk), free(tr_w), free(va_w), free(tr_po), free(va_po);
+    free(tr_x), free(va_x), free(grad), free(hess), free(va_pred), free(tr_pairs), free(va_pairs);
     return rc;
 }
 

@@ -1,6 +1,7 @@
 /*
  * Cost-model training (cost_model/xgb_model.c, objective.c): the pack-sum
- * gradient and Hessian against finite differences, the random model before
+ * gradient and Hessian against finite differences, the rank loss's pairs,
+ * gradient and training, the random model before
  * warm-up, learning a synthetic data set whose throughput is a known
  * function of the features to a stated ranking accuracy, save -> load ->
  * identical predictions (buffer and file), malformed blobs, the scorer
@@ -39,6 +40,10 @@ static void test_defaults_are_ansors(void **state) {
     assert_int_equal(p.num_warmup_samples, 100);
     assert_int_equal(p.early_stopping_rounds, 50);
     assert_int_equal(p.max_bin, 64); /* ours: Ansor's trees were not histograms */
+    /* ours: Ansor regresses the labels (CM_LOSS_SQUARED, weighted) */
+    assert_int_equal(p.loss, CM_LOSS_RANK);
+    assert_int_equal(p.rank_max_partners, 64);
+    assert_true(p.weight_by_label); /* Ansor's, for the squared loss */
 }
 
 /* L = 1/2 sum_p w_p (sum_{r in p} f_r - y_p)^2 is quadratic in f, so
@@ -183,7 +188,7 @@ static void test_random_before_warmup(void **state) {
     free_data(&d);
 }
 
-/* Trains on 1500 programs, ranks 300 fresh ones: pairwise accuracy within
+/* The squared loss trains on 1500 programs, ranks 300 fresh ones: pairwise accuracy within
  * each task must reach 0.80 and beat the random model by 0.25 (observed:
  * 0.85-0.90 against about 0.5; with one statement per program it reaches
  * 0.95: a program's sum of statement predictions is harder to fit). */
@@ -192,6 +197,7 @@ static void test_learns_synthetic_ranking(void **state) {
     uint64_t seed = tu_seed();
     dataset tr = make_data(&seed, 1500), te = make_data(&seed, 300);
     cm_params p = test_params(50);
+    p.loss = CM_LOSS_SQUARED;
     cm_model *m = cm_model_new(&p);
     double *s = malloc(sizeof(double) * (size_t)te.n);
     assert_int_equal(cm_model_predict(m, te.n, te.p, s), 0);
@@ -205,6 +211,126 @@ static void test_learns_synthetic_ranking(void **state) {
            acc_random, cm_model_num_rounds(m));
     assert_true(acc >= 0.80);
     assert_true(acc >= acc_random + 0.25);
+    free(s);
+    cm_model_free(m);
+    free_data(&tr);
+    free_data(&te);
+}
+
+/* Every program is paired with each other one of its task when the task
+ * is small (weight 1 / (n_t - 1)), with max_partners draws otherwise
+ * (weight 1 / max_partners); pairs never cross tasks, the faster program
+ * (larger label) comes first, equal labels give no pair. */
+static void test_rank_pairs(void **state) {
+    (void)state;
+    uint64_t seed = tu_seed();
+    enum { N = 40 };
+    float lab[N];
+    int task[N], size[3] = {0, 0, 0};
+    for (int i = 0; i < N; i++) {
+        task[i] = i < 4 ? 0 : i < 5 ? 1 : 2; /* 4, 1 and 35 programs */
+        size[task[i]]++;
+        lab[i] = (float)tu_rand_uniform(&seed, 0.1, 1);
+    }
+    lab[1] = lab[0]; /* an unordered pair */
+    cm_pair *pr = NULL;
+    int np = -1;
+    assert_int_equal(cm_rank_pairs(N, lab, task, 8, 5, &pr, &np), 0);
+    int from_task[3] = {0, 0, 0};
+    for (int k = 0; k < np; k++) {
+        int a = pr[k].faster, b = pr[k].slower;
+        assert_true(a >= 0 && a < N && b >= 0 && b < N && a != b);
+        assert_int_equal(task[a], task[b]);
+        assert_true(lab[a] > lab[b]);
+        double w = size[task[a]] - 1 <= 8 ? 1.0 / (size[task[a]] - 1) : 1.0 / 8;
+        assert_float_equal(pr[k].weight, w, 1e-7);
+        from_task[task[a]]++;
+    }
+    /* task 0: 4 x 3 ordered partners less (0,1) and (1,0); task 2: 35 x 8 */
+    assert_int_equal(from_task[0], 10);
+    assert_int_equal(from_task[1], 0);
+    assert_int_equal(from_task[2], 35 * 8);
+    /* the draws are the seed's */
+    cm_pair *again = NULL, *other = NULL;
+    int n2, n3;
+    assert_int_equal(cm_rank_pairs(N, lab, task, 8, 5, &again, &n2), 0);
+    assert_int_equal(cm_rank_pairs(N, lab, task, 8, 6, &other, &n3), 0);
+    assert_int_equal(n2, np);
+    assert_memory_equal(again, pr, sizeof *pr * (size_t)np);
+    assert_true(n3 != np || memcmp(other, pr, sizeof *pr * (size_t)np) != 0);
+    free(again), free(other), free(pr);
+    /* no limit: all of task 2's 35 x 34 ordered pairs */
+    assert_int_equal(cm_rank_pairs(N, lab, task, 0, 5, &pr, &np), 0);
+    assert_int_equal(np, 10 + 35 * 34);
+    free(pr);
+    assert_int_equal(cm_rank_pairs(0, NULL, NULL, 8, 5, &pr, &np), 0);
+    assert_int_equal(np, 0);
+    free(pr);
+}
+
+/* The rank loss is smooth: central differences give its gradient, and
+ * moving all rows of a program together gives the Hessian row sum that
+ * cm_pack_sum_rank_gradient passes (n_p * d2L/dS_p^2). */
+static void test_rank_gradient_fd(void **state) {
+    (void)state;
+    uint64_t seed = tu_seed();
+    enum { NP = 7 };
+    int sizes[NP] = {1, 3, 2, 4, 1, 5, 2}, task[NP] = {0, 0, 0, 1, 1, 1, 1}, nrows = 0;
+    for (int p = 0; p < NP; p++) nrows += sizes[p];
+    float pred[32], lab[NP], g[32], h[32];
+    int po[32];
+    for (int p = 0, r = 0; p < NP; p++) {
+        lab[p] = (float)tu_rand_uniform(&seed, 0, 1);
+        for (int k = 0; k < sizes[p]; k++, r++) {
+            po[r] = p;
+            pred[r] = (float)tu_rand_uniform(&seed, -1, 1);
+        }
+    }
+    cm_pair *pr;
+    int np;
+    assert_int_equal(cm_rank_pairs(NP, lab, task, 0, 1, &pr, &np), 0);
+    assert_int_equal(np, 3 * 2 + 4 * 3);
+    cm_pack_sum_rank_gradient(nrows, pred, po, NP, np, pr, g, h);
+    const float eps = 1.0f / 256;
+    for (int r = 0; r < nrows; r++) {
+        float keep = pred[r];
+        pred[r] = keep + eps;
+        double lp = cm_pack_sum_rank_loss(nrows, pred, po, NP, np, pr);
+        pred[r] = keep - eps;
+        double lm = cm_pack_sum_rank_loss(nrows, pred, po, NP, np, pr);
+        pred[r] = keep;
+        double gfd = (lp - lm) / (2 * eps);
+        assert_float_equal(g[r], gfd, 1e-4 + 1e-3 * fabs(gfd));
+        float gp[32], gm[32], hh[32];
+        for (int s = 0; s < nrows; s++) pred[s] += po[s] == po[r] ? eps : 0;
+        cm_pack_sum_rank_gradient(nrows, pred, po, NP, np, pr, gp, hh);
+        for (int s = 0; s < nrows; s++) pred[s] -= po[s] == po[r] ? 2 * eps : 0;
+        cm_pack_sum_rank_gradient(nrows, pred, po, NP, np, pr, gm, hh);
+        for (int s = 0; s < nrows; s++) pred[s] += po[s] == po[r] ? eps : 0;
+        double rowsum = ((double)gp[r] - gm[r]) / (2 * eps);
+        assert_true(h[r] > 0);
+        assert_float_equal(h[r], rowsum, 1e-3 * (1 + rowsum));
+    }
+    free(pr);
+}
+
+/* The rank loss learns the synthetic set's order to the squared error's
+ * bar (test_learns_synthetic_ranking). */
+static void test_rank_loss_learns(void **state) {
+    (void)state;
+    uint64_t seed = tu_seed();
+    dataset tr = make_data(&seed, 1500), te = make_data(&seed, 300);
+    cm_params p = test_params(50);
+    p.loss = CM_LOSS_RANK;
+    cm_model *m = cm_model_new(&p);
+    double *s = malloc(sizeof(double) * (size_t)te.n);
+    assert_int_equal(cm_model_train(m, tr.n, tr.p, tr.lat, tr.task), 0);
+    assert_true(cm_model_is_trained(m));
+    assert_int_equal(cm_model_predict(m, te.n, te.p, s), 0);
+    double acc = cm_pairwise_accuracy(te.n, s, te.lat, te.task);
+    printf("cost model: rank loss: synthetic pairwise accuracy %.3f, %d rounds\n", acc,
+           cm_model_num_rounds(m));
+    assert_true(acc >= 0.80);
     free(s);
     cm_model_free(m);
     free_data(&tr);
@@ -235,6 +361,7 @@ static void test_many_statements_per_program(void **state) {
         lat[i] = 1e-3 * (1 + x0);
     }
     cm_params p = test_params(50);
+    p.loss = CM_LOSS_SQUARED;
     cm_model *m = cm_model_new(&p);
     assert_int_equal(cm_model_train(m, NTR, pr, lat, NULL), 0);
     assert_int_equal(cm_model_predict(m, NTE, pr + NTR, s), 0);
@@ -265,6 +392,7 @@ static void test_labels_per_task(void **state) {
         p[i] = (cm_program){&x[(size_t)i * F], 1};
     }
     cm_params prm = test_params(50);
+    prm.loss = CM_LOSS_SQUARED;
     prm.weight_by_label = false;
     cm_model *m = cm_model_new(&prm);
     assert_int_equal(cm_model_train(m, N, p, lat, task), 0);
@@ -428,6 +556,18 @@ static void test_bad_arguments(void **state) {
     tu_assert_msg_has(cm_model_errmsg(m), "cost model: XGBoost", "max_depth");
     assert_false(cm_model_is_trained(m));
     cm_model_free(m);
+    p.max_depth = 10;
+    p.loss = (cm_loss)7;
+    m = cm_model_new(&p);
+    assert_int_equal(cm_model_train(m, d.n, d.p, d.lat, d.task), -1);
+    tu_assert_msg_has(cm_model_errmsg(m), "train", "loss 7", "not a cm_loss");
+    cm_model_free(m);
+    p.loss = CM_LOSS_RANK;
+    p.rank_max_partners = -1;
+    m = cm_model_new(&p);
+    assert_int_equal(cm_model_train(m, d.n, d.p, d.lat, d.task), -1);
+    tu_assert_msg_has(cm_model_errmsg(m), "train", "rank_max_partners -1", "count >= 0");
+    cm_model_free(m);
     free_data(&d);
 }
 
@@ -504,6 +644,9 @@ int main(void) {
         cmocka_unit_test(test_random_before_warmup),
         cmocka_unit_test(test_learns_synthetic_ranking),
         cmocka_unit_test(test_labels_per_task),
+        cmocka_unit_test(test_rank_pairs),
+        cmocka_unit_test(test_rank_gradient_fd),
+        cmocka_unit_test(test_rank_loss_learns),
         cmocka_unit_test(test_save_load_identical),
         cmocka_unit_test(test_update_accumulates),
         cmocka_unit_test(test_bad_arguments),

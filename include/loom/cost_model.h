@@ -8,8 +8,10 @@
  * xgb_model.py). A program is described by one fixed-length feature vector
  * per innermost store statement; a gradient-boosted tree predicts a score
  * per statement, and a program's score is the sum over its statements
- * ("pack-sum"). Scores are throughputs relative to the best program of the
- * same task: higher is faster, 1 is the best seen.
+ * ("pack-sum"). Higher scores mean faster programs. With Ansor's squared
+ * loss, scores are throughputs relative to the best program of the same
+ * task (1 is the best seen); with the rank loss (Loom's default), which
+ * learns only the order of a task's programs, their scale means nothing.
  *
  * Threads: feature extraction touches only its inputs and may run on many
  * threads at once (one te_ctx per thread). One cm_model is used by one
@@ -187,6 +189,44 @@ void cm_pack_sum_gradient(int nrows, const float *preds, const int *prog_of_row,
  * as the latencies do (higher score = lower latency). Programs with
  * latency <= 0 (failed) are skipped. task_ids may be NULL (one task).
  * Returns a value in [0, 1], or -1 when there is no such pair. */
+/*
+ * Pack-sum pairwise rank loss (RankNet's logistic pair loss: Burges et
+ * al., "Learning to Rank using Gradient Descent", ICML 2005; TenSet, Zheng
+ * et al. NeurIPS 2021 Datasets, found rank losses to train better cost
+ * models than regression). Scores S_p are pack-sums as above; for a pair
+ * (a, b) of programs of the same task where a is faster (larger label),
+ *
+ *     L = sum over pairs  w_ab * log(1 + exp(-(S_a - S_b)))
+ *
+ * so only the order of the scores is learnt, not their values. For a row
+ * r of program p (n_p rows), grad_r = dL/dS_p and, as for the squared
+ * error, hess_r = n_p * d2L/dS_p^2 (the row sum of p's Hessian block).
+ */
+typedef struct {
+    int faster, slower; /* program indices, labels[faster] > labels[slower] */
+    float weight;
+} cm_pair;
+
+/*
+ * The pairs the rank loss sums over: each program p is paired with every
+ * other program of its task, or, when the task has more than
+ * max_partners + 1 programs, with max_partners others drawn at random
+ * (with replacement; generator seeded by seed), so the cost is
+ * O(nprog * max_partners) however large a task grows. Each of p's pairs
+ * has weight 1 / (its partner count): every program weighs the same.
+ * Pairs of equal labels are dropped (they have no order). task_of_prog
+ * NULL: one task; max_partners <= 0: no limit.
+ * Returns 0 with *out = a malloc'd array of *npairs pairs (the caller
+ * frees it; NULL-safe), or -1 on exhausted memory or more than INT_MAX
+ * pairs (*out NULL, *npairs 0).
+ */
+int cm_rank_pairs(int nprog, const float *labels, const int *task_of_prog, int max_partners,
+                  uint64_t seed, cm_pair **out, int *npairs);
+double cm_pack_sum_rank_loss(int nrows, const float *preds, const int *prog_of_row, int nprog,
+                             int npairs, const cm_pair *pairs);
+void cm_pack_sum_rank_gradient(int nrows, const float *preds, const int *prog_of_row, int nprog,
+                               int npairs, const cm_pair *pairs, float *grad, float *hess);
+
 double cm_pairwise_accuracy(int n, const double *scores, const double *latencies,
                             const int *task_ids);
 
@@ -194,10 +234,25 @@ double cm_pairwise_accuracy(int n, const double *scores, const double *latencies
 /* The model                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Parameters; cm_params_default gives Ansor's (TVM's XGBModel), and a
- * histogram size of our own (Ansor's XGBoost built exact or approximate
- * trees). */
+/* The training objective (both over pack-sums, see above). */
+typedef enum {
+    CM_LOSS_SQUARED = 0, /* Ansor's: labels regressed, weighted by weight_by_label */
+    CM_LOSS_RANK = 1     /* pairwise rank loss within each task */
+} cm_loss;
+
+/* Parameters; cm_params_default gives Ansor's (TVM's XGBModel) except for
+ * the loss and a histogram size of our own (Ansor's XGBoost built exact or
+ * approximate trees). */
 typedef struct {
+    cm_loss loss;             /* CM_LOSS_RANK. On the suite's CPU records,
+                                 held out: pairwise 0.82 against Ansor's
+                                 squared loss's 0.745, and the search found
+                                 fast programs as early or earlier
+                                 (bench/RESULTS.md, session 22) */
+    int rank_max_partners;    /* 64: partners per program in the rank loss
+                                 (cm_rank_pairs), so a task of thousands of
+                                 programs costs O(n) a round; 0: all of its
+                                 task */
     int max_depth;            /* 10 */
     double eta;               /* 0.2 */
     double gamma;             /* 0.001 */
@@ -218,8 +273,9 @@ typedef struct {
                                  session 21) */
     double holdout_fraction;  /* 0.2 of the programs (at least 10 programs
                                  in all needed) held out for early stopping */
-    bool weight_by_label;     /* true: w_p = max(y_p, 1e-3) (Ansor, floored so
-                                 failed programs still count); false: 1.
+    bool weight_by_label;     /* squared loss only. true: w_p = max(y_p, 1e-3)
+                                 (Ansor, floored so failed programs still
+                                 count); false: 1.
                                  Unweighted orders held-out programs better
                                  overall (pairwise 0.784 against 0.745), but
                                  the search reached fast programs later with

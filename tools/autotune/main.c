@@ -23,7 +23,9 @@ static const char usage[] =
     "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
     "                [--resume] [--no-model] [--skip-default] [--baseline] [--per-round R]\n"
     "                [--population P] [--progress-interval SEC] [--retime K]\n"
+    "                [--cost-loss rank|squared]\n"
     "       autotune --eval-model --db FILE [--target T] [--suite FILE.tsv]\n"
+    "                [--cost-loss rank|squared]\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
     "every measured schedule to the tuning database FILE. Before the first measurement\n"
     "the cost model is trained on FILE's records for the target, of every workload\n"
@@ -36,6 +38,9 @@ static const char usage[] =
     "  --resume      count the trials already in FILE toward N, never re-measure them,\n"
     "                and seed the search's population with the best stored programs\n"
     "  --no-model    rank candidates at random instead of with the cost model\n"
+    "  --cost-loss L the cost model's training objective: rank (default; pairwise\n"
+    "                order within each workload) or squared (Ansor's regression of\n"
+    "                throughput relative to the workload's best)\n"
     "  --skip-default  do not measure the operator's default schedule; by default it\n"
     "                is the first trial of an ops workload (unless FILE has it), so the\n"
     "                best record is never worse than the untuned operator, and on the\n"
@@ -301,7 +306,7 @@ static int known_logs(tdb_db *db, const char *key, const char *target, char ***l
 /* --eval-model: leave-one-workload-out evaluation of the cost model;
  * with a suite, only its workloads are held out (tasks, ntasks: read and
  * resolved; NULL, 0: every workload). */
-static int eval_model(const char *db_path, const char *tkey, const char *suite,
+static int eval_model(const char *db_path, const char *tkey, cm_loss loss, const char *suite,
                       const task_line *tasks, int ntasks) {
     char *err = NULL;
     tdb_open_options oo = {.readonly = true};
@@ -348,13 +353,14 @@ static int eval_model(const char *db_path, const char *tkey, const char *suite,
     }
     cm_params cp;
     cm_params_default(&cp);
+    cp.loss = loss;
     int rc = tune_eval_model(&d, &cp, held, &e, &err);
     if (rc) {
         fprintf(stderr, "autotune: %s (target '%s')\n", err, tkey);
         free(err);
     } else {
-        printf("eval-model: %d programs of %d workloads, target '%s', leave one workload out",
-               d.n, d.ntasks, tkey);
+        printf("eval-model: %d programs of %d workloads, target '%s', %s loss, leave one workload "
+               "out", d.n, d.ntasks, tkey, loss == CM_LOSS_RANK ? "rank" : "squared");
         if (suite)
             printf(" (the %d of suite '%s' held out in turn, the other %d for training only)",
                    nheld, suite, d.ntasks - nheld);
@@ -471,6 +477,7 @@ int main(int argc, char **argv) {
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, have_trials = false, eval = false;
     bool baseline = false;
+    cm_loss loss = CM_LOSS_RANK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -491,6 +498,11 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--target")) target = v;
             else if (!strcmp(a, "--db")) db_path = v;
             else if (!strcmp(a, "--suite")) suite = v;
+            else if (!strcmp(a, "--cost-loss")) {
+                if (!strcmp(v, "rank")) loss = CM_LOSS_RANK;
+                else if (!strcmp(v, "squared")) loss = CM_LOSS_SQUARED;
+                else return fail("--cost-loss '%s': rank or squared%s", v, "");
+            }
             else if (!strcmp(a, "--timeout")) {
                 char *end;
                 timeout = strtod(v, &end);
@@ -519,7 +531,7 @@ int main(int argc, char **argv) {
         int nst = suite ? load_suite(suite, &st) : 0;
         if (nst < 0) return 2;
         char *tk = !strcmp(target, "llvm") ? tdb_host_target() : strdup(target);
-        int erc = eval_model(db_path, tk, suite, st, nst);
+        int erc = eval_model(db_path, tk, loss, suite, st, nst);
         free(tk);
         free(st);
         return erc;
@@ -591,6 +603,7 @@ int main(int argc, char **argv) {
     cm_params cp;
     cm_params_default(&cp);
     cp.seed = (uint64_t)seed;
+    cp.loss = loss;
     /* XGBoost on one thread: its OpenMP workers spin between calls and
      * take the cores from the lowering of the search and from the kernels
      * being measured (a round's search: 35 s with them, 8 s without, on 2
