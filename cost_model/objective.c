@@ -110,6 +110,7 @@ static uint64_t splitmix(uint64_t *st) {
 
 int cm_rank_pairs(int nprog, const float *labels, const int *task_of_prog, int max_partners,
                   uint64_t seed, cm_pair **out, int *npairs) {
+    if (!out || !npairs) return -1;
     *out = NULL, *npairs = 0;
     if (nprog < 0 || (nprog > 0 && !labels)) return -1;
     task_idx *t = malloc((size_t)(nprog > 0 ? nprog : 1) * sizeof *t);
@@ -165,6 +166,10 @@ int cm_rank_pairs(int nprog, const float *labels, const int *task_of_prog, int m
     return 0;
 }
 
+static bool pair_ok(const cm_pair *p, int nprog) {
+    return p->faster >= 0 && p->faster < nprog && p->slower >= 0 && p->slower < nprog;
+}
+
 /* sigma(-d) = 1 / (1 + e^d), without overflow */
 static double sigma_neg(double d) {
     return d >= 0 ? exp(-d) / (1 + exp(-d)) : 1 / (1 + exp(d));
@@ -176,6 +181,7 @@ double cm_pack_sum_rank_loss(int nrows, const float *preds, const int *prog_of_r
     if (!s) return NAN;
     double loss = 0;
     for (int k = 0; k < npairs; k++) {
+        if (!pair_ok(&pairs[k], nprog)) continue;
         double d = s[pairs[k].faster] - s[pairs[k].slower];
         /* log(1 + e^-d) */
         loss += pairs[k].weight * (d >= 0 ? log1p(exp(-d)) : -d + log1p(exp(d)));
@@ -193,6 +199,7 @@ void cm_pack_sum_rank_gradient(int nrows, const float *preds, const int *prog_of
     bool ok = s && g && h && rows;
     if (ok) {
         for (int k = 0; k < npairs; k++) {
+            if (!pair_ok(&pairs[k], nprog)) continue;
             int i = pairs[k].faster, j = pairs[k].slower;
             double w = pairs[k].weight, sn = sigma_neg(s[i] - s[j]);
             g[i] -= w * sn, g[j] += w * sn;

@@ -270,6 +270,13 @@ static void test_rank_pairs(void **state) {
     assert_int_equal(cm_rank_pairs(0, NULL, NULL, 8, 5, &pr, &np), 0);
     assert_int_equal(np, 0);
     free(pr);
+    /* bad input: -1, nothing returned */
+    assert_int_equal(cm_rank_pairs(3, NULL, NULL, 8, 5, &pr, &np), -1);
+    assert_null(pr);
+    assert_int_equal(np, 0);
+    assert_int_equal(cm_rank_pairs(-1, lab, NULL, 8, 5, &pr, &np), -1);
+    assert_int_equal(cm_rank_pairs(N, lab, task, 8, 5, NULL, &np), -1);
+    assert_int_equal(cm_rank_pairs(N, lab, task, 8, 5, &pr, NULL), -1);
 }
 
 /* The rank loss is smooth: central differences give its gradient, and
@@ -315,6 +322,15 @@ static void test_rank_gradient_fd(void **state) {
         assert_true(h[r] > 0);
         assert_float_equal(h[r], rowsum, 1e-3 * (1 + rowsum));
     }
+    /* pairs naming programs outside [0, NP) are skipped */
+    cm_pair bad[2] = {pr[0], {NP + 3, 0, 1.0f}};
+    float g1[32], h1[32], g2[32], h2[32];
+    cm_pack_sum_rank_gradient(nrows, pred, po, NP, 1, bad, g1, h1);
+    cm_pack_sum_rank_gradient(nrows, pred, po, NP, 2, bad, g2, h2);
+    assert_memory_equal(g1, g2, sizeof(float) * (size_t)nrows);
+    assert_memory_equal(h1, h2, sizeof(float) * (size_t)nrows);
+    assert_float_equal(cm_pack_sum_rank_loss(nrows, pred, po, NP, 2, bad),
+                       cm_pack_sum_rank_loss(nrows, pred, po, NP, 1, bad), 0);
     free(pr);
 }
 

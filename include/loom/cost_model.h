@@ -184,16 +184,11 @@ double cm_pack_sum_loss(int nrows, const float *preds, const int *prog_of_row, i
 void cm_pack_sum_gradient(int nrows, const float *preds, const int *prog_of_row, int nprog,
                           const float *labels, const float *weights, float *grad, float *hess);
 
-/* Pairwise ranking accuracy: over all pairs (a, b) of programs of the same
- * task with different latencies, the fraction where the score orders them
- * as the latencies do (higher score = lower latency). Programs with
- * latency <= 0 (failed) are skipped. task_ids may be NULL (one task).
- * Returns a value in [0, 1], or -1 when there is no such pair. */
 /*
  * Pack-sum pairwise rank loss (RankNet's logistic pair loss: Burges et
- * al., "Learning to Rank using Gradient Descent", ICML 2005; TenSet, Zheng
- * et al. NeurIPS 2021 Datasets, found rank losses to train better cost
- * models than regression). Scores S_p are pack-sums as above; for a pair
+ * al., "Learning to Rank using Gradient Descent", ICML 2005; later learned
+ * cost models of tensor programs, TenSet's MLP model and TLP, train with
+ * rank losses too). Scores S_p are pack-sums as above; for a pair
  * (a, b) of programs of the same task where a is faster (larger label),
  *
  *     L = sum over pairs  w_ab * log(1 + exp(-(S_a - S_b)))
@@ -217,8 +212,10 @@ typedef struct {
  * Pairs of equal labels are dropped (they have no order). task_of_prog
  * NULL: one task; max_partners <= 0: no limit.
  * Returns 0 with *out = a malloc'd array of *npairs pairs (the caller
- * frees it; NULL-safe), or -1 on exhausted memory or more than INT_MAX
- * pairs (*out NULL, *npairs 0).
+ * frees it), or -1 (*out NULL, *npairs 0) on a negative nprog, NULL
+ * labels, out or npairs, exhausted memory or more than INT_MAX pairs.
+ * The loss and gradient skip pairs whose programs are not in [0, nprog);
+ * grad and hess hold nrows floats (the caller's storage).
  */
 int cm_rank_pairs(int nprog, const float *labels, const int *task_of_prog, int max_partners,
                   uint64_t seed, cm_pair **out, int *npairs);
@@ -227,6 +224,11 @@ double cm_pack_sum_rank_loss(int nrows, const float *preds, const int *prog_of_r
 void cm_pack_sum_rank_gradient(int nrows, const float *preds, const int *prog_of_row, int nprog,
                                int npairs, const cm_pair *pairs, float *grad, float *hess);
 
+/* Pairwise ranking accuracy: over all pairs (a, b) of programs of the same
+ * task with different latencies, the fraction where the score orders them
+ * as the latencies do (higher score = lower latency). Programs with
+ * latency <= 0 (failed) are skipped. task_ids may be NULL (one task).
+ * Returns a value in [0, 1], or -1 when there is no such pair. */
 double cm_pairwise_accuracy(int n, const double *scores, const double *latencies,
                             const int *task_ids);
 
