@@ -1,8 +1,8 @@
 /*
  * Cost-model training (cost_model/xgb_model.c, objective.c): the pack-sum
- * gradient and Hessian against finite differences, the rank loss's pairs,
- * gradient and training, the random model before
- * warm-up, learning a synthetic data set whose throughput is a known
+ * gradient and Hessian against finite differences, the rank loss's pairs
+ * and gradient, the random model before warm-up, learning (with either
+ * loss) a synthetic data set whose throughput is a known
  * function of the features to a stated ranking accuracy, save -> load ->
  * identical predictions (buffer and file), malformed blobs, the scorer
  * adapters, and the ranking metric. XGBoost runs on one thread.

@@ -477,7 +477,9 @@ int main(int argc, char **argv) {
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, have_trials = false, eval = false;
     bool baseline = false;
-    cm_loss loss = CM_LOSS_RANK;
+    cm_params defaults;
+    cm_params_default(&defaults);
+    cm_loss loss = defaults.loss;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -502,8 +504,7 @@ int main(int argc, char **argv) {
                 if (!strcmp(v, "rank")) loss = CM_LOSS_RANK;
                 else if (!strcmp(v, "squared")) loss = CM_LOSS_SQUARED;
                 else return fail("--cost-loss '%s': rank or squared%s", v, "");
-            }
-            else if (!strcmp(a, "--timeout")) {
+            } else if (!strcmp(a, "--timeout")) {
                 char *end;
                 timeout = strtod(v, &end);
                 if (*end || !(timeout > 0)) return fail("--timeout '%s': a positive number of seconds%s", v, "");
