@@ -46,6 +46,37 @@ static void test_defaults_are_ansors(void **state) {
     assert_true(p.weight_by_label); /* Ansor's, for the squared loss */
 }
 
+/* One of the two objectives with its data, for the finite-difference
+ * checks: the squared error (labels, weights) or the rank loss (pairs). */
+typedef struct {
+    bool rank;
+    int nrows, nprog;
+    const int *po;
+    const float *lab, *w;
+    int npairs;
+    const cm_pair *pairs;
+} objective;
+
+static void objective_gradient(const objective *o, const float *pred, float *g, float *h) {
+    if (o->rank)
+        cm_pack_sum_rank_gradient(o->nrows, pred, o->po, o->nprog, o->npairs, o->pairs, g, h);
+    else
+        cm_pack_sum_gradient(o->nrows, pred, o->po, o->nprog, o->lab, o->w, g, h);
+}
+
+/* d grad_r / d eps when every row of r's program moves by eps (central
+ * differences): the row sum of r's Hessian block, which the gradients
+ * pass as the Hessian. pred is restored. */
+static double fd_hessian_row_sum(const objective *o, float *pred, int r, float eps) {
+    float gp[32], gm[32], hh[32];
+    for (int s = 0; s < o->nrows; s++) pred[s] += o->po[s] == o->po[r] ? eps : 0;
+    objective_gradient(o, pred, gp, hh);
+    for (int s = 0; s < o->nrows; s++) pred[s] -= o->po[s] == o->po[r] ? 2 * eps : 0;
+    objective_gradient(o, pred, gm, hh);
+    for (int s = 0; s < o->nrows; s++) pred[s] += o->po[s] == o->po[r] ? eps : 0;
+    return ((double)gp[r] - gm[r]) / (2 * eps);
+}
+
 /* L = 1/2 sum_p w_p (sum_{r in p} f_r - y_p)^2 is quadratic in f, so
  * central differences give the gradient, the Hessian's diagonal (w_p) and
  * its row sums (w_p * n_p, what cm_pack_sum_gradient passes as the
@@ -82,13 +113,8 @@ static void test_pack_sum_gradient_fd(void **state) {
         assert_float_equal(g[r], gfd, 1e-5 + 1e-4 * fabs(gfd));
         assert_float_equal(hfd, w[po[r]], 1e-3);
         /* the row sum: move every row of r's program by +-eps */
-        float gp[32], gm[32], hh[32];
-        for (int s = 0; s < nrows; s++) pred[s] += po[s] == po[r] ? eps : 0;
-        cm_pack_sum_gradient(nrows, pred, po, NP, lab, w, gp, hh);
-        for (int s = 0; s < nrows; s++) pred[s] -= po[s] == po[r] ? 2 * eps : 0;
-        cm_pack_sum_gradient(nrows, pred, po, NP, lab, w, gm, hh);
-        for (int s = 0; s < nrows; s++) pred[s] += po[s] == po[r] ? eps : 0;
-        double rowsum = ((double)gp[r] - gm[r]) / (2 * eps);
+        objective o = {false, nrows, NP, po, lab, w, 0, NULL};
+        double rowsum = fd_hessian_row_sum(&o, pred, r, eps);
         assert_float_equal(h[r], rowsum, 1e-3 * (1 + rowsum));
         assert_float_equal(h[r], w[po[r]] * sizes[po[r]], 1e-6);
     }
@@ -312,13 +338,8 @@ static void test_rank_gradient_fd(void **state) {
         pred[r] = keep;
         double gfd = (lp - lm) / (2 * eps);
         assert_float_equal(g[r], gfd, 1e-4 + 1e-3 * fabs(gfd));
-        float gp[32], gm[32], hh[32];
-        for (int s = 0; s < nrows; s++) pred[s] += po[s] == po[r] ? eps : 0;
-        cm_pack_sum_rank_gradient(nrows, pred, po, NP, np, pr, gp, hh);
-        for (int s = 0; s < nrows; s++) pred[s] -= po[s] == po[r] ? 2 * eps : 0;
-        cm_pack_sum_rank_gradient(nrows, pred, po, NP, np, pr, gm, hh);
-        for (int s = 0; s < nrows; s++) pred[s] += po[s] == po[r] ? eps : 0;
-        double rowsum = ((double)gp[r] - gm[r]) / (2 * eps);
+        objective o = {true, nrows, NP, po, NULL, NULL, np, pr};
+        double rowsum = fd_hessian_row_sum(&o, pred, r, eps);
         assert_true(h[r] > 0);
         assert_float_equal(h[r], rowsum, 1e-3 * (1 + rowsum));
     }

@@ -303,11 +303,11 @@ static int known_logs(tdb_db *db, const char *key, const char *target, char ***l
     return n;
 }
 
-/* --eval-model: leave-one-workload-out evaluation of the cost model;
- * with a suite, only its workloads are held out (tasks, ntasks: read and
+/* --eval-model: leave-one-workload-out evaluation of the cost model
+ * (parameters cp); with a suite, only its workloads are held out (tasks, ntasks: read and
  * resolved; NULL, 0: every workload). */
-static int eval_model(const char *db_path, const char *tkey, cm_loss loss, const char *suite,
-                      const task_line *tasks, int ntasks) {
+static int eval_model(const char *db_path, const char *tkey, const cm_params *cp,
+                      const char *suite, const task_line *tasks, int ntasks) {
     char *err = NULL;
     tdb_open_options oo = {.readonly = true};
     tdb_db *db = tdb_open(db_path, &oo, &err);
@@ -351,16 +351,13 @@ static int eval_model(const char *db_path, const char *tkey, cm_loss loss, const
             return 1;
         }
     }
-    cm_params cp;
-    cm_params_default(&cp);
-    cp.loss = loss;
-    int rc = tune_eval_model(&d, &cp, held, &e, &err);
+    int rc = tune_eval_model(&d, cp, held, &e, &err);
     if (rc) {
         fprintf(stderr, "autotune: %s (target '%s')\n", err, tkey);
         free(err);
     } else {
         printf("eval-model: %d programs of %d workloads, target '%s', %s loss, leave one workload "
-               "out", d.n, d.ntasks, tkey, loss == CM_LOSS_RANK ? "rank" : "squared");
+               "out", d.n, d.ntasks, tkey, cp->loss == CM_LOSS_RANK ? "rank" : "squared");
         if (suite)
             printf(" (the %d of suite '%s' held out in turn, the other %d for training only)",
                    nheld, suite, d.ntasks - nheld);
@@ -477,9 +474,8 @@ int main(int argc, char **argv) {
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, have_trials = false, eval = false;
     bool baseline = false;
-    cm_params defaults;
-    cm_params_default(&defaults);
-    cm_loss loss = defaults.loss;
+    cm_params cp; /* the cost model's; options may change its loss */
+    cm_params_default(&cp);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -501,8 +497,8 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--db")) db_path = v;
             else if (!strcmp(a, "--suite")) suite = v;
             else if (!strcmp(a, "--cost-loss")) {
-                if (!strcmp(v, "rank")) loss = CM_LOSS_RANK;
-                else if (!strcmp(v, "squared")) loss = CM_LOSS_SQUARED;
+                if (!strcmp(v, "rank")) cp.loss = CM_LOSS_RANK;
+                else if (!strcmp(v, "squared")) cp.loss = CM_LOSS_SQUARED;
                 else return fail("--cost-loss '%s': rank or squared%s", v, "");
             } else if (!strcmp(a, "--timeout")) {
                 char *end;
@@ -532,7 +528,7 @@ int main(int argc, char **argv) {
         int nst = suite ? load_suite(suite, &st) : 0;
         if (nst < 0) return 2;
         char *tk = !strcmp(target, "llvm") ? tdb_host_target() : strdup(target);
-        int erc = eval_model(db_path, tk, loss, suite, st, nst);
+        int erc = eval_model(db_path, tk, &cp, suite, st, nst);
         free(tk);
         free(st);
         return erc;
@@ -601,10 +597,7 @@ int main(int argc, char **argv) {
     sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
 
-    cm_params cp;
-    cm_params_default(&cp);
     cp.seed = (uint64_t)seed;
-    cp.loss = loss;
     /* XGBoost on one thread: its OpenMP workers spin between calls and
      * take the cores from the lowering of the search and from the kernels
      * being measured (a round's search: 35 s with them, 8 s without, on 2
