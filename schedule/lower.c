@@ -5,7 +5,9 @@
  *  - reductions as an init nest (the data-parallel loops after the first
  *    reduce loop) then an update nest;
  *  - guards `if (likely(...))` where a split does not divide its extent
- *    or an attached region reaches past its tensor's edges;
+ *    or an attached region reaches past its tensor's edges, and padding
+ *    guards on a sum's update (pad_guard.c: taps that read zero padding
+ *    are skipped);
  *  - annotations as loop kinds and pragmas.
  * The result uses BUFFER_LOAD/BUFFER_STORE; tir_run_pipeline does the rest.
  */
@@ -13,6 +15,9 @@
 #include <string.h>
 
 #include "schedule/lower_internal.h"
+
+/* Padding guards a reduction takes (4 per padded 2-D factor). */
+#define PAD_GUARDS_MAX 16
 
 static lower_stage *stage_info(lower_state *L, const te_tensor *t, int *idx) {
     int i = sch__stage_index(L->s, t);
@@ -143,6 +148,21 @@ static tir_stmt *wrap_loops(lower_state *L, int st, int from, int to, bool data_
     return body;
 }
 
+/* wrap_loops for a reduction's update: each padding guard just inside the
+ * loop of its level, those of no level in [from, to) around the nest. */
+static tir_stmt *wrap_guarded(lower_state *L, int st, int from, int to, int nguards,
+                              const sch_pad_guard *guards, tir_stmt *body) {
+    for (int k = to - 1; k >= from - 1 && body; k--) {
+        te_expr *c = NULL;
+        for (int i = 0; i < nguards; i++)
+            if (k >= from ? guards[i].level == k : guards[i].level < from)
+                c = c ? te_and(c, guards[i].cond) : guards[i].cond;
+        if (c) body = guard(L, c, body);
+        if (k >= from && body) body = wrap_loops(L, st, k, k + 1, false, true, body);
+    }
+    return body;
+}
+
 static tir_stmt *stage_nest(lower_state *L, int st) {
     const sch_stage *g = &L->s->stages[st];
     lower_stage *ls = &L->ls[st];
@@ -179,7 +199,13 @@ static tir_stmt *stage_nest(lower_state *L, int st) {
         inner = wrap_loops(L, st, first_red, g->nleaf, false, true, inner);
     } else {
         te_reduce_op rop = body->u.reduce.op;
-        te_expr *src = value_map(body->u.reduce.source, &vc);
+        sch_pad_guard pg[PAD_GUARDS_MAX];
+        te_expr *te_src = body->u.reduce.source;
+        int npg = sch__xreduce_axis(g) ? 0
+                                       : sch__lower_pad_guards(L, st, nsub, vars, vals, &te_src,
+                                                               pg, PAD_GUARDS_MAX);
+        if (npg < 0) return NULL;
+        te_expr *src = value_map(te_src, &vc);
         if (!src) return NULL;
         if (sch__xreduce_axis(g)) {
             /* A reduce axis on threadIdx.x: reduced across threads. */
@@ -195,7 +221,7 @@ static tir_stmt *stage_nest(lower_state *L, int st) {
         tir_stmt *update = tir_buffer_store(ctx, ls->buf, ndim, store_idx,
                                             te_reduce_combine(rop, acc, src));
         update = sch__lower_guards(L, st, 0, g->nroot, update);
-        update = wrap_loops(L, st, first_red, g->nleaf, false, true, update);
+        update = wrap_guarded(L, st, first_red, g->nleaf, npg, pg, update);
         if (!init || !update) return NULL;
         inner = tir_seq(ctx, 2, (tir_stmt *[]){init, update});
     }

@@ -54,6 +54,27 @@ te_expr *sch__lower_value(const lower_state *L, int st, const te_expr *var);
 tir_stmt *sch__lower_loop(lower_state *L, int st, te_expr *var, tir_stmt *body);
 tir_stmt *sch__lower_guards(lower_state *L, int st, int from, int to, tir_stmt *body);
 
+/* ---- padding guards (pad_guard.c) ---- */
+
+/* One guard of a reduction's update: a conjunct over the stage's leaves
+ * (and the loops outside the stage), placed just inside leaf `level`, the
+ * innermost it uses (-1: around the whole update nest). */
+typedef struct {
+    te_expr *cond;
+    int level;
+} sch_pad_guard;
+
+/* The padding guards of stage st, a sum reduction: the conditions outside
+ * which a factor of its source is zero (select(c, e, 0), or a read of a
+ * stage whose body is one), over the leaves: vars[i] -> vals[i] maps the
+ * root variables to them. *source (the TE source) has the selects whose
+ * conditions are wholly guarded replaced by their value. Returns the
+ * number of guards written to out (at most max), 0 for a stage that is
+ * not a sum or a schedule with thread bindings, -1 on error. */
+int sch__lower_pad_guards(lower_state *L, int st, int nsub, te_expr *const *vars,
+                          te_expr *const *vals, te_expr **source, sch_pad_guard *out,
+                          int max);
+
 /* ---- cross-thread reduction (xreduce.c) ---- */
 /* The reduce leaf of st bound to threadIdx.x, or NULL. */
 te_expr *sch__xreduce_axis(const sch_stage *st);

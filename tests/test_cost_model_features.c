@@ -417,7 +417,9 @@ static void test_speed(void **state) {
            us);
     assert_true(n >= 2);
 
-    /* a 3x3 convolution with a padding stage (selects, three statements) */
+    /* a 3x3 convolution with a padding stage (selects): the padding stage,
+     * the init, and the update, split at the image's edges by its padding
+     * guards (schedule/pad_guard.c) */
     sched_case cv = sh_conv2d(ctx, 1, 32, 28, 28, 32, 3, 3, 1, 1);
     sch_schedule *s2 = sch_create(ctx, TE_TENSORS(cv.out));
     tir_func *g = sch_lower(s2, TE_TENSORS(cv.in[0], cv.in[1], cv.out), "conv");
@@ -433,7 +435,7 @@ static void test_speed(void **state) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     us = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3 / reps;
     printf("cost model: features of a conv2d (%d statements): %.1f us per extraction\n", n, us);
-    assert_int_equal(n, 3);
+    assert_true(n > 3);
     assert_true(v[idx("select_op")] > 0); /* the padding stage */
     free(v);
     te_ctx_free(ctx);
