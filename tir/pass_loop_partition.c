@@ -77,12 +77,29 @@ static int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 /* ---- collecting the range where the guards hold ---- */
 
+/* Loops nested in the one being solved that collect tracks. */
+#define LP_MAX_INNER 64
+
 typedef struct {
     const te_expr *var;
     int64_t lo, hi; /* intersection so far: [lo, hi) */
     bool any;       /* some conjunct depends on var and was solved */
     int64_t vlo, vhi; /* the loop's whole range [vlo, vhi) */
+    /* reduction loops inside this one (their variables) */
+    int ninner;
+    const te_expr *inner[LP_MAX_INNER];
 } solve_state;
+
+/* A loop outside a reduction is not split on a conjunct that varies with
+ * one of the reduction's loops (a padding guard, 1 <= y + ry): each piece
+ * would copy the whole reduction nest, where splitting the reduction's
+ * own loops skips the same taps at a fraction of the code. */
+static bool varies_inside(const solve_state *ss, const te_expr *c) {
+    if (ss->var->u.var.iter == TE_ITER_REDUCE) return false;
+    for (int i = 0; i < ss->ninner; i++)
+        if (te_expr_uses_var(c, ss->inner[i])) return true;
+    return false;
+}
 
 /* The analyser's upper bound of d is <= k with var in [a, b) (a < b). */
 static bool holds_on(lp_state *st, const te_expr *var, const te_expr *d, int64_t k, int64_t a,
@@ -139,7 +156,7 @@ static void solve_conjunct(lp_state *st, solve_state *ss, te_expr *c) {
         solve_conjunct(st, ss, c->u.bin.b);
         return;
     }
-    if (!te_expr_uses_var(c, ss->var)) return;
+    if (!te_expr_uses_var(c, ss->var) || varies_inside(ss, c)) return;
     if (c->kind < TE_LT || c->kind > TE_GE) return;
     te_dtype ta = c->u.bin.a->dtype, tb = c->u.bin.b->dtype;
     if (!te_dtype_is_int(ta) || ta.lanes != 1 || !te_dtype_eq(ta, tb) ||
@@ -193,7 +210,11 @@ static void collect(lp_state *st, solve_state *ss, const tir_stmt *s) {
     switch (s->kind) {
     case TIR_FOR: {
         bool bound = bind_loop(st, s);
+        const te_expr *v = s->u.loop.var;
+        bool push = v->u.var.iter == TE_ITER_REDUCE && ss->ninner < LP_MAX_INNER;
+        if (push) ss->inner[ss->ninner++] = v;
         collect(st, ss, s->u.loop.body);
+        if (push) ss->ninner--;
         if (bound) te_analyzer_unbind(st->an, s->u.loop.var);
         return;
     }
@@ -339,7 +360,7 @@ static tir_stmt *walk_loop(lp_state *st, tir_stmt *s) {
                       te_is_const_int(s->u.loop.min, &lo) &&
                       te_is_const_int(s->u.loop.extent, &ext) && ext > 1;
     if (splittable) {
-        solve_state ss = {s->u.loop.var, lo, lo + ext, false, lo, lo + ext};
+        solve_state ss = {s->u.loop.var, lo, lo + ext, false, lo, lo + ext, 0, {0}};
         collect(st, &ss, s->u.loop.body);
         int64_t a = ss.lo < lo ? lo : ss.lo, b = ss.hi > lo + ext ? lo + ext : ss.hi;
         if (ss.any && a < b) {
