@@ -11,8 +11,9 @@
  * stage, an inlined one (the select is the factor), a copy of it
  * (cache_read), the default packed-tile schedule of conv2d, a vectorized
  * column loop (its conjunct not guarded, the row's still), a max
- * reduction (never guarded: its padding zeros count) and a schedule with
- * thread bindings (never guarded).
+ * reduction (never guarded: its padding zeros count), a schedule with
+ * thread bindings (never guarded) and a padding that is a sliver of the
+ * taps (not guarded).
  */
 #include <math.h>
 #include <stdio.h>
@@ -264,6 +265,25 @@ static void test_thread_bound_not_guarded(void **state) {
     }
 }
 
+/* A padding that is a sliver of the taps (64x64, 3x3, padding 1: 1 of
+ * 192 (y, ry) pairs a side) is not guarded; 6x5 (1 of 18) is. */
+static void test_sliver_not_guarded(void **state) {
+    (void)state;
+    int64_t sizes[2] = {6, 64};
+    for (int i = 0; i < 2; i++) {
+        te_ctx *ctx = te_ctx_new();
+        sched_case c = sh_conv2d(ctx, 1, 2, sizes[i], sizes[i], 2, 3, 3, 1, 1);
+        sch_schedule *s = sch_create(ctx, TE_TENSORS(c.out));
+        assert_int_equal(sch_compute_inline(s, c.mid), 0);
+        tir_func *f = sch_lower(s, TE_TENSORS(c.in[0], c.in[1], c.out), "default");
+        assert_non_null(f);
+        if (i == 0) assert_true(count_ifs(f->body) > 0);
+        else assert_int_equal(count_ifs(f->body), 0);
+        assert_int_equal(sh_run(&c, s, "llvm"), 0);
+        te_ctx_free(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_materialised_pad),
@@ -273,6 +293,7 @@ int main(void) {
         cmocka_unit_test(test_vectorized_columns),
         cmocka_unit_test(test_max_not_guarded),
         cmocka_unit_test(test_thread_bound_not_guarded),
+        cmocka_unit_test(test_sliver_not_guarded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,9 @@
  * prefix or suffix satisfies (left alone); and a matmul whose 6-row tiles
  * (30 = 5*6 ... 33 rows: a tail) are fused with the column tiles into
  * the parallel loop, checked numerically on both backends. The parallel
- * loop is never cut: it branches per iteration between the pieces.
+ * loop is never cut: it branches per iteration between the pieces. And a
+ * padding guard (1 <= y + r, r a reduction's loop): the reduction's loop
+ * is split, not y outside it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +96,46 @@ static void test_fused_tail_suffix_and_none(void **state) {
     te_ctx_free(ctx);
 }
 
+/* for (y, 0, 8) { for (r, 0, 3) reduce { if (likely(1 <= y + r)) B[y] += A[y + r] } }:
+ * a padding guard. y is outside the reduction and the conjunct varies with
+ * its loop r, so y is not split (each piece would copy the reduction); r
+ * is: r = 0 keeps the guard, r in [1, 3) runs without it. */
+static void test_reduction_conjunct_splits_reduce_loop(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 10), *B = tu_param_buf(ctx, "B", TE_FLOAT32, 8);
+    te_expr *y = te_iter_var(ctx, "y", TE_ITER_DATA_PAR, 8);
+    te_expr *r = te_iter_var(ctx, "r", TE_ITER_REDUCE, 3);
+    te_expr *add = te_add(tir_load(ctx, B, y, NULL), tir_load(ctx, A, te_add(y, r), NULL));
+    tir_stmt *st = tir_store(ctx, B, y, add, NULL);
+    tir_stmt *g = tir_if(ctx, likely(te_le(I(ctx, 1), te_add(y, r))), st, NULL);
+    tir_stmt *inner = tir_for(ctx, r, I(ctx, 0), I(ctx, 3), TIR_FOR_SERIAL, g);
+    tir_stmt *outer = tir_for(ctx, y, I(ctx, 0), I(ctx, 8), TIR_FOR_SERIAL, inner);
+    tir_func *f = tir_func_new(ctx, "default", 2, (tir_buffer *[]){A, B}, outer);
+    assert_non_null(f);
+    tir_func *p = tir_pass_loop_partition(ctx, f);
+    assert_non_null(p);
+    const char *t = tu_tir_text(ctx, p);
+    assert_int_equal(tu_count(t, "for (y, "), 1);
+    assert_non_null(strstr(t, "for (y, 0, 8) {"));
+    assert_non_null(strstr(t, "for (r, 1, 2) {"));
+    assert_int_equal(tu_count(t, "likely"), 1);
+    char *main_part = tu_between(t, "for (r, 1, 2) {", NULL);
+    assert_int_equal(tu_count(main_part, "likely"), 0);
+    free(main_part);
+    /* the same guard over a plain (data-parallel) inner loop splits y */
+    te_expr *x = te_iter_var(ctx, "x", TE_ITER_DATA_PAR, 3);
+    tir_stmt *g2 = tir_if(ctx, likely(te_le(I(ctx, 1), te_add(y, x))),
+                          tir_store(ctx, B, y, tir_load(ctx, A, te_add(y, x), NULL), NULL), NULL);
+    tir_stmt *o2 = tir_for(ctx, y, I(ctx, 0), I(ctx, 8), TIR_FOR_SERIAL,
+                           tir_for(ctx, x, I(ctx, 0), I(ctx, 3), TIR_FOR_SERIAL, g2));
+    tir_func *f2 = tir_func_new(ctx, "default", 2, (tir_buffer *[]){A, B}, o2);
+    tir_func *p2 = tir_pass_loop_partition(ctx, f2);
+    assert_non_null(p2);
+    assert_non_null(strstr(tu_tir_text(ctx, p2), "for (y, 1, 7) {"));
+    te_ctx_free(ctx);
+}
+
 /* A matmul of M rows tiled 6 x 8 (rows: a tail when 6 does not divide M),
  * the row and column tiles fused into the parallel loop, the 8 columns
  * vectorized: the tail is a branch of the parallel loop and the result
@@ -143,6 +185,7 @@ int main(void) {
         cmocka_unit_test(test_fused_tail_prefix),
         cmocka_unit_test(test_fused_tail_suffix_and_none),
         cmocka_unit_test(test_fused_tail_matmul),
+        cmocka_unit_test(test_reduction_conjunct_splits_reduce_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
