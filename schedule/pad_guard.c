@@ -22,12 +22,15 @@
  * in oneDNN.
  *
  * Not guarded: a conjunct that depends on a vectorized loop (it would
- * become a masked vector operation, slower than the zero it skips); any
- * stage of a schedule with thread bindings (the GPU's kernels read the
- * padding with a select; a branch there diverges threads instead).
+ * become a masked vector operation, slower than the zero it skips); one
+ * false on less than PAD_MIN_SHARE of its variables' iterations (the
+ * pieces cost more compile time than the taps they skip); any stage of a
+ * schedule with thread bindings (the GPU's kernels read the padding with
+ * a select; a branch there diverges threads instead). Loop partitioning
+ * splits the reduction's loops for these guards, not the loops outside
+ * it (tir/pass_loop_partition.c), so the code grows by the reduction's
+ * edge pieces only.
  */
-#include <string.h>
-
 #include "schedule/lower_internal.h"
 
 /* How deep a chain of copies (Pad_local[i] = Pad[i]) is followed. */
@@ -72,26 +75,46 @@ static bool schedule_binds_threads(const sch_schedule *s) {
 }
 
 /* The share of the iterations of the root variables c uses (a padding
- * conjunct: y and ry) where c is false, counted; -1 when c is not decided
- * by them or there are more than PAD_COUNT_MAX to count. */
+ * conjunct: y and ry) where c is false, counted; -1 when c is not an
+ * affine comparison of them or there are more than PAD_COUNT_MAX to
+ * count. Affine: d = a - b is sum(coef_i v_i) + k, its coefficients read
+ * off d at 0 and at each unit vector, so counting is integer arithmetic
+ * (lowering runs for every candidate the search ranks). */
 static double false_share(pad_state *ps, te_expr *c) {
     const sch_stage *g = &ps->L->s->stages[ps->st];
-    te_expr *vars[TE_MAX_DIMS * 2], *vals[TE_MAX_DIMS * 2];
-    int64_t ext[TE_MAX_DIMS * 2], idx[TE_MAX_DIMS * 2], total = 1, nfalse = 0;
+    te_ctx *ctx = ps->L->ctx;
+    if (c->kind < TE_LT || c->kind > TE_GE || !te_dtype_is_int(c->u.bin.a->dtype)) return -1;
+    te_expr *vars[TE_MAX_DIMS * 2], *zero[TE_MAX_DIMS * 2];
+    int64_t ext[TE_MAX_DIMS * 2], coef[TE_MAX_DIMS * 2], idx[TE_MAX_DIMS * 2], total = 1;
     int n = 0;
     for (int d = 0; d < g->nroot && n < TE_MAX_DIMS * 2; d++)
         if (te_expr_uses_var(c, g->root[d])) {
             vars[n] = g->root[d], ext[n] = g->root[d]->u.var.extent, idx[n] = 0;
+            zero[n] = te_int_t(ctx, vars[n]->dtype, 0);
             if (ext[n] < 1 || (total *= ext[n]) > PAD_COUNT_MAX) return -1;
             n++;
         }
+    te_expr *d = te_sub(c->u.bin.a, c->u.bin.b), *lin;
+    int64_t k, v;
+    if (!d || !te_is_const_int(te_simplify(ctx, te_substitute(ctx, d, n, vars, zero)), &k))
+        return -1;
+    lin = te_int_t(ctx, d->dtype, k);
+    for (int i = 0; i < n; i++) {
+        zero[i] = te_int_t(ctx, vars[i]->dtype, 1);
+        bool ok = te_is_const_int(te_simplify(ctx, te_substitute(ctx, d, n, vars, zero)), &v);
+        zero[i] = te_int_t(ctx, vars[i]->dtype, 0);
+        if (!ok) return -1;
+        coef[i] = v - k;
+        lin = te_add(lin, te_mul(te_int_t(ctx, vars[i]->dtype, coef[i]), vars[i]));
+    }
+    if (!te_is_const_int(te_simplify(ctx, te_sub(d, lin)), &v) || v != 0) return -1;
+    int64_t nfalse = 0;
     for (int64_t it = 0; it < total; it++) {
-        for (int i = 0; i < n; i++) vals[i] = te_int_t(ps->L->ctx, vars[i]->dtype, idx[i]);
-        int64_t v;
-        if (!te_is_const_int(te_simplify(ps->L->ctx, te_substitute(ps->L->ctx, c, n, vars, vals)),
-                             &v))
-            return -1;
-        nfalse += !v;
+        int64_t x = k;
+        for (int i = 0; i < n; i++) x += coef[i] * idx[i];
+        bool holds = c->kind == TE_LT ? x < 0 : c->kind == TE_LE ? x <= 0
+                     : c->kind == TE_GT ? x > 0 : x >= 0;
+        nfalse += !holds;
         for (int i = n - 1; i >= 0 && ++idx[i] == ext[i]; i--) idx[i] = 0;
     }
     return (double)nfalse / (double)total;

@@ -25,7 +25,10 @@
  * for their inner loops with v bound to the piece's range.
  *
  * A PARALLEL loop is not split but branches inside, per iteration, between
- * the main body and the guarded one (branch_inside).
+ * the main body and the guarded one (branch_inside). A loop outside a
+ * reduction is not split on a conjunct that varies with the reduction's
+ * loops inside it (the padding guards of schedule/pad_guard.c): the
+ * reduction's own loops are split instead.
  *
  * VECTORIZED and GPU-thread loops are not split (their iteration space is
  * fixed by the hardware mapping); their guards stay for vectorize to

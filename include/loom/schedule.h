@@ -209,7 +209,15 @@ te_expr *sch_reduce_axis(te_tensor *t, int i);
  * non-divisible splits) and realization of every stage: a tir_func named
  * `name` whose params are the buffers of args, in order. args must hold
  * every placeholder the outputs read and every output. The result is
- * before tir_run_pipeline. */
+ * before tir_run_pipeline.
+ * Padding guards: on the CPU (a schedule without thread bindings) a sum
+ * whose source multiplies a factor that is zero outside a condition
+ * (select(c, x, 0), inlined or a stage of its own, as a convolution's
+ * zero padding) skips the terms where it is zero, as oneDNN's direct
+ * convolutions do: exact for finite values, but a weight of inf or NaN
+ * facing the padding no longer makes the output NaN. Conditions over a
+ * vectorized loop, or false on under 1 % of their variables' iterations,
+ * are not used (schedule/pad_guard.c). */
 tir_func *sch_lower(sch_schedule *s, int nargs, te_tensor *const *args, const char *name);
 /* A lowering split for constant arguments (weights: the same values in
  * every call). A *pre-computed stage* is a compute stage at the root, not
