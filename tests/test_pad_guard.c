@@ -92,14 +92,26 @@ static void assert_skipped(inf_result r) {
     assert_true(r.inf > 0);
 }
 
-static void test_materialised_pad(void **state) {
-    (void)state;
+typedef enum { PAD_ROOT, PAD_INLINED, PAD_COPIED } pad_placement;
+
+/* A 6x5 image, 3x3 filter, padding 1, the padding stage scheduled as
+ * `how`, built for each target. */
+static void check_placement(pad_placement how, int ntargets, const char *const *targets) {
     te_ctx *ctx = te_ctx_new();
     sched_case c = sh_conv2d(ctx, 1, 3, 6, 5, 4, 3, 3, 1, 1);
     sch_schedule *s = sch_create(ctx, TE_TENSORS(c.out));
-    assert_skipped(run_case(&c, s, "llvm"));
-    assert_skipped(run_case(&c, s, "c"));
+    if (how == PAD_INLINED) assert_int_equal(sch_compute_inline(s, c.mid), 0);
+    if (how == PAD_COPIED)
+        assert_non_null(sch_cache_read(s, c.mid, "global", 1, (te_tensor *[]){c.out}));
+    for (int t = 0; t < ntargets; t++) assert_skipped(run_case(&c, s, targets[t]));
+    te_ctx_free(ctx);
+}
+
+static void test_materialised_pad(void **state) {
+    (void)state;
+    check_placement(PAD_ROOT, 2, (const char *[]){"llvm", "c"});
     /* stride 2, padding 2: more taps over the edge */
+    te_ctx *ctx = te_ctx_new();
     sched_case c2 = sh_conv2d(ctx, 1, 2, 9, 8, 3, 3, 3, 2, 2);
     assert_skipped(run_case(&c2, sch_create(ctx, TE_TENSORS(c2.out)), "llvm"));
     te_ctx_free(ctx);
@@ -107,23 +119,12 @@ static void test_materialised_pad(void **state) {
 
 static void test_inlined_pad(void **state) {
     (void)state;
-    te_ctx *ctx = te_ctx_new();
-    sched_case c = sh_conv2d(ctx, 1, 3, 6, 5, 4, 3, 3, 1, 1);
-    sch_schedule *s = sch_create(ctx, TE_TENSORS(c.out));
-    assert_int_equal(sch_compute_inline(s, c.mid), 0);
-    assert_skipped(run_case(&c, s, "llvm"));
-    assert_skipped(run_case(&c, s, "c"));
-    te_ctx_free(ctx);
+    check_placement(PAD_INLINED, 2, (const char *[]){"llvm", "c"});
 }
 
 static void test_copy_of_pad(void **state) {
     (void)state;
-    te_ctx *ctx = te_ctx_new();
-    sched_case c = sh_conv2d(ctx, 1, 3, 6, 5, 4, 3, 3, 1, 1);
-    sch_schedule *s = sch_create(ctx, TE_TENSORS(c.out));
-    assert_non_null(sch_cache_read(s, c.mid, "global", 1, (te_tensor *[]){c.out}));
-    assert_skipped(run_case(&c, s, "llvm"));
-    te_ctx_free(ctx);
+    check_placement(PAD_COPIED, 1, (const char *[]){"llvm"});
 }
 
 /* ResNet-50's c5 shape scaled down: the default schedule's packed tile
