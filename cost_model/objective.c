@@ -23,6 +23,16 @@ static double *pack_sums(int nrows, const float *preds, const int *prog_of_row, 
     return s;
 }
 
+/* n_p, the rows of each program (the Hessian's row sums need them);
+ * NULL when out of memory. */
+static int *row_counts(int nrows, const int *prog_of_row, int nprog) {
+    int *rows = calloc((size_t)(nprog > 0 ? nprog : 1), sizeof *rows);
+    if (rows)
+        for (int r = 0; r < nrows; r++)
+            if (prog_of_row[r] >= 0 && prog_of_row[r] < nprog) rows[prog_of_row[r]]++;
+    return rows;
+}
+
 double cm_pack_sum_loss(int nrows, const float *preds, const int *prog_of_row, int nprog,
                         const float *labels, const float *weights) {
     double *s = pack_sums(nrows, preds, prog_of_row, nprog);
@@ -45,10 +55,7 @@ double cm_pack_sum_loss(int nrows, const float *preds, const int *prog_of_row, i
 void cm_pack_sum_gradient(int nrows, const float *preds, const int *prog_of_row, int nprog,
                           const float *labels, const float *weights, float *grad, float *hess) {
     double *s = pack_sums(nrows, preds, prog_of_row, nprog);
-    int *rows = calloc((size_t)(nprog > 0 ? nprog : 1), sizeof *rows);
-    if (rows)
-        for (int r = 0; r < nrows; r++)
-            if (prog_of_row[r] >= 0 && prog_of_row[r] < nprog) rows[prog_of_row[r]]++;
+    int *rows = row_counts(nrows, prog_of_row, nprog);
     for (int r = 0; r < nrows; r++) {
         int p = prog_of_row[r];
         if (!s || !rows || p < 0 || p >= nprog) {
@@ -195,9 +202,9 @@ void cm_pack_sum_rank_gradient(int nrows, const float *preds, const int *prog_of
     size_t np = (size_t)(nprog > 0 ? nprog : 1);
     double *s = pack_sums(nrows, preds, prog_of_row, nprog);
     double *g = calloc(np, sizeof *g), *h = calloc(np, sizeof *h);
-    int *rows = calloc(np, sizeof *rows);
+    int *rows = row_counts(nrows, prog_of_row, nprog);
     bool ok = s && g && h && rows;
-    if (ok) {
+    if (ok)
         for (int k = 0; k < npairs; k++) {
             if (!pair_ok(&pairs[k], nprog)) continue;
             int i = pairs[k].faster, j = pairs[k].slower;
@@ -205,9 +212,6 @@ void cm_pack_sum_rank_gradient(int nrows, const float *preds, const int *prog_of
             g[i] -= w * sn, g[j] += w * sn;
             h[i] += w * sn * (1 - sn), h[j] += w * sn * (1 - sn);
         }
-        for (int r = 0; r < nrows; r++)
-            if (prog_of_row[r] >= 0 && prog_of_row[r] < nprog) rows[prog_of_row[r]]++;
-    }
     for (int r = 0; r < nrows; r++) {
         int p = prog_of_row[r];
         if (!ok || p < 0 || p >= nprog) {

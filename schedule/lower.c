@@ -151,7 +151,7 @@ static tir_stmt *wrap_loops(lower_state *L, int st, int from, int to, bool data_
 /* wrap_loops for a reduction's update: each padding guard just inside the
  * loop of its level, those of no level in [from, to) around the nest. */
 static tir_stmt *wrap_guarded(lower_state *L, int st, int from, int to, int nguards,
-                              const sch_pad_guard *guards, tir_stmt *body) {
+                              const lower_pad_guard *guards, tir_stmt *body) {
     for (int k = to - 1; k >= from - 1 && body; k--) {
         te_expr *c = NULL;
         for (int i = 0; i < nguards; i++)
@@ -199,15 +199,16 @@ static tir_stmt *stage_nest(lower_state *L, int st) {
         inner = wrap_loops(L, st, first_red, g->nleaf, false, true, inner);
     } else {
         te_reduce_op rop = body->u.reduce.op;
-        sch_pad_guard pg[PAD_GUARDS_MAX];
+        bool xreduce = sch__xreduce_axis(g) != NULL;
+        lower_pad_guard pg[PAD_GUARDS_MAX];
         te_expr *te_src = body->u.reduce.source;
-        int npg = sch__xreduce_axis(g) ? 0
-                                       : sch__lower_pad_guards(L, st, nsub, vars, vals, &te_src,
-                                                               pg, PAD_GUARDS_MAX);
+        int npg = xreduce ? 0
+                          : sch__lower_pad_guards(L, st, nsub, vars, vals, &te_src, pg,
+                                                  PAD_GUARDS_MAX);
         if (npg < 0) return NULL;
         te_expr *src = value_map(te_src, &vc);
         if (!src) return NULL;
-        if (sch__xreduce_axis(g)) {
+        if (xreduce) {
             /* A reduce axis on threadIdx.x: reduced across threads. */
             inner = sch__lower_xreduce(L, st, store_idx, src, first_red);
             if (!inner) return NULL;

@@ -62,7 +62,7 @@ tir_stmt *sch__lower_guards(lower_state *L, int st, int from, int to, tir_stmt *
 typedef struct {
     te_expr *cond;
     int level;
-} sch_pad_guard;
+} lower_pad_guard;
 
 /* The padding guards of stage st, a sum reduction: the conditions outside
  * which a factor of its source is zero (select(c, e, 0), or a read of a
@@ -72,7 +72,7 @@ typedef struct {
  * number of guards written to out (at most max), 0 for a stage that is
  * not a sum or a schedule with thread bindings, -1 on error. */
 int sch__lower_pad_guards(lower_state *L, int st, int nsub, te_expr *const *vars,
-                          te_expr *const *vals, te_expr **source, sch_pad_guard *out,
+                          te_expr *const *vals, te_expr **source, lower_pad_guard *out,
                           int max);
 
 /* ---- cross-thread reduction (xreduce.c) ---- */

@@ -50,7 +50,7 @@ typedef struct {
     int st;
     int nsub;
     te_expr *const *vars, *const *vals;
-    sch_pad_guard *out;
+    lower_pad_guard *out;
     int n, max;
 } pad_state;
 
@@ -75,39 +75,24 @@ static bool schedule_binds_threads(const sch_schedule *s) {
 }
 
 /* The share of the iterations of the root variables c uses (a padding
- * conjunct: y and ry) where c is false, counted; -1 when c is not an
- * affine comparison of them or there are more than PAD_COUNT_MAX to
- * count. Affine: d = a - b is sum(coef_i v_i) + k, its coefficients read
- * off d at 0 and at each unit vector, so counting is integer arithmetic
- * (lowering runs for every candidate the search ranks). */
+ * conjunct: y and ry) where c is false, counted in integers from the
+ * affine form of its two sides' difference (lowering runs for every
+ * candidate the search ranks); -1 when c is not an affine comparison of
+ * them or there are more than PAD_COUNT_MAX to count. */
 static double false_share(pad_state *ps, te_expr *c) {
     const sch_stage *g = &ps->L->s->stages[ps->st];
-    te_ctx *ctx = ps->L->ctx;
     if (c->kind < TE_LT || c->kind > TE_GE || !te_dtype_is_int(c->u.bin.a->dtype)) return -1;
-    te_expr *vars[TE_MAX_DIMS * 2], *zero[TE_MAX_DIMS * 2];
-    int64_t ext[TE_MAX_DIMS * 2], coef[TE_MAX_DIMS * 2], idx[TE_MAX_DIMS * 2], total = 1;
+    te_expr *vars[TE_MAX_DIMS * 2];
+    int64_t ext[TE_MAX_DIMS * 2], coef[TE_MAX_DIMS * 2], idx[TE_MAX_DIMS * 2], total = 1, k;
     int n = 0;
     for (int d = 0; d < g->nroot && n < TE_MAX_DIMS * 2; d++)
         if (te_expr_uses_var(c, g->root[d])) {
             vars[n] = g->root[d], ext[n] = g->root[d]->u.var.extent, idx[n] = 0;
-            zero[n] = te_int_t(ctx, vars[n]->dtype, 0);
             if (ext[n] < 1 || (total *= ext[n]) > PAD_COUNT_MAX) return -1;
             n++;
         }
-    te_expr *d = te_sub(c->u.bin.a, c->u.bin.b), *lin;
-    int64_t k, v;
-    if (!d || !te_is_const_int(te_simplify(ctx, te_substitute(ctx, d, n, vars, zero)), &k))
-        return -1;
-    lin = te_int_t(ctx, d->dtype, k);
-    for (int i = 0; i < n; i++) {
-        zero[i] = te_int_t(ctx, vars[i]->dtype, 1);
-        bool ok = te_is_const_int(te_simplify(ctx, te_substitute(ctx, d, n, vars, zero)), &v);
-        zero[i] = te_int_t(ctx, vars[i]->dtype, 0);
-        if (!ok) return -1;
-        coef[i] = v - k;
-        lin = te_add(lin, te_mul(te_int_t(ctx, vars[i]->dtype, coef[i]), vars[i]));
-    }
-    if (!te_is_const_int(te_simplify(ctx, te_sub(d, lin)), &v) || v != 0) return -1;
+    te_expr *d = te_simplify(ps->L->ctx, te_sub(c->u.bin.a, c->u.bin.b));
+    if (!d || !te_affine_form(d, n, vars, coef, &k)) return -1;
     int64_t nfalse = 0;
     for (int64_t it = 0; it < total; it++) {
         int64_t x = k;
@@ -144,7 +129,7 @@ static bool add_conjunct(pad_state *ps, te_expr *c) {
     for (int i = 0; i < ps->n; i++)
         if (te_expr_equal(ps->out[i].cond, v)) return true;
     if (ps->n == ps->max) return false;
-    ps->out[ps->n++] = (sch_pad_guard){v, level};
+    ps->out[ps->n++] = (lower_pad_guard){v, level};
     return true;
 }
 
@@ -196,7 +181,7 @@ static te_expr *guard_factors(pad_state *ps, te_expr *e) {
 }
 
 int sch__lower_pad_guards(lower_state *L, int st, int nsub, te_expr *const *vars,
-                          te_expr *const *vals, te_expr **source, sch_pad_guard *out,
+                          te_expr *const *vals, te_expr **source, lower_pad_guard *out,
                           int max) {
     const te_expr *body = L->ls[st].body;
     if (!body || body->kind != TE_REDUCE || body->u.reduce.op != TE_REDUCE_SUM ||

@@ -214,3 +214,22 @@ te_expr *te__lin_build(te_ctx *ctx, te__lin *l, te_dtype t) {
         r = te__bin(TE_SUB, t, r, te__int_imm(ctx, t, -l->k));
     return r;
 }
+
+bool te_affine_form(te_expr *e, int n, te_expr *const *vars, int64_t *coef, int64_t *k) {
+    if (!e || n < 0 || (n > 0 && (!vars || !coef)) || !k) return false;
+    te__lin l;
+    te__lin_init(&l);
+    te__lin_collect(&l, e, 1);
+    te__lin_combine(&l);
+    bool ok = !l.overflow;
+    for (int i = 0; i < n; i++) coef[i] = 0;
+    for (int t = 0; t < l.n && ok; t++) {
+        int i = 0;
+        while (i < n && l.t[t].m != vars[i]) i++;
+        if (i == n) ok = false;
+        else coef[i] = l.t[t].c;
+    }
+    *k = l.k;
+    te__lin_free(&l);
+    return ok;
+}

@@ -1,6 +1,7 @@
 /*
  * tests/test_arith.c — the arithmetic analyser: the index expressions of
  * split and fuse collapse, canonical order, constant bounds, modular sets,
+ * affine forms (te_affine_form),
  * comparisons / min / max / select decided by bounds, binding scopes,
  * float folding without reassociation, vector rules, and a randomized
  * check that simplification, bounds and modular facts agree with direct
@@ -231,6 +232,39 @@ static void test_modular(void **state) {
     te_analyzer_unbind(an, y);
     mod_is(an, y, 1, 0);
     te_analyzer_free(an);
+    te_ctx_free(ctx);
+}
+
+/* te_affine_form: coefficients of like terms combined, the constant
+ * kept, a variable outside the list, a floordiv or a product of
+ * variables refused, bad arguments refused. */
+static void test_affine_form(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    te_expr *x = te_var(ctx, "x", TE_INT64), *y = te_var(ctx, "y", TE_INT64),
+            *z = te_var(ctx, "z", TE_INT64);
+    int64_t c[2], k;
+    /* 2*(x + 3) - (y*5 - x) + 7 = 3x - 5y + 13 */
+    te_expr *e = te_add(te_sub(te_mul(te_add(x, I(3)), I(2)), te_sub(te_mul(y, I(5)), x)), I(7));
+    assert_true(te_affine_form(e, 2, (te_expr *[]){x, y}, c, &k));
+    assert_int_equal(c[0], 3);
+    assert_int_equal(c[1], -5);
+    assert_int_equal(k, 13);
+    /* a variable absent from e: coefficient 0 */
+    assert_true(te_affine_form(te_add(x, I(-1)), 2, (te_expr *[]){y, x}, c, &k));
+    assert_int_equal(c[0], 0);
+    assert_int_equal(c[1], 1);
+    assert_int_equal(k, -1);
+    assert_true(te_affine_form(I(4), 0, NULL, NULL, &k));
+    assert_int_equal(k, 4);
+    /* terms the form cannot hold */
+    assert_false(te_affine_form(te_add(x, z), 2, (te_expr *[]){x, y}, c, &k));
+    assert_false(te_affine_form(te_floordiv(x, I(2)), 1, (te_expr *[]){x}, c, &k));
+    assert_false(te_affine_form(te_mul(x, y), 2, (te_expr *[]){x, y}, c, &k));
+    assert_false(te_affine_form(te_mul(te_mul(x, I(INT64_MAX / 2 + 1)), I(4)), 1, (te_expr *[]){x},
+                                c, &k)); /* a coefficient overflows */
+    assert_false(te_affine_form(NULL, 1, (te_expr *[]){x}, c, &k));
+    assert_false(te_affine_form(x, 1, (te_expr *[]){x}, NULL, &k));
     te_ctx_free(ctx);
 }
 
@@ -634,6 +668,7 @@ int main(void) {
         cmocka_unit_test(test_canonical_order),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_modular),
+        cmocka_unit_test(test_affine_form),
         cmocka_unit_test(test_compare_minmax_select),
         cmocka_unit_test(test_bind_scopes),
         cmocka_unit_test(test_float_folding),

@@ -177,7 +177,8 @@ int cm_features_csv(te_ctx *ctx, const tir_func *f, const cm_extract_options *op
  * which, with Loom's up to 16 statements per program after loop
  * partitioning, ended training after one round). For a one-statement
  * program both agree. weights may be NULL (all 1). grad and hess hold
- * nrows floats (the caller's storage).
+ * nrows floats (the caller's storage). Rows whose program is not in
+ * [0, nprog) get 0. Out of memory: the loss is NaN, grad and hess all 0.
  */
 double cm_pack_sum_loss(int nrows, const float *preds, const int *prog_of_row, int nprog,
                         const float *labels, const float *weights);
@@ -214,11 +215,13 @@ typedef struct {
  * Returns 0 with *out = a malloc'd array of *npairs pairs (the caller
  * frees it), or -1 (*out NULL, *npairs 0) on a negative nprog, NULL
  * labels, out or npairs, exhausted memory or more than INT_MAX pairs.
- * The loss and gradient skip pairs whose programs are not in [0, nprog);
- * grad and hess hold nrows floats (the caller's storage).
  */
 int cm_rank_pairs(int nprog, const float *labels, const int *task_of_prog, int max_partners,
                   uint64_t seed, cm_pair **out, int *npairs);
+/* The rank loss L over the pairs and its per-row gradient and Hessian
+ * (grad and hess: nrows floats, the caller's storage). Pairs whose
+ * programs are not in [0, nprog) are skipped, as are rows whose program
+ * is. Out of memory: the loss is NaN, grad and hess are all 0. */
 double cm_pack_sum_rank_loss(int nrows, const float *preds, const int *prog_of_row, int nprog,
                              int npairs, const cm_pair *pairs);
 void cm_pack_sum_rank_gradient(int nrows, const float *preds, const int *prog_of_row, int nprog,

@@ -438,6 +438,13 @@ void te_analyzer_unbind(te_analyzer *an, const te_expr *var);
 te_expr *te_analyzer_simplify(te_analyzer *an, te_expr *e);
 /* Simplify with no variable bindings beyond axis extents. */
 te_expr *te_simplify(te_ctx *ctx, te_expr *e);
+/* The affine form of integer expression e over the n variables vars:
+ * e == sum(coef[i] * vars[i]) + *k, read off e's sums, differences and
+ * products by immediates (simplify e first to expand anything else).
+ * Writes coef (n entries, caller's storage) and *k and returns true; false
+ * when e holds another term (a floordiv, a variable not in vars, ...), a
+ * coefficient overflows int64, or memory runs out. */
+bool te_affine_form(te_expr *e, int n, te_expr *const *vars, int64_t *coef, int64_t *k);
 
 /* Constant bounds of an integer expression: *lo <= e <= *hi. Unbounded
  * sides are INT64_MIN / INT64_MAX. */
