@@ -107,12 +107,19 @@ static void test_planted_failures(void **st) {
     tu_assert_msg_has(res[5].error_msg, "crashed", "build");
 #endif
     tu_assert_msg_has(res[7].error_msg, "stage");
-    /* The good ones after the failures were measured and checked. */
+    /* The good ones after the failures were measured and checked. A
+     * later one may keep a single sample: on a loaded host (ctest -j) its
+     * first calls can exceed 3x the best before it, the tuner's rule for
+     * a candidate not worth the repeats. */
+    double best = 0;
     for (int i = 0; i < n; i++)
         if (want[i] == TUNE_OK) {
             assert_true(res[i].checked);
-            assert_true(res[i].nlatencies == 3 && res[i].median > 0);
+            assert_true(res[i].median > 0);
+            if (best == 0 || res[i].nlatencies != 1) assert_int_equal(res[i].nlatencies, 3);
+            else assert_true(res[i].median > 3.0 * best);
             assert_true(res[i].spread >= 0);
+            if (best == 0 || res[i].median < best) best = res[i].median;
         }
     tune_measurer_free(m);
     free(good);

@@ -588,6 +588,71 @@ static void test_unroll_auto_max_step(void **state) {
     te_ctx_free(ctx);
 }
 
+/* for (o, 0, 2) pragma(auto_unroll_max_step=4096) { nests times:
+ * for (i, 0, 64) { for (j, 0, 62) { C[o, n, i, j] = .. } } }: each nest's
+ * 3,968 copies fit the loop cap of 4,096; three of them (11,904) pass the
+ * function's 8,192, two (7,936) do not. */
+static tir_func *budget_nests(te_ctx *ctx, int nests, bool explicit_) {
+    int64_t per = 64 * 62;
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, per),
+               *C = tu_param_buf(ctx, "C", TE_FLOAT32, 2 * nests * per);
+    te_expr *o = te_var(ctx, "o", TE_INT64);
+    tir_stmt *body[3];
+    for (int n = 0; n < nests; n++) {
+        te_expr *i = te_var(ctx, "i", TE_INT64), *j = te_var(ctx, "j", TE_INT64);
+        te_expr *src = te_add(te_mul(i, I(ctx, 62)), j);
+        te_expr *dst = te_add(te_mul(te_add(te_mul(o, I(ctx, nests)), I(ctx, n)), I(ctx, per)), src);
+        tir_stmt *st = tir_store(ctx, C, dst, ld(ctx, A, src), NULL);
+        body[n] = tir_for(ctx, i, I(ctx, 0), I(ctx, 64), TIR_FOR_SERIAL,
+                          tir_for(ctx, j, I(ctx, 0), I(ctx, 62), TIR_FOR_SERIAL, st));
+    }
+    tir_stmt *lo = tir_for(ctx, o, I(ctx, 0), I(ctx, 2), TIR_FOR_SERIAL, tir_seq(ctx, nests, body));
+    lo->u.loop.auto_unroll_max_step = 4096;
+    lo->u.loop.unroll_explicit = explicit_;
+    return func(ctx, 2, (tir_buffer *[]){A, C}, lo);
+}
+
+static int count_kind(const char *text, const char *what) {
+    int n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+static void test_unroll_function_budget(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    /* two nests, 7,936 copies: within the budget, all copied */
+    tir_func *r = tir_pass_unroll(ctx, budget_nests(ctx, 2, true));
+    assert_non_null(r);
+    int n;
+    find(r->body, TIR_STORE, &n);
+    assert_int_equal(n, 2 * 64 * 62);
+    assert_null(strstr(tu_tir_text(ctx, r), "for (i,"));
+
+    /* three nests: the limit halves to 2,048, so the i loops (3,968
+     * steps) stay loops and only the j loops (62) are copied */
+    r = tir_pass_unroll(ctx, budget_nests(ctx, 3, true));
+    assert_non_null(r);
+    const char *t = tu_tir_text(ctx, r);
+    find(r->body, TIR_STORE, &n);
+    assert_int_equal(n, 3 * 62);
+    assert_int_equal(count_kind(t, "for (i, 0, 64) {"), 3);
+    assert_null(strstr(t, "for (j,"));
+    assert_non_null(strstr(t, "pragma(auto_unroll_max_step=4096"));
+
+    /* the hinted pass settles on the same limit: j hinted, i not */
+    t = tu_tir_text(ctx, tir_pass_unroll_hinted(ctx, budget_nests(ctx, 3, true)));
+    assert_int_equal(count_kind(t, "for (i, 0, 64) {"), 3);
+    assert_int_equal(count_kind(t, "for (j, 0, 62) unrolled {"), 3);
+    t = tu_tir_text(ctx, tir_pass_unroll_hinted(ctx, budget_nests(ctx, 2, true)));
+    assert_int_equal(count_kind(t, "for (i, 0, 64) unrolled {"), 2);
+
+    /* hints alone copy nothing, so nothing is halved */
+    t = tu_tir_text(ctx, tir_pass_unroll(ctx, budget_nests(ctx, 3, false)));
+    assert_int_equal(count_kind(t, "for (i, 0, 64) unrolled {"), 3);
+    te_ctx_free(ctx);
+}
+
 /* ---- end to end (schedule -> pipeline -> C backend) ---- */
 
 static const char *targets[] = {"c", "llvm"};
@@ -647,6 +712,35 @@ static void test_e2e_matmul_auto_unroll(void **state) {
             assert_null(strstr(text, "for (j.inner, 0, 4) unrolled"));
         }
         int64_t bad = sh_run(&c, s, target);
+        if (bad) fprintf(stderr, "%s\n", text);
+        assert_int_equal(bad, 0);
+        te_ctx_free(ctx);
+    }
+}
+
+/* Both stages of a 64 x 128 chain under auto_unroll_max_step = 4096,
+ * explicit: each stage's 4,096 copies fit a loop, both together pass the
+ * function's 8,192, so only the rows are copied; the result is the same. */
+static void test_e2e_chain_unroll_budget(void **state) {
+    (void)state;
+    for (int t = 0; t < NTARGETS; t++) {
+        te_ctx *ctx = te_ctx_new();
+        sched_case c = sh_chain(ctx, 64, 128);
+        sch_schedule *s = sch_create(ctx, 1, &c.out);
+        te_tensor *stages[2] = {c.mid, c.out};
+        for (int k = 0; k < 2; k++) {
+            te_expr *io, *ii;
+            assert_int_equal(sch_split(s, stages[k], sch_axis(stages[k], 0), 32, &io, &ii), 0);
+            assert_int_equal(sch_pragma(s, stages[k], io, "auto_unroll_max_step", 4096), 0);
+            assert_int_equal(sch_pragma(s, stages[k], io, "unroll_explicit", 1), 0);
+        }
+        const char *text = sch_lower_text(s, TE_TENSORS(c.in[0], c.out));
+        assert_non_null(text);
+        if (getenv("LOOM_TEST_DUMP")) fprintf(stderr, "%s\n", text);
+        assert_non_null(strstr(text, "for (i.inner, 0, 32) {"));
+        assert_non_null(strstr(text, "for (x.inner, 0, 32) {"));
+        assert_int_equal(count_kind(text, "for ("), 4);
+        int64_t bad = sh_run(&c, s, targets[t]);
         if (bad) fprintf(stderr, "%s\n", text);
         assert_int_equal(bad, 0);
         te_ctx_free(ctx);
@@ -721,10 +815,12 @@ int main(void) {
         cmocka_unit_test(test_vectorize_predicated),
         cmocka_unit_test(test_vectorize_refusals),
         cmocka_unit_test(test_unroll_explicit),
+        cmocka_unit_test(test_unroll_function_budget),
         cmocka_unit_test(test_unroll_auto_max_step),
         cmocka_unit_test(test_e2e_matmul_split_vectorize),
         cmocka_unit_test(test_e2e_matmul_auto_unroll),
         cmocka_unit_test(test_e2e_chain_vectorize_tail),
+        cmocka_unit_test(test_e2e_chain_unroll_budget),
         cmocka_unit_test(test_e2e_conv2d_attached_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,21 +14,34 @@
  * - The step count of a statement follows TVM: a store or call counts 1, a
  *   sequence the sum of its parts, a loop its extent times its body's. Loops
  *   of non-constant extent count as unbounded.
- * - Copying is capped: a loop whose unrolled form would hold more than
- *   UNROLL_MAX_STMTS statements is left as an UNROLLED hint loop.
+ * - Copying is capped twice. A loop whose unrolled form would hold more
+ *   than UNROLL_MAX_STMTS statements is left as an UNROLLED hint loop. And
+ *   a function whose copies would make it larger than UNROLL_FUNC_MAX_STMTS
+ *   statements has every pragma's step limit halved (the same for all
+ *   pragmas, so hot and cold parts of the nest shrink alike), as often as
+ *   it takes to fit or until no pragma unrolls anything: the code that
+ *   loop partitioning duplicates (a padded convolution's edge pieces, each
+ *   a copy of the whole register tile) would otherwise reach tens of
+ *   thousands of statements, and LLVM's time grows with them (a tuning
+ *   candidate of 12,004 statements outlasted the tuner's 15 s build
+ *   timeout). The size is counted before anything is copied, and
+ *   tir_pass_unroll_hinted uses the limits tir_pass_unroll would, so the
+ *   cost model sees the loops the build unrolls.
  */
 #include <stdint.h>
 
 #include "loom/tir.h"
 
 #define UNROLL_MAX_STMTS 4096
+#define UNROLL_FUNC_MAX_STMTS 8192
 #define STEPS_INF INT64_MAX
 
 typedef struct {
     te_ctx *ctx;
-    int64_t max_step; /* auto_unroll_max_step in force (0: none) */
+    int64_t max_step; /* auto_unroll_max_step in force, halved `shift` times (0: none) */
     bool explicit_;   /* unroll_explicit of the pragma in force */
     bool hints_only;  /* unroll_explicit ignored (tir_pass_unroll_hinted) */
+    int shift;        /* halvings of every pragma's step limit */
 } unroll_ctx;
 
 static int64_t sat_mul(int64_t a, int64_t b) {
@@ -99,6 +112,44 @@ static tir_stmt *expand(te_ctx *ctx, const tir_stmt *s, int64_t ext) {
 
 static tir_stmt *unroll(unroll_ctx *uc, tir_stmt *s);
 
+/* The limits in force inside loop s (an inner pragma overrides). */
+static void enter_pragma(unroll_ctx *uc, const tir_stmt *s) {
+    if (s->u.loop.auto_unroll_max_step <= 0) return;
+    uc->max_step = uc->shift < 63 ? s->u.loop.auto_unroll_max_step >> uc->shift : 0;
+    uc->explicit_ = s->u.loop.unroll_explicit && !uc->hints_only;
+}
+
+/* Statements s would hold after unroll(uc, s), counted without copying:
+ * unroll_loop's decisions on sizes alone. */
+static int64_t unrolled_size(const unroll_ctx *uc, const tir_stmt *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case TIR_FOR: {
+        unroll_ctx inner = *uc;
+        enter_pragma(&inner, s);
+        int64_t body = unrolled_size(&inner, s->u.loop.body), ext;
+        bool const_ext = te_is_const_int(s->u.loop.extent, &ext);
+        int64_t copied = const_ext ? sat_mul(ext < 0 ? 0 : ext, body) : STEPS_INF;
+        bool fits = copied <= UNROLL_MAX_STMTS;
+        bool copy = s->u.loop.for_kind == TIR_FOR_UNROLLED
+                        ? fits
+                        : s->u.loop.for_kind == TIR_FOR_SERIAL && uc->max_step > 0 && const_ext &&
+                              steps(s) <= uc->max_step && uc->explicit_ && fits;
+        return copy ? copied : sat_add(1, body);
+    }
+    case TIR_SEQ: {
+        int64_t n = 0;
+        for (int i = 0; i < s->u.seq.n; i++) n = sat_add(n, unrolled_size(uc, s->u.seq.stmts[i]));
+        return n;
+    }
+    case TIR_IF:
+        return sat_add(sat_add(1, unrolled_size(uc, s->u.if_.then_s)),
+                       unrolled_size(uc, s->u.if_.else_s));
+    case TIR_ALLOCATE: return sat_add(1, unrolled_size(uc, s->u.alloc.body));
+    default: return 1;
+    }
+}
+
 /* A copy of loop f of another kind (nodes are shared, so never in place). */
 static tir_stmt *with_kind(te_ctx *ctx, const tir_stmt *f, tir_for_kind kind) {
     tir_stmt *g = tir_for_with_body(ctx, f, f->u.loop.body);
@@ -108,10 +159,7 @@ static tir_stmt *with_kind(te_ctx *ctx, const tir_stmt *f, tir_for_kind kind) {
 
 static tir_stmt *unroll_loop(unroll_ctx *uc, tir_stmt *s) {
     unroll_ctx inner = *uc;
-    if (s->u.loop.auto_unroll_max_step > 0) {
-        inner.max_step = s->u.loop.auto_unroll_max_step;
-        inner.explicit_ = s->u.loop.unroll_explicit && !uc->hints_only;
-    }
+    enter_pragma(&inner, s);
     tir_stmt *body = unroll(&inner, s->u.loop.body);
     if (!body) return NULL;
     tir_stmt *f = body == s->u.loop.body ? s : tir_for_with_body(uc->ctx, s, body);
@@ -161,9 +209,41 @@ static tir_stmt *unroll(unroll_ctx *uc, tir_stmt *s) {
     }
 }
 
+/* The largest auto_unroll_max_step of any loop in s (0: none). */
+static int64_t max_pragma_step(const tir_stmt *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case TIR_FOR: {
+        int64_t m = max_pragma_step(s->u.loop.body);
+        return s->u.loop.auto_unroll_max_step > m ? s->u.loop.auto_unroll_max_step : m;
+    }
+    case TIR_SEQ: {
+        int64_t m = 0;
+        for (int i = 0; i < s->u.seq.n; i++) {
+            int64_t x = max_pragma_step(s->u.seq.stmts[i]);
+            if (x > m) m = x;
+        }
+        return m;
+    }
+    case TIR_IF: {
+        int64_t a = max_pragma_step(s->u.if_.then_s), b = max_pragma_step(s->u.if_.else_s);
+        return a > b ? a : b;
+    }
+    case TIR_ALLOCATE: return max_pragma_step(s->u.alloc.body);
+    default: return 0;
+    }
+}
+
 static tir_func *run_unroll(te_ctx *ctx, const tir_func *f, bool hints_only) {
     if (!ctx || !f) return NULL;
-    unroll_ctx uc = {ctx, 0, false, hints_only};
+    /* The sizes are those of the explicit copies even when only hinting,
+     * so both passes settle on the same limits. */
+    unroll_ctx uc = {ctx, 0, false, false, 0};
+    int64_t largest = max_pragma_step(f->body);
+    while (uc.shift < 63 && largest >> uc.shift > 0 &&
+           unrolled_size(&uc, f->body) > UNROLL_FUNC_MAX_STMTS)
+        uc.shift++;
+    uc.hints_only = hints_only;
     tir_stmt *body = unroll(&uc, f->body);
     if (!body) return NULL;
     return body == f->body ? (tir_func *)f : tir_func_with_body(ctx, f, body);

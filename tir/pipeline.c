@@ -6,6 +6,8 @@
  *   simplify          fold the index arithmetic, drop decided guards
  *   loop_partition    split loops around likely() guards
  *   simplify          clean up the partitions
+ *   remove_noop       drop the loops left around pieces decided empty (so
+ *                     unroll neither copies nor counts them)
  *   vectorize         VECTORIZED loops become RAMP/BROADCAST code
  *   unroll            UNROLLED loops and auto_unroll_max_step regions
  *   storage_rewrite   siblings share scratch memory
@@ -27,6 +29,7 @@ tir_func *tir_run_pipeline(te_ctx *ctx, const tir_func *f, const tir_pipeline_op
     if (g && !(opts && opts->skip_loop_partition)) {
         g = tir_pass_loop_partition(ctx, g);
         if (g) g = tir_pass_simplify(ctx, g);
+        if (g) g = tir_pass_remove_noop(ctx, g);
     }
     if (g) {
         if (opts && opts->skip_vectorize) {

@@ -73,7 +73,8 @@ int sch_parallel(sch_schedule *s, te_tensor *t, te_expr *axis);
  * schedule with bound axes). */
 int sch_bind(sch_schedule *s, te_tensor *t, te_expr *axis, const char *thread_tag);
 /* Pragmas on a loop: "auto_unroll_max_step" (value >= 0) and
- * "unroll_explicit" (value 0 or 1). */
+ * "unroll_explicit" (value 0 or 1). The unroll pass caps what they copy
+ * (tir_pass_unroll: 8,192 statements a function). */
 int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma, int64_t value);
 
 /* ---- compute location ---- */

@@ -237,7 +237,12 @@ tir_func *tir_pass_loop_partition(te_ctx *ctx, const tir_func *f);
  * appended to `why` when why is non-NULL (TVM VectorizeLoop). */
 tir_func *tir_pass_vectorize(te_ctx *ctx, const tir_func *f, te_str *why);
 /* Unrolls UNROLLED loops and, under auto_unroll_max_step pragmas, inner
- * loops with constant total extent within the limit (TVM UnrollLoop). */
+ * loops with constant total extent within the limit (TVM UnrollLoop).
+ * Copies are capped: a loop whose copies would exceed 4,096 statements
+ * stays an UNROLLED hint, and when the copies would make the function
+ * larger than 8,192 statements, every pragma's limit is halved until they
+ * fit (or nothing is left to halve); the loops that then fall outside the
+ * limit stay loops, as under a smaller auto_unroll_max_step. */
 tir_func *tir_pass_unroll(te_ctx *ctx, const tir_func *f);
 /* As tir_pass_unroll, but a pragma's unroll_explicit is ignored: the loops
  * it would copy are marked UNROLLED and kept (loops the schedule unrolled
