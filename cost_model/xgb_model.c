@@ -33,7 +33,7 @@ struct cm_model {
 
 void cm_params_default(cm_params *p) {
     if (!p) return;
-    *p = (cm_params){.max_depth = 10,
+    *p = (cm_params){.max_depth = 6,
                      .eta = 0.2,
                      .gamma = 0.001,
                      .min_child_weight = 0,

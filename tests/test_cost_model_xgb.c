@@ -33,7 +33,7 @@ static void test_defaults_are_ansors(void **state) {
     (void)state;
     cm_params p;
     cm_params_default(&p);
-    assert_int_equal(p.max_depth, 10);
+    assert_int_equal(p.max_depth, 6);
     assert_float_equal(p.eta, 0.2, 0);
     assert_float_equal(p.gamma, 0.001, 0);
     assert_float_equal(p.min_child_weight, 0, 0);
