@@ -320,10 +320,10 @@ typedef struct {
 } tir_pipeline_options;
 
 /* The pass pipeline, in the one place its order is written:
- * storage_flatten, simplify, loop_partition, simplify (both skipped with
- * opts->skip_loop_partition), vectorize, unroll (tir_pass_unroll_hinted
- * with opts->unroll_hints_only),
- * storage_rewrite, simplify, remove_noop. With opts->gpu: inject_vthread
+ * storage_flatten, simplify, loop_partition, simplify, remove_noop (the
+ * three skipped with opts->skip_loop_partition), vectorize, unroll
+ * (tir_pass_unroll_hinted with opts->unroll_hints_only), storage_rewrite,
+ * simplify, remove_noop. With opts->gpu: inject_vthread
  * after vectorize, thread_sync after remove_noop, then tir_verify_gpu.
  * opts may be NULL. */
 tir_func *tir_run_pipeline(te_ctx *ctx, const tir_func *f, const tir_pipeline_options *opts);
