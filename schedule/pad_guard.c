@@ -81,7 +81,8 @@ static bool schedule_binds_threads(const sch_schedule *s) {
  * them or there are more than PAD_COUNT_MAX to count. */
 static double false_share(pad_state *ps, te_expr *c) {
     const sch_stage *g = &ps->L->s->stages[ps->st];
-    if (c->kind < TE_LT || c->kind > TE_GE || !te_dtype_is_int(c->u.bin.a->dtype)) return -1;
+    bool ordering = c->kind == TE_LT || c->kind == TE_LE || c->kind == TE_GT || c->kind == TE_GE;
+    if (!ordering || !te_dtype_is_int(c->u.bin.a->dtype)) return -1;
     te_expr *vars[TE_MAX_DIMS * 2];
     int64_t ext[TE_MAX_DIMS * 2], coef[TE_MAX_DIMS * 2], idx[TE_MAX_DIMS * 2], total = 1, k;
     int n = 0;

@@ -209,29 +209,10 @@ static tir_stmt *unroll(unroll_ctx *uc, tir_stmt *s) {
     }
 }
 
-/* The largest auto_unroll_max_step of any loop in s (0: none). */
-static int64_t max_pragma_step(const tir_stmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case TIR_FOR: {
-        int64_t m = max_pragma_step(s->u.loop.body);
-        return s->u.loop.auto_unroll_max_step > m ? s->u.loop.auto_unroll_max_step : m;
-    }
-    case TIR_SEQ: {
-        int64_t m = 0;
-        for (int i = 0; i < s->u.seq.n; i++) {
-            int64_t x = max_pragma_step(s->u.seq.stmts[i]);
-            if (x > m) m = x;
-        }
-        return m;
-    }
-    case TIR_IF: {
-        int64_t a = max_pragma_step(s->u.if_.then_s), b = max_pragma_step(s->u.if_.else_s);
-        return a > b ? a : b;
-    }
-    case TIR_ALLOCATE: return max_pragma_step(s->u.alloc.body);
-    default: return 0;
-    }
+static void note_pragma_step(const tir_stmt *s, void *user) {
+    int64_t *largest = user;
+    if (s->kind == TIR_FOR && s->u.loop.auto_unroll_max_step > *largest)
+        *largest = s->u.loop.auto_unroll_max_step;
 }
 
 static tir_func *run_unroll(te_ctx *ctx, const tir_func *f, bool hints_only) {
@@ -239,7 +220,8 @@ static tir_func *run_unroll(te_ctx *ctx, const tir_func *f, bool hints_only) {
     /* The sizes are those of the explicit copies even when only hinting,
      * so both passes settle on the same limits. */
     unroll_ctx uc = {ctx, 0, false, false, 0};
-    int64_t largest = max_pragma_step(f->body);
+    int64_t largest = 0; /* the largest auto_unroll_max_step (0: no pragma) */
+    tir_stmt_visit(f->body, note_pragma_step, NULL, &largest);
     while (uc.shift < 63 && largest >> uc.shift > 0 &&
            unrolled_size(&uc, f->body) > UNROLL_FUNC_MAX_STMTS)
         uc.shift++;
