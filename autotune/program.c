@@ -65,6 +65,10 @@ int tune_host_vector_lanes(void) {
     return host_lanes;
 }
 
+int tune_target_vector_bytes(const char *target) {
+    return tune_target_is_cuda(target) ? 16 : 4 * tune_host_vector_lanes();
+}
+
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool tune_split_valid(const tune_hole *h, const int64_t *v) {

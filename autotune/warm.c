@@ -45,8 +45,10 @@ tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tens
 
 /* Featurises the records of one workload into d as task `task`, as the
  * search of their target scores its candidates. */
-static int load_task(tune_dataset *d, int *cap, const char *key, bool cpu, int task,
+static int load_task(tune_dataset *d, int *cap, const char *key, const char *target, int task,
                      tdb_record *r, int nr) {
+    bool cpu = !tune_target_is_cuda(target);
+    cm_extract_options xo = {.vector_bytes = tune_target_vector_bytes(target)};
     te_ctx *ctx = NULL;
     tune_workload w;
     int used = 0;
@@ -69,7 +71,7 @@ static int load_task(tune_dataset *d, int *cap, const char *key, bool cpu, int t
         tir_func *f = tune__lower_for_model(ctx, s, w.nargs, w.args, w.constant_args, !cpu);
         float *x = NULL;
         int k = 0;
-        if (!f || !(r[i].median > 0) || cm_extract(NULL, f, &x, &k) || k == 0) {
+        if (!f || !(r[i].median > 0) || cm_extract_ex(NULL, f, &xo, &x, &k, NULL) || k == 0) {
             free(x);
             d->skipped++;
             continue;
@@ -118,7 +120,7 @@ int tune_dataset_load(tdb_db *db, const char *target, int max_per_task, tune_dat
         }
         int before = out->n;
         int task = out->ntasks;
-        int lrc = load_task(out, &cap, e->workload_key, !tune_target_is_cuda(target), task, r, nr);
+        int lrc = load_task(out, &cap, e->workload_key, target, task, r, nr);
         tdb_records_free(r, nr);
         if (lrc) goto oom;
         if (out->n > before) {
@@ -144,6 +146,7 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char 
     cm_params p;
     if (params) p = *params;
     else cm_params_default(&p);
+    p.vector_bytes = tune_target_vector_bytes(target); /* the records' features */
     if (nkeys < 0 || (nkeys > 0 && (!keys || !task_ids))) {
         if (err) *err = tune__strdupf("autotune: warm start: %d keys, keys or task_ids NULL", nkeys);
         return NULL;
@@ -175,6 +178,15 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char 
             char why[256];
             m = cm_model_load_buffer(blob, len, &kp, why, sizeof why);
             if (!m) snprintf(refused, sizeof refused, "%s", cm_load_error_reason(why));
+            if (m && cm_model_vector_bytes(m) != p.vector_bytes) {
+                /* its trees read vec_lane_waste at another width than the
+                 * records' and the candidates' features carry */
+                snprintf(refused, sizeof refused,
+                         "it was trained on features of %d-byte vectors, this target's are %d",
+                         cm_model_vector_bytes(m), p.vector_bytes);
+                cm_model_free(m);
+                m = NULL;
+            }
             if (m && cm_model_is_trained(m)) {
                 info->from_blob = info->trained = true;
                 snprintf(info->message, sizeof info->message,

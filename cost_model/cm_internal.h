@@ -19,7 +19,8 @@ enum {
     CM__CURVE = 147,
     CM__ALLOC = 157,
     CM__OUTER = 161,
-    CM__END = 164
+    CM__LANE_WASTE = 164,  /* Loom's: vec_lane_waste */
+    CM__END = 165
 };
 
 /* Annotation positions (Ansor's AnnotationPosType). */

@@ -1,6 +1,6 @@
 /*
  * cost_model/feature_names.c — the names of the feature vector's entries,
- * built once from the layout in cm_internal.h (Ansor's names).
+ * built once from the layout in cm_internal.h (Ansor's names, then Loom's).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -60,10 +60,12 @@ static void build_names(void) {
     set(CM__OUTER + 0, "outer_prod");
     set(CM__OUTER + 1, "num_loops");
     set(CM__OUTER + 2, "auto_unroll_max_step");
+    set(CM__LANE_WASTE, "vec_lane_waste");
 }
 
 _Static_assert(CM__BUF + CM_MAX_BUFFERS * CM__BUF_STRIDE == CM__CURVE, "buffer group size");
 _Static_assert(CM__CURVE + CM_CURVE_SAMPLES == CM__ALLOC, "curve size");
+_Static_assert(CM__OUTER + 3 == CM__LANE_WASTE, "outer-scope size");
 _Static_assert(CM__END == CM_NUM_FEATURES, "feature count");
 
 int cm_num_features(void) { return CM_NUM_FEATURES; }

@@ -50,6 +50,7 @@ typedef struct {
     te_ctx *ctx;
     bool raw;
     double line;
+    double vector_bytes;
     cm__loop *loops;
     frame *fr;
     int n, cap;
@@ -491,6 +492,16 @@ static void store(walker *w, const tir_stmt *s) {
     v[CM__OUTER + 1] = n;
     v[CM__OUTER + 2] = (double)w->unroll_step;
 
+    /* Loom's: lanes of the innermost vectorized loop left idle in the
+     * target's registers (a 24-lane loop on 16-lane registers fills one
+     * and half of another) */
+    double vlen = v[CM__VEC + 2];
+    if (vlen > 0) {
+        double lanes_per_reg = fmax(1, floor(w->vector_bytes / fmax(1, te_dtype_bytes(b->dtype))));
+        double whole = ceil(vlen / lanes_per_reg) * lanes_per_reg;
+        v[CM__LANE_WASTE] = (whole - vlen) / whole;
+    }
+
     float *row = &w->rows[(size_t)w->nrows * CM_NUM_FEATURES];
     for (int i = 0; i < CM_NUM_FEATURES; i++) {
         bool onehot = (i >= CM__VEC + 3 && i < CM__VEC + 11) ||
@@ -592,6 +603,7 @@ int cm_extract_ex(te_ctx *ctx, const tir_func *f, const cm_extract_options *opts
     w.ctx = ctx;
     w.raw = opts && opts->raw;
     w.line = opts && opts->cache_line_bytes > 0 ? opts->cache_line_bytes : 64;
+    w.vector_bytes = opts && opts->vector_bytes > 0 ? opts->vector_bytes : 64;
     tir_stmt_visit(f->body, find_threads, NULL, &w.is_gpu);
     for (int i = 0; i < 7; i++) w.thr[i] = 1;
     walk(&w, f->body);

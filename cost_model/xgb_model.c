@@ -82,6 +82,9 @@ const char *cm_model_errmsg(const cm_model *m) { return m ? m->err : "cost model
 bool cm_model_is_trained(const cm_model *m) { return m && m->bst; }
 int cm_model_num_rounds(const cm_model *m) { return m && m->bst ? m->rounds : 0; }
 int cm_model_num_samples(const cm_model *m) { return m ? m->nprog : 0; }
+int cm_model_vector_bytes(const cm_model *m) {
+    return !m ? 0 : m->p.vector_bytes > 0 ? m->p.vector_bytes : 64;
+}
 
 static int set_params(cm_model *m, BoosterHandle h) {
     char v[64];
@@ -449,16 +452,16 @@ int cm_model_predict(cm_model *m, int n, const cm_program *progs, double *scores
 /* ---- the tuner's scorer seam ---- */
 
 static int extract_all(cm_model *m, int n, const tir_func *const *funcs, cm_program *progs) {
+    cm_extract_options o = {.vector_bytes = cm_model_vector_bytes(m)};
     for (int i = 0; i < n; i++) {
         float *f = NULL;
         int k = 0;
-        if (funcs && funcs[i] && cm_extract(NULL, funcs[i], &f, &k) == 0) {
+        if (funcs && funcs[i] && cm_extract_ex(NULL, funcs[i], &o, &f, &k, NULL) == 0) {
             progs[i] = (cm_program){f, k};
         } else {
             progs[i] = (cm_program){NULL, 0};
         }
     }
-    (void)m;
     return 0;
 }
 
@@ -499,7 +502,8 @@ int cm_scorer_update(void *model, int task, int n, const tir_func *const *funcs,
 /* ---- persistence ---- */
 
 /* magic 8, format version 4, feature count 4, feature version 4, trained 4,
- * rounds 4, reserved 4, payload length 8, FNV-1a of the payload 8. The
+ * rounds 4, vector width 4 (bytes; written 0 before feature version 3),
+ * payload length 8, FNV-1a of the payload 8. The
  * checksum matters: XGBoost 1.7's UBJSON reader overruns its buffer on some
  * corrupted models, so a damaged blob must be refused before XGBoost sees
  * it. Format 1 had no feature version (its models were trained on
@@ -548,7 +552,7 @@ int cm_model_save_buffer(cm_model *m, void **buf, size_t *len) {
     put32(b + 16, CM_FEATURE_VERSION);
     put32(b + 20, m->bst ? 1 : 0);
     put32(b + 24, (uint32_t)m->rounds);
-    put32(b + 28, 0);
+    put32(b + 28, (uint32_t)cm_model_vector_bytes(m));
     put64(b + 32, (uint64_t)plen);
     if (plen) memcpy(b + HEADER_BYTES, payload, (size_t)plen);
     put64(b + 40, fnv1a(b + HEADER_BYTES, (size_t)plen));
@@ -597,6 +601,7 @@ cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *par
                           "blob truncated (%zu bytes, the header alone is %d)",
                           len, HEADER_BYTES);
     uint32_t nfeat = get32(b + 12), fversion = get32(b + 16), trained = get32(b + 20);
+    uint32_t vbytes = get32(b + 28);
     uint64_t plen = get64(b + 32);
     if (nfeat != CM_NUM_FEATURES)
         return load_error(NULL, errbuf, errlen,
@@ -607,6 +612,9 @@ cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *par
                           "model trained on features of version %u, this "
                           "library extracts version %d (retrain it)",
                           fversion, CM_FEATURE_VERSION);
+    if (vbytes < 1 || vbytes > INT32_MAX)
+        return load_error(NULL, errbuf, errlen,
+                          "blob's vector width is %u bytes (corrupted: it is positive)", vbytes);
     if (plen != len - HEADER_BYTES || (trained && !plen))
         return load_error(NULL, errbuf, errlen,
                           "blob truncated (payload %llu bytes, %zu present)",
@@ -616,6 +624,7 @@ cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *par
                           "blob corrupted (payload checksum mismatch)");
     cm_model *m = cm_model_new(params);
     if (!m) return load_error(NULL, errbuf, errlen, "out of memory");
+    m->p.vector_bytes = (int)vbytes; /* the features its trees were grown on */
     if (trained) {
         if (XGBoosterCreate(NULL, 0, &m->bst) ||
             XGBoosterLoadModelFromBuffer(m->bst, b + HEADER_BYTES, (bst_ulong)plen))

@@ -118,7 +118,8 @@ static int programs_of(const char *key, int n, uint64_t seed, cm_program *progs,
         assert_non_null(f);
         float *x;
         int ns;
-        assert_int_equal(cm_extract(NULL, f, &x, &ns), 0);
+        cm_extract_options xo = {.vector_bytes = tune_target_vector_bytes(NULL)};
+        assert_int_equal(cm_extract_ex(NULL, f, &xo, &x, &ns, NULL), 0);
         progs[got] = (cm_program){x, ns};
         lat[got++] = fake_latency(f);
     }
@@ -277,6 +278,20 @@ static void test_warm_start(void **st) {
     char fv[64];
     snprintf(fv, sizeof fv, "features of version %d", CM_FEATURE_VERSION - 1);
     tu_assert_msg_has(wi.message, "too few to train", "stored model", "not used", fv);
+    /* ... or saved with another vector width than the target's */
+    int vb = tune_target_vector_bytes(target), other_vb = vb == 32 ? 16 : 32;
+    assert_int_equal(cm_model_vector_bytes(fb), vb);
+    memcpy(old, blob, len);
+    old[28] = (unsigned char)other_vb;
+    assert_int_equal(tdb_put_cost_model(db2, target, CM_BLOB_FORMAT, old, len), 0);
+    cm_model *narrow = tune_warm_start(db2, target, 1, only_b, &cp, tid, &wi, &err);
+    assert_non_null(narrow);
+    assert_false(wi.from_blob);
+    assert_int_equal(cm_model_vector_bytes(narrow), vb);
+    char vw[80];
+    snprintf(vw, sizeof vw, "features of %d-byte vectors, this target's are %d", other_vb, vb);
+    tu_assert_msg_has(wi.message, "stored model", "not used", vw);
+    cm_model_free(narrow);
     assert_int_equal(tdb_put_cost_model(db2, target, "loom-xgboost-ubj-1", blob, len), 0);
     cm_model *other = tune_warm_start(db2, target, 1, only_b, &cp, tid, &wi, &err);
     assert_non_null(other);
@@ -298,11 +313,12 @@ static void test_warm_start(void **st) {
 
 /* ---- the records' features are the search's view of their target ---- */
 
-/* Features of f (malloc'd rows) and their count. */
-static float *features_of(const tir_func *f, int *n) {
+/* Features of f (malloc'd rows) at target's vector width, and their count. */
+static float *features_of(const tir_func *f, const char *target, int *n) {
     float *x = NULL;
     assert_non_null(f);
-    assert_int_equal(cm_extract(NULL, f, &x, n), 0);
+    cm_extract_options xo = {.vector_bytes = tune_target_vector_bytes(target)};
+    assert_int_equal(cm_extract_ex(NULL, f, &xo, &x, n, NULL), 0);
     return x;
 }
 
@@ -337,11 +353,11 @@ static int check_dataset_view(const char *target, bool gpu) {
         tir_func *f = sch_lower(s, w.nargs, w.args, "default");
         tir_func *fo = tir_run_pipeline(ctx, f, &own);
         if (!fo) continue; /* the GPU verifier rejects it: never measured */
-        want[n] = features_of(fo, &nwant[n]);
+        want[n] = features_of(fo, target, &nwant[n]);
         tir_func *fx = tir_run_pipeline(ctx, f, &other);
         if (fx) {
             int nx;
-            float *x = features_of(fx, &nx);
+            float *x = features_of(fx, target, &nx);
             differ += nx != nwant[n] ||
                       memcmp(x, want[n], sizeof(float) * CM_NUM_FEATURES * (size_t)nx) != 0;
             free(x);

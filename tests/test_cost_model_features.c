@@ -35,7 +35,7 @@ static void check_feat(const float *v, int r, const char *name, double want, int
 
 static void test_names(void **state) {
     (void)state;
-    assert_int_equal(cm_num_features(), 164);
+    assert_int_equal(cm_num_features(), 165);
     assert_string_equal(cm_feature_name(0), "float_mad");
     assert_string_equal(cm_feature_name(16), "vec_num");
     assert_string_equal(cm_feature_name(19), "vec_type.kPosNone");
@@ -45,8 +45,9 @@ static void test_names(void **state) {
     assert_string_equal(cm_feature_name(147), "arith_intensity_curve_0");
     assert_string_equal(cm_feature_name(157), "alloc_size");
     assert_string_equal(cm_feature_name(163), "auto_unroll_max_step");
+    assert_string_equal(cm_feature_name(164), "vec_lane_waste");
     assert_null(cm_feature_name(-1));
-    assert_null(cm_feature_name(164));
+    assert_null(cm_feature_name(165));
     for (int i = 0; i < F; i++) {
         assert_int_equal(cm_feature_index(cm_feature_name(i)), i); /* names are unique */
         assert_true(strlen(cm_feature_name(i)) > 0);
@@ -261,6 +262,73 @@ static void test_annotations_and_vector_code(void **state) {
     te_ctx_free(ctx);
 }
 
+/* for (i, 0, 4) for (j, 0, len) vectorized: C[i*len + j] = A[i*len + j] * 2, in dtype t */
+static tir_func *vector_loop(te_ctx *ctx, int64_t len, te_dtype t, tir_for_kind kind) {
+    tir_buffer *A = tir_buffer_new(ctx, "A", t, 1, (int64_t[]){4 * len}, TIR_SCOPE_GLOBAL);
+    tir_buffer *C = tir_buffer_new(ctx, "C", t, 1, (int64_t[]){4 * len}, TIR_SCOPE_GLOBAL);
+    A->is_param = C->is_param = true;
+    te_expr *i = te_var(ctx, "i", TE_INT64), *j = te_var(ctx, "j", TE_INT64);
+    te_expr *ij = te_add(te_mul(i, te_int(ctx, len)), j);
+    te_expr *val = te_mul(tir_load(ctx, A, ij, NULL), te_float_t(ctx, t, 2.0));
+    tir_stmt *st = tir_store(ctx, C, ij, val, NULL);
+    tir_stmt *lj = tir_for(ctx, j, te_int(ctx, 0), te_int(ctx, len), kind, st);
+    tir_stmt *li = tir_for(ctx, i, te_int(ctx, 0), te_int(ctx, 4), TIR_FOR_SERIAL, lj);
+    return tir_func_new(ctx, "vector_loop", 2, (tir_buffer *[]){A, C}, li);
+}
+
+/* vec_lane_waste = (ceil(len/L)*L - len) / (ceil(len/L)*L), L = vector
+ * bytes / element bytes, by hand; the same after tir_pass_vectorize (a
+ * vector store's lanes); 0 without a vectorized loop; log-scaled like the
+ * rest unless raw. */
+static void test_vec_lane_waste(void **state) {
+    (void)state;
+    static const struct {
+        int64_t len;
+        te_dtype t;
+        int vector_bytes; /* 0: the default, 64 */
+        tir_for_kind kind;
+        double want;
+    } cases[] = {
+        {24, TE_FLOAT32, 0, TIR_FOR_VECTORIZED, 8.0 / 32},  /* 16 lanes: 1.5 registers */
+        {16, TE_FLOAT32, 0, TIR_FOR_VECTORIZED, 0},
+        {8, TE_FLOAT32, 64, TIR_FOR_VECTORIZED, 0.5},       /* half a register */
+        {24, TE_FLOAT32, 32, TIR_FOR_VECTORIZED, 0},        /* 8 lanes: 3 registers */
+        {12, TE_FLOAT32, 32, TIR_FOR_VECTORIZED, 4.0 / 16},
+        {12, TE_FLOAT64, 64, TIR_FOR_VECTORIZED, 4.0 / 16}, /* 8 double lanes */
+        {3, TE_FLOAT32, 16, TIR_FOR_VECTORIZED, 1.0 / 4},   /* a float4 with one idle */
+        {24, TE_FLOAT32, 0, TIR_FOR_SERIAL, 0},             /* nothing vectorized */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        te_ctx *ctx = te_ctx_new();
+        tir_func *f = vector_loop(ctx, cases[k].len, cases[k].t, cases[k].kind);
+        assert_non_null(f);
+        cm_extract_options raw = {.raw = true, .vector_bytes = cases[k].vector_bytes};
+        cm_extract_options scaled = {.vector_bytes = cases[k].vector_bytes};
+        float *v, *g;
+        int n;
+        assert_int_equal(cm_extract_ex(ctx, f, &raw, &v, &n, NULL), 0);
+        assert_int_equal(n, 1);
+        if (fabs(fv(v, 0, "vec_lane_waste") - cases[k].want) > 1e-6)
+            fail_msg("case %zu (len %lld, %d bytes): vec_lane_waste %g, want %g", k,
+                     (long long)cases[k].len, cases[k].vector_bytes, fv(v, 0, "vec_lane_waste"),
+                     cases[k].want);
+        assert_int_equal(cm_extract_ex(ctx, f, &scaled, &g, &n, NULL), 0);
+        assert_feat(g, 0, "vec_lane_waste", log2(1 + cases[k].want));
+        if (cases[k].kind == TIR_FOR_VECTORIZED) {
+            tir_func *vf = tir_pass_vectorize(ctx, f, NULL);
+            assert_non_null(vf);
+            float *x;
+            assert_int_equal(cm_extract_ex(ctx, vf, &raw, &x, &n, NULL), 0);
+            assert_int_equal(n, 1);
+            assert_feat(x, 0, "vec_len", cases[k].len);
+            assert_feat(x, 0, "vec_lane_waste", cases[k].want);
+            free(x);
+        }
+        free(v), free(g);
+        te_ctx_free(ctx);
+    }
+}
+
 /* A hand-built GPU kernel: thread extents, vthread, is_gpu. */
 static void test_gpu_threads(void **state) {
     (void)state;
@@ -359,7 +427,7 @@ static void test_csv(void **state) {
     te_str_init(&out);
     assert_int_equal(cm_features_csv(ctx, f, NULL, &out), 0);
     assert_non_null(strstr(out.data, "stmt,buffer,float_mad,float_addsub,"));
-    assert_non_null(strstr(out.data, ",auto_unroll_max_step\n0,C,"));
+    assert_non_null(strstr(out.data, ",auto_unroll_max_step,vec_lane_waste\n0,C,"));
     int lines = 0, commas = 0;
     for (const char *p = out.data; *p; p++) lines += *p == '\n', commas += *p == ',';
     assert_int_equal(lines, 2);
@@ -447,6 +515,7 @@ int main(void) {
         cmocka_unit_test(test_two_level_by_hand),
         cmocka_unit_test(test_matmul_reuse),
         cmocka_unit_test(test_annotations_and_vector_code),
+        cmocka_unit_test(test_vec_lane_waste),
         cmocka_unit_test(test_gpu_threads),
         cmocka_unit_test(test_allocation),
         cmocka_unit_test(test_log_scale_and_determinism),

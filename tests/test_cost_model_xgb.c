@@ -472,7 +472,7 @@ static void test_save_load_identical(void **state) {
     memcpy(bad, buf, len);
     bad[12] = 7; /* feature count */
     assert_null(cm_model_load_buffer(bad, len, NULL, err, sizeof err));
-    tu_assert_msg_has(err, "features", "164");
+    tu_assert_msg_has(err, "features", "165");
     memcpy(bad, buf, len);
     bad[16] = CM_FEATURE_VERSION - 1; /* trained on an earlier feature definition */
     assert_null(cm_model_load_buffer(bad, len, NULL, err, sizeof err));
@@ -491,6 +491,13 @@ static void test_save_load_identical(void **state) {
     assert_ptr_equal(cm_load_error_reason(err), err + strlen(CM_LOAD_ERROR_PREFIX));
     assert_string_equal(cm_load_error_reason("no prefix"), "no prefix");
     assert_string_equal(cm_load_error_reason(NULL), "");
+    memcpy(bad, buf, len);
+    memset(bad + 28, 0, 4); /* no vector width */
+    assert_null(cm_model_load_buffer(bad, len, NULL, err, sizeof err));
+    tu_assert_msg_has(err, "vector width is 0 bytes", "corrupted");
+    memset(bad + 28, 0xff, 4);
+    assert_null(cm_model_load_buffer(bad, len, NULL, err, sizeof err));
+    tu_assert_msg_has(err, "vector width is 4294967295 bytes", "corrupted");
     assert_null(cm_model_load_buffer(buf, 30, NULL, err, sizeof err));
     tu_assert_msg_has(err, "truncated", "30 bytes", "header");
     memcpy(bad, buf, len);
@@ -512,6 +519,21 @@ static void test_save_load_identical(void **state) {
     free(ub);
     cm_model_free(u);
     cm_model_free(u2);
+
+    /* the vector width its features were extracted at travels with the
+     * model, whatever the loader's params say */
+    assert_int_equal(cm_model_vector_bytes(m2), 64); /* params 0: the default */
+    cm_params p16 = p;
+    p16.vector_bytes = 16;
+    cm_model *n16 = cm_model_new(&p16);
+    assert_int_equal(cm_model_vector_bytes(n16), 16);
+    assert_int_equal(cm_model_save_buffer(n16, &ub, &ulen), 0);
+    cm_model *l16 = cm_model_load_buffer(ub, ulen, &p, err, sizeof err);
+    assert_non_null(l16);
+    assert_int_equal(cm_model_vector_bytes(l16), 16);
+    free(ub);
+    cm_model_free(n16);
+    cm_model_free(l16);
 
     free(buf);
     cm_model_free(m);

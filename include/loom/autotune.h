@@ -303,6 +303,11 @@ uint64_t tune_rand(uint64_t *state);
 
 /* Host SIMD width in float32 lanes (16 with AVX-512, 8 with AVX2, else 4). */
 int tune_host_vector_lanes(void);
+/* The vector register width in bytes that the cost model's features
+ * (vec_lane_waste) assume for target: 16 on cuda (a thread's widest
+ * load, a float4); else the host's (4 x tune_host_vector_lanes: the
+ * tuner measures CPU targets on the host). NULL counts as a CPU target. */
+int tune_target_vector_bytes(const char *target);
 
 /* Fills every hole of sketch sk at random: tile sizes from the
  * factorisations of each extent (the innermost first: uniform over the
@@ -607,7 +612,8 @@ int tune_task(const char *key, const char *target, const tune_options *opts,
  * (tdb_steps_from_json) and replayed (sch_replay), lowered (sch_lower,
  * "default"), passed through tir_run_pipeline with unrolling only marked
  * (on a CPU target without loop partitioning; on cuda the GPU pipeline
- * with its verifier), and cm_extract'ed. Only valid records (error code 0)
+ * with its verifier), and cm_extract'ed at the target's vector width
+ * (tune_target_vector_bytes). Only valid records (error code 0)
  * are loaded; a record whose log no longer replays or lowers is skipped
  * and counted. All arrays are malloc'd and owned by the struct. */
 typedef struct {
@@ -654,8 +660,11 @@ typedef struct {
  * records and the database holds a model blob for target
  * (tdb_get_cost_model, format CM_BLOB_FORMAT), that model is loaded
  * instead and keeps its trees until the tuner's own samples reach the
- * warm-up count (cm_params.keep_trees_below_warmup). Otherwise the model
- * starts random. The records are added to the model's sample set, so the
+ * warm-up count (cm_params.keep_trees_below_warmup), unless it was
+ * saved with another vector width (info->message says why it was not
+ * used). Otherwise the model starts random. Its vector width
+ * (cm_params.vector_bytes) is always the target's,
+ * tune_target_vector_bytes, whatever params say. The records are added to the model's sample set, so the
  * tuner's updates retrain on them and on its new measurements together.
  * Returns the model (the caller frees it with cm_model_free) and fills
  * info (may be NULL); NULL with a malloc'd message in *err on a database

@@ -36,8 +36,9 @@ extern "C" {
 /* Features                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Length of a statement's feature vector (Ansor's 164). */
-#define CM_NUM_FEATURES 164
+/* Length of a statement's feature vector (Ansor's 164 and Loom's
+ * vec_lane_waste). */
+#define CM_NUM_FEATURES 165
 /* Buffers described per statement (the rest are dropped). */
 #define CM_MAX_BUFFERS 5
 /* Samples of the arithmetic-intensity curve. */
@@ -45,8 +46,9 @@ extern "C" {
 /* The version of the features' definition; a saved model records the
  * version it was trained on and is refused by a library that extracts
  * another (its trees would read the features wrongly). 1: the intensity
- * curve in linear FLOP; 2: in Ansor's log scale. */
-#define CM_FEATURE_VERSION 2
+ * curve in linear FLOP; 2: in Ansor's log scale; 3: vec_lane_waste
+ * appended. */
+#define CM_FEATURE_VERSION 3
 
 /*
  * Layout (indices), in Ansor's order and with Ansor's names:
@@ -75,6 +77,17 @@ extern "C" {
  *            allocates it; else 0).
  *   161..163 outer_prod (iterations of the statement), num_loops,
  *            auto_unroll_max_step.
+ *   164      vec_lane_waste (Loom's): the share of vector lanes left idle
+ *            when the innermost vectorized loop's length `len` is cut
+ *            into the target's vectors of L = vector_bytes / (the stored
+ *            element's bytes) lanes: (ceil(len/L)*L - len) / (ceil(len/L)*L);
+ *            0 without a vectorized loop. Ansor's vec_len gives the length
+ *            but not how it fits the registers, and the tree cannot learn
+ *            divisibility from one length feature: on the CPU records,
+ *            matmul programs whose multiply-add vector is not a whole
+ *            number of 16-lane registers run 1.3-3.3x slower, and the
+ *            feature raised held-out ranking accuracy (bench/RESULTS.md,
+ *            session 25).
  * Every value except the one-hots and is_gpu is log2(1 + x) scaled unless
  * raw values are asked for (cm_extract_options.raw).
  *
@@ -113,6 +126,9 @@ int cm_feature_index(const char *name);
 typedef struct {
     bool raw;             /* values without the log2(1 + x) scaling */
     int cache_line_bytes; /* 0: 64 */
+    int vector_bytes;     /* the target's vector register width in bytes,
+                             for vec_lane_waste; 0: 64 (AVX-512). The
+                             tuner passes tune_target_vector_bytes */
 } cm_extract_options;
 
 /*
@@ -296,6 +312,12 @@ typedef struct {
                                  a training leaves the model random; true: a
                                  model that has trees (loaded, or warm-started)
                                  keeps them until enough samples exist */
+    int vector_bytes;         /* 0: 64. The vector width the scorer seam
+                                 (cm_scorer_*) extracts features with
+                                 (cm_extract_options.vector_bytes); saved
+                                 with the model, and a loaded model keeps
+                                 the saved width whatever params say, so it
+                                 predicts what it did when saved */
 } cm_params;
 
 void cm_params_default(cm_params *p);
@@ -313,6 +335,9 @@ const char *cm_model_errmsg(const cm_model *m);
 bool cm_model_is_trained(const cm_model *m);
 /* Boosting rounds kept after early stopping (0 when untrained). */
 int cm_model_num_rounds(const cm_model *m);
+/* The vector width (bytes) m's scorer seam extracts features with:
+ * params.vector_bytes, or a loaded model's saved width; 64 for 0. */
+int cm_model_vector_bytes(const cm_model *m);
 
 /* One program's features: nstmts rows of CM_NUM_FEATURES floats (as
  * cm_extract returns them). The model does not keep the pointer. */
@@ -348,8 +373,8 @@ int cm_model_num_samples(const cm_model *m);
 int cm_model_predict(cm_model *m, int n, const cm_program *progs, double *scores);
 
 /* Adapters with the signatures of the tuner's scorer seam (user is a
- * cm_model*): features are extracted with cm_extract from the functions
- * as given (the tuner passes them after tir_run_pipeline). update files
+ * cm_model*): features are extracted with cm_extract_ex (at the model's
+ * vector width, cm_model_vector_bytes) from the functions as given (the tuner passes them after tir_run_pipeline). update files
  * all n under task id `task` (cm_model_update's task_ids: labels are
  * normalised per task); latencies in seconds, <= 0 for a failed candidate. */
 int cm_scorer_predict(void *model, int n, const tir_func *const *funcs, double *scores);
@@ -358,8 +383,8 @@ int cm_scorer_update(void *model, int task, int n, const tir_func *const *funcs,
 
 /* ---- persistence ----
  * The blob holds a small header (magic "LOOMCM", format version, feature
- * count, CM_FEATURE_VERSION, whether trained, rounds, a checksum of the
- * rest) and XGBoost's UBJSON model; a damaged blob is refused before
+ * count, CM_FEATURE_VERSION, whether trained, rounds, the vector width, a
+ * checksum of the rest) and XGBoost's UBJSON model; a damaged blob is refused before
  * XGBoost parses it, and so is a model of another feature count or
  * version, or of another format version (format 1 had no feature version).
  * A loaded model predicts exactly what the saved one did; its parameters
