@@ -20,7 +20,8 @@ enum {
     CM__ALLOC = 157,
     CM__OUTER = 161,
     CM__LANE_WASTE = 164,  /* Loom's: vec_lane_waste */
-    CM__END = 165
+    CM__STORE = 165,       /* Loom's: the stored buffer's reuse, 3 */
+    CM__END = 168
 };
 
 /* Annotation positions (Ansor's AnnotationPosType). */

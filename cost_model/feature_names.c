@@ -61,11 +61,15 @@ static void build_names(void) {
     set(CM__OUTER + 1, "num_loops");
     set(CM__OUTER + 2, "auto_unroll_max_step");
     set(CM__LANE_WASTE, "vec_lane_waste");
+    set(CM__STORE + 0, "store.reuse_dis_iter");
+    set(CM__STORE + 1, "store.reuse_dis_bytes");
+    set(CM__STORE + 2, "store.reuse_ct");
 }
 
 _Static_assert(CM__BUF + CM_MAX_BUFFERS * CM__BUF_STRIDE == CM__CURVE, "buffer group size");
 _Static_assert(CM__CURVE + CM_CURVE_SAMPLES == CM__ALLOC, "curve size");
 _Static_assert(CM__OUTER + 3 == CM__LANE_WASTE, "outer-scope size");
+_Static_assert(CM__STORE + 3 == CM__END, "stored-buffer group size");
 _Static_assert(CM__END == CM_NUM_FEATURES, "feature count");
 
 int cm_num_features(void) { return CM_NUM_FEATURES; }

@@ -449,6 +449,8 @@ static void store(walker *w, const tir_stmt *s) {
         f[13] = bytes / div, f[14] = ubytes / div, f[15] = lines / div, f[16] = ulines / div;
         f[17] = stride;
         bf[a].lines = lines, bf[a].bytes = bytes, bf[a].order = a;
+        if (a == 0) /* the stored buffer (added first), at fixed positions */
+            v[CM__STORE + 0] = r[1], v[CM__STORE + 1] = r[2], v[CM__STORE + 2] = r[3];
     }
     qsort(bf, (size_t)c.nacc, sizeof bf[0], cmp_buf);
     for (int a = 0; a < c.nacc && a < CM_MAX_BUFFERS; a++)

@@ -35,7 +35,7 @@ static void check_feat(const float *v, int r, const char *name, double want, int
 
 static void test_names(void **state) {
     (void)state;
-    assert_int_equal(cm_num_features(), 165);
+    assert_int_equal(cm_num_features(), 168);
     assert_string_equal(cm_feature_name(0), "float_mad");
     assert_string_equal(cm_feature_name(16), "vec_num");
     assert_string_equal(cm_feature_name(19), "vec_type.kPosNone");
@@ -46,8 +46,10 @@ static void test_names(void **state) {
     assert_string_equal(cm_feature_name(157), "alloc_size");
     assert_string_equal(cm_feature_name(163), "auto_unroll_max_step");
     assert_string_equal(cm_feature_name(164), "vec_lane_waste");
+    assert_string_equal(cm_feature_name(165), "store.reuse_dis_iter");
+    assert_string_equal(cm_feature_name(167), "store.reuse_ct");
     assert_null(cm_feature_name(-1));
-    assert_null(cm_feature_name(165));
+    assert_null(cm_feature_name(168));
     for (int i = 0; i < F; i++) {
         assert_int_equal(cm_feature_index(cm_feature_name(i)), i); /* names are unique */
         assert_true(strlen(cm_feature_name(i)) > 0);
@@ -112,6 +114,8 @@ static void test_two_level_by_hand(void **state) {
     assert_feat(v, 0, "B0.reuse_type.kNoReuse", 1);
     assert_feat(v, 0, "B0.bytes_d_reuse_ct", 1024); /* no reuse: x2 (Ansor) */
     assert_feat(v, 0, "B0.stride", 1);
+    assert_feat(v, 0, "store.reuse_ct", 0); /* C: no reuse */
+    assert_feat(v, 0, "store.reuse_dis_iter", 0);
     /* A */
     assert_feat(v, 0, "B1.acc_type.kRead", 1);
     assert_feat(v, 0, "B1.unique_bytes", 512);
@@ -188,6 +192,15 @@ static void test_matmul_reuse(void **state) {
     assert_feat(v, 1, "B2.reuse_ct", 8);
     assert_feat(v, 1, "B2.stride", 0); /* not indexed by the innermost loop */
     assert_feat(v, 1, "B2.lines", 512 / 8 * (4.0 / 64));
+    /* the stored buffer's reuse at fixed positions, whichever slot C takes:
+     * k (innermost) does not index C, so the distance is one iteration and
+     * the bytes of one access to each buffer (C, A, B: 3 x 4) */
+    assert_feat(v, 1, "store.reuse_dis_iter", 1);
+    assert_feat(v, 1, "store.reuse_dis_bytes", 12);
+    assert_feat(v, 1, "store.reuse_ct", 8);
+    assert_feat(v, 1, "store.reuse_dis_iter", fv(v, 1, "B2.reuse_dis_iter"));
+    assert_feat(v, 1, "store.reuse_dis_bytes", fv(v, 1, "B2.reuse_dis_bytes"));
+    assert_feat(v, 0, "store.reuse_ct", 0); /* init: C written once per element */
     /* the same from sch_lower's multi-dimensional accesses (linearised by
      * the buffers' strides), except the integer operations that flattening
      * adds to the indices */
@@ -427,7 +440,8 @@ static void test_csv(void **state) {
     te_str_init(&out);
     assert_int_equal(cm_features_csv(ctx, f, NULL, &out), 0);
     assert_non_null(strstr(out.data, "stmt,buffer,float_mad,float_addsub,"));
-    assert_non_null(strstr(out.data, ",auto_unroll_max_step,vec_lane_waste\n0,C,"));
+    assert_non_null(strstr(out.data, ",auto_unroll_max_step,vec_lane_waste,store.reuse_dis_iter,"
+                              "store.reuse_dis_bytes,store.reuse_ct\n0,C,"));
     int lines = 0, commas = 0;
     for (const char *p = out.data; *p; p++) lines += *p == '\n', commas += *p == ',';
     assert_int_equal(lines, 2);

@@ -213,7 +213,8 @@ static void test_export_import_prune_stats(void **state) {
     char fv[64];
     snprintf(fv, sizeof fv, "features of version %d", CM_FEATURE_VERSION - 1);
     tu_assert_msg_has(out, "cost models     3", "llvm -mcpu=a: " CM_BLOB_FORMAT,
-                      "usable, untrained", "llvm -mcpu=b: ", "not usable", fv,
+                      "usable, untrained", "features at 64-byte vectors", "llvm -mcpu=b: ",
+                      "not usable", fv,
                       "llvm -mcpu=c: xgboost-json, 2 bytes: not usable",
                       "reads format '" CM_BLOB_FORMAT "'");
     free(blob), free(stale);

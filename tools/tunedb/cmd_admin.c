@@ -179,9 +179,12 @@ static void print_cost_models(tdb_db *db) {
             if (!m)
                 snprintf(why, sizeof why, "not usable: %s", cm_load_error_reason(err));
             else if (cm_model_is_trained(m))
-                snprintf(why, sizeof why, "usable, %d boosting rounds", cm_model_num_rounds(m));
+                snprintf(why, sizeof why, "usable, %d boosting rounds, features at %d-byte vectors",
+                         cm_model_num_rounds(m), cm_model_vector_bytes(m));
             else
-                snprintf(why, sizeof why, "usable, untrained (predicts at random)");
+                snprintf(why, sizeof why,
+                         "usable, untrained (predicts at random), features at %d-byte vectors",
+                         cm_model_vector_bytes(m));
             cm_model_free(m);
         }
         free(blob);
