@@ -499,7 +499,8 @@ static void store(walker *w, const tir_stmt *s) {
      * and half of another) */
     double vlen = v[CM__VEC + 2];
     if (vlen > 0) {
-        double lanes_per_reg = fmax(1, floor(w->vector_bytes / fmax(1, te_dtype_bytes(b->dtype))));
+        double ebytes = fmax(1, te_dtype_bytes(b->dtype));
+        double lanes_per_reg = fmax(1, floor(w->vector_bytes / ebytes));
         double whole = ceil(vlen / lanes_per_reg) * lanes_per_reg;
         v[CM__LANE_WASTE] = (whole - vlen) / whole;
     }

@@ -614,7 +614,8 @@ cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *par
                           fversion, CM_FEATURE_VERSION);
     if (vbytes < 1 || vbytes > INT32_MAX)
         return load_error(NULL, errbuf, errlen,
-                          "blob's vector width is %u bytes (corrupted: it is positive)", vbytes);
+                          "blob's vector width is %u bytes, not a positive int "
+                          "(a corrupted header)", vbytes);
     if (plen != len - HEADER_BYTES || (trained && !plen))
         return load_error(NULL, errbuf, errlen,
                           "blob truncated (payload %llu bytes, %zu present)",
