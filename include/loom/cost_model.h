@@ -85,7 +85,8 @@ extern "C" {
  *            divisibility from one length feature: on the CPU records,
  *            matmul programs whose multiply-add vector is not a whole
  *            number of 16-lane registers run 1.3-3.3x slower, and the
- *            feature raised held-out ranking accuracy (bench/RESULTS.md,
+ *            feature raised held-out ranking accuracy from 0.848 to 0.850
+ *            on the mean of eight seeds, higher in each (bench/RESULTS.md,
  *            session 25).
  *   165..167 store.reuse_dis_iter, store.reuse_dis_bytes, store.reuse_ct
  *            (Loom's): the stored buffer's reuse features (as its B*
@@ -94,8 +95,8 @@ extern "C" {
  *            the next B2, and a tree must learn its reuse distance (the
  *            size of the tile it cycles through between two reduction
  *            steps) once per slot; here it is always the same feature.
- *            Held out on the suite's CPU records: 0.850 -> 0.852 mean of
- *            eight seeds, all eight at or above 0.85 (bench/RESULTS.md,
+ *            Held out on the suite's CPU records: 0.850 -> 0.852 on the
+ *            mean of eight seeds, higher in seven (bench/RESULTS.md,
  *            session 25).
  * Every value except the one-hots and is_gpu is log2(1 + x) scaled unless
  * raw values are asked for (cm_extract_options.raw).
@@ -383,7 +384,8 @@ int cm_model_predict(cm_model *m, int n, const cm_program *progs, double *scores
 
 /* Adapters with the signatures of the tuner's scorer seam (user is a
  * cm_model*): features are extracted with cm_extract_ex (at the model's
- * vector width, cm_model_vector_bytes) from the functions as given (the tuner passes them after tir_run_pipeline). update files
+ * vector width, cm_model_vector_bytes) from the functions as given (the
+ * tuner passes them after tir_run_pipeline). update files
  * all n under task id `task` (cm_model_update's task_ids: labels are
  * normalised per task); latencies in seconds, <= 0 for a failed candidate. */
 int cm_scorer_predict(void *model, int n, const tir_func *const *funcs, double *scores);
@@ -392,9 +394,9 @@ int cm_scorer_update(void *model, int task, int n, const tir_func *const *funcs,
 
 /* ---- persistence ----
  * The blob holds a small header (magic "LOOMCM", format version, feature
- * count, CM_FEATURE_VERSION, whether trained, rounds, the vector width, a
- * checksum of the rest) and XGBoost's UBJSON model; a damaged blob is refused before
- * XGBoost parses it, and so is a model of another feature count or
+ * count, CM_FEATURE_VERSION, whether trained, rounds, the vector width,
+ * a checksum of the rest) and XGBoost's UBJSON model; a damaged blob is
+ * refused before XGBoost parses it, and so is a model of another feature count or
  * version, or of another format version (format 1 had no feature version).
  * A loaded model predicts exactly what the saved one did; its parameters
  * are params (NULL: defaults) and its own sample set is empty.
