@@ -24,12 +24,6 @@ static tir_buffer *param1(te_ctx *ctx, const char *name, int64_t n) {
 
 static te_expr *ld(te_ctx *ctx, tir_buffer *b, te_expr *i) { return tir_load(ctx, b, i, NULL); }
 
-static int count_of(const char *text, const char *what) {
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)); p += strlen(what)) n++;
-    return n;
-}
-
 /* Lines of text that hold both a and b. */
 static int lines_with(const char *text, const char *a, const char *b) {
     int n = 0;
@@ -199,7 +193,7 @@ static void test_vector(void **state) {
      * and copy it: twice on znver4) and the squares; the unmasked strided
      * load and store are scalar, so the squares' is the only gather with
      * every lane on. */
-    assert_true(count_of(ir, "call <8 x float> @llvm.masked.gather") >= 2);
+    assert_true(tu_count_substr(ir, "call <8 x float> @llvm.masked.gather") >= 2);
     assert_int_equal(lines_with(ir, "call <8 x float> @llvm.masked.gather",
                                 "<8 x i1> <i1 true, i1 true, i1 true, i1 true, i1 true, i1 true, "
                                 "i1 true, i1 true>"),
@@ -273,9 +267,9 @@ static void test_vector_clamped(void **state) {
     o0.opt_level = -1;
     rt_module *m0 = build_opts(ctx, f, &o0);
     const char *ir = rt_module_get_text(m0, "ir");
-    assert_int_equal(count_of(ir, "call <8 x float> @llvm.masked.gather"), 3);
-    assert_int_equal(count_of(ir, "call <8 x float> @llvm.masked.load"), 1);
-    assert_int_equal(count_of(ir, "load <8 x float>, ptr"), 2);
+    assert_int_equal(tu_count_substr(ir, "call <8 x float> @llvm.masked.gather"), 3);
+    assert_int_equal(tu_count_substr(ir, "call <8 x float> @llvm.masked.load"), 1);
+    assert_int_equal(tu_count_substr(ir, "load <8 x float>, ptr"), 2);
     rt_module *m = build(ctx, f);
     DLTensor *ta = tu_rand_f32(&seed, 1, &na);
     double want[24], wante[24];

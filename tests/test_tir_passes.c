@@ -612,12 +612,6 @@ static tir_func *budget_nests(te_ctx *ctx, int nests, bool explicit_) {
     return func(ctx, 2, (tir_buffer *[]){A, C}, lo);
 }
 
-static int count_kind(const char *text, const char *what) {
-    int n = 0;
-    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what)) n++;
-    return n;
-}
-
 static void test_unroll_function_budget(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
@@ -636,20 +630,20 @@ static void test_unroll_function_budget(void **state) {
     const char *t = tu_tir_text(ctx, r);
     find(r->body, TIR_STORE, &n);
     assert_int_equal(n, 3 * 62);
-    assert_int_equal(count_kind(t, "for (i, 0, 64) {"), 3);
+    assert_int_equal(tu_count_substr(t, "for (i, 0, 64) {"), 3);
     assert_null(strstr(t, "for (j,"));
     assert_non_null(strstr(t, "pragma(auto_unroll_max_step=4096"));
 
     /* the hinted pass settles on the same limit: j hinted, i not */
     t = tu_tir_text(ctx, tir_pass_unroll_hinted(ctx, budget_nests(ctx, 3, true)));
-    assert_int_equal(count_kind(t, "for (i, 0, 64) {"), 3);
-    assert_int_equal(count_kind(t, "for (j, 0, 62) unrolled {"), 3);
+    assert_int_equal(tu_count_substr(t, "for (i, 0, 64) {"), 3);
+    assert_int_equal(tu_count_substr(t, "for (j, 0, 62) unrolled {"), 3);
     t = tu_tir_text(ctx, tir_pass_unroll_hinted(ctx, budget_nests(ctx, 2, true)));
-    assert_int_equal(count_kind(t, "for (i, 0, 64) unrolled {"), 2);
+    assert_int_equal(tu_count_substr(t, "for (i, 0, 64) unrolled {"), 2);
 
     /* hints alone copy nothing, so nothing is halved */
     t = tu_tir_text(ctx, tir_pass_unroll(ctx, budget_nests(ctx, 3, false)));
-    assert_int_equal(count_kind(t, "for (i, 0, 64) unrolled {"), 3);
+    assert_int_equal(tu_count_substr(t, "for (i, 0, 64) unrolled {"), 3);
     te_ctx_free(ctx);
 }
 
@@ -739,7 +733,7 @@ static void test_e2e_chain_unroll_budget(void **state) {
         if (getenv("LOOM_TEST_DUMP")) fprintf(stderr, "%s\n", text);
         assert_non_null(strstr(text, "for (i.inner, 0, 32) {"));
         assert_non_null(strstr(text, "for (x.inner, 0, 32) {"));
-        assert_int_equal(count_kind(text, "for ("), 4);
+        assert_int_equal(tu_count_substr(text, "for ("), 4);
         int64_t bad = sh_run(&c, s, targets[t]);
         if (bad) fprintf(stderr, "%s\n", text);
         assert_int_equal(bad, 0);

@@ -104,3 +104,10 @@ int tu_read_suite(const char *path, tu_suite_line *lines, int cap) {
     fclose(f);
     return n;
 }
+
+int tu_count_substr(const char *text, const char *what) {
+    int n = 0;
+    size_t len = strlen(what);
+    for (const char *p = text; len && (p = strstr(p, what)); p += len) n++;
+    return n;
+}

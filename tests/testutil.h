@@ -47,6 +47,10 @@ typedef struct {
  * or has a line of fewer than three fields. Returns the count. */
 int tu_read_suite(const char *path, tu_suite_line *lines, int cap);
 
+/* Non-overlapping occurrences of `what` in text (a lowered function's
+ * printed loops, generated code, ...). */
+int tu_count_substr(const char *text, const char *what);
+
 /* Asserts that `msg` contains every one of the NULL-terminated substrings. */
 #define tu_assert_msg_has(msg, ...) tu_assert_msg_has_((msg), __FILE__, __LINE__, __VA_ARGS__, (const char *)NULL)
 void tu_assert_msg_has_(const char *msg, const char *file, int line, ...);

@@ -119,8 +119,26 @@ static void enter_pragma(unroll_ctx *uc, const tir_stmt *s) {
     uc->explicit_ = s->u.loop.unroll_explicit && !uc->hints_only;
 }
 
-/* Statements s would hold after unroll(uc, s), counted without copying:
- * unroll_loop's decisions on sizes alone. */
+/* Whether serial loop f lies within the pragma in force (uc's limit). */
+static bool under_pragma(const unroll_ctx *uc, const tir_stmt *f) {
+    int64_t ext;
+    return f->u.loop.for_kind == TIR_FOR_SERIAL && uc->max_step > 0 &&
+           te_is_const_int(f->u.loop.extent, &ext) && steps(f) <= uc->max_step;
+}
+
+/* Whether unroll copies loop f out (its body, already unrolled, holding
+ * body_stmts statements), and then its extent in *ext: an UNROLLED loop,
+ * or a serial one under an explicit pragma, whose copies fit in
+ * UNROLL_MAX_STMTS. The one decision unroll_loop acts on and
+ * unrolled_size counts. */
+static bool copied_out(const unroll_ctx *uc, const tir_stmt *f, int64_t body_stmts,
+                       int64_t *ext) {
+    if (!te_is_const_int(f->u.loop.extent, ext) || sat_mul(*ext, body_stmts) > UNROLL_MAX_STMTS)
+        return false;
+    return f->u.loop.for_kind == TIR_FOR_UNROLLED || (uc->explicit_ && under_pragma(uc, f));
+}
+
+/* Statements s would hold after unroll(uc, s), counted without copying. */
 static int64_t unrolled_size(const unroll_ctx *uc, const tir_stmt *s) {
     if (!s) return 0;
     switch (s->kind) {
@@ -128,14 +146,7 @@ static int64_t unrolled_size(const unroll_ctx *uc, const tir_stmt *s) {
         unroll_ctx inner = *uc;
         enter_pragma(&inner, s);
         int64_t body = unrolled_size(&inner, s->u.loop.body), ext;
-        bool const_ext = te_is_const_int(s->u.loop.extent, &ext);
-        int64_t copied = const_ext ? sat_mul(ext < 0 ? 0 : ext, body) : STEPS_INF;
-        bool fits = copied <= UNROLL_MAX_STMTS;
-        bool copy = s->u.loop.for_kind == TIR_FOR_UNROLLED
-                        ? fits
-                        : s->u.loop.for_kind == TIR_FOR_SERIAL && uc->max_step > 0 && const_ext &&
-                              steps(s) <= uc->max_step && uc->explicit_ && fits;
-        return copy ? copied : sat_add(1, body);
+        return copied_out(uc, s, body, &ext) ? sat_mul(ext, body) : sat_add(1, body);
     }
     case TIR_SEQ: {
         int64_t n = 0;
@@ -166,17 +177,12 @@ static tir_stmt *unroll_loop(unroll_ctx *uc, tir_stmt *s) {
     if (!f) return NULL;
 
     int64_t ext;
-    bool const_ext = te_is_const_int(f->u.loop.extent, &ext);
-    bool fits = const_ext && sat_mul(ext, count_stmts(f->u.loop.body)) <= UNROLL_MAX_STMTS;
-    if (f->u.loop.for_kind == TIR_FOR_UNROLLED) {
-        if (!const_ext) return with_kind(uc->ctx, f, TIR_FOR_SERIAL); /* nothing to copy */
-        return fits ? expand(uc->ctx, f, ext) : f; /* too big: stays a hint */
-    }
-    if (f->u.loop.for_kind == TIR_FOR_SERIAL && uc->max_step > 0 && const_ext &&
-        steps(f) <= uc->max_step)
-        return uc->explicit_ && fits ? expand(uc->ctx, f, ext)
-                                     : with_kind(uc->ctx, f, TIR_FOR_UNROLLED);
-    return f;
+    if (copied_out(uc, f, count_stmts(f->u.loop.body), &ext)) return expand(uc->ctx, f, ext);
+    if (f->u.loop.for_kind == TIR_FOR_UNROLLED && !te_is_const_int(f->u.loop.extent, &ext))
+        return with_kind(uc->ctx, f, TIR_FOR_SERIAL); /* nothing to copy */
+    if (under_pragma(uc, f)) /* not explicit, or too big: a hint */
+        return with_kind(uc->ctx, f, TIR_FOR_UNROLLED);
+    return f; /* an UNROLLED loop too big to copy stays a hint */
 }
 
 static tir_stmt *unroll(unroll_ctx *uc, tir_stmt *s) {

@@ -346,7 +346,8 @@ bool cm_model_is_trained(const cm_model *m);
 /* Boosting rounds kept after early stopping (0 when untrained). */
 int cm_model_num_rounds(const cm_model *m);
 /* The vector width (bytes) m's scorer seam extracts features with:
- * params.vector_bytes, or a loaded model's saved width; 64 for 0. */
+ * params.vector_bytes, or a loaded model's saved width; 64 for 0; 0 for
+ * a NULL m. */
 int cm_model_vector_bytes(const cm_model *m);
 
 /* One program's features: nstmts rows of CM_NUM_FEATURES floats (as
