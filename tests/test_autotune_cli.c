@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "loom/cost_model.h"
 #include "loom/tuning_db.h"
 
 #define KEY32 "matmul(M=32,N=32,K=32,transpose_a=0,transpose_b=0,dtype=float32)"
@@ -67,6 +68,13 @@ static void test_errors(void **st) {
     tu_assert_msg_has(out, "--trials", "not an integer");
     assert_int_not_equal(run("autotune", "--op matmul --trials 2"), 0);
     tu_assert_msg_has(out, "--db FILE is required");
+    snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --no-model "
+             "--random-model", db);
+    assert_int_not_equal(run("autotune", a), 0);
+    tu_assert_msg_has(out, "--no-model and --random-model exclude each other");
+    snprintf(a, sizeof a, "--eval-model --db %s --random-model", db);
+    assert_int_not_equal(run("autotune", a), 0);
+    tu_assert_msg_has(out, "--eval-model", "--random-model does not apply");
     /* Nothing half-written. */
     assert_int_not_equal(access(db, F_OK), 0);
 }
@@ -289,6 +297,88 @@ static void test_suite_summary(void **st) {
     unlink(tsv);
 }
 
+/* The steps of the first `first` records of KEY32 in db, in trial order,
+ * joined; checks that db's stored cost model is still db_with_bad_model's. */
+static char *db_steps(const char *db, int first) {
+    tdb_db *d = tdb_open(db, &(tdb_open_options){.readonly = true}, NULL);
+    assert_non_null(d);
+    char *target = tdb_host_target();
+    tdb_history_point *h = NULL;
+    int n = tdb_history(d, KEY32, target, &h);
+    assert_true(n >= first);
+    n = first;
+    size_t len = 1, used = 0;
+    char *all = malloc(len);
+    for (int i = 0; i < n; i++) {
+        tdb_record r;
+        assert_int_equal(tdb_get_record(d, h[i].record_id, &r), 1);
+        size_t k = strlen(r.steps_json);
+        all = realloc(all, len += k + 1);
+        memcpy(all + used, r.steps_json, k);
+        used += k;
+        all[used++] = '\n';
+        tdb_record_clear(&r);
+    }
+    all[used] = 0;
+    free(h);
+    void *blob = NULL;
+    size_t blen = 0;
+    char *fmt = NULL;
+    /* the stored (damaged) model is still there: nothing was saved over it */
+    assert_int_equal(tdb_get_cost_model(d, target, &blob, &blen, &fmt), 1);
+    assert_int_equal(blen, 7);
+    assert_memory_equal(blob, "damaged", 7);
+    free(blob), free(fmt);
+    free(target);
+    tdb_close(d);
+    return all;
+}
+
+/* A database holding only a damaged cost model of the host target: a
+ * run with the model says it did not use it ("cost model: ..."). */
+static void db_with_bad_model(const char *path) {
+    unlink(path);
+    tdb_db *d = tdb_open(path, NULL, NULL);
+    assert_non_null(d);
+    char *target = tdb_host_target();
+    assert_int_equal(tdb_put_cost_model(d, target, CM_BLOB_FORMAT, "damaged", 7), 0);
+    free(target);
+    tdb_close(d);
+}
+
+/* --random-model: the evolutionary search ranked at random, with no warm
+ * start (the stored model is not even looked at) and no model saved; the
+ * same seed gives the same first round (the later rounds start from the
+ * fastest measured programs, which depend on the timings). */
+static void test_random_model(void **st) {
+    (void)st;
+    char db[2][256], a[1024];
+    char *steps[2];
+    const char *common = "--op matmul --shape M=32,N=32,K=32 --trials 12 --per-round 6 "
+                         "--population 32 --jobs 2 --threads 1 --skip-default --retime 0 "
+                         "--seed 5";
+    for (int k = 0; k < 2; k++) {
+        snprintf(db[k], sizeof db[k], "/tmp/loom_at_rnd%d_%d.db", k, (int)getpid());
+        db_with_bad_model(db[k]);
+        snprintf(a, sizeof a, "%s --random-model --db %s", common, db[k]);
+        int rc = run("autotune", a);
+        print_message("%s", out);
+        assert_int_equal(rc, 0);
+        tu_assert_msg_has(out, "best: ", "trial ");
+        assert_null(strstr(out, "cost model:"));
+        steps[k] = db_steps(db[k], 6);
+        unlink(db[k]);
+    }
+    assert_string_equal(steps[0], steps[1]);
+    free(steps[0]), free(steps[1]);
+    /* the same run with the model does look at the stored one */
+    db_with_bad_model(db[0]);
+    snprintf(a, sizeof a, "%s --db %s", common, db[0]);
+    assert_int_equal(run("autotune", a), 0);
+    tu_assert_msg_has(out, "cost model:", "was not used");
+    unlink(db[0]);
+}
+
 static int db_trials(const char *db) {
     tdb_db *d = tdb_open(db, &(tdb_open_options){.readonly = true}, NULL);
     if (!d) return 0;
@@ -376,6 +466,7 @@ int main(void) {
         cmocka_unit_test(test_short_run),
         cmocka_unit_test(test_baseline_conv),
         cmocka_unit_test(test_suite_summary),
+        cmocka_unit_test(test_random_model),
         cmocka_unit_test(test_ctrl_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -675,6 +675,67 @@ static void test_scorer_adapters(void **state) {
     te_ctx_free(ctx);
 }
 
+/* The scorer seam extracts features at the model's vector width: a model
+ * trained where vec_lane_waste alone separates fast from slow (copies of
+ * one program with an 8-float vector loop, fast at 0 waste and slow at
+ * 0.5) scores the same
+ * lowered program as fast when its width is 32 bytes (8 floats fill a
+ * register) and as slow at 64 bytes (half a register idle). */
+static void test_scorer_uses_model_width(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    sched_case c = sh_chain(ctx, 16, 32);
+    sch_schedule *sc = sch_create(ctx, TE_TENSORS(c.out));
+    te_expr *jo, *ji;
+    assert_int_equal(sch_split(sc, c.out, c.ax[1], 8, &jo, &ji), 0);
+    assert_int_equal(sch_vectorize(sc, c.out, ji), 0);
+    tir_func *fn = sch_lower(sc, TE_TENSORS(c.in[0], c.out), "chain");
+    assert_non_null(fn);
+    const tir_func *f = tir_run_pipeline(ctx, fn, NULL);
+    assert_non_null(f);
+    float *x[2];
+    int k[2];
+    for (int w = 0; w < 2; w++) {
+        cm_extract_options o = {.vector_bytes = w ? 64 : 32};
+        assert_int_equal(cm_extract_ex(NULL, f, &o, &x[w], &k[w], NULL), 0);
+    }
+    assert_int_equal(k[0], k[1]);
+    /* only vec_lane_waste differs between the widths */
+    int waste = cm_feature_index("vec_lane_waste"), differ = 0;
+    for (int i = 0; i < k[0] * CM_NUM_FEATURES; i++)
+        if (x[0][i] != x[1][i]) {
+            assert_int_equal(i % CM_NUM_FEATURES, waste);
+            differ++;
+        }
+    assert_true(differ > 0);
+    enum { N = 24 };
+    cm_program prog[N];
+    double lat[N];
+    for (int i = 0; i < N; i++) {
+        prog[i] = (cm_program){x[i % 2], k[0]};
+        lat[i] = i % 2 ? 2e-3 : 1e-3; /* waste 0.5 runs slower */
+    }
+    double want[2], got;
+    for (int w = 0; w < 2; w++) {
+        cm_params p = test_params(8);
+        p.vector_bytes = w ? 64 : 32;
+        cm_model *m = cm_model_new(&p);
+        assert_int_equal(cm_model_train(m, N, prog, lat, NULL), 0);
+        assert_true(cm_model_is_trained(m));
+        assert_int_equal(cm_model_predict(m, 1, &prog[0], &want[0]), 0);
+        assert_int_equal(cm_model_predict(m, 1, &prog[1], &want[1]), 0);
+        assert_true(want[0] > want[1]); /* the trees read the column */
+        assert_int_equal(cm_scorer_predict(m, 1, &f, &got), 0);
+        if (got != want[w])
+            fail_msg("scorer at %d bytes: %g, want %g (the %d-byte features' score; the "
+                     "other width's is %g)", p.vector_bytes, got, want[w], p.vector_bytes,
+                     want[1 - w]);
+        cm_model_free(m);
+    }
+    free(x[0]), free(x[1]);
+    te_ctx_free(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_are_ansors),
@@ -690,6 +751,7 @@ int main(void) {
         cmocka_unit_test(test_update_accumulates),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_scorer_adapters),
+        cmocka_unit_test(test_scorer_uses_model_width),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
  * progress and the best result.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,7 +22,8 @@
 static const char usage[] =
     "usage: autotune --op OP --shape K=V,... --trials N --db FILE [--target llvm|cuda]\n"
     "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
-    "                [--resume] [--no-model] [--skip-default] [--baseline] [--per-round R]\n"
+    "                [--resume] [--no-model | --random-model] [--skip-default] [--baseline]\n"
+    "                [--per-round R]\n"
     "                [--population P] [--progress-interval SEC] [--retime K]\n"
     "                [--cost-loss rank|squared]\n"
     "       autotune --eval-model --db FILE [--target T] [--suite FILE.tsv]\n"
@@ -37,7 +39,12 @@ static const char usage[] =
     "                Ansor's LocalBuilder)\n"
     "  --resume      count the trials already in FILE toward N, never re-measure them,\n"
     "                and seed the search's population with the best stored programs\n"
-    "  --no-model    rank candidates at random instead of with the cost model\n"
+    "  --no-model    no cost model: each round measures programs of random annotation\n"
+    "                (random sampling; no evolution)\n"
+    "  --random-model  the same search as with the cost model (evolution from the\n"
+    "                best measured programs and random ones), ranked by a model that\n"
+    "                predicts at random (Ansor's RandomModel): the baseline that\n"
+    "                shows what the model's ranking adds\n"
     "  --cost-loss L the cost model's training objective: rank (default; pairwise\n"
     "                order within each workload) or squared (Ansor's regression of\n"
     "                throughput relative to the workload's best)\n"
@@ -473,7 +480,7 @@ int main(int argc, char **argv) {
     long long retime = 8;
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, have_trials = false, eval = false;
-    bool baseline = false;
+    bool baseline = false, random_model = false;
     cm_params cp; /* the cost model's; options may change its loss */
     cm_params_default(&cp);
     for (int i = 1; i < argc; i++) {
@@ -486,6 +493,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--resume")) resume = true;
         else if (!strcmp(a, "--eval-model")) eval = true;
         else if (!strcmp(a, "--no-model")) no_model = true;
+        else if (!strcmp(a, "--random-model")) random_model = true;
         else if (!strcmp(a, "--skip-default")) skip_default = true;
         else if (!strcmp(a, "--baseline")) baseline = true;
         else if (!v) return fail("option %s needs a value\n%s", a, usage);
@@ -520,6 +528,13 @@ int main(int argc, char **argv) {
             else return fail("unknown option '%s'\n%s", a, usage);
         }
     }
+    if (no_model && random_model)
+        return fail("--no-model and --random-model exclude each other: the first measures "
+                    "random programs without a search, the second searches with random "
+                    "scores%s%s", "", "");
+    if (eval && (no_model || random_model))
+        return fail("--eval-model evaluates the trained cost model; --%s does not apply%s",
+                    no_model ? "no-model" : "random-model", "");
     if (eval) {
         if (!db_path) return fail("--eval-model needs --db FILE%s%s", "", "");
         if (strncmp(target, "llvm", 4) && strncmp(target, "cuda", 4))
@@ -609,7 +624,17 @@ int main(int argc, char **argv) {
         fprintf(stderr, "autotune: out of memory\n");
         return 2;
     }
-    if (!no_model) {
+    if (random_model) {
+        /* Never trained (the warm-up is never reached), so it predicts at
+         * random from cp.seed; no warm start, no update, nothing saved. */
+        cp.num_warmup_samples = INT_MAX;
+        model = cm_model_new(&cp);
+        if (!model) {
+            fprintf(stderr, "autotune: out of memory\n");
+            free(model_task);
+            return 2;
+        }
+    } else if (!no_model) {
         /* Warm start: trained on every workload's records of this target
          * before the first measurement; each task's measurements are then
          * labelled with its own records (model_task). */
@@ -697,7 +722,7 @@ int main(int argc, char **argv) {
             o.scorer.user = model;
             o.scorer.task = model_task[ti];
             o.scorer.predict = cm_scorer_predict;
-            o.scorer.update = cm_scorer_update;
+            o.scorer.update = random_model ? NULL : cm_scorer_update;
         }
         o.on_record = on_record;
         o.on_progress = on_progress;
