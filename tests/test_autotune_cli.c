@@ -75,6 +75,10 @@ static void test_errors(void **st) {
     snprintf(a, sizeof a, "--eval-model --db %s --random-model", db);
     assert_int_not_equal(run("autotune", a), 0);
     tu_assert_msg_has(out, "--eval-model", "--random-model does not apply");
+    snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --no-model "
+             "--cost-loss squared", db);
+    assert_int_not_equal(run("autotune", a), 0);
+    tu_assert_msg_has(out, "--cost-loss", "with --no-model no model is trained");
     /* Nothing half-written. */
     assert_int_not_equal(access(db, F_OK), 0);
 }

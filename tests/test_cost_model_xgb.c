@@ -678,9 +678,9 @@ static void test_scorer_adapters(void **state) {
 /* The scorer seam extracts features at the model's vector width: a model
  * trained where vec_lane_waste alone separates fast from slow (copies of
  * one program with an 8-float vector loop, fast at 0 waste and slow at
- * 0.5) scores the same
- * lowered program as fast when its width is 32 bytes (8 floats fill a
- * register) and as slow at 64 bytes (half a register idle). */
+ * 0.5) scores the same lowered program as fast when its width is 32 bytes
+ * (8 floats fill a register) and as slow at 64 bytes (half a register
+ * idle). */
 static void test_scorer_uses_model_width(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();

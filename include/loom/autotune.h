@@ -390,8 +390,11 @@ uint64_t tune_hash(const char *s);
  * update learns from measured candidates of the workload the scorer knows
  * as `task` (labels are normalised per workload: the search passes
  * tune_scorer.task, which tune_warm_start assigns): latencies in seconds,
- * <= 0 for a failed candidate. A NULL scorer (or NULL predict) ranks at
- * random. */
+ * <= 0 for a failed candidate. NULL predict: no search at all, each
+ * round measures programs of random annotation (random sampling); a
+ * predict that returns random scores gives the evolutionary search with
+ * Ansor's random model (autotune --random-model). NULL update: the
+ * scorer never learns. */
 typedef struct {
     void *user;
     int task; /* the searched workload's id in the scorer's sample set */
@@ -531,7 +534,7 @@ typedef struct {
     double eps_greedy;       /* share of random candidates (0: 0.05) */
     uint64_t seed;           /* (0: 1) */
     tune_measure_options measure;
-    tune_scorer scorer;      /* cost model; zero: random ranking */
+    tune_scorer scorer;      /* cost model; zero: random sampling, no search */
     /* Called for every measured candidate as it arrives (the DB commit);
      * a non-zero return stops the tuning. */
     int (*on_record)(void *user, const tune_result *r);

@@ -480,7 +480,7 @@ int main(int argc, char **argv) {
     long long retime = 8;
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, have_trials = false, eval = false;
-    bool baseline = false, random_model = false;
+    bool baseline = false, random_model = false, have_loss = false;
     cm_params cp; /* the cost model's; options may change its loss */
     cm_params_default(&cp);
     for (int i = 1; i < argc; i++) {
@@ -505,6 +505,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--db")) db_path = v;
             else if (!strcmp(a, "--suite")) suite = v;
             else if (!strcmp(a, "--cost-loss")) {
+                have_loss = true;
                 if (!strcmp(v, "rank")) cp.loss = CM_LOSS_RANK;
                 else if (!strcmp(v, "squared")) cp.loss = CM_LOSS_SQUARED;
                 else return fail("--cost-loss '%s': rank or squared%s", v, "");
@@ -532,6 +533,9 @@ int main(int argc, char **argv) {
         return fail("--no-model and --random-model exclude each other: the first measures "
                     "random programs without a search, the second searches with random "
                     "scores%s%s", "", "");
+    if (have_loss && (no_model || random_model))
+        return fail("--cost-loss sets the trained cost model's objective; with --%s no model "
+                    "is trained%s", no_model ? "no-model" : "random-model", "");
     if (eval && (no_model || random_model))
         return fail("--eval-model evaluates the trained cost model; --%s does not apply%s",
                     no_model ? "no-model" : "random-model", "");
