@@ -24,7 +24,12 @@
  *   a copy of the whole register tile) would otherwise reach tens of
  *   thousands of statements, and LLVM's time grows with them (a tuning
  *   candidate of 12,004 statements outlasted the tuner's 15 s build
- *   timeout). The size is counted before anything is copied, and
+ *   timeout). The function's limit equals a loop's: at 8,192, r50_c3
+ *   candidates between the two built in 10-15 s, mostly in InstCombine,
+ *   and ran no faster than at 4,096, where they built in 1-2 s (48
+ *   programs of four searches: build time 244 s -> 60 s, the 24 within
+ *   2x of the best 1.2 % faster at the median; bench/RESULTS.md, session
+ *   26). The size is counted before anything is copied, and
  *   tir_pass_unroll_hinted uses the limits tir_pass_unroll would, so the
  *   cost model sees the loops the build unrolls.
  */
@@ -33,7 +38,7 @@
 #include "loom/tir.h"
 
 #define UNROLL_MAX_STMTS 4096
-#define UNROLL_FUNC_MAX_STMTS 8192
+#define UNROLL_FUNC_MAX_STMTS 4096
 #define STEPS_INF INT64_MAX
 
 typedef struct {

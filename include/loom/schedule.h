@@ -74,7 +74,7 @@ int sch_parallel(sch_schedule *s, te_tensor *t, te_expr *axis);
 int sch_bind(sch_schedule *s, te_tensor *t, te_expr *axis, const char *thread_tag);
 /* Pragmas on a loop: "auto_unroll_max_step" (value >= 0) and
  * "unroll_explicit" (value 0 or 1). The unroll pass caps what they copy
- * (tir_pass_unroll: 8,192 statements a function). */
+ * (tir_pass_unroll: 4,096 statements a function). */
 int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma, int64_t value);
 
 /* ---- compute location ---- */

@@ -240,7 +240,7 @@ tir_func *tir_pass_vectorize(te_ctx *ctx, const tir_func *f, te_str *why);
  * loops with constant total extent within the limit (TVM UnrollLoop).
  * Copies are capped: a loop whose copies would exceed 4,096 statements
  * stays an UNROLLED hint, and when the copies would make the function
- * larger than 8,192 statements, every pragma's limit is halved until they
+ * larger than 4,096 statements, every pragma's limit is halved until they
  * fit (or nothing is left to halve); the loops that then fall outside the
  * limit stay loops, as under a smaller auto_unroll_max_step. */
 tir_func *tir_pass_unroll(te_ctx *ctx, const tir_func *f);
