@@ -25,13 +25,13 @@
  *   thousands of statements, and LLVM's time grows with them (a tuning
  *   candidate of 12,004 statements outlasted the tuner's 15 s build
  *   timeout). The function's limit equals a loop's: at 8,192, r50_c3
- *   candidates between the two built in 10-15 s, mostly in InstCombine,
- *   and ran no faster than at 4,096, where they built in 1-2 s (48
- *   programs of four searches: build time 244 s -> 60 s, the 24 within
- *   2x of the best 1.2 % faster at the median; bench/RESULTS.md, session
- *   26). The size is counted before anything is copied, and
- *   tir_pass_unroll_hinted uses the limits tir_pass_unroll would, so the
- *   cost model sees the loops the build unrolls.
+ *   candidates between the two took up to 16 s to build (in LLVM's
+ *   InstCombine, mostly) and ran no faster than at 4,096, where the same
+ *   48 programs of four searches built in 60 s instead of 244 s and the
+ *   24 within 2x of the best ran 1.2 % faster at the median
+ *   (bench/RESULTS.md, session 26). The size is counted before anything
+ *   is copied, and tir_pass_unroll_hinted uses the limits tir_pass_unroll
+ *   would, so the cost model sees the loops the build unrolls.
  */
 #include <stdint.h>
 
