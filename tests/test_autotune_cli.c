@@ -301,6 +301,18 @@ static void test_suite_summary(void **st) {
     unlink(tsv);
 }
 
+/* A database holding only a damaged cost model of the host target: a
+ * run with the model says it did not use it ("cost model: ..."). */
+static void db_with_bad_model(const char *path) {
+    unlink(path);
+    tdb_db *d = tdb_open(path, NULL, NULL);
+    assert_non_null(d);
+    char *target = tdb_host_target();
+    assert_int_equal(tdb_put_cost_model(d, target, CM_BLOB_FORMAT, "damaged", 7), 0);
+    free(target);
+    tdb_close(d);
+}
+
 /* The steps of the first `first` records of KEY32 in db, in trial order,
  * joined; checks that db's stored cost model is still db_with_bad_model's. */
 static char *db_steps(const char *db, int first) {
@@ -336,18 +348,6 @@ static char *db_steps(const char *db, int first) {
     free(target);
     tdb_close(d);
     return all;
-}
-
-/* A database holding only a damaged cost model of the host target: a
- * run with the model says it did not use it ("cost model: ..."). */
-static void db_with_bad_model(const char *path) {
-    unlink(path);
-    tdb_db *d = tdb_open(path, NULL, NULL);
-    assert_non_null(d);
-    char *target = tdb_host_target();
-    assert_int_equal(tdb_put_cost_model(d, target, CM_BLOB_FORMAT, "damaged", 7), 0);
-    free(target);
-    tdb_close(d);
 }
 
 /* --random-model: the evolutionary search ranked at random, with no warm

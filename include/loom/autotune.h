@@ -668,7 +668,8 @@ typedef struct {
  * used). Otherwise the model starts random. Its vector width
  * (cm_params.vector_bytes) is always the target's,
  * tune_target_vector_bytes, whatever params say. The records are added
- * to the model's sample set, so the tuner's updates retrain on them and on its new measurements together.
+ * to the model's sample set, so the tuner's updates retrain on them and
+ * on its new measurements together.
  * Returns the model (the caller frees it with cm_model_free) and fills
  * info (may be NULL); NULL with a malloc'd message in *err on a database
  * error, exhausted memory, or keys or task_ids NULL with nkeys > 0. */

@@ -386,9 +386,9 @@ int cm_model_predict(cm_model *m, int n, const cm_program *progs, double *scores
 /* Adapters with the signatures of the tuner's scorer seam (user is a
  * cm_model*): features are extracted with cm_extract_ex (at the model's
  * vector width, cm_model_vector_bytes) from the functions as given (the
- * tuner passes them after tir_run_pipeline). update files
- * all n under task id `task` (cm_model_update's task_ids: labels are
- * normalised per task); latencies in seconds, <= 0 for a failed candidate. */
+ * tuner passes them after tir_run_pipeline). update files all n under
+ * task id `task` (cm_model_update's task_ids: labels are normalised per
+ * task); latencies in seconds, <= 0 for a failed candidate. */
 int cm_scorer_predict(void *model, int n, const tir_func *const *funcs, double *scores);
 int cm_scorer_update(void *model, int task, int n, const tir_func *const *funcs,
                      const double *latencies);
@@ -397,8 +397,9 @@ int cm_scorer_update(void *model, int task, int n, const tir_func *const *funcs,
  * The blob holds a small header (magic "LOOMCM", format version, feature
  * count, CM_FEATURE_VERSION, whether trained, rounds, the vector width,
  * a checksum of the rest) and XGBoost's UBJSON model; a damaged blob is
- * refused before XGBoost parses it, and so is a model of another feature count or
- * version, or of another format version (format 1 had no feature version).
+ * refused before XGBoost parses it, and so is a model of another feature
+ * count or version, or of another format version (format 1 had no feature
+ * version).
  * A loaded model predicts exactly what the saved one did; its parameters
  * are params (NULL: defaults) and its own sample set is empty.
  * The tuning database stores the blob with format name CM_BLOB_FORMAT. */

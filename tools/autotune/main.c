@@ -5,7 +5,6 @@
  * progress and the best result.
  */
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -629,9 +628,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (random_model) {
-        /* Never trained (the warm-up is never reached), so it predicts at
-         * random from cp.seed; no warm start, no update, nothing saved. */
-        cp.num_warmup_samples = INT_MAX;
+        /* A new model that is never updated (scorer.update stays NULL)
+         * stays untrained: it predicts at random from cp.seed. No warm
+         * start, and nothing to save. */
         model = cm_model_new(&cp);
         if (!model) {
             fprintf(stderr, "autotune: out of memory\n");
