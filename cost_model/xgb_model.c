@@ -4,8 +4,9 @@
  * throughputs normalised per task, the pack-sum objective (the rank loss or
  * Ansor's squared error) is given to XGBoosterBoostOneIter as per-row
  * gradients, training stops early on the objective over a held-out share
- * of the programs, and until enough programs are measured the model
- * predicts at random. Through XGBoost's C API only.
+ * of the programs (and then grows the trees again on every program for
+ * the round count chosen), and until enough programs are measured the
+ * model predicts at random. Through XGBoost's C API only.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -45,6 +46,7 @@ void cm_params_default(cm_params *p) {
                      .early_stopping_rounds = 50,
                      .max_bin = 64,
                      .holdout_fraction = 0.2,
+                     .refit_all = true,
                      .weight_by_label = true,
                      .loss = CM_LOSS_RANK,
                      .rank_max_partners = 64};
@@ -187,6 +189,165 @@ static double *task_minimum(int n, const double *lat, const int *task_ids) {
     return best;
 }
 
+/* Some of a training call's usable programs as the boosting loop sees
+ * them: their statements' rows in an XGBoost matrix, each row's program
+ * (an index into this set), labels, weights and, for the rank loss, the
+ * pairs. */
+typedef struct {
+    DMatrixHandle dm;
+    size_t rows;
+    int nprog;
+    int *po;
+    const float *lab;
+    float *w;
+    cm_pair *pairs;
+    int np;
+} prog_set;
+
+static void set_free(prog_set *s) {
+    if (s->dm) XGDMatrixFree(s->dm);
+    free(s->po), free(s->w), free(s->pairs);
+    memset(s, 0, sizeof *s);
+}
+
+/* The set of the count programs progs[use[i]] (labels and tasks in the
+ * same order); pair_seed draws the rank loss's partners. */
+static int set_make(cm_model *m, int n, const cm_program *progs, const int *use, const float *lab,
+                    const int *tsk, int count, uint64_t pair_seed, prog_set *s) {
+    memset(s, 0, sizeof *s);
+    s->nprog = count, s->lab = lab;
+    float *x = gather(n, progs, use, count, &s->po, &s->rows);
+    s->w = malloc((size_t)(count ? count : 1) * sizeof *s->w);
+    if (!x || !s->w) {
+        free(x);
+        return fail(m, "cost model: train: out of memory");
+    }
+    for (int i = 0; i < count; i++) s->w[i] = m->p.weight_by_label ? fmaxf(lab[i], 1e-3f) : 1.0f;
+    if (m->p.loss == CM_LOSS_RANK &&
+        cm_rank_pairs(count, lab, tsk, m->p.rank_max_partners, pair_seed, &s->pairs, &s->np)) {
+        free(x);
+        return fail(m, "cost model: train: out of memory for the rank loss's pairs");
+    }
+    int rc = make_dmatrix(m, x, s->rows, &s->dm);
+    free(x);
+    return rc;
+}
+
+/* Grows up to max_rounds trees on tr from the pack-sum gradient of the
+ * loss. With va, the trees are cut back to the round of least held-out
+ * loss, and growing stops once early_stopping_rounds rounds pass without
+ * a better one. *out: the booster (the caller's); *rounds: its trees. */
+static int boost(cm_model *m, const prog_set *tr, const prog_set *va, int max_rounds,
+                 BoosterHandle *out, int *rounds) {
+    bool rank = m->p.loss == CM_LOSS_RANK;
+    DMatrixHandle dm[2] = {tr->dm, va ? va->dm : NULL};
+    BoosterHandle bst = NULL;
+    float *grad = malloc((tr->rows ? tr->rows : 1) * sizeof *grad);
+    float *hess = malloc((tr->rows ? tr->rows : 1) * sizeof *hess);
+    float *va_pred = va ? malloc((va->rows ? va->rows : 1) * sizeof *va_pred) : NULL;
+    int rc = -1;
+    if (!grad || !hess || (va && !va_pred)) {
+        fail(m, "cost model: train: out of memory");
+        goto done;
+    }
+    if (XGBoosterCreate(dm, va ? 2 : 1, &bst)) {
+        xgb_fail(m, "creating the booster");
+        goto done;
+    }
+    if (set_params(m, bst)) goto done;
+
+    double best_loss = INFINITY;
+    int best_round = 0;
+    for (int r = 0; r < max_rounds; r++) {
+        const float *pred;
+        bst_ulong len;
+        if (predict_rows(m, bst, tr->dm, 1, &pred, &len)) goto done;
+        if (len != tr->rows) {
+            fail(m, "cost model: XGBoost predicted %llu rows of %zu", (unsigned long long)len,
+                 tr->rows);
+            goto done;
+        }
+        if (rank)
+            cm_pack_sum_rank_gradient((int)tr->rows, pred, tr->po, tr->nprog, tr->np, tr->pairs,
+                                      grad, hess);
+        else
+            cm_pack_sum_gradient((int)tr->rows, pred, tr->po, tr->nprog, tr->lab, tr->w, grad,
+                                 hess);
+        if (XGBoosterBoostOneIter(bst, tr->dm, grad, hess, (bst_ulong)tr->rows)) {
+            xgb_fail(m, "boosting");
+            goto done;
+        }
+        if (!va) {
+            best_round = r + 1;
+            continue;
+        }
+        if (predict_rows(m, bst, va->dm, 0, &pred, &len)) goto done;
+        memcpy(va_pred, pred, va->rows * sizeof *pred);
+        double loss = rank ? cm_pack_sum_rank_loss((int)va->rows, va_pred, va->po, va->nprog,
+                                                   va->np, va->pairs)
+                           : cm_pack_sum_loss((int)va->rows, va_pred, va->po, va->nprog, va->lab,
+                                              va->w);
+        if (loss < best_loss) best_loss = loss, best_round = r + 1;
+        else if (r + 1 - best_round >= m->p.early_stopping_rounds) break;
+    }
+    if (best_round < 1) best_round = 1;
+    int have = 0;
+    if (XGBoosterBoostedRounds(bst, &have)) {
+        xgb_fail(m, "counting rounds");
+        goto done;
+    }
+    if (best_round < have) {
+        /* keep the trees up to the best held-out round */
+        BoosterHandle cut = NULL;
+        if (XGBoosterSlice(bst, 0, best_round, 1, &cut)) {
+            xgb_fail(m, "slicing the booster");
+            goto done;
+        }
+        XGBoosterFree(bst);
+        bst = cut;
+        if (set_params(m, bst)) goto done;
+    }
+    *out = bst, bst = NULL;
+    *rounds = best_round;
+    rc = 0;
+done:
+    if (bst) XGBoosterFree(bst);
+    free(grad), free(hess), free(va_pred);
+    return rc;
+}
+
+/* Trains on the usable programs use[0..nu) (labels and tasks in the same
+ * order), of which the first nvalid are held out for early stopping; with
+ * refit_all the trees are then grown again on all nu for the round count
+ * the held-out share chose. Installs the booster in m. */
+static int train_split(cm_model *m, int n, const cm_program *progs, int nu, const int *use,
+                       const float *label, const int *tsk, int nvalid) {
+    prog_set tr = {0}, va = {0};
+    BoosterHandle bst = NULL;
+    int rounds = 0, rc = -1;
+    int max_rounds = m->p.max_rounds > 0 ? m->p.max_rounds : 1;
+    if (set_make(m, n, progs, use + nvalid, label + nvalid, tsk + nvalid, nu - nvalid, m->p.seed,
+                 &tr) ||
+        (nvalid && set_make(m, n, progs, use, label, tsk, nvalid, m->p.seed + 1, &va)) ||
+        boost(m, &tr, nvalid ? &va : NULL, max_rounds, &bst, &rounds))
+        goto done;
+    if (nvalid && m->p.refit_all) {
+        set_free(&tr), set_free(&va);
+        XGBoosterFree(bst), bst = NULL;
+        if (set_make(m, n, progs, use, label, tsk, nu, m->p.seed, &tr) ||
+            boost(m, &tr, NULL, rounds, &bst, &rounds))
+            goto done;
+    }
+    if (m->bst) XGBoosterFree(m->bst);
+    m->bst = bst, bst = NULL;
+    m->rounds = rounds;
+    rc = 0;
+done:
+    if (bst) XGBoosterFree(bst);
+    set_free(&tr), set_free(&va);
+    return rc;
+}
+
 int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *latencies,
                    const int *task_ids) {
     if (!m) return -1;
@@ -255,108 +416,8 @@ int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *la
             tsk[i] = tsk[j], tsk[j] = tt;
         }
     }
-    int ntrain = nu - nvalid;
-    const int *tr_idx = use + nvalid, *va_idx = use;
-    const float *tr_lab = label + nvalid, *va_lab = label;
-    float *tr_w = malloc((size_t)ntrain * sizeof *tr_w);
-    float *va_w = malloc((size_t)(nvalid ? nvalid : 1) * sizeof *va_w);
-    int *tr_po = NULL, *va_po = NULL;
-    size_t tr_rows = 0, va_rows = 0;
-    float *tr_x = gather(n, progs, tr_idx, ntrain, &tr_po, &tr_rows);
-    float *va_x = nvalid ? gather(n, progs, va_idx, nvalid, &va_po, &va_rows) : NULL;
-    float *grad = malloc((tr_rows ? tr_rows : 1) * sizeof *grad);
-    float *hess = malloc((tr_rows ? tr_rows : 1) * sizeof *hess);
-    float *va_pred = malloc((va_rows ? va_rows : 1) * sizeof *va_pred);
-    cm_pair *tr_pairs = NULL, *va_pairs = NULL;
-    int tr_np = 0, va_np = 0;
-    bool rank = m->p.loss == CM_LOSS_RANK;
-    DMatrixHandle dm[2] = {NULL, NULL};
-    BoosterHandle bst = NULL;
-    int rc = -1;
-    if (!tr_w || !va_w || !tr_x || (nvalid && !va_x) || !grad || !hess || !va_pred) {
-        fail(m, "cost model: train: out of memory");
-        goto done;
-    }
-    if (rank && (cm_rank_pairs(ntrain, tr_lab, tsk + nvalid, m->p.rank_max_partners,
-                               m->p.seed, &tr_pairs, &tr_np) ||
-                 cm_rank_pairs(nvalid, va_lab, tsk, m->p.rank_max_partners, m->p.seed + 1,
-                               &va_pairs, &va_np))) {
-        fail(m, "cost model: train: out of memory for the rank loss's pairs");
-        goto done;
-    }
-    for (int i = 0; i < ntrain; i++)
-        tr_w[i] = m->p.weight_by_label ? fmaxf(tr_lab[i], 1e-3f) : 1.0f;
-    for (int i = 0; i < nvalid; i++)
-        va_w[i] = m->p.weight_by_label ? fmaxf(va_lab[i], 1e-3f) : 1.0f;
-
-    if (make_dmatrix(m, tr_x, tr_rows, &dm[0])) goto done;
-    if (nvalid && make_dmatrix(m, va_x, va_rows, &dm[1])) goto done;
-    if (XGBoosterCreate(dm, nvalid ? 2 : 1, &bst)) {
-        xgb_fail(m, "creating the booster");
-        goto done;
-    }
-    if (set_params(m, bst)) goto done;
-
-    double best_loss = INFINITY;
-    int best_round = 0, max_rounds = m->p.max_rounds > 0 ? m->p.max_rounds : 1;
-    int r;
-    for (r = 0; r < max_rounds; r++) {
-        const float *pred;
-        bst_ulong len;
-        if (predict_rows(m, bst, dm[0], 1, &pred, &len)) goto done;
-        if (len != tr_rows) {
-            fail(m, "cost model: XGBoost predicted %llu rows of %zu", (unsigned long long)len,
-                 tr_rows);
-            goto done;
-        }
-        if (rank)
-            cm_pack_sum_rank_gradient((int)tr_rows, pred, tr_po, ntrain, tr_np, tr_pairs, grad,
-                                      hess);
-        else
-            cm_pack_sum_gradient((int)tr_rows, pred, tr_po, ntrain, tr_lab, tr_w, grad, hess);
-        if (XGBoosterBoostOneIter(bst, dm[0], grad, hess, (bst_ulong)tr_rows)) {
-            xgb_fail(m, "boosting");
-            goto done;
-        }
-        if (!nvalid) {
-            best_round = r + 1;
-            continue;
-        }
-        if (predict_rows(m, bst, dm[1], 0, &pred, &len)) goto done;
-        memcpy(va_pred, pred, va_rows * sizeof *pred);
-        double loss = rank ? cm_pack_sum_rank_loss((int)va_rows, va_pred, va_po, nvalid, va_np,
-                                                   va_pairs)
-                           : cm_pack_sum_loss((int)va_rows, va_pred, va_po, nvalid, va_lab, va_w);
-        if (loss < best_loss) best_loss = loss, best_round = r + 1;
-        else if (r + 1 - best_round >= m->p.early_stopping_rounds) break;
-    }
-    if (best_round < 1) best_round = 1;
-    int have = 0;
-    if (XGBoosterBoostedRounds(bst, &have)) {
-        xgb_fail(m, "counting rounds");
-        goto done;
-    }
-    if (best_round < have) {
-        /* keep the trees up to the best held-out round */
-        BoosterHandle cut = NULL;
-        if (XGBoosterSlice(bst, 0, best_round, 1, &cut)) {
-            xgb_fail(m, "slicing the booster");
-            goto done;
-        }
-        XGBoosterFree(bst);
-        bst = cut;
-        if (set_params(m, bst)) goto done;
-    }
-    if (m->bst) XGBoosterFree(m->bst);
-    m->bst = bst, bst = NULL;
-    m->rounds = best_round;
-    rc = 0;
-done:
-    if (bst) XGBoosterFree(bst);
-    if (dm[0]) XGDMatrixFree(dm[0]);
-    if (dm[1]) XGDMatrixFree(dm[1]);
-    free(use), free(label), free(tsk), free(tr_w), free(va_w), free(tr_po), free(va_po);
-    free(tr_x), free(va_x), free(grad), free(hess), free(va_pred), free(tr_pairs), free(va_pairs);
+    int rc = train_split(m, n, progs, nu, use, label, tsk, nvalid);
+    free(use), free(label), free(tsk);
     return rc;
 }
 
