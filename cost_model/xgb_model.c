@@ -113,9 +113,9 @@ static int set_params(cm_model *m, BoosterHandle h) {
     return 0;
 }
 
-/* Rows of the listed programs, concatenated, with each row's program
- * (its position in the list). */
-static float *gather(int n, const cm_program *progs, const int *which, int count, int **prog_of_row,
+/* Rows of the programs progs[which[i]] (which NULL: progs[i]), i <
+ * count, concatenated, with each row's program (i). */
+static float *gather(const cm_program *progs, const int *which, int count, int **prog_of_row,
                      size_t *nrows) {
     size_t rows = 0;
     for (int i = 0; i < count; i++) rows += (size_t)progs[which ? which[i] : i].nstmts;
@@ -133,7 +133,6 @@ static float *gather(int n, const cm_program *progs, const int *which, int count
         for (int s = 0; s < p->nstmts; s++) po[r + (size_t)s] = i;
         r += (size_t)p->nstmts;
     }
-    (void)n;
     *prog_of_row = po;
     *nrows = rows;
     return x;
@@ -191,8 +190,8 @@ static double *task_minimum(int n, const double *lat, const int *task_ids) {
 
 /* Some of a training call's usable programs as the boosting loop sees
  * them: their statements' rows in an XGBoost matrix, each row's program
- * (an index into this set), labels, weights and, for the rank loss, the
- * pairs. */
+ * (an index into this set), labels (borrowed from the caller), weights
+ * and, for the rank loss, the pairs. */
 typedef struct {
     DMatrixHandle dm;
     size_t rows;
@@ -212,11 +211,11 @@ static void set_free(prog_set *s) {
 
 /* The set of the count programs progs[use[i]] (labels and tasks in the
  * same order); pair_seed draws the rank loss's partners. */
-static int set_make(cm_model *m, int n, const cm_program *progs, const int *use, const float *lab,
+static int set_make(cm_model *m, const cm_program *progs, const int *use, const float *lab,
                     const int *tsk, int count, uint64_t pair_seed, prog_set *s) {
     memset(s, 0, sizeof *s);
     s->nprog = count, s->lab = lab;
-    float *x = gather(n, progs, use, count, &s->po, &s->rows);
+    float *x = gather(progs, use, count, &s->po, &s->rows);
     s->w = malloc((size_t)(count ? count : 1) * sizeof *s->w);
     if (!x || !s->w) {
         free(x);
@@ -320,21 +319,21 @@ done:
  * order), of which the first nvalid are held out for early stopping; with
  * refit_all the trees are then grown again on all nu for the round count
  * the held-out share chose. Installs the booster in m. */
-static int train_split(cm_model *m, int n, const cm_program *progs, int nu, const int *use,
+static int train_split(cm_model *m, const cm_program *progs, int nu, const int *use,
                        const float *label, const int *tsk, int nvalid) {
     prog_set tr = {0}, va = {0};
     BoosterHandle bst = NULL;
     int rounds = 0, rc = -1;
     int max_rounds = m->p.max_rounds > 0 ? m->p.max_rounds : 1;
-    if (set_make(m, n, progs, use + nvalid, label + nvalid, tsk + nvalid, nu - nvalid, m->p.seed,
+    if (set_make(m, progs, use + nvalid, label + nvalid, tsk + nvalid, nu - nvalid, m->p.seed,
                  &tr) ||
-        (nvalid && set_make(m, n, progs, use, label, tsk, nvalid, m->p.seed + 1, &va)) ||
+        (nvalid && set_make(m, progs, use, label, tsk, nvalid, m->p.seed + 1, &va)) ||
         boost(m, &tr, nvalid ? &va : NULL, max_rounds, &bst, &rounds))
         goto done;
     if (nvalid && m->p.refit_all) {
         set_free(&tr), set_free(&va);
         XGBoosterFree(bst), bst = NULL;
-        if (set_make(m, n, progs, use, label, tsk, nu, m->p.seed, &tr) ||
+        if (set_make(m, progs, use, label, tsk, nu, m->p.seed, &tr) ||
             boost(m, &tr, NULL, rounds, &bst, &rounds))
             goto done;
     }
@@ -416,7 +415,7 @@ int cm_model_train(cm_model *m, int n, const cm_program *progs, const double *la
             tsk[i] = tsk[j], tsk[j] = tt;
         }
     }
-    int rc = train_split(m, n, progs, nu, use, label, tsk, nvalid);
+    int rc = train_split(m, progs, nu, use, label, tsk, nvalid);
     free(use), free(label), free(tsk);
     return rc;
 }
@@ -489,7 +488,7 @@ int cm_model_predict(cm_model *m, int n, const cm_program *progs, double *scores
     }
     int *po = NULL;
     size_t rows = 0;
-    float *x = gather(n, progs, NULL, n, &po, &rows);
+    float *x = gather(progs, NULL, n, &po, &rows);
     if (!x) return fail(m, "cost model: predict: out of memory");
     for (int i = 0; i < n; i++) scores[i] = progs[i].nstmts ? 0.0 : -INFINITY;
     int rc = 0;
