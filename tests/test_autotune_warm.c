@@ -669,6 +669,21 @@ static void test_cli_eval_model(void **st) {
     l = strstr(out, "pairwise accuracy: ");
     assert_int_equal(sscanf(l, "pairwise accuracy: %lf (random %lf)", &pw, &pr), 2);
     assert_true(pw > 0.75 && pw > pr);
+    /* --seed seeds the training: the same seed twice prints the same
+     * figures, and the option is not ignored (another seed is accepted). */
+    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --seed 7", path, target);
+    assert_int_equal(run(a), 0);
+    char *seven = strdup(out);
+    assert_int_equal(run(a), 0);
+    assert_string_equal(strstr(out, "pairwise accuracy: "), strstr(seven, "pairwise accuracy: "));
+    free(seven);
+    /* A search's options do not apply to the evaluation. */
+    snprintf(a, sizeof a, "--eval-model --db %s --trials 64", path);
+    assert_int_equal(run(a), 2);
+    tu_assert_msg_has(out, "--eval-model", "--trials applies to a search only");
+    snprintf(a, sizeof a, "--eval-model --db %s --resume --op matmul", path);
+    assert_int_equal(run(a), 2);
+    tu_assert_msg_has(out, "--resume applies to a search only");
     snprintf(a, sizeof a, "--eval-model --db %s --cost-loss hinge", path);
     assert_int_equal(run(a), 2);
     tu_assert_msg_has(out, "--cost-loss 'hinge'", "rank or squared");

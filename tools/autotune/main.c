@@ -26,7 +26,7 @@ static const char usage[] =
     "                [--population P] [--progress-interval SEC] [--retime K]\n"
     "                [--cost-loss rank|squared]\n"
     "       autotune --eval-model --db FILE [--target T] [--suite FILE.tsv]\n"
-    "                [--cost-loss rank|squared]\n"
+    "                [--cost-loss rank|squared] [--seed S]\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
     "every measured schedule to the tuning database FILE. Before the first measurement\n"
     "the cost model is trained on FILE's records for the target, of every workload\n"
@@ -81,7 +81,10 @@ static const char usage[] =
     "                else 0; the mean over workloads), k = 1 and 5. With --suite, only\n"
     "                the suite's workloads are held out, and the records of FILE's\n"
     "                other workloads serve for training only (a corpus of measured\n"
-    "                programs helps the model transfer to new workloads).\n";
+    "                programs helps the model transfer to new workloads). --seed S\n"
+    "                seeds the training (XGBoost's and the early-stopping split's\n"
+    "                draws) and the random model (default: the cost model's, 43);\n"
+    "                the options of a search (--op, --trials, ...) do not apply.\n";
 
 static volatile sig_atomic_t stop_flag;
 static void on_sigint(int sig) {
@@ -211,6 +214,12 @@ static int fail(const char *fmt, const char *a, const char *b) {
     fputc('\n', stderr);
     return 2;
 }
+
+/* The options that only a search reads (refused with --eval-model). */
+static const char *const search_only[] = {
+    "--op",      "--shape",     "--trials",     "--threads",           "--jobs",
+    "--timeout", "--resume",    "--skip-default", "--baseline",        "--per-round",
+    "--population", "--progress-interval", "--retime"};
 
 static bool parse_int(const char *s, long long *v) {
     char *end;
@@ -479,7 +488,8 @@ int main(int argc, char **argv) {
     long long retime = 8;
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, have_trials = false, eval = false;
-    bool baseline = false, random_model = false, have_loss = false;
+    bool baseline = false, random_model = false, have_loss = false, have_seed = false;
+    const char *tune_only = NULL; /* the first option given that only a search reads */
     cm_params cp; /* the cost model's; options may change its loss */
     cm_params_default(&cp);
     for (int i = 1; i < argc; i++) {
@@ -489,7 +499,10 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
-        } else if (!strcmp(a, "--resume")) resume = true;
+        }
+        for (size_t j = 0; j < sizeof search_only / sizeof *search_only; j++)
+            if (!tune_only && !strcmp(a, search_only[j])) tune_only = a;
+        if (!strcmp(a, "--resume")) resume = true;
         else if (!strcmp(a, "--eval-model")) eval = true;
         else if (!strcmp(a, "--no-model")) no_model = true;
         else if (!strcmp(a, "--random-model")) random_model = true;
@@ -519,7 +532,7 @@ int main(int argc, char **argv) {
                     return fail("--progress-interval '%s': a number of seconds >= 0%s", v, "");
             } else if (!parse_int(v, &x)) return fail("option %s: '%s' is not an integer", a, v);
             else if (!strcmp(a, "--trials")) trials = x, have_trials = true;
-            else if (!strcmp(a, "--seed")) seed = x;
+            else if (!strcmp(a, "--seed")) seed = x, have_seed = true;
             else if (!strcmp(a, "--threads")) threads = x;
             else if (!strcmp(a, "--jobs")) jobs = x;
             else if (!strcmp(a, "--per-round")) per_round = x;
@@ -540,6 +553,10 @@ int main(int argc, char **argv) {
                     no_model ? "no-model" : "random-model", "");
     if (eval) {
         if (!db_path) return fail("--eval-model needs --db FILE%s%s", "", "");
+        if (tune_only)
+            return fail("--eval-model evaluates the cost model on stored records; %s applies to a "
+                        "search only%s", tune_only, "");
+        if (have_seed) cp.seed = (uint64_t)seed;
         if (strncmp(target, "llvm", 4) && strncmp(target, "cuda", 4))
             return fail("unknown target '%s' (known: llvm, cuda)%s", target, "");
         task_line *st = NULL;
