@@ -93,6 +93,41 @@ static bool selected(const char *only, const char *name) {
     return false;
 }
 
+/* Every name of --only must be a workload of the file: a misspelt name
+ * would otherwise drop its workload from the table without a word.
+ * Reads f to its end (the caller rewinds). Returns 0, or 2 after saying
+ * which name is missing. */
+static int check_only(FILE *f, const char *path, const char *only) {
+    if (!only) return 0;
+    if (!*only) {
+        fprintf(stderr, "bench_suite: --only wants workload names, comma-separated\n");
+        return 2;
+    }
+    char names[256][64];
+    int n = 0;
+    char line[1024];
+    while (fgets(line, sizeof line, f) && n < 256) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#') continue;
+        size_t len = strcspn(line, "\t");
+        if (len >= sizeof names[0]) len = sizeof names[0] - 1;
+        memcpy(names[n], line, len), names[n][len] = 0, n++;
+    }
+    for (const char *p = only; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        bool found = false;
+        for (int i = 0; i < n && !found; i++) found = strlen(names[i]) == len && !strncmp(p, names[i], len);
+        if (!found) {
+            fprintf(stderr, "bench_suite: --only '%.*s': no workload of that name in '%s'\n",
+                    (int)len, p, path);
+            return 2;
+        }
+        p += len + (e != NULL);
+    }
+    return 0;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -279,6 +314,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_suite: cannot open workloads file '%s'\n", o.workloads);
         return 2;
     }
+    if (check_only(f, o.workloads, o.only)) {
+        fclose(f);
+        return 2;
+    }
+    rewind(f);
     tdb_db *db = NULL;
     char *host_target = NULL;
     if (o.db) {
