@@ -40,6 +40,7 @@ void cm_params_default(cm_params *p) {
                      .min_child_weight = 0,
                      .lambda = 1,
                      .nthread = 0,
+                     .train_nthread = 0,
                      .seed = 43,
                      .num_warmup_samples = 100,
                      .max_rounds = 1000,
@@ -88,7 +89,13 @@ int cm_model_vector_bytes(const cm_model *m) {
     return !m ? 0 : m->p.vector_bytes > 0 ? m->p.vector_bytes : 64;
 }
 
-static int set_params(cm_model *m, BoosterHandle h) {
+/* Threads XGBoost uses to train (train) or to predict: 0 leaves its
+ * default, all cores. */
+static int threads_for(const cm_model *m, bool train) {
+    return train && m->p.train_nthread > 0 ? m->p.train_nthread : m->p.nthread;
+}
+
+static int set_params(cm_model *m, BoosterHandle h, bool train) {
     char v[64];
 #define SET(k, fmt, x)                                                                    \
     do {                                                                                  \
@@ -107,7 +114,7 @@ static int set_params(cm_model *m, BoosterHandle h) {
     SET("seed", "%llu", (unsigned long long)(m->p.seed & 0x7fffffff));
     SET("verbosity", "%d", 0);
     SET("disable_default_eval_metric", "%d", 1);
-    if (m->p.nthread > 0) SET("nthread", "%d", m->p.nthread);
+    SET("nthread", "%d", threads_for(m, train) > 0 ? threads_for(m, train) : 0);
     if (m->p.max_bin > 0) SET("max_bin", "%d", m->p.max_bin);
 #undef SET
     return 0;
@@ -138,8 +145,9 @@ static float *gather(const cm_program *progs, const int *which, int count, int *
     return x;
 }
 
-static int make_dmatrix(cm_model *m, const float *x, size_t rows, DMatrixHandle *out) {
-    int nt = m->p.nthread > 0 ? m->p.nthread : 0;
+static int make_dmatrix(cm_model *m, const float *x, size_t rows, bool train,
+                        DMatrixHandle *out) {
+    int nt = threads_for(m, train);
     if (XGDMatrixCreateFromMat_omp(x, (bst_ulong)rows, CM_NUM_FEATURES, NAN, out, nt))
         return xgb_fail(m, "creating a feature matrix");
     return 0;
@@ -227,7 +235,7 @@ static int set_make(cm_model *m, const cm_program *progs, const int *use, const 
         free(x);
         return fail(m, "cost model: train: out of memory for the rank loss's pairs");
     }
-    int rc = make_dmatrix(m, x, s->rows, &s->dm);
+    int rc = make_dmatrix(m, x, s->rows, true, &s->dm);
     free(x);
     return rc;
 }
@@ -253,7 +261,7 @@ static int boost(cm_model *m, const prog_set *tr, const prog_set *va, int max_ro
         xgb_fail(m, "creating the booster");
         goto done;
     }
-    if (set_params(m, bst)) goto done;
+    if (set_params(m, bst, true)) goto done;
 
     double best_loss = INFINITY;
     int best_round = 0;
@@ -304,7 +312,7 @@ static int boost(cm_model *m, const prog_set *tr, const prog_set *va, int max_ro
         }
         XGBoosterFree(bst);
         bst = cut;
-        if (set_params(m, bst)) goto done;
+        if (set_params(m, bst, true)) goto done;
     }
     *out = bst, bst = NULL;
     *rounds = best_round;
@@ -337,6 +345,8 @@ static int train_split(cm_model *m, const cm_program *progs, int nu, const int *
             boost(m, &tr, NULL, rounds, &bst, &rounds))
             goto done;
     }
+    /* The installed trees predict with the prediction threads. */
+    if (set_params(m, bst, false)) goto done;
     if (m->bst) XGBoosterFree(m->bst);
     m->bst = bst, bst = NULL;
     m->rounds = rounds;
@@ -496,7 +506,7 @@ int cm_model_predict(cm_model *m, int n, const cm_program *progs, double *scores
         DMatrixHandle d = NULL;
         const float *pred;
         bst_ulong len;
-        rc = make_dmatrix(m, x, rows, &d);
+        rc = make_dmatrix(m, x, rows, false, &d);
         if (!rc) rc = predict_rows(m, m->bst, d, 0, &pred, &len);
         if (!rc && len != rows)
             rc = fail(m, "cost model: XGBoost predicted %llu rows of %zu",
@@ -691,7 +701,7 @@ cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *par
             XGBoosterLoadModelFromBuffer(m->bst, b + HEADER_BYTES, (bst_ulong)plen))
             return load_error(m, errbuf, errlen, "XGBoost rejected the model: %s",
                               XGBGetLastError());
-        if (set_params(m, m->bst)) return load_error(m, errbuf, errlen, "%s", m->err);
+        if (set_params(m, m->bst, false)) return load_error(m, errbuf, errlen, "%s", m->err);
         m->rounds = (int)get32(b + 24);
     }
     return m;

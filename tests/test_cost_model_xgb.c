@@ -284,6 +284,40 @@ static void test_refit_all(void **state) {
     free_data(&te);
 }
 
+/* train_nthread trains on more threads than prediction uses: the model
+ * trained on 2 threads keeps the round count of the one trained on 1 and
+ * ranks fresh programs as it does; its scores may differ in the last bits
+ * (XGBoost's histograms are summed per thread), so they are compared to
+ * 1e-4 of the scores' range (observed: identical). */
+static void test_train_threads(void **state) {
+    (void)state;
+    uint64_t seed = tu_seed();
+    dataset tr = make_data(&seed, 600), te = make_data(&seed, 300);
+    double *s[2] = {malloc(sizeof(double) * (size_t)te.n), malloc(sizeof(double) * (size_t)te.n)};
+    int rounds[2];
+    for (int k = 0; k < 2; k++) {
+        cm_params p = test_params(50);
+        p.train_nthread = k ? 2 : 0; /* 0: as nthread, 1 */
+        cm_model *m = cm_model_new(&p);
+        assert_int_equal(cm_model_train(m, tr.n, tr.p, tr.lat, tr.task), 0);
+        rounds[k] = cm_model_num_rounds(m);
+        assert_int_equal(cm_model_predict(m, te.n, te.p, s[k]), 0);
+        cm_model_free(m);
+    }
+    assert_int_equal(rounds[0], rounds[1]);
+    double lo = s[0][0], hi = s[0][0];
+    for (int i = 1; i < te.n; i++) lo = fmin(lo, s[0][i]), hi = fmax(hi, s[0][i]);
+    assert_true(hi > lo);
+    for (int i = 0; i < te.n; i++) assert_float_equal(s[1][i], s[0][i], 1e-4 * (hi - lo));
+    double acc = cm_pairwise_accuracy(te.n, s[1], te.lat, te.task);
+    printf("cost model: trained on 2 threads: %d rounds, fresh pairwise accuracy %.3f\n",
+           rounds[1], acc);
+    assert_true(acc >= 0.75);
+    free(s[0]), free(s[1]);
+    free_data(&tr);
+    free_data(&te);
+}
+
 /* Every program is paired with each other one of its task when the task
  * is small (weight 1 / (n_t - 1)), with max_partners draws otherwise
  * (weight 1 / max_partners); pairs never cross tasks, the faster program
@@ -782,6 +816,7 @@ int main(void) {
         cmocka_unit_test(test_random_before_warmup),
         cmocka_unit_test(test_learns_synthetic_ranking),
         cmocka_unit_test(test_refit_all),
+        cmocka_unit_test(test_train_threads),
         cmocka_unit_test(test_labels_per_task),
         cmocka_unit_test(test_rank_pairs),
         cmocka_unit_test(test_rank_gradient_fd),

@@ -296,7 +296,14 @@ typedef struct {
     double gamma;             /* 0.001 */
     double min_child_weight;  /* 0 */
     double lambda;            /* 1 (XGBoost's default L2 on leaf weights) */
-    int nthread;              /* 0: XGBoost's default (all cores); tests use 1 */
+    int nthread;              /* 0: XGBoost's default (all cores); tests use 1.
+                                 The threads of prediction, and of training
+                                 unless train_nthread says otherwise */
+    int train_nthread;        /* 0: as nthread. The threads of training
+                                 (boosting and its matrices): the tuner
+                                 predicts on one thread inside each of its
+                                 search workers but trains, between rounds,
+                                 when nothing else runs, on every core */
     uint64_t seed;            /* 43; also seeds the random model */
     int num_warmup_samples;   /* 100: below this many measured programs the
                                  model predicts at random (Ansor) */

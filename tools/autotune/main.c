@@ -633,11 +633,14 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
 
     cp.seed = (uint64_t)seed;
-    /* XGBoost on one thread: its OpenMP workers spin between calls and
-     * take the cores from the lowering of the search and from the kernels
-     * being measured (a round's search: 35 s with them, 8 s without, on 2
-     * cores), while training on a few thousand programs is quick alone. */
+    /* XGBoost predicts on one thread: the search calls it from each of
+     * its workers, and OpenMP teams inside them spin between calls and
+     * take the cores from the lowering (a round's search: 35 s with them,
+     * 8 s without, on 2 cores). Training runs between rounds, when no
+     * search, build or kernel does, and takes every core. */
     cp.nthread = 1;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    cp.train_nthread = ncpu > 0 ? (int)ncpu : 1;
     cm_model *model = NULL;
     int *model_task = calloc((size_t)ntasks, sizeof *model_task);
     if (!model_task) {
