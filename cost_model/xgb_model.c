@@ -89,13 +89,23 @@ int cm_model_vector_bytes(const cm_model *m) {
     return !m ? 0 : m->p.vector_bytes > 0 ? m->p.vector_bytes : 64;
 }
 
-/* Threads XGBoost uses to train (train) or to predict: 0 leaves its
- * default, all cores. */
+/* Threads XGBoost uses to train (train) or to predict; 0 (also for a
+ * negative setting) is XGBoost's default, all cores. */
 static int threads_for(const cm_model *m, bool train) {
-    return train && m->p.train_nthread > 0 ? m->p.train_nthread : m->p.nthread;
+    int n = train && m->p.train_nthread > 0 ? m->p.train_nthread : m->p.nthread;
+    return n > 0 ? n : 0;
+}
+
+/* Sets h's threads for training or prediction. */
+static int set_threads(cm_model *m, BoosterHandle h, bool train) {
+    char v[16];
+    snprintf(v, sizeof v, "%d", threads_for(m, train));
+    if (XGBoosterSetParam(h, "nthread", v)) return xgb_fail(m, "setting parameter nthread");
+    return 0;
 }
 
 static int set_params(cm_model *m, BoosterHandle h, bool train) {
+    if (set_threads(m, h, train)) return -1;
     char v[64];
 #define SET(k, fmt, x)                                                                    \
     do {                                                                                  \
@@ -114,7 +124,6 @@ static int set_params(cm_model *m, BoosterHandle h, bool train) {
     SET("seed", "%llu", (unsigned long long)(m->p.seed & 0x7fffffff));
     SET("verbosity", "%d", 0);
     SET("disable_default_eval_metric", "%d", 1);
-    SET("nthread", "%d", threads_for(m, train) > 0 ? threads_for(m, train) : 0);
     if (m->p.max_bin > 0) SET("max_bin", "%d", m->p.max_bin);
 #undef SET
     return 0;
@@ -346,7 +355,7 @@ static int train_split(cm_model *m, const cm_program *progs, int nu, const int *
             goto done;
     }
     /* The installed trees predict with the prediction threads. */
-    if (set_params(m, bst, false)) goto done;
+    if (set_threads(m, bst, false)) goto done;
     if (m->bst) XGBoosterFree(m->bst);
     m->bst = bst, bst = NULL;
     m->rounds = rounds;

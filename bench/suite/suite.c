@@ -81,15 +81,20 @@ static int parse(int argc, char **argv, options *o) {
     return 0;
 }
 
+/* The length of the name at p in a comma-separated list; *next: the
+ * next name (at the terminating NUL after the last). */
+static size_t list_item(const char *p, const char **next) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    *next = p + len + (e != NULL);
+    return len;
+}
+
 static bool selected(const char *only, const char *name) {
     if (!only) return true;
     size_t n = strlen(name);
-    for (const char *p = only; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncmp(p, name, n)) return true;
-        p += len + (e != NULL);
-    }
+    for (const char *p = only, *next; *p; p = next)
+        if (list_item(p, &next) == n && !strncmp(p, name, n)) return true;
     return false;
 }
 
@@ -113,17 +118,17 @@ static int check_only(FILE *f, const char *path, const char *only) {
         if (len >= sizeof names[0]) len = sizeof names[0] - 1;
         memcpy(names[n], line, len), names[n][len] = 0, n++;
     }
-    for (const char *p = only; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
+    for (const char *p = only, *next; *p; p = next) {
+        size_t len = list_item(p, &next);
+        char want[64];
+        snprintf(want, sizeof want, "%.*s", (int)len, p);
         bool found = false;
-        for (int i = 0; i < n && !found; i++) found = strlen(names[i]) == len && !strncmp(p, names[i], len);
+        for (int i = 0; i < n && !found; i++) found = !strcmp(want, names[i]);
         if (!found) {
             fprintf(stderr, "bench_suite: --only '%.*s': no workload of that name in '%s'\n",
                     (int)len, p, path);
             return 2;
         }
-        p += len + (e != NULL);
     }
     return 0;
 }

@@ -639,8 +639,9 @@ int main(int argc, char **argv) {
      * 8 s without, on 2 cores). Training runs between rounds, when no
      * search, build or kernel does, and takes every core. */
     cp.nthread = 1;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    cp.train_nthread = ncpu > 0 ? (int)ncpu : 1;
+    int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncores < 1) ncores = 1;
+    cp.train_nthread = ncores;
     cm_model *model = NULL;
     int *model_task = calloc((size_t)ntasks, sizeof *model_task);
     if (!model_task) {
@@ -674,7 +675,6 @@ int main(int argc, char **argv) {
         }
         if (wi.message[0]) printf("%s\n", wi.message);
     }
-    int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     ctx_t c;
     memset(&c, 0, sizeof c);
     c.db = db;
@@ -715,7 +715,7 @@ int main(int argc, char **argv) {
     c.t0 = rt_now();
     double spent[4] = {0}; /* search, build, run, model: seconds over all tasks */
     tune_measure_options mo = {0};
-    mo.threads = jobs > 0 ? (int)jobs : (ncores > 0 ? ncores : 1);
+    mo.threads = jobs > 0 ? (int)jobs : ncores;
     mo.num_threads = (int)threads;
     mo.run_timeout = timeout;
     /* A build that slow is a program unrolled past any use; each one holds
