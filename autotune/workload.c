@@ -1,9 +1,9 @@
 /*
  * autotune/workload.c — rebuilding a task's workload from its key in any
- * ctx: registered builders first (computations outside the ops registry),
- * then the ops registry.
+ * ctx (the builder registry itself is the ops library's, ops/builders.c,
+ * so that the tuning database rebuilds a user's operator the same way),
+ * and the default schedule's log.
  */
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,42 +13,12 @@
 #include "loom/ops.h"
 #include "loom/tuning_db.h"
 
-enum { MAX_BUILDERS = 32 };
-static struct { char prefix[128]; tune_build_fn fn; } builders[MAX_BUILDERS];
-static int nbuilders;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
 int tune_register_builder(const char *prefix, tune_build_fn fn) {
-    if (!prefix || !fn || strlen(prefix) >= sizeof builders[0].prefix) return -1;
-    pthread_mutex_lock(&lock);
-    int rc = -1;
-    if (nbuilders < MAX_BUILDERS) {
-        snprintf(builders[nbuilders].prefix, sizeof builders[0].prefix, "%s", prefix);
-        builders[nbuilders++].fn = fn;
-        rc = 0;
-    }
-    pthread_mutex_unlock(&lock);
-    return rc;
+    return ops_register_builder(prefix, fn);
 }
 
 int tune_build_workload(te_ctx *ctx, const char *key, tune_workload *out) {
-    memset(out, 0, sizeof *out);
-    if (!key) return te_error(ctx, "autotune: no workload key");
-    tune_build_fn fn = NULL;
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < nbuilders && !fn; i++)
-        if (!strncmp(key, builders[i].prefix, strlen(builders[i].prefix))) fn = builders[i].fn;
-    pthread_mutex_unlock(&lock);
-    if (fn) return fn(ctx, key, out);
-    ops_workload *w = ops_from_key(ctx, key);
-    if (!w) return -1;
-    out->nargs = w->nargs;
-    out->args = w->args;
-    out->nouts = w->nouts;
-    out->outs = w->outs;
-    out->flops = w->flops;
-    out->constant_args = w->constant_args;
-    return 0;
+    return ops_build_key(ctx, key, out);
 }
 
 char *tune_default_steps(const char *key, const char *target) {

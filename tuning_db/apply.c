@@ -1,12 +1,18 @@
 /*
- * tuning_db/apply.c — where the database meets the ops registry: checking
+ * tuning_db/apply.c — where the database meets the ops library: checking
  * a log against the workload it claims to schedule, adding a workload
  * from its key, and applying the best record (rebuild, replay, build).
+ * Workloads are rebuilt from their keys by the ops registry or by a
+ * builder the program registered (ops_register_builder, which the
+ * tuner's tune_register_builder is): the registry lives in the ops
+ * library, below both the tuner and this database.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "loom/codegen.h"
 #include "loom/ops.h"
@@ -46,10 +52,12 @@ int tdb__validate_log(tdb_db *db, const char *workload_key, int nsteps, const sc
     te_ctx *ctx = te_ctx_new();
     if (!ctx) return tdb__err(db, "commit_record: out of memory");
     int rc = 0;
-    /* A workload the registry cannot build (a user's own computation) is
-     * stored unchecked: only its log's syntax was verified. */
-    ops_workload *w = ops_from_key(ctx, workload_key);
-    if (w && !sch_replay(ctx, w->nouts, w->outs, nsteps, steps)) {
+    /* A workload nothing here can build (a user's computation whose
+     * builder this process has not registered) is stored unchecked: only
+     * its log's syntax was verified. */
+    ops_built w;
+    if (ops_has_builder(workload_key) && ops_build_key(ctx, workload_key, &w) == 0 &&
+        !sch_replay(ctx, w.nouts, w.outs, nsteps, steps)) {
         rc = tdb__err(db, "commit_record: the step log does not fit workload '%s': %s",
                       workload_key, te_ctx_errmsg(ctx));
     }
@@ -57,15 +65,62 @@ int tdb__validate_log(tdb_db *db, const char *workload_key, int nsteps, const sc
     return rc;
 }
 
+/* The parameters of a registered builder's key "OP(NAME=VALUE,...)" as a
+ * JSON object (integers as numbers, other values as strings); "{}" when
+ * the key is not of that form. The builder alone knows what they mean. */
+static char *builder_params_json(const char *key) {
+    const char *open = strchr(key, '(');
+    size_t n = strlen(key);
+    cJSON *o = cJSON_CreateObject();
+    char *text = open && n && key[n - 1] == ')' ? strndup(open + 1, (size_t)(key + n - 1 - open - 1))
+                                                : NULL;
+    bool ok = o && text;
+    for (char *save = NULL, *it = text ? strtok_r(text, ",", &save) : NULL; ok && it;
+         it = strtok_r(NULL, ",", &save)) {
+        while (*it == ' ') it++;
+        char *eq = strchr(it, '=');
+        if (!eq || eq == it) {
+            ok = false;
+            break;
+        }
+        *eq = 0;
+        char *end;
+        long long v = strtoll(eq + 1, &end, 10);
+        ok = (eq[1] && !*end ? cJSON_AddNumberToObject(o, it, (double)v)
+                             : cJSON_AddStringToObject(o, it, eq + 1)) != NULL;
+    }
+    char *json = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    free(text);
+    return json ? json : strdup("{}");
+}
+
 int64_t tdb__insert_workload_from_ops(tdb_db *db, const char *key) {
     te_ctx *ctx = te_ctx_new();
     if (!ctx) return tdb__err(db, "commit_workload: out of memory");
     int64_t id = -1;
-    ops_workload *w = ops_from_key(ctx, key);
-    if (!w) {
+    ops_builder_fn fn = ops_builder_for(key);
+    ops_workload *w = fn ? NULL : ops_from_key(ctx, key);
+    if (fn) {
+        /* A registered builder's workload: its key as written (the builder
+         * defines it), its FLOP count from a build. */
+        ops_built b;
+        if (fn(ctx, key, &b)) {
+            tdb__err(db, "commit_workload: the builder registered for workload '%s' fails: %s",
+                     key, te_ctx_errmsg(ctx));
+        } else {
+            const char *open = strchr(key, '(');
+            char *op = open ? strndup(key, (size_t)(open - key)) : strdup(key);
+            char *params = builder_params_json(key);
+            if (op && params) id = tdb__insert_workload(db, key, op, params, b.flops);
+            else tdb__err(db, "commit_workload: out of memory");
+            free(op), free(params);
+        }
+    } else if (!w) {
         tdb__err(db,
                  "commit_workload: workload '%s' is not in the database and the ops registry "
-                 "cannot build it (%s); commit it with tdb_commit_workload first",
+                 "cannot build it (%s); commit it with tdb_commit_workload first, or register "
+                 "its builder (tune_register_builder)",
                  key, te_ctx_errmsg(ctx));
     } else if (strcmp(w->key, key)) {
         tdb__err(db,
@@ -81,7 +136,7 @@ int64_t tdb__insert_workload_from_ops(tdb_db *db, const char *key) {
 
 /* Replays one record's log on w and builds it; NULL with the reason in
  * why (the ctx keeps its error too). */
-static rt_module *build_record(te_ctx *ctx, const ops_workload *w, const tdb_record *r,
+static rt_module *build_record(te_ctx *ctx, const ops_built *w, const tdb_record *r,
                                const char *target, const cg_build_options *opts, char *why,
                                size_t whysz) {
     int nsteps;
@@ -123,27 +178,45 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
         tdb__err(db, "apply_best: needs a ctx, a workload key and a target");
         return NULL;
     }
-    ops_workload *w = ops_from_key(ctx, workload_key);
-    if (!w) {
+    if (!ops_has_builder(workload_key)) {
+        tdb__err(db,
+                 "apply_best: workload '%s' has no builder: register one with "
+                 "tune_register_builder (or load its plugin with tune_load_plugin, --plugin) "
+                 "before applying",
+                 workload_key);
+        return NULL;
+    }
+    /* A registered builder's workload is rebuilt by it (its key as
+     * written); an ops workload by the registry (its key canonical). */
+    ops_built w;
+    bool custom = ops_builder_for(workload_key) != NULL;
+    ops_workload *ow = custom ? NULL : ops_from_key(ctx, workload_key);
+    if (ow)
+        w = (ops_built){ow->nargs, ow->args, ow->nouts, ow->outs, ow->flops, ow->constant_args};
+    if (!ow && (!custom || ops_build_key(ctx, workload_key, &w))) {
         tdb__err(db, "apply_best: cannot rebuild workload '%s': %s", workload_key,
                  te_ctx_errmsg(ctx));
         return NULL;
     }
-    info->workload = w;
+    const char *key = ow ? ow->key : workload_key;
+    info->workload = ow;
+    info->nargs = w.nargs;
+    info->args = w.args;
+    info->constant_args = w.constant_args;
     const char *build = build_target_of(ctx, target);
     tdb_record *recs = NULL;
-    int n = tdb_best(db, w->key, target, APPLY_TRIES, &recs);
+    int n = tdb_best(db, key, target, APPLY_TRIES, &recs);
     if (n < 0) return NULL;
     char why[400] = "";
     for (int i = 0; i < n; i++) {
         char reason[400];
-        rt_module *m = build_record(ctx, w, &recs[i], build, opts, reason, sizeof reason);
+        rt_module *m = build_record(ctx, &w, &recs[i], build, opts, reason, sizeof reason);
         if (m) {
             info->record_id = recs[i].id;
             info->latency = recs[i].median;
             snprintf(info->message, sizeof info->message,
                      "applied record %lld of workload '%s' on target '%s' (median %.6g s%s)",
-                     (long long)recs[i].id, w->key, target, recs[i].median,
+                     (long long)recs[i].id, key, target, recs[i].median,
                      i ? ", the better records failed to build" : "");
             tdb_records_free(recs, n);
             return m;
@@ -152,21 +225,23 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
     }
     tdb_records_free(recs, n);
 
+    /* A registered builder's workload has no default schedule: its plain
+     * one (sch_create, no transformation) is correct, if slow. */
     info->fallback = true;
+    const char *instead = ow ? "the operator's default schedule" : "its plain schedule";
     if (n == 0)
         snprintf(info->message, sizeof info->message,
-                 "no record of workload '%s' for target '%s' in '%s': using the operator's "
-                 "default schedule",
-                 w->key, target, db->path);
+                 "no record of workload '%s' for target '%s' in '%s': using %s", key, target,
+                 db->path, instead);
     else
         snprintf(info->message, sizeof info->message,
                  "none of the %d best records of workload '%s' for target '%s' builds (%.300s): "
-                 "using the operator's default schedule",
-                 n, w->key, target, why);
-    sch_schedule *s = ops_default_schedule(w, build);
-    rt_module *m = s ? cg_build(s, w->nargs, w->args, build, opts) : NULL;
+                 "using %s",
+                 n, key, target, why, instead);
+    sch_schedule *s = ow ? ops_default_schedule(ow, build) : sch_create(ctx, w.nouts, w.outs);
+    rt_module *m = s ? cg_build(s, w.nargs, w.args, build, opts) : NULL;
     if (!m)
-        tdb__err(db, "apply_best: %s; the default schedule failed too: %s", info->message,
-                 te_ctx_errmsg(ctx));
+        tdb__err(db, "apply_best: %s; the %s schedule failed too: %s", info->message,
+                 ow ? "default" : "plain", te_ctx_errmsg(ctx));
     return m;
 }

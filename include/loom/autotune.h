@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "loom/cost_model.h"
+#include "loom/ops.h"
 #include "loom/schedule.h"
 #include "loom/te.h"
 #include "loom/tir.h"
@@ -55,32 +56,28 @@ extern "C" {
 /* Workloads                                                           */
 /* ------------------------------------------------------------------ */
 
-/* A workload built in some ctx: the tensors to lower with (inputs then
- * outputs, the order of cg_build args) and the outputs. Arrays live in
- * the ctx arena. */
-typedef struct {
-    int nargs;
-    te_tensor **args;
-    int nouts;
-    te_tensor **outs;
-    double flops; /* FLOP of one call; 0 when unknown */
-    /* Bit i: args[i] is constant (ops_workload.constant_args): on the
-     * CPU, candidates are built with it and timed without the stages
-     * that read only constants (cg_build_options.constant_args). */
-    uint64_t constant_args;
-} tune_workload;
+/* A workload built in some ctx (ops_built, loom/ops.h): the tensors to
+ * lower with (inputs then outputs, the order of cg_build args), the
+ * outputs, the FLOP of one call and the constant arguments. */
+typedef ops_built tune_workload;
 
-/* Builds the workload named `key` in ctx. Returns 0, or -1 with an error
- * in ctx. Must build the same computation every time (same stage order). */
-typedef int (*tune_build_fn)(te_ctx *ctx, const char *key, tune_workload *out);
+/* Builds the workload named `key` in ctx (ops_builder_fn). Returns 0, or
+ * -1 with an error in ctx. Must build the same computation every time
+ * (same stage order). */
+typedef ops_builder_fn tune_build_fn;
 
 /* Registers a builder for workloads whose key starts with `prefix` (for
- * computations outside the ops registry, e.g. tests). Runner processes
- * are this same program re-executed, so register before
- * tune_runner_maybe_run. At most 32 builders; returns 0 or -1. */
+ * computations outside the ops registry: a user's own operator, tests);
+ * the same as ops_register_builder, whose registry the tuning database
+ * sees too (tdb_apply_best rebuilds such a workload with it). Runner
+ * processes are this same program re-executed, so register before
+ * tune_runner_maybe_run (or from a plugin, tune_load_plugin). A key of
+ * the form "OP(...)" keeps the tools' output uniform (autotune --op OP
+ * --shape S forms "OP(S)"). At most 32 builders; returns 0 or -1. */
 int tune_register_builder(const char *prefix, tune_build_fn fn);
 /* Builds `key`: a registered builder whose prefix matches, else the ops
- * registry (ops_from_key). 0 or -1 with an error in ctx. */
+ * registry (ops_build_key). 0 or -1 with an error in ctx; a key that
+ * neither knows gets "workload 'K' has no builder: ...". */
 int tune_build_workload(te_ctx *ctx, const char *key, tune_workload *out);
 
 /* ------------------------------------------------------------------ */

@@ -289,6 +289,56 @@ void ops_tolerance(const ops_workload *w, double *rtol, double *atol);
  * correct), or -1 with the reason in w's ctx when the call fails. */
 int64_t ops_check_module(const ops_workload *w, rt_module *m, const char *fn, uint64_t seed);
 
+/* ------------------------------------------------------------------ */
+/* Workloads of registered builders (a user's own operators)           */
+/* ------------------------------------------------------------------ */
+
+/* A workload as its builder made it, in some ctx: the tensors to lower
+ * with (inputs then outputs, the order of cg_build args and rt_call
+ * tensors) and the outputs. Arrays live in the ctx arena. The autotuner
+ * knows it as tune_workload. */
+typedef struct ops_built {
+    int nargs;
+    te_tensor **args;
+    int nouts;
+    te_tensor **outs;
+    double flops; /* FLOP of one call; 0 when unknown */
+    /* Bit i: args[i] is constant (ops_workload.constant_args): on the
+     * CPU, candidates are built with it and timed without the stages
+     * that read only constants (cg_build_options.constant_args). */
+    uint64_t constant_args;
+} ops_built;
+
+/* Builds the workload named `key` in ctx. Returns 0, or -1 with an error
+ * in ctx. Must build the same computation every time (same stage order):
+ * the tuner's runner processes, the tuning database's replay
+ * (tdb_apply_best) and the tuner itself each rebuild it from the key. */
+typedef int (*ops_builder_fn)(te_ctx *ctx, const char *key, ops_built *out);
+
+/* Registers a builder for the workload keys that start with `prefix`
+ * (computations outside the registry: a user's fused operator, tests),
+ * for every module of the process: the tuner (tune_register_builder is
+ * this function), the tuning database (tdb_apply_best, tdb_commit_*) and
+ * the ops lookups below. Keys of the form "OP(...)" keep tools' output
+ * uniform; any text works. A prefix registered again gets the new
+ * builder; otherwise the first registered prefix that matches a key wins.
+ * Thread-safe. At most 32 prefixes of at most 127 bytes; returns 0, or -1
+ * (prefix or fn NULL, prefix too long, table full). */
+int ops_register_builder(const char *prefix, ops_builder_fn fn);
+/* The builder registered for key (the first prefix that matches), or
+ * NULL. */
+ops_builder_fn ops_builder_for(const char *key);
+/* True when key can be built: a builder is registered for it, or its
+ * operator name (the text before '(') names an operator of the registry
+ * (the key may still be malformed: ops_build_key says how). */
+bool ops_has_builder(const char *key);
+/* Builds `key` in ctx: the registered builder whose prefix matches, else
+ * the registry (ops_from_key; out then copies the workload's tensors).
+ * Returns 0, or -1 with an error in ctx: the builder's or the registry's,
+ * or for a key that neither knows (ops_has_builder false) "workload 'K'
+ * has no builder: ...". */
+int ops_build_key(te_ctx *ctx, const char *key, ops_built *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,8 @@
  *
  * One SQLite file (WAL mode, a busy timeout, schema version in
  * PRAGMA user_version with forward migrations) holds:
- *   workloads   — the ops registry's canonical workload key, operator name,
+ *   workloads   — the ops registry's canonical workload key (or the key of
+ *                 a registered builder, loom/ops.h), operator name,
  *                 parameters as JSON, a hash of the key, FLOP per call;
  *   targets     — a target key ("llvm -mcpu=znver5",
  *                 "cuda sm_90 NVIDIA H100 80GB HBM3") and device properties
@@ -130,7 +131,12 @@ int64_t tdb_commit_workload(tdb_db *db, const char *key, const char *op, const c
 /* Adds a workload from its key alone, the ops registry (loom/ops.h)
  * giving the operator, parameters and FLOP count; returns the id of the
  * stored one when present. -1 when the registry cannot build the key or
- * writes it differently (a key must be canonical: ops_from_key(k)->key). */
+ * writes it differently (a key must be canonical: ops_from_key(k)->key).
+ * A key with a registered builder (ops_register_builder) is stored as
+ * written: operator = the text before '(' (the whole key without one),
+ * parameters = the NAME=VALUE items between the parentheses as a JSON
+ * object ("{}" when the text is not of that form), FLOP = the builder's;
+ * -1 when the builder fails. */
 int64_t tdb_commit_workload_key(tdb_db *db, const char *key);
 /* Adds a target (or returns the id of the one with this key, updating its
  * properties when props_json is not NULL). props_json: a JSON object of
@@ -139,7 +145,8 @@ int64_t tdb_commit_target(tdb_db *db, const char *key, const char *props_json);
 
 /* One measured candidate, as the tuner hands it over. */
 typedef struct {
-    const char *workload_key; /* must be committed, or known to the ops registry */
+    const char *workload_key; /* must be committed, or known to the ops registry
+                                 or a registered builder */
     const char *target;       /* target key; added when new */
     /* The log: steps_json (tdb_steps_to_json format) or, when NULL,
      * nsteps/steps. */
@@ -156,8 +163,9 @@ typedef struct {
 
 /* Commits one record in its own transaction (durable on return: a
  * process killed afterwards keeps it). The log is parsed and, when the
- * ops registry can rebuild the workload, replayed on it: a log naming a
- * stage or axis the workload lacks is refused with sch_replay's message.
+ * ops registry or a registered builder can rebuild the workload, replayed
+ * on it: a log naming a stage or axis the workload lacks is refused with
+ * sch_replay's message.
  * A record with error_code 0 needs at least one latency. Returns the
  * record id or -1. */
 int64_t tdb_commit_record(tdb_db *db, const tdb_record_in *rec);
@@ -333,26 +341,43 @@ struct ops_workload; /* loom/ops.h */
 
 /* What tdb_apply_best did. */
 typedef struct {
-    bool fallback;        /* true: the operator's default schedule was used */
+    bool fallback;        /* true: no record applied; the operator's default
+                             schedule (a registered builder's workload: its
+                             plain schedule, sch_create) was used */
     int64_t record_id;    /* the record applied, or -1 */
     double latency;       /* its median latency, seconds (NaN on fallback) */
-    char message[512];    /* which record, or why the default schedule */
-    struct ops_workload *workload; /* the rebuilt workload (in ctx): its args
-                                      are the module's arguments, inputs then
-                                      outputs; NULL when it could not be built */
+    char message[512];    /* which record, or why the fallback */
+    struct ops_workload *workload; /* the rebuilt ops workload (in ctx), for
+                                      ops_check_module; NULL when it could not
+                                      be built or the key is a registered
+                                      builder's */
+    /* The module's arguments, inputs then outputs (in ctx; for either kind
+     * of workload), and which are constant (ops_built.constant_args);
+     * 0 / NULL when the workload could not be built. */
+    int nargs;
+    te_tensor **args;
+    uint64_t constant_args;
 } tdb_apply_info;
 
 /* For a program that wants the tuned kernel: rebuilds the workload from
- * its key in ctx (ops_from_key), replays the best valid record's log of
+ * its key in ctx — by the builder registered for it (ops_register_builder
+ * / tune_register_builder, loom/ops.h: the registry lives in the ops
+ * library, below both this database and the tuner, so a user's own
+ * operator is rebuilt here the way the tuner built it), else by the ops
+ * registry (ops_from_key) — replays the best valid record's log of
  * (workload_key, target), lowers and builds it for the target, and
- * returns the module (function "default"; arguments: the workload's
- * args, inputs then outputs). When no record is valid — none stored, or
- * every stored log fails to replay or build — it builds the operator's
- * default schedule instead and says so in info->message (info may be
- * NULL). target: a key as stored ("llvm -mcpu=znver5", or a GPU's
- * tdb_cuda_target key, built as "cuda -arch=sm_XY"). Returns NULL with the reason in tdb_errmsg(db) when the key
- * is unknown to the ops registry or nothing builds. The module is the
- * caller's (rt_module_free). */
+ * returns the module (function "default"; arguments: info->args, inputs
+ * then outputs). When no record is valid — none stored, or every stored
+ * log fails to replay or build — it builds the operator's default
+ * schedule instead (a registered builder's workload: its plain schedule)
+ * and says so in info->message (info may be NULL). target: a key as
+ * stored ("llvm -mcpu=znver5", or a GPU's tdb_cuda_target key, built as
+ * "cuda -arch=sm_XY"). Returns NULL with the reason in tdb_errmsg(db)
+ * when nothing builds, when the workload does not rebuild (the builder's
+ * or the registry's message), or when no builder knows the key ("workload
+ * 'K' has no builder: register one with tune_register_builder (or load
+ * its plugin ...) before applying"). The module is the caller's
+ * (rt_module_free). */
 rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, const char *target,
                           tdb_apply_info *info);
 /* tdb_apply_best building with opts (may be NULL): e.g. constant_args =
