@@ -103,6 +103,15 @@ typedef struct {
     int nheur;
     bool heur_done;
     bool gpu;              /* target cuda: GPU sketches, GPU pipeline + verifier */
+    /* The user's first steps (tune_options.first_steps_json) as a program
+     * of a sketch, when one reproduces them (first_mapped). */
+    tune_program first;
+    bool first_mapped;
+    /* The error every failed trial of this run had, while they agree
+     * (all_failed_same): a run where all fail alike is an error. */
+    int fail_code;
+    char fail_msg[256];
+    bool fail_differ;
 } tuner;
 
 /* s (built in ctx) as the scorer sees programs (tune__lower_for_model);
@@ -323,7 +332,8 @@ done:
 
 /* Takes one measured result into the summary (trial number, best) and
  * hands it to on_record; marks the summary stopped when on_record asks. */
-static void take_result(const tune_options *o, double flops, tune_summary *sum, tune_result *r) {
+static void take_result(tuner *t, double flops, tune_summary *sum, tune_result *r) {
+    const tune_options *o = t->o;
     r->trial = ++sum->measured;
     if (!r->error_code) {
         sum->valid++;
@@ -334,20 +344,22 @@ static void take_result(const tune_options *o, double flops, tune_summary *sum, 
             free(sum->best_steps_json);
             sum->best_steps_json = strdup(r->steps_json);
         }
+    } else if (!t->fail_code) {
+        t->fail_code = r->error_code;
+        snprintf(t->fail_msg, sizeof t->fail_msg, "%s", r->error_msg);
+    } else if (t->fail_code != r->error_code || strcmp(t->fail_msg, r->error_msg)) {
+        t->fail_differ = true;
     }
     if (o->on_record && o->on_record(o->user, r)) sum->stopped = true;
 }
 
-/* The first trial: the operator's default schedule (tune_options.
- * skip_default). Workloads outside the ops library, targets without a
- * default schedule and defaults measured before are skipped. 0, or -1
- * when no runner can start. */
-static int measure_default(tuner *t, tune_measurer *m, const char *target, tune_summary *sum) {
+/* Measures schedule s (built in t->sc.ctx on args) as the next trial
+ * unless a program with its log was measured before (resume); p (may be
+ * NULL): its program, which evolution then starts from like any measured
+ * one. 1 when measured, 0 when skipped, -1 when no runner can start. */
+static int measure_schedule(tuner *t, tune_measurer *m, sch_schedule *s, int nargs,
+                            te_tensor **args, const tune_program *p, tune_summary *sum) {
     const tune_options *o = t->o;
-    if (scratch_fresh(&t->sc)) return 0;
-    ops_workload *ow = ops_from_key(t->sc.ctx, t->key);
-    sch_schedule *s = ow ? ops_default_schedule(ow, target) : NULL;
-    if (!s) return 0;
     uint64_t h = tune_hash(tune_steps_key(t->sc.ctx, s));
     char *json = hset_has(&t->measured, h) ? NULL : tdb_schedule_to_json(s);
     if (!json) return 0;
@@ -356,14 +368,82 @@ static int measure_default(tuner *t, tune_measurer *m, const char *target, tune_
     int rc = tune_measure(m, 1, (const char *const *)&json, &hook, 0, &r);
     if (rc == 0) {
         hset_add(&t->measured, h);
-        take_result(o, t->sc.w.flops, sum, &r);
-        /* The model learns from it like from any measured program. */
-        tir_func *f = o->scorer.update ? lowered(t, t->sc.ctx, s, ow->nargs, ow->args) : NULL;
         double lat = r.error_code ? -1 : r.median;
+        if (p && lat > 0) remember(t, p, lat);
+        take_result(t, t->sc.w.flops, sum, &r);
+        /* The model learns from it like from any measured program. */
+        tir_func *f = o->scorer.update ? lowered(t, t->sc.ctx, s, nargs, args) : NULL;
         if (f) o->scorer.update(o->scorer.user, o->scorer.task, 1, (const tir_func *const *)&f, &lat);
     }
     free(json);
-    return rc;
+    return rc ? -1 : 1;
+}
+
+/* The first trial: the operator's default schedule (tune_options.
+ * skip_default). Workloads outside the ops library, targets without a
+ * default schedule and defaults measured before are skipped. 0, or -1
+ * when no runner can start. */
+static int measure_default(tuner *t, tune_measurer *m, const char *target, tune_summary *sum) {
+    if (scratch_fresh(&t->sc)) return 0;
+    ops_workload *ow = ops_from_key(t->sc.ctx, t->key);
+    sch_schedule *s = ow ? ops_default_schedule(ow, target) : NULL;
+    return s && measure_schedule(t, m, s, ow->nargs, ow->args, NULL, sum) < 0 ? -1 : 0;
+}
+
+/* The user's own schedule (tune_options.first_steps_json), replayed on
+ * the workload in t->sc: NULL with a malloc'd message in *err when it
+ * does not parse or replay. */
+static sch_schedule *first_schedule(tuner *t, char **err) {
+    int ns;
+    sch_step *st;
+    sch_schedule *s = NULL;
+    if (!tdb_steps_from_json(t->sc.ctx, t->o->first_steps_json, &ns, &st))
+        s = sch_replay(t->sc.ctx, t->sc.w.nouts, t->sc.w.outs, ns, st);
+    if (!s && err)
+        *err = tune__strdupf("autotune: first_steps_json does not apply to workload '%s': %s",
+                             t->key, te_ctx_errmsg(t->sc.ctx));
+    return s;
+}
+
+/* Maps the first steps onto a sketch (they then seed every round's
+ * population) or says in sum->first_steps_note why they cannot. -1 with
+ * *err when the workload no longer builds. */
+static int map_first(tuner *t, tune_summary *sum, char **err) {
+    char *why = NULL;
+    int r = tune_program_from_steps(t->key, t->sk, t->nsk, t->o->first_steps_json, &t->first,
+                                    &why);
+    t->first_mapped = r == 1;
+    if (r != 1)
+        snprintf(sum->first_steps_note, sizeof sum->first_steps_note,
+                 "the first steps could not seed the search's mutation (%s): they are measured "
+                 "as a trial, and evolution starts from the sketches alone",
+                 r == 0 ? "no sketch of the workload reproduces them: a schedule written by hand "
+                          "is rarely a sketch's structure"
+                        : why ? why : "out of memory");
+    free(why);
+    if (scratch_fresh(&t->sc)) {
+        if (err) *err = tune__strdupf("autotune: %s", te_ctx_errmsg(t->sc.ctx));
+        return -1;
+    }
+    return 0;
+}
+
+/* The error of a run whose every trial failed alike (the runner could not
+ * rebuild the workload, every program crashes the same way): a malloc'd
+ * message, or NULL when some trial ran or the failures differ. */
+static char *all_failed(const tuner *t, const tune_summary *sum) {
+    if (sum->measured == 0 || sum->valid || t->fail_differ || !t->fail_code) return NULL;
+    /* A runner that cannot build the workload at all: the builder was
+     * registered after tune_runner_maybe_run (or in no runner at all). */
+    bool builder = t->fail_code == TUNE_ERR_INSTANTIATION && strstr(t->fail_msg, "has no builder");
+    char what[48];
+    if (sum->measured == 1) snprintf(what, sizeof what, "the only trial");
+    else snprintf(what, sizeof what, "every one of the %d trials", sum->measured);
+    return tune__strdupf("autotune: %s of workload '%s' failed: %s error: %s%s", what, t->key,
+                         tune_error_name(t->fail_code), t->fail_msg,
+                         builder ? " (is the builder registered before tune_runner_maybe_run, "
+                                   "or its plugin loaded with tune_load_plugin?)"
+                                 : "");
 }
 
 int tune_task(const char *key, const char *target, const tune_options *o, tune_summary *sum,
@@ -416,10 +496,15 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         sch_schedule *s = sch_replay(t->sc.ctx, t->sc.w.nouts, t->sc.w.outs, ns, st);
         if (s) hset_add(&t->measured, tune_hash(tune_steps_key(t->sc.ctx, s)));
     }
+    /* The user's own schedule must replay, and seeds the population
+     * first when a sketch reproduces it. */
+    if (o->first_steps_json && (!first_schedule(t, err) || map_first(t, sum, err))) goto out;
     /* The best stored programs seed the population (resume). */
-    if (o->nseed > 0 && o->known_steps) {
-        int ns = o->nseed < o->nknown ? o->nseed : o->nknown;
-        t->seed = calloc((size_t)ns + 1, sizeof *t->seed);
+    int nfirst = t->first_mapped ? 1 : 0;
+    if ((o->nseed > 0 && o->known_steps) || nfirst) {
+        int ns = o->nseed > 0 && o->known_steps ? o->nseed < o->nknown ? o->nseed : o->nknown : 0;
+        t->seed = calloc((size_t)(ns + nfirst) + 1, sizeof *t->seed);
+        if (t->seed && nfirst) t->seed[t->nseed++] = t->first;
         for (int i = 0; t->seed && i < ns; i++)
             if (tune_program_from_steps(key, t->sk, t->nsk, o->known_steps[i],
                                         &t->seed[t->nseed], NULL) == 1)
@@ -445,6 +530,16 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
     if (!batch || !rlat) goto out_batch;
     int jobs = o->measure.threads > 0 ? o->measure.threads : 1;
     if (jobs > 64) jobs = 64;
+    /* The user's own schedule is the first trial (not again on resume). */
+    if (o->first_steps_json) {
+        sch_schedule *s = scratch_fresh(&t->sc) ? NULL : first_schedule(t, err);
+        if (!s) goto out_batch;
+        if (measure_schedule(t, m, s, t->sc.w.nargs, t->sc.w.args,
+                             t->first_mapped ? &t->first : NULL, sum) < 0) {
+            if (err) *err = tune__strdupf("autotune: cannot start a runner process");
+            goto out_batch;
+        }
+    }
     if (!o->skip_default && measure_default(t, m, target, sum)) {
         if (err) *err = tune__strdupf("autotune: cannot start a runner process");
         goto out_batch;
@@ -481,7 +576,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
                 hset_add(&t->measured, hs[j]);
                 lat[j] = res[j].error_code ? -1 : res[j].median;
                 if (lat[j] > 0) remember(t, &batch[c0 + j], lat[j]);
-                take_result(o, flops, sum, &res[j]);
+                take_result(t, flops, sum, &res[j]);
             }
             for (int j = 0; j < cn; j++) rlat[nr++] = lat[j];
             for (int j = 0; j < cn; j++) free(json[j]), json[j] = NULL;
@@ -508,6 +603,12 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             o->on_progress(o->user, sum->measured, o->trials, sum->best_s, sum->best_gflops);
     }
     if (o->stop && *o->stop) sum->stopped = true;
+    char *failed = all_failed(t, sum);
+    if (failed) {
+        if (err) *err = failed;
+        else free(failed);
+        goto out_batch;
+    }
     rc = 0;
 out_batch:
     free(batch), free(rlat);

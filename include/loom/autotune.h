@@ -573,6 +573,18 @@ typedef struct {
      * latencies are then those of the host's speed when the first
      * candidate ran (bench/RESULTS.md, session 15). */
     bool baseline;
+    /* A schedule of the user's own as a step log (tdb_steps_to_json,
+     * e.g. tdb_schedule_to_json of a schedule made with sch_* calls on
+     * the workload as its builder makes it; borrowed; NULL: none). It is
+     * the first trial (before the default schedule; not measured again
+     * when known_steps has it), and when tune_program_from_steps maps it
+     * onto a sketch it seeds every round's initial population, so
+     * evolution mutates it. When no sketch reproduces it (a schedule
+     * written by hand rarely has a sketch's exact structure) it is still
+     * measured, and tune_summary.first_steps_note says that it could not
+     * seed the search. tune_task fails (-1, *err naming the workload)
+     * when the log does not parse or replay on the workload. */
+    const char *first_steps_json;
 } tune_options;
 
 typedef struct {
@@ -588,6 +600,9 @@ typedef struct {
      * checks, and retraining the scorer. */
     double search_s, build_s, run_s, train_s;
     bool stopped;        /* stopped by *stop or on_record */
+    /* Empty, or why tune_options.first_steps_json could not seed the
+     * search (it was measured all the same). */
+    char first_steps_note[320];
 } tune_summary;
 
 /* The step log (JSON, malloc'd) of the operator's default schedule of
@@ -597,8 +612,15 @@ char *tune_default_steps(const char *key, const char *target);
 
 /* Tunes workload `key` on `target`: sketches, random annotation,
  * evolutionary search, measurement of per_round candidates per round
- * until `trials` are measured. Returns 0 (summary filled; free
- * summary->best_steps_json), or -1 with a malloc'd message in *err. */
+ * until `trials` are measured (tune_options.first_steps_json and the
+ * default schedule first). Returns 0 (summary filled; free
+ * summary->best_steps_json), or -1 with a malloc'd message in *err (err
+ * may be NULL): bad options, a workload that does not build, no runner
+ * process, and a run whose every trial failed with the same error
+ * ("every one of the 16 trials of workload 'K' failed: instantiation
+ * error: ...", with a hint when the runners had no builder for the
+ * workload: registered after tune_runner_maybe_run). A run whose trials
+ * failed in different ways returns 0 with summary->valid == 0. */
 int tune_task(const char *key, const char *target, const tune_options *opts,
               tune_summary *summary, char **err);
 

@@ -1,0 +1,257 @@
+/*
+ * tests/test_autotune_custom.c — tuning a user's own operator (a
+ * registered builder) from C: a hand schedule (tune_options.
+ * first_steps_json) is the first trial and seeds the search when a sketch
+ * reproduces it, else the summary says it could not; a log that does not
+ * replay is refused; a run whose every trial fails alike (the runners
+ * have no builder: it was registered after tune_runner_maybe_run; every
+ * program crashes) is an error naming the cause, while failures that
+ * differ are not.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "loom/autotune.h"
+#include "loom/tuning_db.h"
+
+#define M 16
+#define N 32
+#define K 24
+#define KEY "test.mmb(M=16,N=32,K=24)"
+#define LATE_KEY "test.late(M=16,N=32,K=24)"
+
+/* D[i, j] = sum_k A[i, k] B[k, j] + bias[j]; *Cp (may be NULL): C. */
+static int declare_mmb(te_ctx *ctx, tune_workload *out, te_tensor **Cp) {
+    te_tensor *A = te_placeholder(ctx, "A", TE_FLOAT32, TE_SHAPE(M, K));
+    te_tensor *B = te_placeholder(ctx, "B", TE_FLOAT32, TE_SHAPE(K, N));
+    te_tensor *bias = te_placeholder(ctx, "bias", TE_FLOAT32, TE_SHAPE(N));
+    te_expr *i = te_axis(ctx, "i", M), *j = te_axis(ctx, "j", N), *k = te_reduce_axis(ctx, "k", K);
+    te_tensor *C =
+        te_compute(ctx, "C", TE_AXES(i, j), te_sum(te_mul(te_read(A, i, k), te_read(B, k, j)), k));
+    te_expr *i2 = te_axis(ctx, "i2", M), *j2 = te_axis(ctx, "j2", N);
+    te_tensor *D =
+        te_compute(ctx, "D", TE_AXES(i2, j2), te_add(te_read(C, i2, j2), te_read(bias, j2)));
+    if (!D) return -1;
+    out->nargs = 4;
+    out->args = te_alloc(ctx, 4 * sizeof(te_tensor *));
+    out->args[0] = A, out->args[1] = B, out->args[2] = bias, out->args[3] = D;
+    out->nouts = 1;
+    out->outs = out->args + 3;
+    out->flops = 2.0 * M * N * K;
+    if (Cp) *Cp = C;
+    return 0;
+}
+
+/* The builder (any key: the shape is fixed). */
+static int build_mmb(te_ctx *ctx, const char *key, tune_workload *out) {
+    (void)key;
+    return declare_mmb(ctx, out, NULL);
+}
+
+/* The logs of the trials, in order. */
+typedef struct {
+    int n;
+    char *logs[64];
+    int codes[64];
+    int npop;
+    char *pop0; /* the log of the first program of the first population */
+} recorder;
+
+static int on_record(void *user, const tune_result *r) {
+    recorder *rec = user;
+    if (rec->n < 64) {
+        rec->codes[rec->n] = r->error_code;
+        rec->logs[rec->n++] = strdup(r->steps_json);
+    }
+    return 0;
+}
+
+static void on_population(void *user, int n, const tune_program *progs) {
+    recorder *rec = user;
+    if (rec->npop++ || n < 1) return;
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, KEY, &w), 0);
+    assert_true(tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES) > progs[0].sketch);
+    sch_schedule *s = tune_program_apply(ctx, &w, &sk[progs[0].sketch], &progs[0]);
+    assert_non_null(s);
+    rec->pop0 = tdb_schedule_to_json(s);
+    te_ctx_free(ctx);
+}
+
+static void recorder_free(recorder *r) {
+    for (int i = 0; i < r->n; i++) free(r->logs[i]);
+    free(r->pop0);
+    memset(r, 0, sizeof *r);
+}
+
+static tune_options topts(int trials, recorder *rec) {
+    tune_options o;
+    memset(&o, 0, sizeof o);
+    o.trials = trials;
+    o.per_round = 4;
+    o.population = 32;
+    o.generations = 1;
+    o.seed = 3;
+    o.measure.threads = 2;
+    o.measure.build_timeout = 20;
+    o.measure.run_timeout = 2;
+    o.measure.repeat = 2;
+    o.measure.num_threads = 1;
+    o.on_record = on_record;
+    o.on_population = on_population;
+    o.user = rec;
+    return o;
+}
+
+/* A schedule written by hand: D tiled 4 x 8, its inner j vectorized, the
+ * outer i parallel, C computed inside D's tiles. */
+static char *hand_log(void) {
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    te_tensor *C;
+    assert_int_equal(declare_mmb(ctx, &w, &C), 0);
+    sch_schedule *s = sch_create(ctx, w.nouts, w.outs);
+    te_tensor *D = w.outs[0];
+    te_expr *io, *jo, *ii, *ji;
+    assert_int_equal(sch_tile(s, D, sch_axis(D, 0), sch_axis(D, 1), 4, 8, &io, &jo, &ii, &ji), 0);
+    assert_int_equal(sch_vectorize(s, D, ji), 0);
+    assert_int_equal(sch_parallel(s, D, io), 0);
+    assert_int_equal(sch_compute_at(s, C, D, jo), 0);
+    char *json = tdb_schedule_to_json(s);
+    assert_non_null(json);
+    te_ctx_free(ctx);
+    return json;
+}
+
+/* A log a sketch does reproduce: a random program of the first sketch. */
+static char *sketch_log(void) {
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    assert_int_equal(tune_build_workload(ctx, KEY, &w), 0);
+    assert_true(tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES) > 0);
+    uint64_t rng = 99;
+    tune_program p;
+    tune_program_random(&sk[0], 0, &rng, &p);
+    char *json = tdb_schedule_to_json(tune_program_apply(ctx, &w, &sk[0], &p));
+    assert_non_null(json);
+    te_ctx_free(ctx);
+    return json;
+}
+
+static void test_first_steps(void **st) {
+    (void)st;
+    recorder rec = {0};
+    tune_summary sum;
+    char *err = NULL;
+
+    /* A hand schedule: trial 1, said not to seed the search. */
+    char *hand = hand_log();
+    tune_options o = topts(3, &rec);
+    o.first_steps_json = hand;
+    assert_int_equal(tune_task(KEY, "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.measured, 3);
+    assert_string_equal(rec.logs[0], hand);
+    assert_int_equal(rec.codes[0], TUNE_OK);
+    tu_assert_msg_has(sum.first_steps_note, "could not seed", "no sketch");
+    free(sum.best_steps_json);
+    recorder_free(&rec);
+
+    /* A log of a sketch: trial 1, and the first program of the initial
+     * population (evolution mutates it). */
+    char *mapped = sketch_log();
+    o = topts(3, &rec);
+    o.first_steps_json = mapped;
+    assert_int_equal(tune_task(KEY, "llvm", &o, &sum, &err), 0);
+    assert_string_equal(rec.logs[0], mapped);
+    assert_string_equal(sum.first_steps_note, "");
+    assert_non_null(rec.pop0);
+    assert_string_equal(rec.pop0, mapped);
+    free(sum.best_steps_json);
+    recorder_free(&rec);
+
+    /* Already measured (known, resume): not again, but still a seed. */
+    o = topts(2, &rec);
+    o.first_steps_json = mapped;
+    o.nknown = 1;
+    o.known_steps = (const char *const *)&mapped;
+    assert_int_equal(tune_task(KEY, "llvm", &o, &sum, &err), 0);
+    for (int i = 0; i < rec.n; i++) assert_string_not_equal(rec.logs[i], mapped);
+    assert_string_equal(rec.pop0, mapped);
+    free(sum.best_steps_json);
+    recorder_free(&rec);
+
+    /* A log that does not replay on the workload. */
+    o = topts(2, &rec);
+    o.first_steps_json = "[{\"kind\":\"split\",\"stage\":9,\"iter\":0,\"factor\":2}]";
+    assert_int_equal(tune_task(KEY, "llvm", &o, &sum, &err), -1);
+    tu_assert_msg_has(err, "first_steps_json does not apply to workload", KEY, "stage");
+    free(err);
+    err = NULL;
+    o.first_steps_json = "not json";
+    assert_int_equal(tune_task(KEY, "llvm", &o, &sum, &err), -1);
+    tu_assert_msg_has(err, "first_steps_json", KEY);
+    free(err);
+    assert_int_equal(rec.n, 0);
+    free(hand), free(mapped);
+}
+
+static int hook_all_segv(void *user, int trial) {
+    (void)user, (void)trial;
+    return TUNE_HOOK_SEGV;
+}
+
+static int hook_mixed(void *user, int trial) {
+    (void)user;
+    return trial % 2 ? TUNE_HOOK_SEGV : TUNE_HOOK_BUILD_CRASH;
+}
+
+static void test_every_trial_failed(void **st) {
+    (void)st;
+    recorder rec = {0};
+    tune_summary sum;
+    char *err = NULL;
+    /* The runners never registered test.late (main registers it after
+     * tune_runner_maybe_run). */
+    tune_options o = topts(4, &rec);
+    assert_int_equal(tune_task(LATE_KEY, "llvm", &o, &sum, &err), -1);
+    assert_int_equal(sum.measured, 4);
+    tu_assert_msg_has(err, "every one of the 4 trials", LATE_KEY, "instantiation error",
+                      "has no builder", "registered before tune_runner_maybe_run");
+    free(err);
+    err = NULL;
+    recorder_free(&rec);
+
+    /* Every program crashes alike. */
+    o = topts(3, &rec);
+    o.hook_for_trial = hook_all_segv;
+    assert_int_equal(tune_task(KEY, "llvm", &o, &sum, &err), -1);
+    tu_assert_msg_has(err, "every one of the 3 trials", "runtime device error");
+    assert_null(strstr(err, "tune_runner_maybe_run"));
+    free(err);
+    err = NULL;
+    recorder_free(&rec);
+
+    /* Failures that differ: a run without a valid trial, not an error. */
+    o = topts(4, &rec);
+    o.hook_for_trial = hook_mixed;
+    assert_int_equal(tune_task(KEY, "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.valid, 0);
+    assert_int_equal(sum.measured, 4);
+    recorder_free(&rec);
+}
+
+int main(int argc, char **argv) {
+    tune_register_builder("test.mmb", build_mmb);
+    tune_runner_maybe_run(argc, argv);
+    /* Too late for the runners: they never see it. */
+    tune_register_builder("test.late", build_mmb);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_steps),
+        cmocka_unit_test(test_every_trial_failed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
