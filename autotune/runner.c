@@ -441,7 +441,7 @@ static int do_check(built *b, ref_cache *c, int out, cJSON *req) {
     return reply(out, o);
 }
 
-int tune__runner_serve(int in, int out) {
+int tune__runner_serve(int in, int out, const char *plugin_error) {
     built b, base; /* the candidate; the baseline program */
     memset(&b, 0, sizeof b);
     memset(&base, 0, sizeof base);
@@ -455,6 +455,8 @@ int tune__runner_serve(int in, int out) {
         const char *cmd = req ? cJSON_GetStringValue(cJSON_GetObjectItem(req, "cmd")) : NULL;
         int rc;
         if (!cmd) rc = reply_error(out, TUNE_ERR_UNKNOWN, "bad request");
+        else if (plugin_error && (!strcmp(cmd, "build") || !strcmp(cmd, "baseline")))
+            rc = reply_error(out, TUNE_ERR_INSTANTIATION, plugin_error);
         else if (!strcmp(cmd, "build")) {
             rc = do_build(&b, out, req);
             if (rc == 0 && b.mod) {
@@ -492,6 +494,10 @@ void tune_runner_maybe_run(int argc, char **argv) {
     /* Ctrl-C at the terminal reaches the whole process group: the tuner
      * decides when its runners stop. */
     signal(SIGINT, SIG_IGN);
-    tune__runner_serve(0, out);
+    /* The tuning process's plugins (tune_load_plugin): their builders
+     * must be registered here too. */
+    char *plugin_error = tune__load_env_plugins();
+    tune__runner_serve(0, out, plugin_error);
+    free(plugin_error);
     _exit(0);
 }

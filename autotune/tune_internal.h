@@ -43,8 +43,14 @@ extern const int64_t tune__unroll_steps[TUNE__NUNROLL];
 int tune__write_frame(int fd, const char *data, size_t len);
 char *tune__read_frame(int fd);
 
-/* The runner's serve loop (runner.c): requests on in_fd, replies on out_fd. */
-int tune__runner_serve(int in_fd, int out_fd);
+/* The runner's serve loop (runner.c): requests on in_fd, replies on out_fd.
+ * plugin_error (may be NULL): why the plugins of TUNE_PLUGINS_ENV did not
+ * load; every build then fails with it. */
+int tune__runner_serve(int in_fd, int out_fd, const char *plugin_error);
+
+/* Loads the plugins TUNE_PLUGINS_ENV names (plugin.c; in a runner
+ * process): NULL, or a malloc'd message of the first that failed. */
+char *tune__load_env_plugins(void);
 
 /* malloc'd printf. */
 char *tune__strdupf(const char *fmt, ...)

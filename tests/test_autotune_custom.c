@@ -6,10 +6,15 @@
  * replay is refused; a run whose every trial fails alike (the runners
  * have no builder: it was registered after tune_runner_maybe_run; every
  * program crashes) is an error naming the cause, while failures that
- * differ are not.
+ * differ are not; plugins (tune_load_plugin): a missing file, a file that
+ * is no library, no entry point and a failing entry point are refused
+ * naming the file, and a plugin's operator tunes (its runners load it
+ * too).
  */
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "loom/autotune.h"
@@ -235,6 +240,17 @@ static void test_every_trial_failed(void **st) {
     err = NULL;
     recorder_free(&rec);
 
+    /* A plugin the runners cannot load: every build fails naming it. */
+    setenv(TUNE_PLUGINS_ENV, "/nonexistent/libgone.so", 1);
+    o = topts(2, &rec);
+    assert_int_equal(tune_task(KEY, "llvm", &o, &sum, &err), -1);
+    tu_assert_msg_has(err, "every one of the 2 trials", "instantiation error",
+                      "plugin '/nonexistent/libgone.so'", "No such file");
+    unsetenv(TUNE_PLUGINS_ENV);
+    free(err);
+    err = NULL;
+    recorder_free(&rec);
+
     /* Failures that differ: a run without a valid trial, not an error. */
     o = topts(4, &rec);
     o.hook_for_trial = hook_mixed;
@@ -244,14 +260,71 @@ static void test_every_trial_failed(void **st) {
     recorder_free(&rec);
 }
 
+static char bindir[4096];
+
+static void plugin_path(char *out, size_t n, const char *variant) {
+    snprintf(out, n, "%s/libloom_plugin_%s.so", bindir, variant);
+}
+
+static void test_plugins(void **st) {
+    (void)st;
+    char path[4200], *err = NULL;
+    plugin_path(path, sizeof path, "nosuch");
+    assert_int_equal(tune_load_plugin(path, &err), -1);
+    tu_assert_msg_has(err, "plugin '", path, "No such file");
+    free(err);
+    /* the tests run in the source tree */
+    assert_int_equal(tune_load_plugin("CMakeLists.txt", &err), -1);
+    tu_assert_msg_has(err, "plugin 'CMakeLists.txt': cannot load it");
+    free(err);
+    plugin_path(path, sizeof path, "noentry");
+    assert_int_equal(tune_load_plugin(path, &err), -1);
+    tu_assert_msg_has(err, path, "has no entry point loom_register_ops");
+    free(err);
+    plugin_path(path, sizeof path, "fails");
+    assert_int_equal(tune_load_plugin(path, &err), -1);
+    tu_assert_msg_has(err, path, "loom_register_ops() returned 3");
+    free(err);
+    err = NULL;
+    assert_false(ops_has_builder("user.sqnorm_rows(M=8,N=64)"));
+
+    plugin_path(path, sizeof path, "example");
+    assert_int_equal(tune_load_plugin(path, &err), 0);
+    assert_int_equal(tune_load_plugin(path, &err), 0); /* once is enough */
+    assert_non_null(getenv(TUNE_PLUGINS_ENV));
+    tu_assert_msg_has(getenv(TUNE_PLUGINS_ENV), "libloom_plugin_example.so");
+    assert_null(strchr(getenv(TUNE_PLUGINS_ENV), ':'));
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    assert_int_equal(tune_build_workload(ctx, "user.sqnorm_rows(M=8,N=x)", &w), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "bad key", "M=<rows>,N=<columns>");
+    te_ctx_free(ctx);
+    /* Tuned: the runner processes load the plugin too. */
+    recorder rec = {0};
+    tune_options o = topts(3, &rec);
+    o.on_population = NULL;
+    tune_summary sum;
+    assert_int_equal(tune_task("user.sqnorm_rows(M=8,N=64)", "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.measured, 3);
+    assert_true(sum.valid >= 1);
+    free(sum.best_steps_json);
+    recorder_free(&rec);
+}
+
 int main(int argc, char **argv) {
     tune_register_builder("test.mmb", build_mmb);
     tune_runner_maybe_run(argc, argv);
     /* Too late for the runners: they never see it. */
     tune_register_builder("test.late", build_mmb);
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return 1;
+    self[n] = 0;
+    snprintf(bindir, sizeof bindir, "%s", dirname(self));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_steps),
         cmocka_unit_test(test_every_trial_failed),
+        cmocka_unit_test(test_plugins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

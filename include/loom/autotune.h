@@ -81,6 +81,40 @@ int tune_register_builder(const char *prefix, tune_build_fn fn);
 int tune_build_workload(te_ctx *ctx, const char *key, tune_workload *out);
 
 /* ------------------------------------------------------------------ */
+/* Plugins: a shared library of a user's operators                     */
+/* ------------------------------------------------------------------ */
+
+/* The entry point a plugin defines (extern "C" in C++): it registers the
+ * plugin's builders with tune_register_builder and returns 0, or
+ * non-zero when it cannot (tune_load_plugin then fails). It is called
+ * once per process that loads the plugin: the tuning process and each of
+ * its runner processes. Declared here so that a plugin's definition is
+ * checked against it. */
+int loom_register_ops(void);
+#define TUNE_PLUGIN_ENTRY "loom_register_ops"
+/* The environment variable through which runner processes learn the
+ * plugins to load: the real paths loaded so far, ':'-separated. Set by
+ * tune_load_plugin; read by tune_runner_maybe_run in a runner. */
+#define TUNE_PLUGINS_ENV "LOOM_TUNE_PLUGINS"
+
+/* Loads the plugin at `path` (a file path, relative to the working
+ * directory or absolute; the library search path is not used): dlopen,
+ * then its entry point loom_register_ops, then the path joins
+ * TUNE_PLUGINS_ENV so that runner processes started afterwards
+ * (tune_measurer_new, tune_task) load it before serving (a runner that
+ * cannot answers every build with an instantiation error naming the
+ * plugin). A plugin already loaded (same real path) is not loaded again:
+ * returns 0. The library stays loaded for the life of the process. Call
+ * it from main before any tuning starts (it sets an environment
+ * variable: not while other threads read the environment). Returns 0, or
+ * -1 with a malloc'd message in *err (err may be NULL) naming the file:
+ * "plugin 'P': No such file or directory", "plugin 'P': cannot load it:
+ * <dlerror>", "plugin 'P' has no entry point loom_register_ops: ...",
+ * "plugin 'P': loom_register_ops() returned 3", a path with ':', more
+ * than 16 plugins. */
+int tune_load_plugin(const char *path, char **err);
+
+/* ------------------------------------------------------------------ */
 /* Compute-DAG analysis                                                */
 /* ------------------------------------------------------------------ */
 
@@ -407,9 +441,11 @@ typedef struct {
 /* The argument that turns a program into a runner process. */
 #define TUNE_RUNNER_FLAG "--loom-tune-runner"
 
-/* When argv[1] is TUNE_RUNNER_FLAG, serves measurement requests on stdin/
- * stdout until EOF and exits the process; else returns. Call first thing
- * in main (after tune_register_builder) of every program that tunes. */
+/* When argv[1] is TUNE_RUNNER_FLAG, loads the plugins TUNE_PLUGINS_ENV
+ * names (those the tuning process loaded with tune_load_plugin), serves
+ * measurement requests on stdin/stdout until EOF and exits the process;
+ * else returns. Call first thing in main (after tune_register_builder)
+ * of every program that tunes. */
 void tune_runner_maybe_run(int argc, char **argv);
 
 typedef enum {
