@@ -82,6 +82,15 @@ int tune_register_builder(const char *prefix, tune_build_fn fn);
 /* Builds `key`: a registered builder whose prefix matches, else the ops
  * registry (ops_from_key). 0 or -1 with an error in ctx. */
 int tune_build_workload(te_ctx *ctx, const char *key, tune_workload *out);
+/* Bytes a measurement of w holds: its arguments, plus the double-precision
+ * reference of its outputs that every candidate is checked against. */
+double tune_workload_bytes(const tune_workload *w);
+/* Refuses a workload whose measurement could not fit in this machine's
+ * physical memory (tune_workload_bytes above it), before anything is
+ * built. Returns 0 when it fits; -1 with a malloc'd message in *err (err
+ * may be NULL) naming the key, the bytes needed and the bytes the machine
+ * has, or saying why the key does not build. */
+int tune_check_fits(const char *key, char **err);
 
 /* ------------------------------------------------------------------ */
 /* Compute-DAG analysis                                                */
