@@ -47,7 +47,8 @@ struct tune_measurer {
     int n;    /* runner processes: candidates built before the runs */
     int jobs; /* builds at once (o.threads) */
     runner *r;
-    char **envp;
+    char **envp;      /* the runners' environment: environ's strings (borrowed) and env_threads */
+    char *env_threads; /* "LOOM_NUM_THREADS=n" when num_threads is set (owned); NULL: inherited */
     double build_s, run_s; /* wall seconds waited (tune_measurer_times) */
     char *baseline;        /* o.baseline_steps, owned; NULL: none or failed */
     double base_s;         /* the baseline's median in the first paired run */
@@ -107,9 +108,9 @@ void tune_measurer_free(tune_measurer *m) {
     if (!m) return;
     for (int i = 0; i < m->n; i++) runner_kill(&m->r[i], NULL);
     free(m->r);
-    if (m->envp)
-        for (char **e = m->envp; *e; e++)
-            if (!strncmp(*e, "LOOM_NUM_THREADS=", 17)) free(*e);
+    /* Only our own entry is freed: the others are environ's, and an
+     * inherited LOOM_NUM_THREADS= among them is not ours to free. */
+    free(m->env_threads);
     free(m->envp);
     free(m->key);
     free(m->target);
@@ -175,7 +176,14 @@ tune_measurer *tune_measurer_new(const char *key, const char *target,
     for (int i = 0; i < ne; i++)
         if (!(m->o.num_threads > 0 && !strncmp(environ[i], "LOOM_NUM_THREADS=", 17)))
             m->envp[k++] = environ[i];
-    if (m->o.num_threads > 0) m->envp[k++] = tune__strdupf("LOOM_NUM_THREADS=%d", m->o.num_threads);
+    if (m->o.num_threads > 0) {
+        m->env_threads = tune__strdupf("LOOM_NUM_THREADS=%d", m->o.num_threads);
+        if (!m->env_threads) {
+            tune_measurer_free(m);
+            return NULL;
+        }
+        m->envp[k++] = m->env_threads;
+    }
     for (int i = 0; i < m->n; i++) m->r[i] = (runner){-1, -1, false};
     if (tune_target_is_cuda(m->target)) {
         /* Runners build with NVRTC and time on GPU 0: without a driver

@@ -34,12 +34,30 @@ int64_t tune__rand_below(uint64_t *rng, int64_t n) {
     return n <= 1 ? 0 : (int64_t)(tune_rand(rng) % (uint64_t)n);
 }
 
+int tune__divisors(int64_t n, int64_t cap, int64_t *out, int max) {
+    int k = 0;
+    if (n < 1 || max < 1) return 0;
+    /* Divisors come in pairs d <= sqrt(n) <= n/d: the small ones
+     * ascending, then their cofactors ascending (d descending), so an
+     * extent of 2^31 costs 46,341 steps, not 2^31. */
+    int64_t d = 1;
+    for (; d <= n / d && d <= cap && k < max; d++)
+        if (n % d == 0) out[k++] = d;
+    if (k == max || d > cap) return k;
+    for (d--; d >= 1 && k < max; d--) {
+        if (n % d) continue;
+        int64_t q = n / d;
+        if (q == d) continue; /* a square's root, counted once above */
+        if (q > cap) break;
+        out[k++] = q;
+    }
+    return k;
+}
+
 int64_t tune__rand_divisor(uint64_t *rng, int64_t n, int64_t cap) {
     int64_t divs[256];
-    int nd = 0;
-    for (int64_t d = 1; d <= n && d <= cap && nd < 256; d++)
-        if (n % d == 0) divs[nd++] = d;
-    return divs[tune__rand_below(rng, nd)];
+    int nd = tune__divisors(n, cap, divs, 256);
+    return nd ? divs[tune__rand_below(rng, nd)] : 1;
 }
 
 const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k) {

@@ -66,6 +66,9 @@ static inline int nreduce_of(const te_tensor *t) {
 
 /* Uniform in [0, n) (0 when n <= 1). */
 int64_t tune__rand_below(uint64_t *rng, int64_t n);
+/* The smallest divisors of n (>= 1) not above cap, ascending, at most max
+ * of them, into out; returns their count. O(sqrt(n)) steps at most. */
+int tune__divisors(int64_t n, int64_t cap, int64_t *out, int max);
 /* A random divisor of n not above cap (1 always qualifies). */
 int64_t tune__rand_divisor(uint64_t *rng, int64_t n, int64_t cap);
 /* A random innermost factor for split hole h: uniform over the divisors

@@ -51,8 +51,8 @@ static void test_errors(void **st) {
     assert_int_not_equal(run("autotune", a), 0);
     tu_assert_msg_has(out, "bad shape", "'M'", "positive");
     snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 0 --db %s", db);
-    assert_int_not_equal(run("autotune", a), 0);
-    tu_assert_msg_has(out, "--trials must be positive");
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "option --trials: '0' is not an integer from 1 to");
     if (!rt_cuda_available()) { /* where a GPU exists, --target cuda tunes */
         snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --target cuda",
                  db);
@@ -66,6 +66,74 @@ static void test_errors(void **st) {
     tu_assert_msg_has(out, "cannot open the database", "/nonexistent/d/x.db");
     assert_int_not_equal(run("autotune", "--op matmul --shape M=4,N=4,K=4 --trials x --db a.db"), 0);
     tu_assert_msg_has(out, "--trials", "not an integer");
+    /* Values past an int were cast (issue 30, item 4): 4294967299 trials
+     * ran 3, a population of 4294967296 became 0 and passed the check. */
+    static const struct { const char *opt, *val, *range; } bad[] = {
+        {"--trials", "4294967299", "from 1 to 10000000"},
+        {"--trials", "2147483648", "from 1 to 10000000"},
+        {"--trials", "99999999999999999999", "from 1 to 10000000"},
+        {"--trials", "-1", "from 1 to 10000000"},
+        {"--trials", "1e3", "from 1 to 10000000"},
+        {"--population", "4294967296", "from 1 to 1000000"},
+        {"--population", "0", "from 1 to 1000000"},
+        {"--per-round", "4294967360", "from 1 to 4096"},
+        {"--threads", "-2", "from 0 to 1024"},
+        {"--jobs", "4294967297", "from 0 to 64"},
+        {"--retime", "65", "from 0 to 64"},
+        {"--seed", "-5", "from 0 to"},
+        {"--timeout", "inf", "> 0 and <= 3600"},
+        {"--timeout", "0", "> 0 and <= 3600"},
+        {"--timeout", "nan", "> 0 and <= 3600"},
+        {"--progress-interval", "-1", ">= 0 and <= 86400"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s %s %s", db,
+                 strcmp(bad[i].opt, "--trials") ? bad[i].opt : "--seed",
+                 strcmp(bad[i].opt, "--trials") ? bad[i].val : "1");
+        if (!strcmp(bad[i].opt, "--trials"))
+            snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials %s --db %s",
+                     bad[i].val, db);
+        assert_int_equal(run("autotune", a), 2);
+        char want[128];
+        snprintf(want, sizeof want, "option %s: '%s' is not", bad[i].opt, bad[i].val);
+        tu_assert_msg_has(out, want, bad[i].range);
+    }
+    /* Conflicting options (item 5): a repeated option is not an override,
+     * --suite does not silently drop --op/--shape. */
+    snprintf(a, sizeof a, "--op matmul --op conv2d --shape M=4,N=4,K=4 --trials 2 --db %s", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "option --op is given more than once");
+    snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --trials 3 --db %s", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "option --trials is given more than once");
+    snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --resume --resume", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "option --resume is given more than once");
+    snprintf(a, sizeof a, "--suite s.tsv --op matmul --trials 2 --db %s", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "--suite FILE", "--op does not apply with it");
+    snprintf(a, sizeof a, "--suite s.tsv --shape M=4 --trials 2 --db %s", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "--suite FILE", "--shape does not apply with it");
+    snprintf(a, sizeof a, "--shape M=4 --trials 2 --db %s", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "--shape needs --op");
+    snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s stray", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "unexpected argument 'stray'");
+    assert_int_equal(run("autotune", "--op matmul --trials 2 --bogus"), 2);
+    tu_assert_msg_has(out, "unknown option '--bogus'");
+    /* Shapes whose buffers cannot fit are refused before anything is
+     * built (item 2): every trial failed "out of memory" before. */
+    snprintf(a, sizeof a, "--op matmul --shape M=1000000,N=1000000,K=1000000 --trials 2 --db %s",
+             db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "matmul(M=1000000,N=1000000,K=1000000", "needs 20000.0 GB of buffers",
+                      "this machine has");
+    snprintf(a, sizeof a, "--op matmul --shape M=2147483648,N=2147483648,K=2 --trials 2 --db %s",
+             db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "needs", "GB of buffers");
     assert_int_not_equal(run("autotune", "--op matmul --trials 2"), 0);
     tu_assert_msg_has(out, "--db FILE is required");
     snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --no-model "
@@ -233,7 +301,7 @@ static void test_short_run(void **st) {
     /* --retime takes a count. */
     snprintf(a, sizeof a, "--op matmul --shape M=32,N=32,K=32 --trials 21 --db %s --retime 65", db);
     assert_int_not_equal(run("autotune", a), 0);
-    tu_assert_msg_has(out, "--retime", "a count from 0 to 64");
+    tu_assert_msg_has(out, "option --retime", "from 0 to 64");
     unlink(db);
 }
 
@@ -395,8 +463,34 @@ static int db_trials(const char *db) {
     return n > 0 ? n : 0;
 }
 
+/* LOOM_NUM_THREADS in the environment (the README documents it), with
+ * and without --threads (issue 30, item 1): the runners' environment
+ * freed the inherited entry too, and the run ended in heap corruption
+ * before its closing line and re-timing. */
+static void test_num_threads_env(void **st) {
+    (void)st;
+    char db[256], a[1024];
+    snprintf(db, sizeof db, "/tmp/loom_at_env_%d.db", (int)getpid());
+    static const char *const extra[] = {"", "--threads 1"};
+    for (int i = 0; i < 2; i++) {
+        unlink(db);
+        assert_int_equal(setenv("LOOM_NUM_THREADS", "1", 1), 0);
+        snprintf(a, sizeof a,
+                 "--op matmul --shape M=16,N=16,K=16 --trials 4 --db %s --per-round 4 "
+                 "--population 32 --jobs 1 --seed 3 --retime 2 %s",
+                 db, extra[i]);
+        int rc = run("autotune", a);
+        unsetenv("LOOM_NUM_THREADS");
+        print_message("%s", out);
+        assert_int_equal(rc, 0);
+        tu_assert_msg_has(out, "best: ", "re-timed the ", "time: search ");
+    }
+    unlink(db);
+}
+
 /* Ctrl-C, as a terminal sends it (to the whole process group): the run
- * stops after the candidates being measured, exits 0 with the closing
+ * stops after the candidates being measured, exits 130 (a script can tell
+ * it from a finished run: issue 30, item 7) with the closing
  * line, and every trial it says it measured is in the database. */
 static void test_ctrl_c(void **st) {
     (void)st;
@@ -445,7 +539,7 @@ static void test_ctrl_c(void **st) {
     fclose(f);
     print_message("%s", out);
     assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(WEXITSTATUS(status), 130);
     tu_assert_msg_has(out, "stopping after the candidates being measured",
                       "interrupted: ", "trials measured and saved", "best: ", "95% of best at trial ");
     int saved = -1;
@@ -471,6 +565,7 @@ int main(void) {
         cmocka_unit_test(test_baseline_conv),
         cmocka_unit_test(test_suite_summary),
         cmocka_unit_test(test_random_model),
+        cmocka_unit_test(test_num_threads_env),
         cmocka_unit_test(test_ctrl_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -248,6 +248,36 @@ static void test_pad_locations(void **st) {
     te_ctx_free(ctx);
 }
 
+/* Random annotation of a workload with extents up to 2^36 (issue
+ * 30, item 2): the tile sizes come from the extents' divisors, which were
+ * enumerated one by one up to the extent (a hang at 100 % CPU). Nothing
+ * is built or run, so the buffers' size does not matter here. */
+static void test_huge_extent_annotation(void **st) {
+    (void)st;
+    static const char *const keys[] = {"matmul(M=2147483648,N=16,K=16)",
+                                       "matmul(M=68719476736,N=2147483647,K=16)"};
+    for (size_t q = 0; q < sizeof keys / sizeof *keys; q++) {
+        te_ctx *ctx = te_ctx_new();
+        tune_workload w;
+        tune_sketch sk[TUNE_MAX_SKETCHES];
+        assert_int_equal(tune_build_workload(ctx, keys[q], &w), 0);
+        int n = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+        assert_true(n > 0);
+        uint64_t rng = 7;
+        for (int i = 0; i < n; i++)
+            for (int r = 0; r < 8; r++) {
+                tune_program p;
+                tune_program_random(&sk[i], i, &rng, &p);
+                for (int h = 0; h < sk[i].nholes; h++) {
+                    const tune_hole *ho = &sk[i].holes[h];
+                    if (ho->kind == TUNE_HOLE_SPLIT)
+                        assert_true(tune_split_valid(ho, &p.vals[ho->offset]));
+                }
+            }
+        te_ctx_free(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dag),
@@ -255,6 +285,7 @@ int main(void) {
         cmocka_unit_test(test_annotation_correct),
         cmocka_unit_test(test_mutation_valid_and_dedup),
         cmocka_unit_test(test_pad_locations),
+        cmocka_unit_test(test_huge_extent_annotation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

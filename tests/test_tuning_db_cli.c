@@ -107,7 +107,14 @@ static void test_help(void **state) {
     assert_int_equal(run(out, sizeof out, "--db %s prune", dbp), 2);
     tu_assert_msg_has(out, "--keep K");
     assert_int_equal(run(out, sizeof out, "--db %s prune --keep -3", dbp), 2);
-    tu_assert_msg_has(out, "--keep '-3' must be an integer >= 0");
+    tu_assert_msg_has(out, "--keep '-3' must be an integer from 0 to 2147483647");
+    /* Past an int, the value wrapped (issue 30, item 4): --keep 4294967296
+     * became 0 and deleted every record. */
+    assert_int_equal(run(out, sizeof out, "--db %s prune --keep 4294967296", dbp), 2);
+    tu_assert_msg_has(out, "--keep '4294967296' must be an integer from 0 to 2147483647");
+    assert_int_equal(run(out, sizeof out, "--db %s best -k 4294967297 --op matmul --shape M=4,N=4,K=4",
+                         dbp), 2);
+    tu_assert_msg_has(out, "-k '4294967297' must be an integer from 1 to 2147483647");
 }
 
 static void test_list_best_show_history(void **state) {

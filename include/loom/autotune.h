@@ -79,6 +79,15 @@ int tune_register_builder(const char *prefix, tune_build_fn fn);
  * registry (ops_build_key). 0 or -1 with an error in ctx; a key that
  * neither knows gets "workload 'K' has no builder: ...". */
 int tune_build_workload(te_ctx *ctx, const char *key, tune_workload *out);
+/* Bytes a measurement of w holds: its arguments, plus the double-precision
+ * reference of its outputs that every candidate is checked against. */
+double tune_workload_bytes(const tune_workload *w);
+/* Refuses a workload whose measurement could not fit in this machine's
+ * physical memory (tune_workload_bytes above it), before anything is
+ * built. Returns 0 when it fits; -1 with a malloc'd message in *err (err
+ * may be NULL) naming the key, the bytes needed and the bytes the machine
+ * has, or saying why the key does not build. */
+int tune_check_fits(const char *key, char **err);
 
 /* ------------------------------------------------------------------ */
 /* Plugins: a shared library of a user's operators                     */

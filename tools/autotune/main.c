@@ -5,6 +5,7 @@
  * progress and the best result.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -70,6 +71,9 @@ static const char usage[] =
     "closing line adds the first trial that reached 95% of the best GFLOP/s.\n"
     "Ctrl-C stops after the candidates being measured (every measured one is saved)\n"
     "and prints the closing line; a second Ctrl-C quits at once.\n"
+    "Exit status: 0 finished, 1 no candidate ran correctly (or tuning failed),\n"
+    "2 usage or input error (nothing measured), 130 interrupted by Ctrl-C.\n"
+    "Each option is given at most once; numbers outside an option's range are refused.\n"
     "  --eval-model  evaluate the cost model on FILE's valid records of the target,\n"
     "                leaving one workload out at a time: train on all other workloads,\n"
     "                score the held-out one's programs, compare with their latencies.\n"
@@ -221,11 +225,48 @@ static const char *const search_only[] = {
     "--timeout", "--resume",    "--skip-default", "--baseline",        "--per-round",
     "--population", "--progress-interval", "--retime"};
 
+/* An integer option's value: a whole decimal number in [lo, hi]. Values
+ * are read as 64-bit and checked before any narrowing, so 4294967299
+ * cannot become 3 trials. */
 static bool parse_int(const char *s, long long *v) {
     char *end;
     errno = 0;
     *v = strtoll(s, &end, 10);
     return s[0] && !*end && !errno;
+}
+
+typedef struct {
+    const char *name;
+    long long lo, hi;
+    long long *v;
+    bool *given; /* NULL: no one asks */
+} int_option;
+
+typedef struct {
+    const char *name;
+    double lo, hi; /* lo exclusive when lo_open */
+    bool lo_open;
+    double *v;
+} real_option;
+
+/* The options that take no value. */
+static const char *const flag_options[] = {"--resume",       "--eval-model", "--no-model",
+                                           "--random-model", "--skip-default", "--baseline"};
+
+static bool is_flag(const char *a) {
+    for (size_t j = 0; j < sizeof flag_options / sizeof *flag_options; j++)
+        if (!strcmp(a, flag_options[j])) return true;
+    return false;
+}
+
+/* The option names of argv[1..i) that equal argv[i]'s (values are skipped):
+ * true when argv[i] was given before. */
+static bool given_before(int i, char **argv) {
+    for (int j = 1; j < i; j++) {
+        if (!strcmp(argv[j], argv[i])) return true;
+        if (!is_flag(argv[j])) j++; /* its value */
+    }
+    return false;
 }
 
 typedef struct {
@@ -492,55 +533,91 @@ int main(int argc, char **argv) {
     const char *tune_only = NULL; /* the first option given that only a search reads */
     cm_params cp; /* the cost model's; options may change its loss */
     cm_params_default(&cp);
+    int_option ints[] = {
+        {"--trials", 1, 10000000, &trials, &have_trials},
+        {"--seed", 0, LLONG_MAX, &seed, &have_seed},
+        {"--threads", 0, 1024, &threads, NULL},
+        {"--jobs", 0, 64, &jobs, NULL},
+        {"--per-round", 1, 4096, &per_round, NULL},
+        {"--population", 1, 1000000, &population, NULL},
+        {"--retime", 0, 64, &retime, NULL},
+    };
+    real_option reals[] = {
+        {"--timeout", 0, 3600, true, &timeout},
+        {"--progress-interval", 0, 86400, false, &progress_interval},
+    };
+    bool have_op = false, have_shape = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long long x;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
         }
+        if (a[0] != '-' || a[1] != '-')
+            return fail("unexpected argument '%s' (options start with --)\n%s", a, usage);
+        /* A repeated option is a mistake, not an override: which of the
+         * two was meant cannot be known. */
+        if (given_before(i, argv)) return fail("option %s is given more than once%s", a, "");
         for (size_t j = 0; j < sizeof search_only / sizeof *search_only; j++)
             if (!tune_only && !strcmp(a, search_only[j])) tune_only = a;
-        if (!strcmp(a, "--resume")) resume = true;
-        else if (!strcmp(a, "--eval-model")) eval = true;
-        else if (!strcmp(a, "--no-model")) no_model = true;
-        else if (!strcmp(a, "--random-model")) random_model = true;
-        else if (!strcmp(a, "--skip-default")) skip_default = true;
-        else if (!strcmp(a, "--baseline")) baseline = true;
-        else if (!v) return fail("option %s needs a value\n%s", a, usage);
-        else {
-            i++;
-            if (!strcmp(a, "--op")) op = v;
-            else if (!strcmp(a, "--shape")) shape = v;
-            else if (!strcmp(a, "--target")) target = v;
-            else if (!strcmp(a, "--db")) db_path = v;
-            else if (!strcmp(a, "--suite")) suite = v;
-            else if (!strcmp(a, "--cost-loss")) {
-                have_loss = true;
-                if (!strcmp(v, "rank")) cp.loss = CM_LOSS_RANK;
-                else if (!strcmp(v, "squared")) cp.loss = CM_LOSS_SQUARED;
-                else return fail("--cost-loss '%s': rank or squared%s", v, "");
-            } else if (!strcmp(a, "--timeout")) {
-                char *end;
-                timeout = strtod(v, &end);
-                if (*end || !(timeout > 0)) return fail("--timeout '%s': a positive number of seconds%s", v, "");
-            } else if (!strcmp(a, "--progress-interval")) {
-                char *end;
-                progress_interval = strtod(v, &end);
-                if (*end || !(progress_interval >= 0))
-                    return fail("--progress-interval '%s': a number of seconds >= 0%s", v, "");
-            } else if (!parse_int(v, &x)) return fail("option %s: '%s' is not an integer", a, v);
-            else if (!strcmp(a, "--trials")) trials = x, have_trials = true;
-            else if (!strcmp(a, "--seed")) seed = x, have_seed = true;
-            else if (!strcmp(a, "--threads")) threads = x;
-            else if (!strcmp(a, "--jobs")) jobs = x;
-            else if (!strcmp(a, "--per-round")) per_round = x;
-            else if (!strcmp(a, "--population")) population = x;
-            else if (!strcmp(a, "--retime")) retime = x;
-            else return fail("unknown option '%s'\n%s", a, usage);
+        if (is_flag(a)) {
+            if (!strcmp(a, "--resume")) resume = true;
+            else if (!strcmp(a, "--eval-model")) eval = true;
+            else if (!strcmp(a, "--no-model")) no_model = true;
+            else if (!strcmp(a, "--random-model")) random_model = true;
+            else if (!strcmp(a, "--skip-default")) skip_default = true;
+            else if (!strcmp(a, "--baseline")) baseline = true;
+            continue;
+        }
+        int_option *io = NULL;
+        real_option *ro = NULL;
+        for (size_t j = 0; j < sizeof ints / sizeof *ints; j++)
+            if (!strcmp(a, ints[j].name)) io = &ints[j];
+        for (size_t j = 0; j < sizeof reals / sizeof *reals; j++)
+            if (!strcmp(a, reals[j].name)) ro = &reals[j];
+        bool known = io || ro || !strcmp(a, "--op") || !strcmp(a, "--shape") ||
+                     !strcmp(a, "--target") || !strcmp(a, "--db") || !strcmp(a, "--suite") ||
+                     !strcmp(a, "--cost-loss");
+        if (!known) return fail("unknown option '%s'\n%s", a, usage);
+        if (i + 1 >= argc) return fail("option %s needs a value\n%s", a, usage);
+        const char *v = argv[++i];
+        if (io) {
+            long long x;
+            if (!parse_int(v, &x) || x < io->lo || x > io->hi) {
+                fprintf(stderr, "autotune: option %s: '%s' is not an integer from %lld to %lld\n",
+                        a, v, io->lo, io->hi);
+                return 2;
+            }
+            *io->v = x;
+            if (io->given) *io->given = true;
+        } else if (ro) {
+            char *end;
+            errno = 0;
+            double x = strtod(v, &end);
+            if (!v[0] || *end || errno || !(ro->lo_open ? x > ro->lo : x >= ro->lo) ||
+                !(x <= ro->hi)) {
+                fprintf(stderr, "autotune: option %s: '%s' is not a number of seconds %s %g and "
+                        "<= %g\n", a, v, ro->lo_open ? ">" : ">=", ro->lo, ro->hi);
+                return 2;
+            }
+            *ro->v = x;
+        } else if (!strcmp(a, "--op")) op = v, have_op = true;
+        else if (!strcmp(a, "--shape")) shape = v, have_shape = true;
+        else if (!strcmp(a, "--target")) target = v;
+        else if (!strcmp(a, "--db")) db_path = v;
+        else if (!strcmp(a, "--suite")) suite = v;
+        else if (!strcmp(a, "--cost-loss")) {
+            have_loss = true;
+            if (!strcmp(v, "rank")) cp.loss = CM_LOSS_RANK;
+            else if (!strcmp(v, "squared")) cp.loss = CM_LOSS_SQUARED;
+            else return fail("--cost-loss '%s': rank or squared%s", v, "");
         }
     }
+    if (suite && (have_op || have_shape))
+        return fail("--suite FILE tunes the workloads listed in FILE; %s does not apply with it "
+                    "(give either --suite or --op/--shape)%s", have_op ? "--op" : "--shape", "");
+    if (have_shape && !have_op && !eval)
+        return fail("--shape needs --op: it gives the operator's parameters%s%s", "", "");
     if (no_model && random_model)
         return fail("--no-model and --random-model exclude each other: the first measures "
                     "random programs without a search, the second searches with random "
@@ -570,12 +647,8 @@ int main(int argc, char **argv) {
     }
     /* Every argument is checked before the database is touched. */
     if (!have_trials) return fail("--trials N is required%s%s", "", "");
-    if (trials <= 0) return fail("--trials must be positive%s%s", "", "");
     if (!db_path) return fail("--db FILE is required%s%s", "", "");
     if (!suite && !op) return fail("--op OP (or --suite FILE) is required%s%s", "", "");
-    if (threads < 0 || jobs < 0 || per_round <= 0 || population <= 0)
-        return fail("--threads/--jobs must be >= 0, --per-round and --population > 0%s%s", "", "");
-    if (retime < 0 || retime > 64) return fail("--retime: a count from 0 to 64%s%s", "", "");
     bool cuda = tune_target_is_cuda(target);
     if (cuda && !rt_cuda_available())
         return fail("target '%s': no CUDA device is available here (%s); tune on the host CPU "
@@ -595,6 +668,14 @@ int main(int argc, char **argv) {
         snprintf(tasks[0].op, sizeof tasks[0].op, "%s", op);
         snprintf(tasks[0].shape, sizeof tasks[0].shape, "%s", shape ? shape : "");
         if (resolve_keys(tasks, ntasks)) return 2;
+    }
+    for (int i = 0; i < ntasks; i++) {
+        char *ferr = NULL;
+        if (tune_check_fits(tasks[i].key, &ferr)) {
+            fprintf(stderr, "%s\n", ferr ? ferr : "autotune: out of memory");
+            free(ferr), free(tasks);
+            return 2;
+        }
     }
     te_ctx *kctx = te_ctx_new();
     series_t *series = calloc((size_t)ntasks, sizeof *series);
@@ -796,7 +877,10 @@ int main(int argc, char **argv) {
         printf("\n");
     else if (c.series)
         show_progress(&c, true);
-    if (stop_flag) printf("interrupted: %d trials measured and saved\n", done - c.run_start);
+    if (stop_flag) {
+        printf("interrupted: %d trials measured and saved\n", done - c.run_start);
+        rc = 130; /* as a shell reports a command ended by SIGINT: scripts can tell */
+    }
     double elapsed = rt_now() - c.t0;
     if (ntasks == 1) {
         const series_t *s = &series[0];

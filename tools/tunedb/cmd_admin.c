@@ -3,6 +3,7 @@
  * export, import, prune, and stats.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ static int parse(tunedb_globals *g, int argc, char **argv, const char *help, lon
         case O_DB: g->db_path = optarg; break;
         case O_KEEP:
             if (!keep) goto bad;
-            if (!tunedb_parse_int(argv[0], "--keep", optarg, 0, keep)) return TDB_EXIT_USAGE;
+            if (!tunedb_parse_int(argv[0], "--keep", optarg, 0, INT_MAX, keep)) return TDB_EXIT_USAGE;
             break;
         case 'h': fputs(help, stdout); return TDB_EXIT_OK;
         default: goto bad;

@@ -2,6 +2,7 @@
  * tools/tunedb/cmd_query.c — the read-only subcommands: list, best, show,
  * history, and apply (build the best schedule and check it).
  */
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -48,7 +49,7 @@ static int parse(tunedb_globals *g, int argc, char **argv, const char *help, qop
         case O_CSV: q->csv = true; break;
         case 'k':
         case O_K:
-            if (!tunedb_parse_int(argv[0], "-k", optarg, 1, &q->k)) return TDB_EXIT_USAGE;
+            if (!tunedb_parse_int(argv[0], "-k", optarg, 1, INT_MAX, &q->k)) return TDB_EXIT_USAGE;
             break;
         case 'h': fputs(help, stdout); return TDB_EXIT_OK;
         default:
@@ -259,7 +260,7 @@ int tunedb_cmd_show(tunedb_globals *g, int argc, char **argv) {
         return TDB_EXIT_USAGE;
     }
     long long id;
-    if (!tunedb_parse_int("show", "record id", argv[pos], 1, &id)) return TDB_EXIT_USAGE;
+    if (!tunedb_parse_int("show", "record id", argv[pos], 1, LLONG_MAX, &id)) return TDB_EXIT_USAGE;
     tdb_db *db = tunedb_open(g, true);
     if (!db) return TDB_EXIT_FAIL;
     tdb_record r;

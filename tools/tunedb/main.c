@@ -59,12 +59,14 @@ void tunedb_error(const char *cmd, const char *fmt, ...) {
 }
 
 bool tunedb_parse_int(const char *cmd, const char *opt, const char *text, long long lo,
-                      long long *out) {
+                      long long hi, long long *out) {
     char *end;
     errno = 0;
     long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < lo) {
-        tunedb_error(cmd, "%s '%s' must be an integer >= %lld", opt, text, lo);
+    /* hi: the callee's own limit (an int's), so that nothing wraps:
+     * --keep 4294967296 was read as 0 and pruned every record. */
+    if (errno || end == text || *end || v < lo || v > hi) {
+        tunedb_error(cmd, "%s '%s' must be an integer from %lld to %lld", opt, text, lo, hi);
         return false;
     }
     *out = v;

@@ -40,8 +40,9 @@ void tunedb_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Parses a non-negative integer option value; false after printing why. */
+/* Parses an integer option value in [lo, hi]; false after printing why. */
 bool tunedb_parse_int(const char *cmd, const char *opt, const char *text, long long lo,
+                      long long hi,
                       long long *out);
 
 #endif
