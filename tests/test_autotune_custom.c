@@ -9,15 +9,20 @@
  * differ are not; plugins (tune_load_plugin): a missing file, a file that
  * is no library, no entry point and a failing entry point are refused
  * naming the file, and a plugin's operator tunes (its runners load it
- * too).
+ * too); tune_task_db / tune_tasks_db: tuning into a database in one call
+ * (records, first steps, warm start, model stored, re-timing, resume,
+ * several keys through the task scheduler, and the best applied back with
+ * tdb_apply_best), and its errors.
  */
 #include <libgen.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "testutil.h"
 #include "loom/autotune.h"
+#include "loom/cost_model.h"
 #include "loom/tuning_db.h"
 
 #define M 16
@@ -260,6 +265,181 @@ static void test_every_trial_failed(void **st) {
     recorder_free(&rec);
 }
 
+/* The events of a run into a database, in order. */
+typedef struct {
+    int n;
+    tune_db_event ev[256];
+    int task[256];
+    int round_trials;
+} event_log;
+
+static void on_event(void *user, const tune_db_report *r) {
+    event_log *l = user;
+    if (l->n < 256) l->ev[l->n] = r->event, l->task[l->n++] = r->task;
+    if (r->event == TUNE_DB_ROUND) l->round_trials += r->trials;
+    assert_non_null(r->summary);
+    if (r->event == TUNE_DB_TRIAL) assert_non_null(r->result);
+    if (r->event == TUNE_DB_WARNING) print_message("warning: %s\n", r->message);
+}
+
+static int count_events(const event_log *l, tune_db_event ev) {
+    int c = 0;
+    for (int i = 0; i < l->n; i++) c += l->ev[i] == ev;
+    return c;
+}
+
+static tune_db_options dbopts(int trials, event_log *log, const cm_params *cp) {
+    tune_db_options o;
+    memset(&o, 0, sizeof o);
+    o.tune.trials = trials;
+    o.tune.per_round = 3;
+    o.tune.population = 32;
+    o.tune.generations = 1;
+    o.tune.seed = 5;
+    o.tune.measure.threads = 2;
+    o.tune.measure.build_timeout = 20;
+    o.tune.measure.run_timeout = 2;
+    o.tune.measure.repeat = 2;
+    o.tune.measure.num_threads = 1;
+    o.tune.user = log;
+    o.on_event = on_event;
+    o.cost_params = cp;
+    o.retime = 3;
+    return o;
+}
+
+static void test_task_db(void **st) {
+    (void)st;
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/loom_tunedb_%d.db", (int)getpid());
+    unlink(path);
+    tdb_db *db = tdb_open(path, NULL, NULL);
+    assert_non_null(db);
+    cm_params cp;
+    cm_params_default(&cp);
+    cp.num_warmup_samples = 4; /* trained (and stored) after this short run */
+    char *hand = hand_log(), *err = NULL;
+    event_log log = {0};
+    tune_db_options o = dbopts(6, &log, &cp);
+    o.tune.first_steps_json = hand;
+    tune_db_summary sum;
+    assert_int_equal(tune_task_db(db, KEY, "llvm", &o, &sum, &err), 0);
+    char *host = tdb_host_target();
+    assert_string_equal(sum.target_key, host);
+    assert_int_equal(sum.ntasks, 1);
+    const tune_db_task *t = &sum.tasks[0];
+    assert_int_equal(sum.done, 6);
+    assert_int_equal(t->trials, 6);
+    assert_int_equal(t->measured, 6);
+    assert_true(t->best_trial >= 1 && t->best_s > 0 && t->best_gflops > 0);
+    assert_true(t->reach95 >= 1 && t->reach95 <= t->best_trial);
+    assert_non_null(t->best_steps_json);
+    tu_assert_msg_has(t->first_steps_note, "could not seed");
+    assert_true(t->flops == 2.0 * M * N * K);
+    /* every trial is in the database, the hand schedule first */
+    tdb_history_point *h = NULL;
+    assert_int_equal(tdb_history(db, KEY, host, &h), 6);
+    tdb_record r0;
+    assert_int_equal(tdb_get_record(db, h[0].record_id, &r0), 1);
+    assert_string_equal(r0.steps_json, hand);
+    tdb_record_clear(&r0);
+    free(h);
+    /* re-timed: the database's best is a re-timed record */
+    assert_true(t->retimed >= 2);
+    tdb_record *best = NULL;
+    assert_int_equal(tdb_best(db, KEY, host, 1, &best), 1);
+    assert_int_equal(best[0].id, t->retime_best_id);
+    assert_false(isnan(best[0].retimed_latency));
+    tdb_records_free(best, 1);
+    /* the trained model was stored */
+    void *blob = NULL;
+    size_t blen = 0;
+    char *fmt = NULL;
+    assert_int_equal(tdb_get_cost_model(db, host, &blob, &blen, &fmt), 1);
+    free(blob), free(fmt);
+    /* the events, in order */
+    assert_int_equal(log.ev[0], TUNE_DB_STARTED);
+    assert_int_equal(count_events(&log, TUNE_DB_ROUND), 1);
+    assert_int_equal(log.round_trials, 6);
+    assert_int_equal(count_events(&log, TUNE_DB_TRIAL), 6);
+    assert_int_equal(count_events(&log, TUNE_DB_SEARCHED), 1);
+    assert_int_equal(log.ev[log.n - 1], TUNE_DB_RETIMED);
+    tune_db_summary_free(&sum);
+
+    /* Resume: the stored trials count and are not measured again; the
+     * model starts from the database's records (warm start). */
+    memset(&log, 0, sizeof log);
+    o = dbopts(8, &log, &cp);
+    o.resume = true;
+    o.retime = 1;
+    assert_int_equal(tune_task_db(db, KEY, "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.resumed, 6);
+    assert_int_equal(sum.tasks[0].resumed, 6);
+    assert_int_equal(sum.tasks[0].measured, 2);
+    assert_int_equal(sum.tasks[0].trials, 8);
+    assert_true(sum.warm.trained);
+    assert_int_equal(count_events(&log, TUNE_DB_RETIMED), 0);
+    tdb_record *all = NULL;
+    int nall = tdb_best(db, KEY, host, 100, &all);
+    assert_int_equal(nall, 8);
+    for (int i = 0; i < nall; i++)
+        for (int j = i + 1; j < nall; j++) assert_string_not_equal(all[i].steps_json, all[j].steps_json);
+    tdb_records_free(all, nall);
+    tune_db_summary_free(&sum);
+
+    /* Applied back from the database. */
+    te_ctx *ctx = te_ctx_new();
+    tdb_apply_info info;
+    rt_module *m = tdb_apply_best(db, ctx, KEY, host, &info);
+    assert_non_null(m);
+    assert_false(info.fallback);
+    assert_int_equal(info.nargs, 4);
+    rt_module_free(m);
+    te_ctx_free(ctx);
+
+    /* Two keys share the budget round by round. */
+    memset(&log, 0, sizeof log);
+    o = dbopts(6, &log, NULL);
+    o.model = TUNE_DB_MODEL_NONE;
+    o.retime = 1;
+    const char *keys[] = {KEY, "matmul(M=16,N=16,K=16,transpose_a=0,transpose_b=0,dtype=float32)"};
+    assert_int_equal(tune_tasks_db(db, 2, keys, "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.done, 6);
+    assert_int_equal(sum.resumed, 0);
+    assert_int_equal(sum.tasks[0].measured + sum.tasks[1].measured, 6);
+    assert_true(sum.tasks[0].rounds >= 1 && sum.tasks[1].rounds >= 1);
+    assert_true(sum.tasks[1].best_trial >= 1);
+    assert_int_equal(count_events(&log, TUNE_DB_ROUND), sum.tasks[0].rounds + sum.tasks[1].rounds);
+    tune_db_summary_free(&sum);
+
+    /* Errors, each before anything is measured. */
+    memset(&log, 0, sizeof log);
+    o = dbopts(2, &log, NULL);
+    assert_int_equal(tune_task_db(db, KEY, "tpu", &o, &sum, &err), -1);
+    tu_assert_msg_has(err, "unknown target 'tpu'");
+    free(err);
+    tune_db_summary_free(&sum);
+    assert_int_equal(tune_task_db(db, "user.nothing(M=1)", "llvm", &o, &sum, &err), -1);
+    tu_assert_msg_has(err, "user.nothing(M=1)", "has no builder");
+    free(err);
+    tune_db_summary_free(&sum);
+    o.tune.first_steps_json = hand;
+    assert_int_equal(tune_tasks_db(db, 2, keys, "llvm", &o, &sum, &err), -1);
+    tu_assert_msg_has(err, "first_steps_json", "one workload");
+    free(err);
+    tune_db_summary_free(&sum);
+    o.tune.first_steps_json = NULL;
+    o.tune.trials = 0;
+    assert_int_equal(tune_task_db(db, KEY, "llvm", &o, &sum, &err), -1);
+    tu_assert_msg_has(err, "trials must be positive");
+    free(err);
+    tune_db_summary_free(&sum);
+    assert_int_equal(log.n, 0);
+    free(hand), free(host);
+    tdb_close(db);
+    unlink(path);
+}
+
 static char bindir[4096];
 
 static void plugin_path(char *out, size_t n, const char *variant) {
@@ -325,6 +505,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_first_steps),
         cmocka_unit_test(test_every_trial_failed),
         cmocka_unit_test(test_plugins),
+        cmocka_unit_test(test_task_db),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -741,6 +741,173 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char 
                           const cm_params *params, int *task_ids, tune_warm_info *info,
                           char **err);
 
+/* ------------------------------------------------------------------ */
+/* Tuning into a database: what the `autotune` command does            */
+/* ------------------------------------------------------------------ */
+
+/* The record key of a tuning target: "llvm" -> the host's
+ * (tdb_host_target, "llvm -mcpu=NAME"); "llvm -mcpu=..." as given; a
+ * CUDA target ("cuda", "cuda -arch=...") -> GPU 0's (tdb_cuda_target,
+ * "cuda sm_90 NVIDIA H100 80GB HBM3"). Returns it malloc'd, or NULL with
+ * a malloc'd message in *err (err may be NULL): an unknown target
+ * ("unknown target 'tpu' (known: llvm, cuda)"), or a CUDA target where no
+ * device is available. */
+char *tune_target_key(const char *target, char **err);
+
+/* The cost model of a run of tune_task_db / tune_tasks_db. */
+typedef enum {
+    /* XGBoost (cost_model.h), warm-started from the database's records of
+     * the target (tune_warm_start: every workload's records, or the stored
+     * model blob when they are too few), retrained after every round, and
+     * stored back in the database at the end (tdb_put_cost_model) when
+     * trained. */
+    TUNE_DB_MODEL_WARM = 0,
+    /* No model: each round measures programs of random annotation. */
+    TUNE_DB_MODEL_NONE,
+    /* The evolutionary search ranked by an untrained model's random
+     * scores (Ansor's RandomModel; no warm start, nothing stored). */
+    TUNE_DB_MODEL_RANDOM
+} tune_db_model;
+
+/* What a run reports as it goes (tune_db_options.on_event). */
+typedef enum {
+    TUNE_DB_STARTED,  /* set up (workloads committed, model made, stored
+                         trials counted); nothing measured yet */
+    TUNE_DB_ROUND,    /* a round of task `task` starts: `trials` trials */
+    TUNE_DB_TRIAL,    /* trial `result` of task `task` was committed */
+    TUNE_DB_PROGRESS, /* a round ended */
+    TUNE_DB_SEARCHED, /* the search ended (budget, exhausted space, stop
+                         request or error); the re-timing follows */
+    TUNE_DB_RETIMED,  /* task `task`'s best programs were re-timed: its
+                         summary's retime fields are set */
+    TUNE_DB_WARNING   /* `message`: a record that could not be committed,
+                         a re-timing that failed; the run goes on */
+} tune_db_event;
+
+typedef struct tune_db_summary tune_db_summary;
+
+typedef struct {
+    tune_db_event event;
+    int task;                 /* index into the keys (0 for tune_task_db) */
+    int trials;               /* TUNE_DB_ROUND: trials of the round */
+    const tune_result *result;/* TUNE_DB_TRIAL: the trial (this call's numbering) */
+    const char *message;      /* TUNE_DB_WARNING: one line, "autotune: ..." */
+    const tune_db_summary *summary; /* the figures so far (every event) */
+} tune_db_report;
+
+typedef struct {
+    /* The search, as tune_task takes it: trials is the budget of the whole
+     * run (for several keys: of all of them together); per_round,
+     * population, generations, mutation_prob, eps_greedy, seed, measure,
+     * stop, skip_default, baseline and first_steps_json (one key only) as
+     * documented there; on_record, on_progress, hook_for_trial and
+     * on_population are called as by tune_task, with `user` (on_record
+     * after the record is committed). Set by this call, so left zero:
+     * scorer, nknown, known_steps. nseed: how many of the best stored
+     * programs seed each round (0: 8 with resume, else none). */
+    tune_options tune;
+    /* The trials of (key, target) already in the database seed the search
+     * and enter the figures (best trial, 95% trial); with one key they also
+     * count toward tune.trials. Stored programs are never measured again,
+     * with or without resume. */
+    bool resume;
+    tune_db_model model;
+    /* The cost model's parameters (NULL: cm_params_default with seed
+     * tune.seed). Whatever they say, the model predicts on one thread
+     * (the search calls it from each of its workers, and XGBoost's
+     * OpenMP teams would spin between calls, taking the cores from the
+     * lowering) and trains on every core (between rounds, when nothing
+     * else runs). */
+    const cm_params *cost_params;
+    /* After the search, the `retime` best distinct programs of each key
+     * with a valid trial (the database's best, then the best by first
+     * timing, and the operator's default schedule) are timed again side
+     * by side in 5 rounds (tune_retime) and the re-timings stored
+     * (tdb_commit_retime), so that the database ranks programs timed
+     * under different loads on equal terms. 0: 8; 1 or less: none.
+     * Skipped after a stop request. */
+    int retime;
+    /* Called for every event (may be NULL), with `user` (tune.user). */
+    void (*on_event)(void *user, const tune_db_report *r);
+} tune_db_options;
+
+/* One key's figures. Trials are counted in the key's series: the stored
+ * ones first (with resume), then this run's. */
+typedef struct {
+    const char *key;       /* borrowed from the caller */
+    double flops;          /* FLOP of one call (0: unknown) */
+    int resumed;           /* stored trials counted (resume) */
+    int trials;            /* resumed + measured */
+    int measured, valid;   /* in this run */
+    int rounds;            /* rounds the task scheduler gave it */
+    int best_trial;        /* 1-based in the series; 0: no valid trial */
+    double best_s;         /* its median latency, seconds (0: none) */
+    double best_gflops;
+    int reach95;           /* first trial at 95% of the best GFLOP/s
+                              (tdb_history_reach); 0: none */
+    char *best_steps_json; /* this run's best log (malloc'd; NULL: none) */
+    char first_steps_note[320]; /* tune_summary's, from the first round */
+    /* Re-timing (TUNE_DB_RETIMED): programs re-timed and stored (0: none),
+     * seconds it took, and the database's best afterwards: its record id,
+     * fastest re-timed latency and first-timed median (seconds). */
+    int retimed;
+    double retime_s;
+    int64_t retime_best_id;
+    double retime_best_s, retime_best_median;
+} tune_db_task;
+
+struct tune_db_summary {
+    char *target_key;      /* the records' target key (tune_target_key; malloc'd) */
+    int ntasks;
+    tune_db_task *tasks;   /* one per key (malloc'd) */
+    int done;              /* trials toward the budget (resumed included
+                              with one key) */
+    int total;             /* the budget, tune.trials */
+    int resumed;           /* of done: found stored */
+    tune_warm_info warm;   /* TUNE_DB_MODEL_WARM: what the warm start did */
+    double seconds;        /* wall time */
+    /* Where the wall time went over all keys (tune_summary's). */
+    double search_s, build_s, run_s, train_s;
+    bool stopped;          /* by *tune.stop or on_record */
+    int commit_errors;     /* records that could not be committed */
+};
+
+/* Frees what a summary holds (not the struct); NULL is a no-op. */
+void tune_db_summary_free(tune_db_summary *s);
+
+/* Tunes workload `key` (an ops registry key, or a key a registered
+ * builder knows) on `target` ("llvm", "llvm -mcpu=...", "cuda") and
+ * commits every measured trial to db as it arrives, under the record key
+ * tune_target_key(target): what `autotune --op OP --shape S --db FILE`
+ * does. In order: the key's workload is committed (tdb_commit_workload_key)
+ * and checked to fit in memory (tune_check_fits); the model is made
+ * (o->model; the warm start trains it on db's records); the stored
+ * programs of (key, target) are read (never measured again; with resume
+ * they count and seed); tune_task runs (the default schedule or
+ * o->tune.first_steps_json first) with every record committed before
+ * on_record sees it; the best programs are re-timed (o->retime); the
+ * trained model is stored. o may not be NULL; o->tune.trials > 0.
+ * Returns 0 with *out filled (free with tune_db_summary_free, also after
+ * -1), or -1 with a malloc'd message in *err (err may be NULL): a bad
+ * target, a workload that does not build or fit, a database error before
+ * the search, tune_task's errors (every trial failed alike, no runner),
+ * or more than 3 records that could not be committed (each reported as a
+ * TUNE_DB_WARNING first). A run without any valid trial returns 0 with
+ * out->tasks[0].best_trial == 0. */
+int tune_task_db(tdb_db *db, const char *key, const char *target, const tune_db_options *o,
+                 tune_db_summary *out, char **err);
+
+/* The same for n keys sharing the budget o->tune.trials, round by round
+ * (o->tune.per_round trials each), the next round going to the key the
+ * task scheduler picks (tune_scheduler_pick: gradient-based, with
+ * similarity groups of the keys' operator names, the text before '(',
+ * and FLOP counts; a key whose search has nothing left to measure drops
+ * out); one cost model for all, warm-started with every key
+ * (tune_warm_start). first_steps_json is refused with more than one key.
+ * Returns as tune_task_db, out->tasks[i] for keys[i]. */
+int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target,
+                  const tune_db_options *o, tune_db_summary *out, char **err);
+
 /* Leave-one-workload-out evaluation of the cost model (issue 6 part 4). */
 typedef struct {
     char *key;            /* the held-out workload (malloc'd) */

@@ -1,0 +1,451 @@
+/*
+ * autotune/tune_db.c — tuning into a database (tune_task_db,
+ * tune_tasks_db): what the `autotune` command does for its keys, as one
+ * library call. The workloads and every measured record go to the
+ * database as they come; the cost model is warm-started from its records
+ * and stored back; programs stored before are never measured again and,
+ * on resume, seed the search; several keys share the budget round by
+ * round through the task scheduler; the best programs are re-timed at the
+ * end (tune_db_retime.c).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/tune_db_internal.h"
+#include "loom/runtime.h"
+
+char *tune_target_key(const char *target, char **err) {
+    if (err) *err = NULL;
+    char *key = NULL;
+    if (target && tune_target_is_cuda(target)) {
+        if (!rt_cuda_available()) {
+            if (err)
+                *err = tune__strdupf("autotune: target '%s': no CUDA device is available here "
+                                     "(%s); tune on the host CPU with target llvm",
+                                     target, rt_last_error());
+            return NULL;
+        }
+        key = tdb_cuda_target(0);
+        if (!key && err) *err = tune__strdupf("autotune: target '%s': %s", target, rt_last_error());
+        return key;
+    }
+    if (!target || strncmp(target, "llvm", 4) || (target[4] && target[4] != ' ')) {
+        if (err) *err = tune__strdupf("autotune: unknown target '%s' (known: llvm, cuda)",
+                                      target ? target : "(null)");
+        return NULL;
+    }
+    key = !strncmp(target, "llvm -", 6) ? strdup(target) : tdb_host_target();
+    if (!key && err) *err = tune__strdupf("autotune: out of memory");
+    return key;
+}
+
+void tune_db_summary_free(tune_db_summary *s) {
+    if (!s) return;
+    for (int i = 0; s->tasks && i < s->ntasks; i++) free(s->tasks[i].best_steps_json);
+    free(s->tasks);
+    free(s->target_key);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- reporting ---- */
+
+static void report(tune__db_run *run, tune_db_event ev, int task, int trials,
+                   const tune_result *res, const char *msg) {
+    if (!run->o->on_event) return;
+    tune_db_report r = {ev, task, trials, res, msg, run->out};
+    run->o->on_event(run->o->tune.user, &r);
+}
+
+void tune__db_warn(tune__db_run *run, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
+    va_end(ap);
+    report(run, TUNE_DB_WARNING, run->cur, 0, NULL, msg ? msg : "autotune: out of memory");
+    free(msg);
+}
+
+/* ---- a key's series: the figures of the closing line ---- */
+
+static void series_add(tune__series *s, tune_db_task *t, double latency) {
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        tdb_history_point *np = realloc(s->pts, sizeof *np * (size_t)cap);
+        if (!np) return; /* the figures lose this trial; the record is saved */
+        s->pts = np;
+        s->cap = cap;
+    }
+    double best = s->best_at >= 0 ? s->pts[s->best_at].latency : NAN;
+    if (!isnan(latency) && (isnan(best) || latency < best)) {
+        s->best_at = s->n;
+        best = latency;
+    }
+    s->pts[s->n] = (tdb_history_point){s->n + 1, 0, latency, best};
+    s->n++;
+    t->trials = s->n;
+    if (s->best_at >= 0) {
+        t->best_trial = s->best_at + 1;
+        t->best_s = best;
+        t->best_gflops = t->flops > 0 ? t->flops / best * 1e-9 : 0;
+    }
+}
+
+/* ---- tune_task's callbacks, wrapped ---- */
+
+static int on_record(void *user, const tune_result *r) {
+    tune__db_run *run = user;
+    const tune_db_options *o = run->o;
+    tune_db_task *t = &run->out->tasks[run->cur];
+    tdb_record_in in;
+    memset(&in, 0, sizeof in);
+    in.workload_key = t->key;
+    in.target = run->out->target_key;
+    in.steps_json = r->steps_json;
+    in.nlatencies = r->error_code ? 0 : r->nlatencies;
+    in.latencies = r->latencies;
+    in.error_code = r->error_code;
+    in.error_msg = r->error_msg;
+    int stop = 0;
+    if (tdb_commit_record(run->db, &in) < 0) {
+        free(run->commit_error);
+        run->commit_error =
+            tune__strdupf("autotune: cannot commit trial %d: %s", r->trial, tdb_errmsg(run->db));
+        report(run, TUNE_DB_WARNING, run->cur, 0, NULL, run->commit_error);
+        /* A few lost records are survivable; a database that refuses
+         * every write is not. */
+        if (++run->out->commit_errors > 3) stop = 1;
+    }
+    /* The median: the statistic the database ranks "best" by. */
+    series_add(&run->series[run->cur], t, r->error_code || !(r->median > 0) ? NAN : r->median);
+    t->measured++;
+    t->valid += !r->error_code;
+    run->out->done++;
+    if (o->tune.on_record && o->tune.on_record(o->tune.user, r)) stop = 1;
+    report(run, TUNE_DB_TRIAL, run->cur, 0, r, NULL);
+    return stop;
+}
+
+static void on_progress(void *user, int done, int total, double best_s, double gflops) {
+    tune__db_run *run = user;
+    if (run->o->tune.on_progress) run->o->tune.on_progress(run->o->tune.user, done, total, best_s, gflops);
+    report(run, TUNE_DB_PROGRESS, run->cur, 0, NULL, NULL);
+}
+
+static int hook_for_trial(void *user, int trial) {
+    tune__db_run *run = user;
+    return run->o->tune.hook_for_trial(run->o->tune.user, run->call_measured + trial);
+}
+
+static void on_population(void *user, int n, const tune_program *progs) {
+    tune__db_run *run = user;
+    run->o->tune.on_population(run->o->tune.user, n, progs);
+}
+
+/* ---- setting up ---- */
+
+/* The stored logs of (key, target), best first (malloc'd array of
+ * malloc'd strings; *n of them). */
+static char **stored_logs(tdb_db *db, const char *key, const char *tkey, int *n) {
+    tdb_record *r = NULL;
+    int nr = tdb_best(db, key, tkey, 1 << 20, &r);
+    if (nr < 0) nr = 0;
+    char **logs = calloc((size_t)nr + 1, sizeof *logs);
+    for (int i = 0; logs && i < nr; i++) logs[i] = strdup(r[i].steps_json);
+    tdb_records_free(r, nr);
+    *n = logs ? nr : 0;
+    return logs;
+}
+
+static void free_logs(char **logs, int n) {
+    for (int i = 0; logs && i < n; i++) free(logs[i]);
+    free(logs);
+}
+
+/* The keys' FLOP counts, the memory check, and the workloads committed. */
+static int setup_keys(tune__db_run *run, int n, const char *const *keys, char **err) {
+    for (int i = 0; i < n; i++) {
+        tune_db_task *t = &run->out->tasks[i];
+        t->key = keys[i];
+        if (tune_check_fits(keys[i], err)) return -1;
+        te_ctx *ctx = te_ctx_new();
+        tune_workload w;
+        if (ctx && tune_build_workload(ctx, keys[i], &w) == 0) t->flops = w.flops;
+        te_ctx_free(ctx);
+        if (tdb_commit_workload_key(run->db, keys[i]) < 0) {
+            if (err)
+                *err = tune__strdupf("autotune: cannot write to the database: %s",
+                                     tdb_errmsg(run->db));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The run's cost model (NULL for none; *err set when it cannot be made). */
+static cm_model *make_model(tune__db_run *run, int n, const char *const *keys, int *model_task,
+                            char **err) {
+    const tune_db_options *o = run->o;
+    cm_params cp;
+    if (o->cost_params) {
+        cp = *o->cost_params;
+    } else {
+        cm_params_default(&cp);
+        cp.seed = o->tune.seed ? o->tune.seed : 1;
+    }
+    /* XGBoost predicts on one thread: the search calls it from each of
+     * its workers, and OpenMP teams inside them spin between calls and
+     * take the cores from the lowering (a round's search: 35 s with them,
+     * 8 s without, on 2 cores). Training runs between rounds, when no
+     * search, build or kernel does, and takes every core. */
+    cp.nthread = 1;
+    cp.train_nthread = tune__num_cores();
+    cm_model *m = NULL;
+    if (o->model == TUNE_DB_MODEL_NONE) return NULL;
+    if (o->model == TUNE_DB_MODEL_RANDOM) {
+        /* Never updated (scorer.update stays NULL), it stays untrained and
+         * predicts at random from cp.seed: no warm start, nothing saved. */
+        if (!(m = cm_model_new(&cp)) && err) *err = tune__strdupf("autotune: out of memory");
+        return m;
+    }
+    /* Trained on every workload's records of this target before the first
+     * measurement; each key's measurements are then labelled with its own
+     * records (model_task). */
+    m = tune_warm_start(run->db, run->out->target_key, n, keys, &cp, model_task, &run->out->warm,
+                        err);
+    if (!m && err && !*err) *err = tune__strdupf("autotune: cannot create the cost model");
+    return m;
+}
+
+/* The stored trials enter each key's series (resume); with one key they
+ * count toward the budget. */
+static void resume_series(tune__db_run *run) {
+    for (int i = 0; i < run->out->ntasks; i++) {
+        tune_db_task *t = &run->out->tasks[i];
+        tdb_history_point *h = NULL;
+        int nh = tdb_history(run->db, t->key, run->out->target_key, &h);
+        for (int k = 0; k < nh; k++) series_add(&run->series[i], t, h[k].latency);
+        free(h);
+        t->resumed = nh > 0 ? nh : 0;
+    }
+    if (run->out->ntasks == 1) run->out->done = run->out->resumed = run->out->tasks[0].resumed;
+}
+
+/* ---- the search ---- */
+
+/* Per key, for the task scheduler: rounds' best latencies, current best. */
+typedef struct {
+    double *weights, *best, *flops;
+    double **hist;
+    int *nrounds, *groups, *model_task;
+} sched_state;
+
+static void sched_free(sched_state *s, int n) {
+    for (int i = 0; s->hist && i < n; i++) free(s->hist[i]);
+    free(s->weights), free(s->best), free(s->flops), free(s->hist);
+    free(s->nrounds), free(s->groups), free(s->model_task);
+}
+
+static int sched_init(sched_state *s, const tune_db_summary *out) {
+    int n = out->ntasks;
+    memset(s, 0, sizeof *s);
+    s->weights = calloc((size_t)n, sizeof(double));
+    s->best = calloc((size_t)n, sizeof(double));
+    s->flops = calloc((size_t)n, sizeof(double));
+    s->hist = calloc((size_t)n, sizeof(double *));
+    s->nrounds = calloc((size_t)n, sizeof(int));
+    s->groups = calloc((size_t)n, sizeof(int));
+    s->model_task = calloc((size_t)n, sizeof(int));
+    char **ops = calloc((size_t)n, sizeof(char *));
+    int rc = s->weights && s->best && s->flops && s->hist && s->nrounds && s->groups &&
+                     s->model_task && ops ? 0 : -1;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        s->weights[i] = 1;
+        s->flops[i] = out->tasks[i].flops;
+        /* The operator name: the key up to '(' (an ops key's registry name). */
+        const char *k = out->tasks[i].key, *open = strchr(k, '(');
+        if (!(ops[i] = open ? strndup(k, (size_t)(open - k)) : strdup(k))) rc = -1;
+    }
+    if (rc == 0) tune_scheduler_groups(n, (const char *const *)ops, s->flops, s->groups);
+    for (int i = 0; ops && i < n; i++) free(ops[i]);
+    free(ops);
+    return rc;
+}
+
+/* One round of key ti: tune_task with the stored logs known, the run's
+ * callbacks and the model. 0, or -1 with *err. */
+static int round_of(tune__db_run *run, sched_state *ss, cm_model *model, int ti, char **err) {
+    const tune_db_options *o = run->o;
+    tune_db_summary *out = run->out;
+    tune_db_task *t = &out->tasks[ti];
+    int nl = 0;
+    char **logs = stored_logs(run->db, t->key, out->target_key, &nl);
+    tune_options to = o->tune;
+    int left = out->total - out->done;
+    int per_round = o->tune.per_round > 0 ? o->tune.per_round : 64;
+    /* One call for a single key; a round at a time for several. */
+    to.trials = out->ntasks == 1 ? left : left < per_round ? left : per_round;
+    to.seed = o->tune.seed + (uint64_t)out->done;
+    memset(&to.scorer, 0, sizeof to.scorer);
+    if (model) {
+        to.scorer.user = model;
+        to.scorer.task = ss->model_task[ti];
+        to.scorer.predict = cm_scorer_predict;
+        to.scorer.update = o->model == TUNE_DB_MODEL_RANDOM ? NULL : cm_scorer_update;
+    }
+    to.on_record = on_record;
+    to.on_progress = on_progress;
+    to.hook_for_trial = o->tune.hook_for_trial ? hook_for_trial : NULL;
+    to.on_population = o->tune.on_population ? on_population : NULL;
+    to.user = run;
+    to.nknown = nl;
+    to.known_steps = (const char *const *)logs;
+    /* The best stored programs (logs are best first) seed each round. */
+    int nseed = o->tune.nseed > 0 ? o->tune.nseed : o->resume ? 8 : 0;
+    to.nseed = nseed < nl ? nseed : nl;
+    run->cur = ti;
+    run->call_measured = t->measured;
+    int done_before = out->done;
+    report(run, TUNE_DB_ROUND, ti, to.trials, NULL, NULL);
+    tune_summary sum;
+    int rc = tune_task(t->key, run->target, &to, &sum, err);
+    free_logs(logs, nl);
+    out->search_s += sum.search_s, out->build_s += sum.build_s;
+    out->run_s += sum.run_s, out->train_s += sum.train_s;
+    out->stopped |= sum.stopped;
+    if (ss->nrounds[ti] == 0) memcpy(t->first_steps_note, sum.first_steps_note, sizeof sum.first_steps_note);
+    if (rc) {
+        free(sum.best_steps_json);
+        return -1;
+    }
+    if (sum.best_trial && (ss->best[ti] <= 0 || sum.best_s < ss->best[ti])) {
+        ss->best[ti] = sum.best_s;
+        free(t->best_steps_json);
+        t->best_steps_json = sum.best_steps_json;
+        sum.best_steps_json = NULL;
+    }
+    free(sum.best_steps_json);
+    /* A key whose search space is exhausted is not picked again. */
+    if (sum.measured == 0) ss->weights[ti] = 0;
+    double *nh = realloc(ss->hist[ti], sizeof(double) * (size_t)(ss->nrounds[ti] + 1));
+    if (nh) {
+        ss->hist[ti] = nh;
+        ss->hist[ti][ss->nrounds[ti]++] = ss->best[ti];
+    }
+    t->rounds = ss->nrounds[ti];
+    /* The same count, should a record have been missed. */
+    out->done = done_before + sum.measured;
+    return 0;
+}
+
+static bool stop_requested(const tune__db_run *run) {
+    return (run->o->tune.stop && *run->o->tune.stop) || run->out->stopped;
+}
+
+static int search(tune__db_run *run, sched_state *ss, cm_model *model, char **err) {
+    tune_db_summary *out = run->out;
+    int n = out->ntasks;
+    while (out->done < out->total && !stop_requested(run)) {
+        int ti = n == 1 ? 0
+                        : tune_scheduler_pick(n, ss->weights, ss->nrounds,
+                                              (const double *const *)ss->hist, ss->best, ss->flops,
+                                              ss->groups);
+        if (ti < 0 || ss->weights[ti] == 0) break; /* every key's search has run dry */
+        if (round_of(run, ss, model, ti, err)) return -1;
+        if (out->commit_errors > 3) {
+            if (err) *err = run->commit_error ? strdup(run->commit_error) : NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the run ---- */
+
+int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target,
+                  const tune_db_options *o, tune_db_summary *out, char **err) {
+    if (err) *err = NULL;
+    if (!out) return -1;
+    memset(out, 0, sizeof *out);
+    double t0 = rt_now();
+    const char *bad = !db                        ? "no database"
+                      : !o                       ? "no options"
+                      : n < 1 || !keys           ? "no workload key"
+                      : o->tune.trials <= 0      ? "trials must be positive"
+                      : o->tune.nknown || o->tune.known_steps || o->tune.scorer.predict ||
+                              o->tune.scorer.update
+                          ? "tune.scorer, tune.nknown and tune.known_steps are set by the call: "
+                            "leave them zero"
+                      : n > 1 && o->tune.first_steps_json
+                          ? "first_steps_json schedules one workload: tune it with tune_task_db"
+                          : NULL;
+    for (int i = 0; !bad && i < n; i++)
+        if (!keys[i]) bad = "a workload key is NULL";
+    if (bad) {
+        if (err) *err = tune__strdupf("autotune: %s", bad);
+        return -1;
+    }
+    tune__db_run run = {.db = db, .o = o, .out = out};
+    run.target = tune_target_is_cuda(target) ? target : "llvm";
+    out->ntasks = n;
+    out->total = o->tune.trials;
+    out->tasks = calloc((size_t)n, sizeof *out->tasks);
+    run.series = calloc((size_t)n, sizeof *run.series);
+    sched_state ss;
+    memset(&ss, 0, sizeof ss);
+    cm_model *model = NULL;
+    int rc = -1;
+    if (!out->tasks || !run.series) {
+        if (err) *err = tune__strdupf("autotune: out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) run.series[i].best_at = -1;
+    if (!(out->target_key = tune_target_key(target, err)) || setup_keys(&run, n, keys, err))
+        goto done;
+    if (sched_init(&ss, out)) {
+        if (err) *err = tune__strdupf("autotune: out of memory");
+        goto done;
+    }
+    model = make_model(&run, n, keys, ss.model_task, err);
+    if (!model && o->model != TUNE_DB_MODEL_NONE) goto done;
+    if (o->resume) resume_series(&run);
+    report(&run, TUNE_DB_STARTED, 0, 0, NULL, NULL);
+    rc = search(&run, &ss, model, err);
+    out->stopped |= o->tune.stop && *o->tune.stop;
+    for (int i = 0; i < n; i++)
+        out->tasks[i].reach95 = tdb_history_reach(run.series[i].pts, run.series[i].n, 0.95);
+    out->seconds = rt_now() - t0;
+    report(&run, TUNE_DB_SEARCHED, 0, 0, NULL, NULL);
+    int k = o->retime ? o->retime < 64 ? o->retime : 64 : 8;
+    bool measured = out->done > out->resumed;
+    for (int i = 0; rc == 0 && k >= 2 && measured && i < n && !stop_requested(&run); i++) {
+        if (!out->tasks[i].best_trial) continue;
+        run.cur = i;
+        tune__retime_best(&run, i, k);
+        report(&run, TUNE_DB_RETIMED, i, 0, NULL, NULL);
+    }
+    if (model && cm_model_is_trained(model)) {
+        void *blob;
+        size_t len;
+        if (cm_model_save_buffer(model, &blob, &len) == 0) {
+            if (tdb_put_cost_model(db, out->target_key, CM_BLOB_FORMAT, blob, len))
+                tune__db_warn(&run, "autotune: cannot store the cost model: %s", tdb_errmsg(db));
+            free(blob);
+        }
+    }
+    out->seconds = rt_now() - t0;
+done:
+    cm_model_free(model);
+    sched_free(&ss, n);
+    for (int i = 0; run.series && i < n; i++) free(run.series[i].pts);
+    free(run.series);
+    free(run.commit_error);
+    return rc;
+}
+
+int tune_task_db(tdb_db *db, const char *key, const char *target, const tune_db_options *o,
+                 tune_db_summary *out, char **err) {
+    return tune_tasks_db(db, 1, &key, target, o, out, err);
+}
