@@ -105,7 +105,10 @@ typedef struct {
  * not exist), the file is not a SQLite database or is corrupted, its
  * schema version is newer than TDB_SCHEMA_VERSION ("... was written by a
  * newer Loom: schema version 7, this build ... reads up to version 3"), or
- * (read-only) older than version 2. A version-2 file opened read-only is
+ * (read-only) older than version 2, or (read-write) the file exists but this
+ * process may not write it ("tuning db 'x.db' is read-only (file mode
+ * 0444): cannot write records; ..."), so that a tuner learns it before
+ * measuring rather than at its first commit. A version-2 file opened read-only is
  * read as it is, the medians computed on the fly. Several processes may open and create one file at
  * once: a lock held by another is waited for up to the busy timeout. */
 tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err);
