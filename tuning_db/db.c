@@ -223,6 +223,15 @@ tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
             return NULL;
         }
     }
+    if (version < 0) {
+        /* Loom never writes one; migrating from it would fail without a
+         * reason (its version reads as an error). */
+        tdb__err(db, "open: tuning db '%s' has schema version %d: not a Loom database, or a "
+                     "corrupted one",
+                 path, version);
+        fail_open(db, err);
+        return NULL;
+    }
     if (version > TDB_SCHEMA_VERSION) {
         tdb__err(db,
                  "open: tuning db '%s' was written by a newer Loom: schema version %d, this "
