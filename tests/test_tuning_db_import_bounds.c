@@ -16,6 +16,10 @@
 
 #define TGT "llvm -mcpu=test_bounds"
 
+/* tuning_db sits below autotune and keeps its own copy of the bound. */
+_Static_assert(TDB_ERROR_CODE_MAX == TUNE_ERR_UNKNOWN,
+               "import's error codes are the tuner's: 0..TUNE_ERR_UNKNOWN");
+
 static char dir[64], dbp[128];
 static char *k32, *k128; /* matmul 32^3 (65,536 FLOP) and 128^3 (4,194,304 FLOP) */
 static char *log32, *log128;
