@@ -119,10 +119,10 @@ def main():
             tool, args = "tunedb", tunedb_args(rng, db)
         else:
             tool, args = "autotune", autotune_args(rng, db, suite)
-        cmd = [os.path.join(a.build, tool)] + args
+        cmd = [os.path.join(os.path.abspath(a.build), tool)] + args
         t0 = time.time()
         try:
-            p = subprocess.run(cmd, capture_output=True, timeout=a.limit, env=env,
+            p = subprocess.run(cmd, capture_output=True, timeout=a.limit, env=env, cwd=tmp,
                                stdin=subprocess.DEVNULL)
             rc, out = p.returncode, (p.stdout + p.stderr).decode("utf-8", "replace")
         except subprocess.TimeoutExpired as e:

@@ -1,12 +1,39 @@
 #!/usr/bin/env bash
-# Installs the build into a temporary prefix and builds a small program
-# against it twice: with pkg-config and with find_package(loom). The
-# program prints the host CPU LLVM detects. Usage: install_check.sh BUILD_DIR
+# Installs the build into a temporary prefix, runs the installed programs
+# from there, and builds a small program against it twice: with pkg-config
+# and with find_package(loom). The program prints the host CPU LLVM
+# detects. Usage: install_check.sh BUILD_DIR
 set -euo pipefail
 build=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" > /dev/null
+
+# The programs start from a prefix the loader does not search (their
+# RUNPATH names the lib directory beside them), with no LD_LIBRARY_PATH,
+# and load the installed libloom, not the build tree's.
+for tool in autotune tunedb; do
+    if [ ! -x "$tmp/prefix/bin/$tool" ]; then
+        echo "install check: $tool is not installed in $tmp/prefix/bin" >&2
+        exit 1
+    fi
+    lib=$(env -u LD_LIBRARY_PATH ldd "$tmp/prefix/bin/$tool" | awk '/libloom/ {print $3}')
+    case "$lib" in
+    "$tmp/prefix/"*) ;;
+    *) echo "install check: installed $tool loads libloom from '$lib', not from $tmp/prefix" >&2
+       exit 1 ;;
+    esac
+    env -u LD_LIBRARY_PATH "$tmp/prefix/bin/$tool" --help > "$tmp/help.txt"
+    grep -q "usage: $tool" "$tmp/help.txt"
+done
+# A real run: two trials measured by the runner (the installed autotune
+# again), stored, then read back by the installed tunedb.
+env -u LD_LIBRARY_PATH -u LOOM_TUNEDB "$tmp/prefix/bin/autotune" --op matmul --shape M=8,N=8,K=8 \
+    --trials 2 --no-model --db "$tmp/t.db" > "$tmp/run.txt" 2>&1 ||
+    { cat "$tmp/run.txt" >&2; exit 1; }
+env -u LD_LIBRARY_PATH -u LOOM_TUNEDB "$tmp/prefix/bin/tunedb" --db "$tmp/t.db" stats > "$tmp/stats.txt"
+grep -q "records         2 (0 failed)" "$tmp/stats.txt" ||
+    { cat "$tmp/run.txt" "$tmp/stats.txt" >&2; exit 1; }
 cat > "$tmp/use.c" <<'C'
 #include <loom/loom.h>
 #include <stdio.h>
@@ -37,4 +64,4 @@ CM
 cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" > /dev/null
 cmake --build "$tmp/cm/b" > /dev/null
 "$tmp/cm/b/use_cm"
-echo "install check: pkg-config and find_package(loom) both build and run"
+echo "install check: autotune and tunedb run from the prefix; pkg-config and find_package(loom) both build and run"

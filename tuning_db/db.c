@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tuning_db/tdb_internal.h"
@@ -149,6 +150,29 @@ static void fail_open(tdb_db *db, char **err) {
     tdb_close(db);
 }
 
+/* SQLite opens a file it may not write read-only without saying so
+ * (unixOpen retries O_RDONLY), and BEGIN IMMEDIATE then quietly becomes a
+ * read transaction: the first INSERT is where it would show, after a
+ * tuner had measured its candidates. sqlite3_db_readonly is SQLite's own
+ * answer, right after the open; the file's mode only words the message. */
+static void refuse_readonly(tdb_db *db) {
+    struct stat st;
+    char why[160] = "";
+    if (stat(db->path, &st) == 0) {
+        if (!(st.st_mode & 0222))
+            snprintf(why, sizeof why, " (file mode %04o)", (unsigned)(st.st_mode & 07777));
+        else
+            snprintf(why, sizeof why,
+                     " (file mode %04o, owner uid %u, this process uid %u; or a read-only "
+                     "file system)",
+                     (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid, (unsigned)geteuid());
+    }
+    tdb__err(db,
+             "open: tuning db '%s' is read-only%s: cannot write records; make it writable or "
+             "open it read-only",
+             db->path, why);
+}
+
 tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
     if (err) *err = NULL;
     if (!path || !*path) {
@@ -176,6 +200,11 @@ tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
         return NULL;
     }
     sqlite3_extended_result_codes(db->sql, 1);
+    if (!db->readonly && sqlite3_db_readonly(db->sql, "main") == 1) {
+        refuse_readonly(db);
+        fail_open(db, err);
+        return NULL;
+    }
     db->busy_timeout_ms = opts && opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 10000;
     sqlite3_busy_timeout(db->sql, db->busy_timeout_ms);
 
@@ -193,6 +222,15 @@ tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
             fail_open(db, err);
             return NULL;
         }
+    }
+    if (version < 0) {
+        /* Loom never writes one; migrating from it would fail without a
+         * reason (its version reads as an error). */
+        tdb__err(db, "open: tuning db '%s' has schema version %d: not a Loom database, or a "
+                     "corrupted one",
+                 path, version);
+        fail_open(db, err);
+        return NULL;
     }
     if (version > TDB_SCHEMA_VERSION) {
         tdb__err(db,

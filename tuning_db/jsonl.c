@@ -117,12 +117,15 @@ typedef struct {
     char *text;
     size_t len, cap;
     int nbad;
+    FILE *all;         /* every bad line goes here too (NULL: none) */
+    bool write_failed; /* a write to `all` failed */
 } errlist;
 
 #define MAX_LISTED 10
 
 static void errlist_add(errlist *e, long line, const char *msg) {
     e->nbad++;
+    if (e->all && fprintf(e->all, "line %ld: %s\n", line, msg) < 0) e->write_failed = true;
     if (e->nbad > MAX_LISTED) return;
     char item[320];
     int n = snprintf(item, sizeof item, "\n  line %ld: %.280s", line, msg);
@@ -187,8 +190,15 @@ static int import_line(tdb_db *db, const char *line, char *msg, size_t msgsz, bo
         goto done;
     }
     if (!cJSON_IsNumber(ec) || ec->valuedouble != floor(ec->valuedouble) ||
-        fabs(ec->valuedouble) > 1e9) {
+        !isfinite(ec->valuedouble)) {
         snprintf(msg, msgsz, "'error_code' must be an integer");
+        goto done;
+    }
+    if (ec->valuedouble < 0 || ec->valuedouble > TDB_ERROR_CODE_MAX) {
+        snprintf(msg, msgsz,
+                 "'error_code' %.17g is not a tuner error code (0: measured fine, 1..%d: the "
+                 "runner's failures)",
+                 ec->valuedouble, TDB_ERROR_CODE_MAX);
         goto done;
     }
     if (!cJSON_IsNumber(cr) || !(cr->valuedouble > 0) || !isfinite(cr->valuedouble)) {
@@ -244,7 +254,8 @@ static int import_line(tdb_db *db, const char *line, char *msg, size_t msgsz, bo
                          .error_msg = em ? em->valuestring : "",
                          .created = cr->valuedouble,
                          .loom_version = lv ? lv->valuestring : "unknown"};
-    if (tdb__insert_record(db, &rec, true, dup) < 0) goto db_error;
+    if (tdb__check_import(db, &rec) || tdb__insert_record(db, &rec, true, dup) < 0)
+        goto db_error;
     rc = *dup ? 1 : 0;
     goto done;
 db_error:
@@ -262,7 +273,13 @@ done:
 }
 
 int tdb_import_jsonl(tdb_db *db, FILE *in, int64_t *imported, int64_t *skipped) {
+    return tdb_import_jsonl_with(db, in, NULL, imported, skipped);
+}
+
+int tdb_import_jsonl_with(tdb_db *db, FILE *in, tdb_import_options *opts, int64_t *imported,
+                          int64_t *skipped) {
     if (imported) *imported = 0;
+    if (opts) opts->bad_lines = 0;
     if (skipped) *skipped = 0;
     if (!db) return -1;
     if (!in) return tdb__err(db, "import: no input file");
@@ -273,7 +290,7 @@ int tdb_import_jsonl(tdb_db *db, FILE *in, int64_t *imported, int64_t *skipped) 
     ssize_t len;
     long lineno = 0;
     int64_t nimp = 0, nskip = 0;
-    errlist errs = {0};
+    errlist errs = {.all = opts ? opts->errors : NULL};
     char msg[1024];
     while ((len = getline(&line, &cap, in)) >= 0) {
         lineno++;
@@ -293,14 +310,22 @@ int tdb_import_jsonl(tdb_db *db, FILE *in, int64_t *imported, int64_t *skipped) 
     }
     free(line);
     bool read_error = ferror(in);
-    if (errs.nbad || read_error) {
+    if (errs.all && fflush(errs.all)) errs.write_failed = true;
+    if (opts) opts->bad_lines = errs.nbad;
+    if (errs.nbad || read_error || errs.write_failed) {
         tdb__rollback(db);
+        /* The count leads: the list can be cut at the message's size. */
+        char more[64] = "";
+        if (errs.nbad > MAX_LISTED)
+            snprintf(more, sizeof more, " (the first %d listed)", MAX_LISTED);
         if (read_error && !errs.nbad)
             tdb__err(db, "import: cannot read the input (line %ld); nothing imported", lineno + 1);
+        else if (errs.write_failed)
+            tdb__err(db, "import: cannot write the error list (%d bad line%s); nothing imported",
+                     errs.nbad, errs.nbad == 1 ? "" : "s");
         else
-            tdb__err(db, "import: %d bad line%s, nothing imported:%s%s", errs.nbad,
-                     errs.nbad == 1 ? "" : "s", errs.text ? errs.text : "",
-                     errs.nbad > MAX_LISTED ? "\n  ..." : "");
+            tdb__err(db, "import: %d bad line%s, nothing imported%s:%s", errs.nbad,
+                     errs.nbad == 1 ? "" : "s", more, errs.text ? errs.text : "");
         free(errs.text);
         return -1;
     }

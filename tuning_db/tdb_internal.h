@@ -107,6 +107,11 @@ int64_t tdb__insert_workload(tdb_db *db, const char *key, const char *op, const 
                              double flops);
 /* Inserts a target, updating props when not NULL; id or -1. */
 int64_t tdb__insert_target(tdb_db *db, const char *key, const char *props_json);
+/* The bounds an imported record's latencies and step log must keep
+ * (plausible.c; documented in loom/tuning_db.h): -1 with the reason on db
+ * (not prefixed), else 0.
+ * The record's workload must be stored already (its FLOP count is read). */
+int tdb__check_import(tdb_db *db, const tdb_record_in *rec);
 /* A record as a cJSON object in the export form (jsonl.c). */
 cJSON *tdb__record_to_cjson(const tdb_record *r);
 /* A JSON number item that reads back as exactly v (null for inf/nan). */

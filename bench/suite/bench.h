@@ -39,7 +39,8 @@ void bench_peers_set_threads(int threads);
 
 /* The machine's fp32 peak in FLOP/s on `threads` threads, measured with
  * independent FMA chains on the widest vector unit the CPU has (AVX-512,
- * else AVX2+FMA, else SSE multiply-add). */
+ * else AVX2+FMA, else SSE multiply-add): the best of 5 probes of about
+ * 50 ms each, after one discarded probe that lets the clock ramp up. */
 double bench_fp32_peak(int threads);
 
 /* One row of the results. */
@@ -57,6 +58,20 @@ typedef struct {
     bool checked;                   /* Loom and peer both matched the reference */
     const char *error;              /* NULL, or why the row has no numbers */
 } bench_row;
+
+/* The faster of a row's two kernels in FLOP/s (0 when neither was
+ * timed); *is_peer (may be NULL) says whether it is the peer's. */
+double bench_row_fastest(const bench_row *r, bool *is_peer);
+/* The peak to report the rows against (peak_settle.c). No kernel outruns
+ * the machine, so when a row's Loom or peer throughput exceeds `peak`
+ * (FLOP/s), the line naming it goes to log (may be NULL), probe(arg) is
+ * called once more (probe may be NULL) and the larger of the two peaks
+ * kept; every row still above that one becomes an error row (row->error,
+ * malloc'd) naming the kernel and both figures, so that no share of peak
+ * above 100 % is ever printed. Error rows are left alone. Returns the
+ * peak. */
+double bench_settle_peak(bench_row *rows, int n, double peak, double (*probe)(void *), void *arg,
+                         FILE *log);
 
 /* Prints the text table (with the peak's % column). */
 void bench_print_table(FILE *out, const bench_row *rows, int n, double peak, int threads);

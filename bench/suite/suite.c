@@ -301,6 +301,8 @@ done:
     te_ctx_free(ctx);
 }
 
+static double probe_again(void *threads) { return bench_fp32_peak(*(int *)threads); }
+
 int main(int argc, char **argv) {
     /* Idle peer threads spin by default and would steal the cores Loom's
      * next sample runs on: OpenMP's (oneDNN's runtime) until told to be
@@ -357,6 +359,7 @@ int main(int argc, char **argv) {
         bench_one(&o, db, target, name, op, params, &rows[n++]);
     }
     fclose(f);
+    peak = bench_settle_peak(rows, n, peak, probe_again, &o.threads, stderr);
     printf("bench_suite, %s, target %s\n", o.db ? o.db : "no database (default schedules)", target);
     bench_print_table(stdout, rows, n, peak, o.threads);
     int rc = 0;

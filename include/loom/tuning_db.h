@@ -106,7 +106,11 @@ typedef struct {
  * not exist), the file is not a SQLite database or is corrupted, its
  * schema version is newer than TDB_SCHEMA_VERSION ("... was written by a
  * newer Loom: schema version 7, this build ... reads up to version 3"), or
- * (read-only) older than version 2. A version-2 file opened read-only is
+ * (read-only) older than version 2, or negative ("has schema version -3:
+ * not a Loom database, or a corrupted one"), or (read-write) the file exists but this
+ * process may not write it ("tuning db 'x.db' is read-only (file mode
+ * 0444): cannot write records; ..."), so that a tuner learns it before
+ * measuring rather than at its first commit. A version-2 file opened read-only is
  * read as it is, the medians computed on the fly. Several processes may open and create one file at
  * once: a lock held by another is waited for up to the busy timeout. */
 tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err);
@@ -294,13 +298,58 @@ int64_t tdb_prune(tdb_db *db, int keep);
  *  "steps":[...],"latencies":[...],"mean","median","error_code","error_msg",
  *  "loom_version","created"}. Returns the number of records or -1. */
 int64_t tdb_export_jsonl(tdb_db *db, FILE *out);
+/* What an imported record may hold. A file from elsewhere is not
+ * trusted to be sane: one record of an impossible latency would rank best
+ * (and be applied) until a re-timing, so import refuses, per field:
+ *  - error_code outside 0..TDB_ERROR_CODE_MAX (0: measured fine, 1..8:
+ *    the runner's codes, loom/autotune.h tune_error_code);
+ *  - a latency that is not finite, below TDB_IMPORT_MIN_LATENCY_S (a few
+ *    clock cycles: less than any call and timer read cost) or above
+ *    TDB_IMPORT_MAX_LATENCY_S (longer than any tuner waits for a run);
+ *  - a latency at which the workload's FLOP count (as stored, or the ops
+ *    registry's when the key is one it builds) would run faster than
+ *    TDB_IMPORT_MAX_GFLOPS: 1 PFLOP/s, above the dense FP16 tensor-core
+ *    peak of an H100 (about 0.99 PFLOP/s) and over ten times the FP32
+ *    peak of any GPU (an H100's: 67 TFLOP/s) Loom's FP32/FP64 kernels
+ *    run on;
+ *  - a pragma auto_unroll_max_step outside 0..TDB_IMPORT_MAX_UNROLL_STEPS
+ *    (the unroll pass copies at most 4,096 statements a loop, and the
+ *    tuner writes at most 1,024; a larger limit only asks the compiler to
+ *    unroll what the pass refused), an unroll_explicit other than 0 or 1,
+ *    or another pragma name.
+ * Split, pack and storage_align factors keep the step-log syntax's range
+ * (positive integers up to 2^53): the replay clamps a factor above the
+ * loop's extent to the extent, so a large one means "the whole loop". */
+#define TDB_ERROR_CODE_MAX 8
+#define TDB_IMPORT_MIN_LATENCY_S 1e-9
+#define TDB_IMPORT_MAX_LATENCY_S 3600.0
+#define TDB_IMPORT_MAX_GFLOPS 1e6
+#define TDB_IMPORT_MAX_UNROLL_STEPS 4096
+
 /* Reads JSON lines written by tdb_export_jsonl into db, in one
- * transaction: on any malformed line nothing is imported and the error
- * lists the bad lines by number ("line 3: ..."). A record already in the
- * database (same workload, target, log, latencies, error and time) is
- * skipped. Blank lines are ignored. Returns 0 and the counts in
- * *imported / *skipped (either may be NULL), or -1. */
+ * transaction: on any bad line (malformed, or holding a value outside
+ * the bounds above) nothing is imported and the error gives the count of
+ * bad lines and lists the first 10 by number ("import: 12 bad lines,
+ * nothing imported (the first 10 listed):\n  line 3: ...").
+ * A record already in the database (same workload, target, log,
+ * latencies, error and time) is skipped. Blank lines are ignored.
+ * Returns 0 and the counts in *imported / *skipped (either may be NULL),
+ * or -1. */
 int tdb_import_jsonl(tdb_db *db, FILE *in, int64_t *imported, int64_t *skipped);
+
+typedef struct {
+    /* Not NULL: every bad line is written here, in order, one
+     * "line N: reason\n" each (the error message lists only the first
+     * 10). The caller opens and closes it. */
+    FILE *errors;
+    /* Set on return: how many lines were bad (0 when none). */
+    int bad_lines;
+} tdb_import_options;
+/* tdb_import_jsonl with options (opts may be NULL; it is not const for
+ * bad_lines). A write error on opts->errors fails the import ("cannot
+ * write the error list"). */
+int tdb_import_jsonl_with(tdb_db *db, FILE *in, tdb_import_options *opts, int64_t *imported,
+                          int64_t *skipped);
 /* The JSON text of a record, as one export line (malloc'd), or NULL. */
 char *tdb_record_to_json(tdb_db *db, const tdb_record *r);
 

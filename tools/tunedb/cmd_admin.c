@@ -11,16 +11,18 @@
 
 #include "tools/tunedb/tunedb.h"
 
-enum { O_DB = 256, O_KEEP };
+enum { O_DB = 256, O_KEEP, O_ERRORS };
 
 static const struct option admin_opts[] = {{"db", required_argument, NULL, O_DB},
                                            {"keep", required_argument, NULL, O_KEEP},
+                                           {"errors", required_argument, NULL, O_ERRORS},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
 
-/* -1 to go on, else the exit code. keep may be NULL (no --keep). */
+/* -1 to go on, else the exit code. keep and errors may be NULL (no
+ * --keep, no --errors). */
 static int parse(tunedb_globals *g, int argc, char **argv, const char *help, long long *keep,
-                 int *pos) {
+                 const char **errors, int *pos) {
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", admin_opts, NULL)) != -1) {
@@ -29,6 +31,10 @@ static int parse(tunedb_globals *g, int argc, char **argv, const char *help, lon
         case O_KEEP:
             if (!keep) goto bad;
             if (!tunedb_parse_int(argv[0], "--keep", optarg, 0, INT_MAX, keep)) return TDB_EXIT_USAGE;
+            break;
+        case O_ERRORS:
+            if (!errors) goto bad;
+            *errors = optarg;
             break;
         case 'h': fputs(help, stdout); return TDB_EXIT_OK;
         default: goto bad;
@@ -58,7 +64,7 @@ static const char export_help[] =
     "database. OUT '-' is standard output.\n";
 
 int tunedb_cmd_export(tunedb_globals *g, int argc, char **argv) {
-    int pos, rc = parse(g, argc, argv, export_help, NULL, &pos);
+    int pos, rc = parse(g, argc, argv, export_help, NULL, NULL, &pos);
     if (rc >= 0) return rc;
     const char *path = one_file(argc, argv, pos);
     if (!path) return TDB_EXIT_USAGE;
@@ -88,16 +94,23 @@ int tunedb_cmd_export(tunedb_globals *g, int argc, char **argv) {
 }
 
 static const char import_help[] =
-    "usage: tunedb --db FILE import IN.jsonl\n"
+    "usage: tunedb --db FILE import [--errors ERRS] IN.jsonl\n"
     "\n"
     "Reads records written by export into the database in one transaction. Records\n"
     "already present are skipped. Every line is checked (JSON, fields, the step log,\n"
     "and - for workloads the ops registry knows - that the log replays on the\n"
-    "workload); if any line is bad, nothing is imported and the bad lines are listed\n"
-    "by number. IN '-' is standard input.\n";
+    "workload), and so are the values: error codes 0..8, latencies from 1e-9 to\n"
+    "3600 s at which the workload runs below 1,000,000 GFLOP/s, unroll limits\n"
+    "(auto_unroll_max_step) 0..4096. If any line is bad, nothing is imported; the\n"
+    "count of bad lines is printed and the first 10 are listed by number. IN '-' is\n"
+    "standard input.\n"
+    "\n"
+    "  --errors ERRS  write every bad line to ERRS as \"line N: reason\" (the file\n"
+    "                 is empty when every line is good)\n";
 
 int tunedb_cmd_import(tunedb_globals *g, int argc, char **argv) {
-    int pos, rc = parse(g, argc, argv, import_help, NULL, &pos);
+    const char *errors_path = NULL;
+    int pos, rc = parse(g, argc, argv, import_help, NULL, &errors_path, &pos);
     if (rc >= 0) return rc;
     const char *path = one_file(argc, argv, pos);
     if (!path) return TDB_EXIT_USAGE;
@@ -107,18 +120,34 @@ int tunedb_cmd_import(tunedb_globals *g, int argc, char **argv) {
         tunedb_error("import", "cannot read '%s': %s", path, strerror(errno));
         return TDB_EXIT_FAIL;
     }
+    tdb_import_options io = {0};
+    if (errors_path && !(io.errors = fopen(errors_path, "w"))) {
+        tunedb_error("import", "cannot write '%s': %s", errors_path, strerror(errno));
+        if (!from_stdin) fclose(f);
+        return TDB_EXIT_FAIL;
+    }
     tdb_db *db = tunedb_open(g, false);
     rc = TDB_EXIT_FAIL;
     if (db) {
         int64_t imported, skipped;
-        if (tdb_import_jsonl(db, f, &imported, &skipped)) {
+        if (tdb_import_jsonl_with(db, f, &io, &imported, &skipped)) {
             tunedb_error("import", "%s: %s", path, tdb_errmsg(db));
+            if (io.bad_lines && errors_path)
+                tunedb_error("import", "every bad line (%d) is listed in %s", io.bad_lines,
+                             errors_path);
+            else if (io.bad_lines > 10)
+                tunedb_error("import", "%d bad lines in all; --errors FILE lists every one",
+                             io.bad_lines);
         } else {
             printf("imported %lld records, skipped %lld already present\n", (long long)imported,
                    (long long)skipped);
             rc = TDB_EXIT_OK;
         }
         tdb_close(db);
+    }
+    if (io.errors && fclose(io.errors) != 0 && rc == TDB_EXIT_OK) {
+        tunedb_error("import", "cannot write '%s': %s", errors_path, strerror(errno));
+        rc = TDB_EXIT_FAIL;
     }
     if (!from_stdin) fclose(f);
     return rc;
@@ -132,7 +161,7 @@ static const char prune_help[] =
 
 int tunedb_cmd_prune(tunedb_globals *g, int argc, char **argv) {
     long long keep = -1;
-    int pos, rc = parse(g, argc, argv, prune_help, &keep, &pos);
+    int pos, rc = parse(g, argc, argv, prune_help, &keep, NULL, &pos);
     if (rc >= 0) return rc;
     if (pos < argc) {
         tunedb_error("prune", "unexpected argument '%s'", argv[pos]);
@@ -196,7 +225,7 @@ static void print_cost_models(tdb_db *db) {
 }
 
 int tunedb_cmd_stats(tunedb_globals *g, int argc, char **argv) {
-    int pos, rc = parse(g, argc, argv, stats_help, NULL, &pos);
+    int pos, rc = parse(g, argc, argv, stats_help, NULL, NULL, &pos);
     if (rc >= 0) return rc;
     if (pos < argc) {
         tunedb_error("stats", "unexpected argument '%s'", argv[pos]);
