@@ -20,7 +20,6 @@ static int by_median(const void *a, const void *b) {
 }
 
 void tune__retime_best(tune__db_run *run, int task, int k) {
-    enum { ROUNDS = 5 };
     tdb_db *db = run->db;
     tune_db_task *t = &run->out->tasks[task];
     const char *key = t->key, *tkey = run->out->target_key;
@@ -65,7 +64,7 @@ void tune__retime_best(tune__db_run *run, int task, int k) {
     tune_measurer *m = res ? tune_measurer_new(key, run->target, &run->o->tune.measure, &err) : NULL;
     double t0 = rt_now();
     if (res && !m) tune__db_warn(run, "autotune: re-timing: %s", err ? err : "no runner");
-    if (m && tune_retime(m, n, steps, NULL, ROUNDS, res) == 0) {
+    if (m && tune_retime(m, n, steps, NULL, TUNE_DB_RETIME_ROUNDS, res) == 0) {
         int stored = 0;
         for (int j = 0; j < n; j++) {
             const tdb_record *rec = &r[pick[j]];

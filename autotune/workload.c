@@ -21,6 +21,34 @@ int tune_build_workload(te_ctx *ctx, const char *key, tune_workload *out) {
     return ops_build_key(ctx, key, out);
 }
 
+const char *tune_workload_key(te_ctx *ctx, const char *op, const char *shape) {
+    if (!op || !*op) return te_error(ctx, "no operator named"), NULL;
+    if (!shape) shape = "";
+    if (ops_find(op)) {
+        const char *k = ops_canonical_key(ctx, op, shape);
+        if (!k) te_error(ctx, "bad shape '%s' for %s: %s", shape, op, te_ctx_errmsg(ctx));
+        return k;
+    }
+    /* A registered builder's operator: the key is "OP(SHAPE)", SHAPE as
+     * written; the builder parses it, so one build checks it. */
+    const char *key = te_sprintf(ctx, "%s(%s)", op, shape);
+    ops_builder_fn fn = key ? ops_builder_for(key) : NULL;
+    if (!fn) {
+        te_error(ctx,
+                 "unknown op '%s' (known: %s; the operators of a plugin once it is loaded, "
+                 "--plugin)",
+                 op, ops_names());
+        return NULL;
+    }
+    te_ctx *scratch = te_ctx_new();
+    tune_workload w;
+    int rc = scratch ? fn(scratch, key, &w) : -1;
+    if (rc) te_error(ctx, "bad shape '%s' for %s: %s", shape, op,
+                     scratch ? te_ctx_errmsg(scratch) : "out of memory");
+    te_ctx_free(scratch);
+    return rc ? NULL : key;
+}
+
 char *tune_default_steps(const char *key, const char *target) {
     te_ctx *ctx = te_ctx_new();
     if (!ctx) return NULL;

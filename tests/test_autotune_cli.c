@@ -553,6 +553,65 @@ static void test_ctrl_c(void **st) {
     unlink(log);
 }
 
+/* --plugin: a shared library of the user's operators (tests/plugin_example.c,
+ * user.sqnorm_rows) tuned by autotune (its runners load it too), found and
+ * applied by tunedb --plugin; the errors name the file. */
+static void test_plugin(void **st) {
+    (void)st;
+    char db[256], a[3000], lib[1000], bad[1000];
+    snprintf(db, sizeof db, "/tmp/loom_at_plugin_%d.db", (int)getpid());
+    snprintf(lib, sizeof lib, "%.900s/libloom_plugin_example.so", bindir);
+    unlink(db);
+    const char *op = "--op user.sqnorm_rows --shape M=8,N=64";
+    /* errors, each before anything is written */
+    snprintf(a, sizeof a, "--plugin /nonexistent/libx.so %s --trials 2 --db %s", op, db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "plugin '/nonexistent/libx.so'", "No such file");
+    snprintf(bad, sizeof bad, "%.900s/libloom_plugin_noentry.so", bindir);
+    snprintf(a, sizeof a, "--plugin %s %s --trials 2 --db %s", bad, op, db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, bad, "has no entry point loom_register_ops");
+    snprintf(bad, sizeof bad, "%.900s/libloom_plugin_fails.so", bindir);
+    snprintf(a, sizeof a, "--plugin %s %s --trials 2 --db %s", bad, op, db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, bad, "loom_register_ops() returned 3");
+    snprintf(a, sizeof a, "%s --trials 2 --db %s", op, db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "unknown op 'user.sqnorm_rows'", "--plugin");
+    snprintf(a, sizeof a, "--plugin %s --op user.sqnorm_rows --shape M=8 --trials 2 --db %s", lib,
+             db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "bad shape 'M=8' for user.sqnorm_rows", "M=<rows>,N=<columns>");
+    snprintf(a, sizeof a, "--db %s --plugin /nonexistent/libx.so list", db);
+    assert_int_equal(run("tunedb", a), 2);
+    tu_assert_msg_has(out, "tunedb: plugin '/nonexistent/libx.so'", "No such file");
+    assert_int_not_equal(access(db, F_OK), 0);
+
+    /* tuned: every trial in the database under the key "OP(SHAPE)" */
+    snprintf(a, sizeof a,
+             "--plugin %s %s --trials 4 --db %s --per-round 2 --population 16 --jobs 2 "
+             "--threads 1 --retime 0",
+             lib, op, db);
+    int rc = run("autotune", a);
+    print_message("%s", out);
+    assert_int_equal(rc, 0);
+    tu_assert_msg_has(out, "trials 4/4", "best: ", "of 4, ");
+    snprintf(a, sizeof a, "--db %s --plugin %s best %s", db, lib, op);
+    assert_int_equal(run("tunedb", a), 0);
+    tu_assert_msg_has(out, "user.sqnorm_rows(M=8,N=64)", "\"median\"");
+    /* applied and checked against its plain schedule */
+    snprintf(a, sizeof a, "--db %s --plugin %s apply %s", db, lib, op);
+    assert_int_equal(run("tunedb", a), 0);
+    tu_assert_msg_has(out, "applied record", "user.sqnorm_rows(M=8,N=64)",
+                      "checked against the plain schedule: correct");
+    /* without the plugin, apply says what is missing */
+    snprintf(a, sizeof a, "--db %s apply --workload 'user.sqnorm_rows(M=8,N=64)'", db);
+    assert_int_equal(run("tunedb", a), 1);
+    tu_assert_msg_has(out, "workload 'user.sqnorm_rows(M=8,N=64)' has no builder",
+                      "tune_register_builder", "--plugin", "before applying");
+    unlink(db);
+}
+
 int main(void) {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -567,6 +626,7 @@ int main(void) {
         cmocka_unit_test(test_random_model),
         cmocka_unit_test(test_num_threads_env),
         cmocka_unit_test(test_ctrl_c),
+        cmocka_unit_test(test_plugin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

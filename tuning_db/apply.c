@@ -201,6 +201,7 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
     const char *key = ow ? ow->key : workload_key;
     info->workload = ow;
     info->nargs = w.nargs;
+    info->nouts = w.nouts;
     info->args = w.args;
     info->constant_args = w.constant_args;
     const char *build = build_target_of(ctx, target);

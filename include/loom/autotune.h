@@ -79,6 +79,16 @@ int tune_register_builder(const char *prefix, tune_build_fn fn);
  * registry (ops_build_key). 0 or -1 with an error in ctx; a key that
  * neither knows gets "workload 'K' has no builder: ...". */
 int tune_build_workload(te_ctx *ctx, const char *key, tune_workload *out);
+/* The workload key the tools form from --op OP --shape SHAPE (SHAPE may
+ * be NULL: ""): for an operator of the ops registry its canonical key
+ * (ops_canonical_key); else, when a builder is registered for the key
+ * "OP(SHAPE)" (SHAPE exactly as written; the builder parses the text in
+ * the parentheses, so the same text finds the same records again), that
+ * key, checked by building it once. An arena string in ctx, or NULL with
+ * an error in ctx: "unknown op 'X' (known: ...)" when neither knows OP,
+ * "bad shape 'S' for OP: ..." with the registry's or the builder's
+ * reason. */
+const char *tune_workload_key(te_ctx *ctx, const char *op, const char *shape);
 /* Bytes a measurement of w holds: its arguments, plus the double-precision
  * reference of its outputs that every candidate is checked against. */
 double tune_workload_bytes(const tune_workload *w);
@@ -822,7 +832,7 @@ typedef struct {
     /* After the search, the `retime` best distinct programs of each key
      * with a valid trial (the database's best, then the best by first
      * timing, and the operator's default schedule) are timed again side
-     * by side in 5 rounds (tune_retime) and the re-timings stored
+     * by side in TUNE_DB_RETIME_ROUNDS rounds (tune_retime) and the re-timings stored
      * (tdb_commit_retime), so that the database ranks programs timed
      * under different loads on equal terms. 0: 8; 1 or less: none.
      * Skipped after a stop request. */
@@ -830,6 +840,9 @@ typedef struct {
     /* Called for every event (may be NULL), with `user` (tune.user). */
     void (*on_event)(void *user, const tune_db_report *r);
 } tune_db_options;
+
+/* The rounds of the re-timing at the end of a run. */
+#define TUNE_DB_RETIME_ROUNDS 5
 
 /* One key's figures. Trials are counted in the key's series: the stored
  * ones first (with resume), then this run's. */

@@ -400,10 +400,11 @@ typedef struct {
                                       ops_check_module; NULL when it could not
                                       be built or the key is a registered
                                       builder's */
-    /* The module's arguments, inputs then outputs (in ctx; for either kind
-     * of workload), and which are constant (ops_built.constant_args);
-     * 0 / NULL when the workload could not be built. */
-    int nargs;
+    /* The module's arguments, inputs then outputs (the last nouts; in
+     * ctx; for either kind of workload), and which are constant
+     * (ops_built.constant_args); 0 / NULL when the workload could not be
+     * built. */
+    int nargs, nouts;
     te_tensor **args;
     uint64_t constant_args;
 } tdb_apply_info;

@@ -1,12 +1,12 @@
 /*
  * tools/autotune/main.c — the `autotune` command: tunes one workload (or a
- * suite of them) with the Ansor-style search of loom/autotune.h, commits
- * every measured record to the tuning database as it arrives, and prints
- * progress and the best result.
+ * suite of them) into the tuning database with tune_task_db /
+ * tune_tasks_db (loom/autotune.h: the library does the work, records
+ * committed as they arrive, warm start, re-timing) and prints progress
+ * and the best result from the run's events.
  */
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +15,6 @@
 
 #include "loom/autotune.h"
 #include "loom/cost_model.h"
-#include "loom/ops.h"
 #include "loom/runtime.h"
 #include "loom/tuning_db.h"
 
@@ -26,12 +25,19 @@ static const char usage[] =
     "                [--per-round R]\n"
     "                [--population P] [--progress-interval SEC] [--retime K]\n"
     "                [--cost-loss rank|squared]\n"
+    "                [--plugin LIB.so]...\n"
     "       autotune --eval-model --db FILE [--target T] [--suite FILE.tsv]\n"
-    "                [--cost-loss rank|squared] [--seed S]\n"
+    "                [--cost-loss rank|squared] [--seed S] [--plugin LIB.so]...\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
     "every measured schedule to the tuning database FILE. Before the first measurement\n"
     "the cost model is trained on FILE's records for the target, of every workload\n"
     "(warm start), or loads the model stored there when the records are too few.\n"
+    "  --plugin LIB  load a shared library of your own operators first (repeatable):\n"
+    "                its entry point int loom_register_ops(void) registers their\n"
+    "                builders (tune_register_builder); the runner processes load it\n"
+    "                too. Then --op NAME --shape S tunes the key \"NAME(S)\", S as\n"
+    "                written (the builder parses it; tunedb --plugin LIB finds the\n"
+    "                records with the same --op/--shape)\n"
     "  --threads T   threads the measured kernels use (default: all cores)\n"
     "  --jobs J      candidates compiled at once (default: cores); on the CPU up to 4\n"
     "                runner processes per job hold built candidates until their runs\n"
@@ -102,114 +108,123 @@ static void on_sigint(int sig) {
     (void)w;
 }
 
-/* One task's trials in this run (after the resumed ones with --resume):
- * the series "95% of best at trial n" and the best are computed from. */
+/* What the progress display keeps between events. */
 typedef struct {
-    tdb_history_point *pts;
-    int n, cap;
-    int best_at;   /* index into pts of the best valid point; -1: none */
-    double flops;  /* FLOP per call, for GFLOP/s */
-} series_t;
-
-typedef struct {
-    tdb_db *db;
-    const char *key, *target_key;
-    series_t *series; /* the current task's */
-    const char *task; /* its name in a suite (the best shown is its), else NULL */
-    int done;         /* trials done in total (resumed included) */
-    int total;        /* the budget (resumed included) */
-    int run_start;    /* trials done before this run (resumed) */
+    const char *db_path;
+    const char *const *names; /* the tasks' names in a suite; NULL for one */
+    int cur;          /* the task of the round under way; -1: none yet */
     double t0;
     bool tty;
+    bool started;     /* the run is set up (TUNE_DB_STARTED): errors are now 1, not 2 */
     double interval;  /* seconds between plain progress lines */
     double last_line; /* time of the last plain line; 0: none */
     int last_done;    /* trials shown by the last plain line; -1: none */
-    int commit_errors;
-} ctx_t;
-
-static void series_add(series_t *s, double latency) {
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 64;
-        tdb_history_point *np = realloc(s->pts, sizeof *np * (size_t)cap);
-        if (!np) return; /* the figures lose this trial; the record is saved */
-        s->pts = np;
-        s->cap = cap;
-    }
-    double best = s->best_at >= 0 ? s->pts[s->best_at].latency : NAN;
-    if (!isnan(latency) && (isnan(best) || latency < best)) {
-        s->best_at = s->n;
-        best = latency;
-    }
-    s->pts[s->n] = (tdb_history_point){s->n + 1, 0, latency, best};
-    s->n++;
-}
-
-static double series_best(const series_t *s) {
-    return s->best_at >= 0 ? s->pts[s->best_at].latency : 0;
-}
-
-static double series_gflops(const series_t *s) {
-    double b = series_best(s);
-    return b > 0 && s->flops > 0 ? s->flops / b * 1e-9 : 0;
-}
+    int rc;           /* the exit status so far */
+} view_t;
 
 /* The progress bar (terminal) or one plain line. */
-static void show_progress(ctx_t *c, bool force) {
-    double now = rt_now(), elapsed = now - c->t0;
-    int run_done = c->done - c->run_start, run_total = c->total - c->run_start;
+static void show_progress(view_t *v, const tune_db_summary *s, bool force) {
+    double now = rt_now(), elapsed = now - v->t0;
+    int run_done = s->done - s->resumed, run_total = s->total - s->resumed;
     double eta = run_done > 0 ? elapsed / run_done * (run_total - run_done) : 0;
     if (eta < 0) eta = 0;
-    double best_s = c->series ? series_best(c->series) : 0;
-    double gflops = c->series ? series_gflops(c->series) : 0;
-    if (c->tty) {
-        int w = 30, f = c->total > 0 ? (int)((double)w * c->done / c->total) : 0;
+    const tune_db_task *t = v->cur >= 0 ? &s->tasks[v->cur] : NULL;
+    double best_s = t ? t->best_s : 0, gflops = t ? t->best_gflops : 0;
+    const char *task = v->names && v->cur >= 0 ? v->names[v->cur] : NULL;
+    if (v->tty) {
+        int w = 30, f = s->total > 0 ? (int)((double)w * s->done / s->total) : 0;
         char bar[40];
         for (int i = 0; i < w; i++) bar[i] = i < f ? '#' : '.';
         bar[w] = 0;
         printf("\r%s%s[%s] %d/%d trials  best %.2f GFLOP/s  %.4f ms  %.0fs elapsed  ETA %.0fs ",
-               c->task ? c->task : "", c->task ? ": " : "", bar, c->done, c->total, gflops,
-               best_s * 1e3, elapsed, eta);
+               task ? task : "", task ? ": " : "", bar, s->done, s->total, gflops, best_s * 1e3,
+               elapsed, eta);
     } else {
         /* A line at most every interval seconds keeps logs short; the
          * last one is forced. */
-        if (c->done == c->last_done) return; /* nothing new to say */
-        if (!force && c->last_line > 0 && now - c->last_line < c->interval) return;
-        if (!force && c->last_line == 0 && elapsed < c->interval) return;
-        c->last_line = now;
-        c->last_done = c->done;
+        if (s->done == v->last_done) return; /* nothing new to say */
+        if (!force && v->last_line > 0 && now - v->last_line < v->interval) return;
+        if (!force && v->last_line == 0 && elapsed < v->interval) return;
+        v->last_line = now;
+        v->last_done = s->done;
         printf("%s%strials %d/%d  best %.2f GFLOP/s  %.4f ms  elapsed %.1f s  eta %.1f s\n",
-               c->task ? c->task : "", c->task ? ": " : "", c->done, c->total, gflops,
-               best_s * 1e3, elapsed, eta);
+               task ? task : "", task ? ": " : "", s->done, s->total, gflops, best_s * 1e3,
+               elapsed, eta);
     }
     fflush(stdout);
 }
 
-static int on_record(void *user, const tune_result *r) {
-    ctx_t *c = user;
-    tdb_record_in in;
-    memset(&in, 0, sizeof in);
-    in.workload_key = c->key;
-    in.target = c->target_key;
-    in.steps_json = r->steps_json;
-    in.nlatencies = r->error_code ? 0 : r->nlatencies;
-    in.latencies = r->latencies;
-    in.error_code = r->error_code;
-    in.error_msg = r->error_msg;
-    int rc = 0;
-    if (tdb_commit_record(c->db, &in) < 0) {
-        fprintf(stderr, "autotune: cannot commit trial %d: %s\n", r->trial, tdb_errmsg(c->db));
-        if (++c->commit_errors > 3) rc = 1;
+/* The closing lines: the best of each task, when its search has ended. */
+static void show_closing(view_t *v, const tune_db_summary *s) {
+    if (v->tty)
+        printf("\n");
+    else if (v->cur >= 0)
+        show_progress(v, s, true);
+    if (stop_flag) {
+        printf("interrupted: %d trials measured and saved\n", s->done - s->resumed);
+        v->rc = 130; /* as a shell reports a command ended by SIGINT: scripts can tell */
     }
-    /* The median: the statistic the database ranks "best" by. */
-    if (c->series) series_add(c->series, r->error_code || !(r->median > 0) ? NAN : r->median);
-    c->done++;
-    show_progress(c, false);
-    return rc;
+    double elapsed = rt_now() - v->t0;
+    if (!v->names) {
+        const tune_db_task *t = &s->tasks[0];
+        if (t->best_trial)
+            printf("best: %.2f GFLOP/s, %.4f ms, trial %d of %d, %.1f s, 95%% of best at trial "
+                   "%d\n",
+                   t->best_gflops, t->best_s * 1e3, t->best_trial, s->done, elapsed, t->reach95);
+        else {
+            printf("best: none (no candidate ran correctly in %d trials)\n", s->done);
+            if (!v->rc) v->rc = 1;
+        }
+        return;
+    }
+    for (int i = 0; i < s->ntasks; i++) {
+        const tune_db_task *t = &s->tasks[i];
+        if (t->best_trial)
+            printf("%s: best %.2f GFLOP/s, %.4f ms, trial %d of %d (%d rounds), 95%% of best at "
+                   "trial %d\n",
+                   v->names[i], t->best_gflops, t->best_s * 1e3, t->best_trial, t->trials,
+                   t->rounds, t->reach95);
+        else
+            printf("%s: best none (%d trials, %d rounds)\n", v->names[i], t->trials, t->rounds);
+    }
+    printf("%d trials, %.1f s\n", s->done, elapsed);
 }
 
-static void on_progress(void *user, int done, int total, double best_s, double gflops) {
-    (void)done, (void)total, (void)best_s, (void)gflops; /* the records carry it all */
-    show_progress(user, false);
+static void on_event(void *user, const tune_db_report *r) {
+    view_t *v = user;
+    const tune_db_summary *s = r->summary;
+    switch (r->event) {
+    case TUNE_DB_STARTED:
+        v->started = true;
+        if (s->warm.message[0]) printf("%s\n", s->warm.message);
+        if (!v->names && s->resumed)
+            printf("resume: %d trials already in %s\n", s->resumed, v->db_path);
+        v->t0 = rt_now();
+        break;
+    case TUNE_DB_ROUND:
+        v->cur = r->task;
+        if (v->names) {
+            if (v->tty) printf("\n");
+            printf("task %s: %d trials\n", v->names[r->task], r->trials);
+        }
+        break;
+    case TUNE_DB_TRIAL:
+    case TUNE_DB_PROGRESS: show_progress(v, s, false); break;
+    case TUNE_DB_SEARCHED: show_closing(v, s); break;
+    case TUNE_DB_RETIMED: {
+        const tune_db_task *t = &s->tasks[r->task];
+        const char *name = v->names ? v->names[r->task] : NULL;
+        if (t->retimed)
+            printf("%s%sre-timed the %d best programs side by side (%d rounds, %.1f s): best "
+                   "#%lld, %.4f ms, %.2f GFLOP/s (first timed %.4f ms)\n",
+                   name ? name : "", name ? ": " : "", t->retimed, TUNE_DB_RETIME_ROUNDS,
+                   t->retime_s, (long long)t->retime_best_id, t->retime_best_s * 1e3,
+                   t->flops > 0 ? t->flops / t->retime_best_s * 1e-9 : 0,
+                   t->retime_best_median * 1e3);
+        break;
+    }
+    case TUNE_DB_WARNING: fprintf(stderr, "%s\n", r->message); break;
+    }
 }
 
 static int fail(const char *fmt, const char *a, const char *b) {
@@ -301,8 +316,9 @@ static int read_suite(const char *path, task_line **out) {
     return n;
 }
 
-/* Fills each task's canonical key; on an unknown op or a bad shape says
- * so on stderr and returns -1. */
+/* Fills each task's key (tune_workload_key: the registry's canonical key,
+ * or a plugin operator's "OP(SHAPE)"); on an unknown op or a bad shape
+ * says so on stderr and returns -1. */
 static int resolve_keys(task_line *tasks, int n) {
     te_ctx *kctx = te_ctx_new();
     if (!kctx) {
@@ -310,20 +326,18 @@ static int resolve_keys(task_line *tasks, int n) {
         return -1;
     }
     int rc = 0;
-    for (int i = 0; i < n; i++) {
-        if (!ops_find(tasks[i].op)) {
-            fprintf(stderr, "autotune: unknown op '%s' (known: %s)\n", tasks[i].op, ops_names());
-            rc = -1;
-            break;
-        }
-        const char *k = ops_canonical_key(kctx, tasks[i].op, tasks[i].shape);
+    for (int i = 0; i < n && !rc; i++) {
+        const char *k = tune_workload_key(kctx, tasks[i].op, tasks[i].shape);
         if (!k) {
-            fprintf(stderr, "autotune: bad shape '%s' for %s: %s\n", tasks[i].shape, tasks[i].op,
-                    te_ctx_errmsg(kctx));
+            fprintf(stderr, "autotune: %s\n", te_ctx_errmsg(kctx));
             rc = -1;
-            break;
+        } else if (strlen(k) >= sizeof tasks[i].key) {
+            fprintf(stderr, "autotune: the key of %s is longer than %zu bytes\n", tasks[i].op,
+                    sizeof tasks[i].key - 1);
+            rc = -1;
+        } else {
+            snprintf(tasks[i].key, sizeof tasks[i].key, "%s", k);
         }
-        snprintf(tasks[i].key, sizeof tasks[i].key, "%s", k);
     }
     te_ctx_free(kctx);
     return rc;
@@ -341,21 +355,6 @@ static int load_suite(const char *path, task_line **out) {
         *out = NULL;
         return -1;
     }
-    return n;
-}
-
-/* Records already in the DB for (key, target): their logs and count. */
-static int known_logs(tdb_db *db, const char *key, const char *target, char ***logs, int *ntrials) {
-    tdb_history_point *h = NULL;
-    int nh = tdb_history(db, key, target, &h);
-    *ntrials = nh > 0 ? nh : 0;
-    free(h);
-    tdb_record *r = NULL;
-    int n = tdb_best(db, key, target, 1 << 20, &r);
-    if (n < 0) n = 0;
-    *logs = calloc((size_t)n + 1, sizeof(char *));
-    for (int i = 0; i < n; i++) (*logs)[i] = strdup(r[i].steps_json);
-    tdb_records_free(r, n);
     return n;
 }
 
@@ -436,92 +435,6 @@ static int eval_model(const char *db_path, const char *tkey, const cm_params *cp
     return rc ? 1 : 0;
 }
 
-/* qsort order of record indices by first-timed median (the records of
- * retime_best; one call at a time, from the main thread). */
-static const tdb_record *by_median_recs;
-static int by_median(const void *a, const void *b) {
-    double x = by_median_recs[*(const int *)a].median, y = by_median_recs[*(const int *)b].median;
-    if (x != y) return x < y ? -1 : 1;
-    return *(const int *)a - *(const int *)b;
-}
-
-/* Times the database's best program of `key` and the best distinct others
- * by first timing (k in all, plus the default schedule) again, side by side
- * (tune_retime, 5 rounds), stores the re-timings and prints the outcome;
- * `name` prefixes the line in a suite. Problems are reported on stderr
- * and leave the records as they were. */
-static void retime_best(tdb_db *db, const char *key, const char *tkey, const char *target,
-                        const char *name, double flops, int k, const tune_measure_options *mo) {
-    enum { ROUNDS = 5 };
-    tdb_record *r = NULL;
-    int nr = tdb_best(db, key, tkey, 1 << 20, &r);
-    if (nr < 0) {
-        fprintf(stderr, "autotune: re-timing: %s\n", tdb_errmsg(db));
-        return;
-    }
-    /* The operator's default schedule joins them wherever it ranks: it
-     * is what a tuned program must beat under the same load. */
-    char *dflt = tune_default_steps(key, target);
-    /* The candidates: the database's current best (tdb_best's first, which
-     * must defend its place), then the best by first timing. Ranking by
-     * tdb_best alone would pick only programs re-timed in earlier runs,
-     * which lead it, and a faster program found since would never be
-     * re-timed, so never ranked above them. */
-    int *order = nr > 0 ? malloc(sizeof *order * (size_t)nr) : NULL;
-    for (int i = 0; order && i < nr; i++) order[i] = i;
-    if (order && nr > 1) {
-        by_median_recs = r;
-        qsort(order + 1, (size_t)nr - 1, sizeof *order, by_median);
-    }
-    const char **steps = calloc((size_t)k + 1, sizeof *steps);
-    int *pick = calloc((size_t)k + 1, sizeof *pick), n = 0;
-    bool have_default = false;
-    for (int o = 0; order && steps && pick && o < nr; o++) {
-        int i = order[o];
-        bool is_default = dflt && !strcmp(dflt, r[i].steps_json);
-        if (n >= k && (have_default || !is_default)) continue; /* k, and one more for it */
-        bool seen = false;
-        for (int j = 0; j < n && !seen; j++) seen = !strcmp(steps[j], r[i].steps_json);
-        if (seen) continue;
-        steps[n] = r[i].steps_json, pick[n++] = i;
-        have_default |= is_default;
-        if (n > k) break;
-    }
-    free(dflt);
-    free(order);
-    tune_result *res = n >= 2 ? calloc((size_t)n, sizeof *res) : NULL;
-    char *err = NULL;
-    tune_measurer *m = res ? tune_measurer_new(key, target, mo, &err) : NULL;
-    double t0 = rt_now();
-    if (res && !m) fprintf(stderr, "autotune: re-timing: %s\n", err ? err : "no runner");
-    if (m && tune_retime(m, n, steps, NULL, ROUNDS, res) == 0) {
-        int stored = 0;
-        for (int j = 0; j < n; j++) {
-            const tdb_record *rec = &r[pick[j]];
-            if (res[j].error_code)
-                fprintf(stderr, "autotune: re-timing record #%lld: %s: %s\n", (long long)rec->id,
-                        tune_error_name(res[j].error_code), res[j].error_msg);
-            else if (tdb_commit_retime(db, rec->id, res[j].nlatencies, res[j].latencies))
-                fprintf(stderr, "autotune: re-timing record #%lld: %s\n", (long long)rec->id,
-                        tdb_errmsg(db));
-            else
-                stored++;
-        }
-        /* The winner as the database now ranks it. */
-        tdb_record *top = NULL;
-        if (stored && tdb_best(db, key, tkey, 1, &top) == 1 && !isnan(top->retimed_latency))
-            printf("%s%sre-timed the %d best programs side by side (%d rounds, %.1f s): best "
-                   "#%lld, %.4f ms, %.2f GFLOP/s (first timed %.4f ms)\n",
-                   name ? name : "", name ? ": " : "", stored, ROUNDS, rt_now() - t0,
-                   (long long)top->id, top->retimed_latency * 1e3,
-                   flops > 0 ? flops / top->retimed_latency * 1e-9 : 0, top->median * 1e3);
-        tdb_records_free(top, top ? 1 : 0);
-    }
-    tune_measurer_free(m);
-    free(err), free(res), free(steps), free(pick);
-    tdb_records_free(r, nr);
-}
-
 int main(int argc, char **argv) {
     tune_runner_maybe_run(argc, argv);
     const char *op = NULL, *shape = NULL, *target = "llvm", *db_path = NULL, *suite = NULL;
@@ -547,6 +460,9 @@ int main(int argc, char **argv) {
         {"--progress-interval", 0, 86400, false, &progress_interval},
     };
     bool have_op = false, have_shape = false;
+    enum { MAX_PLUGINS = 16 };
+    const char *plugins[MAX_PLUGINS];
+    int nplugins = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -557,7 +473,8 @@ int main(int argc, char **argv) {
             return fail("unexpected argument '%s' (options start with --)\n%s", a, usage);
         /* A repeated option is a mistake, not an override: which of the
          * two was meant cannot be known. */
-        if (given_before(i, argv)) return fail("option %s is given more than once%s", a, "");
+        if (strcmp(a, "--plugin") && given_before(i, argv))
+            return fail("option %s is given more than once%s", a, "");
         for (size_t j = 0; j < sizeof search_only / sizeof *search_only; j++)
             if (!tune_only && !strcmp(a, search_only[j])) tune_only = a;
         if (is_flag(a)) {
@@ -577,7 +494,7 @@ int main(int argc, char **argv) {
             if (!strcmp(a, reals[j].name)) ro = &reals[j];
         bool known = io || ro || !strcmp(a, "--op") || !strcmp(a, "--shape") ||
                      !strcmp(a, "--target") || !strcmp(a, "--db") || !strcmp(a, "--suite") ||
-                     !strcmp(a, "--cost-loss");
+                     !strcmp(a, "--cost-loss") || !strcmp(a, "--plugin");
         if (!known) return fail("unknown option '%s'\n%s", a, usage);
         if (i + 1 >= argc) return fail("option %s needs a value\n%s", a, usage);
         const char *v = argv[++i];
@@ -606,7 +523,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--target")) target = v;
         else if (!strcmp(a, "--db")) db_path = v;
         else if (!strcmp(a, "--suite")) suite = v;
-        else if (!strcmp(a, "--cost-loss")) {
+        else if (!strcmp(a, "--plugin")) {
+            if (nplugins == MAX_PLUGINS) return fail("at most %s plugins%s", "16", "");
+            plugins[nplugins++] = v;
+        } else if (!strcmp(a, "--cost-loss")) {
             have_loss = true;
             if (!strcmp(v, "rank")) cp.loss = CM_LOSS_RANK;
             else if (!strcmp(v, "squared")) cp.loss = CM_LOSS_SQUARED;
@@ -628,6 +548,15 @@ int main(int argc, char **argv) {
     if (eval && (no_model || random_model))
         return fail("--eval-model evaluates the trained cost model; --%s does not apply%s",
                     no_model ? "no-model" : "random-model", "");
+    /* The plugins' operators must be known before any key is read. */
+    for (int i = 0; i < nplugins; i++) {
+        char *perr = NULL;
+        if (tune_load_plugin(plugins[i], &perr)) {
+            fprintf(stderr, "autotune: %s\n", perr ? perr : "out of memory");
+            free(perr);
+            return 2;
+        }
+    }
     if (eval) {
         if (!db_path) return fail("--eval-model needs --db FILE%s%s", "", "");
         if (tune_only)
@@ -649,13 +578,13 @@ int main(int argc, char **argv) {
     if (!have_trials) return fail("--trials N is required%s%s", "", "");
     if (!db_path) return fail("--db FILE is required%s%s", "", "");
     if (!suite && !op) return fail("--op OP (or --suite FILE) is required%s%s", "", "");
-    bool cuda = tune_target_is_cuda(target);
-    if (cuda && !rt_cuda_available())
-        return fail("target '%s': no CUDA device is available here (%s); tune on the host CPU "
-                    "with --target llvm",
-                    target, rt_last_error());
-    if (!cuda && (strncmp(target, "llvm", 4) || (target[4] && target[4] != ' ')))
-        return fail("unknown target '%s' (known: llvm, cuda)%s", target, "");
+    char *err = NULL, *tkey = tune_target_key(target, &err);
+    if (!tkey) {
+        fprintf(stderr, "%s\n", err ? err : "autotune: out of memory");
+        free(err);
+        return 2;
+    }
+    free(tkey);
     task_line *tasks = NULL;
     int ntasks = 0;
     if (suite) {
@@ -677,258 +606,67 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    te_ctx *kctx = te_ctx_new();
-    series_t *series = calloc((size_t)ntasks, sizeof *series);
-    for (int i = 0; i < ntasks; i++) {
-        series[i].best_at = -1;
-        ops_workload *w = ops_from_key(kctx, tasks[i].key);
-        series[i].flops = w ? w->flops : 0;
-    }
-    te_ctx_free(kctx);
-    char *err = NULL;
     tdb_db *db = tdb_open(db_path, NULL, &err);
     if (!db) {
         fprintf(stderr, "autotune: cannot open the database: %s\n", err ? err : db_path);
         free(err);
         return 2;
     }
-    char *tkey = tdb_host_target();
-    if (!strncmp(target, "llvm -", 6)) {
-        free(tkey);
-        tkey = strdup(target);
-    }
-    char *gkey = cuda ? tdb_cuda_target(0) : NULL;
-    if (gkey) {
-        free(tkey);
-        tkey = gkey;
-    }
-    for (int i = 0; i < ntasks; i++)
-        if (tdb_commit_workload_key(db, tasks[i].key) < 0) {
-            fprintf(stderr, "autotune: cannot write to the database: %s\n", tdb_errmsg(db));
-            return 2;
-        }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
     sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
 
-    cp.seed = (uint64_t)seed;
-    /* XGBoost predicts on one thread: the search calls it from each of
-     * its workers, and OpenMP teams inside them spin between calls and
-     * take the cores from the lowering (a round's search: 35 s with them,
-     * 8 s without, on 2 cores). Training runs between rounds, when no
-     * search, build or kernel does, and takes every core. */
-    cp.nthread = 1;
-    int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (ncores < 1) ncores = 1;
-    cp.train_nthread = ncores;
-    cm_model *model = NULL;
-    int *model_task = calloc((size_t)ntasks, sizeof *model_task);
-    if (!model_task) {
+    const char **keys = calloc((size_t)ntasks, sizeof *keys);
+    const char **names = calloc((size_t)ntasks, sizeof *names);
+    if (!keys || !names) {
         fprintf(stderr, "autotune: out of memory\n");
         return 2;
     }
-    if (random_model) {
-        /* A new model that is never updated (scorer.update stays NULL)
-         * stays untrained: it predicts at random from cp.seed. No warm
-         * start, and nothing to save. */
-        model = cm_model_new(&cp);
-        if (!model) {
-            fprintf(stderr, "autotune: out of memory\n");
-            free(model_task);
-            return 2;
-        }
-    } else if (!no_model) {
-        /* Warm start: trained on every workload's records of this target
-         * before the first measurement; each task's measurements are then
-         * labelled with its own records (model_task). */
-        const char **keys = calloc((size_t)ntasks, sizeof *keys);
-        for (int i = 0; keys && i < ntasks; i++) keys[i] = tasks[i].key;
-        tune_warm_info wi;
-        char *werr = NULL;
-        model = keys ? tune_warm_start(db, tkey, ntasks, keys, &cp, model_task, &wi, &werr) : NULL;
-        free(keys);
-        if (!model) {
-            fprintf(stderr, "autotune: %s\n", werr ? werr : "cannot create the cost model");
-            free(werr), free(model_task);
-            return 2;
-        }
-        if (wi.message[0]) printf("%s\n", wi.message);
-    }
-    ctx_t c;
-    memset(&c, 0, sizeof c);
-    c.db = db;
-    c.target_key = tkey;
-    c.tty = isatty(1) != 0;
-    c.interval = progress_interval;
-    c.last_done = -1;
-    /* Per task: rounds given, best after each round (task scheduler). */
-    int *nrounds = calloc((size_t)ntasks, sizeof(int));
-    double **hist = calloc((size_t)ntasks, sizeof(double *));
-    double *best = calloc((size_t)ntasks, sizeof(double));
-    double *weights = calloc((size_t)ntasks, sizeof(double));
-    double *flops = calloc((size_t)ntasks, sizeof(double));
-    int *groups = calloc((size_t)ntasks, sizeof(int));
-    const char **opnames = calloc((size_t)ntasks, sizeof(char *));
-    for (int i = 0; i < ntasks; i++) {
-        weights[i] = 1;
-        flops[i] = series[i].flops;
-        opnames[i] = tasks[i].op;
-    }
-    tune_scheduler_groups(ntasks, opnames, flops, groups);
-    int done = 0, rc = 0;
-    if (resume) {
-        /* The stored trials come first in each task's series; with one
-         * task they also count toward the budget. */
-        for (int i = 0; i < ntasks; i++) {
-            tdb_history_point *h = NULL;
-            int nh = tdb_history(db, tasks[i].key, tkey, &h);
-            for (int k = 0; k < nh; k++) series_add(&series[i], h[k].latency);
-            free(h);
-            if (ntasks == 1) done = nh > 0 ? nh : 0;
-        }
-        if (ntasks == 1 && done) printf("resume: %d trials already in %s\n", done, db_path);
-    }
-    int budget = (int)trials;
-    c.done = c.run_start = done;
-    c.total = budget;
-    c.t0 = rt_now();
-    double spent[4] = {0}; /* search, build, run, model: seconds over all tasks */
-    tune_measure_options mo = {0};
-    mo.threads = jobs > 0 ? (int)jobs : ncores;
-    mo.num_threads = (int)threads;
-    mo.run_timeout = timeout;
+    for (int i = 0; i < ntasks; i++) keys[i] = tasks[i].key, names[i] = tasks[i].name;
+    view_t v = {.db_path = db_path, .names = ntasks > 1 ? names : NULL, .cur = -1,
+                .tty = isatty(1) != 0, .interval = progress_interval, .last_done = -1};
+    cp.seed = (uint64_t)seed;
+    tune_db_options o;
+    memset(&o, 0, sizeof o);
+    o.tune.trials = (int)trials;
+    o.tune.per_round = (int)per_round;
+    o.tune.population = (int)population;
+    o.tune.skip_default = skip_default;
+    o.tune.baseline = baseline;
+    o.tune.seed = (uint64_t)seed;
+    o.tune.stop = &stop_flag;
+    o.tune.user = &v;
+    tune_measure_options *mo = &o.tune.measure;
+    int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    mo->threads = jobs > 0 ? (int)jobs : ncores > 0 ? ncores : 1;
+    mo->num_threads = (int)threads;
+    mo->run_timeout = timeout;
     /* A build that slow is a program unrolled past any use; each one holds
      * a runner for the whole limit. */
-    mo.build_timeout = 1.5 * timeout;
-    mo.min_repeat_ms = 20;
-    mo.repeat = 5;
-    while (done < budget && !stop_flag) {
-        int ti = ntasks == 1 ? 0
-                             : tune_scheduler_pick(ntasks, weights, nrounds,
-                                                   (const double *const *)hist, best, flops, groups);
-        if (ti < 0) break; /* every task's search has run dry */
-        char **logs = NULL;
-        int nt = 0, nl = known_logs(db, tasks[ti].key, tkey, &logs, &nt);
-        tune_options o;
-        memset(&o, 0, sizeof o);
-        int left = budget - done;
-        /* One call per task for a single task; a round at a time for a suite. */
-        o.trials = ntasks == 1 ? left : (left < per_round ? left : (int)per_round);
-        o.per_round = (int)per_round;
-        o.population = (int)population;
-        o.skip_default = skip_default;
-        o.baseline = baseline;
-        o.seed = (uint64_t)seed + (uint64_t)done;
-        o.measure = mo;
-        if (model) {
-            o.scorer.user = model;
-            o.scorer.task = model_task[ti];
-            o.scorer.predict = cm_scorer_predict;
-            o.scorer.update = random_model ? NULL : cm_scorer_update;
-        }
-        o.on_record = on_record;
-        o.on_progress = on_progress;
-        o.user = &c;
-        o.stop = &stop_flag;
-        o.nknown = nl;
-        o.known_steps = (const char *const *)logs;
-        if (resume) o.nseed = nl < 8 ? nl : 8; /* logs are best first */
-        c.key = tasks[ti].key;
-        c.series = &series[ti];
-        c.task = ntasks > 1 ? tasks[ti].name : NULL;
-        if (ntasks > 1) {
-            if (c.tty) printf("\n");
-            printf("task %s: %d trials\n", tasks[ti].name, o.trials);
-        }
-        tune_summary sum;
-        char *terr = NULL;
-        int r = tune_task(tasks[ti].key, cuda ? target : "llvm", &o, &sum, &terr);
-        for (int i = 0; i < nl; i++) free(logs[i]);
-        free(logs);
-        if (r) {
-            fprintf(stderr, "\nautotune: %s\n", terr ? terr : "tuning failed");
-            free(terr);
-            rc = 1;
-            break;
-        }
-        spent[0] += sum.search_s, spent[1] += sum.build_s;
-        spent[2] += sum.run_s, spent[3] += sum.train_s;
-        if (sum.measured == 0) {
-            if (ntasks == 1) break;
-            weights[ti] = 0;
-        }
-        if (sum.best_trial && (best[ti] <= 0 || sum.best_s < best[ti])) best[ti] = sum.best_s;
-        double *nh = realloc(hist[ti], sizeof(double) * (size_t)(nrounds[ti] + 1));
-        if (nh) {
-            hist[ti] = nh;
-            hist[ti][nrounds[ti]++] = best[ti];
-        }
-        done += sum.measured;
-        c.done = done; /* the same count, should a record have been missed */
-        free(sum.best_steps_json);
-        if (c.commit_errors > 3) {
-            rc = 1;
-            break;
-        }
+    mo->build_timeout = 1.5 * timeout;
+    mo->min_repeat_ms = 20;
+    mo->repeat = 5;
+    o.resume = resume;
+    o.model = no_model ? TUNE_DB_MODEL_NONE : random_model ? TUNE_DB_MODEL_RANDOM : TUNE_DB_MODEL_WARM;
+    o.cost_params = &cp;
+    o.retime = retime >= 2 ? (int)retime : -1;
+    o.on_event = on_event;
+    tune_db_summary sum;
+    int rc = tune_tasks_db(db, ntasks, keys, target, &o, &sum, &err);
+    if (rc) {
+        fprintf(stderr, "%s\n", err ? err : "autotune: tuning failed");
+        /* Nothing measured: the input was at fault (a workload that does
+         * not build, a database that refuses the workload). */
+        v.rc = v.started ? v.rc ? v.rc : 1 : 2;
     }
-    if (c.tty)
-        printf("\n");
-    else if (c.series)
-        show_progress(&c, true);
-    if (stop_flag) {
-        printf("interrupted: %d trials measured and saved\n", done - c.run_start);
-        rc = 130; /* as a shell reports a command ended by SIGINT: scripts can tell */
-    }
-    double elapsed = rt_now() - c.t0;
-    if (ntasks == 1) {
-        const series_t *s = &series[0];
-        if (s->best_at >= 0)
-            printf("best: %.2f GFLOP/s, %.4f ms, trial %d of %d, %.1f s, 95%% of best at trial "
-                   "%d\n",
-                   series_gflops(s), series_best(s) * 1e3, s->best_at + 1, done, elapsed,
-                   tdb_history_reach(s->pts, s->n, 0.95));
-        else {
-            printf("best: none (no candidate ran correctly in %d trials)\n", done);
-            if (!rc) rc = 1;
-        }
-    } else {
-        for (int i = 0; i < ntasks; i++) {
-            const series_t *s = &series[i];
-            if (s->best_at >= 0)
-                printf("%s: best %.2f GFLOP/s, %.4f ms, trial %d of %d (%d rounds), 95%% of best "
-                       "at trial %d\n",
-                       tasks[i].name, series_gflops(s), series_best(s) * 1e3, s->best_at + 1,
-                       s->n, nrounds[i], tdb_history_reach(s->pts, s->n, 0.95));
-            else
-                printf("%s: best none (%d trials, %d rounds)\n", tasks[i].name, s->n, nrounds[i]);
-        }
-        printf("%d trials, %.1f s\n", done, elapsed);
-    }
-    if (retime >= 2 && !stop_flag && done > c.run_start)
-        for (int i = 0; i < ntasks && !stop_flag; i++) /* Ctrl-C skips the rest */
-            if (series[i].best_at >= 0)
-                retime_best(db, tasks[i].key, tkey, cuda ? target : "llvm",
-                            ntasks > 1 ? tasks[i].name : NULL, flops[i], (int)retime, &mo);
-    if (done > c.run_start)
-        printf("time: search %.1f s, build %.1f s, run %.1f s, model %.1f s\n", spent[0],
-               spent[1], spent[2], spent[3]);
-    if (model) {
-        void *blob;
-        size_t len;
-        if (cm_model_is_trained(model) && cm_model_save_buffer(model, &blob, &len) == 0) {
-            tdb_put_cost_model(db, tkey, CM_BLOB_FORMAT, blob, len);
-            free(blob);
-        }
-        cm_model_free(model);
-    }
-    for (int i = 0; i < ntasks; i++) {
-        free(hist[i]);
-        free(series[i].pts);
-    }
-    free(hist), free(nrounds), free(best), free(weights), free(tasks), free(tkey);
-    free(flops), free(groups), free(opnames), free(series), free(model_task);
+    if (sum.done > sum.resumed)
+        printf("time: search %.1f s, build %.1f s, run %.1f s, model %.1f s\n", sum.search_s,
+               sum.build_s, sum.run_s, sum.train_s);
+    free(err);
+    tune_db_summary_free(&sum);
+    free(keys), free(names), free(tasks);
     tdb_close(db);
-    return rc;
+    return v.rc;
 }

@@ -35,7 +35,8 @@ static void usage(FILE *f) {
                "Inspects and maintains a Loom tuning database (SQLite). FILE may also come from\n"
                "$LOOM_TUNEDB. Targets are keys such as \"llvm -mcpu=znver5\"; the default is the\n"
                "host CPU. Workloads are named by --workload KEY (the canonical key) or by\n"
-               "--op OP --shape P=V,... (as autotune takes them).\n"
+               "--op OP --shape P=V,... (as autotune takes them; an operator of a plugin,\n"
+               "loaded with --plugin, names the key \"OP(P=V,...)\" as written).\n"
                "\n"
                "commands:\n");
     for (int i = 0; i < NCOMMANDS; i++)
@@ -43,6 +44,10 @@ static void usage(FILE *f) {
     fprintf(f, "\n"
                "options:\n"
                "  --db FILE   the database file\n"
+               "  --plugin LIB  load a shared library of your own operators (repeatable; its\n"
+               "              entry point int loom_register_ops(void) registers their\n"
+               "              builders): apply and the checks of stored logs then rebuild\n"
+               "              their workloads\n"
                "  -h, --help  this text; `tunedb COMMAND --help` for a command's options\n"
                "  --version   the Loom version and schema version\n"
                "\n"
@@ -108,7 +113,7 @@ char *tunedb_workload_key(const char *key, const char *op, const char *shape) {
         return NULL;
     }
     te_ctx *ctx = te_ctx_new();
-    const char *k = ops_canonical_key(ctx, op, shape ? shape : "");
+    const char *k = tune_workload_key(ctx, op, shape);
     char *r = k ? strdup(k) : NULL;
     if (!k) tunedb_error(NULL, "%s", te_ctx_errmsg(ctx));
     te_ctx_free(ctx);
@@ -120,6 +125,7 @@ char *tunedb_target(const char *target) { return target ? strdup(target) : tdb_h
 int main(int argc, char **argv) {
     tunedb_globals g = {.db_path = getenv("LOOM_TUNEDB")};
     static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"plugin", required_argument, NULL, 'p'},
                                          {"help", no_argument, NULL, 'h'},
                                          {"version", no_argument, NULL, 'V'},
                                          {NULL, 0, NULL, 0}};
@@ -129,6 +135,15 @@ int main(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
         case 'd': g.db_path = optarg; break;
+        case 'p': {
+            char *err = NULL;
+            if (tune_load_plugin(optarg, &err)) {
+                tunedb_error(NULL, "%s", err ? err : "out of memory");
+                free(err);
+                return TDB_EXIT_USAGE;
+            }
+            break;
+        }
         case 'h': usage(stdout); return TDB_EXIT_OK;
         case 'V':
             printf("tunedb (Loom %s), tuning database schema version %d\n", LOOM_VERSION_STRING,
