@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "custom_mmb.h"
 #include "testutil.h"
 #include "loom/autotune.h"
 #include "loom/cost_model.h"
@@ -30,34 +31,6 @@
 #define K 24
 #define KEY "test.mmb(M=16,N=32,K=24)"
 #define LATE_KEY "test.late(M=16,N=32,K=24)"
-
-/* D[i, j] = sum_k A[i, k] B[k, j] + bias[j]; *Cp (may be NULL): C. */
-static int declare_mmb(te_ctx *ctx, tune_workload *out, te_tensor **Cp) {
-    te_tensor *A = te_placeholder(ctx, "A", TE_FLOAT32, TE_SHAPE(M, K));
-    te_tensor *B = te_placeholder(ctx, "B", TE_FLOAT32, TE_SHAPE(K, N));
-    te_tensor *bias = te_placeholder(ctx, "bias", TE_FLOAT32, TE_SHAPE(N));
-    te_expr *i = te_axis(ctx, "i", M), *j = te_axis(ctx, "j", N), *k = te_reduce_axis(ctx, "k", K);
-    te_tensor *C =
-        te_compute(ctx, "C", TE_AXES(i, j), te_sum(te_mul(te_read(A, i, k), te_read(B, k, j)), k));
-    te_expr *i2 = te_axis(ctx, "i2", M), *j2 = te_axis(ctx, "j2", N);
-    te_tensor *D =
-        te_compute(ctx, "D", TE_AXES(i2, j2), te_add(te_read(C, i2, j2), te_read(bias, j2)));
-    if (!D) return -1;
-    out->nargs = 4;
-    out->args = te_alloc(ctx, 4 * sizeof(te_tensor *));
-    out->args[0] = A, out->args[1] = B, out->args[2] = bias, out->args[3] = D;
-    out->nouts = 1;
-    out->outs = out->args + 3;
-    out->flops = 2.0 * M * N * K;
-    if (Cp) *Cp = C;
-    return 0;
-}
-
-/* The builder (any key: the shape is fixed). */
-static int build_mmb(te_ctx *ctx, const char *key, tune_workload *out) {
-    (void)key;
-    return declare_mmb(ctx, out, NULL);
-}
 
 /* The logs of the trials, in order. */
 typedef struct {
@@ -122,7 +95,7 @@ static char *hand_log(void) {
     te_ctx *ctx = te_ctx_new();
     tune_workload w;
     te_tensor *C;
-    assert_int_equal(declare_mmb(ctx, &w, &C), 0);
+    assert_int_equal(custom_mmb_declare(ctx, KEY, &w, &C), 0);
     sch_schedule *s = sch_create(ctx, w.nouts, w.outs);
     te_tensor *D = w.outs[0];
     te_expr *io, *jo, *ii, *ji;
@@ -440,6 +413,12 @@ static void test_task_db(void **st) {
     unlink(path);
 }
 
+/* test.late's builder: test.mmb's workload under another prefix. */
+static int late_build(te_ctx *ctx, const char *key, tune_workload *out) {
+    (void)key;
+    return custom_mmb_build(ctx, KEY, out);
+}
+
 static char bindir[4096];
 
 static void plugin_path(char *out, size_t n, const char *variant) {
@@ -492,10 +471,10 @@ static void test_plugins(void **st) {
 }
 
 int main(int argc, char **argv) {
-    tune_register_builder("test.mmb", build_mmb);
+    tune_register_builder("test.mmb", custom_mmb_build);
     tune_runner_maybe_run(argc, argv);
     /* Too late for the runners: they never see it. */
-    tune_register_builder("test.late", build_mmb);
+    tune_register_builder("test.late", late_build);
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return 1;

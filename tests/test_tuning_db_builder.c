@@ -9,34 +9,13 @@
  */
 #include <math.h>
 
+#include "custom_mmb.h"
 #include "test_tuning_db_util.h"
 
 #define M 8
 #define N 24
 #define K 12
 #define KEY "test.mmb(M=8,N=24,K=12)"
-
-/* D[i, j] = sum_k A[i, k] B[k, j] + bias[j]. */
-static int build_mmb(te_ctx *ctx, const char *key, ops_built *out) {
-    (void)key;
-    te_tensor *A = te_placeholder(ctx, "A", TE_FLOAT32, TE_SHAPE(M, K));
-    te_tensor *B = te_placeholder(ctx, "B", TE_FLOAT32, TE_SHAPE(K, N));
-    te_tensor *bias = te_placeholder(ctx, "bias", TE_FLOAT32, TE_SHAPE(N));
-    te_expr *i = te_axis(ctx, "i", M), *j = te_axis(ctx, "j", N), *k = te_reduce_axis(ctx, "k", K);
-    te_tensor *C =
-        te_compute(ctx, "C", TE_AXES(i, j), te_sum(te_mul(te_read(A, i, k), te_read(B, k, j)), k));
-    te_expr *i2 = te_axis(ctx, "i2", M), *j2 = te_axis(ctx, "j2", N);
-    te_tensor *D =
-        te_compute(ctx, "D", TE_AXES(i2, j2), te_add(te_read(C, i2, j2), te_read(bias, j2)));
-    if (!D) return -1;
-    out->nargs = 4;
-    out->args = te_alloc(ctx, 4 * sizeof(te_tensor *));
-    out->args[0] = A, out->args[1] = B, out->args[2] = bias, out->args[3] = D;
-    out->nouts = 1;
-    out->outs = out->args + 3;
-    out->flops = 2.0 * M * N * K;
-    return 0;
-}
 
 /* A hand schedule of the workload: D's j split by 8 and vectorized, C
  * computed at D's outer j loop. */
@@ -145,7 +124,7 @@ static void test_apply_builder_workload(void **st) {
 }
 
 int main(void) {
-    ops_register_builder("test.mmb", build_mmb);
+    ops_register_builder("test.mmb", custom_mmb_build);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_apply_builder_workload),
     };
