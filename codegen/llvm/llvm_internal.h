@@ -67,6 +67,18 @@ LLVMTargetMachineRef cg_llvm__target_machine(te_ctx *ctx, const char *cpu, const
                                              int opt_level);
 /* The host triple (LLVM-owned message: LLVMDisposeMessage). */
 char *cg_llvm__triple(void);
+/* NULL when LLVM knows CPU name cpu and every feature of the
+ * comma-separated list features ("+avx2,-fma") for the host triple (NULL
+ * cpu or features: not checked); else the reason, malloc'd: "unknown CPU
+ * 'x' for x86_64-pc-linux-gnu (this host's CPU is 'znver5')", "unknown
+ * feature '+y' for ...", or a feature without its '+' or '-'. */
+char *cg_llvm__check_cpu(const char *cpu, const char *features);
+
+/* ---- llvm_cpu_names.cpp (C++: LLVM-C has no CPU or feature tables) ---- */
+/* 0: cpu and features known (NULL: not checked); 1: unknown cpu; 2: an
+ * unknown feature or one without '+'/'-' (*bad: that item, malloc'd);
+ * -1: no target for the triple. */
+int cg_llvm__mc_check(const char *triple, const char *cpu, const char *features, char **bad);
 
 /* ---- llvm_jit.c ---- */
 /* The error's text (malloc-owned); consumes err. */

@@ -112,13 +112,26 @@ typedef struct {
 
 /* Lowers schedule s with the given argument tensors (inputs and outputs in
  * the order the caller will pass them), runs the tir pipeline and compiles
- * for target "llvm" (optionally "llvm -mcpu=NAME"), "c", or "cuda"
- * (optionally "cuda -arch=sm_XX"; loops bound with sch_bind). opts may be
- * NULL. Errors: an argument list that misses an input or output of the
- * schedule, an unknown target, constant_args on cuda or naming an output
- * or a missing argument, any lowering or compile error. */
+ * for target "llvm" (optionally "llvm -mcpu=NAME -mattr=+FEATURE,-FEATURE":
+ * LLVM's names, which override opts->llvm's mcpu and features), "c", or
+ * "cuda" (optionally "cuda -arch=sm_XX"; loops bound with sch_bind). opts
+ * may be NULL. Errors: an argument list that misses an input or output of
+ * the schedule, a target cg_target_check refuses ("cg_build: target
+ * '...': ..."), constant_args on cuda or naming an output or a missing
+ * argument, any lowering or compile error. */
 rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const char *target,
                     const cg_build_options *opts);
+
+/* Checks a target string as cg_build would, without building: its syntax
+ * (see cg_build; NULL is "llvm") and, for llvm, the CPU and feature names
+ * against LLVM's tables for this host's triple (LLVM would otherwise take
+ * an unknown CPU with a warning and may abort the process when compiling).
+ * Returns 0, or -1 with *err (when err is not NULL) a malloc'd message the
+ * caller frees, e.g. "target 'llvm -mcpu=notacpu': unknown CPU 'notacpu'
+ * for x86_64-pc-linux-gnu (this host's CPU is 'znver5')", "target 'llvm
+ * -mattr=+nofeat': unknown feature '+nofeat' for ...", "unknown target
+ * 'opencl' (known: ...)". */
+int cg_target_check(const char *target, char **err);
 
 #ifdef __cplusplus
 }
