@@ -34,6 +34,13 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
     if (t.arch) cuda.arch = te_strdup(ctx, t.arch);
     free(t.buf);
 
+    if (opts->bounds_check && !is_llvm) {
+        te_error(ctx, "cg_build: bounds_check is supported on the llvm target only, not '%s'",
+                 target);
+        return NULL;
+    }
+    llvm.bounds_check = llvm.bounds_check || opts->bounds_check;
+
     const char *name = opts->name ? opts->name : "default";
     if (opts->constant_args && is_cuda) {
         te_error(ctx, "build: constant arguments (pre-computed stages) are not supported on "

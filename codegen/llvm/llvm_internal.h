@@ -57,6 +57,11 @@ typedef struct {
     int nheap, cap_heap;
     /* Common types. */
     LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_ptr, t_void;
+    /* cg_llvm_options.bounds_check, and the name strings its error calls
+     * pass (a buffer or a function name to its global constant). */
+    bool bounds_check;
+    cg_llvm_bind *names;
+    int nnames, cap_names;
 } cg_llvm_emitter;
 
 /* ---- llvm_target.c ---- */
@@ -157,6 +162,14 @@ void cg_llvm__loop(cg_llvm_emitter *em, const te_expr *var, LLVMValueRef lo, LLV
                    const tir_stmt *body, bool unroll);
 /* Binds var to its range in the analyser when bounded; returns whether. */
 bool cg_llvm__bind_range(cg_llvm_emitter *em, const tir_stmt *loop);
+
+/* ---- llvm_bounds.c ---- */
+/* With em->bounds_check: emits a test that every lane of index idx
+ * (enabled by pred, NULL: all) lies inside buf, and on failure a call to
+ * rt_bounds_error and a return of its code (freeing the open heap
+ * buffers). Emitted before the access; a no-op without bounds_check. */
+void cg_llvm__check_access(cg_llvm_emitter *em, const tir_buffer *buf, const te_expr *idx,
+                           const te_expr *pred, bool is_write);
 
 /* ---- llvm_parallel.c ---- */
 void cg_llvm__parallel_for(cg_llvm_emitter *em, const tir_stmt *s);

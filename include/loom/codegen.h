@@ -32,6 +32,14 @@ typedef struct {
     int opt_level;        /* 0..3 (default 3 when the struct is zeroed: use -1 for O0) */
     bool keep_ir;         /* keep optimised LLVM IR as module text "ir" */
     bool keep_asm;        /* keep assembly as module text "asm" */
+    /* Check every load and store against its buffer's extent: an access
+     * outside makes the call fail (rt_call returns -1; rt_last_error() and
+     * rt_module_errmsg: "rt_call: B[1000064] read outside B[64] in
+     * 'default'", or "written outside"; flat element index and count)
+     * instead of reading or writing wild memory. In a parallel loop the
+     * first failing chunk's first error is reported. For debugging: the
+     * checks keep loops from vectorizing. */
+    bool bounds_check;
 } cg_llvm_options;
 
 /* Compiles nfuncs lowered functions (after tir_run_pipeline) into one
@@ -108,6 +116,9 @@ typedef struct {
      * them through rt_prepare / rt_prepared_call, which keep those
      * tensors. Otherwise NAME as without the option. llvm and c targets. */
     uint64_t constant_args;
+    /* Sets llvm.bounds_check (see cg_llvm_options); the llvm target only:
+     * an error for c and cuda. */
+    bool bounds_check;
 } cg_build_options;
 
 /* Lowers schedule s with the given argument tensors (inputs and outputs in
