@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "loom/autotune.h"
+#include "loom/codegen.h"
 #include "loom/cost_model.h"
 #include "loom/ops.h"
 #include "loom/runtime.h"
@@ -656,6 +657,14 @@ int main(int argc, char **argv) {
                     target, rt_last_error());
     if (!cuda && (strncmp(target, "llvm", 4) || (target[4] && target[4] != ' ')))
         return fail("unknown target '%s' (known: llvm, cuda)%s", target, "");
+    /* An unknown -mcpu would file every record under a key no machine has
+     * (and LLVM may abort on it while compiling). */
+    char *terr = NULL;
+    if (cg_target_check(target, &terr)) {
+        fprintf(stderr, "autotune: %s\n", terr ? terr : "bad target");
+        free(terr);
+        return 2;
+    }
     task_line *tasks = NULL;
     int ntasks = 0;
     if (suite) {
