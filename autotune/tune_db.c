@@ -14,30 +14,38 @@
 #include <string.h>
 
 #include "autotune/tune_db_internal.h"
+#include "loom/codegen.h"
 #include "loom/runtime.h"
 
 char *tune_target_key(const char *target, char **err) {
     if (err) *err = NULL;
-    char *key = NULL;
-    if (target && tune_target_is_cuda(target)) {
-        if (!rt_cuda_available()) {
-            if (err)
-                *err = tune__strdupf("autotune: target '%s': no CUDA device is available here "
-                                     "(%s); tune on the host CPU with target llvm",
-                                     target, rt_last_error());
-            return NULL;
-        }
-        key = tdb_cuda_target(0);
-        if (!key && err) *err = tune__strdupf("autotune: target '%s': %s", target, rt_last_error());
-        return key;
+    bool cuda = target && tune_target_is_cuda(target);
+    if (cuda && !rt_cuda_available()) {
+        if (err)
+            *err = tune__strdupf("autotune: target '%s': no CUDA device is available here (%s); "
+                                 "tune on the host CPU with target llvm",
+                                 target, rt_last_error());
+        return NULL;
     }
-    if (!target || strncmp(target, "llvm", 4) || (target[4] && target[4] != ' ')) {
+    if (!cuda && (!target || strncmp(target, "llvm", 4) || (target[4] && target[4] != ' '))) {
         if (err) *err = tune__strdupf("autotune: unknown target '%s' (known: llvm, cuda)",
                                       target ? target : "(null)");
         return NULL;
     }
-    key = !strncmp(target, "llvm -", 6) ? strdup(target) : tdb_host_target();
-    if (!key && err) *err = tune__strdupf("autotune: out of memory");
+    /* An unknown -mcpu or -mattr would file every record under a key no
+     * machine has (and LLVM may abort on it while compiling). */
+    char *terr = NULL;
+    if (cg_target_check(target, &terr)) {
+        if (err) *err = tune__strdupf("autotune: %s", terr ? terr : "bad target");
+        free(terr);
+        return NULL;
+    }
+    char *key = cuda ? tdb_cuda_target(0)
+                : !strncmp(target, "llvm -", 6) ? strdup(target)
+                                                : tdb_host_target();
+    if (!key && err)
+        *err = tune__strdupf("autotune: target '%s': %s", target,
+                             cuda ? rt_last_error() : "out of memory");
     return key;
 }
 

@@ -3,8 +3,10 @@
  * run the loop-IR pipeline, compile for the named target.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "codegen/target.h"
 #include "loom/codegen.h"
 
 rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const char *target,
@@ -18,36 +20,26 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
 
     cg_llvm_options llvm = opts->llvm;
     cg_cuda_options cuda = opts->cuda;
-    bool is_llvm = false, is_c = false, is_cuda = false;
-    if (!strcmp(target, "llvm")) {
-        is_llvm = true;
-    } else if (!strncmp(target, "llvm ", 5)) {
-        is_llvm = true;
-        const char *m = strstr(target, "-mcpu=");
-        if (!m) {
-            te_error(ctx, "build: target '%s': the only llvm option is -mcpu=NAME", target);
-            return NULL;
-        }
-        llvm.mcpu = te_strdup(ctx, m + 6);
-    } else if (!strcmp(target, "c")) {
-        is_c = true;
-    } else if (!strcmp(target, "cuda")) {
-        is_cuda = true;
-    } else if (!strncmp(target, "cuda ", 5)) {
-        is_cuda = true;
-        const char *a = strstr(target, "-arch=");
-        if (!a || !a[6]) {
-            te_error(ctx, "build: target '%s': the only cuda option is -arch=sm_XX", target);
-            return NULL;
-        }
-        cuda.arch = te_strdup(ctx, a + 6);
-    } else {
-        te_error(ctx,
-                 "build: unknown target '%s' (known: llvm, llvm -mcpu=NAME, c, cuda, cuda "
-                 "-arch=sm_XX)",
+    cg_target t;
+    char *why = NULL;
+    if (cg__target_parse(target, &t, &why)) {
+        te_error(ctx, "cg_build: %s", why ? why : "out of memory");
+        free(why);
+        return NULL;
+    }
+    bool is_llvm = t.kind == CG_TARGET_LLVM, is_c = t.kind == CG_TARGET_C,
+         is_cuda = t.kind == CG_TARGET_CUDA;
+    if (t.mcpu) llvm.mcpu = te_strdup(ctx, t.mcpu);
+    if (t.mattr) llvm.features = te_strdup(ctx, t.mattr);
+    if (t.arch) cuda.arch = te_strdup(ctx, t.arch);
+    free(t.buf);
+
+    if (opts->bounds_check && !is_llvm) {
+        te_error(ctx, "cg_build: bounds_check is supported on the llvm target only, not '%s'",
                  target);
         return NULL;
     }
+    llvm.bounds_check = llvm.bounds_check || opts->bounds_check;
 
     const char *name = opts->name ? opts->name : "default";
     if (opts->constant_args && is_cuda) {

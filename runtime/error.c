@@ -20,6 +20,14 @@ int rt_set_error(const char *fmt, ...) {
     return -1;
 }
 
+int32_t rt_bounds_error(const char *func, const char *buffer, int64_t index, int64_t extent,
+                        int32_t is_write) {
+    rt_set_error("%s[%lld] %s outside %s[%lld] in '%s'", buffer ? buffer : "?", (long long)index,
+                 is_write ? "written" : "read", buffer ? buffer : "?", (long long)extent,
+                 func ? func : "?");
+    return RT_ERR_REPORTED;
+}
+
 const char *rt_dtype_name(DLDataType t, char *buf, size_t size) {
     const char *base;
     switch (t.code) {

@@ -293,6 +293,11 @@ int rt_call(rt_module *m, const char *name, int nargs, DLTensor *const *args) {
     for (int i = 0; i < nargs; ++i) ptrs[i] = (char *)args[i]->data + args[i]->byte_offset;
     int32_t rc = f->fn(ptrs);
     if (ptrs != small) free(ptrs);
+    if (rc == RT_ERR_REPORTED) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", rt_last_error());
+        return mod_error(m, "rt_call: %s", why);
+    }
     if (rc != 0) return mod_error(m, "rt_call: '%s' failed with code %d", f->name, (int)rc);
     m->err[0] = '\0';
     return 0;

@@ -12,6 +12,7 @@
  * Workers are created lazily on the first parallel call.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@ static struct {
     int pending;
     int err_chunk; /* lowest chunk index that failed; nchunks: none */
     int err_code;
+    char err_msg[1024]; /* rt_last_error() of the thread that ran err_chunk */
 } pool = {
     .call_mu = PTHREAD_MUTEX_INITIALIZER,
     .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -55,10 +57,13 @@ static int64_t chunk_begin(int64_t n, int T, int k) {
     return (int64_t)(((__int128)n * k) / T);
 }
 
+/* pool.mu held; called on the thread that ran the chunk, so that its
+ * thread-local message can reach the caller's thread. */
 static void record_result(int chunk, int rc) {
     if (rc != 0 && chunk < pool.err_chunk) {
         pool.err_chunk = chunk;
         pool.err_code = rc;
+        snprintf(pool.err_msg, sizeof pool.err_msg, "%s", rt_last_error());
     }
 }
 
@@ -185,6 +190,7 @@ int rt_parallel_for(int64_t n, rt_parallel_body body, void *env) {
     record_result(0, rc0);
     while (pool.pending > 0) pthread_cond_wait(&pool.done_cv, &pool.mu);
     int rc = pool.err_code;
+    if (rc != 0) rt_set_error("%s", pool.err_msg);
     pthread_mutex_unlock(&pool.mu);
     in_parallel = false;
     pthread_mutex_unlock(&pool.call_mu);

@@ -25,6 +25,22 @@ int sch__apply_rfactor(sch_schedule *s, const sch_step *step, te_tensor **out) {
         return te_error(ctx, "rfactor: stage '%s' is not a reduction", t->name);
     if (step->iter < 0 || step->iter >= st->nleaf)
         return te_error(ctx, "rfactor: stage '%s' has no loop %d", t->name, step->iter);
+    /* rfactor rebuilds the stage (its compute location back at the root)
+     * and moves its reduce loops into the new stage: a compute_at recorded
+     * before would be dropped silently, and a stage attached to its loops
+     * would point at loops that no longer hold what it feeds. */
+    if (st->attach == SCH_ATTACH_AT)
+        return te_error(ctx,
+                        "rfactor: stage '%s' was attached by compute_at to loop '%s' of stage "
+                        "'%s', which rfactor would drop; rfactor a stage before compute_at",
+                        t->name, st->attach_iter->u.var.name, sch__stage_name(s, st->attach_stage));
+    for (int i = 0; i < s->nstages; i++)
+        if (s->stages[i].attach == SCH_ATTACH_AT && s->stages[i].attach_stage == step->stage)
+            return te_error(ctx,
+                            "rfactor: stage '%s' is computed (compute_at) at loop '%s' of stage "
+                            "'%s', whose loops rfactor replaces; rfactor '%s' before compute_at",
+                            s->stages[i].op->name, s->stages[i].attach_iter->u.var.name, t->name,
+                            t->name);
     te_expr *axis = st->leaf[step->iter];
     if (axis->u.var.iter != TE_ITER_REDUCE)
         return te_error(ctx,

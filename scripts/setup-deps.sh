@@ -3,7 +3,8 @@
 # Usage: bash scripts/setup-deps.sh   (OpenBLAS, oneDNN and gnuplot are for bench/)
 # Runs as root (apt-get); does nothing when everything is already installed.
 set -euo pipefail
-pkgs=(gcc make cmake pkg-config llvm-19-dev libzstd-dev libxgboost-dev libsqlite3-dev
+# g++: one C++ file asks LLVM for its CPU names (codegen/llvm/llvm_cpu_names.cpp).
+pkgs=(gcc g++ make cmake pkg-config llvm-19-dev libzstd-dev libxgboost-dev libsqlite3-dev
       libdlpack-dev libcjson-dev libcmocka-dev libopenblas-dev libdnnl-dev gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -268,6 +268,19 @@ static void check_node(body_check *bc, const te_expr *e) {
         return;
     case TE_READ: {
         te_tensor *t = e->u.read.tensor;
+        /* A constant index outside the tensor reads outside its buffer on
+         * every iteration: no schedule can make it right. */
+        for (int d = 0; d < e->u.read.ndim && d < t->ndim; d++) {
+            int64_t v;
+            if (te_is_const_int(e->u.read.indices[d], &v) && (v < 0 || v >= t->shape[d])) {
+                bc->err = te_error(bc->ctx,
+                                   "compute '%s': read of '%s' at index %lld in dimension %d, "
+                                   "outside its extent %lld (indices 0..%lld)",
+                                   bc->name, t->name, (long long)v, d, (long long)t->shape[d],
+                                   (long long)t->shape[d] - 1);
+                return;
+            }
+        }
         bool have = false;
         for (int i = 0; i < bc->ninputs && !have; i++) have = bc->inputs[i] == t;
         if (!have) {

@@ -126,11 +126,16 @@ sched_case sh_conv2d(te_ctx *ctx, int64_t N, int64_t C, int64_t H, int64_t W, in
 }
 
 int64_t sh_run(const sched_case *c, sch_schedule *s, const char *target) {
+    return sh_run_opts(c, s, target, NULL);
+}
+
+int64_t sh_run_opts(const sched_case *c, sch_schedule *s, const char *target,
+                    const cg_build_options *opts) {
     uint64_t rng = tu_seed() ^ (uint64_t)c->out->shape[0] * 7919u;
     te_tensor *args[5];
     for (int i = 0; i < c->nin; i++) args[i] = c->in[i];
     args[c->nin] = c->out;
-    rt_module *m = cg_build(s, c->nin + 1, args, target, NULL);
+    rt_module *m = cg_build(s, c->nin + 1, args, target, opts);
     if (!m) {
         fprintf(stderr, "build (%s) failed: %s\n", target, te_ctx_errmsg(c->ctx));
         return -1;

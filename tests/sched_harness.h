@@ -36,5 +36,8 @@ sched_case sh_conv2d(te_ctx *ctx, int64_t N, int64_t C, int64_t H, int64_t W, in
  * reduction length, atol 1e-4). Returns the number of mismatches, or -1
  * when building or running failed (the error is printed). */
 int64_t sh_run(const sched_case *c, sch_schedule *s, const char *target);
+/* The same with build options (NULL: none). */
+int64_t sh_run_opts(const sched_case *c, sch_schedule *s, const char *target,
+                    const cg_build_options *opts);
 
 #endif

@@ -62,6 +62,16 @@ static void test_errors(void **st) {
     snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --target tpu", db);
     assert_int_not_equal(run("autotune", a), 0);
     tu_assert_msg_has(out, "unknown target 'tpu'");
+    /* An unknown CPU was accepted and its records filed under that key
+     * (issue 30, item 3). */
+    snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --target "
+             "\"llvm -mcpu=bogus\"", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "unknown CPU 'bogus'", "this host's CPU is");
+    snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --target "
+             "\"llvm -mattr=+nosuchfeature\"", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "unknown feature '+nosuchfeature'");
     assert_int_not_equal(run("autotune", "--op matmul --shape M=4,N=4,K=4 --trials 2 --db /nonexistent/d/x.db"), 0);
     tu_assert_msg_has(out, "cannot open the database", "/nonexistent/d/x.db");
     assert_int_not_equal(run("autotune", "--op matmul --shape M=4,N=4,K=4 --trials x --db a.db"), 0);

@@ -392,6 +392,10 @@ static void test_task_db(void **st) {
     tu_assert_msg_has(err, "unknown target 'tpu'");
     free(err);
     tune_db_summary_free(&sum);
+    assert_int_equal(tune_task_db(db, KEY, "llvm -mcpu=bogus", &o, &sum, &err), -1);
+    tu_assert_msg_has(err, "unknown CPU 'bogus'");
+    free(err);
+    tune_db_summary_free(&sum);
     assert_int_equal(tune_task_db(db, "user.nothing(M=1)", "llvm", &o, &sum, &err), -1);
     tu_assert_msg_has(err, "user.nothing(M=1)", "has no builder");
     free(err);

@@ -936,6 +936,95 @@ static void test_schedule_matmul(void **state) {
     te_ctx_free(ctx);
 }
 
+/* Asserts that cg_target_check refuses target with a message holding
+ * every one of the NULL-terminated substrings. */
+#define expect_target_refused(target, ...)                                     \
+    do {                                                                       \
+        char *err_ = NULL;                                                     \
+        assert_int_equal(cg_target_check((target), &err_), -1);               \
+        assert_non_null(err_);                                                 \
+        tu_assert_msg_has(err_, __VA_ARGS__);                                  \
+        free(err_);                                                            \
+    } while (0)
+
+/* CPU and feature names LLVM does not know are refused with a message,
+ * by cg_target_check, cg_build and cg_llvm_build: LLVM took them with a
+ * warning and then aborted the process ("64-bit code requested on a
+ * subtarget that doesn't support it"). */
+static void test_target_check(void **state) {
+    (void)state;
+    char *host = cg_llvm_host_cpu(), *feats = cg_llvm_host_features();
+    assert_non_null(host);
+    assert_non_null(feats);
+    char host_msg[256], host_target[256], feat_target[512], first[128] = "";
+    snprintf(host_msg, sizeof host_msg, "(this host's CPU is '%s')", host);
+    snprintf(host_target, sizeof host_target, "llvm -mcpu=%s", host);
+    /* the host's first enabled feature, as LLVM spells it ("+sse2", ...) */
+    const char *plus = feats[0] == '+' ? feats : strstr(feats, ",+");
+    if (plus) {
+        plus += *plus == ',';
+        size_t flen = strcspn(plus, ",");
+        if (flen < sizeof first) memcpy(first, plus, flen), first[flen] = '\0';
+    }
+    snprintf(feat_target, sizeof feat_target, "llvm -mcpu=%s -mattr=%s", host, first);
+
+    /* accepted: every feature LLVM reports for this host too */
+    char *err = (char *)"untouched";
+    assert_int_equal(cg_target_check("llvm", &err), 0);
+    assert_null(err);
+    assert_int_equal(cg_target_check(NULL, NULL), 0);
+    assert_int_equal(cg_target_check(host_target, &err), 0);
+    assert_int_equal(cg_target_check("llvm -mcpu=x86-64-v3", &err), 0);
+    if (first[0]) assert_int_equal(cg_target_check(feat_target, &err), 0);
+    char *all = malloc(strlen(host) + strlen(feats) + 32);
+    assert_non_null(all);
+    sprintf(all, "llvm -mcpu=%s -mattr=%s", host, feats);
+    if (feats[0]) assert_int_equal(cg_target_check(all, &err), 0);
+    free(all);
+    assert_int_equal(cg_target_check("c", &err), 0);
+    assert_int_equal(cg_target_check("cuda -arch=sm_90a", &err), 0);
+
+    /* refused */
+    expect_target_refused("llvm -mcpu=notacpu", "target 'llvm -mcpu=notacpu': unknown CPU "
+                                                "'notacpu' for ",
+                          host_msg);
+    expect_target_refused("llvm -mattr=+notafeature", "target 'llvm -mattr=+notafeature': "
+                                                      "unknown feature '+notafeature' for ");
+    expect_target_refused("llvm -mattr=avx2", "feature 'avx2' needs a '+' (enable) or '-'");
+    expect_target_refused("llvm -mcpu=", "-mcpu has no value");
+    expect_target_refused("llvm -mcpu=a -mcpu=b", "-mcpu is given twice");
+    expect_target_refused("llvm -O3", "unknown option '-O3'", "-mcpu=NAME and -mattr");
+    expect_target_refused("c -O3", "the c target takes no options");
+    expect_target_refused("cuda -arch=gfx90a", "architecture 'gfx90a' is not sm_XX");
+    expect_target_refused("opencl", "unknown target 'opencl' (known: llvm");
+    assert_int_equal(cg_target_check("llvm -mcpu=notacpu", NULL), -1);
+
+    /* cg_build and cg_llvm_build report the same, without aborting */
+    te_ctx *ctx = te_ctx_new();
+    sched_case c = sh_matmul(ctx, 16, 16, 16);
+    sch_schedule *s = sch_create(ctx, 1, &c.out);
+    assert_null(cg_build(s, TE_TENSORS(c.in[0], c.in[1], c.out), "llvm -mcpu=notacpu", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "cg_build: target 'llvm -mcpu=notacpu': unknown CPU "
+                                          "'notacpu' for ",
+                      host_msg);
+    cg_build_options bo;
+    memset(&bo, 0, sizeof bo);
+    bo.llvm.mcpu = "notacpu";
+    te_ctx_clear_error(ctx);
+    assert_null(cg_build(s, TE_TENSORS(c.in[0], c.in[1], c.out), "llvm", &bo));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "llvm: unknown CPU 'notacpu' for ", host_msg);
+    tir_func *ok = tiny_func(ctx, TIR_FOR_SERIAL);
+    cg_llvm_options lo = {0};
+    lo.features = "+notafeature";
+    expect_error(ctx, ok, &lo, "unknown feature '+notafeature'", "for ");
+    /* the host's CPU, and its first feature, build and compute */
+    assert_int_equal(sh_run(&c, s, host_target), 0);
+    if (first[0]) assert_int_equal(sh_run(&c, s, feat_target), 0);
+    te_ctx_free(ctx);
+    free(host);
+    free(feats);
+}
+
 /* Builds from two threads at once, each with its own ctx. */
 static void *build_thread(void *arg) {
     int *bad = arg;
@@ -1020,6 +1109,7 @@ int main(void) {
         cmocka_unit_test(test_two_funcs_and_asm),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_schedule_matmul),
+        cmocka_unit_test(test_target_check),
         cmocka_unit_test(test_concurrent_builds),
         cmocka_unit_test(test_local_predicated_blend),
     };

@@ -212,6 +212,92 @@ static void test_rfactor_rules(void **state) {
     EXPECT_NULL(f, sch_rfactor(f->s, f->mm.out, f->mm.rax[0], 7), "rfactor", "factor_axis 7");
 }
 
+/* P[i, k] = A[i, k] + 1; C[i] = sum_k P[i, k]; D[i] = C[i] * 2 */
+static void row_sum_ref(const sched_case *c, DLTensor *const *ins, double *out) {
+    const float *a = ins[0]->data;
+    for (int64_t i = 0; i < c->p[0]; i++) {
+        double acc = 0;
+        for (int64_t k = 0; k < c->p[1]; k++) acc += (double)a[i * c->p[1] + k] + 1;
+        out[i] = acc * 2;
+    }
+}
+
+static sched_case row_sum(te_ctx *ctx) {
+    sched_case c = {.ctx = ctx, .nin = 1, .reference = row_sum_ref, .p = {16, 32}};
+    c.in[0] = te_placeholder(ctx, "A", TE_FLOAT32, TE_SHAPE(16, 32));
+    te_expr *pi = te_axis(ctx, "pi", 16), *pk = te_axis(ctx, "pk", 32);
+    c.mid = te_compute(ctx, "P", TE_AXES(pi, pk),
+                       te_add(te_read(c.in[0], pi, pk), te_float(ctx, 1)));
+    te_expr *i = te_axis(ctx, "i", 16), *k = te_reduce_axis(ctx, "k", 32);
+    c.in[1] = te_compute(ctx, "C", TE_AXES(i), te_sum(te_read(c.mid, i, k), k));
+    c.ax[0] = te_axis(ctx, "d", 16);
+    c.out = te_compute(ctx, "D", TE_AXES(c.ax[0]), te_mul(te_read(c.in[1], c.ax[0]), te_float(ctx, 2)));
+    c.rax[0] = k;
+    return c;
+}
+
+/* rfactor rebuilds a stage: after compute_at of that stage (or of a stage
+ * into its loops) it is refused, by the primitive and in a replayed log,
+ * instead of dropping the compute location or failing later in lowering
+ * with a message about another stage. */
+static void test_rfactor_after_compute_at(void **state) {
+    fixture *f = *state;
+    te_ctx *ctx = f->ctx;
+    sched_case c = row_sum(ctx);
+    te_tensor *C = c.in[1];
+    te_expr *ko, *ki;
+
+    /* the stage itself was attached */
+    sch_schedule *s1 = sch_create(ctx, 1, &c.out);
+    assert_int_equal(sch_compute_at(s1, C, c.out, c.ax[0]), 0);
+    assert_int_equal(sch_split(s1, C, c.rax[0], 4, &ko, &ki), 0);
+    int n1 = sch_num_steps(s1);
+    te_ctx_clear_error(ctx);
+    assert_null(sch_rfactor(s1, C, ki, 0));
+    assert_string_equal(te_ctx_errmsg(ctx),
+                        "rfactor: stage 'C' was attached by compute_at to loop 'd' of stage 'D', "
+                        "which rfactor would drop; rfactor a stage before compute_at");
+    assert_int_equal(sch_num_steps(s1), n1);
+    assert_int_equal(sch_num_stages(s1), 4);
+
+    /* a producer was attached to the stage's loops */
+    sch_schedule *s2 = sch_create(ctx, 1, &c.out);
+    assert_int_equal(sch_split(s2, C, c.rax[0], 4, &ko, &ki), 0);
+    assert_int_equal(sch_compute_at(s2, c.mid, C, ko), 0);
+    te_ctx_clear_error(ctx);
+    assert_null(sch_rfactor(s2, C, ki, 0));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "rfactor: stage 'P' is computed (compute_at) at loop "
+                                          "'k.outer' of stage 'C'",
+                      "rfactor 'C' before compute_at");
+
+    /* the other order is fine and computes the right thing */
+    sch_schedule *s3 = sch_create(ctx, 1, &c.out);
+    assert_int_equal(sch_split(s3, C, c.rax[0], 4, &ko, &ki), 0);
+    assert_non_null(sch_rfactor(s3, C, ki, 0));
+    const sch_step rf_step = *sch_get_step(s3, 1);
+    assert_int_equal(rf_step.kind, SCH_STEP_RFACTOR);
+    assert_int_equal(sch_compute_at(s3, C, c.out, c.ax[0]), 0);
+    assert_int_equal(sh_run(&c, s3, "llvm"), 0);
+
+    /* a log with the bad order (compute_at, split, rfactor), replayed
+     * directly and through its JSON form, fails at the rfactor step */
+    sch_step bad[3] = {*sch_get_step(s1, 0), *sch_get_step(s1, 1), rf_step};
+    te_ctx_clear_error(ctx);
+    assert_null(sch_replay(ctx, 1, &c.out, 3, bad));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "replay: step 2 (rfactor) failed",
+                      "stage 'C' was attached by compute_at to loop 'd' of stage 'D'");
+    char *json = tdb_steps_to_json(3, bad);
+    assert_non_null(json);
+    int ns = 0;
+    sch_step *parsed = NULL;
+    assert_int_equal(tdb_steps_from_json(ctx, json, &ns, &parsed), 0);
+    free(json);
+    te_ctx_clear_error(ctx);
+    assert_null(sch_replay(ctx, 1, &c.out, ns, parsed));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "replay: step 2 (rfactor) failed",
+                      "rfactor a stage before compute_at");
+}
+
 static void test_storage_align_rules(void **state) {
     fixture *f = *state;
     EXPECT_FAIL(f, sch_storage_align(f->s, f->mm.out, f->mm.ax[0], 0, 0), "storage_align",
@@ -282,7 +368,7 @@ int main(void) {
         T(test_split_factor),       T(test_unknown_axis),          T(test_fuse_rules),
         T(test_reorder_repeated),   T(test_annotation_rules),      T(test_compute_location_rules),
         T(test_cache_rules),        T(test_rfactor_rules),         T(test_storage_align_rules),
-        T(test_pack_rules),
+        T(test_pack_rules),         T(test_rfactor_after_compute_at),
         T(test_build_args),         T(test_create_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

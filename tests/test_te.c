@@ -597,6 +597,20 @@ static void test_compute_errors(void **state) {
                            te_var(ctx, "v", te_dtype_with_lanes(TE_FLOAT32, 4))));
     assert_string_equal(te_ctx_errmsg(ctx), "compute 'C': body type float32x4 is not a scalar");
 
+    /* a constant index outside the tensor, at the top or in a reduction */
+    assert_null(te_compute(ctx, "C", TE_AXES(x, y), te_read(A, x, I(4))));
+    assert_string_equal(te_ctx_errmsg(ctx), "compute 'C': read of 'A' at index 4 in dimension "
+                                             "1, outside its extent 4 (indices 0..3)");
+    assert_null(te_compute(ctx, "C", TE_AXES(x),
+                           te_sum(te_mul(te_read(A, x, k), te_read(A, I(-1), k)), k)));
+    assert_string_equal(te_ctx_errmsg(ctx), "compute 'C': read of 'A' at index -1 in dimension "
+                                             "0, outside its extent 8 (indices 0..7)");
+    assert_null(te_compute(ctx, "C", TE_AXES(x, y), te_read(B, I(100000), y)));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "'B' at index 100000 in dimension 0", "extent 8");
+    /* the last index of each dimension is fine */
+    te_expr *z = te_axis(ctx, "z", 8);
+    assert_non_null(te_compute(ctx, "E", TE_AXES(z), te_read(A, I(7), I(3))));
+
     /* failed attempts did not claim x and y */
     te_tensor *C = te_compute(ctx, "C", TE_AXES(x, y), te_sum(te_read(A, x, k), k));
     assert_non_null(C);

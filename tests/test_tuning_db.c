@@ -515,6 +515,20 @@ static void test_bad_files(void **state) {
     close(fd);
     expect_open_error(f->path, NULL, "newer Loom", "schema version 99");
 
+    /* another program's SQLite file (version 0 with tables of its own)
+     * is refused, not given Loom's tables beside its own */
+    char foreign[160];
+    tdbt_path(foreign, sizeof foreign, f->dir, "app.db");
+    assert_int_equal(tdb__exec_file(foreign, "CREATE TABLE app_users(id INTEGER)", NULL), -1);
+    write_file(foreign, "", 0);
+    assert_int_equal(tdb__exec_file(foreign, "CREATE TABLE app_users(id INTEGER)", NULL), 0);
+    expect_open_error(foreign, NULL, "is not a tuning database", "table 'app_users'");
+    expect_open_error(foreign, &(tdb_open_options){.readonly = true}, "is not a tuning database",
+                      "app.db");
+    /* nothing of Loom's was added: its table names are still free */
+    assert_int_equal(tdb__exec_file(foreign, "CREATE TABLE records(x); CREATE TABLE workloads(x)",
+                                    NULL), 0);
+
     /* an older one is migrated forward */
     char old[160], *err = NULL;
     tdbt_path(old, sizeof old, f->dir, "v1.db");

@@ -173,6 +173,26 @@ static void refuse_readonly(tdb_db *db) {
              db->path, why);
 }
 
+/* Schema version 0 is a new file, unless it already has tables: Loom
+ * creates its tables and sets the version in one transaction
+ * (tdb__migrate), so tables at version 0 are another program's, and
+ * adding Loom's beside them would mix two programs' data in one file.
+ * Returns -1 (db->err set) for such a file, else 0. */
+static int refuse_foreign(tdb_db *db) {
+    sqlite3_stmt *st = tdb__prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
+                                        "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' LIMIT 1");
+    if (!st) return -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        tdb__err(db, "open: '%s' is not a tuning database: an SQLite file of another program "
+                     "(schema version 0, with a table '%s'); give a new file or a Loom database",
+                 db->path, (const char *)sqlite3_column_text(st, 0));
+    else if (rc != SQLITE_DONE)
+        tdb__sqlerr(db, "open");
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
 tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
     if (err) *err = NULL;
     if (!path || !*path) {
@@ -229,6 +249,10 @@ tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
         tdb__err(db, "open: tuning db '%s' has schema version %d: not a Loom database, or a "
                      "corrupted one",
                  path, version);
+        fail_open(db, err);
+        return NULL;
+    }
+    if (version == 0 && refuse_foreign(db)) {
         fail_open(db, err);
         return NULL;
     }

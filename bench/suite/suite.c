@@ -17,7 +17,9 @@
  * are timed interleaved: R samples each, every sample repeating the call
  * for at least MS milliseconds; the table shows medians and the spread.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,22 @@ static void usage(FILE *f, const char *argv0) {
             argv0);
 }
 
+/* A whole decimal number in [lo, hi] for option `name`, or -1 after saying
+ * why: atoi read "4294967297" as 1 and "abc" as 0. */
+static int int_arg(const char *name, const char *text, long long lo, long long hi,
+                   long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (!text[0] || *end || errno || v < lo || v > hi) {
+        fprintf(stderr, "bench_suite: --%s '%s' is not an integer from %lld to %lld\n", name,
+                text, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 static int parse(int argc, char **argv, options *o) {
     static const struct option longs[] = {
         {"workloads", required_argument, 0, 'w'}, {"threads", required_argument, 0, 't'},
@@ -56,25 +74,44 @@ static int parse(int argc, char **argv, options *o) {
     *o = (options){.threads = 1, .repeat = 9, .min_ms = 50, .workloads = "bench/workloads.tsv",
                    .seed = 12345};
     int c;
+    long long v;
+    char *end;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
         case 'w': o->workloads = optarg; break;
-        case 't': o->threads = atoi(optarg); break;
-        case 'r': o->repeat = atoi(optarg); break;
-        case 'm': o->min_ms = atof(optarg); break;
+        case 't':
+            if (int_arg("threads", optarg, 1, 1024, &v)) return -1;
+            o->threads = (int)v;
+            break;
+        case 'r':
+            if (int_arg("repeat", optarg, 1, 64, &v)) return -1;
+            o->repeat = (int)v;
+            break;
+        case 'm':
+            errno = 0;
+            o->min_ms = strtod(optarg, &end);
+            if (!optarg[0] || *end || errno || !(o->min_ms >= 0 && o->min_ms <= 60000)) {
+                fprintf(stderr, "bench_suite: --min-ms '%s' is not a number of milliseconds "
+                        "from 0 to 60000\n", optarg);
+                return -1;
+            }
+            break;
         case 'd': o->db = optarg; break;
         case 'T': o->target = optarg; break;
         case 'o': o->only = optarg; break;
         case 'c': o->csv = optarg; break;
         case 'p': o->plot_dir = optarg; break;
-        case 's': o->seed = strtoull(optarg, NULL, 10); break;
+        case 's':
+            if (int_arg("seed", optarg, 0, LLONG_MAX, &v)) return -1;
+            o->seed = (uint64_t)v;
+            break;
         case 'n': o->no_constants = true; break;
         case 'h': usage(stdout, argv[0]); exit(0);
         default: usage(stderr, argv[0]); return -1;
         }
     }
-    if (optind < argc || o->threads < 1 || o->repeat < 1 || o->repeat > 64 || !(o->min_ms >= 0)) {
-        fprintf(stderr, "bench_suite: need T >= 1, 1 <= R <= 64, MS >= 0 and no extra arguments\n");
+    if (optind < argc) {
+        fprintf(stderr, "bench_suite: unexpected argument '%s'\n", argv[optind]);
         usage(stderr, argv[0]);
         return -1;
     }

@@ -110,10 +110,11 @@ static void state_free(build_state *s) {
 }
 
 static int emit_module(te_ctx *ctx, build_state *s, int nfuncs, const tir_func *const *funcs,
-                       const char **syms) {
+                       const char **syms, bool bounds_check) {
     cg_llvm_emitter em;
     memset(&em, 0, sizeof em);
     em.ctx = ctx;
+    em.bounds_check = bounds_check;
     em.lc = LLVMOrcThreadSafeContextGetContext(s->tsc);
     em.mod = s->mod;
     em.b = LLVMCreateBuilderInContext(em.lc);
@@ -133,6 +134,7 @@ static int emit_module(te_ctx *ctx, build_state *s, int nfuncs, const tir_func *
     if (em.an) te_analyzer_free(em.an);
     free(em.binds);
     free(em.heap);
+    free(em.names);
     return rc;
 }
 
@@ -189,7 +191,7 @@ rt_module *cg_llvm_build(te_ctx *ctx, int nfuncs, const tir_func *const *funcs,
     LLVMDisposeTargetData(dl);
 
     const char **syms = te_alloc(ctx, (size_t)nfuncs * sizeof *syms);
-    if (!syms || emit_module(ctx, &s, nfuncs, funcs, syms)) {
+    if (!syms || emit_module(ctx, &s, nfuncs, funcs, syms, opts->bounds_check)) {
         state_free(&s);
         return NULL;
     }

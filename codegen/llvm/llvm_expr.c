@@ -623,6 +623,7 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
                       L, buf->name, em->func);
         return NULL;
     }
+    cg_llvm__check_access(em, buf, idx, pred, false);
     LLVMBuilderRef B = em->b;
     if (L == 1) {
         LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx), idx->dtype);

@@ -57,6 +57,11 @@ typedef struct {
     int nheap, cap_heap;
     /* Common types. */
     LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_ptr, t_void;
+    /* cg_llvm_options.bounds_check, and the name strings its error calls
+     * pass (a buffer or a function name to its global constant). */
+    bool bounds_check;
+    cg_llvm_bind *names;
+    int nnames, cap_names;
 } cg_llvm_emitter;
 
 /* ---- llvm_target.c ---- */
@@ -67,6 +72,18 @@ LLVMTargetMachineRef cg_llvm__target_machine(te_ctx *ctx, const char *cpu, const
                                              int opt_level);
 /* The host triple (LLVM-owned message: LLVMDisposeMessage). */
 char *cg_llvm__triple(void);
+/* NULL when LLVM knows CPU name cpu and every feature of the
+ * comma-separated list features ("+avx2,-fma") for the host triple (NULL
+ * cpu or features: not checked); else the reason, malloc'd: "unknown CPU
+ * 'x' for x86_64-pc-linux-gnu (this host's CPU is 'znver5')", "unknown
+ * feature '+y' for ...", or a feature without its '+' or '-'. */
+char *cg_llvm__check_cpu(const char *cpu, const char *features);
+
+/* ---- llvm_cpu_names.cpp (C++: LLVM-C has no CPU or feature tables) ---- */
+/* 0: cpu and features known (NULL: not checked); 1: unknown cpu; 2: an
+ * unknown feature or one without '+'/'-' (*bad: that item, malloc'd);
+ * -1: no target for the triple. */
+int cg_llvm__mc_check(const char *triple, const char *cpu, const char *features, char **bad);
 
 /* ---- llvm_jit.c ---- */
 /* The error's text (malloc-owned); consumes err. */
@@ -145,6 +162,14 @@ void cg_llvm__loop(cg_llvm_emitter *em, const te_expr *var, LLVMValueRef lo, LLV
                    const tir_stmt *body, bool unroll);
 /* Binds var to its range in the analyser when bounded; returns whether. */
 bool cg_llvm__bind_range(cg_llvm_emitter *em, const tir_stmt *loop);
+
+/* ---- llvm_bounds.c ---- */
+/* With em->bounds_check: emits a test that every lane of index idx
+ * (enabled by pred, NULL: all) lies inside buf, and on failure a call to
+ * rt_bounds_error and a return of its code (freeing the open heap
+ * buffers). Emitted before the access; a no-op without bounds_check. */
+void cg_llvm__check_access(cg_llvm_emitter *em, const tir_buffer *buf, const te_expr *idx,
+                           const te_expr *pred, bool is_write);
 
 /* ---- llvm_parallel.c ---- */
 void cg_llvm__parallel_for(cg_llvm_emitter *em, const tir_stmt *s);

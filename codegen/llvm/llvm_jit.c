@@ -45,7 +45,7 @@ typedef struct {
 
 static int define_runtime(te_ctx *ctx, LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
     const known_symbol syms[] = {
-        KS("rt_parallel_for", rt_parallel_for),
+        KS("rt_parallel_for", rt_parallel_for), KS("rt_bounds_error", rt_bounds_error),
         KS("aligned_alloc", aligned_alloc), KS("free", free), KS("malloc", malloc),
         KS("memset", memset), KS("memcpy", memcpy), KS("memmove", memmove),
         KS("expf", (f1)expf), KS("exp", (d1)exp), KS("exp2f", (f1)exp2f), KS("exp2", (d1)exp2),

@@ -149,6 +149,7 @@ static void emit_store(cg_llvm_emitter *em, const tir_stmt *s) {
     if (!mt) return;
     unsigned align = (unsigned)te_dtype_bytes(elem);
     int L = idx->dtype.lanes > val->dtype.lanes ? idx->dtype.lanes : val->dtype.lanes;
+    if (idx->dtype.lanes == L) cg_llvm__check_access(em, buf, idx, pred, true);
     LLVMBuilderRef B = em->b;
     if (L <= 1) {
         LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx), idx->dtype);

@@ -3,6 +3,7 @@
  * process), host CPU name and features, and target machines.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,12 +64,46 @@ static bool plausible_cpu(const char *s) {
     return true;
 }
 
+char *cg_llvm__check_cpu(const char *cpu, const char *features) {
+    cg_llvm__init();
+    char *triple = cg_llvm__triple(), *bad = NULL, *msg = NULL;
+    int rc = cg_llvm__mc_check(triple, cpu, features, &bad);
+    if (rc == 1) {
+        char *host = cg_llvm_host_cpu();
+        if (asprintf(&msg, "unknown CPU '%s' for %s (this host's CPU is '%s')", cpu, triple,
+                     host ? host : "?") < 0)
+            msg = NULL;
+        free(host);
+    } else if (rc == 2 && bad && bad[0] != '+' && bad[0] != '-') {
+        if (asprintf(&msg, "feature '%s' needs a '+' (enable) or '-' (disable) in front", bad) < 0)
+            msg = NULL;
+    } else if (rc == 2) {
+        if (asprintf(&msg, "unknown feature '%s' for %s", bad ? bad : "?", triple) < 0) msg = NULL;
+    } else if (rc != 0) {
+        if (asprintf(&msg, "LLVM has no target for triple '%s'", triple) < 0) msg = NULL;
+    }
+    if (rc != 0 && !msg) msg = strdup("out of memory");
+    free(bad);
+    LLVMDisposeMessage(triple);
+    return msg;
+}
+
 LLVMTargetMachineRef cg_llvm__target_machine(te_ctx *ctx, const char *cpu, const char *features,
                                              int opt_level) {
     cg_llvm__init();
     if (cpu && !plausible_cpu(cpu)) {
         te_error(ctx, "llvm: -mcpu '%s' is not a CPU name (letters, digits, '-', '_' only)", cpu);
         return NULL;
+    }
+    /* LLVM builds an unknown CPU's subtarget without features, and for
+     * x86-64 its code generator then aborts the process. */
+    if (cpu || features) {
+        char *why = cg_llvm__check_cpu(cpu, features);
+        if (why) {
+            te_error(ctx, "llvm: %s", why);
+            free(why);
+            return NULL;
+        }
     }
     char *triple = cg_llvm__triple();
     LLVMTargetRef target = NULL;

@@ -760,8 +760,9 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char 
  * CUDA target ("cuda", "cuda -arch=...") -> GPU 0's (tdb_cuda_target,
  * "cuda sm_90 NVIDIA H100 80GB HBM3"). Returns it malloc'd, or NULL with
  * a malloc'd message in *err (err may be NULL): an unknown target
- * ("unknown target 'tpu' (known: llvm, cuda)"), or a CUDA target where no
- * device is available. */
+ * ("unknown target 'tpu' (known: llvm, cuda)"), a CPU target that
+ * cg_target_check refuses (an unknown -mcpu or -mattr name), or a CUDA
+ * target where no device is available. */
 char *tune_target_key(const char *target, char **err);
 
 /* The cost model of a run of tune_task_db / tune_tasks_db. */

@@ -32,6 +32,14 @@ typedef struct {
     int opt_level;        /* 0..3 (default 3 when the struct is zeroed: use -1 for O0) */
     bool keep_ir;         /* keep optimised LLVM IR as module text "ir" */
     bool keep_asm;        /* keep assembly as module text "asm" */
+    /* Check every load and store against its buffer's extent: an access
+     * outside makes the call fail (rt_call returns -1; rt_last_error() and
+     * rt_module_errmsg: "rt_call: B[1000064] read outside B[64] in
+     * 'default'", or "written outside"; flat element index and count)
+     * instead of reading or writing wild memory. In a parallel loop the
+     * first failing chunk's first error is reported. For debugging: the
+     * checks keep loops from vectorizing. */
+    bool bounds_check;
 } cg_llvm_options;
 
 /* Compiles nfuncs lowered functions (after tir_run_pipeline) into one
@@ -108,17 +116,33 @@ typedef struct {
      * them through rt_prepare / rt_prepared_call, which keep those
      * tensors. Otherwise NAME as without the option. llvm and c targets. */
     uint64_t constant_args;
+    /* Sets llvm.bounds_check (see cg_llvm_options); the llvm target only:
+     * an error for c and cuda. */
+    bool bounds_check;
 } cg_build_options;
 
 /* Lowers schedule s with the given argument tensors (inputs and outputs in
  * the order the caller will pass them), runs the tir pipeline and compiles
- * for target "llvm" (optionally "llvm -mcpu=NAME"), "c", or "cuda"
- * (optionally "cuda -arch=sm_XX"; loops bound with sch_bind). opts may be
- * NULL. Errors: an argument list that misses an input or output of the
- * schedule, an unknown target, constant_args on cuda or naming an output
- * or a missing argument, any lowering or compile error. */
+ * for target "llvm" (optionally "llvm -mcpu=NAME -mattr=+FEATURE,-FEATURE":
+ * LLVM's names, which override opts->llvm's mcpu and features), "c", or
+ * "cuda" (optionally "cuda -arch=sm_XX"; loops bound with sch_bind). opts
+ * may be NULL. Errors: an argument list that misses an input or output of
+ * the schedule, a target cg_target_check refuses ("cg_build: target
+ * '...': ..."), constant_args on cuda or naming an output or a missing
+ * argument, any lowering or compile error. */
 rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const char *target,
                     const cg_build_options *opts);
+
+/* Checks a target string as cg_build would, without building: its syntax
+ * (see cg_build; NULL is "llvm") and, for llvm, the CPU and feature names
+ * against LLVM's tables for this host's triple (LLVM would otherwise take
+ * an unknown CPU with a warning and may abort the process when compiling).
+ * Returns 0, or -1 with *err (when err is not NULL) a malloc'd message the
+ * caller frees, e.g. "target 'llvm -mcpu=notacpu': unknown CPU 'notacpu'
+ * for x86_64-pc-linux-gnu (this host's CPU is 'znver5')", "target 'llvm
+ * -mattr=+nofeat': unknown feature '+nofeat' for ...", "unknown target
+ * 'opencl' (known: ...)". */
+int cg_target_check(const char *target, char **err);
 
 #ifdef __cplusplus
 }

@@ -49,7 +49,9 @@ typedef int (*rt_parallel_body)(int64_t begin, int64_t end, void *env);
 /* Runs body over [0, n) split into contiguous chunks, one per pool thread
  * (the caller's thread takes a chunk too), and waits for all. Nested calls
  * from inside a body run serially in the calling thread. Returns 0, or the
- * first non-zero a chunk returned. Called by generated code for
+ * first non-zero a chunk returned (the lowest chunk's, whichever thread
+ * ran it; the chunks already running finish), with rt_last_error() set to
+ * the message that chunk's thread left. Called by generated code for
  * `parallel` loops. */
 int rt_parallel_for(int64_t n, rt_parallel_body body, void *env);
 /* Threads the pool uses: LOOM_NUM_THREADS if set (>= 1), else the number
@@ -112,8 +114,9 @@ void rt_module_set_text(rt_module *m, const char *what, const char *text);
 /* Calls function `name` with nargs tensors, checking that the count,
  * dtypes, ranks, shapes, device type (rt_module_device) and compactness
  * match its parameters.
- * Returns 0, or -1 with rt_module_errmsg(m) naming the function, the
- * parameter and the mismatch. */
+ * Returns 0, or -1 with rt_module_errmsg(m) (and rt_last_error()) naming
+ * the function, the parameter and the mismatch, or the failure of the
+ * function itself (see RT_ERR_REPORTED). */
 int rt_call(rt_module *m, const char *name, int nargs, DLTensor *const *args);
 /* The parameters of function `name` (*nparams of them, owned by m), or
  * NULL when m has no such function. */
@@ -143,6 +146,22 @@ rt_prepared *rt_prepare(rt_module *m, const char *name, int nargs, DLTensor *con
 int rt_prepared_call(rt_prepared *p, int nargs, DLTensor *const *args);
 /* Frees the pre-computed tensors. NULL is a no-op. */
 void rt_prepared_free(rt_prepared *p);
+
+/* ---- for generated code ---- */
+
+/* The code a generated function returns after leaving the reason of its
+ * failure in rt_last_error() of the thread it ran on (rt_parallel_for
+ * carries a chunk's message to its caller): rt_call then reports that
+ * text, "rt_call: <reason>". Any other non-zero code is reported as
+ * "rt_call: 'NAME' failed with code N". */
+#define RT_ERR_REPORTED (-2)
+/* An access outside a buffer, found by code built with bounds checks
+ * (cg_build_options.bounds_check): records "B[1000064] read outside B[64]
+ * in 'default'" ("written outside" when is_write) in rt_last_error() and
+ * returns RT_ERR_REPORTED. index and extent count elements of the
+ * flattened buffer. */
+int32_t rt_bounds_error(const char *func, const char *buffer, int64_t index, int64_t extent,
+                        int32_t is_write);
 
 #define RT_ARGS(...) ((int)(sizeof((DLTensor *[]){__VA_ARGS__}) / sizeof(DLTensor *))), (DLTensor *[]){__VA_ARGS__}
 

@@ -106,7 +106,10 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
 te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope);
 /* Factors the reduction of t over reduce axis `axis` into a new stage
  * whose extra data-parallel dimension (at position factor_axis) is that
- * axis; t's stage then reduces over it. Returns the rfactor tensor. */
+ * axis; t's stage then reduces over it. Returns the rfactor tensor.
+ * Call it before compute_at: t attached by compute_at, or another stage
+ * attached to t's loops, is an error naming both stages (rfactor rebuilds
+ * t's loops). */
 te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, te_expr *axis, int factor_axis);
 /* Pads the stride of t's buffer dimension `axis` (a root axis of t) to
  * (k * factor + offset) elements: avoids bank or set conflicts. */

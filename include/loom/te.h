@@ -336,7 +336,9 @@ te_tensor *te_placeholder(te_ctx *ctx, const char *name, te_dtype t, int ndim,
  * axes (te_axis) not used by another compute op; the shape is their
  * extents. `body` may use only these axes and the reduce axes of a REDUCE
  * at its top; every reduce axis of the body must be listed by that REDUCE.
- * The tensor's dtype is the body's. */
+ * A read whose index in some dimension is a constant (an INT_IMM) outside
+ * that dimension's extent is an error naming the tensors, the dimension,
+ * the index and the extent. The tensor's dtype is the body's. */
 te_tensor *te_compute(te_ctx *ctx, const char *name, int ndim, te_expr *const *axes,
                       te_expr *body);
 #define TE_AXES(...) TE_NARGS_(__VA_ARGS__), (te_expr *[]){__VA_ARGS__}
