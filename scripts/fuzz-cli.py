@@ -27,7 +27,10 @@ NUMS = ["0", "1", "2", "3", "-1", "-0", "+2", "1e3", "0x10", "2147483647", "2147
         "-9223372036854775809", "99999999999999999999999", "", " ", "abc", "3abc", "nan", "inf",
         "-inf", "1.5", "0.0001", "1e308", "1e-320", "--", "--trials", "%s%s%n", "\x7f"]
 SMALL = ["1", "2", "3"]
-OPS = ["matmul", "conv2d", "nosuch", "", "matmul(M=4)", "relu", "user.mm", "MATMUL", "x" * 300]
+OPS = ["matmul", "conv2d", "nosuch", "", "matmul(M=4)", "relu", "user.mm", "MATMUL", "x" * 300,
+       "user.sqnorm_rows"]
+PLUGINS = ["libloom_plugin_example.so", "libloom_plugin_fails.so", "libloom_plugin_noentry.so",
+           "/nonexistent/libx.so", "libloom.so", "", "/etc/passwd"]
 SHAPES = ["M=8,N=8,K=8", "M=4,N=4,K=4", "M=0,N=4,K=4", "M=-1", "M=2147483648,N=1,K=1",
           "M=9223372036854775807,N=9223372036854775807,K=1", "M=1e3", "M=,N=", "=", ",,,",
           "M=8,M=8", "Q=3", "M=8,N=8,K=8,dtype=float64", "N=1,C=4,H=8,W=8,K=4,R=3,S=3,pad=1",
@@ -38,6 +41,14 @@ FLAGS = ["--resume", "--no-model", "--random-model", "--skip-default", "--baseli
 INT_OPTS = ["--trials", "--seed", "--threads", "--jobs", "--per-round", "--population", "--retime"]
 REAL_OPTS = ["--timeout", "--progress-interval"]
 WORDS = ["--bogus", "stray", "-x", "--", "-h", "--trials=3", "--op=matmul"]
+
+
+BUILD = "."
+
+
+def plugin(rng):
+    p = rng.choice(PLUGINS)
+    return os.path.join(BUILD, p) if p.startswith("libloom") else p
 
 
 def autotune_args(rng, db, suite):
@@ -60,8 +71,10 @@ def autotune_args(rng, db, suite):
             args += ["--target", rng.choice(TARGETS)]
         elif r < 0.82:
             args += ["--suite", rng.choice([suite, "/nonexistent.tsv", db])]
-        elif r < 0.88:
+        elif r < 0.85:
             args += ["--cost-loss", rng.choice(["rank", "squared", "", "ranks"])]
+        elif r < 0.88:
+            args += ["--plugin", plugin(rng)]
         elif r < 0.94:
             args.append(rng.choice(WORDS))
         else:
@@ -90,8 +103,10 @@ def tunedb_args(rng, db):
             args.append(rng.choice(NUMS))  # show's ID, import's and export's file
         elif r < 0.9:
             args += [rng.choice(["--workload", "--target"]), rng.choice(OPS + TARGETS)]
-        else:
+        elif r < 0.95:
             args.append(rng.choice(WORDS + ["--csv"]))
+        else:
+            args = ["--plugin", plugin(rng)] + args
     return args
 
 
@@ -102,6 +117,8 @@ def main():
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--limit", type=float, default=120, help="seconds before a run is a hang")
     a = ap.parse_args()
+    global BUILD
+    BUILD = os.path.abspath(a.build)
     rng = random.Random(a.seed)
     tmp = tempfile.mkdtemp(prefix="loom-fuzz-")
     suite = os.path.join(tmp, "s.tsv")
