@@ -6,8 +6,10 @@
  * and the best result from the run's events.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +81,8 @@ static const char usage[] =
     "and prints the closing line; a second Ctrl-C quits at once.\n"
     "Exit status: 0 finished, 1 no candidate ran correctly (or tuning failed),\n"
     "2 usage or input error (nothing measured), 130 interrupted by Ctrl-C.\n"
-    "Each option is given at most once; numbers outside an option's range are refused.\n"
+    "Each option but --plugin is given at most once; numbers outside an option's range\n"
+    "are refused.\n"
     "  --eval-model  evaluate the cost model on FILE's valid records of the target,\n"
     "                leaving one workload out at a time: train on all other workloads,\n"
     "                score the held-out one's programs, compare with their latencies.\n"
@@ -227,61 +230,82 @@ static void on_event(void *user, const tune_db_report *r) {
     }
 }
 
-static int fail(const char *fmt, const char *a, const char *b) {
-    fprintf(stderr, "autotune: ");
-    fprintf(stderr, fmt, a ? a : "", b ? b : "");
+/* A usage or input error: says why on stderr and gives exit status 2. */
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("autotune: ", stderr);
+    vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+    va_end(ap);
     return 2;
 }
 
+/* The options, as getopt_long takes them (each returns 0 and its index;
+ * --help returns 'h'). */
+static const struct option options[] = {
+    {"op", required_argument, NULL, 0},          {"shape", required_argument, NULL, 0},
+    {"trials", required_argument, NULL, 0},      {"db", required_argument, NULL, 0},
+    {"target", required_argument, NULL, 0},      {"suite", required_argument, NULL, 0},
+    {"seed", required_argument, NULL, 0},        {"threads", required_argument, NULL, 0},
+    {"jobs", required_argument, NULL, 0},        {"timeout", required_argument, NULL, 0},
+    {"resume", no_argument, NULL, 0},            {"no-model", no_argument, NULL, 0},
+    {"random-model", no_argument, NULL, 0},      {"skip-default", no_argument, NULL, 0},
+    {"baseline", no_argument, NULL, 0},          {"per-round", required_argument, NULL, 0},
+    {"population", required_argument, NULL, 0},  {"progress-interval", required_argument, NULL, 0},
+    {"retime", required_argument, NULL, 0},      {"cost-loss", required_argument, NULL, 0},
+    {"eval-model", no_argument, NULL, 0},        {"plugin", required_argument, NULL, 0},
+    {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+enum { NOPTIONS = sizeof options / sizeof *options - 1 };
+
+/* The index of option `name` in options. */
+static int option_index(const char *name) {
+    for (int i = 0; i < NOPTIONS; i++)
+        if (!strcmp(options[i].name, name)) return i;
+    return -1;
+}
+
 /* The options that only a search reads (refused with --eval-model). */
-static const char *const search_only[] = {
-    "--op",      "--shape",     "--trials",     "--threads",           "--jobs",
-    "--timeout", "--resume",    "--skip-default", "--baseline",        "--per-round",
-    "--population", "--progress-interval", "--retime"};
+static bool search_only(const char *name) {
+    static const char *const names[] = {
+        "op",           "shape",      "trials",     "threads",    "jobs",
+        "timeout",      "resume",     "skip-default", "baseline", "per-round",
+        "population",   "progress-interval", "retime"};
+    for (size_t j = 0; j < sizeof names / sizeof *names; j++)
+        if (!strcmp(name, names[j])) return true;
+    return false;
+}
 
 /* An integer option's value: a whole decimal number in [lo, hi]. Values
  * are read as 64-bit and checked before any narrowing, so 4294967299
  * cannot become 3 trials. */
-static bool parse_int(const char *s, long long *v) {
+static bool int_value(const char *name, const char *s, long long lo, long long hi,
+                      long long *v) {
     char *end;
     errno = 0;
-    *v = strtoll(s, &end, 10);
-    return s[0] && !*end && !errno;
-}
-
-typedef struct {
-    const char *name;
-    long long lo, hi;
-    long long *v;
-    bool *given; /* NULL: no one asks */
-} int_option;
-
-typedef struct {
-    const char *name;
-    double lo, hi; /* lo exclusive when lo_open */
-    bool lo_open;
-    double *v;
-} real_option;
-
-/* The options that take no value. */
-static const char *const flag_options[] = {"--resume",       "--eval-model", "--no-model",
-                                           "--random-model", "--skip-default", "--baseline"};
-
-static bool is_flag(const char *a) {
-    for (size_t j = 0; j < sizeof flag_options / sizeof *flag_options; j++)
-        if (!strcmp(a, flag_options[j])) return true;
-    return false;
-}
-
-/* The option names of argv[1..i) that equal argv[i]'s (values are skipped):
- * true when argv[i] was given before. */
-static bool given_before(int i, char **argv) {
-    for (int j = 1; j < i; j++) {
-        if (!strcmp(argv[j], argv[i])) return true;
-        if (!is_flag(argv[j])) j++; /* its value */
+    long long x = strtoll(s, &end, 10);
+    if (!s[0] || *end || errno || x < lo || x > hi) {
+        usage_error("option --%s: '%s' is not an integer from %lld to %lld", name, s, lo, hi);
+        return false;
     }
-    return false;
+    *v = x;
+    return true;
+}
+
+/* A number of seconds in (lo, hi] (lo_open) or [lo, hi]; inf and nan are
+ * outside every range. */
+static bool seconds_value(const char *name, const char *s, double lo, double hi, bool lo_open,
+                          double *v) {
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (!s[0] || *end || errno || !(lo_open ? x > lo : x >= lo) || !(x <= hi)) {
+        usage_error("option --%s: '%s' is not a number of seconds %s %g and <= %g", name, s,
+                    lo_open ? ">" : ">=", lo, hi);
+        return false;
+    }
+    *v = x;
+    return true;
 }
 
 typedef struct {
@@ -349,8 +373,8 @@ static int load_suite(const char *path, task_line **out) {
     *out = NULL;
     int n = read_suite(path, out);
     if (n <= 0 || resolve_keys(*out, n)) {
-        if (n < 0) fail("cannot read suite '%s': %s", path, strerror(errno));
-        else if (n == 0) fail("suite '%s' has no workloads%s", path, "");
+        if (n < 0) usage_error("cannot read suite '%s': %s", path, strerror(errno));
+        else if (n == 0) usage_error("suite '%s' has no workloads", path);
         free(*out);
         *out = NULL;
         return -1;
@@ -441,113 +465,86 @@ int main(int argc, char **argv) {
     long long trials = 0, seed = 1, threads = 0, jobs = 0, per_round = 64, population = 2048;
     long long retime = 8;
     double timeout = 10, progress_interval = 10;
-    bool resume = false, no_model = false, skip_default = false, have_trials = false, eval = false;
-    bool baseline = false, random_model = false, have_loss = false, have_seed = false;
-    const char *tune_only = NULL; /* the first option given that only a search reads */
+    bool resume = false, no_model = false, skip_default = false, eval = false;
+    bool baseline = false, random_model = false;
+    const char *tune_only = NULL; /* the first option given that only a search reads (its name) */
     cm_params cp; /* the cost model's; options may change its loss */
     cm_params_default(&cp);
-    int_option ints[] = {
-        {"--trials", 1, 10000000, &trials, &have_trials},
-        {"--seed", 0, LLONG_MAX, &seed, &have_seed},
-        {"--threads", 0, 1024, &threads, NULL},
-        {"--jobs", 0, 64, &jobs, NULL},
-        {"--per-round", 1, 4096, &per_round, NULL},
-        {"--population", 1, 1000000, &population, NULL},
-        {"--retime", 0, 64, &retime, NULL},
-    };
-    real_option reals[] = {
-        {"--timeout", 0, 3600, true, &timeout},
-        {"--progress-interval", 0, 86400, false, &progress_interval},
-    };
     bool have_op = false, have_shape = false;
     enum { MAX_PLUGINS = 16 };
     const char *plugins[MAX_PLUGINS];
-    int nplugins = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    int nplugins = 0, given[NOPTIONS] = {0};
+    opterr = 0; /* the messages below name the option and the rule */
+    for (;;) {
+        int li = -1;
+        int c = getopt_long(argc, argv, ":h", options, &li);
+        if (c == -1) break;
+        if (c == 'h') {
             fputs(usage, stdout);
             return 0;
         }
-        if (a[0] != '-' || a[1] != '-')
-            return fail("unexpected argument '%s' (options start with --)\n%s", a, usage);
+        if (c == '?')
+            return usage_error("unknown option '%s'\n%s", argv[optind - 1], usage);
+        if (c == ':') return usage_error("option %s needs a value\n%s", argv[optind - 1], usage);
+        const char *name = options[li].name, *v = optarg;
         /* A repeated option is a mistake, not an override: which of the
-         * two was meant cannot be known. */
-        if (strcmp(a, "--plugin") && given_before(i, argv))
-            return fail("option %s is given more than once%s", a, "");
-        for (size_t j = 0; j < sizeof search_only / sizeof *search_only; j++)
-            if (!tune_only && !strcmp(a, search_only[j])) tune_only = a;
-        if (is_flag(a)) {
-            if (!strcmp(a, "--resume")) resume = true;
-            else if (!strcmp(a, "--eval-model")) eval = true;
-            else if (!strcmp(a, "--no-model")) no_model = true;
-            else if (!strcmp(a, "--random-model")) random_model = true;
-            else if (!strcmp(a, "--skip-default")) skip_default = true;
-            else if (!strcmp(a, "--baseline")) baseline = true;
-            continue;
-        }
-        int_option *io = NULL;
-        real_option *ro = NULL;
-        for (size_t j = 0; j < sizeof ints / sizeof *ints; j++)
-            if (!strcmp(a, ints[j].name)) io = &ints[j];
-        for (size_t j = 0; j < sizeof reals / sizeof *reals; j++)
-            if (!strcmp(a, reals[j].name)) ro = &reals[j];
-        bool known = io || ro || !strcmp(a, "--op") || !strcmp(a, "--shape") ||
-                     !strcmp(a, "--target") || !strcmp(a, "--db") || !strcmp(a, "--suite") ||
-                     !strcmp(a, "--cost-loss") || !strcmp(a, "--plugin");
-        if (!known) return fail("unknown option '%s'\n%s", a, usage);
-        if (i + 1 >= argc) return fail("option %s needs a value\n%s", a, usage);
-        const char *v = argv[++i];
-        if (io) {
-            long long x;
-            if (!parse_int(v, &x) || x < io->lo || x > io->hi) {
-                fprintf(stderr, "autotune: option %s: '%s' is not an integer from %lld to %lld\n",
-                        a, v, io->lo, io->hi);
-                return 2;
-            }
-            *io->v = x;
-            if (io->given) *io->given = true;
-        } else if (ro) {
-            char *end;
-            errno = 0;
-            double x = strtod(v, &end);
-            if (!v[0] || *end || errno || !(ro->lo_open ? x > ro->lo : x >= ro->lo) ||
-                !(x <= ro->hi)) {
-                fprintf(stderr, "autotune: option %s: '%s' is not a number of seconds %s %g and "
-                        "<= %g\n", a, v, ro->lo_open ? ">" : ">=", ro->lo, ro->hi);
-                return 2;
-            }
-            *ro->v = x;
-        } else if (!strcmp(a, "--op")) op = v, have_op = true;
-        else if (!strcmp(a, "--shape")) shape = v, have_shape = true;
-        else if (!strcmp(a, "--target")) target = v;
-        else if (!strcmp(a, "--db")) db_path = v;
-        else if (!strcmp(a, "--suite")) suite = v;
-        else if (!strcmp(a, "--plugin")) {
-            if (nplugins == MAX_PLUGINS) return fail("at most %s plugins%s", "16", "");
+         * two was meant cannot be known. --plugin loads one library each. */
+        if (given[li]++ && strcmp(name, "plugin"))
+            return usage_error("option --%s is given more than once", name);
+        if (!tune_only && search_only(name)) tune_only = name;
+        bool ok = true;
+        if (!strcmp(name, "op")) op = v, have_op = true;
+        else if (!strcmp(name, "shape")) shape = v, have_shape = true;
+        else if (!strcmp(name, "target")) target = v;
+        else if (!strcmp(name, "db")) db_path = v;
+        else if (!strcmp(name, "suite")) suite = v;
+        else if (!strcmp(name, "resume")) resume = true;
+        else if (!strcmp(name, "eval-model")) eval = true;
+        else if (!strcmp(name, "no-model")) no_model = true;
+        else if (!strcmp(name, "random-model")) random_model = true;
+        else if (!strcmp(name, "skip-default")) skip_default = true;
+        else if (!strcmp(name, "baseline")) baseline = true;
+        else if (!strcmp(name, "trials")) ok = int_value(name, v, 1, 10000000, &trials);
+        else if (!strcmp(name, "seed")) ok = int_value(name, v, 0, LLONG_MAX, &seed);
+        else if (!strcmp(name, "threads")) ok = int_value(name, v, 0, 1024, &threads);
+        else if (!strcmp(name, "jobs")) ok = int_value(name, v, 0, 64, &jobs);
+        else if (!strcmp(name, "per-round")) ok = int_value(name, v, 1, 4096, &per_round);
+        else if (!strcmp(name, "population")) ok = int_value(name, v, 1, 1000000, &population);
+        else if (!strcmp(name, "retime")) ok = int_value(name, v, 0, 64, &retime);
+        else if (!strcmp(name, "timeout")) ok = seconds_value(name, v, 0, 3600, true, &timeout);
+        else if (!strcmp(name, "progress-interval"))
+            ok = seconds_value(name, v, 0, 86400, false, &progress_interval);
+        else if (!strcmp(name, "plugin")) {
+            if (nplugins == MAX_PLUGINS) return usage_error("at most %d plugins", MAX_PLUGINS);
             plugins[nplugins++] = v;
-        } else if (!strcmp(a, "--cost-loss")) {
-            have_loss = true;
+        } else if (!strcmp(name, "cost-loss")) {
             if (!strcmp(v, "rank")) cp.loss = CM_LOSS_RANK;
             else if (!strcmp(v, "squared")) cp.loss = CM_LOSS_SQUARED;
-            else return fail("--cost-loss '%s': rank or squared%s", v, "");
+            else return usage_error("--cost-loss '%s': rank or squared", v);
         }
+        if (!ok) return 2;
     }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s' (options start with --)\n%s", argv[optind],
+                           usage);
+    bool have_trials = given[option_index("trials")], have_seed = given[option_index("seed")];
+    bool have_loss = given[option_index("cost-loss")];
     if (suite && (have_op || have_shape))
-        return fail("--suite FILE tunes the workloads listed in FILE; %s does not apply with it "
-                    "(give either --suite or --op/--shape)%s", have_op ? "--op" : "--shape", "");
+        return usage_error("--suite FILE tunes the workloads listed in FILE; %s does not apply "
+                           "with it (give either --suite or --op/--shape)",
+                           have_op ? "--op" : "--shape");
     if (have_shape && !have_op && !eval)
-        return fail("--shape needs --op: it gives the operator's parameters%s%s", "", "");
+        return usage_error("--shape needs --op: it gives the operator's parameters");
     if (no_model && random_model)
-        return fail("--no-model and --random-model exclude each other: the first measures "
-                    "random programs without a search, the second searches with random "
-                    "scores%s%s", "", "");
+        return usage_error("--no-model and --random-model exclude each other: the first "
+                           "measures random programs without a search, the second searches "
+                           "with random scores");
     if (have_loss && (no_model || random_model))
-        return fail("--cost-loss sets the trained cost model's objective; with --%s no model "
-                    "is trained%s", no_model ? "no-model" : "random-model", "");
+        return usage_error("--cost-loss sets the trained cost model's objective; with --%s no "
+                           "model is trained", no_model ? "no-model" : "random-model");
     if (eval && (no_model || random_model))
-        return fail("--eval-model evaluates the trained cost model; --%s does not apply%s",
-                    no_model ? "no-model" : "random-model", "");
+        return usage_error("--eval-model evaluates the trained cost model; --%s does not apply",
+                           no_model ? "no-model" : "random-model");
     /* The plugins' operators must be known before any key is read. */
     for (int i = 0; i < nplugins; i++) {
         char *perr = NULL;
@@ -558,13 +555,13 @@ int main(int argc, char **argv) {
         }
     }
     if (eval) {
-        if (!db_path) return fail("--eval-model needs --db FILE%s%s", "", "");
+        if (!db_path) return usage_error("--eval-model needs --db FILE");
         if (tune_only)
-            return fail("--eval-model evaluates the cost model on stored records; %s applies to a "
-                        "search only%s", tune_only, "");
+            return usage_error("--eval-model evaluates the cost model on stored records; --%s "
+                               "applies to a search only", tune_only);
         if (have_seed) cp.seed = (uint64_t)seed;
         if (strncmp(target, "llvm", 4) && strncmp(target, "cuda", 4))
-            return fail("unknown target '%s' (known: llvm, cuda)%s", target, "");
+            return usage_error("unknown target '%s' (known: llvm, cuda)", target);
         task_line *st = NULL;
         int nst = suite ? load_suite(suite, &st) : 0;
         if (nst < 0) return 2;
@@ -575,9 +572,9 @@ int main(int argc, char **argv) {
         return erc;
     }
     /* Every argument is checked before the database is touched. */
-    if (!have_trials) return fail("--trials N is required%s%s", "", "");
-    if (!db_path) return fail("--db FILE is required%s%s", "", "");
-    if (!suite && !op) return fail("--op OP (or --suite FILE) is required%s%s", "", "");
+    if (!have_trials) return usage_error("--trials N is required");
+    if (!db_path) return usage_error("--db FILE is required");
+    if (!suite && !op) return usage_error("--op OP (or --suite FILE) is required");
     char *err = NULL, *tkey = tune_target_key(target, &err);
     if (!tkey) {
         fprintf(stderr, "%s\n", err ? err : "autotune: out of memory");
