@@ -82,10 +82,12 @@ int tune_dag_analyze(te_ctx *ctx, int nouts, te_tensor *const *outs, tune_dag *o
         si->has_data_reuse = si->is_reduction && w.reuse;
         si->needs_tiling = si->has_data_reuse;
         if (si->is_reduction) {
-            int64_t space = 1, red = 1;
-            for (int d = 0; d < t->ndim; d++) space *= t->shape[d];
+            /* Doubles: only compared, and a product of extents can pass
+             * 2^63 (a shape refused later for its memory is still analysed). */
+            double space = 1, red = 1;
+            for (int d = 0; d < t->ndim; d++) space *= (double)t->shape[d];
             for (int r = 0; r < t->body->u.reduce.naxes; r++)
-                red *= t->body->u.reduce.axes[r]->u.var.extent;
+                red *= (double)t->body->u.reduce.axes[r]->u.var.extent;
             if (si->needs_tiling)
                 si->needs_rfactor = !(space > red || space > cores * 16);
             else

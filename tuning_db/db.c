@@ -179,8 +179,12 @@ static void refuse_readonly(tdb_db *db) {
  * adding Loom's beside them would mix two programs' data in one file.
  * Returns -1 (db->err set) for such a file, else 0. */
 static int refuse_foreign(tdb_db *db) {
+    /* One statement, one snapshot: read apart, the version could be read
+     * before another process's creating transaction and the tables after. */
     sqlite3_stmt *st = tdb__prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
-                                        "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' LIMIT 1");
+                                        "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND "
+                                        "(SELECT user_version FROM pragma_user_version) = 0 "
+                                        "LIMIT 1");
     if (!st) return -1;
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
