@@ -3,7 +3,6 @@
  * cases (codegen_cases.h) with what the C source must hold, and its own
  * error paths (compiler failure, GPU-bound loops and barriers).
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "codegen_cases.h"
