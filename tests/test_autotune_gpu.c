@@ -3,8 +3,8 @@
  * sets (matmul, conv2d, fused conv2d+bias+relu, flat stages); every
  * program of a fixed-seed random sample is either rejected by the GPU
  * verifier with a message or lowers, generates CUDA C and compiles with
- * NVRTC (skipped with a message without NVRTC), and runs correctly on
- * the GPU where there is one (skipped with a message elsewhere); mutation
+ * NVRTC (left out without NVRTC), and runs correctly on the GPU where
+ * there is one (left out elsewhere; see gpu_skip.h); mutation
  * keeps the tile constraints; a GPU program's log decodes back to it;
  * measuring or tuning for cuda without a driver fails with a clear
  * message.
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gpu_sample.h"
+#include "gpu_skip.h"
 #include "testutil.h"
 #include "loom/autotune.h"
 #include "loom/codegen.h"
@@ -123,12 +124,9 @@ static sample_stats sample(const char *key, int n, int ncompile, uint64_t seed, 
 static void test_gpu_random_programs(void **st) {
     (void)st;
     bool nvrtc = rt_nvrtc_available(), gpu = nvrtc && rt_cuda_available();
-    if (!nvrtc)
-        print_message("NVRTC not found: checking lowering and the verifier only (%s)\n",
-                      rt_last_error());
-    else if (!gpu)
-        print_message("no CUDA device (%s): compiling with NVRTC, skipping the GPU runs\n",
-                      rt_last_error());
+    /* Lowering and the verifier are checked everywhere. */
+    if (!nvrtc) tu_skip_part("the NVRTC compiles and GPU runs", rt_last_error());
+    else if (!gpu) tu_skip_part("the GPU runs (compiled with NVRTC)", rt_last_error());
     const char *keys[] = {MM, CONV, CBR, "relu(D0=4,D1=300)", "sum(D0=3,D1=500,axes=2)"};
     int counts[] = {30, 30, 30, 6, 6};
     for (int i = 0; i < 5; i++) {
@@ -249,10 +247,8 @@ static void test_gpu_no_device(void **st) {
     assert_true(tune_target_is_cuda("cuda -arch=sm_90"));
     assert_false(tune_target_is_cuda("cudax"));
     assert_false(tune_target_is_cuda("llvm"));
-    if (rt_cuda_available()) {
-        print_message("a CUDA device is present: the no-device errors are not reachable\n");
-        skip();
-    }
+    if (rt_cuda_available())
+        tu_skip_test("a CUDA device is present: the no-device errors are not reachable");
     char *err = NULL;
     tune_measurer *m = tune_measurer_new(MM, "cuda", NULL, &err);
     assert_null(m);
@@ -278,5 +274,5 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_gpu_verifier_rejects), cmocka_unit_test(test_gpu_mutation),
         cmocka_unit_test(test_gpu_decode),         cmocka_unit_test(test_gpu_no_device),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(tests);
 }

@@ -4,12 +4,13 @@
  * short reductions, and random programs of the cross-thread sketch that
  * apply, pass the GPU pipeline, carry a reduce axis bound to threadIdx.x
  * in their step log, compile with NVRTC to shuffles and, on a GPU, match
- * the reference (skipped with a message without one).
+ * the reference (left out without one; see gpu_skip.h).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "gpu_sample.h"
+#include "gpu_skip.h"
 #include "testutil.h"
 
 static int sketches(te_ctx *ctx, const char *key, tune_sketch *sk, int max) {
@@ -83,11 +84,11 @@ static void sample(const char *key, int n, int ncompile, uint64_t seed) {
 
 static void test_random_programs(void **st) {
     (void)st;
+    /* Lowering and the verifier are checked everywhere. */
     if (!rt_nvrtc_available())
-        print_message("NVRTC not found: lowering and the verifier only (%s)\n", rt_last_error());
+        tu_skip_part("the NVRTC compiles and GPU runs", rt_last_error());
     else if (!rt_cuda_available())
-        print_message("no CUDA device (%s): compiling with NVRTC, skipping the GPU runs\n",
-                      rt_last_error());
+        tu_skip_part("the GPU runs (compiled with NVRTC)", rt_last_error());
     sample("sum(D0=2,D1=4096,axes=2)", 12, 3, 0x71);
     sample("max(D0=5,D1=6,D2=70,axes=5)", 12, 2, 0x72);
     sample("softmax(M=3,N=500)", 8, 2, 0x73);
@@ -99,5 +100,5 @@ int main(void) {
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_random_programs),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(tests);
 }

@@ -3,18 +3,14 @@
  * the cuda target: lowering with the GPU passes, CUDA C generation and
  * NVRTC compilation (run everywhere NVRTC exists), checks of what the
  * source must contain, and a run against the double reference on the
- * GPU (skipped with a message where there is no driver or GPU).
+ * GPU (left out where there is no driver or GPU; skipped whole, exit 77,
+ * without NVRTC: see gpu_skip.h).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cuda_harness.h"
-
-static bool have_nvrtc(void) {
-    if (rt_nvrtc_available()) return true;
-    fprintf(stderr, "NVRTC not available: %s\n", rt_last_error());
-    return false;
-}
+#include "gpu_skip.h"
 
 /* Builds, checks the source for each needle, and runs on the GPU if any. */
 static void check(sched_case *c, sch_schedule *s, const char *target, const char *const *needles) {
@@ -33,19 +29,15 @@ static void check(sched_case *c, sch_schedule *s, const char *target, const char
     }
     int64_t bad = ch_run(c, m);
     rt_module_free(m);
-    if (bad == -2) {
-        fprintf(stderr, "skipping the GPU run (CUDA source generated and compiled): %s\n",
-                rt_last_error());
-        te_ctx_free(c->ctx);
-        skip(); /* no GPU: generation and NVRTC compile checked above */
-    }
-    assert_int_equal(bad, 0);
+    /* No GPU: generation and the NVRTC compile were checked above. */
+    if (bad == -2) tu_skip_part("the GPU run", rt_last_error());
     te_ctx_free(c->ctx);
+    if (bad != -2) assert_int_equal(bad, 0);
 }
 
 static void test_matmul_naive(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = sh_matmul(te_ctx_new(), 128, 96, 64);
     const char *needles[] = {"extern \"C\" __global__", "__restrict__", "blockIdx.y", "threadIdx.x",
                              NULL};
@@ -54,7 +46,7 @@ static void test_matmul_naive(void **state) {
 
 static void test_matmul_non_divisible(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = sh_matmul(te_ctx_new(), 100, 70, 33);
     const char *needles[] = {"if (", NULL};
     check(&c, ch_matmul_naive(&c, 16), "cuda -arch=sm_80", needles);
@@ -62,7 +54,7 @@ static void test_matmul_non_divisible(void **state) {
 
 static void test_matmul_shared(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = sh_matmul(te_ctx_new(), 128, 128, 64);
     const char *needles[] = {"__shared__", "__syncthreads();", "C_local", NULL};
     check(&c, ch_matmul_shared(&c, 16), "cuda", needles);
@@ -70,7 +62,7 @@ static void test_matmul_shared(void **state) {
 
 static void test_matmul_shared_non_divisible(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = sh_matmul(te_ctx_new(), 72, 40, 50);
     const char *needles[] = {"__shared__", "__syncthreads();", NULL};
     check(&c, ch_matmul_shared(&c, 16), "cuda", needles);
@@ -78,7 +70,7 @@ static void test_matmul_shared_non_divisible(void **state) {
 
 static void test_matmul_vthread_vectorized(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = sh_matmul(te_ctx_new(), 128, 128, 64);
     /* vthreads 2x2 of 4x4: a 64-element accumulator; float4 fetches. */
     const char *needles[] = {"float C_local[64]", "*(float4 *)(A_shared", "*(const float4 *)(A +",
@@ -88,7 +80,7 @@ static void test_matmul_vthread_vectorized(void **state) {
 
 static void test_conv2d_naive(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = sh_conv2d(te_ctx_new(), 1, 8, 14, 14, 16, 3, 3, 1, 1);
     const char *needles[] = {"O_local", "threadIdx.x", NULL};
     check(&c, ch_conv2d_naive(&c, 128), "cuda", needles);
@@ -96,7 +88,7 @@ static void test_conv2d_naive(void **state) {
 
 static void test_conv2d_shared(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = sh_conv2d(te_ctx_new(), 1, 8, 16, 16, 16, 3, 3, 1, 1);
     const char *needles[] = {"__shared__", "__syncthreads();", NULL};
     check(&c, ch_conv2d_shared(&c), "cuda", needles);
@@ -104,7 +96,7 @@ static void test_conv2d_shared(void **state) {
 
 static void test_unroll_pragma(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     /* auto_unroll_max_step with unroll_explicit 0 leaves the unrolling of
      * the inner loop to the CUDA compiler. */
     sched_case c = sh_matmul(te_ctx_new(), 64, 64, 32);
@@ -129,5 +121,5 @@ int main(void) {
         cmocka_unit_test(test_conv2d_shared),
         cmocka_unit_test(test_unroll_pragma),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(tests);
 }

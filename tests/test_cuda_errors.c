@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuda_harness.h"
+#include "gpu_skip.h"
 
 static te_tensor **mm_args(sched_case *c, te_tensor **a) {
     a[0] = c->in[0];
@@ -126,10 +127,7 @@ static void test_bad_cuda_target(void **state) {
 
 static void test_nvrtc_error(void **state) {
     (void)state;
-    if (!rt_nvrtc_available()) {
-        fprintf(stderr, "skipping: %s\n", rt_last_error());
-        skip();
-    }
+    tu_require_nvrtc();
     rt_nvrtc_output out;
     assert_int_equal(rt_nvrtc_compile("extern \"C\" __global__ void k() { undeclared_x = 1; }",
                                       "bad.cu", "sm_90", &out),
@@ -158,10 +156,7 @@ static void test_nvrtc_error(void **state) {
 
 static void test_driver_missing(void **state) {
     (void)state;
-    if (rt_cuda_available()) {
-        fprintf(stderr, "skipping: a CUDA driver and GPU are present\n");
-        skip();
-    }
+    if (rt_cuda_available()) tu_skip_test("a CUDA driver and GPU are present");
     tu_assert_msg_has(rt_last_error(), "CUDA driver not found (libcuda.so.1)");
     int64_t shape[1] = {16};
     DLDataType f32 = {kDLFloat, 32, 1};
@@ -217,5 +212,5 @@ int main(void) {
         cmocka_unit_test(test_nvrtc_error),
         cmocka_unit_test(test_driver_missing),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(tests);
 }

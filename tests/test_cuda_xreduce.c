@@ -3,14 +3,15 @@
  * to threadIdx.x): lowering to ALLREDUCE, CUDA C with warp shuffles and
  * barriers compiled by NVRTC for several extents and block shapes (the
  * warp, segment and shared-memory tree forms of the expansion), runs
- * against the double reference on a GPU (skipped with a message without
- * one), and every rule's error message.
+ * against the double reference on a GPU (left out without one, see
+ * gpu_skip.h), and every rule's error message.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cuda_harness.h"
+#include "gpu_skip.h"
 
 /* C[r] = op_k A[r, k]; p[0] = op, p[1] = R, p[2] = K. */
 static void ref_rows(const sched_case *c, DLTensor *const *ins, double *out) {
@@ -78,12 +79,6 @@ static sch_schedule *rows_sched(sched_case *c, int64_t T, int64_t ty, bool outer
     return s;
 }
 
-static bool have_nvrtc(void) {
-    if (rt_nvrtc_available()) return true;
-    fprintf(stderr, "NVRTC not available: %s\n", rt_last_error());
-    return false;
-}
-
 /* Builds for cuda (NVRTC), checks the source, runs where a GPU exists. */
 static void check(sched_case *c, sch_schedule *s, const char *const *needles) {
     rt_module *m = ch_build(c, s, "cuda");
@@ -99,8 +94,8 @@ static void check(sched_case *c, sch_schedule *s, const char *const *needles) {
     rt_module_free(m);
     te_ctx_free(c->ctx);
     if (bad == -2) {
-        fprintf(stderr, "skipping the GPU run (cross-thread reduction generated and compiled): %s\n",
-                rt_last_error());
+        /* The cross-thread reduction was generated and compiled above. */
+        tu_skip_part("the GPU run", rt_last_error());
         return;
     }
     assert_int_equal(bad, 0);
@@ -111,7 +106,7 @@ static const char *const warp_needles[] = {"__shfl_down_sync", "__syncthreads();
 
 static void test_sum_32(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = rows_case(TE_REDUCE_SUM, 5, 32);
     const char *needles[] = {"__shfl_down_sync", "allreduce.sum", NULL};
     check(&c, rows_sched(&c, 32, 1, false), needles);
@@ -119,7 +114,7 @@ static void test_sum_32(void **state) {
 
 static void test_sum_100_partial_warp(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     /* 100 threads: 3 full warps and one of 4 lanes (masked). */
     sched_case c = rows_case(TE_REDUCE_SUM, 3, 100);
     const char *needles[] = {"__shfl_down_sync", "min(32, 100 -", NULL};
@@ -128,14 +123,14 @@ static void test_sum_100_partial_warp(void **state) {
 
 static void test_max_1000(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = rows_case(TE_REDUCE_MAX, 4, 1000);
     check(&c, rows_sched(&c, 1000, 1, false), warp_needles);
 }
 
 static void test_sum_1000_by_256_guarded(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     /* 1000 = 3 * 256 + 232: the serial part has a guard, the partials of
      * the threads past the end stay the identity. */
     sched_case c = rows_case(TE_REDUCE_SUM, 4, 1000);
@@ -144,21 +139,21 @@ static void test_sum_1000_by_256_guarded(void **state) {
 
 static void test_sum_4096(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = rows_case(TE_REDUCE_SUM, 2, 4096);
     check(&c, rows_sched(&c, 512, 1, false), warp_needles);
 }
 
 static void test_min_outer_part_bound(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     sched_case c = rows_case(TE_REDUCE_MIN, 3, 4096);
     check(&c, rows_sched(&c, 128, 1, true), warp_needles);
 }
 
 static void test_rows_on_threadidx_y(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     /* Several rows per block: each row is its own allreduce. */
     sched_case c = rows_case(TE_REDUCE_SUM, 10, 300);
     const char *warp[] = {"threadIdx.y", "__shfl_down_sync", NULL};
@@ -173,7 +168,7 @@ static void test_rows_on_threadidx_y(void **state) {
 
 static void test_rows_tree(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     /* 100 threads per row, 2 rows per block: rows straddle warps, so the
      * shared-memory tree; no shuffles needed there, but the PTX check of
      * check() wants them: use the source check only. */
@@ -188,7 +183,7 @@ static void test_rows_tree(void **state) {
     rt_module_free(m);
     te_ctx_free(c.ctx);
     if (bad == -2) {
-        fprintf(stderr, "skipping the GPU run: %s\n", rt_last_error());
+        tu_skip_part("the GPU run", rt_last_error());
         return;
     }
     assert_int_equal(bad, 0);
@@ -326,7 +321,7 @@ static void test_replay(void **state) {
  * operators' double references. */
 static void test_ops_long_reductions(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     static const char *const cases[][2] = {
         {"softmax", "M=4,N=1000"},
         {"layer_norm", "M=3,N=4096"},
@@ -361,7 +356,7 @@ static void test_ops_long_reductions(void **state) {
         rt_module_free(m);
         te_ctx_free(ctx);
     }
-    if (!gpu) fprintf(stderr, "skipping the GPU runs of the operators: %s\n", rt_last_error());
+    if (!gpu) tu_skip_part("the GPU runs of the operators", rt_last_error());
 }
 
 int main(void) {
@@ -381,5 +376,5 @@ int main(void) {
         cmocka_unit_test(test_rows_tree),
         cmocka_unit_test(test_ops_long_reductions),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(tests);
 }

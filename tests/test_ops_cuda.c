@@ -6,7 +6,7 @@
  * for the expected features (kernels, shared memory with its barriers,
  * vthread register tiles). Where a GPU is present, each module runs on
  * kDLCUDA tensors with NaN-poisoned outputs against the double reference
- * (ops_check_module); elsewhere the run part is skipped with a message.
+ * (ops_check_module); elsewhere the run part is left out (gpu_skip.h).
  * Also: every workload of bench/workloads.tsv passes the verifier, the
  * -arch option, the step log replaying on a rebuilt workload.
  */
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_skip.h"
 #include "testutil.h"
 
 typedef struct {
@@ -73,12 +74,6 @@ static const cuda_case cases[] = {
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
-static bool have_nvrtc(void) {
-    if (rt_nvrtc_available()) return true;
-    fprintf(stderr, "NVRTC not available: %s\n", rt_last_error());
-    return false;
-}
-
 /* Builds w with its default CUDA schedule for `target`; fails the test
  * with the reason when that does not work. */
 static rt_module *build_cuda(ops_workload *w, const char *target) {
@@ -120,7 +115,7 @@ static void check_source(const ops_workload *w, const char *src, const char *nee
 
 static void test_every_op_cuda(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     bool gpu = rt_cuda_available();
     char reason[512] = "";
     if (!gpu) snprintf(reason, sizeof reason, "%s", rt_last_error());
@@ -145,19 +140,14 @@ static void test_every_op_cuda(void **state) {
         te_ctx_free(ctx);
     }
     assert_int_equal(bad, 0);
-    if (!gpu) {
-        fprintf(stderr,
-                "skipping the GPU runs (every operator's CUDA source generated and compiled "
-                "with NVRTC): %s\n",
-                reason);
-        skip();
-    }
+    /* Every operator's CUDA source was generated and compiled above. */
+    if (!gpu) tu_skip_part("the GPU runs of the operators", reason);
 }
 
 /* Every public benchmark workload passes the GPU verifier and compiles. */
 static void test_bench_workloads(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     tu_suite_line l[64];
     int n = tu_read_suite("bench/workloads.tsv", l, 64);
     for (int i = 0; i < n; i++) {
@@ -176,7 +166,7 @@ static void test_bench_workloads(void **state) {
 /* "cuda -arch=sm_XX" reaches NVRTC; unknown targets still fail. */
 static void test_targets(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     te_ctx *ctx = te_ctx_new();
     ops_workload *w = ops_build(ctx, "matmul", "M=64,N=64,K=64");
     assert_non_null(w);
@@ -201,7 +191,7 @@ static void test_targets(void **state) {
  * same CUDA source. */
 static void test_replay(void **state) {
     (void)state;
-    if (!have_nvrtc()) skip();
+    tu_require_nvrtc();
     static const char *keys[][2] = {
         {"matmul", "M=70,N=33,K=20,transpose_b=1"},
         {"conv2d_bias_relu", "N=1,C=8,H=9,W=9,K=12,R=3,S=3,pad=1"},
@@ -242,5 +232,5 @@ int main(void) {
         cmocka_unit_test(test_bench_workloads),
         cmocka_unit_test(test_every_op_cuda),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(tests);
 }
