@@ -52,7 +52,8 @@ tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s) {
     if (!s || m->failed) return NULL;
     switch (s->kind) {
     case TIR_FOR: {
-        te_expr *mn = tir_mutate_expr(m, s->u.loop.min), *ext = tir_mutate_expr(m, s->u.loop.extent);
+        te_expr *mn = tir_mutate_expr(m, s->u.loop.min);
+        te_expr *ext = tir_mutate_expr(m, s->u.loop.extent);
         tir_stmt *body = m->failed ? NULL : loop_body(m, s, mn, ext);
         if (m->failed) return NULL;
         if (mn == s->u.loop.min && ext == s->u.loop.extent && body == s->u.loop.body) return s;
@@ -78,7 +79,8 @@ tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s) {
         return n ? n : fail(m);
     }
     case TIR_STORE: {
-        te_expr *i = tir_mutate_expr(m, s->u.store.index), *v = tir_mutate_expr(m, s->u.store.value);
+        te_expr *i = tir_mutate_expr(m, s->u.store.index);
+        te_expr *v = tir_mutate_expr(m, s->u.store.value);
         te_expr *p = tir_mutate_expr(m, s->u.store.predicate);
         if (m->failed) return NULL;
         if (i == s->u.store.index && v == s->u.store.value && p == s->u.store.predicate) return s;
