@@ -104,6 +104,12 @@ static int mark_allreduce(tir_visitor *w, const tir_stmt *s) {
     return mark_under(w, s, depends(mk->st, s->u.allreduce.value));
 }
 
+/* A LET of a dependent value: whatever its variable reaches depends. */
+static int mark_let(tir_visitor *w, const tir_stmt *s) {
+    marker *mk = w->user;
+    return mark_under(w, s, depends(mk->st, s->u.let.value));
+}
+
 static int mark_store(tir_visitor *w, const tir_stmt *s) {
     marker *mk = w->user;
     vt_state *st = mk->st;
@@ -123,6 +129,7 @@ static void mark(vt_state *st, const tir_stmt *s) {
     w.kind[TIR_FOR] = mark_loop;
     w.kind[TIR_IF] = mark_if;
     w.kind[TIR_ALLREDUCE] = mark_allreduce;
+    w.kind[TIR_LET] = mark_let;
     w.kind[TIR_STORE] = mark_store;
     tir_visit(&w, s);
 }
@@ -200,9 +207,9 @@ static tir_stmt *replicate(tir_mutator *m, tir_stmt *s) {
 }
 
 /* The push-down walk: what does not use the index stays as it is (once);
- * loops and ifs whose header does not use it take the vthread loop
+ * loops, ifs and lets whose header does not use it take the vthread loop
  * inside; statements with a case here are replicated; the others (SEQ,
- * ALLOCATE) push into their children by default. */
+ * ALLOCATE, ATTR) push into their children by default. */
 static tir_stmt *push_pre(tir_mutator *m, tir_stmt *s, bool *final) {
     vt_state *st = m->user;
     *final = !stmt_uses(s, st->v);
@@ -222,10 +229,17 @@ static tir_stmt *push_if(tir_mutator *m, tir_stmt *s) {
     return tir_mutate_children(m, s);
 }
 
+static tir_stmt *push_let(tir_mutator *m, tir_stmt *s) {
+    vt_state *st = m->user;
+    if (te_expr_uses_var(s->u.let.value, st->v)) return replicate(m, s);
+    return tir_mutate_children(m, s);
+}
+
 static tir_stmt *push(vt_state *st, tir_stmt *s) {
     tir_mutator m = {.ctx = st->ctx, .user = st, .pre = push_pre};
     m.kind[TIR_FOR] = push_loop;
     m.kind[TIR_IF] = push_if;
+    m.kind[TIR_LET] = push_let;
     m.kind[TIR_STORE] = replicate;
     m.kind[TIR_BUFFER_STORE] = replicate;
     m.kind[TIR_EVALUATE] = replicate;

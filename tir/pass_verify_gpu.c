@@ -218,6 +218,13 @@ static int host_barrier(tir_visitor *w, const tir_stmt *s) {
     return te_error(v->ctx, "gpu: a barrier in '%s' is outside any kernel", v->f->name);
 }
 
+static int host_let(tir_visitor *w, const tir_stmt *s) {
+    verifier *v = w->user;
+    return te_error(v->ctx,
+                    "gpu: let '%s' in '%s' is outside any kernel (kernels take buffers only)",
+                    s->u.let.var->u.var.name, v->f->name);
+}
+
 static int check_host(verifier *v, const tir_stmt *s) {
     tir_visitor w = {.user = v};
     w.kind[TIR_FOR] = host_loop;
@@ -226,6 +233,7 @@ static int check_host(verifier *v, const tir_stmt *s) {
     w.kind[TIR_BUFFER_STORE] = host_store;
     w.kind[TIR_IF] = host_if;
     w.kind[TIR_BARRIER] = host_barrier;
+    w.kind[TIR_LET] = host_let;
     return tir_visit(&w, s);
 }
 

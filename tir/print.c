@@ -176,6 +176,27 @@ void tir_stmt_print(te_str *out, const tir_stmt *s, int indent) {
         pad(out, indent);
         te_str_append(out, "noop\n");
         return;
+    case TIR_LET:
+        pad(out, indent);
+        te_str_printf(out, "let %s = ", s->u.let.var->u.var.name);
+        bare(out, s->u.let.value);
+        te_str_append(out, " {\n");
+        block(out, s->u.let.body, indent + 1);
+        pad(out, indent);
+        te_str_append(out, "}\n");
+        return;
+    case TIR_ATTR:
+        pad(out, indent);
+        te_str_printf(out, "attr %s", s->u.attr.key);
+        if (s->u.attr.value) {
+            te_str_append(out, " = ");
+            bare(out, s->u.attr.value);
+        }
+        te_str_append(out, " {\n");
+        block(out, s->u.attr.body, indent + 1);
+        pad(out, indent);
+        te_str_append(out, "}\n");
+        return;
     default:
         pad(out, indent);
         te_str_printf(out, "<statement kind %d>\n", (int)s->kind);

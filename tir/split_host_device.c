@@ -87,12 +87,13 @@ static int add_kernel(splitter *sp, tir_stmt *root) {
     return 0;
 }
 
-/* The host walk: sequences pass through, allocations become workspaces,
- * outermost thread-bound loops kernels; anything else is an error. */
+/* The host walk: sequences and ATTRs pass through, allocations become
+ * workspaces, outermost thread-bound loops kernels; anything else is an
+ * error. */
 static int host_only(tir_visitor *v, const tir_stmt *s) {
     splitter *sp = v->user;
     if (s->kind == TIR_SEQ || s->kind == TIR_NOOP || s->kind == TIR_ALLOCATE ||
-        (s->kind == TIR_FOR && s->u.loop.for_kind == TIR_FOR_THREAD))
+        s->kind == TIR_ATTR || (s->kind == TIR_FOR && s->u.loop.for_kind == TIR_FOR_THREAD))
         return 0;
     return te_error(sp->ctx, "split_host_device: '%s' has host code other than kernels and "
                              "allocations (run tir_verify_gpu first)",

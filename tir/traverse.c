@@ -48,6 +48,23 @@ static tir_stmt *loop_body(tir_mutator *m, const tir_stmt *s, te_expr *mn, te_ex
     return body;
 }
 
+/* A LET's variable bound to its value's constant range (when known). */
+static bool bind_let(te_analyzer *an, const te_expr *var, const te_expr *value) {
+    int64_t lo, hi;
+    if (!te_dtype_is_int(var->dtype) || var->dtype.lanes != 1) return false;
+    te_analyzer_const_bound(an, value, &lo, &hi);
+    if (lo <= -TIR_BIND_LIMIT || hi >= TIR_BIND_LIMIT) return false;
+    te_analyzer_bind(an, var, lo, hi - lo + 1);
+    return true;
+}
+
+static tir_stmt *let_body(tir_mutator *m, const tir_stmt *s, te_expr *value) {
+    bool bound = m->an && bind_let(m->an, s->u.let.var, value);
+    tir_stmt *body = tir_mutate(m, s->u.let.body);
+    if (bound) te_analyzer_unbind(m->an, s->u.let.var);
+    return body;
+}
+
 tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s) {
     if (!s || m->failed) return NULL;
     switch (s->kind) {
@@ -145,6 +162,28 @@ tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s) {
         n->u.allreduce.body = body;
         return n;
     }
+    case TIR_LET: {
+        te_expr *v = tir_mutate_expr(m, s->u.let.value);
+        tir_stmt *body = m->failed ? NULL : let_body(m, s, v);
+        if (m->failed) return NULL;
+        if (v == s->u.let.value && body == s->u.let.body) return s;
+        tir_stmt *n = clone(m, s);
+        if (!n) return NULL;
+        n->u.let.value = v;
+        n->u.let.body = body;
+        return n;
+    }
+    case TIR_ATTR: {
+        te_expr *v = tir_mutate_expr(m, s->u.attr.value);
+        tir_stmt *body = tir_mutate(m, s->u.attr.body);
+        if (m->failed) return NULL;
+        if (v == s->u.attr.value && body == s->u.attr.body) return s;
+        tir_stmt *n = clone(m, s);
+        if (!n) return NULL;
+        n->u.attr.value = v;
+        n->u.attr.body = body;
+        return n;
+    }
     case TIR_BARRIER:
     case TIR_NOOP:
     case TIR_STMT_KIND_COUNT: break;
@@ -207,6 +246,16 @@ int tir_visit_children(tir_visitor *v, const tir_stmt *s) {
     case TIR_ALLREDUCE:
         if ((rc = visit_e(v, s->u.allreduce.value))) return rc;
         return tir_visit(v, s->u.allreduce.body);
+    case TIR_LET: {
+        if ((rc = visit_e(v, s->u.let.value))) return rc;
+        bool bound = v->an && bind_let(v->an, s->u.let.var, s->u.let.value);
+        rc = tir_visit(v, s->u.let.body);
+        if (bound) te_analyzer_unbind(v->an, s->u.let.var);
+        return rc;
+    }
+    case TIR_ATTR:
+        if ((rc = visit_e(v, s->u.attr.value))) return rc;
+        return tir_visit(v, s->u.attr.body);
     case TIR_BARRIER:
     case TIR_NOOP:
     case TIR_STMT_KIND_COUNT: break;

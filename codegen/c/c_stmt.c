@@ -426,6 +426,26 @@ bool cg_c_control_stmt(cg_c_emitter *em, const tir_stmt *s, cg_c_stmt_fn emit, v
         put(em, ");\n");
         return true;
     case TIR_NOOP: return true;
+    case TIR_LET: {
+        const te_expr *v = s->u.let.var;
+        const char *ty = cg_c_type(v->dtype);
+        if (!ty) {
+            cg_c_fail(em, "let variable '%s' in function '%s' has type %s; no C equivalent",
+                      v->u.var.name, em->func, te_dtype_str(v->dtype));
+            return true;
+        }
+        cg_c_line(em, "{");
+        em->indent++;
+        ind(em);
+        te_str_printf(em->out, "const %s %s = ", ty, cg_c_name_of(em, v, v->u.var.name));
+        cg_c_expr(em, s->u.let.value);
+        put(em, ";\n");
+        emit(user, s->u.let.body);
+        em->indent--;
+        cg_c_line(em, "}");
+        return true;
+    }
+    case TIR_ATTR: emit(user, s->u.attr.body); return true;
     default: return false;
     }
 }

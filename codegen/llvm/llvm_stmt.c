@@ -340,6 +340,14 @@ void cg_llvm__stmt(cg_llvm_emitter *em, const tir_stmt *s) {
         return;
     case TIR_EVALUATE: cg_llvm__expr(em, s->u.eval.value); return;
     case TIR_NOOP: return;
+    case TIR_LET: {
+        LLVMValueRef v = cg_llvm__expr(em, s->u.let.value);
+        if (!v) return;
+        cg_llvm__bind(em, s->u.let.var, v);
+        cg_llvm__stmt(em, s->u.let.body);
+        return;
+    }
+    case TIR_ATTR: cg_llvm__stmt(em, s->u.attr.body); return;
     case TIR_BARRIER:
         cg_llvm__fail(em, "barrier (__syncthreads) in function '%s'; the llvm target has no GPU "
                           "threads",

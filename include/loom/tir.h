@@ -63,7 +63,9 @@ int64_t tir_buffer_size(const tir_buffer *b);
     X(EVALUATE)     /* eval: an expression for its effect (a call)       */ \
     X(BARRIER)      /* GPU: __syncthreads() over the block               */ \
     X(ALLREDUCE)    /* GPU: allreduce: a reduction across threadIdx.x    */ \
-    X(NOOP)
+    X(NOOP)                                                                \
+    X(LET)          /* let: var bound to value in body                   */ \
+    X(ATTR)         /* attr: an annotation (key, value) on body          */
 
 typedef enum {
 #define TIR_X_ENUM(n) TIR_##n,
@@ -125,6 +127,13 @@ struct tir_stmt {
             int64_t extent;
             tir_stmt *body;
         } allreduce;
+        /* `var` (a VAR of value's type, bound nowhere else) holds value,
+         * evaluated once, while body runs. */
+        struct { te_expr *var; te_expr *value; tir_stmt *body; } let;
+        /* A note on body for the passes that look for it (as TVM's
+         * AttrStmt: a pragma, a storage scope); code generation emits
+         * body alone. key: a string in the arena; value may be NULL. */
+        struct { const char *key; te_expr *value; tir_stmt *body; } attr;
     } u;
 };
 
@@ -149,6 +158,10 @@ tir_stmt *tir_barrier(te_ctx *ctx);
 tir_stmt *tir_allreduce(te_ctx *ctx, te_reduce_op op, te_expr *value, te_expr *result,
                         int64_t extent, tir_stmt *body);
 tir_stmt *tir_noop(te_ctx *ctx);
+/* LET: var must be a VAR of value's dtype. */
+tir_stmt *tir_let(te_ctx *ctx, te_expr *var, te_expr *value, tir_stmt *body);
+/* ATTR: key is copied into the arena; value may be NULL. */
+tir_stmt *tir_attr(te_ctx *ctx, const char *key, te_expr *value, tir_stmt *body);
 te_expr *tir_buffer_load(tir_buffer *b, int ndim, te_expr *const *indices);
 te_expr *tir_load(te_ctx *ctx, tir_buffer *b, te_expr *index, te_expr *predicate);
 te_expr *tir_ramp(te_expr *base, te_expr *stride, int lanes);
@@ -166,12 +179,16 @@ te_expr *tir_broadcast(te_expr *value, int lanes);
  *   ALLOCATE     body                  IF     cond; then_s, else_s
  *   SEQ          stmts                 EVALUATE value
  *   ALLREDUCE    value; body           BARRIER, NOOP: none
+ *   LET          value; body (var in scope)
+ *   ATTR         value; body
  *
  * Scope: when `an` is set, the default walk of a FOR binds the loop
- * variable in that analyser (tir_bind_loop) while the body is walked, so
- * a pass that asks the analyser sees the ranges of the loops around it.
- * A per-kind function that replaces the default for FOR binds itself
- * (or calls the default, which does).
+ * variable in that analyser (tir_bind_loop) while the body is walked,
+ * and that of a LET binds its variable to the constant bounds of its
+ * value (when both are known), so a pass that asks the analyser sees the
+ * ranges of the variables around it. A per-kind function that replaces
+ * the default for FOR or LET binds itself (or calls the default, which
+ * does).
  *
  * Ownership: nodes live in the ctx arena and are shared; a mutator never
  * edits a node in place, and returns the very node it was given when
