@@ -586,11 +586,15 @@ static int walk_store(tir_visitor *v, const tir_stmt *s) {
 }
 
 static void walk(walker *w, const tir_stmt *s) {
-    tir_visitor v = {.user = w};
-    v.kind[TIR_FOR] = walk_loop;
-    v.kind[TIR_ALLOCATE] = walk_alloc;
-    v.kind[TIR_STORE] = walk_store;
-    v.kind[TIR_BUFFER_STORE] = walk_store;
+    tir_visitor v = {
+        .user = w,
+        .kind = {
+            [TIR_FOR] = walk_loop,
+            [TIR_ALLOCATE] = walk_alloc,
+            [TIR_STORE] = walk_store,
+            [TIR_BUFFER_STORE] = walk_store,
+        },
+    };
     tir_visit(&v, s);
 }
 

@@ -125,12 +125,16 @@ static int mark_store(tir_visitor *w, const tir_stmt *s) {
 
 static void mark(vt_state *st, const tir_stmt *s) {
     marker mk = {st, false};
-    tir_visitor w = {.user = &mk};
-    w.kind[TIR_FOR] = mark_loop;
-    w.kind[TIR_IF] = mark_if;
-    w.kind[TIR_ALLREDUCE] = mark_allreduce;
-    w.kind[TIR_LET] = mark_let;
-    w.kind[TIR_STORE] = mark_store;
+    tir_visitor w = {
+        .user = &mk,
+        .kind = {
+            [TIR_FOR] = mark_loop,
+            [TIR_IF] = mark_if,
+            [TIR_ALLREDUCE] = mark_allreduce,
+            [TIR_LET] = mark_let,
+            [TIR_STORE] = mark_store,
+        },
+    };
     tir_visit(&w, s);
 }
 
@@ -236,15 +240,21 @@ static tir_stmt *push_let(tir_mutator *m, tir_stmt *s) {
 }
 
 static tir_stmt *push(vt_state *st, tir_stmt *s) {
-    tir_mutator m = {.ctx = st->ctx, .user = st, .pre = push_pre};
-    m.kind[TIR_FOR] = push_loop;
-    m.kind[TIR_IF] = push_if;
-    m.kind[TIR_LET] = push_let;
-    m.kind[TIR_STORE] = replicate;
-    m.kind[TIR_BUFFER_STORE] = replicate;
-    m.kind[TIR_EVALUATE] = replicate;
-    m.kind[TIR_BARRIER] = replicate;
-    m.kind[TIR_ALLREDUCE] = replicate;
+    tir_mutator m = {
+        .ctx = st->ctx,
+        .user = st,
+        .pre = push_pre,
+        .kind = {
+            [TIR_FOR] = push_loop,
+            [TIR_IF] = push_if,
+            [TIR_LET] = push_let,
+            [TIR_STORE] = replicate,
+            [TIR_BUFFER_STORE] = replicate,
+            [TIR_EVALUATE] = replicate,
+            [TIR_BARRIER] = replicate,
+            [TIR_ALLREDUCE] = replicate,
+        },
+    };
     return tir_mutate(&m, s);
 }
 

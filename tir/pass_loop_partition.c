@@ -217,9 +217,14 @@ static int collect_if(tir_visitor *v, const tir_stmt *s) {
 /* Narrows ss to where every likely() guard in s holds. */
 static void collect(lp_state *st, solve_state *ss, const tir_stmt *s) {
     collector c = {st, ss};
-    tir_visitor v = {.user = &c, .an = st->an};
-    v.kind[TIR_FOR] = collect_loop;
-    v.kind[TIR_IF] = collect_if;
+    tir_visitor v = {
+        .user = &c,
+        .an = st->an,
+        .kind = {
+            [TIR_FOR] = collect_loop,
+            [TIR_IF] = collect_if,
+        },
+    };
     tir_visit(&v, s);
 }
 
@@ -345,11 +350,8 @@ tir_func *tir_pass_loop_partition(te_ctx *ctx, const tir_func *f) {
     if (!ctx || !f) return NULL;
     lp_state st = {.ctx = ctx, .an = te_analyzer_new(ctx)};
     if (!st.an) return NULL;
-    st.walk = (tir_mutator){.ctx = ctx, .user = &st, .an = st.an};
-    st.walk.kind[TIR_FOR] = walk_loop;
-    st.drop = st.walk;
-    st.drop.kind[TIR_FOR] = NULL;
-    st.drop.kind[TIR_IF] = drop_if;
+    st.walk = (tir_mutator){.ctx = ctx, .user = &st, .an = st.an, .kind = {[TIR_FOR] = walk_loop}};
+    st.drop = (tir_mutator){.ctx = ctx, .user = &st, .an = st.an, .kind = {[TIR_IF] = drop_if}};
     tir_stmt *body = walk(&st, f->body);
     te_analyzer_free(st.an);
     if (!body) return NULL;

@@ -148,10 +148,13 @@ static te_expr *simp_expr(tir_mutator *m, te_expr *e) { return sx(m, e); }
 tir_func *tir_pass_simplify(te_ctx *ctx, const tir_func *f) {
     if (!ctx) return NULL;
     if (!f || !f->body) return tir__null_operand(ctx, "simplify");
-    simp S = {.ctx = ctx, .an = te_analyzer_new(ctx), .expr = simp_expr};
+    simp S = {
+        .ctx = ctx,
+        .an = te_analyzer_new(ctx),
+        .expr = simp_expr,
+        .kind = {[TIR_FOR] = simp_for, [TIR_IF] = simp_if},
+    };
     if (!S.an) return NULL;
-    S.kind[TIR_FOR] = simp_for;
-    S.kind[TIR_IF] = simp_if;
     tir_stmt *body = tir_mutate(&S, f->body);
     te_analyzer_free(S.an);
     if (!body || S.failed) return NULL;

@@ -146,9 +146,7 @@ static tir_stmt *sync_loop(tir_mutator *m, tir_stmt *s) {
 tir_func *tir_pass_thread_sync(te_ctx *ctx, const tir_func *f) {
     if (!ctx) return NULL;
     if (!f || !f->body) return tir__null_operand(ctx, "thread_sync");
-    tir_mutator m = {.ctx = ctx};
-    m.kind[TIR_SEQ] = sync_seq;
-    m.kind[TIR_FOR] = sync_loop;
+    tir_mutator m = {.ctx = ctx, .kind = {[TIR_SEQ] = sync_seq, [TIR_FOR] = sync_loop}};
     tir_stmt *body = tir_mutate(&m, f->body);
     return body ? tir_func_with_body(ctx, f, body) : NULL;
 }

@@ -97,8 +97,7 @@ static int step_loop(tir_visitor *v, const tir_stmt *s) {
 
 static int64_t steps(const tir_stmt *s) {
     counter c = {NULL, 0};
-    tir_visitor v = {.user = &c, .pre = step_stmt};
-    v.kind[TIR_FOR] = step_loop;
+    tir_visitor v = {.user = &c, .pre = step_stmt, .kind = {[TIR_FOR] = step_loop}};
     tir_visit(&v, s);
     return c.n;
 }
@@ -177,8 +176,7 @@ static int size_loop(tir_visitor *v, const tir_stmt *s) {
  * without copying. */
 static int64_t size_of(const unroll_ctx *uc, const tir_stmt *s) {
     counter c = {uc, 0};
-    tir_visitor v = {.user = &c, .pre = size_stmt};
-    v.kind[TIR_FOR] = size_loop;
+    tir_visitor v = {.user = &c, .pre = size_stmt, .kind = {[TIR_FOR] = size_loop}};
     tir_visit(&v, s);
     return c.n;
 }
@@ -226,8 +224,7 @@ static tir_func *run_unroll(te_ctx *ctx, const tir_func *f, bool hints_only) {
            size_of(&uc, f->body) > UNROLL_FUNC_MAX_STMTS)
         uc.shift++;
     uc.hints_only = hints_only;
-    tir_mutator m = {.ctx = ctx, .user = &uc};
-    m.kind[TIR_FOR] = unroll_loop;
+    tir_mutator m = {.ctx = ctx, .user = &uc, .kind = {[TIR_FOR] = unroll_loop}};
     tir_stmt *body = tir_mutate(&m, f->body);
     if (!body) return NULL;
     return body == f->body ? (tir_func *)f : tir_func_with_body(ctx, f, body);

@@ -426,14 +426,20 @@ static tir_stmt *vk_known(tir_mutator *m, tir_stmt *s, bool *final) {
 }
 
 static void vec_body_walk(vec_state *st) {
-    st->body = (tir_mutator){.ctx = st->ctx, .user = st, .pre = vk_known};
-    st->body.kind[TIR_STORE] = vk_store;
-    st->body.kind[TIR_IF] = vk_if;
-    st->body.kind[TIR_EVALUATE] = vk_evaluate;
-    st->body.kind[TIR_FOR] = vk_refuse;
-    st->body.kind[TIR_ALLOCATE] = vk_refuse;
-    st->body.kind[TIR_BUFFER_STORE] = vk_refuse;
-    st->body.kind[TIR_BARRIER] = vk_refuse;
+    st->body = (tir_mutator){
+        .ctx = st->ctx,
+        .user = st,
+        .pre = vk_known,
+        .kind = {
+            [TIR_STORE] = vk_store,
+            [TIR_IF] = vk_if,
+            [TIR_EVALUATE] = vk_evaluate,
+            [TIR_FOR] = vk_refuse,
+            [TIR_ALLOCATE] = vk_refuse,
+            [TIR_BUFFER_STORE] = vk_refuse,
+            [TIR_BARRIER] = vk_refuse,
+        },
+    };
 }
 
 /* ---- the pass ---- */
@@ -495,8 +501,7 @@ tir_func *tir_pass_vectorize(te_ctx *ctx, const tir_func *f, te_str *why) {
     if (!ctx || !f) return NULL;
     pass_state ps = {.ctx = ctx, .why = why, .an = te_analyzer_new(ctx)};
     if (!ps.an) return NULL;
-    tir_mutator m = {.ctx = ctx, .user = &ps, .an = ps.an};
-    m.kind[TIR_FOR] = walk_loop;
+    tir_mutator m = {.ctx = ctx, .user = &ps, .an = ps.an, .kind = {[TIR_FOR] = walk_loop}};
     tir_stmt *body = tir_mutate(&m, f->body);
     te_analyzer_free(ps.an);
     if (!body) return NULL;

@@ -124,9 +124,7 @@ static int kernel_alloc(tir_visitor *w, const tir_stmt *s) {
 }
 
 static int check_kernel_stmt(verifier *v, const tir_stmt *s) {
-    tir_visitor w = {.user = v};
-    w.kind[TIR_FOR] = kernel_loop;
-    w.kind[TIR_ALLOCATE] = kernel_alloc;
+    tir_visitor w = {.user = v, .kind = {[TIR_FOR] = kernel_loop, [TIR_ALLOCATE] = kernel_alloc}};
     return tir_visit(&w, s);
 }
 
@@ -226,14 +224,18 @@ static int host_let(tir_visitor *w, const tir_stmt *s) {
 }
 
 static int check_host(verifier *v, const tir_stmt *s) {
-    tir_visitor w = {.user = v};
-    w.kind[TIR_FOR] = host_loop;
-    w.kind[TIR_ALLOCATE] = host_alloc;
-    w.kind[TIR_STORE] = host_store;
-    w.kind[TIR_BUFFER_STORE] = host_store;
-    w.kind[TIR_IF] = host_if;
-    w.kind[TIR_BARRIER] = host_barrier;
-    w.kind[TIR_LET] = host_let;
+    tir_visitor w = {
+        .user = v,
+        .kind = {
+            [TIR_FOR] = host_loop,
+            [TIR_ALLOCATE] = host_alloc,
+            [TIR_STORE] = host_store,
+            [TIR_BUFFER_STORE] = host_store,
+            [TIR_IF] = host_if,
+            [TIR_BARRIER] = host_barrier,
+            [TIR_LET] = host_let,
+        },
+    };
     return tir_visit(&w, s);
 }
 

@@ -126,9 +126,14 @@ tir_device_program *tir_split_host_device(te_ctx *ctx, const tir_func *f) {
     sp.p = te_alloc(ctx, sizeof *sp.p);
     if (!sp.p) return NULL;
     sp.p->host = f;
-    tir_visitor v = {.user = &sp, .pre = host_only};
-    v.kind[TIR_ALLOCATE] = host_alloc;
-    v.kind[TIR_FOR] = host_kernel;
+    tir_visitor v = {
+        .user = &sp,
+        .pre = host_only,
+        .kind = {
+            [TIR_ALLOCATE] = host_alloc,
+            [TIR_FOR] = host_kernel,
+        },
+    };
     if (tir_visit(&v, f->body)) return NULL;
     return sp.p;
 }

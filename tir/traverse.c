@@ -48,6 +48,21 @@ static tir_stmt *loop_body(tir_mutator *m, const tir_stmt *s, te_expr *mn, te_ex
     return body;
 }
 
+/* The expression and the body of the kinds that hold at most one of
+ * each (NULL where the kind has none). */
+static void slots(tir_stmt *s, te_expr ***e, tir_stmt ***b) {
+    *e = NULL;
+    *b = NULL;
+    switch (s->kind) {
+    case TIR_ALLOCATE: *b = &s->u.alloc.body; return;
+    case TIR_EVALUATE: *e = &s->u.eval.value; return;
+    case TIR_ALLREDUCE: *e = &s->u.allreduce.value, *b = &s->u.allreduce.body; return;
+    case TIR_LET: *e = &s->u.let.value, *b = &s->u.let.body; return;
+    case TIR_ATTR: *e = &s->u.attr.value, *b = &s->u.attr.body; return;
+    default: return;
+    }
+}
+
 /* A LET's variable bound to its value's constant range (when known). */
 static bool bind_let(te_analyzer *an, const te_expr *var, const te_expr *value) {
     int64_t lo, hi;
@@ -108,14 +123,6 @@ tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s) {
         n->u.store.predicate = p;
         return n;
     }
-    case TIR_ALLOCATE: {
-        tir_stmt *body = tir_mutate(m, s->u.alloc.body);
-        if (m->failed) return NULL;
-        if (body == s->u.alloc.body) return s;
-        tir_stmt *n = clone(m, s);
-        if (n) n->u.alloc.body = body;
-        return n;
-    }
     case TIR_IF: {
         te_expr *c = tir_mutate_expr(m, s->u.if_.cond);
         tir_stmt *t = tir_mutate(m, s->u.if_.then_s);
@@ -143,45 +150,24 @@ tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s) {
         tir_stmt *r = tir_seq(m->ctx, n, kids);
         return r ? r : fail(m);
     }
-    case TIR_EVALUATE: {
-        te_expr *v = tir_mutate_expr(m, s->u.eval.value);
-        if (m->failed) return NULL;
-        if (v == s->u.eval.value) return s;
-        tir_stmt *n = clone(m, s);
-        if (n) n->u.eval.value = v;
-        return n;
-    }
-    case TIR_ALLREDUCE: {
-        te_expr *v = tir_mutate_expr(m, s->u.allreduce.value);
-        tir_stmt *body = tir_mutate(m, s->u.allreduce.body);
-        if (m->failed) return NULL;
-        if (v == s->u.allreduce.value && body == s->u.allreduce.body) return s;
-        tir_stmt *n = clone(m, s);
-        if (!n) return NULL;
-        n->u.allreduce.value = v;
-        n->u.allreduce.body = body;
-        return n;
-    }
-    case TIR_LET: {
-        te_expr *v = tir_mutate_expr(m, s->u.let.value);
-        tir_stmt *body = m->failed ? NULL : let_body(m, s, v);
-        if (m->failed) return NULL;
-        if (v == s->u.let.value && body == s->u.let.body) return s;
-        tir_stmt *n = clone(m, s);
-        if (!n) return NULL;
-        n->u.let.value = v;
-        n->u.let.body = body;
-        return n;
-    }
+    case TIR_ALLOCATE:
+    case TIR_EVALUATE:
+    case TIR_ALLREDUCE:
+    case TIR_LET:
     case TIR_ATTR: {
-        te_expr *v = tir_mutate_expr(m, s->u.attr.value);
-        tir_stmt *body = tir_mutate(m, s->u.attr.body);
+        te_expr **pe;
+        tir_stmt **pb;
+        slots(s, &pe, &pb);
+        te_expr *v = pe ? tir_mutate_expr(m, *pe) : NULL;
+        tir_stmt *body = NULL;
+        if (pb && !m->failed) body = s->kind == TIR_LET ? let_body(m, s, v) : tir_mutate(m, *pb);
         if (m->failed) return NULL;
-        if (v == s->u.attr.value && body == s->u.attr.body) return s;
+        if ((!pe || v == *pe) && (!pb || body == *pb)) return s;
         tir_stmt *n = clone(m, s);
         if (!n) return NULL;
-        n->u.attr.value = v;
-        n->u.attr.body = body;
+        slots(n, &pe, &pb);
+        if (pe) *pe = v;
+        if (pb) *pb = body;
         return n;
     }
     case TIR_BARRIER:
@@ -234,7 +220,6 @@ int tir_visit_children(tir_visitor *v, const tir_stmt *s) {
     case TIR_STORE:
         if ((rc = visit_e(v, s->u.store.index)) || (rc = visit_e(v, s->u.store.value))) return rc;
         return visit_e(v, s->u.store.predicate);
-    case TIR_ALLOCATE: return tir_visit(v, s->u.alloc.body);
     case TIR_IF:
         if ((rc = visit_e(v, s->u.if_.cond)) || (rc = tir_visit(v, s->u.if_.then_s))) return rc;
         return tir_visit(v, s->u.if_.else_s);
@@ -242,20 +227,21 @@ int tir_visit_children(tir_visitor *v, const tir_stmt *s) {
         for (int i = 0; i < s->u.seq.n; ++i)
             if ((rc = tir_visit(v, s->u.seq.stmts[i]))) return rc;
         return 0;
-    case TIR_EVALUATE: return visit_e(v, s->u.eval.value);
+    case TIR_ALLOCATE:
+    case TIR_EVALUATE:
     case TIR_ALLREDUCE:
-        if ((rc = visit_e(v, s->u.allreduce.value))) return rc;
-        return tir_visit(v, s->u.allreduce.body);
-    case TIR_LET: {
-        if ((rc = visit_e(v, s->u.let.value))) return rc;
-        bool bound = v->an && bind_let(v->an, s->u.let.var, s->u.let.value);
-        rc = tir_visit(v, s->u.let.body);
+    case TIR_LET:
+    case TIR_ATTR: {
+        te_expr **pe;
+        tir_stmt **pb;
+        slots((tir_stmt *)s, &pe, &pb); /* read only */
+        if (pe && (rc = visit_e(v, *pe))) return rc;
+        if (!pb) return 0;
+        bool bound = s->kind == TIR_LET && v->an && bind_let(v->an, s->u.let.var, s->u.let.value);
+        rc = tir_visit(v, *pb);
         if (bound) te_analyzer_unbind(v->an, s->u.let.var);
         return rc;
     }
-    case TIR_ATTR:
-        if ((rc = visit_e(v, s->u.attr.value))) return rc;
-        return tir_visit(v, s->u.attr.body);
     case TIR_BARRIER:
     case TIR_NOOP:
     case TIR_STMT_KIND_COUNT: break;
