@@ -49,17 +49,18 @@ static tir_stmt *loop_body(tir_mutator *m, const tir_stmt *s, te_expr *mn, te_ex
 }
 
 /* The expression and the body of the kinds that hold at most one of
- * each (NULL where the kind has none). */
-static void slots(tir_stmt *s, te_expr ***e, tir_stmt ***b) {
+ * each (NULL where the kind has none); false for the other kinds. A new
+ * kind of that shape needs only a line here. */
+static bool slots(tir_stmt *s, te_expr ***e, tir_stmt ***b) {
     *e = NULL;
     *b = NULL;
     switch (s->kind) {
-    case TIR_ALLOCATE: *b = &s->u.alloc.body; return;
-    case TIR_EVALUATE: *e = &s->u.eval.value; return;
-    case TIR_ALLREDUCE: *e = &s->u.allreduce.value, *b = &s->u.allreduce.body; return;
-    case TIR_LET: *e = &s->u.let.value, *b = &s->u.let.body; return;
-    case TIR_ATTR: *e = &s->u.attr.value, *b = &s->u.attr.body; return;
-    default: return;
+    case TIR_ALLOCATE: *b = &s->u.alloc.body; return true;
+    case TIR_EVALUATE: *e = &s->u.eval.value; return true;
+    case TIR_ALLREDUCE: *e = &s->u.allreduce.value, *b = &s->u.allreduce.body; return true;
+    case TIR_LET: *e = &s->u.let.value, *b = &s->u.let.body; return true;
+    case TIR_ATTR: *e = &s->u.attr.value, *b = &s->u.attr.body; return true;
+    default: return false; /* BARRIER and NOOP hold nothing */
     }
 }
 
@@ -150,14 +151,10 @@ tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s) {
         tir_stmt *r = tir_seq(m->ctx, n, kids);
         return r ? r : fail(m);
     }
-    case TIR_ALLOCATE:
-    case TIR_EVALUATE:
-    case TIR_ALLREDUCE:
-    case TIR_LET:
-    case TIR_ATTR: {
+    default: {
         te_expr **pe;
         tir_stmt **pb;
-        slots(s, &pe, &pb);
+        if (!slots(s, &pe, &pb)) return s;
         te_expr *v = pe ? tir_mutate_expr(m, *pe) : NULL;
         tir_stmt *body = NULL;
         if (pb && !m->failed) body = s->kind == TIR_LET ? let_body(m, s, v) : tir_mutate(m, *pb);
@@ -170,11 +167,7 @@ tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s) {
         if (pb) *pb = body;
         return n;
     }
-    case TIR_BARRIER:
-    case TIR_NOOP:
-    case TIR_STMT_KIND_COUNT: break;
     }
-    return s;
 }
 
 tir_stmt *tir_mutate(tir_mutator *m, tir_stmt *s) {
@@ -227,14 +220,10 @@ int tir_visit_children(tir_visitor *v, const tir_stmt *s) {
         for (int i = 0; i < s->u.seq.n; ++i)
             if ((rc = tir_visit(v, s->u.seq.stmts[i]))) return rc;
         return 0;
-    case TIR_ALLOCATE:
-    case TIR_EVALUATE:
-    case TIR_ALLREDUCE:
-    case TIR_LET:
-    case TIR_ATTR: {
+    default: {
         te_expr **pe;
         tir_stmt **pb;
-        slots((tir_stmt *)s, &pe, &pb); /* read only */
+        if (!slots((tir_stmt *)s, &pe, &pb)) return 0; /* read only */
         if (pe && (rc = visit_e(v, *pe))) return rc;
         if (!pb) return 0;
         bool bound = s->kind == TIR_LET && v->an && bind_let(v->an, s->u.let.var, s->u.let.value);
@@ -242,11 +231,7 @@ int tir_visit_children(tir_visitor *v, const tir_stmt *s) {
         if (bound) te_analyzer_unbind(v->an, s->u.let.var);
         return rc;
     }
-    case TIR_BARRIER:
-    case TIR_NOOP:
-    case TIR_STMT_KIND_COUNT: break;
     }
-    return 0;
 }
 
 int tir_visit(tir_visitor *v, const tir_stmt *s) {
