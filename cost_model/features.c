@@ -535,57 +535,67 @@ static int thread_slot(const char *tag) {
     return !strcmp(tag, "vthread") ? 6 : -1;
 }
 
+/* The walk is a tir_visitor (its user the walker) with the cases below;
+ * it ends when memory runs out. */
+static int walk_loop(tir_visitor *v, const tir_stmt *s) {
+    walker *w = v->user;
+    int64_t mn, ext, lo, hi;
+    if (!te_is_const_int(s->u.loop.min, &mn)) {
+        cm__interval(s->u.loop.min, w->loops, w->n, -1, 0, &lo, &hi);
+        mn = lo;
+    }
+    if (!te_is_const_int(s->u.loop.extent, &ext)) {
+        cm__interval(s->u.loop.extent, w->loops, w->n, -1, 0, &lo, &hi);
+        ext = hi; /* the largest extent, as Ansor's const-int bound */
+    }
+    if (ext < 1) ext = 1;
+    int slot = s->u.loop.for_kind == TIR_FOR_THREAD ? thread_slot(s->u.loop.thread_tag) : -1;
+    int64_t saved_thr = slot >= 0 ? w->thr[slot] : 0, saved_step = w->unroll_step;
+    if (slot == 6) w->thr[6] *= ext;
+    else if (slot >= 0) w->thr[slot] = ext;
+    if (s->u.loop.auto_unroll_max_step > 0) w->unroll_step = s->u.loop.auto_unroll_max_step;
+    if (!push_loop(w, s->u.loop.var, mn, ext, s->u.loop.for_kind, s->u.loop.thread_tag)) return 1;
+    int rc = tir_visit_children(v, s);
+    pop_loop(w);
+    if (slot >= 0) w->thr[slot] = saved_thr;
+    w->unroll_step = saved_step;
+    return rc;
+}
+
+static int walk_alloc(tir_visitor *v, const tir_stmt *s) {
+    walker *w = v->user;
+    if (w->nalloc == w->capalloc) {
+        int cap = w->capalloc ? 2 * w->capalloc : 8;
+        alloc_scope *a = realloc(w->allocs, (size_t)cap * sizeof *a);
+        if (!a) {
+            w->oom = true;
+            return 1;
+        }
+        w->allocs = a, w->capalloc = cap;
+    }
+    w->allocs[w->nalloc++] = (alloc_scope){s->u.alloc.buffer, outer_prod(w)};
+    int rc = tir_visit_children(v, s);
+    w->nalloc--;
+    return rc;
+}
+
+static int walk_store(tir_visitor *v, const tir_stmt *s) {
+    walker *w = v->user;
+    store(w, s);
+    return w->oom;
+}
+
 static void walk(walker *w, const tir_stmt *s) {
-    if (!s || w->oom) return;
-    switch (s->kind) {
-    case TIR_FOR: {
-        int64_t mn, ext, lo, hi;
-        if (!te_is_const_int(s->u.loop.min, &mn)) {
-            cm__interval(s->u.loop.min, w->loops, w->n, -1, 0, &lo, &hi);
-            mn = lo;
-        }
-        if (!te_is_const_int(s->u.loop.extent, &ext)) {
-            cm__interval(s->u.loop.extent, w->loops, w->n, -1, 0, &lo, &hi);
-            ext = hi; /* the largest extent, as Ansor's const-int bound */
-        }
-        if (ext < 1) ext = 1;
-        int slot = s->u.loop.for_kind == TIR_FOR_THREAD ? thread_slot(s->u.loop.thread_tag) : -1;
-        int64_t saved_thr = slot >= 0 ? w->thr[slot] : 0, saved_step = w->unroll_step;
-        if (slot == 6) w->thr[6] *= ext;
-        else if (slot >= 0) w->thr[slot] = ext;
-        if (s->u.loop.auto_unroll_max_step > 0) w->unroll_step = s->u.loop.auto_unroll_max_step;
-        if (!push_loop(w, s->u.loop.var, mn, ext, s->u.loop.for_kind, s->u.loop.thread_tag)) return;
-        walk(w, s->u.loop.body);
-        pop_loop(w);
-        if (slot >= 0) w->thr[slot] = saved_thr;
-        w->unroll_step = saved_step;
-        return;
-    }
-    case TIR_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) walk(w, s->u.seq.stmts[i]);
-        return;
-    case TIR_IF:
-        walk(w, s->u.if_.then_s);
-        walk(w, s->u.if_.else_s);
-        return;
-    case TIR_ALLOCATE:
-        if (w->nalloc == w->capalloc) {
-            int cap = w->capalloc ? 2 * w->capalloc : 8;
-            alloc_scope *a = realloc(w->allocs, (size_t)cap * sizeof *a);
-            if (!a) {
-                w->oom = true;
-                return;
-            }
-            w->allocs = a, w->capalloc = cap;
-        }
-        w->allocs[w->nalloc++] = (alloc_scope){s->u.alloc.buffer, outer_prod(w)};
-        walk(w, s->u.alloc.body);
-        w->nalloc--;
-        return;
-    case TIR_STORE:
-    case TIR_BUFFER_STORE: store(w, s); return;
-    default: return;
-    }
+    tir_visitor v = {
+        .user = w,
+        .kind = {
+            [TIR_FOR] = walk_loop,
+            [TIR_ALLOCATE] = walk_alloc,
+            [TIR_STORE] = walk_store,
+            [TIR_BUFFER_STORE] = walk_store,
+        },
+    };
+    tir_visit(&v, s);
 }
 
 static void find_threads(const tir_stmt *s, void *user) {

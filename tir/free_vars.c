@@ -69,6 +69,7 @@ static void visit_stmt(const tir_stmt *s, void *user) {
         if (s->u.alloc.buffer->data) key_add(w, &w->defined, s->u.alloc.buffer->data);
         break;
     case TIR_ALLREDUCE: key_add(w, &w->defined, s->u.allreduce.result); break;
+    case TIR_LET: key_add(w, &w->defined, s->u.let.var); break;
     default: break;
     }
 }

@@ -72,37 +72,70 @@ static bool depends(const vt_state *st, const te_expr *e) {
     return q.dep;
 }
 
-/* Marks buffers stored under a dependent context; ctx_dep says whether an
- * enclosing loop bound or condition depends on the index. */
-static void mark(vt_state *st, const tir_stmt *s, bool ctx_dep) {
-    if (!s) return;
-    switch (s->kind) {
-    case TIR_FOR:
-        mark(st, s->u.loop.body,
-             ctx_dep || depends(st, s->u.loop.min) || depends(st, s->u.loop.extent));
-        return;
-    case TIR_IF: {
-        bool d = ctx_dep || depends(st, s->u.if_.cond);
-        mark(st, s->u.if_.then_s, d);
-        mark(st, s->u.if_.else_s, d);
-        return;
+/* Marks buffers stored under a dependent context: dep says whether an
+ * enclosing loop bound, condition or reduced value depends on the index. */
+typedef struct {
+    vt_state *st;
+    bool dep;
+} marker;
+
+/* The statements under s, in a dependent context when dep. */
+static int mark_under(tir_visitor *w, const tir_stmt *s, bool dep) {
+    marker *mk = w->user;
+    bool saved = mk->dep;
+    mk->dep = saved || dep;
+    int rc = tir_visit_children(w, s);
+    mk->dep = saved;
+    return rc;
+}
+
+static int mark_loop(tir_visitor *w, const tir_stmt *s) {
+    marker *mk = w->user;
+    return mark_under(w, s, depends(mk->st, s->u.loop.min) || depends(mk->st, s->u.loop.extent));
+}
+
+static int mark_if(tir_visitor *w, const tir_stmt *s) {
+    marker *mk = w->user;
+    return mark_under(w, s, depends(mk->st, s->u.if_.cond));
+}
+
+static int mark_allreduce(tir_visitor *w, const tir_stmt *s) {
+    marker *mk = w->user;
+    return mark_under(w, s, depends(mk->st, s->u.allreduce.value));
+}
+
+/* A LET of a dependent value: whatever its variable reaches depends. */
+static int mark_let(tir_visitor *w, const tir_stmt *s) {
+    marker *mk = w->user;
+    return mark_under(w, s, depends(mk->st, s->u.let.value));
+}
+
+static int mark_store(tir_visitor *w, const tir_stmt *s) {
+    marker *mk = w->user;
+    vt_state *st = mk->st;
+    int k = alloc_index(st, s->u.store.buffer);
+    if (k < 0 || st->touched[k]) return 0;
+    if (mk->dep || depends(st, s->u.store.index) || depends(st, s->u.store.value) ||
+        depends(st, s->u.store.predicate)) {
+        st->touched[k] = true;
+        st->changed = true;
     }
-    case TIR_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) mark(st, s->u.seq.stmts[i], ctx_dep);
-        return;
-    case TIR_ALLOCATE: mark(st, s->u.alloc.body, ctx_dep); return;
-    case TIR_STORE: {
-        int k = alloc_index(st, s->u.store.buffer);
-        if (k < 0 || st->touched[k]) return;
-        if (ctx_dep || depends(st, s->u.store.index) || depends(st, s->u.store.value) ||
-            depends(st, s->u.store.predicate)) {
-            st->touched[k] = true;
-            st->changed = true;
-        }
-        return;
-    }
-    default: return;
-    }
+    return 0;
+}
+
+static void mark(vt_state *st, const tir_stmt *s) {
+    marker mk = {st, false};
+    tir_visitor w = {
+        .user = &mk,
+        .kind = {
+            [TIR_FOR] = mark_loop,
+            [TIR_IF] = mark_if,
+            [TIR_ALLREDUCE] = mark_allreduce,
+            [TIR_LET] = mark_let,
+            [TIR_STORE] = mark_store,
+        },
+    };
+    tir_visit(&w, s);
 }
 
 /* ---- expansion of touched buffers ---- */
@@ -164,7 +197,9 @@ static bool stmt_uses(const tir_stmt *s, const te_expr *v) {
     return q.found;
 }
 
-static tir_stmt *replicate(vt_state *st, tir_stmt *s) {
+/* n copies of s, the index replaced by 0..n-1. */
+static tir_stmt *replicate(tir_mutator *m, tir_stmt *s) {
+    vt_state *st = m->user;
     tir_stmt *copies[1024];
     int n = (int)st->n;
     for (int i = 0; i < n; i++) {
@@ -175,36 +210,52 @@ static tir_stmt *replicate(vt_state *st, tir_stmt *s) {
     return tir_seq(st->ctx, n, copies);
 }
 
+/* The push-down walk: what does not use the index stays as it is (once);
+ * loops, ifs and lets whose header does not use it take the vthread loop
+ * inside; statements with a case here are replicated; the others (SEQ,
+ * ALLOCATE, ATTR) push into their children by default. */
+static tir_stmt *push_pre(tir_mutator *m, tir_stmt *s, bool *final) {
+    vt_state *st = m->user;
+    *final = !stmt_uses(s, st->v);
+    return s;
+}
+
+static tir_stmt *push_loop(tir_mutator *m, tir_stmt *s) {
+    vt_state *st = m->user;
+    if (te_expr_uses_var(s->u.loop.min, st->v) || te_expr_uses_var(s->u.loop.extent, st->v))
+        return replicate(m, s);
+    return tir_mutate_children(m, s);
+}
+
+static tir_stmt *push_if(tir_mutator *m, tir_stmt *s) {
+    vt_state *st = m->user;
+    if (te_expr_uses_var(s->u.if_.cond, st->v)) return replicate(m, s);
+    return tir_mutate_children(m, s);
+}
+
+static tir_stmt *push_let(tir_mutator *m, tir_stmt *s) {
+    vt_state *st = m->user;
+    if (te_expr_uses_var(s->u.let.value, st->v)) return replicate(m, s);
+    return tir_mutate_children(m, s);
+}
+
 static tir_stmt *push(vt_state *st, tir_stmt *s) {
-    if (!s || !stmt_uses(s, st->v)) return s;
-    switch (s->kind) {
-    case TIR_SEQ: {
-        tir_stmt **parts = te_alloc(st->ctx, sizeof(tir_stmt *) * (size_t)s->u.seq.n);
-        if (!parts) return NULL;
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (!(parts[i] = push(st, s->u.seq.stmts[i]))) return NULL;
-        return tir_seq(st->ctx, s->u.seq.n, parts);
-    }
-    case TIR_ALLOCATE: {
-        tir_stmt *b = push(st, s->u.alloc.body);
-        return b ? tir_allocate(st->ctx, s->u.alloc.buffer, b) : NULL;
-    }
-    case TIR_FOR:
-        if (!te_expr_uses_var(s->u.loop.min, st->v) && !te_expr_uses_var(s->u.loop.extent, st->v)) {
-            tir_stmt *b = push(st, s->u.loop.body);
-            return b ? tir_for_with_body(st->ctx, s, b) : NULL;
-        }
-        return replicate(st, s);
-    case TIR_IF:
-        if (!te_expr_uses_var(s->u.if_.cond, st->v)) {
-            tir_stmt *t = push(st, s->u.if_.then_s);
-            tir_stmt *e = s->u.if_.else_s ? push(st, s->u.if_.else_s) : NULL;
-            if (!t || (s->u.if_.else_s && !e)) return NULL;
-            return tir_if(st->ctx, s->u.if_.cond, t, e);
-        }
-        return replicate(st, s);
-    default: return replicate(st, s);
-    }
+    tir_mutator m = {
+        .ctx = st->ctx,
+        .user = st,
+        .pre = push_pre,
+        .kind = {
+            [TIR_FOR] = push_loop,
+            [TIR_IF] = push_if,
+            [TIR_LET] = push_let,
+            [TIR_STORE] = replicate,
+            [TIR_BUFFER_STORE] = replicate,
+            [TIR_EVALUATE] = replicate,
+            [TIR_BARRIER] = replicate,
+            [TIR_ALLREDUCE] = replicate,
+        },
+    };
+    return tir_mutate(&m, s);
 }
 
 static tir_stmt *inject(te_ctx *ctx, const tir_stmt *loop) {
@@ -235,7 +286,7 @@ static tir_stmt *inject(te_ctx *ctx, const tir_stmt *loop) {
     }
     do {
         st.changed = false;
-        mark(&st, body, false);
+        mark(&st, body);
     } while (st.changed);
     bool any = false;
     for (int k = 0; k < st.nalloc; k++) {

@@ -39,36 +39,21 @@
 
 #include "loom/tir.h"
 
-/* Values beyond this are treated as unbounded (no overflow in the solve). */
-#define LP_BIG ((int64_t)1 << 40)
+/* Values beyond this are treated as unbounded (no overflow in the solve),
+ * the limit the loops are bound with. */
+#define LP_BIG TIR_BIND_LIMIT
 
+/* The pass: the walk that splits loops and the one that drops the guards
+ * a main range proves, both tir_mutators on one analyser (which holds
+ * the ranges of the loops around the statement being looked at). */
 typedef struct {
     te_ctx *ctx;
     te_analyzer *an;
+    tir_mutator walk, drop;
 } lp_state;
 
 static bool is_likely(const te_expr *c) {
     return c && c->kind == TE_CALL && c->u.call.op == TE_INTRIN_LIKELY && c->u.call.nargs == 1;
-}
-
-/* Constant range of a loop's variable: [lo, lo + ext). False if unbounded. */
-static bool loop_range(lp_state *st, const tir_stmt *s, int64_t *lo, int64_t *ext) {
-    int64_t mlo, mhi, elo, ehi;
-    te_analyzer_const_bound(st->an, s->u.loop.min, &mlo, &mhi);
-    te_analyzer_const_bound(st->an, s->u.loop.extent, &elo, &ehi);
-    if (mlo <= -LP_BIG || mhi >= LP_BIG || ehi >= LP_BIG || ehi < 1) return false;
-    *lo = mlo;
-    *ext = mhi + ehi - mlo; /* covers every min and extent together */
-    return *ext >= 1;
-}
-
-/* Binds a loop's variable to its constant range; false (nothing bound)
- * when the range is unknown. */
-static bool bind_loop(lp_state *st, const tir_stmt *s) {
-    int64_t lo, ext;
-    if (!loop_range(st, s, &lo, &ext)) return false;
-    te_analyzer_bind(st->an, s->u.loop.var, lo, ext);
-    return true;
 }
 
 static int64_t floor_div(int64_t a, int64_t b) {
@@ -208,30 +193,39 @@ static void solve_conjunct(lp_state *st, solve_state *ss, te_expr *c) {
     ss->any = true;
 }
 
+typedef struct {
+    lp_state *st;
+    solve_state *ss;
+} collector;
+
+static int collect_loop(tir_visitor *v, const tir_stmt *s) {
+    solve_state *ss = ((collector *)v->user)->ss;
+    const te_expr *var = s->u.loop.var;
+    bool push = var->u.var.iter == TE_ITER_REDUCE && ss->ninner < LP_MAX_INNER;
+    if (push) ss->inner[ss->ninner++] = var;
+    int rc = tir_visit_children(v, s);
+    if (push) ss->ninner--;
+    return rc;
+}
+
+static int collect_if(tir_visitor *v, const tir_stmt *s) {
+    collector *c = v->user;
+    if (is_likely(s->u.if_.cond)) solve_conjunct(c->st, c->ss, s->u.if_.cond->u.call.args[0]);
+    return tir_visit_children(v, s);
+}
+
+/* Narrows ss to where every likely() guard in s holds. */
 static void collect(lp_state *st, solve_state *ss, const tir_stmt *s) {
-    if (!s) return;
-    switch (s->kind) {
-    case TIR_FOR: {
-        bool bound = bind_loop(st, s);
-        const te_expr *v = s->u.loop.var;
-        bool push = v->u.var.iter == TE_ITER_REDUCE && ss->ninner < LP_MAX_INNER;
-        if (push) ss->inner[ss->ninner++] = v;
-        collect(st, ss, s->u.loop.body);
-        if (push) ss->ninner--;
-        if (bound) te_analyzer_unbind(st->an, s->u.loop.var);
-        return;
-    }
-    case TIR_IF:
-        if (is_likely(s->u.if_.cond)) solve_conjunct(st, ss, s->u.if_.cond->u.call.args[0]);
-        collect(st, ss, s->u.if_.then_s);
-        collect(st, ss, s->u.if_.else_s);
-        return;
-    case TIR_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) collect(st, ss, s->u.seq.stmts[i]);
-        return;
-    case TIR_ALLOCATE: collect(st, ss, s->u.alloc.body); return;
-    default: return;
-    }
+    collector c = {st, ss};
+    tir_visitor v = {
+        .user = &c,
+        .an = st->an,
+        .kind = {
+            [TIR_FOR] = collect_loop,
+            [TIR_IF] = collect_if,
+        },
+    };
+    tir_visit(&v, s);
 }
 
 /* ---- removing the guards proven in the main range ---- */
@@ -247,59 +241,21 @@ static te_expr *drop_proven(lp_state *st, te_expr *c) {
     return te_analyzer_can_prove(st->an, c) ? NULL : c;
 }
 
-static tir_stmt *drop_guards(lp_state *st, tir_stmt *s);
-
-static tir_stmt **drop_seq(lp_state *st, tir_stmt *s, bool *changed) {
-    tir_stmt **parts = te_alloc(st->ctx, sizeof(tir_stmt *) * (size_t)(s->u.seq.n + 1));
-    if (!parts) return NULL;
-    for (int i = 0; i < s->u.seq.n; i++) {
-        if (!(parts[i] = drop_guards(st, s->u.seq.stmts[i]))) return NULL;
-        *changed |= parts[i] != s->u.seq.stmts[i];
-    }
-    return parts;
-}
-
-static tir_stmt *drop_guards(lp_state *st, tir_stmt *s) {
-    switch (s->kind) {
-    case TIR_FOR: {
-        bool bound = bind_loop(st, s);
-        tir_stmt *b = drop_guards(st, s->u.loop.body);
-        if (bound) te_analyzer_unbind(st->an, s->u.loop.var);
-        if (!b) return NULL;
-        return b == s->u.loop.body ? s : tir_for_with_body(st->ctx, s, b);
-    }
-    case TIR_IF: {
-        tir_stmt *t = drop_guards(st, s->u.if_.then_s);
-        tir_stmt *f = s->u.if_.else_s ? drop_guards(st, s->u.if_.else_s) : NULL;
-        if (!t || (s->u.if_.else_s && !f)) return NULL;
-        te_expr *cond = s->u.if_.cond;
-        if (is_likely(cond)) {
-            te_expr *inner = cond->u.call.args[0];
-            te_expr *left = drop_proven(st, inner);
-            if (!left) return t;
-            if (left != inner) cond = te_call(TE_INTRIN_LIKELY, 1, &left);
-        }
-        if (cond == s->u.if_.cond && t == s->u.if_.then_s && f == s->u.if_.else_s) return s;
-        return tir_if(st->ctx, cond, t, f);
-    }
-    case TIR_SEQ: {
-        bool changed = false;
-        tir_stmt **parts = drop_seq(st, s, &changed);
-        if (!parts) return NULL;
-        return changed ? tir_seq(st->ctx, s->u.seq.n, parts) : s;
-    }
-    case TIR_ALLOCATE: {
-        tir_stmt *b = drop_guards(st, s->u.alloc.body);
-        if (!b) return NULL;
-        return b == s->u.alloc.body ? s : tir_allocate(st->ctx, s->u.alloc.buffer, b);
-    }
-    default: return s;
-    }
+static tir_stmt *drop_if(tir_mutator *m, tir_stmt *s) {
+    lp_state *st = m->user;
+    tir_stmt *r = tir_mutate_children(m, s);
+    if (!r || !is_likely(r->u.if_.cond)) return r;
+    te_expr *inner = r->u.if_.cond->u.call.args[0];
+    te_expr *left = drop_proven(st, inner);
+    if (!left) return r->u.if_.then_s;
+    if (left == inner) return r;
+    te_expr *cond = te_call(TE_INTRIN_LIKELY, 1, &left);
+    return cond ? tir_if(st->ctx, cond, r->u.if_.then_s, r->u.if_.else_s) : NULL;
 }
 
 /* ---- the pass ---- */
 
-static tir_stmt *walk(lp_state *st, tir_stmt *s);
+static tir_stmt *walk(lp_state *st, tir_stmt *s) { return tir_mutate(&st->walk, s); }
 
 /* A variable like v for a copy of its loop. */
 static te_expr *fresh_var(te_ctx *ctx, const te_expr *v) {
@@ -356,7 +312,8 @@ static tir_stmt *branch_inside(lp_state *st, const tir_stmt *s, int64_t lo, int6
     return body ? tir_for_with_body(st->ctx, s, body) : NULL;
 }
 
-static tir_stmt *walk_loop(lp_state *st, tir_stmt *s) {
+static tir_stmt *walk_loop(tir_mutator *m, tir_stmt *s) {
+    lp_state *st = m->user;
     int64_t lo, ext;
     bool splittable = s->u.loop.for_kind != TIR_FOR_VECTORIZED &&
                       s->u.loop.for_kind != TIR_FOR_THREAD &&
@@ -368,7 +325,7 @@ static tir_stmt *walk_loop(lp_state *st, tir_stmt *s) {
         int64_t a = ss.lo < lo ? lo : ss.lo, b = ss.hi > lo + ext ? lo + ext : ss.hi;
         if (ss.any && a < b) {
             te_analyzer_bind(st->an, s->u.loop.var, a, b - a);
-            tir_stmt *main_body = drop_guards(st, s->u.loop.body);
+            tir_stmt *main_body = tir_mutate(&st->drop, s->u.loop.body);
             te_analyzer_unbind(st->an, s->u.loop.var);
             if (!main_body) return NULL;
             if (main_body != s->u.loop.body && s->u.loop.for_kind == TIR_FOR_PARALLEL)
@@ -386,48 +343,15 @@ static tir_stmt *walk_loop(lp_state *st, tir_stmt *s) {
             }
         }
     }
-    /* Not split: inner loops still get their turn, with v bound. */
-    bool bound = bind_loop(st, s);
-    tir_stmt *b = walk(st, s->u.loop.body);
-    if (bound) te_analyzer_unbind(st->an, s->u.loop.var);
-    if (!b) return NULL;
-    return b == s->u.loop.body ? s : tir_for_with_body(st->ctx, s, b);
-}
-
-static tir_stmt *walk(lp_state *st, tir_stmt *s) {
-    if (!s) return NULL;
-    switch (s->kind) {
-    case TIR_FOR: return walk_loop(st, s);
-    case TIR_SEQ: {
-        tir_stmt **parts = te_alloc(st->ctx, sizeof(tir_stmt *) * (size_t)(s->u.seq.n + 1));
-        if (!parts) return NULL;
-        bool changed = false;
-        for (int i = 0; i < s->u.seq.n; i++) {
-            if (!(parts[i] = walk(st, s->u.seq.stmts[i]))) return NULL;
-            changed |= parts[i] != s->u.seq.stmts[i];
-        }
-        return changed ? tir_seq(st->ctx, s->u.seq.n, parts) : s;
-    }
-    case TIR_IF: {
-        tir_stmt *t = walk(st, s->u.if_.then_s);
-        tir_stmt *f = s->u.if_.else_s ? walk(st, s->u.if_.else_s) : NULL;
-        if (!t || (s->u.if_.else_s && !f)) return NULL;
-        if (t == s->u.if_.then_s && f == s->u.if_.else_s) return s;
-        return tir_if(st->ctx, s->u.if_.cond, t, f);
-    }
-    case TIR_ALLOCATE: {
-        tir_stmt *b = walk(st, s->u.alloc.body);
-        if (!b) return NULL;
-        return b == s->u.alloc.body ? s : tir_allocate(st->ctx, s->u.alloc.buffer, b);
-    }
-    default: return s;
-    }
+    return tir_mutate_children(m, s); /* not split: inner loops get their turn, v bound */
 }
 
 tir_func *tir_pass_loop_partition(te_ctx *ctx, const tir_func *f) {
     if (!ctx || !f) return NULL;
-    lp_state st = {ctx, te_analyzer_new(ctx)};
+    lp_state st = {.ctx = ctx, .an = te_analyzer_new(ctx)};
     if (!st.an) return NULL;
+    st.walk = (tir_mutator){.ctx = ctx, .user = &st, .an = st.an, .kind = {[TIR_FOR] = walk_loop}};
+    st.drop = (tir_mutator){.ctx = ctx, .user = &st, .an = st.an, .kind = {[TIR_IF] = drop_if}};
     tir_stmt *body = walk(&st, f->body);
     te_analyzer_free(st.an);
     if (!body) return NULL;

@@ -1,7 +1,8 @@
 /*
  * tir/pass_remove_noop.c — drops statements with no effect: loops, IFs
  * and allocations around nothing, loops of extent 0, stores of a location
- * to itself, evaluations of immediates (TVM RemoveNoOp). Bottom-up, so a
+ * to itself, evaluations of immediates, LETs and ATTRs around nothing
+ * (TVM RemoveNoOp). Bottom-up, so a
  * loop whose body empties is removed in the same walk; SEQs drop the
  * NOOPs as they are rebuilt.
  */
@@ -43,6 +44,8 @@ static tir_stmt *remove(tir_stmt *s, void *user) {
         return s;
     }
     case TIR_ALLOCATE: return tir__is_noop(s->u.alloc.body) ? tir_noop(ctx) : s;
+    case TIR_LET: return tir__is_noop(s->u.let.body) ? tir_noop(ctx) : s;
+    case TIR_ATTR: return tir__is_noop(s->u.attr.body) ? tir_noop(ctx) : s;
     case TIR_STORE: return same_flat_location(s) ? tir_noop(ctx) : s;
     case TIR_BUFFER_STORE: return same_location(s) ? tir_noop(ctx) : s;
     case TIR_EVALUATE: {

@@ -13,11 +13,10 @@
  */
 #include "tir/tir_internal.h"
 
-typedef struct {
-    te_ctx *ctx;
-    te_analyzer *an;
-    bool failed;
-} simp;
+/* The walk is a tir_mutator whose analyser holds the enclosing loops'
+ * ranges (S below); loops and IFs are its own cases, every other
+ * statement keeps its shape with its expressions simplified. */
+typedef tir_mutator simp;
 
 static te_expr *sx(simp *S, te_expr *e) {
     if (!e || S->failed) return e;
@@ -26,7 +25,6 @@ static te_expr *sx(simp *S, te_expr *e) {
     return r;
 }
 
-static tir_stmt *ss(simp *S, tir_stmt *s);
 
 /* 1: provably true, 0: provably false, -1: unknown. */
 static int decide(simp *S, te_expr *c) {
@@ -59,8 +57,8 @@ static bool keep_unit_loop(const tir_stmt *s) {
 static tir_stmt *simp_for(simp *S, tir_stmt *s) {
     te_expr *mn = sx(S, s->u.loop.min), *ext = sx(S, s->u.loop.extent);
     if (S->failed) return NULL;
-    int64_t m = 0, e = 0;
-    bool cm = te_is_const_int(mn, &m), ce = te_is_const_int(ext, &e);
+    int64_t e = 0;
+    bool ce = te_is_const_int(ext, &e);
     if (ce && e <= 0) return tir_noop(S->ctx);
     if (ce && e == 1 && !keep_unit_loop(s)) {
         te_expr *v = s->u.loop.var;
@@ -69,19 +67,10 @@ static tir_stmt *simp_for(simp *S, tir_stmt *s) {
             S->failed = true;
             return NULL;
         }
-        return ss(S, body);
+        return tir_mutate(S, body);
     }
-    /* The widest constant range the variable can take. */
-    int64_t mlo = m, mhi = m, ehi = e;
-    if (!cm) te_analyzer_const_bound(S->an, mn, &mlo, &mhi);
-    if (!ce) {
-        int64_t elo;
-        te_analyzer_const_bound(S->an, ext, &elo, &ehi);
-    }
-    bool bound = mlo != INT64_MIN && mhi != INT64_MAX && ehi != INT64_MAX && ehi > 0 &&
-                 mhi - mlo < INT64_MAX / 4 && ehi < INT64_MAX / 4;
-    if (bound) te_analyzer_bind(S->an, s->u.loop.var, mlo, mhi - mlo + ehi);
-    tir_stmt *body = ss(S, s->u.loop.body);
+    bool bound = tir_bind_loop(S->an, s->u.loop.var, mn, ext);
+    tir_stmt *body = tir_mutate(S, s->u.loop.body);
     if (bound) te_analyzer_unbind(S->an, s->u.loop.var);
     if (!body || S->failed) return NULL;
     if (body->kind == TIR_NOOP) return body;
@@ -126,7 +115,7 @@ static tir_stmt *ss_within(simp *S, tir_stmt *s, const te_expr *v, int64_t lo, i
     if (chi < INT64_MAX && hi > chi + 1) hi = chi + 1;
     bool narrow = lo != INT64_MIN && hi != INT64_MAX && lo < hi && (lo > clo || hi <= chi);
     if (narrow) te_analyzer_bind(S->an, v, lo, hi - lo);
-    tir_stmt *r = ss(S, s);
+    tir_stmt *r = tir_mutate(S, s);
     if (narrow) te_analyzer_unbind(S->an, v);
     return r;
 }
@@ -135,12 +124,12 @@ static tir_stmt *simp_if(simp *S, tir_stmt *s) {
     te_expr *c = sx(S, s->u.if_.cond);
     if (S->failed) return NULL;
     int d = decide(S, c);
-    if (d == 1) return ss(S, s->u.if_.then_s);
-    if (d == 0) return s->u.if_.else_s ? ss(S, s->u.if_.else_s) : tir_noop(S->ctx);
+    if (d == 1) return tir_mutate(S, s->u.if_.then_s);
+    if (d == 0) return s->u.if_.else_s ? tir_mutate(S, s->u.if_.else_s) : tir_noop(S->ctx);
     const te_expr *v = NULL;
     int64_t lo = INT64_MIN, hi = INT64_MAX, vlo = INT64_MIN, vhi = INT64_MAX;
     if (c && var_interval(c, &v, &lo, &hi)) te_analyzer_const_bound(S->an, v, &vlo, &vhi);
-    tir_stmt *t = v ? ss_within(S, s->u.if_.then_s, v, lo, hi) : ss(S, s->u.if_.then_s);
+    tir_stmt *t = v ? ss_within(S, s->u.if_.then_s, v, lo, hi) : tir_mutate(S, s->u.if_.then_s);
     /* The else branch: the rest of v's range when that is one interval,
      * [hi, ...) when [lo, hi) starts at v's own start, else (..., lo) when
      * it runs to v's end. */
@@ -148,53 +137,25 @@ static tir_stmt *simp_if(simp *S, tir_stmt *s) {
     if (es && v && lo <= vlo && hi != INT64_MAX) e = ss_within(S, es, v, hi, INT64_MAX);
     else if (es && v && (hi == INT64_MAX || hi > vhi) && lo != INT64_MIN)
         e = ss_within(S, es, v, INT64_MIN, lo);
-    else if (es) e = ss(S, es);
+    else if (es) e = tir_mutate(S, es);
     if (S->failed || !t) return NULL;
     if (c == s->u.if_.cond && t == s->u.if_.then_s && e == s->u.if_.else_s) return s;
     return tir_if(S->ctx, c, t, e);
 }
 
-/* Rebuilds s with its direct expressions simplified (no statement children). */
-static te_expr *simp_expr_cb(te_expr *e, void *user) { return sx(user, e); }
-
-static tir_stmt *ss(simp *S, tir_stmt *s) {
-    if (!s || S->failed) return NULL;
-    tir_stmt *r;
-    switch (s->kind) {
-    case TIR_FOR: r = simp_for(S, s); break;
-    case TIR_IF: r = simp_if(S, s); break;
-    case TIR_ALLOCATE: {
-        tir_stmt *body = ss(S, s->u.alloc.body);
-        if (!body) return NULL;
-        r = body == s->u.alloc.body ? s : tir_allocate(S->ctx, s->u.alloc.buffer, body);
-        break;
-    }
-    case TIR_SEQ: {
-        int n = s->u.seq.n;
-        tir_stmt **kids = te_alloc(S->ctx, sizeof *kids * (size_t)(n > 0 ? n : 1));
-        if (!kids) return NULL;
-        bool same = true;
-        for (int i = 0; i < n; ++i) {
-            if (!(kids[i] = ss(S, s->u.seq.stmts[i]))) return NULL;
-            same &= kids[i] == s->u.seq.stmts[i];
-        }
-        r = same ? s : tir_seq(S->ctx, n, kids);
-        break;
-    }
-    default: /* leaves: their expressions only */
-        r = tir_stmt_map(S->ctx, s, NULL, simp_expr_cb, S);
-        break;
-    }
-    if (!r) S->failed = true;
-    return r;
-}
+static te_expr *simp_expr(tir_mutator *m, te_expr *e) { return sx(m, e); }
 
 tir_func *tir_pass_simplify(te_ctx *ctx, const tir_func *f) {
     if (!ctx) return NULL;
     if (!f || !f->body) return tir__null_operand(ctx, "simplify");
-    simp S = {ctx, te_analyzer_new(ctx), false};
+    simp S = {
+        .ctx = ctx,
+        .an = te_analyzer_new(ctx),
+        .expr = simp_expr,
+        .kind = {[TIR_FOR] = simp_for, [TIR_IF] = simp_if},
+    };
     if (!S.an) return NULL;
-    tir_stmt *body = ss(&S, f->body);
+    tir_stmt *body = tir_mutate(&S, f->body);
     te_analyzer_free(S.an);
     if (!body || S.failed) return NULL;
     return tir_func_with_body(ctx, f, body);

@@ -71,18 +71,11 @@ static void merge(acc_set *pending, const acc_set *a) {
     for (int i = 0; i < a->nw; i++) add(pending->w, &pending->nw, a->w[i]);
 }
 
-typedef struct {
-    te_ctx *ctx;
-    bool failed;
-} sync_ctx;
-
-static tir_stmt *sync(sync_ctx *c, tir_stmt *s);
-
 /* Scans the statements of a sequence (already synced inside) from the
  * pending accesses *pending; returns the sequence with barriers and leaves
  * the accesses pending at its end in *pending. */
-static tir_stmt *scan(sync_ctx *c, int n, tir_stmt *const *stmts, acc_set *pending) {
-    tir_stmt **out = te_alloc(c->ctx, sizeof(tir_stmt *) * (size_t)(2 * n + 1));
+static tir_stmt *scan(te_ctx *ctx, int n, tir_stmt *const *stmts, acc_set *pending) {
+    tir_stmt **out = te_alloc(ctx, sizeof(tir_stmt *) * (size_t)(2 * n + 1));
     if (!out) return NULL;
     int k = 0;
     for (int i = 0; i < n; i++) {
@@ -94,13 +87,13 @@ static tir_stmt *scan(sync_ctx *c, int n, tir_stmt *const *stmts, acc_set *pendi
         }
         acc_set a = accesses(s);
         if (conflicts(pending, &a)) {
-            out[k++] = tir_barrier(c->ctx);
+            out[k++] = tir_barrier(ctx);
             memset(pending, 0, sizeof *pending);
         }
         merge(pending, &a);
         out[k++] = s;
     }
-    return tir_seq(c->ctx, k, out);
+    return tir_seq(ctx, k, out);
 }
 
 static void seq_items(tir_stmt *s, int *n, tir_stmt *const **items) {
@@ -113,23 +106,27 @@ static void seq_items(tir_stmt *s, int *n, tir_stmt *const **items) {
     }
 }
 
-static tir_stmt *sync_seq(sync_ctx *c, tir_stmt *s) {
+/* The walk is a tir_mutator: a sequence is scanned after its parts are
+ * synced, a serial loop's body twice; every other statement's bodies
+ * (an IF's branches, an ALLOCATE's or ALLREDUCE's body, a thread loop's
+ * body) are synced as sequences of their own by the default. */
+static tir_stmt *sync_seq(tir_mutator *m, tir_stmt *s) {
+    tir_stmt *inner = tir_mutate_children(m, s);
+    if (!inner) return NULL;
     int n;
     tir_stmt *const *items;
-    seq_items(s, &n, &items);
-    tir_stmt **inner = te_alloc(c->ctx, sizeof(tir_stmt *) * (size_t)n);
-    if (!inner) return NULL;
-    for (int i = 0; i < n; i++)
-        if (!(inner[i] = sync(c, items ? items[i] : s))) return NULL;
+    seq_items(inner, &n, &items);
+    tir_stmt *const one[1] = {inner};
     acc_set pending;
     memset(&pending, 0, sizeof pending);
-    return scan(c, n, inner, &pending);
+    return scan(m->ctx, n, items ? items : one, &pending);
 }
 
 /* A serial loop's body: scanned once to find what is pending at the end
  * of an iteration, then again from that state (the next iteration). */
-static tir_stmt *sync_loop_body(sync_ctx *c, tir_stmt *body) {
-    tir_stmt *b = sync_seq(c, body);
+static tir_stmt *sync_loop(tir_mutator *m, tir_stmt *s) {
+    if (s->u.loop.for_kind == TIR_FOR_THREAD) return tir_mutate_children(m, s);
+    tir_stmt *b = tir_mutate(m, s->u.loop.body);
     if (!b) return NULL;
     int n;
     tir_stmt *const *items;
@@ -138,39 +135,18 @@ static tir_stmt *sync_loop_body(sync_ctx *c, tir_stmt *body) {
     if (!items) items = one;
     acc_set pending;
     memset(&pending, 0, sizeof pending);
-    tir_stmt *first = scan(c, n, items, &pending);
-    if (!first || (pending.nw == 0 && pending.nr == 0)) return first;
-    acc_set again = pending;
-    return scan(c, n, items, &again);
-}
-
-static tir_stmt *sync(sync_ctx *c, tir_stmt *s) {
-    if (!s) return NULL;
-    switch (s->kind) {
-    case TIR_SEQ: return sync_seq(c, s);
-    case TIR_FOR: {
-        tir_stmt *b = s->u.loop.for_kind == TIR_FOR_THREAD ? sync_seq(c, s->u.loop.body)
-                                                          : sync_loop_body(c, s->u.loop.body);
-        return b ? tir_for_with_body(c->ctx, s, b) : NULL;
+    tir_stmt *first = scan(m->ctx, n, items, &pending);
+    if (first && (pending.nw || pending.nr)) {
+        acc_set again = pending;
+        first = scan(m->ctx, n, items, &again);
     }
-    case TIR_ALLOCATE: {
-        tir_stmt *b = sync_seq(c, s->u.alloc.body);
-        return b ? tir_allocate(c->ctx, s->u.alloc.buffer, b) : NULL;
-    }
-    case TIR_IF: {
-        tir_stmt *t = sync_seq(c, s->u.if_.then_s);
-        tir_stmt *e = s->u.if_.else_s ? sync_seq(c, s->u.if_.else_s) : NULL;
-        if (!t || (s->u.if_.else_s && !e)) return NULL;
-        return tir_if(c->ctx, s->u.if_.cond, t, e);
-    }
-    default: return s;
-    }
+    return first ? tir_for_with_body(m->ctx, s, first) : NULL;
 }
 
 tir_func *tir_pass_thread_sync(te_ctx *ctx, const tir_func *f) {
     if (!ctx) return NULL;
     if (!f || !f->body) return tir__null_operand(ctx, "thread_sync");
-    sync_ctx c = {ctx, false};
-    tir_stmt *body = sync(&c, f->body);
+    tir_mutator m = {.ctx = ctx, .kind = {[TIR_SEQ] = sync_seq, [TIR_FOR] = sync_loop}};
+    tir_stmt *body = tir_mutate(&m, f->body);
     return body ? tir_func_with_body(ctx, f, body) : NULL;
 }

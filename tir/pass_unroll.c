@@ -59,40 +59,47 @@ static int64_t sat_add(int64_t a, int64_t b) {
     return a + b;
 }
 
-static int64_t steps(const tir_stmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case TIR_FOR: {
-        int64_t ext;
-        if (!te_is_const_int(s->u.loop.extent, &ext)) return STEPS_INF;
-        return sat_mul(ext < 0 ? 0 : ext, steps(s->u.loop.body));
-    }
-    case TIR_SEQ: {
-        int64_t n = 0;
-        for (int i = 0; i < s->u.seq.n; i++) n = sat_add(n, steps(s->u.seq.stmts[i]));
-        return n;
-    }
-    case TIR_IF: return sat_add(steps(s->u.if_.then_s), steps(s->u.if_.else_s));
-    case TIR_ALLOCATE: return steps(s->u.alloc.body);
-    case TIR_NOOP: return 0;
-    default: return 1;
-    }
+/* ---- sizes, folded over the tree with a visitor ---- */
+
+typedef struct {
+    const unroll_ctx *uc; /* statements after unrolling under it; NULL: as they are */
+    int64_t n;
+} counter;
+
+/* What a loop's body alone adds to the count. */
+static int64_t body_count(tir_visitor *v, const tir_stmt *loop) {
+    counter *c = v->user;
+    int64_t before = c->n;
+    c->n = 0;
+    tir_visit(v, loop->u.loop.body);
+    int64_t body = c->n;
+    c->n = before;
+    return body;
 }
 
-/* Statements a tree holds (the size copying multiplies). */
-static int64_t count_stmts(const tir_stmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case TIR_FOR: return 1 + count_stmts(s->u.loop.body);
-    case TIR_SEQ: {
-        int64_t n = 0;
-        for (int i = 0; i < s->u.seq.n; i++) n = sat_add(n, count_stmts(s->u.seq.stmts[i]));
-        return n;
-    }
-    case TIR_IF: return sat_add(1 + count_stmts(s->u.if_.then_s), count_stmts(s->u.if_.else_s));
-    case TIR_ALLOCATE: return 1 + count_stmts(s->u.alloc.body);
-    default: return 1;
-    }
+/* Statements that do work count one step each (an ALLREDUCE's body
+ * counts as well), times the extents of the loops around them. */
+static int step_stmt(tir_visitor *v, const tir_stmt *s) {
+    counter *c = v->user;
+    if (s->kind == TIR_STORE || s->kind == TIR_BUFFER_STORE || s->kind == TIR_EVALUATE ||
+        s->kind == TIR_BARRIER || s->kind == TIR_ALLREDUCE)
+        c->n = sat_add(c->n, 1);
+    return 0;
+}
+
+static int step_loop(tir_visitor *v, const tir_stmt *s) {
+    counter *c = v->user;
+    int64_t ext, body = body_count(v, s);
+    c->n = sat_add(c->n, te_is_const_int(s->u.loop.extent, &ext) ? sat_mul(ext < 0 ? 0 : ext, body)
+                                                                  : STEPS_INF);
+    return 0;
+}
+
+static int64_t steps(const tir_stmt *s) {
+    counter c = {NULL, 0};
+    tir_visitor v = {.user = &c, .pre = step_stmt, .kind = {[TIR_FOR] = step_loop}};
+    tir_visit(&v, s);
+    return c.n;
 }
 
 static te_expr *simplify_expr(te_expr *e, void *user) {
@@ -115,8 +122,6 @@ static tir_stmt *expand(te_ctx *ctx, const tir_stmt *s, int64_t ext) {
     return tir_seq(ctx, (int)ext, copies);
 }
 
-static tir_stmt *unroll(unroll_ctx *uc, tir_stmt *s);
-
 /* The limits in force inside loop s (an inner pragma overrides). */
 static void enter_pragma(unroll_ctx *uc, const tir_stmt *s) {
     if (s->u.loop.auto_unroll_max_step <= 0) return;
@@ -134,8 +139,8 @@ static bool under_pragma(const unroll_ctx *uc, const tir_stmt *f) {
 /* Whether unroll copies loop f out (its body, already unrolled, holding
  * body_stmts statements), and then its extent in *ext: an UNROLLED loop,
  * or a serial one under an explicit pragma, whose copies fit in
- * UNROLL_MAX_STMTS. The one decision unroll_loop acts on and
- * unrolled_size counts. */
+ * UNROLL_MAX_STMTS. The one decision unroll_loop acts on and size_of
+ * counts. */
 static bool copied_out(const unroll_ctx *uc, const tir_stmt *f, int64_t body_stmts,
                        int64_t *ext) {
     if (!te_is_const_int(f->u.loop.extent, ext) || sat_mul(*ext, body_stmts) > UNROLL_MAX_STMTS)
@@ -143,27 +148,37 @@ static bool copied_out(const unroll_ctx *uc, const tir_stmt *f, int64_t body_stm
     return f->u.loop.for_kind == TIR_FOR_UNROLLED || (uc->explicit_ && under_pragma(uc, f));
 }
 
-/* Statements s would hold after unroll(uc, s), counted without copying. */
-static int64_t unrolled_size(const unroll_ctx *uc, const tir_stmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case TIR_FOR: {
-        unroll_ctx inner = *uc;
+/* Every statement but a SEQ counts one; a loop copied out counts its
+ * body times its extent. */
+static int size_stmt(tir_visitor *v, const tir_stmt *s) {
+    counter *c = v->user;
+    if (s->kind != TIR_SEQ && s->kind != TIR_FOR) c->n = sat_add(c->n, 1);
+    return 0;
+}
+
+static int size_loop(tir_visitor *v, const tir_stmt *s) {
+    counter *c = v->user;
+    const unroll_ctx *outer = c->uc;
+    unroll_ctx inner;
+    if (outer) {
+        inner = *outer;
         enter_pragma(&inner, s);
-        int64_t body = unrolled_size(&inner, s->u.loop.body), ext;
-        return copied_out(uc, s, body, &ext) ? sat_mul(ext, body) : sat_add(1, body);
+        c->uc = &inner;
     }
-    case TIR_SEQ: {
-        int64_t n = 0;
-        for (int i = 0; i < s->u.seq.n; i++) n = sat_add(n, unrolled_size(uc, s->u.seq.stmts[i]));
-        return n;
-    }
-    case TIR_IF:
-        return sat_add(sat_add(1, unrolled_size(uc, s->u.if_.then_s)),
-                       unrolled_size(uc, s->u.if_.else_s));
-    case TIR_ALLOCATE: return sat_add(1, unrolled_size(uc, s->u.alloc.body));
-    default: return 1;
-    }
+    int64_t body = body_count(v, s), ext;
+    c->uc = outer;
+    bool copied = outer && copied_out(outer, s, body, &ext);
+    c->n = sat_add(c->n, copied ? sat_mul(ext, body) : sat_add(1, body));
+    return 0;
+}
+
+/* Statements s holds after unroll(uc, s) (uc NULL: as it is), counted
+ * without copying. */
+static int64_t size_of(const unroll_ctx *uc, const tir_stmt *s) {
+    counter c = {uc, 0};
+    tir_visitor v = {.user = &c, .pre = size_stmt, .kind = {[TIR_FOR] = size_loop}};
+    tir_visit(&v, s);
+    return c.n;
 }
 
 /* A copy of loop f of another kind (nodes are shared, so never in place). */
@@ -173,51 +188,23 @@ static tir_stmt *with_kind(te_ctx *ctx, const tir_stmt *f, tir_for_kind kind) {
     return g;
 }
 
-static tir_stmt *unroll_loop(unroll_ctx *uc, tir_stmt *s) {
-    unroll_ctx inner = *uc;
-    enter_pragma(&inner, s);
-    tir_stmt *body = unroll(&inner, s->u.loop.body);
+/* The unroll walk's one case; its user is the unroll_ctx in force. */
+static tir_stmt *unroll_loop(tir_mutator *m, tir_stmt *s) {
+    unroll_ctx *uc = m->user, outer = *uc;
+    enter_pragma(uc, s);
+    tir_stmt *body = tir_mutate(m, s->u.loop.body);
+    *uc = outer;
     if (!body) return NULL;
     tir_stmt *f = body == s->u.loop.body ? s : tir_for_with_body(uc->ctx, s, body);
     if (!f) return NULL;
 
     int64_t ext;
-    if (copied_out(uc, f, count_stmts(f->u.loop.body), &ext)) return expand(uc->ctx, f, ext);
+    if (copied_out(uc, f, size_of(NULL, f->u.loop.body), &ext)) return expand(uc->ctx, f, ext);
     if (f->u.loop.for_kind == TIR_FOR_UNROLLED && !te_is_const_int(f->u.loop.extent, &ext))
         return with_kind(uc->ctx, f, TIR_FOR_SERIAL); /* nothing to copy */
     if (under_pragma(uc, f)) /* not explicit, or too big: a hint */
         return with_kind(uc->ctx, f, TIR_FOR_UNROLLED);
     return f; /* an UNROLLED loop too big to copy stays a hint */
-}
-
-static tir_stmt *unroll(unroll_ctx *uc, tir_stmt *s) {
-    if (!s) return NULL;
-    switch (s->kind) {
-    case TIR_FOR: return unroll_loop(uc, s);
-    case TIR_SEQ: {
-        tir_stmt **parts = te_alloc(uc->ctx, sizeof(tir_stmt *) * (size_t)(s->u.seq.n + 1));
-        if (!parts) return NULL;
-        bool changed = false;
-        for (int i = 0; i < s->u.seq.n; i++) {
-            if (!(parts[i] = unroll(uc, s->u.seq.stmts[i]))) return NULL;
-            changed |= parts[i] != s->u.seq.stmts[i];
-        }
-        return changed ? tir_seq(uc->ctx, s->u.seq.n, parts) : s;
-    }
-    case TIR_IF: {
-        tir_stmt *t = unroll(uc, s->u.if_.then_s);
-        tir_stmt *f = s->u.if_.else_s ? unroll(uc, s->u.if_.else_s) : NULL;
-        if (!t || (s->u.if_.else_s && !f)) return NULL;
-        if (t == s->u.if_.then_s && f == s->u.if_.else_s) return s;
-        return tir_if(uc->ctx, s->u.if_.cond, t, f);
-    }
-    case TIR_ALLOCATE: {
-        tir_stmt *b = unroll(uc, s->u.alloc.body);
-        if (!b) return NULL;
-        return b == s->u.alloc.body ? s : tir_allocate(uc->ctx, s->u.alloc.buffer, b);
-    }
-    default: return s;
-    }
 }
 
 static void note_pragma_step(const tir_stmt *s, void *user) {
@@ -234,10 +221,11 @@ static tir_func *run_unroll(te_ctx *ctx, const tir_func *f, bool hints_only) {
     int64_t largest = 0; /* the largest auto_unroll_max_step (0: no pragma) */
     tir_stmt_visit(f->body, note_pragma_step, NULL, &largest);
     while (uc.shift < 63 && largest >> uc.shift > 0 &&
-           unrolled_size(&uc, f->body) > UNROLL_FUNC_MAX_STMTS)
+           size_of(&uc, f->body) > UNROLL_FUNC_MAX_STMTS)
         uc.shift++;
     uc.hints_only = hints_only;
-    tir_stmt *body = unroll(&uc, f->body);
+    tir_mutator m = {.ctx = ctx, .user = &uc, .kind = {[TIR_FOR] = unroll_loop}};
+    tir_stmt *body = tir_mutate(&m, f->body);
     if (!body) return NULL;
     return body == f->body ? (tir_func *)f : tir_func_with_body(ctx, f, body);
 }

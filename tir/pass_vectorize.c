@@ -40,6 +40,8 @@ typedef struct {
     const tir_stmt *loop;
     te_analyzer *an;    /* modular facts of ramp bases */
     char reason[512];   /* why the loop stays scalar ("" while fine) */
+    tir_mutator body;   /* the walk of the loop's body (vec_stmt) */
+    te_expr *pred;      /* the lane mask in force there (NULL: none) */
 } vec_state;
 
 static const char *loop_name(const tir_stmt *loop) {
@@ -368,94 +370,112 @@ static tir_stmt *vec_if(vec_state *st, tir_stmt *s, te_expr *pred) {
     return tir_seq(st->ctx, 2, (tir_stmt *[]){t, f});
 }
 
+/* s vectorized under lane mask pred; NULL on refusal (st->reason says
+ * why) or failure. */
 static tir_stmt *vec_stmt(vec_state *st, tir_stmt *s, te_expr *pred) {
-    if (!s) return NULL;
-    switch (s->kind) {
-    case TIR_STORE: return vec_store(st, s, pred);
-    case TIR_SEQ: {
-        tir_stmt **parts = te_alloc(st->ctx, sizeof(tir_stmt *) * (size_t)(s->u.seq.n + 1));
-        if (!parts) return NULL;
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (!(parts[i] = vec_stmt(st, s->u.seq.stmts[i], pred))) return NULL;
-        return tir_seq(st->ctx, s->u.seq.n, parts);
+    te_expr *saved = st->pred;
+    st->pred = pred;
+    tir_stmt *r = tir_mutate(&st->body, s);
+    st->pred = saved;
+    return r;
+}
+
+static tir_stmt *vk_store(tir_mutator *m, tir_stmt *s) {
+    vec_state *st = m->user;
+    return vec_store(st, s, st->pred);
+}
+
+static tir_stmt *vk_if(tir_mutator *m, tir_stmt *s) {
+    vec_state *st = m->user;
+    return vec_if(st, s, st->pred);
+}
+
+static tir_stmt *vk_evaluate(tir_mutator *m, tir_stmt *s) {
+    vec_state *st = m->user;
+    te_expr *v = vec_expr(st, s->u.eval.value, st->pred);
+    if (!v) return NULL;
+    if (is_vec(v) || st->pred) {
+        refuse(st, "its body evaluates %s for its effect, which depends on it",
+               te_expr_str(st->ctx, s->u.eval.value));
+        return NULL;
     }
-    case TIR_IF: return vec_if(st, s, pred);
-    case TIR_FOR:
+    return s;
+}
+
+static tir_stmt *vk_refuse(tir_mutator *m, tir_stmt *s) {
+    vec_state *st = m->user;
+    if (s->kind == TIR_FOR)
         refuse(st, "it is not innermost: it contains loop '%s'", loop_name(s));
-        return NULL;
-    case TIR_ALLOCATE:
+    else if (s->kind == TIR_ALLOCATE)
         refuse(st, "its body allocates '%s'", s->u.alloc.buffer->name);
-        return NULL;
-    case TIR_BUFFER_STORE:
+    else if (s->kind == TIR_BUFFER_STORE)
         refuse(st, "its body stores to '%s' before storage_flatten", s->u.bstore.buffer->name);
-        return NULL;
-    case TIR_EVALUATE: {
-        te_expr *v = vec_expr(st, s->u.eval.value, pred);
-        if (!v) return NULL;
-        if (is_vec(v) || pred) {
-            refuse(st, "its body evaluates %s for its effect, which depends on it",
-                   te_expr_str(st->ctx, s->u.eval.value));
-            return NULL;
-        }
-        return s;
-    }
-    case TIR_BARRIER:
+    else if (s->kind == TIR_BARRIER)
         refuse(st, "its body holds a barrier");
-        return NULL;
-    case TIR_NOOP: return s;
-    default: break;
-    }
-    refuse(st, "its body holds an unknown statement");
+    else
+        refuse(st, "its body holds an unknown statement");
     return NULL;
+}
+
+/* Only the kinds with a case here are vectorized (SEQ and NOOP by the
+ * default walk); any other keeps the loop scalar. */
+static tir_stmt *vk_known(tir_mutator *m, tir_stmt *s, bool *final) {
+    (void)final;
+    if (m->kind[s->kind] || s->kind == TIR_SEQ || s->kind == TIR_NOOP) return s;
+    return vk_refuse(m, s);
+}
+
+static void vec_body_walk(vec_state *st) {
+    st->body = (tir_mutator){
+        .ctx = st->ctx,
+        .user = st,
+        .pre = vk_known,
+        .kind = {
+            [TIR_STORE] = vk_store,
+            [TIR_IF] = vk_if,
+            [TIR_EVALUATE] = vk_evaluate,
+            [TIR_FOR] = vk_refuse,
+            [TIR_ALLOCATE] = vk_refuse,
+            [TIR_BUFFER_STORE] = vk_refuse,
+            [TIR_BARRIER] = vk_refuse,
+        },
+    };
 }
 
 /* ---- the pass ---- */
 
+/* The pass walks the function with a tir_mutator whose analyser holds the
+ * enclosing loops' ranges; its user is this. */
 typedef struct {
     te_ctx *ctx;
     te_str *why;
-    te_analyzer *an; /* enclosing loops' ranges */
+    te_analyzer *an;
 } pass_state;
-
-/* Binds a loop's variable to its constant range (false: unknown, nothing
- * bound). */
-static bool bind_loop(pass_state *ps, const tir_stmt *s) {
-    int64_t mlo, mhi, elo, ehi;
-    te_analyzer_const_bound(ps->an, s->u.loop.min, &mlo, &mhi);
-    te_analyzer_const_bound(ps->an, s->u.loop.extent, &elo, &ehi);
-    const int64_t big = (int64_t)1 << 40;
-    if (mlo <= -big || mhi >= big || ehi >= big || ehi < 1) return false;
-    te_analyzer_bind(ps->an, s->u.loop.var, mlo, mhi + ehi - mlo);
-    return true;
-}
 
 static void note(pass_state *ps, const tir_stmt *loop, const char *reason) {
     if (ps->why) te_str_printf(ps->why, "vectorize: loop '%s' stays scalar: %s\n", loop_name(loop),
                                reason);
 }
 
-static tir_stmt *walk(pass_state *ps, tir_stmt *s);
-
-static tir_stmt *serial(pass_state *ps, tir_stmt *s, const char *reason) {
-    note(ps, s, reason);
-    bool bound = bind_loop(ps, s);
-    tir_stmt *body = walk(ps, s->u.loop.body);
-    if (bound) te_analyzer_unbind(ps->an, s->u.loop.var);
-    if (!body) return NULL;
-    tir_stmt *f = tir_for_with_body(ps->ctx, s, body);
+/* Loop s made serial, the loops inside it walked. */
+static tir_stmt *serial(tir_mutator *m, tir_stmt *s, const char *reason) {
+    note(m->user, s, reason);
+    tir_stmt *g = tir_mutate_children(m, s);
+    tir_stmt *f = g ? tir_for_with_body(m->ctx, g, g->u.loop.body) : NULL;
     if (f) f->u.loop.for_kind = TIR_FOR_SERIAL;
     return f;
 }
 
-static tir_stmt *vectorize_loop(pass_state *ps, tir_stmt *s) {
+static tir_stmt *vectorize_loop(tir_mutator *m, tir_stmt *s) {
+    pass_state *ps = m->user;
     int64_t ext;
     char msg[128];
     if (!te_is_const_int(s->u.loop.extent, &ext))
-        return serial(ps, s, "its extent is not a constant");
+        return serial(m, s, "its extent is not a constant");
     if (ext < 2 || ext > VEC_MAX_LANES) {
         snprintf(msg, sizeof msg, "its extent %lld is not in [2, %d]", (long long)ext,
                  VEC_MAX_LANES);
-        return serial(ps, s, msg);
+        return serial(m, s, msg);
     }
     te_expr *var = s->u.loop.var;
     te_expr *one = te_int_t(ps->ctx, var->dtype, 1);
@@ -463,56 +483,26 @@ static tir_stmt *vectorize_loop(pass_state *ps, tir_stmt *s) {
     st.ramp = tir_ramp(s->u.loop.min, one, (int)ext);
     if (!st.ramp) return NULL;
     st.an = ps->an;
+    vec_body_walk(&st);
     tir_stmt *body = vec_stmt(&st, s->u.loop.body, NULL);
     if (body) return body;
     if (!st.reason[0]) return NULL; /* a builder failed: the ctx says why */
-    return serial(ps, s, st.reason);
+    return serial(m, s, st.reason);
 }
 
 /* Top-down: a VECTORIZED loop is handled whole; a refused one is walked so
  * that loops inside it get their turn. */
-static tir_stmt *walk(pass_state *ps, tir_stmt *s) {
-    if (!s) return NULL;
-    switch (s->kind) {
-    case TIR_FOR: {
-        if (s->u.loop.for_kind == TIR_FOR_VECTORIZED) return vectorize_loop(ps, s);
-        bool bound = bind_loop(ps, s);
-        tir_stmt *b = walk(ps, s->u.loop.body);
-        if (bound) te_analyzer_unbind(ps->an, s->u.loop.var);
-        if (!b) return NULL;
-        return b == s->u.loop.body ? s : tir_for_with_body(ps->ctx, s, b);
-    }
-    case TIR_SEQ: {
-        tir_stmt **parts = te_alloc(ps->ctx, sizeof(tir_stmt *) * (size_t)(s->u.seq.n + 1));
-        if (!parts) return NULL;
-        bool changed = false;
-        for (int i = 0; i < s->u.seq.n; i++) {
-            if (!(parts[i] = walk(ps, s->u.seq.stmts[i]))) return NULL;
-            changed |= parts[i] != s->u.seq.stmts[i];
-        }
-        return changed ? tir_seq(ps->ctx, s->u.seq.n, parts) : s;
-    }
-    case TIR_IF: {
-        tir_stmt *t = walk(ps, s->u.if_.then_s);
-        tir_stmt *f = s->u.if_.else_s ? walk(ps, s->u.if_.else_s) : NULL;
-        if (!t || (s->u.if_.else_s && !f)) return NULL;
-        if (t == s->u.if_.then_s && f == s->u.if_.else_s) return s;
-        return tir_if(ps->ctx, s->u.if_.cond, t, f);
-    }
-    case TIR_ALLOCATE: {
-        tir_stmt *b = walk(ps, s->u.alloc.body);
-        if (!b) return NULL;
-        return b == s->u.alloc.body ? s : tir_allocate(ps->ctx, s->u.alloc.buffer, b);
-    }
-    default: return s;
-    }
+static tir_stmt *walk_loop(tir_mutator *m, tir_stmt *s) {
+    if (s->u.loop.for_kind == TIR_FOR_VECTORIZED) return vectorize_loop(m, s);
+    return tir_mutate_children(m, s);
 }
 
 tir_func *tir_pass_vectorize(te_ctx *ctx, const tir_func *f, te_str *why) {
     if (!ctx || !f) return NULL;
     pass_state ps = {.ctx = ctx, .why = why, .an = te_analyzer_new(ctx)};
     if (!ps.an) return NULL;
-    tir_stmt *body = walk(&ps, f->body);
+    tir_mutator m = {.ctx = ctx, .user = &ps, .an = ps.an, .kind = {[TIR_FOR] = walk_loop}};
+    tir_stmt *body = tir_mutate(&m, f->body);
     te_analyzer_free(ps.an);
     if (!body) return NULL;
     return body == f->body ? (tir_func *)f : tir_func_with_body(ctx, f, body);

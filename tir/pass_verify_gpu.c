@@ -29,28 +29,28 @@ int tir__thread_tag_index(const char *tag) {
 }
 
 /* The first buffer stored in s: names the stage a loop belongs to. */
-static void first_store(const tir_stmt *s, void *user) {
-    const char **name = user;
-    if (*name) return;
+static int first_store(tir_visitor *v, const tir_stmt *s) {
+    const char **name = v->user;
     if (s->kind == TIR_STORE) *name = s->u.store.buffer->name;
     else if (s->kind == TIR_BUFFER_STORE) *name = s->u.bstore.buffer->name;
+    return *name != NULL; /* found: the walk ends */
 }
 
 const char *tir__stage_of(const tir_stmt *s) {
     const char *name = NULL;
-    tir_stmt_visit(s, first_store, NULL, &name);
+    tir_visitor v = {.user = &name, .pre = first_store};
+    tir_visit(&v, s);
     return name ? name : "?";
 }
 
-static void thread_loop_visit(const tir_stmt *s, void *user) {
-    bool *found = user;
-    if (s->kind == TIR_FOR && s->u.loop.for_kind == TIR_FOR_THREAD) *found = true;
+static int is_thread_loop(tir_visitor *v, const tir_stmt *s) {
+    (void)v;
+    return s->kind == TIR_FOR && s->u.loop.for_kind == TIR_FOR_THREAD;
 }
 
 bool tir__has_thread_loop(const tir_stmt *s) {
-    bool found = false;
-    tir_stmt_visit(s, thread_loop_visit, NULL, &found);
-    return found;
+    tir_visitor v = {.pre = is_thread_loop};
+    return tir_visit(&v, s) != 0;
 }
 
 typedef struct {
@@ -67,67 +67,65 @@ typedef struct {
 
 static const char *loop_name(const tir_stmt *s) { return s->u.loop.var->u.var.name; }
 
-static int check_kernel_stmt(verifier *v, const tir_stmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case TIR_FOR: {
-        if (s->u.loop.for_kind == TIR_FOR_PARALLEL)
+/* ---- inside a kernel: loops and allocations, wherever they are ---- */
+
+static int kernel_loop(tir_visitor *w, const tir_stmt *s) {
+    verifier *v = w->user;
+    if (s->u.loop.for_kind == TIR_FOR_PARALLEL)
+        return te_error(v->ctx,
+                        "gpu: loop '%s' (stage '%s') in kernel %d of '%s' is parallel; a "
+                        "loop inside a GPU kernel must be bound to a thread axis or serial",
+                        loop_name(s), tir__stage_of(s), v->kernel, v->f->name);
+    if (s->u.loop.for_kind == TIR_FOR_THREAD) {
+        int t = tir__thread_tag_index(s->u.loop.thread_tag);
+        int64_t e;
+        if (t < 0)
+            return te_error(v->ctx, "gpu: loop '%s' (stage '%s') has unknown thread tag '%s'",
+                            loop_name(s), tir__stage_of(s),
+                            s->u.loop.thread_tag ? s->u.loop.thread_tag : "(none)");
+        if (!te_is_const_int(s->u.loop.extent, &e) || e < 1)
             return te_error(v->ctx,
-                            "gpu: loop '%s' (stage '%s') in kernel %d of '%s' is parallel; a "
-                            "loop inside a GPU kernel must be bound to a thread axis or serial",
-                            loop_name(s), tir__stage_of(s), v->kernel, v->f->name);
-        if (s->u.loop.for_kind == TIR_FOR_THREAD) {
-            int t = tir__thread_tag_index(s->u.loop.thread_tag);
-            int64_t e;
-            if (t < 0)
-                return te_error(v->ctx, "gpu: loop '%s' (stage '%s') has unknown thread tag '%s'",
-                                loop_name(s), tir__stage_of(s),
-                                s->u.loop.thread_tag ? s->u.loop.thread_tag : "(none)");
-            if (!te_is_const_int(s->u.loop.extent, &e) || e < 1)
+                            "gpu: loop '%s' (stage '%s') is bound to %s but its extent %s is "
+                            "not a positive constant",
+                            loop_name(s), tir__stage_of(s), s->u.loop.thread_tag,
+                            te_expr_str(v->ctx, s->u.loop.extent));
+        if (t < 6) {
+            if (v->ext[t] && v->ext[t] != e)
                 return te_error(v->ctx,
-                                "gpu: loop '%s' (stage '%s') is bound to %s but its extent %s is "
-                                "not a positive constant",
-                                loop_name(s), tir__stage_of(s), s->u.loop.thread_tag,
-                                te_expr_str(v->ctx, s->u.loop.extent));
-            if (t < 6) {
-                if (v->ext[t] && v->ext[t] != e)
-                    return te_error(v->ctx,
-                                    "gpu: thread axis %s is bound twice with different extents "
-                                    "in kernel %d of '%s': loop '%s' (stage '%s') has %lld, loop "
-                                    "'%s' (stage '%s') has %lld",
-                                    tags[t], v->kernel, v->f->name, loop_name(v->ext_loop[t]),
-                                    tir__stage_of(v->ext_loop[t]), (long long)v->ext[t],
-                                    loop_name(s), tir__stage_of(s), (long long)e);
-                v->ext[t] = e;
-                v->ext_loop[t] = s;
-            }
+                                "gpu: thread axis %s is bound twice with different extents "
+                                "in kernel %d of '%s': loop '%s' (stage '%s') has %lld, loop "
+                                "'%s' (stage '%s') has %lld",
+                                tags[t], v->kernel, v->f->name, loop_name(v->ext_loop[t]),
+                                tir__stage_of(v->ext_loop[t]), (long long)v->ext[t],
+                                loop_name(s), tir__stage_of(s), (long long)e);
+            v->ext[t] = e;
+            v->ext_loop[t] = s;
         }
-        return check_kernel_stmt(v, s->u.loop.body);
     }
-    case TIR_ALLOCATE: {
-        const tir_buffer *b = s->u.alloc.buffer;
-        if (b->scope == TIR_SCOPE_SHARED) {
-            int64_t bytes = tir_buffer_size(b) * te_dtype_bytes(b->dtype);
-            v->shared_bytes += bytes;
-            size_t n = strlen(v->shared_list);
-            snprintf(v->shared_list + n, sizeof v->shared_list - n, "%s%s %lld",
-                     n ? ", " : "", b->name, (long long)bytes);
-        } else if (b->scope == TIR_SCOPE_GLOBAL) {
-            return te_error(v->ctx,
-                            "gpu: global buffer '%s' is allocated inside kernel %d of '%s'; "
-                            "compute it at the root or give it 'shared' or 'local' scope",
-                            b->name, v->kernel, v->f->name);
-        }
-        return check_kernel_stmt(v, s->u.alloc.body);
+    return tir_visit_children(w, s);
+}
+
+static int kernel_alloc(tir_visitor *w, const tir_stmt *s) {
+    verifier *v = w->user;
+    const tir_buffer *b = s->u.alloc.buffer;
+    if (b->scope == TIR_SCOPE_SHARED) {
+        int64_t bytes = tir_buffer_size(b) * te_dtype_bytes(b->dtype);
+        v->shared_bytes += bytes;
+        size_t n = strlen(v->shared_list);
+        snprintf(v->shared_list + n, sizeof v->shared_list - n, "%s%s %lld",
+                 n ? ", " : "", b->name, (long long)bytes);
+    } else if (b->scope == TIR_SCOPE_GLOBAL) {
+        return te_error(v->ctx,
+                        "gpu: global buffer '%s' is allocated inside kernel %d of '%s'; "
+                        "compute it at the root or give it 'shared' or 'local' scope",
+                        b->name, v->kernel, v->f->name);
     }
-    case TIR_IF:
-        return check_kernel_stmt(v, s->u.if_.then_s) || check_kernel_stmt(v, s->u.if_.else_s);
-    case TIR_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (check_kernel_stmt(v, s->u.seq.stmts[i])) return -1;
-        return 0;
-    default: return 0;
-    }
+    return tir_visit_children(w, s);
+}
+
+static int check_kernel_stmt(verifier *v, const tir_stmt *s) {
+    tir_visitor w = {.user = v, .kind = {[TIR_FOR] = kernel_loop, [TIR_ALLOCATE] = kernel_alloc}};
+    return tir_visit(&w, s);
 }
 
 static int check_kernel(verifier *v, const tir_stmt *root) {
@@ -165,53 +163,80 @@ static int check_kernel(verifier *v, const tir_stmt *root) {
     return 0;
 }
 
-/* Host level: sequences, global allocations and kernels only. */
-static int check_host(verifier *v, const tir_stmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case TIR_FOR:
-        if (s->u.loop.for_kind == TIR_FOR_THREAD) {
-            int rc = check_kernel(v, s);
-            v->kernel++;
-            return rc;
-        }
-        if (tir__has_thread_loop(s->u.loop.body))
-            return te_error(v->ctx,
-                            "gpu: loop '%s' (stage '%s') of '%s' is not bound to a thread axis "
-                            "but encloses bound loops; bind it (blockIdx/threadIdx) or move it "
-                            "inside them",
-                            loop_name(s), tir__stage_of(s), v->f->name);
-        return te_error(v->ctx,
-                        "gpu: stage '%s' of '%s' stores to global memory outside any bound "
-                        "loop (loop '%s' is %s); bind its outer loops to blockIdx/threadIdx",
-                        tir__stage_of(s), v->f->name, loop_name(s),
-                        tir_for_kind_name(s->u.loop.for_kind));
-    case TIR_ALLOCATE:
-        if (s->u.alloc.buffer->scope != TIR_SCOPE_GLOBAL)
-            return te_error(v->ctx,
-                            "gpu: %s buffer '%s' of '%s' is allocated outside any kernel; "
-                            "compute it at a loop inside the kernel (compute_at)",
-                            tir_scope_name(s->u.alloc.buffer->scope), s->u.alloc.buffer->name,
-                            v->f->name);
-        return check_host(v, s->u.alloc.body);
-    case TIR_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (check_host(v, s->u.seq.stmts[i])) return -1;
-        return 0;
-    case TIR_STORE:
-    case TIR_BUFFER_STORE:
-        return te_error(v->ctx,
-                        "gpu: stage '%s' of '%s' stores to global memory outside any bound loop; "
-                        "bind its outer loops to blockIdx/threadIdx",
-                        tir__stage_of(s), v->f->name);
-    case TIR_IF:
-        return te_error(v->ctx,
-                        "gpu: a condition around stage '%s' of '%s' is outside any bound loop",
-                        tir__stage_of(s), v->f->name);
-    case TIR_BARRIER:
-        return te_error(v->ctx, "gpu: a barrier in '%s' is outside any kernel", v->f->name);
-    default: return 0;
+/* ---- host level: sequences, global allocations and kernels only ---- */
+
+static int host_loop(tir_visitor *w, const tir_stmt *s) {
+    verifier *v = w->user;
+    if (s->u.loop.for_kind == TIR_FOR_THREAD) {
+        int rc = check_kernel(v, s);
+        v->kernel++;
+        return rc;
     }
+    if (tir__has_thread_loop(s->u.loop.body))
+        return te_error(v->ctx,
+                        "gpu: loop '%s' (stage '%s') of '%s' is not bound to a thread axis "
+                        "but encloses bound loops; bind it (blockIdx/threadIdx) or move it "
+                        "inside them",
+                        loop_name(s), tir__stage_of(s), v->f->name);
+    return te_error(v->ctx,
+                    "gpu: stage '%s' of '%s' stores to global memory outside any bound "
+                    "loop (loop '%s' is %s); bind its outer loops to blockIdx/threadIdx",
+                    tir__stage_of(s), v->f->name, loop_name(s),
+                    tir_for_kind_name(s->u.loop.for_kind));
+}
+
+static int host_alloc(tir_visitor *w, const tir_stmt *s) {
+    verifier *v = w->user;
+    if (s->u.alloc.buffer->scope != TIR_SCOPE_GLOBAL)
+        return te_error(v->ctx,
+                        "gpu: %s buffer '%s' of '%s' is allocated outside any kernel; "
+                        "compute it at a loop inside the kernel (compute_at)",
+                        tir_scope_name(s->u.alloc.buffer->scope), s->u.alloc.buffer->name,
+                        v->f->name);
+    return tir_visit_children(w, s);
+}
+
+static int host_store(tir_visitor *w, const tir_stmt *s) {
+    verifier *v = w->user;
+    return te_error(v->ctx,
+                    "gpu: stage '%s' of '%s' stores to global memory outside any bound loop; "
+                    "bind its outer loops to blockIdx/threadIdx",
+                    tir__stage_of(s), v->f->name);
+}
+
+static int host_if(tir_visitor *w, const tir_stmt *s) {
+    verifier *v = w->user;
+    return te_error(v->ctx, "gpu: a condition around stage '%s' of '%s' is outside any bound loop",
+                    tir__stage_of(s), v->f->name);
+}
+
+static int host_barrier(tir_visitor *w, const tir_stmt *s) {
+    (void)s;
+    verifier *v = w->user;
+    return te_error(v->ctx, "gpu: a barrier in '%s' is outside any kernel", v->f->name);
+}
+
+static int host_let(tir_visitor *w, const tir_stmt *s) {
+    verifier *v = w->user;
+    return te_error(v->ctx,
+                    "gpu: let '%s' in '%s' is outside any kernel (kernels take buffers only)",
+                    s->u.let.var->u.var.name, v->f->name);
+}
+
+static int check_host(verifier *v, const tir_stmt *s) {
+    tir_visitor w = {
+        .user = v,
+        .kind = {
+            [TIR_FOR] = host_loop,
+            [TIR_ALLOCATE] = host_alloc,
+            [TIR_STORE] = host_store,
+            [TIR_BUFFER_STORE] = host_store,
+            [TIR_IF] = host_if,
+            [TIR_BARRIER] = host_barrier,
+            [TIR_LET] = host_let,
+        },
+    };
+    return tir_visit(&w, s);
 }
 
 int tir_verify_gpu(te_ctx *ctx, const tir_func *f, const tir_gpu_limits *limits) {

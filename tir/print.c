@@ -63,6 +63,14 @@ static void block(te_str *out, const tir_stmt *s, int indent) {
     tir_stmt_print(out, s, indent);
 }
 
+/* " {", body one level in, "}": the tail of every statement with a body. */
+static void braced(te_str *out, const tir_stmt *body, int indent) {
+    te_str_append(out, " {\n");
+    block(out, body, indent + 1);
+    pad(out, indent);
+    te_str_append(out, "}\n");
+}
+
 static void print_for(te_str *out, const tir_stmt *s, int indent) {
     pad(out, indent);
     te_str_append(out, "for (");
@@ -85,10 +93,7 @@ static void print_for(te_str *out, const tir_stmt *s, int indent) {
         if (s->u.loop.unroll_explicit) te_str_append(out, "unroll_explicit");
         te_str_append(out, ")");
     }
-    te_str_append(out, " {\n");
-    block(out, s->u.loop.body, indent + 1);
-    pad(out, indent);
-    te_str_append(out, "}\n");
+    braced(out, s->u.loop.body, indent);
 }
 
 static const char *bname(const tir_buffer *b) { return b && b->name ? b->name : "<buffer>"; }
@@ -128,12 +133,10 @@ void tir_stmt_print(te_str *out, const tir_stmt *s, int indent) {
     case TIR_ALLOCATE: {
         const tir_buffer *b = s->u.alloc.buffer;
         pad(out, indent);
-        te_str_printf(out, "allocate %s[%s * %lld] %s {\n", bname(b),
+        te_str_printf(out, "allocate %s[%s * %lld] %s", bname(b),
                       b ? te_dtype_str(b->dtype) : "?", (long long)tir_buffer_size(b),
                       b ? tir_scope_name(b->scope) : "?");
-        block(out, s->u.alloc.body, indent + 1);
-        pad(out, indent);
-        te_str_append(out, "}\n");
+        braced(out, s->u.alloc.body, indent);
         return;
     }
     case TIR_IF:
@@ -167,14 +170,27 @@ void tir_stmt_print(te_str *out, const tir_stmt *s, int indent) {
         te_str_printf(out, "%s = allreduce.%s(", s->u.allreduce.result->u.var.name,
                       te_reduce_op_name(s->u.allreduce.op));
         bare(out, s->u.allreduce.value);
-        te_str_printf(out, ", threadIdx.x extent %lld) {\n", (long long)s->u.allreduce.extent);
-        block(out, s->u.allreduce.body, indent + 1);
-        pad(out, indent);
-        te_str_append(out, "}\n");
+        te_str_printf(out, ", threadIdx.x extent %lld)", (long long)s->u.allreduce.extent);
+        braced(out, s->u.allreduce.body, indent);
         return;
     case TIR_NOOP:
         pad(out, indent);
         te_str_append(out, "noop\n");
+        return;
+    case TIR_LET:
+        pad(out, indent);
+        te_str_printf(out, "let %s = ", s->u.let.var->u.var.name);
+        bare(out, s->u.let.value);
+        braced(out, s->u.let.body, indent);
+        return;
+    case TIR_ATTR:
+        pad(out, indent);
+        te_str_printf(out, "attr %s", s->u.attr.key);
+        if (s->u.attr.value) {
+            te_str_append(out, " = ");
+            bare(out, s->u.attr.value);
+        }
+        braced(out, s->u.attr.body, indent);
         return;
     default:
         pad(out, indent);

@@ -87,35 +87,36 @@ static int add_kernel(splitter *sp, tir_stmt *root) {
     return 0;
 }
 
-static int walk(splitter *sp, tir_stmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case TIR_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++)
-            if (walk(sp, s->u.seq.stmts[i])) return -1;
+/* The host walk: sequences and ATTRs pass through, allocations become
+ * workspaces, outermost thread-bound loops kernels; anything else is an
+ * error. */
+static int host_only(tir_visitor *v, const tir_stmt *s) {
+    splitter *sp = v->user;
+    if (s->kind == TIR_SEQ || s->kind == TIR_NOOP || s->kind == TIR_ALLOCATE ||
+        s->kind == TIR_ATTR || (s->kind == TIR_FOR && s->u.loop.for_kind == TIR_FOR_THREAD))
         return 0;
-    case TIR_ALLOCATE: {
-        tir_device_program *p = sp->p;
-        if (p->nworkspace == sp->cap_ws) {
-            int cap = sp->cap_ws ? 2 * sp->cap_ws : 4;
-            tir_buffer **w = te_alloc(sp->ctx, sizeof *w * (size_t)cap);
-            if (!w) return -1;
-            if (p->nworkspace) memcpy(w, p->workspace, sizeof *w * (size_t)p->nworkspace);
-            p->workspace = w;
-            sp->cap_ws = cap;
-        }
-        p->workspace[p->nworkspace++] = s->u.alloc.buffer;
-        return walk(sp, s->u.alloc.body);
-    }
-    case TIR_FOR:
-        if (s->u.loop.for_kind == TIR_FOR_THREAD) return add_kernel(sp, s);
-        break;
-    case TIR_NOOP: return 0;
-    default: break;
-    }
     return te_error(sp->ctx, "split_host_device: '%s' has host code other than kernels and "
                              "allocations (run tir_verify_gpu first)",
                     sp->f->name);
+}
+
+static int host_alloc(tir_visitor *v, const tir_stmt *s) {
+    splitter *sp = v->user;
+    tir_device_program *p = sp->p;
+    if (p->nworkspace == sp->cap_ws) {
+        int cap = sp->cap_ws ? 2 * sp->cap_ws : 4;
+        tir_buffer **w = te_alloc(sp->ctx, sizeof *w * (size_t)cap);
+        if (!w) return -1;
+        if (p->nworkspace) memcpy(w, p->workspace, sizeof *w * (size_t)p->nworkspace);
+        p->workspace = w;
+        sp->cap_ws = cap;
+    }
+    p->workspace[p->nworkspace++] = s->u.alloc.buffer;
+    return tir_visit_children(v, s);
+}
+
+static int host_kernel(tir_visitor *v, const tir_stmt *s) {
+    return add_kernel(v->user, (tir_stmt *)s);
 }
 
 tir_device_program *tir_split_host_device(te_ctx *ctx, const tir_func *f) {
@@ -125,6 +126,14 @@ tir_device_program *tir_split_host_device(te_ctx *ctx, const tir_func *f) {
     sp.p = te_alloc(ctx, sizeof *sp.p);
     if (!sp.p) return NULL;
     sp.p->host = f;
-    if (walk(&sp, f->body)) return NULL;
+    tir_visitor v = {
+        .user = &sp,
+        .pre = host_only,
+        .kind = {
+            [TIR_ALLOCATE] = host_alloc,
+            [TIR_FOR] = host_kernel,
+        },
+    };
+    if (tir_visit(&v, f->body)) return NULL;
     return sp.p;
 }

@@ -209,6 +209,34 @@ tir_stmt *tir_allreduce(te_ctx *ctx, te_reduce_op op, te_expr *value, te_expr *r
 
 tir_stmt *tir_noop(te_ctx *ctx) { return ctx ? tir__new_stmt(ctx, TIR_NOOP) : NULL; }
 
+tir_stmt *tir_let(te_ctx *ctx, te_expr *var, te_expr *value, tir_stmt *body) {
+    if (!ctx) return NULL;
+    if (!var || !value || !body) return tir__null_operand(ctx, "let");
+    if (var->kind != TE_VAR || !te_dtype_eq(var->dtype, value->dtype)) {
+        te_error(ctx, "let: the bound name must be a variable of the value's type %s",
+                 te_dtype_str(value->dtype));
+        return NULL;
+    }
+    tir_stmt *s = tir__new_stmt(ctx, TIR_LET);
+    if (!s) return NULL;
+    s->u.let.var = var;
+    s->u.let.value = value;
+    s->u.let.body = body;
+    return s;
+}
+
+tir_stmt *tir_attr(te_ctx *ctx, const char *key, te_expr *value, tir_stmt *body) {
+    if (!ctx) return NULL;
+    if (!key || !body) return tir__null_operand(ctx, "attr");
+    tir_stmt *s = tir__new_stmt(ctx, TIR_ATTR);
+    const char *k = te_strdup(ctx, key);
+    if (!s || !k) return NULL;
+    s->u.attr.key = k;
+    s->u.attr.value = value;
+    s->u.attr.body = body;
+    return s;
+}
+
 /* ---- loop-level expressions ---- */
 
 static te_expr *new_expr(te_ctx *ctx, te_expr_kind kind, te_dtype t) {

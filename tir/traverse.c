@@ -1,44 +1,93 @@
 /*
- * tir/traverse.c — the one generic statement traversal (map, visit,
- * substitute) that every pass builds on, plus small buffer queries.
+ * tir/traverse.c — the one statement walk: the mutator and visitor every
+ * pass is written on (each pass lists only the statement kinds it cares
+ * about), the loop-variable binding they share, and small buffer queries.
+ * The two switches below are the only places that know which children
+ * each statement kind has.
  */
 #include <string.h>
 
 #include "tir/tir_internal.h"
 
-typedef struct {
-    te_ctx *ctx;
-    tir_stmt_map_fn stmt_fn;
-    te_expr_map_fn expr_fn;
-    void *user;
-    bool failed;
-} mapper;
-
-static te_expr *map_e(mapper *m, te_expr *e) {
-    if (!e || !m->expr_fn || m->failed) return e;
-    te_expr *r = m->expr_fn(e, m->user);
-    if (!r) m->failed = true;
-    return r;
+bool tir_bind_loop(te_analyzer *an, const te_expr *var, const te_expr *min, const te_expr *extent) {
+    int64_t mlo, mhi, elo, ehi;
+    te_analyzer_const_bound(an, min, &mlo, &mhi);
+    te_analyzer_const_bound(an, extent, &elo, &ehi);
+    if (mlo <= -TIR_BIND_LIMIT || mhi >= TIR_BIND_LIMIT || ehi >= TIR_BIND_LIMIT || ehi < 1)
+        return false;
+    te_analyzer_bind(an, var, mlo, mhi + ehi - mlo);
+    return true;
 }
 
-static tir_stmt *map_s(mapper *m, tir_stmt *s);
+/* ---- mutator ---- */
+
+static void *fail(tir_mutator *m) {
+    m->failed = true;
+    return NULL;
+}
+
+te_expr *tir_mutate_expr(tir_mutator *m, te_expr *e) {
+    if (!e || !m->expr || m->failed) return e;
+    te_expr *r = m->expr(m, e);
+    return r ? r : fail(m);
+}
 
 /* A copy of s in the arena (fields replaced by the caller). */
-static tir_stmt *clone(mapper *m, const tir_stmt *s) {
+static tir_stmt *clone(tir_mutator *m, const tir_stmt *s) {
     tir_stmt *n = tir__new_stmt(m->ctx, s->kind);
-    if (!n) {
-        m->failed = true;
-        return NULL;
-    }
+    if (!n) return fail(m);
     *n = *s;
     return n;
 }
 
-static tir_stmt *rebuild(mapper *m, tir_stmt *s) {
+/* The body of loop s, mutated with the loop variable in scope. */
+static tir_stmt *loop_body(tir_mutator *m, const tir_stmt *s, te_expr *mn, te_expr *ext) {
+    bool bound = m->an && tir_bind_loop(m->an, s->u.loop.var, mn, ext);
+    tir_stmt *body = tir_mutate(m, s->u.loop.body);
+    if (bound) te_analyzer_unbind(m->an, s->u.loop.var);
+    return body;
+}
+
+/* The expression and the body of the kinds that hold at most one of
+ * each (NULL where the kind has none); false for the other kinds. A new
+ * kind of that shape needs only a line here. */
+static bool slots(tir_stmt *s, te_expr ***e, tir_stmt ***b) {
+    *e = NULL;
+    *b = NULL;
+    switch (s->kind) {
+    case TIR_ALLOCATE: *b = &s->u.alloc.body; return true;
+    case TIR_EVALUATE: *e = &s->u.eval.value; return true;
+    case TIR_ALLREDUCE: *e = &s->u.allreduce.value, *b = &s->u.allreduce.body; return true;
+    case TIR_LET: *e = &s->u.let.value, *b = &s->u.let.body; return true;
+    case TIR_ATTR: *e = &s->u.attr.value, *b = &s->u.attr.body; return true;
+    default: return false; /* BARRIER and NOOP hold nothing */
+    }
+}
+
+/* A LET's variable bound to its value's constant range (when known). */
+static bool bind_let(te_analyzer *an, const te_expr *var, const te_expr *value) {
+    int64_t lo, hi;
+    if (!te_dtype_is_int(var->dtype) || var->dtype.lanes != 1) return false;
+    te_analyzer_const_bound(an, value, &lo, &hi);
+    if (lo <= -TIR_BIND_LIMIT || hi >= TIR_BIND_LIMIT) return false;
+    te_analyzer_bind(an, var, lo, hi - lo + 1);
+    return true;
+}
+
+static tir_stmt *let_body(tir_mutator *m, const tir_stmt *s, te_expr *value) {
+    bool bound = m->an && bind_let(m->an, s->u.let.var, value);
+    tir_stmt *body = tir_mutate(m, s->u.let.body);
+    if (bound) te_analyzer_unbind(m->an, s->u.let.var);
+    return body;
+}
+
+tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s) {
+    if (!s || m->failed) return NULL;
     switch (s->kind) {
     case TIR_FOR: {
-        te_expr *mn = map_e(m, s->u.loop.min), *ext = map_e(m, s->u.loop.extent);
-        tir_stmt *body = map_s(m, s->u.loop.body);
+        te_expr *mn = tir_mutate_expr(m, s->u.loop.min);
+        te_expr *ext = tir_mutate_expr(m, s->u.loop.extent);
+        tir_stmt *body = m->failed ? NULL : loop_body(m, s, mn, ext);
         if (m->failed) return NULL;
         if (mn == s->u.loop.min && ext == s->u.loop.extent && body == s->u.loop.body) return s;
         tir_stmt *n = clone(m, s);
@@ -53,19 +102,19 @@ static tir_stmt *rebuild(mapper *m, tir_stmt *s) {
         te_expr *idx[TE_MAX_DIMS];
         bool same = true;
         for (int d = 0; d < nd && d < TE_MAX_DIMS; ++d) {
-            idx[d] = map_e(m, s->u.bstore.indices[d]);
+            idx[d] = tir_mutate_expr(m, s->u.bstore.indices[d]);
             same &= idx[d] == s->u.bstore.indices[d];
         }
-        te_expr *v = map_e(m, s->u.bstore.value);
+        te_expr *v = tir_mutate_expr(m, s->u.bstore.value);
         if (m->failed) return NULL;
         if (same && v == s->u.bstore.value) return s;
         tir_stmt *n = tir_buffer_store(m->ctx, s->u.bstore.buffer, nd, idx, v);
-        if (!n) m->failed = true;
-        return n;
+        return n ? n : fail(m);
     }
     case TIR_STORE: {
-        te_expr *i = map_e(m, s->u.store.index), *v = map_e(m, s->u.store.value);
-        te_expr *p = map_e(m, s->u.store.predicate);
+        te_expr *i = tir_mutate_expr(m, s->u.store.index);
+        te_expr *v = tir_mutate_expr(m, s->u.store.value);
+        te_expr *p = tir_mutate_expr(m, s->u.store.predicate);
         if (m->failed) return NULL;
         if (i == s->u.store.index && v == s->u.store.value && p == s->u.store.predicate) return s;
         tir_stmt *n = clone(m, s);
@@ -75,18 +124,10 @@ static tir_stmt *rebuild(mapper *m, tir_stmt *s) {
         n->u.store.predicate = p;
         return n;
     }
-    case TIR_ALLOCATE: {
-        tir_stmt *body = map_s(m, s->u.alloc.body);
-        if (m->failed) return NULL;
-        if (body == s->u.alloc.body) return s;
-        tir_stmt *n = clone(m, s);
-        if (n) n->u.alloc.body = body;
-        return n;
-    }
     case TIR_IF: {
-        te_expr *c = map_e(m, s->u.if_.cond);
-        tir_stmt *t = map_s(m, s->u.if_.then_s);
-        tir_stmt *e = s->u.if_.else_s ? map_s(m, s->u.if_.else_s) : NULL;
+        te_expr *c = tir_mutate_expr(m, s->u.if_.cond);
+        tir_stmt *t = tir_mutate(m, s->u.if_.then_s);
+        tir_stmt *e = tir_mutate(m, s->u.if_.else_s);
         if (m->failed) return NULL;
         if (c == s->u.if_.cond && t == s->u.if_.then_s && e == s->u.if_.else_s) return s;
         tir_stmt *n = clone(m, s);
@@ -99,111 +140,164 @@ static tir_stmt *rebuild(mapper *m, tir_stmt *s) {
     case TIR_SEQ: {
         int n = s->u.seq.n;
         tir_stmt **kids = te_alloc(m->ctx, sizeof *kids * (size_t)(n > 0 ? n : 1));
-        if (!kids) {
-            m->failed = true;
-            return NULL;
-        }
+        if (!kids) return fail(m);
         bool same = true;
         for (int i = 0; i < n && !m->failed; ++i) {
-            kids[i] = map_s(m, s->u.seq.stmts[i]);
+            kids[i] = tir_mutate(m, s->u.seq.stmts[i]);
             same &= kids[i] == s->u.seq.stmts[i];
         }
         if (m->failed) return NULL;
         if (same) return s;
         tir_stmt *r = tir_seq(m->ctx, n, kids);
-        if (!r) m->failed = true;
-        return r;
+        return r ? r : fail(m);
     }
-    case TIR_EVALUATE: {
-        te_expr *v = map_e(m, s->u.eval.value);
+    default: {
+        te_expr **pe;
+        tir_stmt **pb;
+        if (!slots(s, &pe, &pb)) return s;
+        te_expr *v = pe ? tir_mutate_expr(m, *pe) : NULL;
+        tir_stmt *body = NULL;
+        if (pb && !m->failed) body = s->kind == TIR_LET ? let_body(m, s, v) : tir_mutate(m, *pb);
         if (m->failed) return NULL;
-        if (v == s->u.eval.value) return s;
-        tir_stmt *n = clone(m, s);
-        if (n) n->u.eval.value = v;
-        return n;
-    }
-    case TIR_ALLREDUCE: {
-        te_expr *v = map_e(m, s->u.allreduce.value);
-        tir_stmt *body = map_s(m, s->u.allreduce.body);
-        if (m->failed) return NULL;
-        if (v == s->u.allreduce.value && body == s->u.allreduce.body) return s;
+        if ((!pe || v == *pe) && (!pb || body == *pb)) return s;
         tir_stmt *n = clone(m, s);
         if (!n) return NULL;
-        n->u.allreduce.value = v;
-        n->u.allreduce.body = body;
+        slots(n, &pe, &pb);
+        if (pe) *pe = v;
+        if (pb) *pb = body;
         return n;
     }
-    default: return s; /* BARRIER, NOOP: nothing inside */
     }
 }
 
-static tir_stmt *map_s(mapper *m, tir_stmt *s) {
-    if (!s || m->failed) return s;
-    tir_stmt *r = rebuild(m, s);
-    if (!r || m->failed) {
-        m->failed = true;
-        return NULL;
+tir_stmt *tir_mutate(tir_mutator *m, tir_stmt *s) {
+    if (!s || m->failed) return NULL;
+    tir_stmt *r = s;
+    if (m->pre) {
+        bool final = false;
+        r = m->pre(m, s, &final);
+        if (!r || m->failed) return fail(m);
+        if (final) return r;
     }
-    /* A SEQ that collapsed to one (already mapped) statement is not
-     * handed to stmt_fn a second time. */
-    bool collapsed = s->kind == TIR_SEQ && r != s && r->kind != TIR_SEQ && r->kind != TIR_NOOP;
-    if (m->stmt_fn && !collapsed) {
-        r = m->stmt_fn(r, m->user);
-        if (!r) m->failed = true;
+    tir_mutate_fn fn = m->kind[r->kind];
+    tir_stmt *k = fn ? fn(m, r) : tir_mutate_children(m, r);
+    if (!k || m->failed) return fail(m);
+    bool collapsed = r->kind == TIR_SEQ && k != r && k->kind != TIR_SEQ && k->kind != TIR_NOOP;
+    if (m->post && !collapsed) {
+        k = m->post(m, k);
+        if (!k || m->failed) return fail(m);
     }
-    return r;
+    return k;
+}
+
+/* ---- visitor ---- */
+
+static int visit_e(tir_visitor *v, const te_expr *e) { return e && v->expr ? v->expr(v, e) : 0; }
+
+int tir_visit_children(tir_visitor *v, const tir_stmt *s) {
+    if (!s) return 0;
+    int rc = 0;
+    switch (s->kind) {
+    case TIR_FOR: {
+        if ((rc = visit_e(v, s->u.loop.min)) || (rc = visit_e(v, s->u.loop.extent))) return rc;
+        const te_expr *var = s->u.loop.var;
+        bool bound = v->an && tir_bind_loop(v->an, var, s->u.loop.min, s->u.loop.extent);
+        rc = tir_visit(v, s->u.loop.body);
+        if (bound) te_analyzer_unbind(v->an, var);
+        return rc;
+    }
+    case TIR_BUFFER_STORE:
+        for (int d = 0; d < s->u.bstore.ndim; ++d)
+            if ((rc = visit_e(v, s->u.bstore.indices[d]))) return rc;
+        return visit_e(v, s->u.bstore.value);
+    case TIR_STORE:
+        if ((rc = visit_e(v, s->u.store.index)) || (rc = visit_e(v, s->u.store.value))) return rc;
+        return visit_e(v, s->u.store.predicate);
+    case TIR_IF:
+        if ((rc = visit_e(v, s->u.if_.cond)) || (rc = tir_visit(v, s->u.if_.then_s))) return rc;
+        return tir_visit(v, s->u.if_.else_s);
+    case TIR_SEQ:
+        for (int i = 0; i < s->u.seq.n; ++i)
+            if ((rc = tir_visit(v, s->u.seq.stmts[i]))) return rc;
+        return 0;
+    default: {
+        te_expr **pe;
+        tir_stmt **pb;
+        if (!slots((tir_stmt *)s, &pe, &pb)) return 0; /* read only */
+        if (pe && (rc = visit_e(v, *pe))) return rc;
+        if (!pb) return 0;
+        bool bound = s->kind == TIR_LET && v->an && bind_let(v->an, s->u.let.var, s->u.let.value);
+        rc = tir_visit(v, *pb);
+        if (bound) te_analyzer_unbind(v->an, s->u.let.var);
+        return rc;
+    }
+    }
+}
+
+int tir_visit(tir_visitor *v, const tir_stmt *s) {
+    if (!s) return 0;
+    int rc = v->pre ? v->pre(v, s) : 0;
+    if (rc == TIR_VISIT_SKIP) return 0;
+    if (rc) return rc;
+    tir_visit_fn fn = v->kind[s->kind];
+    if ((rc = fn ? fn(v, s) : tir_visit_children(v, s))) return rc;
+    return v->post ? v->post(v, s) : 0;
+}
+
+/* ---- the conveniences ---- */
+
+typedef struct {
+    tir_stmt_map_fn stmt_fn;
+    te_expr_map_fn expr_fn;
+    void *user;
+} map_fns;
+
+static tir_stmt *map_post(tir_mutator *m, tir_stmt *s) {
+    map_fns *f = m->user;
+    return f->stmt_fn(s, f->user);
+}
+
+static te_expr *map_expr(tir_mutator *m, te_expr *e) {
+    map_fns *f = m->user;
+    return f->expr_fn(e, f->user);
 }
 
 tir_stmt *tir_stmt_map(te_ctx *ctx, tir_stmt *s, tir_stmt_map_fn stmt_fn, te_expr_map_fn expr_fn,
                        void *user) {
     if (!ctx) return NULL;
     if (!s) return tir__null_operand(ctx, "stmt_map");
-    mapper m = {ctx, stmt_fn, expr_fn, user, false};
-    tir_stmt *r = map_s(&m, s);
-    return m.failed ? NULL : r;
+    map_fns f = {stmt_fn, expr_fn, user};
+    tir_mutator m = {.ctx = ctx, .user = &f};
+    if (stmt_fn) m.post = map_post;
+    if (expr_fn) m.expr = map_expr;
+    return tir_mutate(&m, s);
 }
 
-/* ---- visit ---- */
+typedef struct {
+    tir_stmt_visit_fn stmt_fn;
+    te_expr_visit_fn expr_fn;
+    void *user;
+} visit_fns;
 
-static void visit_e(const te_expr *e, te_expr_visit_fn fn, void *user) {
-    if (e && fn) fn(e, user);
+static int visit_pre(tir_visitor *v, const tir_stmt *s) {
+    visit_fns *f = v->user;
+    f->stmt_fn(s, f->user);
+    return 0;
+}
+
+static int visit_expr(tir_visitor *v, const te_expr *e) {
+    visit_fns *f = v->user;
+    f->expr_fn(e, f->user);
+    return 0;
 }
 
 void tir_stmt_visit(const tir_stmt *s, tir_stmt_visit_fn stmt_fn, te_expr_visit_fn expr_fn,
                     void *user) {
-    if (!s) return;
-    if (stmt_fn) stmt_fn(s, user);
-    switch (s->kind) {
-    case TIR_FOR:
-        visit_e(s->u.loop.min, expr_fn, user);
-        visit_e(s->u.loop.extent, expr_fn, user);
-        tir_stmt_visit(s->u.loop.body, stmt_fn, expr_fn, user);
-        return;
-    case TIR_BUFFER_STORE:
-        for (int d = 0; d < s->u.bstore.ndim; ++d) visit_e(s->u.bstore.indices[d], expr_fn, user);
-        visit_e(s->u.bstore.value, expr_fn, user);
-        return;
-    case TIR_STORE:
-        visit_e(s->u.store.index, expr_fn, user);
-        visit_e(s->u.store.value, expr_fn, user);
-        visit_e(s->u.store.predicate, expr_fn, user);
-        return;
-    case TIR_ALLOCATE: tir_stmt_visit(s->u.alloc.body, stmt_fn, expr_fn, user); return;
-    case TIR_IF:
-        visit_e(s->u.if_.cond, expr_fn, user);
-        tir_stmt_visit(s->u.if_.then_s, stmt_fn, expr_fn, user);
-        tir_stmt_visit(s->u.if_.else_s, stmt_fn, expr_fn, user);
-        return;
-    case TIR_SEQ:
-        for (int i = 0; i < s->u.seq.n; ++i) tir_stmt_visit(s->u.seq.stmts[i], stmt_fn, expr_fn, user);
-        return;
-    case TIR_EVALUATE: visit_e(s->u.eval.value, expr_fn, user); return;
-    case TIR_ALLREDUCE:
-        visit_e(s->u.allreduce.value, expr_fn, user);
-        tir_stmt_visit(s->u.allreduce.body, stmt_fn, expr_fn, user);
-        return;
-    default: return;
-    }
+    visit_fns f = {stmt_fn, expr_fn, user};
+    tir_visitor v = {.user = &f};
+    if (stmt_fn) v.pre = visit_pre;
+    if (expr_fn) v.expr = visit_expr;
+    tir_visit(&v, s);
 }
 
 /* ---- substitute ---- */

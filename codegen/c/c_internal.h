@@ -72,7 +72,7 @@ extern const char cg_c_helper_defs[];
 /* Statement emission (c_stmt.c). */
 void cg_c_stmt(cg_c_emitter *em, const tir_stmt *s);
 /* Emits the statements every C-family backend writes alike (IF, SEQ,
- * EVALUATE, NOOP), their children through emit(user, child). Returns
+ * EVALUATE, NOOP, LET, ATTR), their children through emit(user, child). Returns
  * false, emitting nothing, for any other kind. */
 typedef void (*cg_c_stmt_fn)(void *user, const tir_stmt *s);
 bool cg_c_control_stmt(cg_c_emitter *em, const tir_stmt *s, cg_c_stmt_fn emit, void *user);

@@ -75,18 +75,6 @@ static void key_add(key_list *l, const void *k) {
 
 /* ---------------- statements ---------------- */
 
-/* Binds a loop variable to its range in the analyser when the range is
- * bounded; returns whether it bound. */
-static bool bind_loop(cg_c_emitter *em, const tir_stmt *s) {
-    int64_t mlo, mhi, elo, ehi;
-    te_analyzer_const_bound(em->an, s->u.loop.min, &mlo, &mhi);
-    te_analyzer_const_bound(em->an, s->u.loop.extent, &elo, &ehi);
-    if (mlo == INT64_MIN || mhi == INT64_MAX || ehi == INT64_MAX || ehi <= 0) return false;
-    if (mhi - mlo > INT64_MAX / 4 || ehi > INT64_MAX / 4) return false;
-    te_analyzer_bind(em->an, s->u.loop.var, mlo, mhi - mlo + ehi);
-    return true;
-}
-
 static bool is_zero(const te_expr *e) { return e && e->kind == TE_INT_IMM && e->u.ival == 0; }
 
 static const char *loop_var_type(cg_c_emitter *em, const te_expr *v) {
@@ -121,7 +109,7 @@ static void emit_serial_for(cg_c_emitter *em, const tir_stmt *s) {
         cg_c_expr(em, s->u.loop.extent);
     }
     te_str_printf(em->out, "; ++%s) {\n", name);
-    bool bound = bind_loop(em, s);
+    bool bound = tir_bind_loop(em->an, s->u.loop.var, s->u.loop.min, s->u.loop.extent);
     em->indent++;
     cg_c_stmt(em, s->u.loop.body);
     em->indent--;
@@ -221,7 +209,7 @@ static void emit_parallel_for(cg_c_emitter *em, const tir_stmt *s) {
     em->heap = NULL;
     em->nheap = em->cap_heap = 0;
     em->in_parallel = true;
-    bool bound = bind_loop(em, s);
+    bool bound = tir_bind_loop(em->an, s->u.loop.var, s->u.loop.min, s->u.loop.extent);
     cg_c_stmt(em, s->u.loop.body);
     if (bound) te_analyzer_unbind(em->an, v);
     em->in_parallel = false;
@@ -438,6 +426,26 @@ bool cg_c_control_stmt(cg_c_emitter *em, const tir_stmt *s, cg_c_stmt_fn emit, v
         put(em, ");\n");
         return true;
     case TIR_NOOP: return true;
+    case TIR_LET: {
+        const te_expr *v = s->u.let.var;
+        const char *ty = cg_c_type(v->dtype);
+        if (!ty) {
+            cg_c_fail(em, "let variable '%s' in function '%s' has type %s; no C equivalent",
+                      v->u.var.name, em->func, te_dtype_str(v->dtype));
+            return true;
+        }
+        cg_c_line(em, "{");
+        em->indent++;
+        ind(em);
+        te_str_printf(em->out, "const %s %s = ", ty, cg_c_name_of(em, v, v->u.var.name));
+        cg_c_expr(em, s->u.let.value);
+        put(em, ";\n");
+        emit(user, s->u.let.body);
+        em->indent--;
+        cg_c_line(em, "}");
+        return true;
+    }
+    case TIR_ATTR: emit(user, s->u.attr.body); return true;
     default: return false;
     }
 }

@@ -36,16 +36,6 @@ static void ind(cg_c_emitter *em) {
 static void emit(cuda_emitter *ce, const tir_stmt *s);
 static void emit_cb(void *ce, const tir_stmt *s) { emit(ce, s); }
 
-static bool bind_range(cg_c_emitter *em, const te_expr *v, const te_expr *min, const te_expr *ext) {
-    int64_t mlo, mhi, elo, ehi;
-    te_analyzer_const_bound(em->an, min, &mlo, &mhi);
-    te_analyzer_const_bound(em->an, ext, &elo, &ehi);
-    if (mlo == INT64_MIN || mhi == INT64_MAX || ehi == INT64_MAX || ehi <= 0) return false;
-    if (mhi - mlo > INT64_MAX / 4 || ehi > INT64_MAX / 4) return false;
-    te_analyzer_bind(em->an, v, mlo, mhi - mlo + ehi);
-    return true;
-}
-
 typedef struct {
     const tir_buffer *b;
     bool found;
@@ -93,7 +83,7 @@ static void emit_for(cuda_emitter *ce, const tir_stmt *s) {
         te_str_printf(em->out, "(%s)%s; /* extent ", ce->ivar, tag);
         cg_c_expr(em, s->u.loop.extent);
         put(em, " */\n");
-        bool bound = bind_range(em, v, s->u.loop.min, s->u.loop.extent);
+        bool bound = tir_bind_loop(em->an, v, s->u.loop.min, s->u.loop.extent);
         emit(ce, s->u.loop.body);
         if (bound) te_analyzer_unbind(em->an, v);
         em->indent--;
@@ -117,7 +107,7 @@ static void emit_for(cuda_emitter *ce, const tir_stmt *s) {
     }
     cg_c_expr(em, s->u.loop.extent);
     te_str_printf(em->out, "; ++%s) {\n", name);
-    bool bound = bind_range(em, v, s->u.loop.min, s->u.loop.extent);
+    bool bound = tir_bind_loop(em->an, v, s->u.loop.min, s->u.loop.extent);
     em->indent++;
     emit(ce, s->u.loop.body);
     em->indent--;

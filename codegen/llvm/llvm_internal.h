@@ -160,8 +160,6 @@ void cg_llvm__return(cg_llvm_emitter *em, LLVMValueRef rc);
 /* A serial loop over [lo, hi) running body_fn at each value of var. */
 void cg_llvm__loop(cg_llvm_emitter *em, const te_expr *var, LLVMValueRef lo, LLVMValueRef hi,
                    const tir_stmt *body, bool unroll);
-/* Binds var to its range in the analyser when bounded; returns whether. */
-bool cg_llvm__bind_range(cg_llvm_emitter *em, const tir_stmt *loop);
 
 /* ---- llvm_bounds.c ---- */
 /* With em->bounds_check: emits a test that every lane of index idx

@@ -160,7 +160,8 @@ void cg_llvm__parallel_for(cg_llvm_emitter *em, const tir_stmt *s) {
         LLVMValueRef min = LLVMGetParam(body, 2);
         LLVMValueRef b0 = LLVMBuildIntCast2(B, LLVMGetParam(body, 0), vty, 1, "");
         LLVMValueRef b1 = LLVMBuildIntCast2(B, LLVMGetParam(body, 1), vty, 1, "");
-        bool bound = cg_llvm__bind_range(em, s);
+        bool bound =
+            em->an && tir_bind_loop(em->an, s->u.loop.var, s->u.loop.min, s->u.loop.extent);
         em->in_parallel = true;
         cg_llvm__loop(em, v, LLVMBuildNSWAdd(B, min, b0, ""), LLVMBuildNSWAdd(B, min, b1, ""),
                       s->u.loop.body, false);

@@ -12,17 +12,6 @@
 
 #include "codegen/llvm/llvm_internal.h"
 
-bool cg_llvm__bind_range(cg_llvm_emitter *em, const tir_stmt *s) {
-    if (!em->an) return false;
-    int64_t mlo, mhi, elo, ehi;
-    te_analyzer_const_bound(em->an, s->u.loop.min, &mlo, &mhi);
-    te_analyzer_const_bound(em->an, s->u.loop.extent, &elo, &ehi);
-    if (mlo == INT64_MIN || mhi == INT64_MAX || ehi == INT64_MAX || ehi <= 0) return false;
-    if (mhi - mlo > INT64_MAX / 4 || ehi > INT64_MAX / 4) return false;
-    te_analyzer_bind(em->an, s->u.loop.var, mlo, mhi - mlo + ehi);
-    return true;
-}
-
 void cg_llvm__return(cg_llvm_emitter *em, LLVMValueRef rc) {
     if (em->nheap) {
         LLVMTypeRef fty = LLVMFunctionType(em->t_void, &em->t_ptr, 1, 0);
@@ -112,7 +101,8 @@ static void emit_for(cg_llvm_emitter *em, const tir_stmt *s) {
     LLVMValueRef lo, ext;
     if (!loop_bounds(em, s, &lo, &ext)) return;
     LLVMValueRef hi = LLVMBuildNSWAdd(em->b, lo, ext, "");
-    bool bound = cg_llvm__bind_range(em, s);
+    bool bound =
+        em->an && tir_bind_loop(em->an, s->u.loop.var, s->u.loop.min, s->u.loop.extent);
     /* An UNROLLED loop the unroll pass left (it copies constant ones) gets
      * LLVM's full-unroll hint only when short: a long one would explode
      * code size and compile time. */
@@ -350,6 +340,14 @@ void cg_llvm__stmt(cg_llvm_emitter *em, const tir_stmt *s) {
         return;
     case TIR_EVALUATE: cg_llvm__expr(em, s->u.eval.value); return;
     case TIR_NOOP: return;
+    case TIR_LET: {
+        LLVMValueRef v = cg_llvm__expr(em, s->u.let.value);
+        if (!v) return;
+        cg_llvm__bind(em, s->u.let.var, v);
+        cg_llvm__stmt(em, s->u.let.body);
+        return;
+    }
+    case TIR_ATTR: cg_llvm__stmt(em, s->u.attr.body); return;
     case TIR_BARRIER:
         cg_llvm__fail(em, "barrier (__syncthreads) in function '%s'; the llvm target has no GPU "
                           "threads",

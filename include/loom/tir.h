@@ -63,7 +63,9 @@ int64_t tir_buffer_size(const tir_buffer *b);
     X(EVALUATE)     /* eval: an expression for its effect (a call)       */ \
     X(BARRIER)      /* GPU: __syncthreads() over the block               */ \
     X(ALLREDUCE)    /* GPU: allreduce: a reduction across threadIdx.x    */ \
-    X(NOOP)
+    X(NOOP)                                                                \
+    X(LET)          /* let: var bound to value in body                   */ \
+    X(ATTR)         /* attr: an annotation (key, value) on body          */
 
 typedef enum {
 #define TIR_X_ENUM(n) TIR_##n,
@@ -125,6 +127,13 @@ struct tir_stmt {
             int64_t extent;
             tir_stmt *body;
         } allreduce;
+        /* `var` (a VAR of value's type, bound nowhere else) holds value,
+         * evaluated once, while body runs. */
+        struct { te_expr *var; te_expr *value; tir_stmt *body; } let;
+        /* A note on body for the passes that look for it (as TVM's
+         * AttrStmt: a pragma, a storage scope); code generation emits
+         * body alone. key: a string in the arena; value may be NULL. */
+        struct { const char *key; te_expr *value; tir_stmt *body; } attr;
     } u;
 };
 
@@ -149,17 +158,110 @@ tir_stmt *tir_barrier(te_ctx *ctx);
 tir_stmt *tir_allreduce(te_ctx *ctx, te_reduce_op op, te_expr *value, te_expr *result,
                         int64_t extent, tir_stmt *body);
 tir_stmt *tir_noop(te_ctx *ctx);
+/* LET: var must be a VAR of value's dtype. */
+tir_stmt *tir_let(te_ctx *ctx, te_expr *var, te_expr *value, tir_stmt *body);
+/* ATTR: key is copied into the arena; value may be NULL. */
+tir_stmt *tir_attr(te_ctx *ctx, const char *key, te_expr *value, tir_stmt *body);
 te_expr *tir_buffer_load(tir_buffer *b, int ndim, te_expr *const *indices);
 te_expr *tir_load(te_ctx *ctx, tir_buffer *b, te_expr *index, te_expr *predicate);
 te_expr *tir_ramp(te_expr *base, te_expr *stride, int lanes);
 te_expr *tir_broadcast(te_expr *value, int lanes);
 
-/* ---- generic traversal ----
+/* ---- mutator and visitor (tir/traverse.c) ----
+ * The one statement walk (model: Halide IRMutator / IRVisitor). A pass
+ * is a table of the cases it cares about; every other statement kind is
+ * walked by the default, which knows each kind's children, so a new kind
+ * is reached by every pass as soon as traverse.c lists its children.
+ *
+ * Children, in walk order (expressions are the ones "held directly"):
+ *   FOR          min, extent; body (loop variable in scope)
+ *   BUFFER_STORE indices, value        STORE  index, value, predicate
+ *   ALLOCATE     body                  IF     cond; then_s, else_s
+ *   SEQ          stmts                 EVALUATE value
+ *   ALLREDUCE    value; body           BARRIER, NOOP: none
+ *   LET          value; body (var in scope)
+ *   ATTR         value; body
+ *
+ * Scope: when `an` is set, the default walk of a FOR binds the loop
+ * variable in that analyser (tir_bind_loop) while the body is walked,
+ * and that of a LET binds its variable to the constant bounds of its
+ * value (when both are known), so a pass that asks the analyser sees the
+ * ranges of the variables around it. A per-kind function that replaces
+ * the default for FOR or LET binds itself (or calls the default, which
+ * does).
+ *
+ * Ownership: nodes live in the ctx arena and are shared; a mutator never
+ * edits a node in place, and returns the very node it was given when
+ * nothing under it changed. */
+
+/* Binds loop variable `var` in `an` to every value its loop can take,
+ * [lo(min), hi(min) + hi(extent)), with min and extent bounded by the
+ * analyser. Returns false, binding nothing, when the extent can be < 1
+ * or a bound is unknown or beyond +-TIR_BIND_LIMIT: ranges that large are
+ * treated as unbounded, so that sums and products of a few bounds in the
+ * analyser and in the passes' solvers never overflow int64. Undo with
+ * te_analyzer_unbind(an, var). */
+#define TIR_BIND_LIMIT ((int64_t)1 << 40)
+bool tir_bind_loop(te_analyzer *an, const te_expr *var, const te_expr *min, const te_expr *extent);
+
+typedef struct tir_mutator tir_mutator;
+typedef tir_stmt *(*tir_mutate_fn)(tir_mutator *m, tir_stmt *s);
+struct tir_mutator {
+    te_ctx *ctx;
+    void *user;
+    /* kind[k]: replaces the default for statements of kind k. It may call
+     * tir_mutate_children(m, s) for the default, or tir_mutate(m, child)
+     * on the children it chooses. NULL: the default. */
+    tir_mutate_fn kind[TIR_STMT_KIND_COUNT];
+    /* Pre-order hook, before the kind function. Returns the node to go on
+     * with (s itself, or a replacement), NULL on failure; setting *final
+     * makes the returned node the result as it is (no kind function, no
+     * post hook, its children not walked). */
+    tir_stmt *(*pre)(tir_mutator *m, tir_stmt *s, bool *final);
+    /* Post-order hook: applied to what the kind function returned (its
+     * children already mutated). Not applied a second time to a SEQ
+     * that collapsed into one of its own, already mutated, statements. */
+    tir_mutate_fn post;
+    /* Applied by the default to each expression a statement holds
+     * directly (deep rewrites use tir__expr_rewrite inside). NULL: kept. */
+    te_expr *(*expr)(tir_mutator *m, te_expr *e);
+    te_analyzer *an; /* see Scope above; NULL: no binding */
+    bool failed;     /* set when a function returned NULL; the walk stops */
+};
+/* Mutates s (NULL gives NULL without failing). Returns NULL, with
+ * m->failed set, when a function returned NULL (the ctx says why). */
+tir_stmt *tir_mutate(tir_mutator *m, tir_stmt *s);
+/* The default for s: its expressions through m->expr, its child
+ * statements through tir_mutate, a new node only when one changed. */
+tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s);
+/* m->expr(m, e) when both are non-NULL, else e (NULL with m->failed set
+ * when m->expr returned NULL). */
+te_expr *tir_mutate_expr(tir_mutator *m, te_expr *e);
+
+/* A visitor function returns 0 to go on; any other value ends the walk
+ * and is what tir_visit returns (a pre hook's TIR_VISIT_SKIP instead
+ * skips the statement's kind function, children and post hook). */
+#define TIR_VISIT_SKIP INT32_MAX
+typedef struct tir_visitor tir_visitor;
+typedef int (*tir_visit_fn)(tir_visitor *v, const tir_stmt *s);
+struct tir_visitor {
+    void *user;
+    tir_visit_fn kind[TIR_STMT_KIND_COUNT]; /* replaces the default, as in tir_mutator */
+    tir_visit_fn pre;                        /* before the kind function */
+    tir_visit_fn post;                       /* after it */
+    int (*expr)(tir_visitor *v, const te_expr *e); /* each directly held expression */
+    te_analyzer *an;                         /* see Scope above */
+};
+int tir_visit(tir_visitor *v, const tir_stmt *s);
+/* The default for s: its expressions, then its child statements. */
+int tir_visit_children(tir_visitor *v, const tir_stmt *s);
+
+/* Conveniences on the mutator and visitor.
  * tir_stmt_map rebuilds s bottom-up: each child statement is first mapped
- * recursively, then stmt_fn (if non-NULL) is applied to the rebuilt node;
- * every expression directly held by a statement (loop bounds, indices,
- * values, conditions) is replaced by expr_fn(e, user) when expr_fn is
- * non-NULL. Unchanged nodes are shared. Returns NULL if a callback does. */
+ * recursively, then stmt_fn (if non-NULL) is applied to the rebuilt node
+ * (the mutator's post hook); every expression directly held by a
+ * statement is replaced by expr_fn(e, user) when expr_fn is non-NULL.
+ * Unchanged nodes are shared. Returns NULL if a callback does. */
 typedef tir_stmt *(*tir_stmt_map_fn)(tir_stmt *s, void *user);
 tir_stmt *tir_stmt_map(te_ctx *ctx, tir_stmt *s, tir_stmt_map_fn stmt_fn,
                        te_expr_map_fn expr_fn, void *user);
