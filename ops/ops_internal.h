@@ -6,7 +6,9 @@
 #ifndef LOOM_OPS_INTERNAL_H
 #define LOOM_OPS_INTERNAL_H
 
-#include "loom/loom.h"
+#include "loom/ops.h"
+#include "loom/schedule.h"
+#include "loom/te.h"
 
 /* Per-workload state kept in ops_workload.priv. */
 typedef struct ops__impl ops__impl;

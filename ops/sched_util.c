@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loom/codegen.h"
 #include "ops_internal.h"
 
 static int host_vlen = 8;

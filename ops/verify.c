@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loom/codegen.h"
 #include "ops_internal.h"
 
 static te_ctx *wctx(const ops_workload *w) { return w->args[0]->ctx; }

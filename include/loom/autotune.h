@@ -37,7 +37,6 @@
 #ifndef LOOM_AUTOTUNE_H
 #define LOOM_AUTOTUNE_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -595,8 +594,10 @@ typedef struct {
     void *user;
     /* Test hook: the hook for trial number t (1-based), or NULL. */
     int (*hook_for_trial)(void *user, int trial);
-    /* Stop early when *stop becomes non-zero (a SIGINT flag). */
-    volatile sig_atomic_t *stop;
+    /* Stop early when *stop becomes non-zero: e.g. a flag a SIGINT handler
+     * sets (a volatile sig_atomic_t, which is int on the platforms Loom
+     * builds for: the header need not pull <signal.h> into users' code). */
+    volatile int *stop;
     /* Step logs (JSON) of earlier programs (resume): never re-measured. */
     int nknown;
     const char *const *known_steps;

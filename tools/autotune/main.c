@@ -100,6 +100,8 @@ static const char usage[] =
     "                the options of a search (--op, --trials, ...) do not apply.\n";
 
 static volatile sig_atomic_t stop_flag;
+/* tune_options.stop takes a volatile int *: the same type here. */
+_Static_assert(_Generic((sig_atomic_t)0, int: 1, default: 0), "sig_atomic_t is not int");
 static void on_sigint(int sig) {
     (void)sig;
     stop_flag = 1;
