@@ -612,8 +612,4 @@ const char *tune_steps_key(te_ctx *ctx, const sch_schedule *s) {
     return r;
 }
 
-uint64_t tune_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
+uint64_t tune_hash(const char *s) { return te_hash_str(s); }

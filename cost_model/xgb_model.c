@@ -591,12 +591,6 @@ int cm_scorer_update(void *model, int task, int n, const tir_func *const *funcs,
 #define FORMAT_VERSION 2
 static const char magic[8] = {'L', 'O', 'O', 'M', 'C', 'M', 0, 0};
 
-static uint64_t fnv1a(const unsigned char *p, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 static void put32(unsigned char *p, uint32_t v) {
     for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
@@ -634,7 +628,7 @@ int cm_model_save_buffer(cm_model *m, void **buf, size_t *len) {
     put32(b + 28, (uint32_t)cm_model_vector_bytes(m));
     put64(b + 32, (uint64_t)plen);
     if (plen) memcpy(b + HEADER_BYTES, payload, (size_t)plen);
-    put64(b + 40, fnv1a(b + HEADER_BYTES, (size_t)plen));
+    put64(b + 40, te_hash_bytes(b + HEADER_BYTES, (size_t)plen));
     *buf = b, *len = HEADER_BYTES + (size_t)plen;
     return 0;
 }
@@ -699,7 +693,7 @@ cm_model *cm_model_load_buffer(const void *buf, size_t len, const cm_params *par
         return load_error(NULL, errbuf, errlen,
                           "blob truncated (payload %llu bytes, %zu present)",
                           (unsigned long long)plen, len - HEADER_BYTES);
-    if (get64(b + 40) != fnv1a(b + HEADER_BYTES, (size_t)plen))
+    if (get64(b + 40) != te_hash_bytes(b + HEADER_BYTES, (size_t)plen))
         return load_error(NULL, errbuf, errlen,
                           "blob corrupted (payload checksum mismatch)");
     cm_model *m = cm_model_new(params);

@@ -888,6 +888,18 @@ static void test_traversal(void **state) {
     te_ctx_free(ctx);
 }
 
+/* FNV-1a's published 64-bit vectors: the values are on disk (workload-key
+ * hashes, cost-model checksums), so they must stay bit-identical. */
+static void test_hash(void **st) {
+    (void)st;
+    assert_true(te_hash_str("") == 0xcbf29ce484222325ull);
+    assert_true(te_hash_str("a") == 0xaf63dc4c8601ec8cull);
+    assert_true(te_hash_str("foobar") == 0x85944171f73967e8ull);
+    assert_true(te_hash_bytes("foobar", 3) == te_hash_str("foo"));
+    const unsigned char zero[1] = {0};
+    assert_true(te_hash_bytes(zero, 1) == 0xaf63bd4c8601b7dfull);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arena),
@@ -908,6 +920,7 @@ int main(void) {
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_loop_level_nodes),
         cmocka_unit_test(test_traversal),
+        cmocka_unit_test(test_hash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

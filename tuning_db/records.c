@@ -18,12 +18,7 @@
 /* FNV-1a, 64 bits: a short stable id of the key for lookups by hash
  * (Ansor hashes its workload keys alike, with md5). */
 static void key_hash(const char *key, char out[17]) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
-        h ^= *p;
-        h *= 0x100000001b3ull;
-    }
-    snprintf(out, 17, "%016llx", (unsigned long long)h);
+    snprintf(out, 17, "%016llx", (unsigned long long)te_hash_str(key));
 }
 
 static int64_t lookup_id(tdb_db *db, const char *sql, const char *key) {

@@ -427,7 +427,7 @@ const char *tune_steps_key_of(te_ctx *ctx, int nsteps, const sch_step *steps);
  * applications per sketch (milliseconds on small workloads). */
 int tune_program_from_steps(const char *key, const tune_sketch *sketches, int nsketches,
                             const char *steps_json, tune_program *out, char **err);
-/* 64-bit FNV-1a hash of a string. */
+/* 64-bit FNV-1a hash of a string: te_hash_str, under the tuner's name. */
 uint64_t tune_hash(const char *s);
 
 /* ------------------------------------------------------------------ */

@@ -383,6 +383,17 @@ int te_expr_read_dim(const te_expr *e, const te_tensor *t, const te_expr *v);
 bool te_reduce_axis_slides(const te_tensor *t, int r);
 
 /* ------------------------------------------------------------------ */
+/* Hashing                                                             */
+/* ------------------------------------------------------------------ */
+
+/* 64-bit FNV-1a of n bytes at data (the "" hash is 0xcbf29ce484222325).
+ * Stable across versions and hosts: the tuning database and the cost
+ * model's blobs store its values. Not a cryptographic hash. */
+uint64_t te_hash_bytes(const void *data, size_t n);
+/* te_hash_bytes of a NUL-terminated string (without its NUL). */
+uint64_t te_hash_str(const char *s);
+
+/* ------------------------------------------------------------------ */
 /* Printing                                                            */
 /* ------------------------------------------------------------------ */
 
