@@ -24,18 +24,10 @@
 
 #define KEY32 "matmul(M=32,N=32,K=32,transpose_a=0,transpose_b=0,dtype=float32)"
 
-static char bindir[4096];
 static char out[65536];
 
 static int run(const char *tool, const char *args) {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s/%s %s 2>&1", bindir, tool, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tu_run(out, sizeof out, "%s/%s %s", tu_bindir(), tool, args);
 }
 
 static void test_errors(void **st) {
@@ -507,7 +499,7 @@ static void test_ctrl_c(void **st) {
     char db[256], log[256], bin[4200];
     snprintf(db, sizeof db, "/tmp/loom_at_int_%d.db", (int)getpid());
     snprintf(log, sizeof log, "/tmp/loom_at_int_%d.out", (int)getpid());
-    snprintf(bin, sizeof bin, "%s/autotune", bindir);
+    snprintf(bin, sizeof bin, "%s/autotune", tu_bindir());
     unlink(db);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -570,18 +562,18 @@ static void test_plugin(void **st) {
     (void)st;
     char db[256], a[3000], lib[1000], bad[1000];
     snprintf(db, sizeof db, "/tmp/loom_at_plugin_%d.db", (int)getpid());
-    snprintf(lib, sizeof lib, "%.900s/libloom_plugin_example.so", bindir);
+    snprintf(lib, sizeof lib, "%.900s/libloom_plugin_example.so", tu_bindir());
     unlink(db);
     const char *op = "--op user.sqnorm_rows --shape M=8,N=64";
     /* errors, each before anything is written */
     snprintf(a, sizeof a, "--plugin /nonexistent/libx.so %s --trials 2 --db %s", op, db);
     assert_int_equal(run("autotune", a), 2);
     tu_assert_msg_has(out, "plugin '/nonexistent/libx.so'", "No such file");
-    snprintf(bad, sizeof bad, "%.900s/libloom_plugin_noentry.so", bindir);
+    snprintf(bad, sizeof bad, "%.900s/libloom_plugin_noentry.so", tu_bindir());
     snprintf(a, sizeof a, "--plugin %s %s --trials 2 --db %s", bad, op, db);
     assert_int_equal(run("autotune", a), 2);
     tu_assert_msg_has(out, bad, "has no entry point loom_register_ops");
-    snprintf(bad, sizeof bad, "%.900s/libloom_plugin_fails.so", bindir);
+    snprintf(bad, sizeof bad, "%.900s/libloom_plugin_fails.so", tu_bindir());
     snprintf(a, sizeof a, "--plugin %s %s --trials 2 --db %s", bad, op, db);
     assert_int_equal(run("autotune", a), 2);
     tu_assert_msg_has(out, bad, "loom_register_ops() returned 3");
@@ -623,11 +615,6 @@ static void test_plugin(void **st) {
 }
 
 int main(void) {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return 1;
-    self[n] = 0;
-    snprintf(bindir, sizeof bindir, "%s", dirname(self));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_short_run),

@@ -423,10 +423,9 @@ static int late_build(te_ctx *ctx, const char *key, tune_workload *out) {
     return custom_mmb_build(ctx, KEY, out);
 }
 
-static char bindir[4096];
 
 static void plugin_path(char *out, size_t n, const char *variant) {
-    snprintf(out, n, "%s/libloom_plugin_%s.so", bindir, variant);
+    snprintf(out, n, "%s/libloom_plugin_%s.so", tu_bindir(), variant);
 }
 
 static void test_plugins(void **st) {
@@ -479,11 +478,6 @@ int main(int argc, char **argv) {
     tune_runner_maybe_run(argc, argv);
     /* Too late for the runners: they never see it. */
     tune_register_builder("test.late", late_build);
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return 1;
-    self[n] = 0;
-    snprintf(bindir, sizeof bindir, "%s", dirname(self));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_steps),
         cmocka_unit_test(test_every_trial_failed),

@@ -614,18 +614,10 @@ static void test_measured_seed_rounds(void **st) {
 
 /* ---- the command ---- */
 
-static char bindir[4096];
 static char out[65536];
 
 static int run(const char *args) {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s/autotune %s 2>&1", bindir, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tu_run(out, sizeof out, "%s/autotune %s", tu_bindir(), args);
 }
 
 static void write_text(const char *path, const char *text) {
@@ -764,11 +756,6 @@ static void test_cli_suite(void **st) {
 
 int main(int argc, char **argv) {
     tune_runner_maybe_run(argc, argv);
-    char self[4096];
-    ssize_t sn = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (sn <= 0) return 1;
-    self[sn] = 0;
-    snprintf(bindir, sizeof bindir, "%s", dirname(self));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_program_from_steps),
         cmocka_unit_test(test_warm_start),

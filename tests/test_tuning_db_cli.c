@@ -11,34 +11,14 @@
 
 #define TA "llvm -mcpu=test_a"
 
-static char tool[PATH_MAX];
 static char dir[64], dbp[128], jl[160], other[160];
 static char *key;
 static int64_t best_id;
 
-/* Runs `tunedb ARGS` (2>&1), returning the exit status; output in out. */
-static int run(char *out, size_t size, const char *fmt, ...) {
-    char args[2048], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "env -u LOOM_TUNEDB %s %s 2>&1", tool, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = 0;
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static int setup(void **state) {
     (void)state;
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    assert_true(n > 0);
-    self[n] = 0;
-    snprintf(tool, sizeof tool, "%s/tunedb", dirname(self));
+    char tool[PATH_MAX + 16];
+    snprintf(tool, sizeof tool, "%s/tunedb", tu_bindir());
     if (access(tool, X_OK)) {
         fprintf(stderr, "tunedb not built at %s\n", tool);
         return -1;
@@ -88,77 +68,77 @@ static char out[65536];
 
 static void test_help(void **state) {
     (void)state;
-    assert_int_equal(run(out, sizeof out, "--help"), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--help"), 0);
     tu_assert_msg_has(out, "usage: tunedb --db FILE COMMAND", "list", "best", "history", "prune");
     const char *cmds[] = {"list",   "best",  "show",  "history", "export",
                           "import", "prune", "stats", "apply"};
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
-        assert_int_equal(run(out, sizeof out, "%s --help", cmds[i]), 0);
+        assert_int_equal(tdbt_tunedb(out, sizeof out, "%s --help", cmds[i]), 0);
         char want[64];
         snprintf(want, sizeof want, "usage: tunedb --db FILE %s", cmds[i]);
         tu_assert_msg_has(out, want);
     }
-    assert_int_equal(run(out, sizeof out, "--db %s frobnicate", dbp), 2);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s frobnicate", dbp), 2);
     tu_assert_msg_has(out, "unknown command 'frobnicate'");
-    assert_int_equal(run(out, sizeof out, "--db %s list --bogus", dbp), 2);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s list --bogus", dbp), 2);
     tu_assert_msg_has(out, "list", "unknown or incomplete option '--bogus'");
-    assert_int_equal(run(out, sizeof out, "list"), 1);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "list"), 1);
     tu_assert_msg_has(out, "no database", "--db FILE");
-    assert_int_equal(run(out, sizeof out, "--db %s prune", dbp), 2);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s prune", dbp), 2);
     tu_assert_msg_has(out, "--keep K");
-    assert_int_equal(run(out, sizeof out, "--db %s prune --keep -3", dbp), 2);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s prune --keep -3", dbp), 2);
     tu_assert_msg_has(out, "--keep '-3' must be an integer from 0 to 2147483647");
     /* Past an int, the value wrapped (issue 30, item 4): --keep 4294967296
      * became 0 and deleted every record. */
-    assert_int_equal(run(out, sizeof out, "--db %s prune --keep 4294967296", dbp), 2);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s prune --keep 4294967296", dbp), 2);
     tu_assert_msg_has(out, "--keep '4294967296' must be an integer from 0 to 2147483647");
-    assert_int_equal(run(out, sizeof out, "--db %s best -k 4294967297 --op matmul --shape M=4,N=4,K=4",
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s best -k 4294967297 --op matmul --shape M=4,N=4,K=4",
                          dbp), 2);
     tu_assert_msg_has(out, "-k '4294967297' must be an integer from 1 to 2147483647");
 }
 
 static void test_list_best_show_history(void **state) {
     (void)state;
-    assert_int_equal(run(out, sizeof out, "--db %s list", dbp), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s list", dbp), 0);
     tu_assert_msg_has(out, "WORKLOAD", "GFLOP/s", key, TA, "1.0000", "0.07");
-    assert_int_equal(run(out, sizeof out, "--db %s list --csv --target '%s'", dbp, TA), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s list --csv --target '%s'", dbp, TA), 0);
     char line[512];
     snprintf(line, sizeof line, "\"%s\",matmul,%s,3,2,0.001,0.065536", key, TA);
     tu_assert_msg_has(out, "workload,op,target,records,valid,best_s,gflops\n", line);
 
-    assert_int_equal(run(out, sizeof out,
+    assert_int_equal(tdbt_tunedb(out, sizeof out,
                          "best --db %s --op matmul --shape K=32,N=32,M=32 --target '%s'", dbp, TA),
                      0);
     char id[32];
     snprintf(id, sizeof id, "\"id\":\t%lld", (long long)best_id);
     tu_assert_msg_has(out, id, "\"gflops\":\t0.065536", "\"steps\":", "\"latencies\":", key);
     assert_int_equal(
-        run(out, sizeof out, "--db %s best --workload '%s' --target '%s' -k 5", dbp, key, TA), 0);
+        tdbt_tunedb(out, sizeof out, "--db %s best --workload '%s' --target '%s' -k 5", dbp, key, TA), 0);
     assert_true(out[0] == '[');
     /* a key in another parameter order means the same workload */
-    assert_int_equal(run(out, sizeof out,
+    assert_int_equal(tdbt_tunedb(out, sizeof out,
                          "--db %s best --workload 'matmul(N=32,K=32,M=32)' "
                          "--target '%s'",
                          dbp, TA),
                      0);
     tu_assert_msg_has(out, id);
     assert_int_equal(
-        run(out, sizeof out, "--db %s best --workload '%s' --target nowhere", dbp, key), 1);
+        tdbt_tunedb(out, sizeof out, "--db %s best --workload '%s' --target nowhere", dbp, key), 1);
     tu_assert_msg_has(out, "no valid record", "'nowhere'", "records exist for", TA);
-    assert_int_equal(run(out, sizeof out, "--db %s best --op nosuch --shape X=1", dbp), 2);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s best --op nosuch --shape X=1", dbp), 2);
     tu_assert_msg_has(out, "nosuch");
 
-    assert_int_equal(run(out, sizeof out, "--db %s show %lld", dbp, (long long)best_id), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s show %lld", dbp, (long long)best_id), 0);
     tu_assert_msg_has(out, id, "\"error_code\":\t0");
-    assert_int_equal(run(out, sizeof out, "--db %s show 99999", dbp), 1);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s show 99999", dbp), 1);
     tu_assert_msg_has(out, "no record with id 99999");
-    assert_int_equal(run(out, sizeof out, "--db %s show abc", dbp), 2);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s show abc", dbp), 2);
 
     assert_int_equal(
-        run(out, sizeof out, "--db %s history --workload '%s' --target '%s'", dbp, key, TA), 0);
+        tdbt_tunedb(out, sizeof out, "--db %s history --workload '%s' --target '%s'", dbp, key, TA), 0);
     tu_assert_msg_has(out, "TRIAL", "BEST(ms)", "2.0000", "1.0000", "error");
     assert_int_equal(
-        run(out, sizeof out, "--db %s history --workload '%s' --target '%s' --csv", dbp, key, TA),
+        tdbt_tunedb(out, sizeof out, "--db %s history --workload '%s' --target '%s' --csv", dbp, key, TA),
         0);
     tu_assert_msg_has(out, "trial,record_id,latency_s,best_s,best_gflops\n1,",
                       ",0.002,0.002,0.032768\n", ",0.001,0.001,0.065536\n", ",,0.001,0.065536\n");
@@ -166,11 +146,11 @@ static void test_list_best_show_history(void **state) {
 
 static void test_export_import_prune_stats(void **state) {
     (void)state;
-    assert_int_equal(run(out, sizeof out, "--db %s export %s", dbp, jl), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s export %s", dbp, jl), 0);
     tu_assert_msg_has(out, "exported 4 records");
-    assert_int_equal(run(out, sizeof out, "--db %s import %s", other, jl), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s import %s", other, jl), 0);
     tu_assert_msg_has(out, "imported 4 records, skipped 0");
-    assert_int_equal(run(out, sizeof out, "--db %s import %s", other, jl), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s import %s", other, jl), 0);
     tu_assert_msg_has(out, "imported 0 records, skipped 4");
 
     char bad[160];
@@ -178,20 +158,20 @@ static void test_export_import_prune_stats(void **state) {
     FILE *f = fopen(bad, "w");
     fprintf(f, "\n{\"workload\": 3}\n\n[1,2\n");
     fclose(f);
-    assert_int_equal(run(out, sizeof out, "--db %s import %s", other, bad), 1);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s import %s", other, bad), 1);
     tu_assert_msg_has(out, "bad.jsonl", "2 bad lines", "nothing imported",
                       "line 2:", "line 4:", "not valid JSON");
-    assert_int_equal(run(out, sizeof out, "--db %s import %s/none.jsonl", other, dir), 1);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s import %s/none.jsonl", other, dir), 1);
     tu_assert_msg_has(out, "cannot read", "none.jsonl");
 
-    assert_int_equal(run(out, sizeof out, "--db %s stats", other), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s stats", other), 0);
     char ver[64];
     snprintf(ver, sizeof ver, "schema version  %d", TDB_SCHEMA_VERSION);
     tu_assert_msg_has(out, ver, "records         4 (1 failed)",
                       "integrity       ok");
-    assert_int_equal(run(out, sizeof out, "--db %s prune --keep 1", other), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s prune --keep 1", other), 0);
     tu_assert_msg_has(out, "deleted 2 records");
-    assert_int_equal(run(out, sizeof out, "--db %s stats", other), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s stats", other), 0);
     tu_assert_msg_has(out, "records         2 (0 failed)");
 
     /* Stored cost models are listed with whether this Loom can use them. */
@@ -216,7 +196,7 @@ static void test_export_import_prune_stats(void **state) {
     assert_int_equal(tdb_list_cost_models(db, NULL), -1);
     tu_assert_msg_has(tdb_errmsg(db), "list_cost_models", "missing argument");
     tdb_close(db);
-    assert_int_equal(run(out, sizeof out, "--db %s stats", other), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s stats", other), 0);
     char fv[64];
     snprintf(fv, sizeof fv, "features of version %d", CM_FEATURE_VERSION - 1);
     tu_assert_msg_has(out, "cost models     3", "llvm -mcpu=a: " CM_BLOB_FORMAT,
@@ -227,17 +207,17 @@ static void test_export_import_prune_stats(void **state) {
     free(blob), free(stale);
     cm_model_free(cm);
 
-    assert_int_equal(run(out, sizeof out, "--db %s/nodir/x.db stats", dir), 1);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s/nodir/x.db stats", dir), 1);
     tu_assert_msg_has(out, "does not exist", "nodir/x.db");
-    assert_int_equal(run(out, sizeof out, "--db %s/nodir/x.db import %s", dir, jl), 1);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s/nodir/x.db import %s", dir, jl), 1);
     tu_assert_msg_has(out, "cannot be opened", "nodir/x.db", "writable");
 }
 
 static void test_apply(void **state) {
     (void)state;
-    assert_int_equal(run(out, sizeof out, "--db %s apply --workload '%s'", dbp, key), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s apply --workload '%s'", dbp, key), 0);
     tu_assert_msg_has(out, "applied record", "correct");
-    assert_int_equal(run(out, sizeof out, "--db %s apply --op matmul --shape M=8,N=8,K=8", dbp), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s apply --op matmul --shape M=8,N=8,K=8", dbp), 0);
     tu_assert_msg_has(out, "no record", "default schedule", "correct");
 }
 

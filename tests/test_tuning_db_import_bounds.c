@@ -252,23 +252,6 @@ static void test_negative_schema_version(void **state) {
 
 /* ---- the command line ---- */
 
-static char tool[PATH_MAX + 16];
-
-static int run(char *out, size_t size, const char *fmt, ...) {
-    char args[2048], cmd[PATH_MAX + 2200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "env -u LOOM_TUNEDB %s %s 2>&1", tool, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = 0;
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static char *slurp(const char *path) {
     FILE *f = fopen(path, "r");
     assert_non_null(f);
@@ -281,11 +264,6 @@ static char *slurp(const char *path) {
 
 static void test_cli(void **state) {
     (void)state;
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    assert_true(len > 0);
-    self[len] = 0;
-    snprintf(tool, sizeof tool, "%s/tunedb", dirname(self));
     char jl[160], errs[160], out[16384];
     tdbt_path(jl, sizeof jl, dir, "cli.jsonl");
     tdbt_path(errs, sizeof errs, dir, "errs.txt");
@@ -300,13 +278,13 @@ static void test_cli(void **state) {
     fclose(f);
     unlink(dbp);
 
-    assert_int_equal(run(out, sizeof out, "--db %s import %s", dbp, jl), 1);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s import %s", dbp, jl), 1);
     tu_assert_msg_has(out, "tunedb import: ", jl, "13 bad lines, nothing imported (the first 10",
                       "line 1: latency 0 (1e-09 s) would run workload", "line 10: 'error_code' 58",
                       "13 bad lines in all; --errors FILE lists every one");
     assert_null(strstr(out, "line 13:"));
 
-    assert_int_equal(run(out, sizeof out, "--db %s import --errors %s %s", dbp, errs, jl), 1);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s import --errors %s %s", dbp, errs, jl), 1);
     tu_assert_msg_has(out, "13 bad lines", "every bad line (13) is listed in", errs);
     char *all = slurp(errs);
     tu_assert_msg_has(all, "line 1: latency 0 (1e-09 s)", "line 12: 'error_code' 60",
@@ -314,27 +292,27 @@ static void test_cli(void **state) {
     assert_null(strstr(all, "line 14:"));
     assert_int_equal(tu_count_substr(all, "\n"), 13);
     free(all);
-    assert_int_equal(run(out, sizeof out, "--db %s stats", dbp), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s stats", dbp), 0);
     tu_assert_msg_has(out, "records         0 (0 failed)");
 
     /* a good file leaves an empty list */
     f = fopen(jl, "w");
     line(f, k32, log32, "1e-3", 0);
     fclose(f);
-    assert_int_equal(run(out, sizeof out, "--db %s import --errors %s %s", dbp, errs, jl), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s import --errors %s %s", dbp, errs, jl), 0);
     tu_assert_msg_has(out, "imported 1 records");
     all = slurp(errs);
     assert_string_equal(all, "");
     free(all);
-    assert_int_equal(run(out, sizeof out, "--db %s import --errors %s/no/dir/e.txt %s", dbp, dir,
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s import --errors %s/no/dir/e.txt %s", dbp, dir,
                          jl),
                      1);
     tu_assert_msg_has(out, "cannot write", "no/dir/e.txt");
-    assert_int_equal(run(out, sizeof out, "import --help"), 0);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "import --help"), 0);
     tu_assert_msg_has(out, "--errors ERRS", "line N: reason", "auto_unroll_max_step");
 
     set_user_version(dbp, -3);
-    assert_int_equal(run(out, sizeof out, "--db %s stats", dbp), 1);
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s stats", dbp), 1);
     tu_assert_msg_has(out, "has schema version -3: not a Loom database");
 }
 

@@ -23,16 +23,11 @@
 #define SKIP_STATUS 77 /* a child that cannot make the file read-only */
 
 static char dir[64], ro[128], jl[160];
-static char bindir[PATH_MAX];
 static char *key;
 
 static int setup(void **state) {
     (void)state;
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    assert_true(n > 0);
-    self[n] = 0;
-    snprintf(bindir, sizeof bindir, "%s", dirname(self));
+    (void)tu_bindir(); /* found while root: the children read it */
     tdbt_tmpdir(dir, sizeof dir);
     /* The unprivileged child creates the -wal and -shm files here. */
     assert_int_equal(chmod(dir, 0777), 0);
@@ -157,7 +152,7 @@ static int run_tool(char *out, size_t size, const char *name, const char *const 
         close(p[0]);
         child_drop_privileges(p[1]);
         char tool[PATH_MAX + 16];
-        snprintf(tool, sizeof tool, "%s/%s", bindir, name);
+        snprintf(tool, sizeof tool, "%s/%s", tu_bindir(), name);
         if (access(tool, X_OK)) {
             dprintf(p[1], "%s is not executable by uid %u", tool, (unsigned)geteuid());
             _exit(SKIP_STATUS);

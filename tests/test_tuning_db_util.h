@@ -7,6 +7,7 @@
 #define LOOM_TEST_TUNING_DB_UTIL_H
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,22 @@
 
 #include "testutil.h"
 #include "tuning_db/tdb_internal.h"
+
+/* Runs `tunedb ARGS` (ARGS from fmt; LOOM_TUNEDB unset so that only
+ * --db names the file), output in out; its exit status (tu_run). */
+static inline int tdbt_tunedb(char *out, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static inline int tdbt_tunedb(char *out, size_t size, const char *fmt, ...) {
+    char args[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    return tu_run(out, size, "env -u LOOM_TUNEDB %s/tunedb %s", tu_bindir(), args);
+}
 
 /* A new empty directory under /tmp. */
 static inline void tdbt_tmpdir(char *dir, size_t size) {

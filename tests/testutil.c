@@ -1,10 +1,13 @@
 #include "testutil.h"
 
+#include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 uint64_t tu_seed(void) {
@@ -110,4 +113,33 @@ int tu_count_substr(const char *text, const char *what) {
     size_t len = strlen(what);
     for (const char *p = text; len && (p = strstr(p, what)); p += len) n++;
     return n;
+}
+
+const char *tu_bindir(void) {
+    static char dir[PATH_MAX];
+    if (dir[0]) return dir;
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(n > 0);
+    self[n] = 0;
+    snprintf(dir, sizeof dir, "%s", dirname(self));
+    return dir;
+}
+
+int tu_run(char *out, size_t size, const char *fmt, ...) {
+    char cmd[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(cmd, sizeof cmd - 8, fmt, ap);
+    va_end(ap);
+    assert_true(len >= 0 && (size_t)len < sizeof cmd - 8); /* not cut */
+    strcat(cmd, " 2>&1");
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = 0;
+    char drain[4096]; /* the rest, so that the command never blocks on a full pipe */
+    while (fread(drain, 1, sizeof drain, p) > 0) {}
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

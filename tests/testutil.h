@@ -51,6 +51,18 @@ int tu_read_suite(const char *path, tu_suite_line *lines, int cap);
  * printed loops, generated code, ...). */
 int tu_count_substr(const char *text, const char *what);
 
+/* The directory of the running test program (where the built tools are),
+ * or fails the test. */
+const char *tu_bindir(void);
+/* Runs the shell command made of fmt, its stderr joined to its stdout,
+ * the output (cut to size - 1 bytes) in out; returns its exit status, -1
+ * when a signal ended it. */
+int tu_run(char *out, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* Asserts that `msg` contains every one of the NULL-terminated substrings. */
 #define tu_assert_msg_has(msg, ...) tu_assert_msg_has_((msg), __FILE__, __LINE__, __VA_ARGS__, (const char *)NULL)
 void tu_assert_msg_has_(const char *msg, const char *file, int line, ...);
