@@ -39,8 +39,9 @@ static int cmp_u64(const void *a, const void *b) {
  * hole: a split's factors give the same steps in any order). Very
  * negative for an invalid program. *exact: the logs are equal. */
 static long score(dscratch *d, const tune_sketch *sk, const tune_program *p, const uint64_t *tsorted,
-                  const uint64_t *tseq, int tn, bool *exact) {
+                  const uint64_t *tseq, int tn, bool *exact, int *common_out) {
     *exact = false;
+    *common_out = 0;
     if (++d->uses > 256 && dfresh(d)) return -1000000000L;
     sch_schedule *s = tune_program_apply(d->ctx, &d->w, sk, p);
     if (!s) return -1000000000L;
@@ -62,6 +63,7 @@ static long score(dscratch *d, const tune_sketch *sk, const tune_program *p, con
     }
     if (h != buf) free(h);
     *exact = same;
+    *common_out = common;
     return (-(long)(n - common) - (long)(tn - common)) * 4096 + pos;
 }
 
@@ -110,8 +112,9 @@ static int hole_candidates(const tune_hole *h, const int64_t *factors, int nf, i
     return n;
 }
 
-int tune_program_from_steps(const char *key, const tune_sketch *sketches, int nsketches,
-                            const char *steps_json, tune_program *out, char **err) {
+int tune__program_nearest(const char *key, const tune_sketch *sketches, int nsketches,
+                          const char *steps_json, tune_program *out, int *common_out,
+                          int *total_out, char **err) {
     dscratch d = {key, NULL, {0}, 0};
     int rc = -1;
     uint64_t *tseq = NULL, *tsorted = NULL;
@@ -155,7 +158,8 @@ int tune_program_from_steps(const char *key, const tune_sketch *sketches, int ns
     if (nf == 0) factors[nf++] = 1;
     qsort(tsorted, (size_t)tn, sizeof *tsorted, cmp_u64);
     rc = 0;
-    for (int k = 0; k < nsketches && rc == 0; k++) {
+    long nearest = 0; /* the score of *out when rc == 2 */
+    for (int k = 0; k < nsketches && rc != 1; k++) {
         const tune_sketch *sk = &sketches[k];
         tune_program p;
         memset(&p, 0, sizeof p);
@@ -167,7 +171,9 @@ int tune_program_from_steps(const char *key, const tune_sketch *sketches, int ns
                 p.vals[h->offset + j] = h->kind == TUNE_HOLE_UNROLL || h->kind >= TUNE_HOLE_GPU_UNROLL ? 0 : 1;
         }
         bool exact;
-        long best = score(&d, sk, &p, tsorted, tseq, tn, &exact);
+        int common, best_common;
+        long best = score(&d, sk, &p, tsorted, tseq, tn, &exact, &common);
+        best_common = common;
         for (int sweep = 0; sweep < 4 && !exact; sweep++) {
             bool moved = false;
             for (int i = 0; i < sk->nholes && !exact; i++) {
@@ -181,9 +187,9 @@ int tune_program_from_steps(const char *key, const tune_sketch *sketches, int ns
                 for (int c = 0; c < nc && !exact; c++) {
                     memcpy(p.vals + h->offset, cand + (size_t)c * (size_t)m, sizeof(int64_t) * (size_t)m);
                     if (!memcmp(p.vals + h->offset, keep, sizeof(int64_t) * (size_t)m)) continue;
-                    long sc = score(&d, sk, &p, tsorted, tseq, tn, &exact);
+                    long sc = score(&d, sk, &p, tsorted, tseq, tn, &exact, &common);
                     if (sc > best || exact) {
-                        best = sc, moved = true;
+                        best = sc, best_common = common, moved = true;
                         memcpy(bestv, p.vals + h->offset, sizeof(int64_t) * (size_t)m);
                     }
                 }
@@ -194,10 +200,25 @@ int tune_program_from_steps(const char *key, const tune_sketch *sketches, int ns
         if (exact) {
             *out = p;
             rc = 1;
+        } else if (best > -1000000000L && (rc == 0 || best > nearest)) {
+            /* A valid program that shares steps with the log. */
+            *out = p;
+            nearest = best, rc = 2;
+            if (common_out) *common_out = best_common;
         }
     }
+    if (rc == 1 && common_out) *common_out = tn;
+    if (total_out) *total_out = tn;
 done:
     free(tseq), free(tsorted), free(cand);
     te_ctx_free(d.ctx);
     return rc;
+}
+
+int tune_program_from_steps(const char *key, const tune_sketch *sketches, int nsketches,
+                            const char *steps_json, tune_program *out, char **err) {
+    tune_program p;
+    int r = tune__program_nearest(key, sketches, nsketches, steps_json, &p, NULL, NULL, err);
+    if (r == 1) *out = p;
+    return r == 2 ? 0 : r;
 }

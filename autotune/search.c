@@ -107,6 +107,9 @@ typedef struct {
      * of a sketch, when one reproduces them (first_mapped). */
     tune_program first;
     bool first_mapped;
+    /* first seeds the population: the steps' own program (first_mapped)
+     * or, for a schedule no sketch reproduces, the nearest program. */
+    bool first_seed;
     /* The error every failed trial of this run had, while they agree
      * (all_failed_same): a run where all fail alike is an error. */
     int fail_code;
@@ -410,15 +413,25 @@ static sch_schedule *first_schedule(tuner *t, char **err) {
  * *err when the workload no longer builds. */
 static int map_first(tuner *t, tune_summary *sum, char **err) {
     char *why = NULL;
-    int r = tune_program_from_steps(t->key, t->sk, t->nsk, t->o->first_steps_json, &t->first,
-                                    &why);
+    int common = 0, total = 0;
+    int r = tune__program_nearest(t->key, t->sk, t->nsk, t->o->first_steps_json, &t->first,
+                                  &common, &total, &why);
     t->first_mapped = r == 1;
-    if (r != 1)
+    t->first_seed = r == 1 || r == 2;
+    /* A schedule written by hand is rarely a sketch's program; evolution
+     * then starts from the sketch program nearest to it, while the
+     * schedule itself is measured as it is. */
+    if (r == 2)
         snprintf(sum->first_steps_note, sizeof sum->first_steps_note,
-                 "the first steps could not seed the search's mutation (%s): they are measured "
+                 "the first steps are no sketch's program (a schedule written by hand): they "
+                 "are measured as a trial, and the search is seeded with the nearest program "
+                 "of sketch %d (%d of the %d steps in common)",
+                 t->first.sketch, common, total);
+    else if (r != 1)
+        snprintf(sum->first_steps_note, sizeof sum->first_steps_note,
+                 "the first steps could not seed the search (%s): they are measured "
                  "as a trial, and evolution starts from the sketches alone",
-                 r == 0 ? "no sketch of the workload reproduces them: a schedule written by hand "
-                          "is rarely a sketch's structure"
+                 r == 0 ? "no program of any sketch of the workload is valid"
                         : why ? why : "out of memory");
     free(why);
     if (scratch_fresh(&t->sc)) {
@@ -500,7 +513,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
      * first when a sketch reproduces it. */
     if (o->first_steps_json && (!first_schedule(t, err) || map_first(t, sum, err))) goto out;
     /* The best stored programs seed the population (resume). */
-    int nfirst = t->first_mapped ? 1 : 0;
+    int nfirst = t->first_seed ? 1 : 0;
     if ((o->nseed > 0 && o->known_steps) || nfirst) {
         int ns = o->nseed > 0 && o->known_steps ? o->nseed < o->nknown ? o->nseed : o->nknown : 0;
         t->seed = calloc((size_t)(ns + nfirst) + 1, sizeof *t->seed);

@@ -66,6 +66,16 @@ static inline int nreduce_of(const te_tensor *t) {
 
 /* Uniform in [0, n) (0 when n <= 1). */
 int64_t tune__rand_below(uint64_t *rng, int64_t n);
+/* tune_program_from_steps, and when no sketch reproduces the log exactly:
+ * the valid program (of any sketch) whose applied log is nearest to it
+ * (the fewest steps in the symmetric difference of the two step multisets,
+ * then the most steps equal at the same position). Returns 1 (exact) or 2
+ * (nearest) with *out, *common (steps shared; may be NULL) and *total (the
+ * log's steps; may be NULL) set; 0 when no program of any sketch is valid;
+ * -1 with *err as tune_program_from_steps. */
+int tune__program_nearest(const char *key, const tune_sketch *sketches, int nsketches,
+                          const char *steps_json, tune_program *out, int *common, int *total,
+                          char **err);
 /* The smallest divisors of n (>= 1) not above cap, ascending, at most max
  * of them, into out; returns their count. O(sqrt(n)) steps at most. */
 int tune__divisors(int64_t n, int64_t cap, int64_t *out, int max);

@@ -131,7 +131,8 @@ static void test_first_steps(void **st) {
     tune_summary sum;
     char *err = NULL;
 
-    /* A hand schedule: trial 1, said not to seed the search. */
+    /* A hand schedule: trial 1, and the search seeded with the sketch
+     * program nearest to it (the first of the initial population). */
     char *hand = hand_log();
     tune_options o = topts(3, &rec);
     o.first_steps_json = hand;
@@ -139,7 +140,15 @@ static void test_first_steps(void **st) {
     assert_int_equal(sum.measured, 3);
     assert_string_equal(rec.logs[0], hand);
     assert_int_equal(rec.codes[0], TUNE_OK);
-    tu_assert_msg_has(sum.first_steps_note, "could not seed", "no sketch");
+    tu_assert_msg_has(sum.first_steps_note, "no sketch's program", "seeded with the nearest",
+                      "steps in common");
+    assert_non_null(rec.pop0);
+    assert_string_not_equal(rec.pop0, hand);
+    int common = -1, total = -1;
+    const char *paren = strrchr(sum.first_steps_note, '(');
+    assert_non_null(paren);
+    assert_int_equal(sscanf(paren, "(%d of the %d steps", &common, &total), 2);
+    assert_true(common > 0 && common <= total);
     free(sum.best_steps_json);
     recorder_free(&rec);
 
@@ -307,7 +316,7 @@ static void test_task_db(void **st) {
     assert_true(t->best_trial >= 1 && t->best_s > 0 && t->best_gflops > 0);
     assert_true(t->reach95 >= 1 && t->reach95 <= t->best_trial);
     assert_non_null(t->best_steps_json);
-    tu_assert_msg_has(t->first_steps_note, "could not seed");
+    tu_assert_msg_has(t->first_steps_note, "seeded with the nearest");
     assert_true(t->flops == 2.0 * M * N * K);
     /* every trial is in the database, the hand schedule first */
     tdb_history_point *h = NULL;

@@ -637,9 +637,12 @@ typedef struct {
      * onto a sketch it seeds every round's initial population, so
      * evolution mutates it. When no sketch reproduces it (a schedule
      * written by hand rarely has a sketch's exact structure) it is still
-     * measured, and tune_summary.first_steps_note says that it could not
-     * seed the search. tune_task fails (-1, *err naming the workload)
-     * when the log does not parse or replay on the workload. */
+     * measured as it is, and the valid sketch program whose step log is
+     * nearest to it (the fewest steps in the symmetric difference of the
+     * two logs' step multisets) seeds the population instead;
+     * tune_summary.first_steps_note says so, with the steps in common.
+     * tune_task fails (-1, *err naming the workload) when the log does
+     * not parse or replay on the workload. */
     const char *first_steps_json;
 } tune_options;
 
@@ -656,8 +659,9 @@ typedef struct {
      * checks, and retraining the scorer. */
     double search_s, build_s, run_s, train_s;
     bool stopped;        /* stopped by *stop or on_record */
-    /* Empty, or why tune_options.first_steps_json could not seed the
-     * search (it was measured all the same). */
+    /* Empty when tune_options.first_steps_json seeded the search as it
+     * is; else what seeded it instead (the nearest sketch program) or why
+     * nothing could (the steps were measured all the same). */
     char first_steps_note[320];
 } tune_summary;
 
