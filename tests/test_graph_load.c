@@ -577,6 +577,12 @@ static void test_bad_files(void **state)
     const char *text = "This is a text file, not an ONNX model.\n";
     write_bytes("text.onnx", text, strlen(text));
     expect_model_error("text.onnx", "cannot parse as an ONNX model");
+    char path[256];
+    path_in(path, sizeof path, "text.onnx");
+    err = NULL;
+    assert_null(gr_tensor_load(path, &err));
+    tu_assert_msg_has(err, path, "cannot parse as an ONNX TensorProto");
+    free(err);
 
     uint64_t rng = tu_seed();
     model_parts p;
@@ -708,11 +714,113 @@ static void test_bad_graph(void **state)
     expect_model_error("unnamed.onnx", "node #0 (Add) input 0 names unknown value 'nothing'");
 }
 
+/* A branch graph of If: one node op(in) -> out, graph output out. */
+typedef struct {
+    Onnx__GraphProto g;
+    Onnx__NodeProto node;
+    Onnx__NodeProto *nodes[1];
+    char *in[1], *out[1];
+    Onnx__ValueInfoProto out_vi;
+    Onnx__ValueInfoProto *outs[1];
+} branch;
+
+static void build_branch(branch *b, const char *name, const char *op, const char *in,
+                         const char *out)
+{
+    onnx__graph_proto__init(&b->g);
+    b->g.name = (char *)name;
+    onnx__node_proto__init(&b->node);
+    b->node.name = (char *)name;
+    b->node.op_type = (char *)op;
+    b->in[0] = (char *)in;
+    b->out[0] = (char *)out;
+    b->node.n_input = 1;
+    b->node.input = b->in;
+    b->node.n_output = 1;
+    b->node.output = b->out;
+    b->nodes[0] = &b->node;
+    b->g.n_node = 1;
+    b->g.node = b->nodes;
+    onnx__value_info_proto__init(&b->out_vi);
+    b->out_vi.name = (char *)out;
+    b->outs[0] = &b->out_vi;
+    b->g.n_output = 1;
+    b->g.output = b->outs;
+}
+
+/* Subgraphs (If branches) see the enclosing graph's values: X from a
+ * branch becomes an OUTER value there; a name no graph has is refused. */
+static void test_subgraph(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    model_parts p;
+    build_model(&p, &rng);
+    write_ext(&p);
+    branch then_b, else_b;
+    build_branch(&then_b, "then", "Identity", "Y", "t_out");
+    build_branch(&else_b, "else", "Neg", "X", "e_out");
+    Onnx__AttributeProto then_a, else_a;
+    Onnx__AttributeProto *attrs[2] = {&then_a, &else_a};
+    onnx__attribute_proto__init(&then_a);
+    then_a.name = "then_branch";
+    then_a.has_type = 1;
+    then_a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    then_a.g = &then_b.g;
+    onnx__attribute_proto__init(&else_a);
+    else_a.name = "else_branch";
+    else_a.has_type = 1;
+    else_a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    else_a.g = &else_b.g;
+    /* The second node becomes If(B) -> Z: B stands in for the condition. */
+    p.attrs.op_type = "If";
+    p.attrs.name = "if0";
+    p.attrs.domain = "";
+    p.attrs_in[0] = "B";
+    p.attrs.n_attribute = 2;
+    p.attrs.attribute = attrs;
+    write_model("if.onnx", &p.model);
+
+    char path[256], *err = NULL;
+    path_in(path, sizeof path, "if.onnx");
+    gr_model *m = gr_model_load(path, &err);
+    if (!m) fail_msg("%s", err);
+    const gr_node *n = &m->graph->nodes[1];
+    const gr_attr *a = gr_node_attr(n, "then_branch");
+    assert_int_equal(a->kind, GR_ATTR_GRAPH);
+    const gr_graph *tg = a->g;
+    assert_string_equal(tg->name, "then");
+    assert_int_equal(tg->n_nodes, 1);
+    const gr_value *y = &tg->values[tg->nodes[0].inputs[0]];
+    assert_string_equal(y->name, "Y");
+    assert_int_equal(y->kind, GR_VALUE_OUTER);
+    assert_int_equal(tg->values[tg->outputs[0]].producer, 0);
+    const gr_graph *eg = gr_node_attr(n, "else_branch")->g;
+    const gr_value *x = &eg->values[eg->nodes[0].inputs[0]];
+    assert_int_equal(x->kind, GR_VALUE_OUTER);
+    /* An enclosing graph's value keeps its declared type. */
+    assert_int_equal(x->type.kind, GR_TYPE_TENSOR);
+    assert_string_equal(x->type.dim_params[0], "N");
+    /* The enclosing graph is untouched: X is its input, not an OUTER value. */
+    assert_int_equal(m->graph->values[gr_graph_find_value(m->graph, "X")].kind, GR_VALUE_INPUT);
+    gr_model_free(m);
+
+    /* A branch may not use its own node's output. */
+    then_b.in[0] = "Z";
+    write_model("ifown.onnx", &p.model);
+    expect_model_error("ifown.onnx", "node 'if0' (If) attribute 'then_branch': node 'then' "
+                                     "(Identity) input 0 names unknown value 'Z'");
+    then_b.in[0] = "Y";
+    else_a.has_type = 0;
+    write_model("ifnotype.onnx", &p.model);
+    expect_model_error("ifnotype.onnx", "node 'if0' (If) attribute 'else_branch': has no type");
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_round_trip), T(test_bad_files), T(test_bad_data), T(test_bad_graph),
+        T(test_round_trip), T(test_bad_files), T(test_bad_data), T(test_bad_graph), T(test_subgraph),
         cmocka_unit_test(test_onnx_suite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
