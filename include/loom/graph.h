@@ -253,7 +253,9 @@ typedef struct gr_model {
  * model's directory) included. NULL and *err (malloc'd) when the file is
  * missing, unreadable, truncated or not an ONNX ModelProto, has no graph,
  * when an initializer's data does not match its shape and type, external
- * data is missing or too short, or a node input names no known value. */
+ * data is missing or too short, a node input names no known value (nodes
+ * must come in topological order, as ONNX requires), or a name is defined
+ * twice (two initializers, two inputs, a node output reusing a name). */
 gr_model *gr_model_load(const char *path, char **err);
 /* Frees a model and everything it owns. NULL is a no-op. */
 void gr_model_free(gr_model *m);
