@@ -153,6 +153,10 @@ typedef enum {
     GR_VALUE_OUTER      /* a subgraph's use of an enclosing graph's value */
 } gr_value_kind;
 
+/* A named value of a graph. Its type is the initializer's own (CONST), the
+ * enclosing graph's value's (OUTER), or what graph inputs, outputs and
+ * value_info declare; GR_TYPE_UNKNOWN when nothing does (most node
+ * outputs: shape inference is not done here). */
 typedef struct gr_value {
     char *name;
     gr_value_kind kind;
