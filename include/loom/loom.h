@@ -11,4 +11,5 @@
 #include "loom/ops.h"
 #include "loom/autotune.h"
 #include "loom/cost_model.h"
+#include "loom/graph.h"
 #endif

@@ -1,0 +1,281 @@
+/*
+ * loom/graph.h — whole models: ONNX models loaded into Loom's graph IR.
+ *
+ * gr_model_load reads an ONNX model file (a serialized onnx.ModelProto,
+ * parsed with protobuf-c from ONNX's own onnx.proto) into plain C structs
+ * that mirror ONNX's IR (https://onnx.ai/onnx/repo-docs/IR.html):
+ *
+ *   gr_model   ir_version, producer, opset imports, the main graph
+ *   gr_graph   values (every named tensor the graph mentions), nodes in the
+ *              file's (topological) order, graph inputs and outputs
+ *   gr_value   name, where it comes from (graph input, initializer, node
+ *              output, or an enclosing graph for a subgraph), its type:
+ *              ONNX element type + DLPack dtype, rank and shape
+ *   gr_node    op_type, domain, name, inputs/outputs as value indices,
+ *              attributes
+ *   gr_tensor  a constant: an initializer, a tensor attribute, or a
+ *              TensorProto file; data packed row-major, little-endian
+ *
+ * Nothing here infers shapes or checks operators: a value's type is what
+ * the file declares (graph inputs/outputs, value_info, initializers) and
+ * is unknown (ndim -1) otherwise.
+ *
+ * Ownership: a gr_model owns everything reachable from it (strings,
+ * arrays, tensors, subgraphs) until gr_model_free; a gr_tensor from
+ * gr_tensor_load owns its data until gr_tensor_free. All of it is
+ * read-only to the caller.
+ *
+ * Errors: loaders return NULL and, when err is not NULL, set *err to a
+ * malloc'd message (the caller frees it) naming the file and the tensor,
+ * node or value at fault; nothing aborts on bad input.
+ *
+ * Shapes are int64 arrays in ONNX order (outermost first). Element types
+ * are ONNX's TensorProto.DataType numbers (gr_elem_type) together with the
+ * DLPack dtype they map to; bool maps to {kDLUInt, 1, 1} as elsewhere in
+ * Loom (cg_dl_type), stored one byte per element; string has no DLPack
+ * form (dtype.bits 0).
+ */
+#ifndef LOOM_GRAPH_H
+#define LOOM_GRAPH_H
+
+#include <dlpack/dlpack.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ONNX TensorProto.DataType (onnx.proto, ONNX 1.12), same numbers. */
+typedef enum {
+    GR_UNDEFINED = 0,
+    GR_FLOAT = 1,
+    GR_UINT8 = 2,
+    GR_INT8 = 3,
+    GR_UINT16 = 4,
+    GR_INT16 = 5,
+    GR_INT32 = 6,
+    GR_INT64 = 7,
+    GR_STRING = 8,
+    GR_BOOL = 9,
+    GR_FLOAT16 = 10,
+    GR_DOUBLE = 11,
+    GR_UINT32 = 12,
+    GR_UINT64 = 13,
+    GR_COMPLEX64 = 14,
+    GR_COMPLEX128 = 15,
+    GR_BFLOAT16 = 16
+} gr_elem_type;
+
+/* ONNX's name of an element type ("float", "int64", ...; "?" if unknown). */
+const char *gr_elem_type_name(int elem_type);
+/* The DLPack dtype of an ONNX element type: true and *out set for every
+ * type above except UNDEFINED and STRING. Complex types are
+ * {kDLComplex, 64|128, 1}. */
+bool gr_elem_type_dl(int elem_type, DLDataType *out);
+/* Bytes per element (1 for bool, 16 for complex128); 0 for STRING and
+ * unknown types. */
+size_t gr_elem_type_size(int elem_type);
+
+/* A byte string (ONNX `bytes`/string data): not NUL-terminated in
+ * general; `data` has a NUL after `len` bytes for convenience. */
+typedef struct {
+    size_t len;
+    char *data;
+} gr_bytes;
+
+/* A constant tensor. For fixed-width types `data` holds numel elements
+ * packed row-major, little-endian (this host's order), `nbytes` =
+ * numel * gr_elem_type_size; for STRING, `strings` holds numel entries and
+ * data is NULL. `dl` is a DLTensor view of `data` on the CPU (compact,
+ * strides NULL, shape = `shape`), dl.data NULL for STRING. ndim 0 is a
+ * scalar (numel 1); a zero extent gives numel 0 and data may be NULL. */
+typedef struct gr_tensor {
+    char *name;  /* "" when the TensorProto has none */
+    int elem_type;
+    DLDataType dtype;
+    int ndim;
+    int64_t *shape;
+    int64_t numel;
+    size_t nbytes;
+    void *data;
+    gr_bytes *strings;
+    DLTensor dl;
+} gr_tensor;
+
+/* Reads a file holding one serialized onnx.TensorProto (ONNX's test
+ * inputs and outputs, test_data_set_N/input_K.pb). Data in raw_data, in
+ * the typed fields (float_data, int32_data, ...) or external (location
+ * relative to the file's directory) are all read. NULL and *err on a
+ * missing or unreadable file, a file that is not a TensorProto, an
+ * unsupported element type, or data whose size does not match the shape.
+ * Free with gr_tensor_free. */
+gr_tensor *gr_tensor_load(const char *path, char **err);
+/* Frees a tensor from gr_tensor_load. NULL is a no-op. */
+void gr_tensor_free(gr_tensor *t);
+
+/* What a value's type is (ONNX TypeProto's cases). */
+typedef enum {
+    GR_TYPE_UNKNOWN = 0, /* the file declares no type for it */
+    GR_TYPE_TENSOR,
+    GR_TYPE_SEQUENCE,
+    GR_TYPE_MAP,
+    GR_TYPE_OPTIONAL,
+    GR_TYPE_SPARSE_TENSOR
+} gr_type_kind;
+
+/* A value's type. For TENSOR and SPARSE_TENSOR: elem_type/dtype and the
+ * shape. For SEQUENCE and OPTIONAL: `elem` is the element type (owned).
+ * For MAP: key_type (an elem_type) and `elem`, the value type.
+ * ndim -1 when the rank is unknown. shape[i] is -1 for a dimension that is
+ * not a number; dim_params is NULL when every dimension is a number, else
+ * ndim entries, each the symbolic name (ONNX dim_param, "N", "batch") of a
+ * dynamic dimension or NULL (a number, or a dimension with no name). */
+typedef struct gr_type {
+    gr_type_kind kind;
+    int elem_type;
+    DLDataType dtype; /* bits 0 when elem_type has no DLPack form */
+    int ndim;
+    int64_t *shape;
+    char **dim_params;
+    int key_type;
+    struct gr_type *elem;
+} gr_type;
+
+/* Where a value comes from. */
+typedef enum {
+    GR_VALUE_INPUT = 0, /* a graph input with no initializer */
+    GR_VALUE_CONST,     /* an initializer (perhaps also listed as an input,
+                           which then may override it: ONNX IR < 4) */
+    GR_VALUE_NODE,      /* an output of node `producer` */
+    GR_VALUE_OUTER      /* a subgraph's use of an enclosing graph's value */
+} gr_value_kind;
+
+/* A named value of a graph. Its type is the initializer's own (CONST), the
+ * enclosing graph's value's (OUTER), or what graph inputs, outputs and
+ * value_info declare; GR_TYPE_UNKNOWN when nothing does (most node
+ * outputs: shape inference is not done here). */
+typedef struct gr_value {
+    char *name;
+    gr_value_kind kind;
+    gr_type type;
+    int producer;      /* node index for GR_VALUE_NODE, else -1 */
+    gr_tensor *data;   /* GR_VALUE_CONST: the initializer's data */
+} gr_value;
+
+typedef enum {
+    GR_ATTR_FLOAT = 1,
+    GR_ATTR_INT = 2,
+    GR_ATTR_STRING = 3,
+    GR_ATTR_TENSOR = 4,
+    GR_ATTR_GRAPH = 5,
+    GR_ATTR_FLOATS = 6,
+    GR_ATTR_INTS = 7,
+    GR_ATTR_STRINGS = 8,
+    GR_ATTR_TENSORS = 9,
+    GR_ATTR_GRAPHS = 10,
+    GR_ATTR_TYPE = 13,
+    GR_ATTR_TYPES = 14
+} gr_attr_kind; /* ONNX AttributeProto.AttributeType numbers */
+
+struct gr_graph;
+
+/* A node attribute: the member that `kind` names is set; list kinds use
+ * `n` entries of the matching array. */
+typedef struct gr_attr {
+    char *name;
+    gr_attr_kind kind;
+    float f;
+    int64_t i;
+    gr_bytes s;
+    gr_tensor *t;
+    struct gr_graph *g;
+    gr_type *tp;
+    size_t n;
+    float *floats;
+    int64_t *ints;
+    gr_bytes *strings;
+    gr_tensor **tensors;
+    struct gr_graph **graphs;
+    gr_type **types;
+} gr_attr;
+
+typedef struct gr_node {
+    char *name;    /* "" when the node has none */
+    char *op_type;
+    char *domain;  /* "" is the default ONNX domain (ai.onnx) */
+    /* Value indices into the graph's values; -1 for an optional input or
+     * output left out (an empty name in ONNX). */
+    int n_inputs;
+    int *inputs;
+    int n_outputs;
+    int *outputs;
+    int n_attrs;
+    gr_attr *attrs;
+} gr_node;
+
+/* A graph: the model's main graph or a subgraph (If/Loop/Scan bodies,
+ * attributes of kind GRAPH). Node inputs are resolved in file order, so
+ * each names a graph input, an initializer, an output of an earlier node
+ * or (subgraphs) an enclosing graph's value, which appears here as a
+ * GR_VALUE_OUTER value. */
+typedef struct gr_graph {
+    char *name;
+    int n_values;
+    gr_value *values;
+    int n_nodes;
+    gr_node *nodes;
+    int n_inputs;  /* graph inputs in declared order (value indices) */
+    int *inputs;
+    int n_outputs; /* graph outputs in declared order (value indices) */
+    int *outputs;
+} gr_graph;
+
+typedef struct {
+    char *domain; /* "" for the default domain */
+    int64_t version;
+} gr_opset;
+
+typedef struct gr_model {
+    char *path;
+    int64_t ir_version;
+    char *producer_name;
+    char *producer_version;
+    int n_opsets;
+    gr_opset *opsets;
+    /* The version of the default domain ("" or "ai.onnx"); 0 when the
+     * model imports none. */
+    int64_t opset;
+    gr_graph *graph;
+    void *priv_;  /* the loader's memory: leave alone */
+} gr_model;
+
+/* Loads an ONNX model file. Initializers are read in full, external ones
+ * (data_location EXTERNAL: location, offset, length relative to the
+ * model's directory) included. NULL and *err (malloc'd) when the file is
+ * missing, unreadable, truncated or not an ONNX ModelProto, has no graph,
+ * when an initializer's data does not match its shape and type, external
+ * data is missing or too short, a node input names no known value (nodes
+ * must come in topological order, as ONNX requires), or a name is defined
+ * twice (two initializers, two inputs, a node output reusing a name). */
+gr_model *gr_model_load(const char *path, char **err);
+/* Frees a model and everything it owns. NULL is a no-op. */
+void gr_model_free(gr_model *m);
+
+/* Index of the value named `name` in g, or -1. */
+int gr_graph_find_value(const gr_graph *g, const char *name);
+/* The attribute `name` of node n, or NULL. */
+const gr_attr *gr_node_attr(const gr_node *n, const char *name);
+
+/* Prints a readable summary: a header line (ir version, opsets, counts of
+ * nodes, initializers, initializer bytes), the inputs and outputs with
+ * their types, and one line per node (op, name, inputs -> outputs,
+ * attributes). Subgraphs are indented. */
+void gr_model_print(const gr_model *m, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
