@@ -718,6 +718,65 @@ static void test_bad_graph(void **state)
     expect_model_error("unnamed.onnx", "node #0 (Add) input 0 names unknown value 'nothing'");
 }
 
+/* Fields the loader refuses: each message names the file and the tensor
+ * or value at fault. */
+static void test_bad_fields(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    model_parts p;
+    build_model(&p, &rng);
+    write_ext(&p);
+
+    p.b.name = "";
+    write_model("noname_init.onnx", &p.model);
+    expect_model_error("noname_init.onnx", "initializer 1 has no name");
+    p.b.name = "B";
+
+    p.x_vi.name = "";
+    write_model("noname_input.onnx", &p.model);
+    expect_model_error("noname_input.onnx", "graph input 0 has no name");
+    p.x_vi.name = "X";
+
+    int64_t neg[1] = {-3};
+    p.b.dims = neg;
+    write_model("negdim.onnx", &p.model);
+    expect_model_error("negdim.onnx", "'B'", "dimension 0 is -3 (must be >= 0)");
+    p.b.dims = p.dims3;
+
+    int64_t many[65];
+    for (int i = 0; i < 65; i++) many[i] = 1;
+    p.b.n_dims = 65;
+    p.b.dims = many;
+    write_model("manydims.onnx", &p.model);
+    expect_model_error("manydims.onnx", "'B'", "65 dimensions (at most 64)");
+    p.b.n_dims = 1;
+    p.b.dims = p.dims3;
+
+    Onnx__TensorProto__Segment seg;
+    onnx__tensor_proto__segment__init(&seg);
+    seg.has_begin = seg.has_end = 1;
+    seg.begin = 0, seg.end = 3;
+    p.b.segment = &seg;
+    write_model("segment.onnx", &p.model);
+    expect_model_error("segment.onnx", "'B'", "segmented tensors are not supported");
+    p.b.segment = NULL;
+
+    Onnx__SparseTensorProto sp;
+    onnx__sparse_tensor_proto__init(&sp);
+    Onnx__TensorProto vals;
+    onnx__tensor_proto__init(&vals);
+    vals.name = "S";
+    sp.values = &vals;
+    Onnx__SparseTensorProto *sps[1] = {&sp};
+    p.graph.n_sparse_initializer = 1;
+    p.graph.sparse_initializer = sps;
+    write_model("sparse.onnx", &p.model);
+    expect_model_error("sparse.onnx", "sparse initializer 'S' is not supported");
+    p.graph.n_sparse_initializer = 0;
+    p.graph.sparse_initializer = NULL;
+}
+
 /* A branch graph of If: one node op(in) -> out, graph output out. */
 typedef struct {
     Onnx__GraphProto g;
@@ -871,7 +930,8 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_round_trip), T(test_bad_files), T(test_bad_data), T(test_bad_graph), T(test_subgraph), T(test_damaged),
+        T(test_round_trip), T(test_bad_files), T(test_bad_data), T(test_bad_graph),
+        T(test_bad_fields), T(test_subgraph), T(test_damaged),
         cmocka_unit_test(test_onnx_suite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
