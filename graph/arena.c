@@ -9,7 +9,7 @@
 
 typedef struct gr_block {
     struct gr_block *next;
-    max_align_t align_;
+    max_align_t data[]; /* the allocation, aligned for any type */
 } gr_block;
 
 struct gr_arena {
@@ -34,14 +34,13 @@ void gr_arena_free(gr_arena *a)
 void *gr_arena_alloc(gr_arena *a, size_t n, size_t size)
 {
     size_t bytes;
-    if (__builtin_mul_overflow(n, size, &bytes) ||
-        bytes > SIZE_MAX - offsetof(gr_block, align_))
+    if (__builtin_mul_overflow(n, size, &bytes) || bytes > SIZE_MAX - sizeof(gr_block) - 1)
         return NULL;
-    gr_block *b = calloc(1, offsetof(gr_block, align_) + (bytes ? bytes : 1));
+    gr_block *b = calloc(1, sizeof(gr_block) + (bytes ? bytes : 1));
     if (!b) return NULL;
     b->next = a->blocks;
     a->blocks = b;
-    return &b->align_;
+    return b->data;
 }
 
 char *gr_arena_strndup(gr_arena *a, const char *s, size_t len)

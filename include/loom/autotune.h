@@ -37,6 +37,7 @@
 #ifndef LOOM_AUTOTUNE_H
 #define LOOM_AUTOTUNE_H
 
+#include "loom/api.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -50,6 +51,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LOOM_API_BEGIN
 
 /* ------------------------------------------------------------------ */
 /* Workloads                                                           */
@@ -1003,6 +1005,7 @@ int tune_scheduler_pick(int ntasks, const double *weights, const int *nrounds,
  * gets -1. Writes groups[0..ntasks-1]. */
 void tune_scheduler_groups(int ntasks, const char *const *ops, const double *flops, int *groups);
 
+LOOM_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,7 @@
 #ifndef LOOM_CODEGEN_H
 #define LOOM_CODEGEN_H
 
+#include "loom/api.h"
 #include "loom/runtime.h"
 #include "loom/schedule.h"
 #include "loom/tir.h"
@@ -25,6 +26,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LOOM_API_BEGIN
 
 typedef struct {
     const char *mcpu;     /* LLVM CPU name; NULL: the host's */
@@ -144,6 +146,7 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
  * 'opencl' (known: ...)". */
 int cg_target_check(const char *target, char **err);
 
+LOOM_API_END
 #ifdef __cplusplus
 }
 #endif

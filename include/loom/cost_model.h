@@ -20,6 +20,7 @@
 #ifndef LOOM_COST_MODEL_H
 #define LOOM_COST_MODEL_H
 
+#include "loom/api.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LOOM_API_BEGIN
 
 /* ------------------------------------------------------------------ */
 /* Features                                                            */
@@ -439,6 +441,7 @@ int cm_model_save_file(cm_model *m, const char *path);
 cm_model *cm_model_load_file(const char *path, const cm_params *params, char *errbuf,
                              size_t errlen);
 
+LOOM_API_END
 #ifdef __cplusplus
 }
 #endif

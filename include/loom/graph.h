@@ -38,6 +38,7 @@
 #ifndef LOOM_GRAPH_H
 #define LOOM_GRAPH_H
 
+#include "loom/api.h"
 #include <dlpack/dlpack.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -47,6 +48,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LOOM_API_BEGIN
 
 /* ONNX TensorProto.DataType (onnx.proto, ONNX 1.12), same numbers. */
 typedef enum {
@@ -275,6 +277,7 @@ const gr_attr *gr_node_attr(const gr_node *n, const char *name);
  * attributes). Subgraphs are indented. */
 void gr_model_print(const gr_model *m, FILE *out);
 
+LOOM_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -71,6 +71,7 @@
 #ifndef LOOM_OPS_H
 #define LOOM_OPS_H
 
+#include "loom/api.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -81,6 +82,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LOOM_API_BEGIN
 
 /* Most parameters an operator has. */
 #define OPS_MAX_PARAMS 16
@@ -339,6 +341,7 @@ bool ops_has_builder(const char *key);
  * has no builder: ...". */
 int ops_build_key(te_ctx *ctx, const char *key, ops_built *out);
 
+LOOM_API_END
 #ifdef __cplusplus
 }
 #endif

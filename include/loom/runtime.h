@@ -12,6 +12,7 @@
 #ifndef LOOM_RUNTIME_H
 #define LOOM_RUNTIME_H
 
+#include "loom/api.h"
 #include <dlpack/dlpack.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LOOM_API_BEGIN
 
 /* The message of the last failed free function in this thread ("" if none). */
 const char *rt_last_error(void);
@@ -302,6 +304,7 @@ rt_module *rt_cuda_module_new_image(const char *ptx, const void *cubin, size_t c
 int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const *args,
                       const rt_timer_config *cfg, rt_timing *out);
 
+LOOM_API_END
 #ifdef __cplusplus
 }
 #endif

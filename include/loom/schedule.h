@@ -21,12 +21,14 @@
 #ifndef LOOM_SCHEDULE_H
 #define LOOM_SCHEDULE_H
 
+#include "loom/api.h"
 #include "loom/te.h"
 #include "loom/tir.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+LOOM_API_BEGIN
 
 typedef struct sch_schedule sch_schedule;
 
@@ -252,6 +254,7 @@ int sch_lower_constants(sch_schedule *s, int nargs, te_tensor *const *args,
 /* sch_lower + tir_run_pipeline, printed (arena-owned text), for reading. */
 const char *sch_lower_text(sch_schedule *s, int nargs, te_tensor *const *args);
 
+LOOM_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,7 @@
 #ifndef LOOM_TE_H
 #define LOOM_TE_H
 
+#include "loom/api.h"
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,6 +27,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LOOM_API_BEGIN
 
 /* Largest tensor rank Loom supports. */
 #define TE_MAX_DIMS 8
@@ -469,6 +471,7 @@ void te_analyzer_modular(te_analyzer *an, const te_expr *e, int64_t *coeff, int6
 /* True when the bool expression is provably true under the bindings. */
 bool te_analyzer_can_prove(te_analyzer *an, const te_expr *cond);
 
+LOOM_API_END
 #ifdef __cplusplus
 }
 #endif

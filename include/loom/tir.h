@@ -17,11 +17,13 @@
 #ifndef LOOM_TIR_H
 #define LOOM_TIR_H
 
+#include "loom/api.h"
 #include "loom/te.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+LOOM_API_BEGIN
 
 typedef struct tir_stmt tir_stmt;
 
@@ -430,6 +432,7 @@ typedef struct {
  * opts may be NULL. */
 tir_func *tir_run_pipeline(te_ctx *ctx, const tir_func *f, const tir_pipeline_options *opts);
 
+LOOM_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -39,6 +39,7 @@
 #ifndef LOOM_TUNING_DB_H
 #define LOOM_TUNING_DB_H
 
+#include "loom/api.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +52,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+LOOM_API_BEGIN
 
 /* The schema version this library writes (PRAGMA user_version). Files of
  * an older version are migrated forward on open; newer ones are refused. */
@@ -438,6 +440,7 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
                                const char *target, const cg_build_options *opts,
                                tdb_apply_info *info);
 
+LOOM_API_END
 #ifdef __cplusplus
 }
 #endif
