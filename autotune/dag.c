@@ -63,7 +63,8 @@ int tune_dag_analyze(te_ctx *ctx, int nouts, te_tensor *const *outs, tune_dag *o
     if (!s) return -1;
     int n = sch_num_stages(s);
     if (n > TUNE_MAX_STAGES)
-        return te_error(ctx, "autotune: %d stages; the tuner handles at most TUNE_MAX_STAGES = %d", n,
+        return te_error(ctx,
+                        "autotune: %d stages; the tuner handles at most TUNE_MAX_STAGES = %d", n,
                         TUNE_MAX_STAGES);
     out->nstages = n;
     int64_t cores = tune__num_cores();

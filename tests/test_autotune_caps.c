@@ -120,7 +120,8 @@ static void test_dropped(void **st) {
     assert_string_equal(te_ctx_errmsg(ctx), "autotune: no room for a sketch (max 0)");
     w = matmuls(ctx, 6);
     int n = tune_generate_sketches_ex(ctx, &w, sk, TUNE_MAX_SKETCHES, &dropped);
-    print_message("6 matmuls: %d sketches (%s), %d dropped\n", n, n > 0 ? sk[0].desc : te_ctx_errmsg(ctx), dropped);
+    print_message("6 matmuls: %d sketches (%s), %d dropped\n", n,
+                  n > 0 ? sk[0].desc : te_ctx_errmsg(ctx), dropped);
     assert_int_equal(n, TUNE_MAX_SKETCHES);
     /* At least the partial sketches past the cap, and those past max. */
     assert_true(dropped >= TUNE_MAX_PARTIAL_SKETCHES - TUNE_MAX_SKETCHES + 1);
