@@ -46,12 +46,13 @@ static void walk(const te_expr *e, void *user) {
     te_expr_visit_children(e, walk, user);
 }
 
-static int add_edge(te_ctx *ctx, int *n, int *arr, int v) {
+static int add_edge(te_ctx *ctx, const char *stage, int *n, int *arr, int v) {
     for (int i = 0; i < *n; i++)
         if (arr[i] == v) return 0;
     if (*n >= TUNE_MAX_EDGES)
-        return te_error(ctx, "autotune: a stage has more than %d producers or consumers",
-                        TUNE_MAX_EDGES);
+        return te_error(ctx, "autotune: stage '%s' has more than TUNE_MAX_EDGES = %d producers "
+                             "or consumers",
+                        stage, TUNE_MAX_EDGES);
     arr[(*n)++] = v;
     return 0;
 }
@@ -62,7 +63,8 @@ int tune_dag_analyze(te_ctx *ctx, int nouts, te_tensor *const *outs, tune_dag *o
     if (!s) return -1;
     int n = sch_num_stages(s);
     if (n > TUNE_MAX_STAGES)
-        return te_error(ctx, "autotune: %d stages; the tuner handles at most %d", n,
+        return te_error(ctx,
+                        "autotune: %d stages; the tuner handles at most TUNE_MAX_STAGES = %d", n,
                         TUNE_MAX_STAGES);
     out->nstages = n;
     int64_t cores = tune__num_cores();
@@ -96,8 +98,9 @@ int tune_dag_analyze(te_ctx *ctx, int nouts, te_tensor *const *outs, tune_dag *o
         for (int k = 0; k < t->ninputs; k++) {
             int p = sch_stage_of(s, t->inputs[k]);
             if (p < 0) continue;
-            if (add_edge(ctx, &si->nproducers, si->producers, p) ||
-                add_edge(ctx, &out->stages[p].nconsumers, out->stages[p].consumers, i))
+            if (add_edge(ctx, t->name, &si->nproducers, si->producers, p) ||
+                add_edge(ctx, t->inputs[k]->name, &out->stages[p].nconsumers,
+                         out->stages[p].consumers, i))
                 return -1;
         }
     }

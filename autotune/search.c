@@ -481,8 +481,10 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         goto out;
     }
     t->gpu = tune_target_is_cuda(target);
-    t->nsk = t->gpu ? tune_generate_sketches_gpu(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES)
-                    : tune_generate_sketches(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES);
+    t->nsk = t->gpu ? tune_generate_sketches_gpu_ex(t->sc.ctx, &t->sc.w, t->sk,
+                                                    TUNE_MAX_SKETCHES, &sum->sketches_dropped)
+                    : tune_generate_sketches_ex(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES,
+                                                &sum->sketches_dropped);
     if (t->nsk <= 0) {
         if (err) *err = tune__strdupf("autotune: %s", te_ctx_errmsg(t->sc.ctx));
         goto out;

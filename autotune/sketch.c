@@ -138,9 +138,11 @@ static int packed_vector_axis(const tune_dag *dag, int i, int *input, int *dim) 
     return -1;
 }
 
+/* TUNE__CAP_HOLES when the sketch has no room for the hole. */
 static int add_hole(tune_sketch *sk, tune_hole_kind kind, int unit, int nvals, int64_t extent,
                     bool reduce) {
-    if (sk->nholes >= TUNE_MAX_HOLES || sk->nvals + nvals > TUNE_MAX_HOLES * 3) return -1;
+    if (sk->nholes >= TUNE_MAX_HOLES || sk->nvals + nvals > TUNE_MAX_HOLES * 3)
+        return TUNE__CAP_HOLES;
     tune_hole *h = &sk->holes[sk->nholes++];
     h->kind = kind;
     h->unit = unit;
@@ -175,10 +177,11 @@ static int place_candidates(const tune_sketch *sk, const tune_dag *dag, int cons
     return 0;
 }
 
-/* Appends a unit and its holes; -1 when the sketch is full. */
+/* Appends a unit and its holes; TUNE__CAP_UNITS or TUNE__CAP_HOLES when
+ * the sketch is full (which one: for the message). */
 static int add_unit(tune_sketch *sk, const tune_dag *dag, tune_unit_kind kind, int stage,
                     int consumer, int vec_dim) {
-    if (sk->nunits >= TUNE_MAX_UNITS) return -1;
+    if (sk->nunits >= TUNE_MAX_UNITS) return TUNE__CAP_UNITS;
     const te_tensor *t = dag->stages[stage].tensor;
     int u = sk->nunits++;
     sk->units[u] = (tune_unit){kind, stage, consumer, vec_dim};
@@ -189,14 +192,14 @@ static int add_unit(tune_sketch *sk, const tune_dag *dag, tune_unit_kind kind, i
                         false);
     case TUNE_UNIT_PACK: return 0;
     case TUNE_UNIT_ANNOTATE:
-        if (add_hole(sk, TUNE_HOLE_VECTOR, u, 1, t->shape[nsp - 1], false)) return -1;
+        if (add_hole(sk, TUNE_HOLE_VECTOR, u, 1, t->shape[nsp - 1], false)) return TUNE__CAP_HOLES;
         return add_hole(sk, TUNE_HOLE_PARALLEL, u, 1, nsp, false);
     case TUNE_UNIT_RFACTOR:
         return add_hole(sk, TUNE_HOLE_SPLIT, u, 1,
                         t->body->u.reduce.axes[nr - 1]->u.var.extent, true);
     default:
         for (int d = 0; d < nsp; d++) {
-            if (add_hole(sk, TUNE_HOLE_SPLIT, u, 3, t->shape[d], false)) return -1;
+            if (add_hole(sk, TUNE_HOLE_SPLIT, u, 3, t->shape[d], false)) return TUNE__CAP_HOLES;
             /* Rows of a register tile need not divide the extent (6 of
              * 1024); the vectorized axis's inner factor must, so that no
              * vector tail appears. */
@@ -206,13 +209,13 @@ static int add_unit(tune_sketch *sk, const tune_dag *dag, tune_unit_kind kind, i
         for (int r = 0; r < nr; r++)
             if (add_hole(sk, TUNE_HOLE_SPLIT, u, 1, t->body->u.reduce.axes[r]->u.var.extent,
                          true))
-                return -1;
+                return TUNE__CAP_HOLES;
         if (add_hole(sk, TUNE_HOLE_PARALLEL, u, 1, kind == TUNE_UNIT_TILE ? 2 * nsp : nsp,
                      false) ||
             add_hole(sk, TUNE_HOLE_UNROLL, u, 1, TUNE__NUNROLL - 1, false))
-            return -1;
+            return TUNE__CAP_HOLES;
         if (kind != TUNE_UNIT_TILE && add_hole(sk, TUNE_HOLE_LOCATION, u, 1, 2, false))
-            return -1;
+            return TUNE__CAP_HOLES;
         return 0;
     }
 }
@@ -235,9 +238,11 @@ static int rebuild_holes(tune_sketch *sk, const tune_dag *dag) {
     int n = sk->nunits;
     memcpy(units, sk->units, sizeof units);
     sk->nunits = sk->nholes = sk->nvals = 0;
-    for (int u = 0; u < n; u++)
-        if (add_unit(sk, dag, units[u].kind, units[u].stage, units[u].consumer, units[u].vec_dim))
-            return -1;
+    for (int u = 0; u < n; u++) {
+        int rc = add_unit(sk, dag, units[u].kind, units[u].stage, units[u].consumer,
+                          units[u].vec_dim);
+        if (rc) return rc;
+    }
     return 0;
 }
 
@@ -280,12 +285,15 @@ static void describe(tune_sketch *sk, const tune_dag *dag) {
     }
 }
 
-int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches, int max) {
+int tune_generate_sketches_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
+                              int max, int *dropped) {
+    if (dropped) *dropped = 0;
+    if (max < 1) return te_error(ctx, "autotune: no room for a sketch (max %d)", max);
     tune_dag dag;
-    if (tune_dag_analyze(ctx, w->nouts, w->outs, &dag)) return -1;
-    enum { MAXP = 32 };
+    if (tune_dag_analyze(ctx, w->nouts, w->outs, &dag)) return tune__workload_error(ctx, w);
+    enum { MAXP = TUNE_MAX_PARTIAL_SKETCHES };
     partial cur[MAXP], next[MAXP];
-    int ncur = 1;
+    int ncur = 1, lost = 0;
     memset(&cur[0], 0, sizeof cur[0]);
     for (int i = dag.nstages - 1; i >= 0; i--) {
         const tune_stage_info *si = &dag.stages[i];
@@ -302,10 +310,8 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
              * consumer's innermost loop as masked loads (TVM does not count
              * such a stage as strictly inlinable either). */
             if (si->strictly_inlinable && si->nconsumers == 1 && has_branch(si->tensor->body)) {
-                if (add_unit(sk, &dag, TUNE_UNIT_PLACE, i, si->consumers[0], 0))
-                    return te_error(ctx, "autotune: workload too large for a sketch (%d units, "
-                                         "%d holes at most)",
-                                    TUNE_MAX_UNITS, TUNE_MAX_HOLES);
+                int rc = add_unit(sk, &dag, TUNE_UNIT_PLACE, i, si->consumers[0], 0);
+                if (rc) return tune__cap_error(ctx, w, rc, "a sketch");
                 next[nnext++] = base;
                 continue;
             }
@@ -350,23 +356,34 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
                 variants[nv++] = TUNE_UNIT_ANNOTATE;
                 if (si->needs_rfactor) variants[nv++] = TUNE_UNIT_RFACTOR;
             }
-            for (int v = 0; v < nv && nnext < MAXP; v++) {
+            for (int v = 0; v < nv; v++) {
+                bool packed = variants[v] == TUNE_UNIT_TILE_CACHE_PACKED;
+                bool twin = pack >= 0 && !packed && variants[v] != TUNE_UNIT_RFACTOR;
+                /* Past the cap the variant (and its packed twin) is left
+                 * out of the search: counted, so that the caller can say
+                 * the space was cut (a lower bound: each would have grown
+                 * into one or more sketches). */
+                if (nnext >= MAXP) {
+                    lost += 1 + twin;
+                    continue;
+                }
                 partial p = base;
                 int cs = variants[v] == TUNE_UNIT_TILE_FUSE ? consumer : -1;
                 if (cs >= 0) drop_unit_of(&p.sk, cs);
-                bool packed = variants[v] == TUNE_UNIT_TILE_CACHE_PACKED;
-                if (add_unit(&p.sk, &dag, variants[v], i, cs, packed ? vaxis : 0) ||
-                    (cs >= 0 && rebuild_holes(&p.sk, &dag)) ||
-                    (packed && add_unit(&p.sk, &dag, TUNE_UNIT_PACK, vinput, i, vdim)))
-                    return te_error(ctx, "autotune: workload too large for a sketch (%d units, "
-                                         "%d holes at most)",
-                                    TUNE_MAX_UNITS, TUNE_MAX_HOLES);
+                int rc = add_unit(&p.sk, &dag, variants[v], i, cs, packed ? vaxis : 0);
+                if (!rc && cs >= 0) rc = rebuild_holes(&p.sk, &dag);
+                if (!rc && packed) rc = add_unit(&p.sk, &dag, TUNE_UNIT_PACK, vinput, i, vdim);
+                if (rc) return tune__cap_error(ctx, w, rc, "a sketch");
                 next[nnext++] = p;
-                /* The same tiling with the strided input packed. */
-                if (pack >= 0 && !packed && variants[v] != TUNE_UNIT_RFACTOR && nnext < MAXP) {
+                /* The same tiling with the strided input packed: an extra
+                 * variant, so a full sketch only loses it (counted). */
+                if (twin) {
                     partial q = p;
-                    if (add_unit(&q.sk, &dag, TUNE_UNIT_PACK, pack, i, pack_dim) == 0)
+                    if (nnext < MAXP &&
+                        add_unit(&q.sk, &dag, TUNE_UNIT_PACK, pack, i, pack_dim) == 0)
                         next[nnext++] = q;
+                    else
+                        lost++;
                 }
             }
         }
@@ -374,10 +391,45 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
         ncur = nnext;
     }
     int n = ncur < max ? ncur : max;
+    lost += ncur - n; /* by design: the first max sketches */
     for (int k = 0; k < n; k++) {
         sketches[k] = cur[k].sk;
         describe(&sketches[k], &dag);
     }
     if (n == 0) return te_error(ctx, "autotune: no sketch for the workload");
+    if (dropped) *dropped = lost;
     return n;
+}
+
+int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches, int max) {
+    return tune_generate_sketches_ex(ctx, w, sketches, max, NULL);
+}
+
+/* Names a workload by its outputs, for messages. */
+static void workload_name(const tune_workload *w, char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < w->nouts && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", w->outs[i]->name);
+}
+
+int tune__cap_error(te_ctx *ctx, const tune_workload *w, int cap, const char *what) {
+    char name[128];
+    workload_name(w, name, sizeof name);
+    if (cap == TUNE__CAP_UNITS)
+        return te_error(ctx, "autotune: workload with outputs '%s' needs more than "
+                             "TUNE_MAX_UNITS = %d units in %s",
+                        name, TUNE_MAX_UNITS, what);
+    return te_error(ctx, "autotune: workload with outputs '%s' needs more than "
+                         "TUNE_MAX_HOLES = %d holes (or %d hole values) in %s",
+                    name, TUNE_MAX_HOLES, TUNE_MAX_HOLES * 3, what);
+}
+
+int tune__workload_error(te_ctx *ctx, const tune_workload *w) {
+    char name[128], msg[512];
+    workload_name(w, name, sizeof name);
+    const char *m = te_ctx_errmsg(ctx);
+    if (!strncmp(m, "autotune: ", 10)) m += 10;
+    snprintf(msg, sizeof msg, "%s", m);
+    return te_error(ctx, "autotune: workload with outputs '%s': %s", name, msg);
 }

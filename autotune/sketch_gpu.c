@@ -90,7 +90,8 @@ static bool xreduce_fits(const te_tensor *t) {
 
 static int add_hole(tune_sketch *sk, tune_hole_kind kind, int unit, int nvals, int64_t extent,
                     bool reduce) {
-    if (sk->nholes >= TUNE_MAX_HOLES || sk->nvals + nvals > TUNE_MAX_HOLES * 3) return -1;
+    if (sk->nholes >= TUNE_MAX_HOLES || sk->nvals + nvals > TUNE_MAX_HOLES * 3)
+        return TUNE__CAP_HOLES;
     tune_hole *h = &sk->holes[sk->nholes++];
     *h = (tune_hole){kind, unit, sk->nvals, nvals, extent, reduce, false}; /* no tails on GPU */
     sk->nvals += nvals;
@@ -157,17 +158,16 @@ static void describe(tune_sketch *sk, const tune_dag *dag) {
     }
 }
 
-static int full(te_ctx *ctx) {
-    return te_error(ctx, "autotune: workload too large for a GPU sketch (%d units, %d holes at "
-                         "most)",
-                    TUNE_MAX_UNITS, TUNE_MAX_HOLES);
+static int full(te_ctx *ctx, const tune_workload *w) {
+    return tune__cap_error(ctx, w, TUNE__CAP_UNITS, "a GPU sketch");
 }
 
-int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
-                               int max) {
+int tune_generate_sketches_gpu_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
+                                  int max, int *dropped) {
+    if (dropped) *dropped = 0;
     if (max < 1) return te_error(ctx, "autotune: no room for a GPU sketch (max %d)", max);
     tune_dag dag;
-    if (tune_dag_analyze(ctx, w->nouts, w->outs, &dag)) return -1;
+    if (tune_dag_analyze(ctx, w->nouts, w->outs, &dag)) return tune__workload_error(ctx, w);
     tune_sketch sk;
     memset(&sk, 0, sizeof sk);
     /* The stage whose loops hold each stage: -1 none yet; a fused
@@ -181,7 +181,7 @@ int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch 
             sk.inlined[sk.ninline++] = i;
             continue;
         }
-        if (sk.nunits >= TUNE_MAX_UNITS) return full(ctx);
+        if (sk.nunits >= TUNE_MAX_UNITS) return full(ctx, w);
         if (!si->needs_tiling) {
             flat_unit[i] = sk.nunits;
             sk.units[sk.nunits++] = (tune_unit){TUNE_UNIT_GPU_FLAT, i, -1, 0};
@@ -215,7 +215,7 @@ int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch 
         for (int k = 0; k < si->nproducers; k++) {
             int p = si->producers[k];
             if (dag.stages[p].nconsumers != 1) continue;
-            if (sk.nunits >= TUNE_MAX_UNITS) return full(ctx);
+            if (sk.nunits >= TUNE_MAX_UNITS) return full(ctx, w);
             sk.units[sk.nunits++] = (tune_unit){TUNE_UNIT_GPU_SHARED, p, sk.units[u].stage, 0};
         }
     }
@@ -233,10 +233,19 @@ int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch 
     if (!any) out[0] = &sk;
     for (int k = 0; k < n; k++) {
         for (int u = 0; u < out[k]->nunits; u++)
-            if (add_holes(out[k], &dag, u)) return full(ctx);
+            if (add_holes(out[k], &dag, u))
+                return tune__cap_error(ctx, w, TUNE__CAP_HOLES, "a GPU sketch");
         describe(out[k], &dag);
     }
-    if (n > max) n = max;
+    if (n > max) {
+        if (dropped) *dropped = n - max; /* by design: the first max sketches */
+        n = max;
+    }
     for (int k = 0; k < n; k++) sketches[k] = *out[k];
     return n;
+}
+
+int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
+                               int max) {
+    return tune_generate_sketches_gpu_ex(ctx, w, sketches, max, NULL);
 }

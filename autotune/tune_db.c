@@ -323,7 +323,10 @@ static int round_of(tune__db_run *run, sched_state *ss, cm_model *model, int ti,
     out->search_s += sum.search_s, out->build_s += sum.build_s;
     out->run_s += sum.run_s, out->train_s += sum.train_s;
     out->stopped |= sum.stopped;
-    if (ss->nrounds[ti] == 0) memcpy(t->first_steps_note, sum.first_steps_note, sizeof sum.first_steps_note);
+    if (ss->nrounds[ti] == 0) {
+        memcpy(t->first_steps_note, sum.first_steps_note, sizeof sum.first_steps_note);
+        t->sketches_dropped = sum.sketches_dropped;
+    }
     if (rc) {
         free(sum.best_steps_json);
         return -1;

@@ -100,6 +100,17 @@ uint64_t tune__step_hash(const sch_step *st);
 /* Number of CPU cores online. */
 int tune__num_cores(void);
 
+/* Which sketch cap a rule hit (sketch.c / sketch_gpu.c add_unit,
+ * add_hole); other failures are -1. */
+enum { TUNE__CAP_UNITS = -2, TUNE__CAP_HOLES = -3 };
+/* Records in ctx that workload w (named by its outputs) needs more than
+ * the cap (TUNE__CAP_UNITS or TUNE__CAP_HOLES) allows in `what` ("a
+ * sketch"); returns -1. */
+int tune__cap_error(te_ctx *ctx, const tune_workload *w, int cap, const char *what);
+/* Prefixes ctx's error (from tune_dag_analyze) with the workload's name;
+ * returns -1. */
+int tune__workload_error(te_ctx *ctx, const tune_workload *w);
+
 /* GPU programs (program_gpu.c): the GPU counterparts of
  * tune_program_random / _mutate / _apply, which dispatch to them for
  * sketches with GPU units (tune_sketch_is_gpu). */

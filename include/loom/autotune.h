@@ -138,6 +138,12 @@ int tune_load_plugin(const char *path, char **err);
 /* Compute-DAG analysis                                                */
 /* ------------------------------------------------------------------ */
 
+/* Caps of the analysis. A workload over either is refused (ignoring a
+ * stage or an edge would make the search space wrong): tune_dag_analyze
+ * fails with "autotune: 40 stages; the tuner handles at most
+ * TUNE_MAX_STAGES = 32" or "autotune: stage 'S' has more than
+ * TUNE_MAX_EDGES = 8 producers or consumers"; the sketch generators
+ * prefix it with "autotune: workload with outputs 'O': ". */
 #define TUNE_MAX_STAGES 32
 #define TUNE_MAX_EDGES 8
 
@@ -173,9 +179,24 @@ int tune_dag_analyze(te_ctx *ctx, int nouts, te_tensor *const *outs, tune_dag *o
 /* Sketches                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Caps of sketch generation; none truncates silently.
+ * - TUNE_MAX_UNITS, TUNE_MAX_HOLES (and 3 * TUNE_MAX_HOLES hole values):
+ *   a sketch that needs more is refused, since one missing unit or hole
+ *   would leave a stage unscheduled: the generators fail with "autotune:
+ *   workload with outputs 'O' needs more than TUNE_MAX_UNITS = 8 units in
+ *   a sketch" (or "... TUNE_MAX_HOLES = 48 holes (or 144 hole values) in
+ *   a (GPU) sketch"). Only the optional packed twin of a CPU tiling is
+ *   left out instead (counted as dropped, below).
+ * - TUNE_MAX_PARTIAL_SKETCHES: sketches under construction (CPU); the
+ *   variants of a stage past it are left out by design, as are sketches
+ *   past `max` (the first max are kept): the _ex generators count them
+ *   in *dropped and tune_task reports the count in
+ *   tune_summary.sketches_dropped.
+ * - TUNE_MAX_SKETCHES: the `max` tune_task passes. */
 #define TUNE_MAX_UNITS 8
 #define TUNE_MAX_HOLES 48
 #define TUNE_MAX_SKETCHES 8
+#define TUNE_MAX_PARTIAL_SKETCHES 32
 
 typedef enum {
     TUNE_UNIT_ANNOTATE,   /* no tiling: fuse outer axes parallel, vectorize inner */
@@ -313,6 +334,15 @@ typedef struct {
  * the count (1..max) and fills sketches, or -1 with an error in ctx. */
 int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches, int max);
 
+/* As tune_generate_sketches; *dropped (dropped may be NULL) is set to how
+ * many sketches were left out by TUNE_MAX_PARTIAL_SKETCHES, by `max` or
+ * for lack of units (a packed twin): 0 when the whole space is kept. A
+ * lower bound when the partial cap was hit (a dropped partial sketch
+ * would have grown into one or more). max < 1 is an error ("autotune: no
+ * room for a sketch (max 0)"). */
+int tune_generate_sketches_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
+                              int max, int *dropped);
+
 /* Generates the GPU sketches of a workload (Ansor §4.1 and TVM
  * sketch_policy_rules.cc for GPU, applied last stage to first): skip
  * placeholders, always inline strictly inlinable stages (padding
@@ -331,6 +361,10 @@ int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *ske
  * sketches) or -1 with an error in ctx. */
 int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
                                int max);
+/* As tune_generate_sketches_gpu; *dropped (dropped may be NULL) is set to
+ * how many sketches past max were left out (0 or 1). */
+int tune_generate_sketches_gpu_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
+                                  int max, int *dropped);
 /* True for a sketch of tune_generate_sketches_gpu (it has GPU units). */
 bool tune_sketch_is_gpu(const tune_sketch *sk);
 /* True when target names the CUDA backend ("cuda", "cuda -arch=..."). */
@@ -665,6 +699,10 @@ typedef struct {
      * is; else what seeded it instead (the nearest sketch program) or why
      * nothing could (the steps were measured all the same). */
     char first_steps_note[320];
+    /* Sketches the generator left out (TUNE_MAX_PARTIAL_SKETCHES,
+     * TUNE_MAX_SKETCHES; see tune_generate_sketches_ex): 0 when the
+     * search covered the whole sketch space. */
+    int sketches_dropped;
 } tune_summary;
 
 /* The step log (JSON, malloc'd) of the operator's default schedule of
@@ -868,6 +906,7 @@ typedef struct {
                               (tdb_history_reach); 0: none */
     char *best_steps_json; /* this run's best log (malloc'd; NULL: none) */
     char first_steps_note[320]; /* tune_summary's, from the first round */
+    int sketches_dropped;       /* tune_summary's, from the first round */
     /* Re-timing (TUNE_DB_RETIMED): programs re-timed and stored (0: none),
      * seconds it took, and the database's best afterwards: its record id,
      * fastest re-timed latency and first-timed median (seconds). */

@@ -429,7 +429,17 @@ typedef struct {
  * (tir_pass_unroll_hinted with opts->unroll_hints_only), storage_rewrite,
  * simplify, remove_noop. With opts->gpu: inject_vthread
  * after vectorize, thread_sync after remove_noop, then tir_verify_gpu.
- * opts may be NULL. */
+ * opts may be NULL.
+ * With the environment variable LOOM_DUMP_IR=DIR (read at each call),
+ * writes f as DIR/<name>-00-input.txt and the program after each pass as
+ * DIR/<name>-NN-<pass>.txt (tir_func_print text; <name> is f->name with
+ * characters other than [A-Za-z0-9_.-] as '_'; numbering restarts for
+ * each function, a later build of the same name overwrites), and appends
+ * "<name>-NN-<pass>\t<ms>" lines (the pass's wall time) to DIR/times.txt.
+ * DIR is created if missing (not its parents). A file that cannot be
+ * written stops the dump for the call and prints, once per process,
+ * "loom: LOOM_DUMP_IR: cannot write 'PATH': <reason>; IR dumps are off"
+ * on stderr; the pipeline's result is the same either way. */
 tir_func *tir_run_pipeline(te_ctx *ctx, const tir_func *f, const tir_pipeline_options *opts);
 
 LOOM_API_END

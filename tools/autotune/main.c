@@ -170,6 +170,12 @@ static void show_closing(view_t *v, const tune_db_summary *s) {
         v->rc = 130; /* as a shell reports a command ended by SIGINT: scripts can tell */
     }
     double elapsed = rt_now() - v->t0;
+    for (int i = 0; i < s->ntasks; i++)
+        if (s->tasks[i].sketches_dropped)
+            printf("note: %s%s%d sketches not searched (generator caps "
+                   "TUNE_MAX_PARTIAL_SKETCHES = %d, TUNE_MAX_SKETCHES = %d)\n",
+                   v->names ? v->names[i] : "", v->names ? ": " : "",
+                   s->tasks[i].sketches_dropped, TUNE_MAX_PARTIAL_SKETCHES, TUNE_MAX_SKETCHES);
     if (!v->names) {
         const tune_db_task *t = &s->tasks[0];
         if (t->best_trial)
