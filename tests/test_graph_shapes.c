@@ -366,7 +366,9 @@ static void test_bad_attributes(void **state)
     char *err = NULL;
     assert_int_equal(gr_infer_shapes(m, 0, NULL, &err), 0);
     a = find_attr(n, "strides");
+    int64_t three[3] = {2, 2, 2};
     a->n = 3;
+    a->ints = three;
     expect_error(m, 0, NULL, "node 'c1' (Conv): attribute 'strides' has 3 values, the input needs 2",
                  NULL);
     gr_model_free(m);
