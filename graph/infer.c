@@ -215,7 +215,7 @@ static bool infer_softmax(gr_ictx *c)
     int axis;
     if (!gr_iin_req(c, 0, "input", &x)) return false;
     if (!gr_iaxis(c, gr_iattr_int(c, "axis", c->opset >= 13 ? -1 : 1), x->ndim > 0 ? x->ndim : 1,
-                  "axis", &axis))
+                  "attribute 'axis'", &axis))
         return false;
     return gr_iout(c, 0, x->elem_type, x->ndim, x->shape);
 }

@@ -102,12 +102,19 @@ static gr_tensor *load_pb(const char *dir, const char *kind, int k)
     return t;
 }
 
-/* One test: false when it disagrees. */
-static bool check_test(const char *name, const char *dir, gr_model *m)
+/* The inputs of a test's data set 0, as check_test gives them to a model. */
+typedef struct {
+    gr_tensor *inputs[64];
+    int k;
+    gr_input_shape fixed[64];
+    int nfixed;
+} test_inputs;
+
+static void prepare_inputs(const char *dir, gr_model *m, test_inputs *ti)
 {
     gr_graph *g = m->graph;
-    gr_tensor *inputs[64] = {NULL};
-    gr_input_shape fixed[64];
+    gr_tensor **inputs = ti->inputs;
+    gr_input_shape *fixed = ti->fixed;
     int nfixed = 0, k = 0;
     for (int i = 0; i < g->n_inputs && k < 64; i++) {
         gr_value *v = &g->values[g->inputs[i]];
@@ -131,8 +138,29 @@ static bool check_test(const char *name, const char *dir, gr_model *m)
         for (int d = 0; d < v->type.ndim; d++) dynamic |= v->type.shape[d] < 0;
         if (dynamic) fixed[nfixed++] = (gr_input_shape){v->name, t->ndim, t->shape};
     }
+    ti->k = k;
+    ti->nfixed = nfixed;
+}
+
+/* Frees the inputs; the model must not keep pointers to them. */
+static void release_inputs(gr_model *m, test_inputs *ti)
+{
+    gr_graph *g = m->graph;
+    for (int i = 0; i < g->n_values; i++)
+        for (int j = 0; j < ti->k; j++)
+            if (ti->inputs[j] && g->values[i].data == ti->inputs[j]) g->values[i].data = NULL;
+    for (int j = 0; j < ti->k; j++) gr_tensor_free(ti->inputs[j]);
+}
+
+/* One test: false when it disagrees. */
+static bool check_test(const char *name, const char *dir, gr_model *m)
+{
+    gr_graph *g = m->graph;
+    test_inputs ti;
+    memset(&ti, 0, sizeof ti);
+    prepare_inputs(dir, m, &ti);
     char *err = NULL;
-    bool ok = gr_infer_shapes(m, nfixed, fixed, &err) == 0;
+    bool ok = gr_infer_shapes(m, ti.nfixed, ti.fixed, &err) == 0;
     if (!ok) printf("FAILED %s: %s\n", name, err);
     free(err);
     for (int o = 0; ok && o < g->n_outputs; o++) {
@@ -155,11 +183,7 @@ static bool check_test(const char *name, const char *dir, gr_model *m)
         }
         gr_tensor_free(want);
     }
-    /* The model must not keep pointers to the tensors freed here. */
-    for (int i = 0; i < g->n_values; i++)
-        for (int j = 0; j < k; j++)
-            if (inputs[j] && g->values[i].data == inputs[j]) g->values[i].data = NULL;
-    for (int j = 0; j < k; j++) gr_tensor_free(inputs[j]);
+    release_inputs(m, &ti);
     return ok;
 }
 
@@ -603,6 +627,180 @@ static void test_attribute_and_input_forms(void **state)
     gr_model_free(m);
 }
 
+/* ---------------- each rule's refusals ---------------- */
+
+typedef struct {
+    const char *test;
+    const char *want;
+} bad_case;
+
+/* Each case changes one thing in an ONNX node test (mutate below). */
+static const bad_case bad_cases[] = {
+    {"test_basic_conv_without_padding", "node #0 (Conv): attribute 'group' is 0 (must be >= 1)"},
+    {"test_basic_conv_without_padding", "X has 1 channels, W expects 1 x group 2"},
+    {"test_basic_conv_without_padding", "W has 3 output channels, not a multiple of group 2"},
+    {"test_basic_conv_without_padding", "input X has rank 2 (needs N, C and spatial dimensions)"},
+    {"test_basic_conv_without_padding", "input W has rank 3, X has rank 4"},
+    {"test_basic_conv_without_padding", "attribute 'kernel_shape' value 0 is 2, W has 3"},
+    {"test_basic_conv_without_padding", "the window (3 with dilation 1) is larger than spatial "
+                                        "dimension 0 (2 with pads 0+0)"},
+    {"test_basic_conv_without_padding", "attribute 'pads' has 3 values, the input needs 4"},
+    {"test_basic_conv_without_padding", "attribute 'strides' value 0 is 0 (must be >= 1)"},
+    {"test_maxpool_2d_default", "node #0 (MaxPool): attribute 'kernel_shape' is missing"},
+    {"test_maxpool_2d_default", "attribute 'ceil_mode' is 2 (0 or 1)"},
+    {"test_globalaveragepool", "node #0 (GlobalAveragePool): input X has rank 1 (needs N and C)"},
+    {"test_gemm_default_no_bias", "node #0 (Gemm): A gives K = 10, B gives K = 9 (transA 0, transB 0)"},
+    {"test_gemm_default_no_bias", "inputs A and B must be matrices (ranks 1 and 2)"},
+    {"test_matmul_2d", "node #0 (MatMul): A has K = 4, B has K = 5"},
+    {"test_batchnorm_example", "node #0 (BatchNormalization): input scale must have shape [3]"},
+    {"test_layer_normalization_2d_axis0", "attribute 'axis' 2 is out of range for rank 2"},
+    {"test_layer_normalization_2d_axis0", "attribute 'stash_type' is 8, not a numeric element type"},
+    {"test_reduce_mean_keepdims_example", "node #0 (ReduceMean): attribute 'axes' is not allowed at "
+                                          "opset 18 (axes is an input)"},
+    {"test_reduce_mean_keepdims_example", "axes names dimension 1 twice"},
+    {"test_reduce_mean_keepdims_example", "axes value 3 is out of range for rank 3"},
+    {"test_flatten_axis0", "node #0 (Flatten): attribute 'axis' 5 is out of range for rank 4"},
+    {"test_reshape_reordered_all_dims", "node #0 (Reshape): input 'shape' has more than one -1"},
+    {"test_reshape_reordered_all_dims", "input 'shape' has 40 elements, the data 24"},
+    {"test_reshape_reordered_all_dims", "input 'shape' leaves -1 no whole extent (24 elements over 5)"},
+    {"test_reshape_reordered_all_dims", "input 'shape' value 2 is -3"},
+    {"test_transpose_default", "node #0 (Transpose): attribute 'perm' has 2 values, the input has rank 3"},
+    {"test_transpose_default", "attribute 'perm' is not a permutation of 0..2"},
+    {"test_concat_2d_axis_0", "node #0 (Concat): input 1 dimension 1 is 3, input 0 has 2"},
+    {"test_concat_2d_axis_0", "input 1 is float of rank 1, input 0 float of rank 2"},
+    {"test_concat_2d_axis_0", "attribute 'axis' is missing"},
+    {"test_split_equal_parts_1d", "node #0 (Split): dimension 0 (7) does not split evenly into 3 outputs"},
+    {"test_split_equal_parts_1d", "attribute 'split' is not allowed at opset 13 (split is an input)"},
+    {"test_split_variable_parts_1d", "'split' value 0 is -1"},
+    {"test_slice", "node #0 (Slice): input 'steps' value 1 is 0"},
+    {"test_slice", "input 'axes' names dimension 0 twice"},
+    {"test_slice", "input 'axes' value 3 is out of range for rank 3"},
+    {"test_gather_0", "node #0 (Gather): attribute 'axis' 4 is out of range for rank 4"},
+    {"test_gather_0", "input 'indices' is float, not int32 or int64"},
+    {"test_squeeze", "node #0 (Squeeze): axes value 1 names dimension 1 of extent 3 (must be 1)"},
+    {"test_unsqueeze_two_axes", "node #0 (Unsqueeze): axes names dimension 1 twice"},
+    {"test_unsqueeze_two_axes", "axes value 5 is out of range for rank 5"},
+    {"test_constant", "node #0 (Constant): attribute 'sparse_value' is not supported"},
+    {"test_constantofshape_float_ones", "node #0 (ConstantOfShape): input 'input' value 0 is -2"},
+    {"test_cast_FLOAT_to_DOUBLE", "node #0 (Cast): attribute 'to' is 99, not an element type"},
+    {"test_add", "node #0 (Add): inputs A (float) and B (int64) must have one element type"},
+    {"test_where_example", "node #0 (Where): input condition is float, not bool"},
+    {"test_softmax_axis_0", "node #0 (Softmax): attribute 'axis' 3 is out of range for rank 3"},
+    {"test_gemm_default_no_bias", "node #0 (Gemm): input 1 (B) is missing"},
+    {"test_identity_sequence", "graph input 'x' is not a tensor (a sequence, map or optional): "
+                               "shapes are inferred for tensors only"},
+};
+
+static void set_int(gr_node *n, gr_attr *storage, const char *name, int64_t v)
+{
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) {
+            n->attrs[i].i = v;
+            return;
+        }
+    add_attr(n, storage, (gr_attr){.name = (char *)name, .kind = GR_ATTR_INT, .i = v});
+}
+
+static void set_ints(gr_node *n, gr_attr *storage, const char *name, int64_t *v, size_t count)
+{
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) {
+            n->attrs[i].ints = v;
+            n->attrs[i].n = count;
+            return;
+        }
+    add_attr(n, storage, (gr_attr){.name = (char *)name, .kind = GR_ATTR_INTS, .n = count, .ints = v});
+}
+
+static gr_type *in_type(gr_model *m, int k) { return &m->graph->values[m->graph->nodes[0].inputs[k]].type; }
+
+static int64_t *in_data(gr_model *m, int k)
+{
+    gr_tensor *t = m->graph->values[m->graph->nodes[0].inputs[k]].data;
+    assert_non_null(t);
+    assert_int_equal(t->elem_type, GR_INT64);
+    return t->data;
+}
+
+static void mutate(int i, gr_model *m, gr_attr *storage)
+{
+    static int64_t two[2] = {2, 2}, three0[3] = {0, 0, 0}, s01[2] = {0, 1}, s011[3] = {0, 1, 1};
+    static int64_t one_m2[2] = {1, -2}, s3[1] = {3}, split0[2] = {0, 1};
+    gr_node *n = &m->graph->nodes[0];
+    switch (i) {
+    case 0: set_int(n, storage, "group", 0); break;
+    case 1: set_int(n, storage, "group", 2); break;
+    case 2: in_type(m, 0)->shape[1] = 2; in_type(m, 1)->shape[0] = 3; set_int(n, storage, "group", 2); break;
+    case 3: in_type(m, 0)->ndim = 2; break;
+    case 4: in_type(m, 1)->ndim = 3; break;
+    case 5: set_ints(n, storage, "kernel_shape", two, 2); break;
+    case 6: in_type(m, 0)->shape[2] = 2; break;
+    case 7: set_ints(n, storage, "pads", three0, 3); break;
+    case 8: split0[0] = 0; split0[1] = 1; set_ints(n, storage, "strides", split0, 2); break;
+    case 9: n->attrs[0].name = "kernel"; break;
+    case 10: set_int(n, storage, "ceil_mode", 2); break;
+    case 11: m->opset = 13; in_type(m, 0)->ndim = 1; break;
+    case 12: in_type(m, 1)->shape[0] = 9; break;
+    case 13: in_type(m, 0)->ndim = 1; break;
+    case 14: in_type(m, 1)->shape[0] = 5; break;
+    case 15: in_type(m, 1)->shape[0] = 4; break;
+    case 16: set_int(n, storage, "axis", 2); break;
+    case 17: set_int(n, storage, "stash_type", GR_STRING); break;
+    case 18: m->opset = 18; break;
+    case 19: set_ints(n, storage, "axes", one_m2, 2); break;
+    case 20: set_ints(n, storage, "axes", s3, 1); break;
+    case 21: set_int(n, storage, "axis", 5); break;
+    case 22: in_data(m, 1)[0] = -1; in_data(m, 1)[1] = -1; break;
+    case 23: in_data(m, 1)[2] = 5; break;
+    case 24: in_data(m, 1)[0] = -1; in_data(m, 1)[1] = 5; in_data(m, 1)[2] = 1; break;
+    case 25: in_data(m, 1)[2] = -3; break;
+    case 26: set_ints(n, storage, "perm", s01, 2); break;
+    case 27: set_ints(n, storage, "perm", s011, 3); break;
+    case 28: in_type(m, 1)->shape[1] = 3; break;
+    case 29: in_type(m, 1)->ndim = 1; break;
+    case 30: n->attrs[0].name = "axes"; break;
+    case 31: in_type(m, 0)->shape[0] = 7; break;
+    case 32: set_ints(n, storage, "split", two, 2); break;
+    case 33: in_data(m, 1)[0] = -1; in_data(m, 1)[1] = 7; break;
+    case 34: in_data(m, 4)[1] = 0; break;
+    case 35: in_data(m, 3)[1] = 0; break;
+    case 36: in_data(m, 3)[1] = 3; break;
+    case 37: set_int(n, storage, "axis", 4); break;
+    case 38: in_type(m, 1)->elem_type = GR_FLOAT; break;
+    case 39: in_data(m, 1)[0] = 1; break;
+    case 40: in_data(m, 1)[1] = 1; in_data(m, 1)[0] = 1; break;
+    case 41: in_data(m, 1)[1] = 5; break;
+    case 42: n->attrs[0].name = "sparse_value"; break;
+    case 43: m->opset = 13; in_data(m, 0)[0] = -2; break;
+    case 44: set_int(n, storage, "to", 99); break;
+    case 45: in_type(m, 1)->elem_type = GR_INT64; break;
+    case 46: in_type(m, 0)->elem_type = GR_FLOAT; break;
+    case 47: set_int(n, storage, "axis", 3); break;
+    case 48: n->n_inputs = 1; break;
+    default: break;
+    }
+}
+
+static void test_rule_refusals(void **state)
+{
+    (void)state;
+    need_testdata();
+    for (int i = 0; i < (int)(sizeof bad_cases / sizeof *bad_cases); i++) {
+        gr_model *m = load_node_test(bad_cases[i].test);
+        char dir[4096];
+        test_dir(dir, sizeof dir, bad_cases[i].test);
+        test_inputs ti;
+        memset(&ti, 0, sizeof ti);
+        prepare_inputs(dir, m, &ti);
+        gr_attr storage[16];
+        mutate(i, m, storage);
+        printf("[%d]", i);
+        expect_error(m, ti.nfixed, ti.fixed, bad_cases[i].want, NULL);
+        release_inputs(m, &ti);
+        gr_model_free(m);
+    }
+}
+
 static void test_shape_parse(void **state)
 {
     (void)state;
@@ -644,6 +842,7 @@ int main(void)
         cmocka_unit_test(test_folded_shape),
         cmocka_unit_test(test_operators_at_other_opsets),
         cmocka_unit_test(test_attribute_and_input_forms),
+        cmocka_unit_test(test_rule_refusals),
         cmocka_unit_test(test_shape_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
