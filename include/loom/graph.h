@@ -16,9 +16,10 @@
  *   gr_tensor  a constant: an initializer, a tensor attribute, or a
  *              TensorProto file; data packed row-major, little-endian
  *
- * Nothing here infers shapes or checks operators: a value's type is what
+ * Loading infers no shapes and checks no operators: a value's type is what
  * the file declares (graph inputs/outputs, value_info, initializers) and
- * is unknown (ndim -1) otherwise.
+ * is unknown (ndim -1) otherwise, until gr_infer_shapes gives every value
+ * a static shape and dtype.
  *
  * Ownership: a gr_model owns everything reachable from it (strings,
  * arrays, tensors, subgraphs) until gr_model_free; a gr_tensor from
@@ -164,7 +165,11 @@ typedef struct gr_value {
     gr_value_kind kind;
     gr_type type;
     int producer;      /* node index for GR_VALUE_NODE, else -1 */
-    gr_tensor *data;   /* GR_VALUE_CONST: the initializer's data */
+    /* GR_VALUE_CONST: the initializer's data. GR_VALUE_NODE, after
+     * gr_infer_shapes: the contents where inference knows them (Constant
+     * outputs, Shape of a static value, small integer tensors moved by
+     * Identity/Reshape/Squeeze/Unsqueeze/Concat/Gather/Cast), else NULL. */
+    gr_tensor *data;
 } gr_value;
 
 typedef enum {
@@ -270,6 +275,63 @@ void gr_model_free(gr_model *m);
 int gr_graph_find_value(const gr_graph *g, const char *name);
 /* The attribute `name` of node n, or NULL. */
 const gr_attr *gr_node_attr(const gr_node *n, const char *name);
+
+/* A shape given for a graph input (--shape input=1x3x224x224). */
+typedef struct {
+    const char *name;
+    int ndim;
+    const int64_t *shape; /* ndim extents, each >= 0 */
+} gr_input_shape;
+
+/* Parses "name=1x3x224x224" (a scalar: "name="), as --shape takes it,
+ * into out->name (a malloc'd copy) and out->shape (malloc'd, ndim
+ * entries); free both. false and *err (malloc'd) on a spec with no '=',
+ * an empty name, an extent that is not a number >= 0, or more than 64
+ * extents. */
+bool gr_input_shape_parse(const char *spec, gr_input_shape *out, char **err);
+
+/* Whether gr_infer_shapes knows operator `op_type` of `domain` ("" or
+ * "ai.onnx" for the default domain) at that domain's opset version:
+ * default-domain Conv, Gemm, MatMul, BatchNormalization, Relu, Clip,
+ * Sigmoid, Tanh, Erf, Gelu, HardSwish, Add, Sub, Mul, Div, Pow, Sqrt,
+ * Reciprocal, MaxPool, AveragePool, GlobalAveragePool, Flatten, Reshape,
+ * Transpose, Concat, Split, Slice, Gather, Squeeze, Unsqueeze, Softmax,
+ * LayerNormalization, ReduceMean, ReduceSum, Cast, Where, Shape, Constant,
+ * ConstantOfShape and Identity at opsets 11 to 18, and com.microsoft Gelu. */
+bool gr_op_supported(const char *domain, const char *op_type, int64_t opset);
+
+/* Shape inference for the main graph. First fixes the graph inputs:
+ * each of the nfixed shapes replaces the declared shape of the graph input
+ * it names, which must agree with it (same rank, same extent where the
+ * file gives a number). Then every input must have a static shape. Then
+ * every node output, in node order, gets its element type and static
+ * shape per the operator's ONNX definition at the model's opset; inputs
+ * that decide a shape (Reshape's shape, Slice's starts/ends/axes/steps,
+ * Squeeze/Unsqueeze/ReduceSum axes from opset 13, Split's split,
+ * ConstantOfShape's shape) must be initializers, Constant outputs or
+ * folded from Shape of a static value (see gr_value.data). Declared types
+ * of node outputs (value_info, graph outputs) are replaced by the
+ * inferred ones; fixed inputs lose their dim_params. Types live in the
+ * model's memory. Fixed shapes replace the declared ones for good: calling
+ * again with the same shapes changes nothing; other shapes need the model
+ * loaded again. A refused call changes no graph input.
+ *
+ * Returns 0, or -1 and *err (malloc'd; the caller frees it), naming the
+ * model file and:
+ *   - a graph input with a dynamic dimension no shape fixes ("graph input
+ *     'X' dimension 0 ('N') is dynamic: fix it with --shape X=..."), or
+ *     with no declared shape, or not a tensor;
+ *   - a given name that is no graph input, or given twice; a given shape
+ *     of the wrong rank or contradicting a declared extent;
+ *   - every unsupported operator in one list ("unsupported operators: Foo
+ *     (node 'n1', opset 13), Bar (node 'n7', opset 13)");
+ *   - a node whose attributes or inputs break the operator's rules (an
+ *     unknown auto_pad, a non-constant Reshape shape, shapes that do not
+ *     broadcast, an axis out of range, ...), naming the node and the
+ *     attribute or input.
+ * On an error the types already inferred stay; the model remains valid
+ * to free. Subgraphs are not inferred (no supported operator has one). */
+int gr_infer_shapes(gr_model *m, int nfixed, const gr_input_shape *fixed, char **err);
 
 /* Prints a readable summary: a header line (ir version, opsets, counts of
  * nodes, initializers, initializer bytes), the inputs and outputs with

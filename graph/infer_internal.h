@@ -1,0 +1,91 @@
+/* graph/infer_internal.h — shared by shape inference's files: the context
+ * one node's rule sees, and the helpers that read its inputs and
+ * attributes and write its outputs. Every rule is `bool f(gr_ictx *)`:
+ * false after setting the error through gr_ifail. */
+#ifndef LOOM_GR_INFER_INTERNAL_H
+#define LOOM_GR_INFER_INTERNAL_H
+
+#include "graph/gr_internal.h"
+
+/* ONNX allows any rank; Loom's tensors stop at 64, as the loader does. */
+#define GR_MAX_DIMS 64
+/* Folded constants (shape arithmetic) are kept only up to this size. */
+#define GR_FOLD_MAX 4096
+
+typedef struct {
+    gr_model *m;
+    gr_graph *g;
+    gr_arena *a;
+    const gr_node *n;
+    int node_index;
+    int64_t opset; /* of the node's domain */
+    char **err;
+} gr_ictx;
+
+typedef bool (*gr_infer_fn)(gr_ictx *c);
+
+/* Sets the error, prefixed with the model and node ("m.onnx: node 'c1'
+ * (Conv): ..."); always false. */
+bool gr_ifail(gr_ictx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Input k's type, or NULL when the node leaves it out. */
+const gr_type *gr_iin(const gr_ictx *c, int k);
+/* Input k's type; an error naming the input when it is left out. */
+bool gr_iin_req(gr_ictx *c, int k, const char *what, const gr_type **out);
+/* Input k's contents when they are known (initializer, Constant, folded),
+ * else NULL. */
+const gr_tensor *gr_iin_const(const gr_ictx *c, int k);
+/* Input k's contents as integers (int32 or int64, at most max of them);
+ * an error naming the input when they are not known constants. */
+bool gr_iin_ints(gr_ictx *c, int k, const char *what, int64_t *out, int max, int *n);
+/* A tensor's integer contents; false when it is not int32/int64 or has
+ * more than max elements. */
+bool gr_tensor_ints(const gr_tensor *t, int64_t *out, int max, int *n);
+
+int64_t gr_iattr_int(const gr_ictx *c, const char *name, int64_t dflt);
+/* The INTS attribute `name` into out: false when absent, an error when it
+ * has more than max entries or is not a list of ints (*bad set then). */
+bool gr_iattr_ints(gr_ictx *c, const char *name, int64_t *out, int max, int *n, bool *bad);
+/* The STRING attribute `name`, or dflt. */
+const char *gr_iattr_str(const gr_ictx *c, const char *name, const char *dflt);
+
+/* axis in [-rank, rank) to [0, rank); an error naming `what` otherwise. */
+bool gr_iaxis(gr_ictx *c, int64_t axis, int rank, const char *what, int *out);
+
+/* Sets output k (skipped when left out) to a tensor of this type and shape. */
+bool gr_iout(gr_ictx *c, int k, int elem_type, int ndim, const int64_t *shape);
+/* Sets output k's contents too (the tensor is the model's to keep). */
+void gr_iout_data(gr_ictx *c, int k, gr_tensor *t);
+/* A new tensor in the model's memory; NULL (and the error) when out of memory. */
+gr_tensor *gr_inew_tensor(gr_ictx *c, int elem_type, int ndim, const int64_t *shape);
+
+/* Numpy broadcasting of a and b into out (rank max of both). */
+bool gr_ibroadcast(gr_ictx *c, int na, const int64_t *a, int nb, const int64_t *b, int *nout,
+                   int64_t *out);
+
+/* The rules, by family. */
+bool gr_infer_conv(gr_ictx *c);
+bool gr_infer_pool(gr_ictx *c);
+bool gr_infer_global_pool(gr_ictx *c);
+bool gr_infer_gemm(gr_ictx *c);
+bool gr_infer_matmul(gr_ictx *c);
+bool gr_infer_batchnorm(gr_ictx *c);
+bool gr_infer_layernorm(gr_ictx *c);
+bool gr_infer_reduce(gr_ictx *c);
+
+bool gr_infer_flatten(gr_ictx *c);
+bool gr_infer_reshape(gr_ictx *c);
+bool gr_infer_transpose(gr_ictx *c);
+bool gr_infer_concat(gr_ictx *c);
+bool gr_infer_split(gr_ictx *c);
+bool gr_infer_slice(gr_ictx *c);
+bool gr_infer_gather(gr_ictx *c);
+bool gr_infer_squeeze(gr_ictx *c);
+bool gr_infer_unsqueeze(gr_ictx *c);
+
+bool gr_infer_shape(gr_ictx *c);
+bool gr_infer_constant(gr_ictx *c);
+bool gr_infer_constant_of_shape(gr_ictx *c);
+bool gr_infer_cast(gr_ictx *c);
+
+#endif
