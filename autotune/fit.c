@@ -26,30 +26,38 @@ double tune_workload_bytes(const tune_workload *w) {
     return bytes;
 }
 
-int tune_check_fits(const char *key, char **err) {
+static int check_built(const char *key, const tune_workload *w, char **err) {
+    double need = tune_workload_bytes(w);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    double have = pages > 0 && page > 0 ? (double)pages * (double)page : INFINITY;
+    if (!(need > have)) return 0;
+    if (err)
+        *err = tune__strdupf("autotune: %s needs %.1f GB of buffers (its arguments and the "
+                             "double-precision reference of its outputs); this machine has "
+                             "%.1f GB",
+                             key, need * 1e-9, have * 1e-9);
+    return -1;
+}
+
+int tune__check_fits(const char *key, double *flops, char **err) {
     te_ctx *ctx = te_ctx_new();
     if (!ctx) {
         if (err) *err = tune__strdupf("autotune: out of memory");
         return -1;
     }
     tune_workload w;
-    int rc = 0;
+    int rc;
     if (tune_build_workload(ctx, key, &w)) {
-        if (err) *err = tune__strdupf("autotune: workload '%s': %s", key ? key : "(null)", te_ctx_errmsg(ctx));
+        if (err)
+            *err = tune__strdupf("autotune: workload '%s': %s", key ? key : "(null)",
+                                 te_ctx_errmsg(ctx));
         rc = -1;
     } else {
-        double need = tune_workload_bytes(&w);
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-        double have = pages > 0 && page > 0 ? (double)pages * (double)page : INFINITY;
-        if (need > have) {
-            if (err)
-                *err = tune__strdupf("autotune: %s needs %.1f GB of buffers (its arguments and "
-                                     "the double-precision reference of its outputs); this "
-                                     "machine has %.1f GB",
-                                     key, need * 1e-9, have * 1e-9);
-            rc = -1;
-        }
+        rc = check_built(key, &w, err);
+        if (flops) *flops = w.flops;
     }
     te_ctx_free(ctx);
     return rc;
 }
+
+int tune_check_fits(const char *key, char **err) { return tune__check_fits(key, NULL, err); }

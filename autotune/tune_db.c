@@ -177,11 +177,7 @@ static int setup_keys(tune__db_run *run, int n, const char *const *keys, char **
     for (int i = 0; i < n; i++) {
         tune_db_task *t = &run->out->tasks[i];
         t->key = keys[i];
-        if (tune_check_fits(keys[i], err)) return -1;
-        te_ctx *ctx = te_ctx_new();
-        tune_workload w;
-        if (ctx && tune_build_workload(ctx, keys[i], &w) == 0) t->flops = w.flops;
-        te_ctx_free(ctx);
+        if (tune__check_fits(keys[i], &t->flops, err)) return -1;
         if (tdb_commit_workload_key(run->db, keys[i]) < 0) {
             if (err)
                 *err = tune__strdupf("autotune: cannot write to the database: %s",

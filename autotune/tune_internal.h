@@ -76,6 +76,9 @@ int64_t tune__rand_below(uint64_t *rng, int64_t n);
 int tune__program_nearest(const char *key, const tune_sketch *sketches, int nsketches,
                           const char *steps_json, tune_program *out, int *common, int *total,
                           char **err);
+/* tune_check_fits of key, which builds the workload once and also gives
+ * its FLOP count (flops may be NULL). */
+int tune__check_fits(const char *key, double *flops, char **err);
 /* The smallest divisors of n (>= 1) not above cap, ascending, at most max
  * of them, into out; returns their count. O(sqrt(n)) steps at most. */
 int tune__divisors(int64_t n, int64_t cap, int64_t *out, int max);
