@@ -323,5 +323,6 @@ void tdb_close(tdb_db *db) {
     if (!db) return;
     if (db->sql) sqlite3_close_v2(db->sql);
     free(db->path);
+    free(db->judged_key);
     free(db);
 }

@@ -9,15 +9,18 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "loom/ops.h"
 #include "tuning_db/tdb_internal.h"
 
-/* The FLOP count a latency is judged by: the stored one, or the ops
- * registry's when that is larger (a line cannot dodge the bound by
- * declaring flops 0 for a key the registry builds). 0: unknown. */
+/* The FLOP count a latency is judged by: the stored one, or the one the
+ * workload's builder (ops registry or a registered builder) gives when
+ * that is larger (a line cannot dodge the bound by declaring flops 0 for
+ * a key Loom builds). 0: unknown. The last key built is cached. */
 static double judged_flops(tdb_db *db, const char *key) {
+    if (db->judged_key && !strcmp(db->judged_key, key)) return db->judged_flops;
     double flops = 0;
     sqlite3_stmt *st = tdb__prepare(db, "SELECT flops FROM workloads WHERE key = ?");
     if (st) {
@@ -26,10 +29,19 @@ static double judged_flops(tdb_db *db, const char *key) {
         sqlite3_finalize(st);
     }
     te_ctx *ctx = te_ctx_new();
-    ops_workload *w = ctx ? ops_from_key(ctx, key) : NULL;
-    if (w && w->flops > flops) flops = w->flops;
+    ops_built w;
+    bool built = ctx && ops_build_key(ctx, key, &w) == 0;
+    if (built && w.flops > flops) flops = w.flops;
     te_ctx_free(ctx);
-    return isfinite(flops) && flops > 0 ? flops : 0;
+    flops = isfinite(flops) && flops > 0 ? flops : 0;
+    /* Only a built count is cached: a stored one may come with a later
+     * line of the same import. */
+    if (built) {
+        free(db->judged_key);
+        db->judged_key = strdup(key);
+        db->judged_flops = flops;
+    }
+    return flops;
 }
 
 static int check_latencies(tdb_db *db, const tdb_record_in *rec) {

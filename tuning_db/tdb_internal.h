@@ -18,6 +18,11 @@ struct tdb_db {
     char err[2048];
     int sql_failed; /* set by tdb__sqlerr: the last error came from SQLite */
     int busy_timeout_ms;
+    /* The FLOP count imported latencies were last judged by, and its
+     * workload key (malloc'd; NULL: none): an import's lines come grouped
+     * by workload, and building a workload per line costs milliseconds. */
+    char *judged_key;
+    double judged_flops;
 };
 
 /* Records a message on db (printf format) and returns -1. */
