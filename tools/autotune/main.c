@@ -603,6 +603,8 @@ int main(int argc, char **argv) {
         snprintf(tasks[0].shape, sizeof tasks[0].shape, "%s", shape ? shape : "");
         if (resolve_keys(tasks, ntasks)) return 2;
     }
+    /* tune_tasks_db checks this too, but after the database is opened:
+     * a refused shape must not leave a new database file behind. */
     for (int i = 0; i < ntasks; i++) {
         char *ferr = NULL;
         if (tune_check_fits(tasks[i].key, &ferr)) {
