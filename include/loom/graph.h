@@ -339,6 +339,67 @@ int gr_infer_shapes(gr_model *m, int nfixed, const gr_input_shape *fixed, char *
  * attributes). Subgraphs are indented. */
 void gr_model_print(const gr_model *m, FILE *out);
 
+/* ---- compiling and running a model ---- */
+
+/* Whether gr_compile can run operator op_type of domain at that opset:
+ * gr_op_supported knows it and it has a lowering to a te computation. */
+bool gr_op_runnable(const char *domain, const char *op_type, int64_t opset);
+
+/* A model compiled for a target: one kernel per group of nodes, buffers
+ * for every intermediate value. Opaque; gr_exec_free. */
+typedef struct gr_exec gr_exec;
+
+typedef struct {
+    const char *target;  /* "llvm" (NULL) with options as cg_build takes them */
+    /* Shapes for graph inputs with dynamic dimensions (gr_infer_shapes). */
+    int nshapes;
+    const gr_input_shape *shapes;
+    /* Fuse nodes into groups (graph/fuse.c); false: one kernel per node. */
+    bool no_fuse;
+    /* Print one line per compiled kernel to this stream (NULL: quiet). */
+    FILE *explain;
+} gr_compile_options;
+
+/* Compiles m's main graph (shapes are inferred here with o->shapes, see
+ * gr_infer_shapes; m's types change accordingly): nodes whose outputs are
+ * all known constants are folded, every other node is lowered to a te
+ * computation (one per group), identical groups share one kernel, each
+ * kernel gets its default schedule and is built for the target. o may be
+ * NULL. m must outlive the result (its initializers are read at run time
+ * without a copy). NULL and *err (malloc'd) naming the model and node: a
+ * shape inference error, an operator without lowering ("unsupported
+ * operators: ..."), an element type or shape Loom cannot compute, a
+ * build error. */
+gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err);
+/* Frees the compiled model (its kernels and buffers). NULL is a no-op. */
+void gr_exec_free(gr_exec *e);
+
+/* The graph inputs a caller supplies (those without an initializer), in
+ * declared order, and the graph outputs: their count and value index in
+ * m's main graph. */
+int gr_exec_num_inputs(const gr_exec *e);
+int gr_exec_input_value(const gr_exec *e, int i);
+int gr_exec_num_outputs(const gr_exec *e);
+int gr_exec_output_value(const gr_exec *e, int i);
+
+/* Runs the model once. inputs[i] is the i-th input (gr_exec_num_inputs):
+ * a compact CPU tensor of the input's dtype and shape (a scalar: ndim 0,
+ * or ndim 1 with shape [1]). outputs[i] (gr_exec_num_outputs of them)
+ * receive copies of the results: compact CPU tensors of the output's dtype
+ * and shape, allocated by the caller; outputs may be NULL when the caller
+ * reads them with gr_exec_output instead. Returns 0, or -1 and *err
+ * (malloc'd) naming the input or output whose count, dtype, shape or
+ * device is wrong, or the kernel that failed. Not thread-safe: one run of
+ * an exec at a time. */
+int gr_run(gr_exec *e, int ninputs, DLTensor *const *inputs, int noutputs,
+           DLTensor *const *outputs, char **err);
+/* The i-th output of the last run, as a view of the exec's own buffer
+ * (valid until the next gr_run or gr_exec_free); NULL out of range. */
+const DLTensor *gr_exec_output(const gr_exec *e, int i);
+/* Number of kernels (distinct group keys) and of group instances. */
+int gr_exec_num_kernels(const gr_exec *e);
+int gr_exec_num_groups(const gr_exec *e);
+
 LOOM_API_END
 #ifdef __cplusplus
 }

@@ -1,0 +1,403 @@
+/* graph/exec.c — a model compiled to kernels and run on preallocated
+ * buffers (issue 32, part 6).
+ *
+ * Compiling: shapes are inferred; nodes whose outputs inference already
+ * knows (Shape, Constant, folded integer arithmetic) are not run; the
+ * others form groups, each written as its workload key (group.h), so
+ * groups with the same key (repeated blocks) share one kernel: built once
+ * from the key by the same builder the tuner uses, scheduled and compiled.
+ * Each group instance keeps its own prepared call (rt_prepare), because
+ * the fixed inputs (weights) it pre-computes from differ per instance.
+ *
+ * Running: groups in topological order, each on the buffers of its
+ * values; the kernels' parallel loops use the runtime's thread pool. */
+#include "graph/group.h"
+#include "graph/lower.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loom/codegen.h"
+#include "loom/schedule.h"
+
+typedef struct {
+    char *key;
+    rt_module *mod;
+    int nargs;
+} gr_kernel;
+
+typedef struct {
+    int kernel;
+    gr_group_io io;
+    rt_prepared *prep;
+    DLTensor **args; /* io.ninputs + io.noutputs views */
+} gr_instance;
+
+/* A value's storage: a view with Loom's shape (rank 0 as [1]). */
+typedef struct {
+    DLTensor dl;
+    int64_t shape[TE_MAX_DIMS];
+    bool owned; /* dl.data is malloc'd by the exec */
+    bool have;  /* the value has storage */
+} gr_buf;
+
+struct gr_exec {
+    gr_model *m;
+    int nkernels;
+    gr_kernel *kernels;
+    int ngroups;
+    gr_instance *groups;
+    gr_buf *bufs; /* per value of the main graph */
+    int ninputs;
+    int *inputs;
+    int noutputs;
+    int *outputs;
+};
+
+static const char *node_label(const gr_graph *g, int i, char *buf, size_t size)
+{
+    const gr_node *n = &g->nodes[i];
+    if (n->name && *n->name) snprintf(buf, size, "node '%s' (%s)", n->name, n->op_type);
+    else snprintf(buf, size, "node #%d (%s)", i, n->op_type);
+    return buf;
+}
+
+/* A node is run unless inference knows every output it has. */
+static bool node_runs(const gr_graph *g, int i)
+{
+    const gr_node *n = &g->nodes[i];
+    for (int k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].data) return true;
+    return false;
+}
+
+/* Every node with a lowering rule, listed all at once when some have none. */
+static bool check_lowerable(const gr_model *m, char **err)
+{
+    const gr_graph *g = m->graph;
+    size_t cap = 256, len = 0;
+    char *list = malloc(cap);
+    int missing = 0;
+    if (!list) return false;
+    list[0] = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const gr_node *n = &g->nodes[i];
+        if (!node_runs(g, i) || gr_lower_rule_for(n->domain, n->op_type)) continue;
+        char item[512], label[400];
+        int w = snprintf(item, sizeof item, "%s%s%s%s (%s, opset %" PRId64 ")", missing ? ", " : "",
+                         n->domain && *n->domain ? n->domain : "", n->domain && *n->domain ? ":" : "",
+                         n->op_type, node_label(g, i, label, sizeof label), m->opset);
+        missing++;
+        if (len + (size_t)w + 1 > cap) {
+            char *p = realloc(list, cap = 2 * (len + (size_t)w + 1));
+            if (!p) break;
+            list = p;
+        }
+        memcpy(list + len, item, (size_t)w + 1);
+        len += (size_t)w;
+    }
+    if (missing) gr_set_err(err, "%s: operators without a lowering: %s", m->path, list);
+    free(list);
+    return missing == 0;
+}
+
+static bool buf_init(gr_buf *b, const gr_value *v, void *data)
+{
+    int nd;
+    if (!gr_te_shape(&v->type, &nd, b->shape)) return false;
+    b->dl = (DLTensor){.data = data, .device = {kDLCPU, 0}, .ndim = nd, .dtype = v->type.dtype,
+                       .shape = b->shape};
+    b->have = true;
+    return true;
+}
+
+static size_t buf_bytes(const gr_buf *b)
+{
+    size_t n = 1;
+    for (int d = 0; d < b->dl.ndim; d++) n *= (size_t)b->dl.shape[d];
+    size_t per = b->dl.dtype.bits == 1 ? 1 : (size_t)(b->dl.dtype.bits / 8) * b->dl.dtype.lanes;
+    return n * per;
+}
+
+void gr_exec_free(gr_exec *e)
+{
+    if (!e) return;
+    for (int i = 0; i < e->ngroups; i++) {
+        rt_prepared_free(e->groups[i].prep);
+        gr_group_io_free(&e->groups[i].io);
+        free(e->groups[i].args);
+    }
+    for (int i = 0; i < e->nkernels; i++) {
+        free(e->kernels[i].key);
+        rt_module_free(e->kernels[i].mod);
+    }
+    if (e->bufs)
+        for (int v = 0; v < e->m->graph->n_values; v++)
+            if (e->bufs[v].owned) free(e->bufs[v].dl.data);
+    free(e->bufs);
+    free(e->groups);
+    free(e->kernels);
+    free(e->inputs);
+    free(e->outputs);
+    free(e);
+}
+
+/* Builds the kernel of `key`: the group's computation from its key, the
+ * default schedule, the target's compiler. */
+static rt_module *build_kernel(const char *key, const char *target, uint64_t constant, int *nargs,
+                               char **err)
+{
+    te_ctx *ctx = te_ctx_new();
+    if (!ctx) {
+        gr_set_err(err, "out of memory");
+        return NULL;
+    }
+    ops_built w;
+    rt_module *mod = NULL;
+    if (ops_build_key(ctx, key, &w) != 0) {
+        gr_set_err(err, "%s", te_ctx_errmsg(ctx));
+        goto done;
+    }
+    sch_schedule *s = sch_create(ctx, w.nouts, w.outs);
+    if (!s) {
+        gr_set_err(err, "%s", te_ctx_errmsg(ctx));
+        goto done;
+    }
+    cg_build_options bo = {0};
+    bo.constant_args = w.constant_args & constant;
+    mod = cg_build(s, w.nargs, w.args, target, &bo);
+    if (!mod) gr_set_err(err, "%s", te_ctx_errmsg(ctx));
+    *nargs = w.nargs;
+done:
+    te_ctx_free(ctx);
+    return mod;
+}
+
+gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
+{
+    gr_compile_options none = {0};
+    if (!o) o = &none;
+    const char *target = o->target ? o->target : "llvm";
+    if (!m || !m->graph) {
+        gr_set_err(err, "gr_compile: no model");
+        return NULL;
+    }
+    if (gr_infer_shapes(m, o->nshapes, o->shapes, err) != 0) return NULL;
+    if (!check_lowerable(m, err)) return NULL;
+    if (gr_register_builder() != 0) {
+        gr_set_err(err, "gr_compile: could not register the group builder");
+        return NULL;
+    }
+    gr_graph *g = m->graph;
+    gr_exec *e = calloc(1, sizeof *e);
+    if (!e) goto oom;
+    e->m = m;
+    e->bufs = calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *e->bufs);
+    e->groups = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->groups);
+    e->kernels = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->kernels);
+    e->inputs = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof(int));
+    e->outputs = calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof(int));
+    if (!e->bufs || !e->groups || !e->kernels || !e->inputs || !e->outputs) goto oom;
+
+    /* Storage: constants in place, inputs bound at run time, the rest owned. */
+    for (int v = 0; v < g->n_values; v++) {
+        const gr_value *val = &g->values[v];
+        if (val->kind == GR_VALUE_OUTER) continue;
+        if (val->type.kind != GR_TYPE_TENSOR || val->type.ndim < 0) continue;
+        gr_buf *b = &e->bufs[v];
+        if (!buf_init(b, val, NULL)) continue; /* no Loom form: checked where used */
+        if (val->data) {
+            b->dl.data = val->data->data;
+        } else if (val->kind != GR_VALUE_INPUT) {
+            size_t n = buf_bytes(b);
+            b->dl.data = malloc(n ? n : 1);
+            if (!b->dl.data) goto oom;
+            b->owned = true;
+        }
+    }
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->values[g->inputs[i]].kind == GR_VALUE_INPUT) e->inputs[e->ninputs++] = g->inputs[i];
+    for (int i = 0; i < g->n_outputs; i++) e->outputs[e->noutputs++] = g->outputs[i];
+
+    /* Groups: one per run node (fusion comes with graph/fuse.c). */
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!node_runs(g, i)) continue;
+        gr_instance *inst = &e->groups[e->ngroups];
+        char *key = gr_group_key(m, 1, &i, &inst->io, err);
+        if (!key) goto fail;
+        e->ngroups++;
+        int k = 0;
+        while (k < e->nkernels && strcmp(e->kernels[k].key, key) != 0) k++;
+        if (k == e->nkernels) {
+            char *berr = NULL;
+            e->kernels[k].key = key;
+            e->nkernels++;
+            e->kernels[k].mod = build_kernel(key, target, inst->io.constant, &e->kernels[k].nargs,
+                                             &berr);
+            if (!e->kernels[k].mod) {
+                char label[400];
+                gr_set_err(err, "%s: %s: %s", m->path, node_label(g, i, label, sizeof label),
+                           berr ? berr : "out of memory");
+                free(berr);
+                goto fail;
+            }
+            if (o->explain)
+                fprintf(o->explain, "kernel %d: %s (default schedule)\n", k, key);
+        } else {
+            free(key);
+        }
+        inst->kernel = k;
+        int na = inst->io.ninputs + inst->io.noutputs;
+        inst->args = calloc((size_t)na, sizeof *inst->args);
+        if (!inst->args) goto oom;
+        for (int a = 0; a < na; a++) {
+            int v = a < inst->io.ninputs ? inst->io.inputs[a] : inst->io.outputs[a - inst->io.ninputs];
+            if (!e->bufs[v].have) {
+                char label[400];
+                gr_set_err(err, "%s: %s: value '%s' has no shape Loom can hold", m->path,
+                           node_label(g, i, label, sizeof label), g->values[v].name);
+                goto fail;
+            }
+            inst->args[a] = &e->bufs[v].dl;
+        }
+    }
+    for (int i = 0; i < e->noutputs; i++)
+        if (!e->bufs[e->outputs[i]].have) {
+            gr_set_err(err, "%s: graph output '%s' has no shape Loom can hold", m->path,
+                       g->values[e->outputs[i]].name);
+            goto fail;
+        }
+    return e;
+oom:
+    gr_set_err(err, "%s: out of memory compiling the model", m->path);
+fail:
+    gr_exec_free(e);
+    return NULL;
+}
+
+int gr_exec_num_inputs(const gr_exec *e) { return e ? e->ninputs : 0; }
+int gr_exec_input_value(const gr_exec *e, int i)
+{
+    return e && i >= 0 && i < e->ninputs ? e->inputs[i] : -1;
+}
+int gr_exec_num_outputs(const gr_exec *e) { return e ? e->noutputs : 0; }
+int gr_exec_output_value(const gr_exec *e, int i)
+{
+    return e && i >= 0 && i < e->noutputs ? e->outputs[i] : -1;
+}
+int gr_exec_num_kernels(const gr_exec *e) { return e ? e->nkernels : 0; }
+int gr_exec_num_groups(const gr_exec *e) { return e ? e->ngroups : 0; }
+
+const DLTensor *gr_exec_output(const gr_exec *e, int i)
+{
+    if (!e || i < 0 || i >= e->noutputs) return NULL;
+    return &e->bufs[e->outputs[i]].dl;
+}
+
+/* Whether a caller's tensor matches a value's type: dtype, shape (a scalar
+ * as ndim 0 or [1]), CPU, compact. Describes the mismatch in why. */
+static bool tensor_matches(const gr_value *v, const DLTensor *t, char *why, size_t size)
+{
+    const gr_type *ty = &v->type;
+    if (!t || !t->data) {
+        snprintf(why, size, "no tensor (or no data)");
+        return false;
+    }
+    if (t->device.device_type != kDLCPU) {
+        snprintf(why, size, "is not on the CPU");
+        return false;
+    }
+    if (t->dtype.code != ty->dtype.code || t->dtype.bits != ty->dtype.bits || t->dtype.lanes != 1) {
+        snprintf(why, size, "has dtype code %d bits %d, the model's is %s", t->dtype.code,
+                 t->dtype.bits, gr_elem_type_name(ty->elem_type));
+        return false;
+    }
+    bool scalar_ok = ty->ndim == 0 && (t->ndim == 0 || (t->ndim == 1 && t->shape[0] == 1));
+    bool same = t->ndim == ty->ndim;
+    for (int d = 0; same && d < ty->ndim; d++) same = t->shape[d] == ty->shape[d];
+    if (!scalar_ok && !same) {
+        char want[256] = "[", got[256] = "[";
+        for (int d = 0; d < ty->ndim; d++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%" PRId64, d ? "," : "",
+                     ty->shape[d]);
+        for (int d = 0; d < t->ndim && d < 16; d++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%" PRId64, d ? "," : "",
+                     t->shape[d]);
+        snprintf(why, size, "has shape %s], the model's is %s]", got, want);
+        return false;
+    }
+    if (t->strides) {
+        int64_t expect = 1;
+        for (int d = t->ndim - 1; d >= 0; d--) {
+            if (t->shape[d] != 1 && t->strides[d] != expect) {
+                snprintf(why, size, "is not compact (strides)");
+                return false;
+            }
+            expect *= t->shape[d];
+        }
+    }
+    return true;
+}
+
+int gr_run(gr_exec *e, int ninputs, DLTensor *const *inputs, int noutputs,
+           DLTensor *const *outputs, char **err)
+{
+    if (!e) {
+        gr_set_err(err, "gr_run: no compiled model");
+        return -1;
+    }
+    const gr_graph *g = e->m->graph;
+    char why[512];
+    if (ninputs != e->ninputs) {
+        gr_set_err(err, "%s: gr_run: %d inputs given, the model takes %d", e->m->path, ninputs,
+                   e->ninputs);
+        return -1;
+    }
+    if (outputs && noutputs != e->noutputs) {
+        gr_set_err(err, "%s: gr_run: %d outputs given, the model has %d", e->m->path, noutputs,
+                   e->noutputs);
+        return -1;
+    }
+    for (int i = 0; i < ninputs; i++) {
+        const gr_value *v = &g->values[e->inputs[i]];
+        if (!tensor_matches(v, inputs[i], why, sizeof why)) {
+            gr_set_err(err, "%s: input %d ('%s') %s", e->m->path, i, v->name, why);
+            return -1;
+        }
+        e->bufs[e->inputs[i]].dl.data = (char *)inputs[i]->data + inputs[i]->byte_offset;
+    }
+    for (int i = 0; outputs && i < noutputs; i++) {
+        const gr_value *v = &g->values[e->outputs[i]];
+        if (!tensor_matches(v, outputs[i], why, sizeof why)) {
+            gr_set_err(err, "%s: output %d ('%s') %s", e->m->path, i, v->name, why);
+            return -1;
+        }
+    }
+    for (int gi = 0; gi < e->ngroups; gi++) {
+        gr_instance *inst = &e->groups[gi];
+        gr_kernel *k = &e->kernels[inst->kernel];
+        int na = inst->io.ninputs + inst->io.noutputs;
+        /* Prepared once, on the first run: the fixed inputs' data pointers
+         * never change (initializers and folded constants). */
+        if (!inst->prep) {
+            inst->prep = rt_prepare(k->mod, "default", na, inst->args);
+            if (!inst->prep) {
+                gr_set_err(err, "%s: kernel %d (%.300s): %s", e->m->path, inst->kernel, k->key,
+                           rt_last_error());
+                return -1;
+            }
+        }
+        if (rt_prepared_call(inst->prep, na, inst->args) != 0) {
+            gr_set_err(err, "%s: kernel %d (%.300s): %s", e->m->path, inst->kernel, k->key,
+                       rt_last_error());
+            return -1;
+        }
+    }
+    for (int i = 0; outputs && i < noutputs; i++) {
+        const gr_buf *b = &e->bufs[e->outputs[i]];
+        memcpy((char *)outputs[i]->data + outputs[i]->byte_offset, b->dl.data, buf_bytes(b));
+    }
+    return 0;
+}

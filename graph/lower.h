@@ -1,0 +1,107 @@
+/* graph/lower.h — ONNX nodes as te computations (issue 32, part 3).
+ *
+ * Each supported operator has one lowering rule: given te tensors for the
+ * node's inputs it declares the te computation of its outputs (TVM's topi
+ * compute functions, one per ONNX operator). The node's output shapes and
+ * element types are already known (gr_infer_shapes), so a rule builds
+ * computes of exactly those shapes and the checks of attribute values live
+ * in inference; a rule refuses only what Loom cannot compute (an element
+ * type te has no form for, a mode not implemented), naming the node.
+ *
+ * Shapes: a value of ONNX rank r >= 1 is a te tensor of the same rank and
+ * extents; a rank-0 value (a scalar) is a te tensor of shape [1] (te has
+ * no rank 0), and the executor passes it as such. Values with a zero
+ * extent or a rank above TE_MAX_DIMS have no te form.
+ *
+ * Inputs the operator reads at compile time (Reshape's shape, Slice's
+ * starts/ends/axes/steps, Squeeze/Unsqueeze/ReduceSum axes, Split's split,
+ * ConstantOfShape's shape: gr_lower_rule.static_inputs) are never tensors:
+ * their contents are in cin[k] (and in[k] is NULL). Every other input is
+ * a te tensor (a placeholder or an earlier stage of the same group).
+ */
+#ifndef LOOM_GR_LOWER_H
+#define LOOM_GR_LOWER_H
+
+#include "graph/gr_internal.h"
+#include "loom/te.h"
+
+typedef struct {
+    te_ctx *ctx;
+    const gr_model *m;
+    const gr_graph *g;
+    const gr_node *n;
+    int node_index;
+    int64_t opset;         /* of the node's domain */
+    int n_inputs;          /* == n->n_inputs */
+    te_tensor **in;        /* per input: NULL when left out or static */
+    const gr_tensor **cin; /* per input: known contents or NULL */
+    const gr_type **tin;   /* per input: its type (NULL when left out) */
+    int n_outputs;         /* == n->n_outputs */
+    const gr_type **tout;  /* per output: the inferred type (NULL when left out) */
+    te_tensor **out;       /* per output: set by the rule (left out: leave NULL) */
+    double flops;          /* the rule adds the FLOP count of its work */
+    char **err;
+} gr_lctx;
+
+typedef bool (*gr_lower_fn)(gr_lctx *c);
+
+typedef struct {
+    const char *domain;     /* "" for the default domain */
+    const char *op_type;
+    gr_lower_fn fn;
+    unsigned static_inputs; /* bit k: input k is read at compile time
+                               (from opset `static_from` on; 0: always) */
+    int64_t static_from;
+} gr_lower_rule;
+
+/* The rules, one table per family file, each ended by an entry with a
+ * NULL op_type: lower_nn.c (convolution, pooling, matrix products,
+ * normalization, reductions, softmax), lower_elemwise.c (unary, binary,
+ * Clip, Where, Cast), lower_tensor.c (shape and layout operators). */
+extern const gr_lower_rule gr_lower_rules_nn[];
+extern const gr_lower_rule gr_lower_rules_elemwise[];
+extern const gr_lower_rule gr_lower_rules_tensor[];
+
+/* The rule for a node's operator, or NULL. */
+const gr_lower_rule *gr_lower_rule_for(const char *domain, const char *op_type);
+/* Whether input k of node n is static (read at compile time) at opset. */
+bool gr_lower_input_static(const gr_node *n, int k, int64_t opset);
+
+/* Sets the error, prefixed with the model and node, as gr_ifail does;
+ * always false. */
+bool gr_lfail(gr_lctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- helpers for rules ---- */
+
+/* The te dtype of an ONNX element type; false for types te cannot hold
+ * (string, complex, float16, bfloat16). */
+bool gr_te_dtype(int elem_type, te_dtype *out);
+/* The te shape of a type: rank and extents (rank 0 -> [1]); false when it
+ * has none (a zero extent, rank > TE_MAX_DIMS). */
+bool gr_te_shape(const gr_type *t, int *ndim, int64_t *shape);
+/* Input k as a te tensor: an error naming the input when it is left out
+ * or static. */
+bool gr_lin(gr_lctx *c, int k, const char *what, te_tensor **out);
+/* Output k's te dtype and shape (from the inferred type), and fresh axes
+ * named after the node ("i0".."iN") for a te_compute of that shape. An
+ * error when the type has no te form. */
+bool gr_lout_axes(gr_lctx *c, int k, te_dtype *dt, int *ndim, int64_t *shape, te_expr **axes);
+/* Defines output k as te_compute(name, axes, body); an error (with te's
+ * message) when te refuses. */
+bool gr_lout(gr_lctx *c, int k, int ndim, te_expr *const *axes, te_expr *body);
+/* Reads tensor t at the output axes `axes` (rank nout) with numpy
+ * broadcasting: t's dimensions align with the last ones of the output;
+ * extent-1 dimensions read index 0. A rank-0 ONNX value (te shape [1])
+ * is passed with its ONNX rank `trank` = 0. */
+te_expr *gr_read_bcast(te_tensor *t, int trank, int nout, te_expr *const *axes);
+/* The ONNX rank of input k (0 for a scalar), -1 when left out. */
+int gr_lin_rank(const gr_lctx *c, int k);
+
+/* Lowers node `node_index` of g with c's ctx: fills c (in/cin/tin/tout
+ * from `vals`, which maps every value index of g to its te tensor or
+ * NULL) and calls the rule. On success, the outputs are stored into
+ * vals[]. */
+bool gr_lower_node(te_ctx *ctx, const gr_model *m, const gr_graph *g, int node_index,
+                   te_tensor **vals, double *flops, char **err);
+
+#endif

@@ -1,0 +1,405 @@
+/*
+ * ONNX's own backend tests (Debian's libonnx-testdata) run through Loom:
+ * every test directory holds model.onnx and test_data_set_N/ with
+ * input_K.pb and output_K.pb (TensorProto). A test runs when every
+ * operator of its model is one Loom runs (gr_op_runnable) at the model's
+ * opset and its tensors have types and shapes Loom holds; it then
+ * compiles (gr_compile), runs each data set and compares every output
+ * with ONNX's tolerances: |got - want| <= atol + rtol |want|, rtol 1e-3,
+ * atol 1e-7 (NaN matches NaN; integers and bools exactly). Outputs are
+ * poisoned with NaN before each run.
+ *
+ * Prints "N passed, M failed, K skipped" and the skipped tests grouped by
+ * reason (the missing operators). Exit status 1 when a test fails (or
+ * when fewer than --min-pass pass), 0 otherwise; 77 (skipped) when the
+ * test data is not installed.
+ *
+ * Usage: onnx_backend [--data DIR] [--filter SUBSTR] [--min-pass N] [-v]
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "loom/graph.h"
+
+/* Paths and messages here are cut at their buffers' sizes on purpose. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#define SUITES 4
+static const char *const suites[SUITES] = {"node", "pytorch-converted", "pytorch-operator",
+                                           "simple"};
+
+typedef struct {
+    char reason[160];
+    int count;
+    char example[96];
+} skip_group;
+
+static skip_group groups[512];
+static int ngroups;
+
+static void add_skip(const char *reason, const char *test)
+{
+    for (int i = 0; i < ngroups; i++)
+        if (strcmp(groups[i].reason, reason) == 0) {
+            groups[i].count++;
+            return;
+        }
+    if (ngroups == (int)(sizeof groups / sizeof *groups)) return;
+    snprintf(groups[ngroups].reason, sizeof groups[ngroups].reason, "%s", reason);
+    snprintf(groups[ngroups].example, sizeof groups[ngroups].example, "%s", test);
+    groups[ngroups++].count = 1;
+}
+
+static int cmp_dirent(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted subdirectory names of dir (malloc'd). */
+static char **list_dirs(const char *dir, int *n)
+{
+    DIR *d = opendir(dir);
+    *n = 0;
+    if (!d) return NULL;
+    char **names = NULL;
+    int cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.') continue;
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 64;
+            names = realloc(names, (size_t)cap * sizeof *names);
+        }
+        names[(*n)++] = strdup(de->d_name);
+    }
+    closedir(d);
+    if (*n) qsort(names, (size_t)*n, sizeof *names, cmp_dirent);
+    return names;
+}
+
+static void free_list(char **names, int n)
+{
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+static double elem_get(const void *data, int elem_type, int64_t i, bool *is_float)
+{
+    const char *p = data;
+    *is_float = false;
+    switch (elem_type) {
+    case GR_FLOAT: *is_float = true; return ((const float *)p)[i];
+    case GR_DOUBLE: *is_float = true; return ((const double *)p)[i];
+    case GR_INT8: return ((const int8_t *)p)[i];
+    case GR_UINT8:
+    case GR_BOOL: return ((const uint8_t *)p)[i];
+    case GR_INT16: return ((const int16_t *)p)[i];
+    case GR_UINT16: return ((const uint16_t *)p)[i];
+    case GR_INT32: return ((const int32_t *)p)[i];
+    case GR_UINT32: return ((const uint32_t *)p)[i];
+    case GR_INT64: return (double)((const int64_t *)p)[i];
+    case GR_UINT64: return (double)((const uint64_t *)p)[i];
+    default: return NAN;
+    }
+}
+
+/* Compares an output; false and why when it differs. */
+static bool compare(const gr_tensor *want, const DLTensor *got, int elem_type, char *why,
+                    size_t size)
+{
+    int64_t n = 1;
+    for (int d = 0; d < got->ndim; d++) n *= got->shape[d];
+    if (n != want->numel) {
+        snprintf(why, size, "%" PRId64 " elements, expected %" PRId64, n, want->numel);
+        return false;
+    }
+    int64_t bad = 0, first = -1;
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bool fl;
+        double w = elem_get(want->data, want->elem_type, i, &fl);
+        double g = elem_get(got->data, elem_type, i, &fl);
+        bool ok;
+        if (fl) {
+            ok = (isnan(w) && isnan(g)) || (isinf(w) && w == g) ||
+                 fabs(g - w) <= 1e-7 + 1e-3 * fabs(w);
+        } else {
+            ok = g == w;
+        }
+        if (!ok) {
+            if (first < 0) first = i;
+            if (fabs(g - w) > worst || isnan(g)) worst = isnan(g) ? INFINITY : fabs(g - w);
+            bad++;
+        }
+    }
+    if (bad) {
+        bool fl;
+        snprintf(why, size, "%" PRId64 " of %" PRId64 " elements differ (first at %" PRId64
+                            ": got %.9g, expected %.9g; largest difference %.3g)",
+                 bad, n, first, elem_get(got->data, elem_type, first, &fl),
+                 elem_get(want->data, want->elem_type, first, &fl), worst);
+        return false;
+    }
+    return true;
+}
+
+static void poison(const DLTensor *t, int elem_type)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
+    if (elem_type == GR_FLOAT)
+        for (int64_t i = 0; i < n; i++) ((float *)t->data)[i] = NAN;
+    else if (elem_type == GR_DOUBLE)
+        for (int64_t i = 0; i < n; i++) ((double *)t->data)[i] = NAN;
+    else {
+        size_t bytes = (size_t)n * (t->dtype.bits == 1 ? 1 : t->dtype.bits / 8u);
+        memset(t->data, 0xA5, bytes);
+    }
+}
+
+typedef enum { T_PASS, T_FAIL, T_SKIP } outcome;
+
+static bool type_holdable(const gr_type *t, char *why, size_t size)
+{
+    if (t->kind != GR_TYPE_TENSOR) {
+        snprintf(why, size, "non-tensor value");
+        return false;
+    }
+    switch (t->elem_type) {
+    case GR_FLOAT:
+    case GR_DOUBLE:
+    case GR_INT8:
+    case GR_INT16:
+    case GR_INT32:
+    case GR_INT64:
+    case GR_UINT8:
+    case GR_UINT16:
+    case GR_UINT32:
+    case GR_UINT64:
+    case GR_BOOL: break;
+    default: snprintf(why, size, "element type %s", gr_elem_type_name(t->elem_type)); return false;
+    }
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] == 0) {
+            snprintf(why, size, "empty tensor (a zero extent)");
+            return false;
+        }
+    if (t->ndim > 8) {
+        snprintf(why, size, "rank above 8");
+        return false;
+    }
+    return true;
+}
+
+static outcome run_test(const char *dir, const char *name, char *why, size_t size)
+{
+    char path[4096];
+    char *err = NULL;
+    outcome res = T_FAIL;
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    gr_model *m = gr_model_load(path, &err);
+    gr_exec *e = NULL;
+    gr_tensor *ins[64] = {0};
+    int nin = 0;
+    gr_input_shape shapes[64];
+    if (!m) {
+        snprintf(why, size, "load: %s", err);
+        goto done;
+    }
+    /* Operators first: the skip reason lists every missing one. */
+    {
+        char missing[160] = "";
+        for (int i = 0; i < m->graph->n_nodes; i++) {
+            const gr_node *n = &m->graph->nodes[i];
+            int64_t opset = m->opset;
+            for (int j = 0; j < m->n_opsets; j++)
+                if (n->domain[0] && strcmp(m->opsets[j].domain, n->domain) == 0)
+                    opset = m->opsets[j].version;
+            if (gr_op_runnable(n->domain, n->op_type, opset)) continue;
+            char item[80];
+            snprintf(item, sizeof item, "%s%s", n->op_type,
+                     gr_op_supported(n->domain, n->op_type, opset) ? "" : "");
+            if (!strstr(missing, item)) {
+                size_t l = strlen(missing);
+                snprintf(missing + l, sizeof missing - l, "%s%s", l ? " " : "", item);
+            }
+        }
+        if (missing[0]) {
+            snprintf(why, size, "operator %s", missing);
+            res = T_SKIP;
+            goto done;
+        }
+    }
+    /* Inputs of data set 0 fix the shapes. */
+    for (int k = 0; k < 64; k++) {
+        snprintf(path, sizeof path, "%s/test_data_set_0/input_%d.pb", dir, k);
+        struct stat st;
+        if (stat(path, &st) != 0) break;
+        ins[k] = gr_tensor_load(path, &err);
+        if (!ins[k]) {
+            snprintf(why, size, "input: %s", err);
+            goto done;
+        }
+        nin = k + 1;
+    }
+    {
+        int ns = 0, k = 0;
+        for (int i = 0; i < m->graph->n_inputs && k < nin; i++) {
+            const gr_value *v = &m->graph->values[m->graph->inputs[i]];
+            if (v->kind != GR_VALUE_INPUT) continue;
+            shapes[ns].name = v->name;
+            shapes[ns].ndim = ins[k]->ndim;
+            shapes[ns].shape = ins[k]->shape;
+            ns++;
+            k++;
+        }
+        if (gr_infer_shapes(m, ns, shapes, &err) != 0) {
+            snprintf(why, size, "shapes: %s", err);
+            goto done;
+        }
+    }
+    for (int v = 0; v < m->graph->n_values; v++) {
+        const gr_value *val = &m->graph->values[v];
+        if (val->kind == GR_VALUE_OUTER || (val->kind == GR_VALUE_NODE && val->data)) continue;
+        char tw[96];
+        if (!type_holdable(&val->type, tw, sizeof tw)) {
+            snprintf(why, size, "%s", tw);
+            res = T_SKIP;
+            goto done;
+        }
+    }
+    e = gr_compile(m, NULL, &err);
+    if (!e) {
+        snprintf(why, size, "compile: %s", err);
+        goto done;
+    }
+    if (gr_exec_num_inputs(e) != nin) {
+        snprintf(why, size, "%d input files, the model takes %d inputs", nin, gr_exec_num_inputs(e));
+        goto done;
+    }
+    for (int set = 0;; set++) {
+        char sdir[4096];
+        struct stat st;
+        snprintf(sdir, sizeof sdir, "%s/test_data_set_%d", dir, set);
+        if (stat(sdir, &st) != 0) break;
+        DLTensor *args[64];
+        gr_tensor *cur[64] = {0};
+        bool ok = true;
+        for (int k = 0; k < nin && ok; k++) {
+            if (set == 0) {
+                cur[k] = ins[k];
+            } else {
+                snprintf(path, sizeof path, "%s/input_%d.pb", sdir, k);
+                cur[k] = gr_tensor_load(path, &err);
+                if (!cur[k]) {
+                    snprintf(why, size, "input: %s", err);
+                    ok = false;
+                }
+            }
+            if (cur[k]) args[k] = &cur[k]->dl;
+        }
+        for (int o = 0; ok && o < gr_exec_num_outputs(e); o++) {
+            const gr_value *v = &m->graph->values[gr_exec_output_value(e, o)];
+            if (v->kind == GR_VALUE_NODE && !v->data) poison(gr_exec_output(e, o), v->type.elem_type);
+        }
+        if (ok && gr_run(e, nin, args, 0, NULL, &err) != 0) {
+            snprintf(why, size, "run: %s", err);
+            ok = false;
+        }
+        for (int o = 0; ok && o < gr_exec_num_outputs(e); o++) {
+            snprintf(path, sizeof path, "%s/output_%d.pb", sdir, o);
+            gr_tensor *want = gr_tensor_load(path, &err);
+            if (!want) {
+                snprintf(why, size, "output: %s", err);
+                ok = false;
+                break;
+            }
+            const gr_value *v = &m->graph->values[gr_exec_output_value(e, o)];
+            char cw[400];
+            if (!compare(want, gr_exec_output(e, o), v->type.elem_type, cw, sizeof cw)) {
+                snprintf(why, size, "data set %d output %d ('%s'): %s", set, o, v->name, cw);
+                ok = false;
+            }
+            gr_tensor_free(want);
+        }
+        for (int k = 0; set > 0 && k < nin; k++) gr_tensor_free(cur[k]);
+        if (!ok) goto done;
+    }
+    res = T_PASS;
+done:
+    (void)name;
+    for (int k = 0; k < nin; k++) gr_tensor_free(ins[k]);
+    gr_exec_free(e);
+    gr_model_free(m);
+    free(err);
+    return res;
+}
+
+int main(int argc, char **argv)
+{
+    const char *data = "/usr/share/libonnx-testdata/data";
+    const char *filter = NULL;
+    int min_pass = 0;
+    bool verbose = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) data = argv[++i];
+        else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) filter = argv[++i];
+        else if (strcmp(argv[i], "--min-pass") == 0 && i + 1 < argc) min_pass = atoi(argv[++i]);
+        else if (strcmp(argv[i], "-v") == 0) verbose = true;
+        else {
+            fprintf(stderr, "usage: onnx_backend [--data DIR] [--filter SUBSTR] [--min-pass N] [-v]\n");
+            return 2;
+        }
+    }
+    struct stat st;
+    if (stat(data, &st) != 0) {
+        printf("SKIPPED: %s not found (apt-get install libonnx-testdata)\n", data);
+        return 77;
+    }
+    int pass = 0, fail = 0, skip = 0;
+    for (int s = 0; s < SUITES; s++) {
+        char sdir[4096];
+        snprintf(sdir, sizeof sdir, "%s/%s", data, suites[s]);
+        int n;
+        char **tests = list_dirs(sdir, &n);
+        for (int t = 0; t < n; t++) {
+            char tdir[4096], full[512], why[2048] = "";
+            snprintf(full, sizeof full, "%s/%s", suites[s], tests[t]);
+            if (filter && !strstr(full, filter)) continue;
+            snprintf(tdir, sizeof tdir, "%s/%s", sdir, tests[t]);
+            outcome r = run_test(tdir, full, why, sizeof why);
+            if (r == T_PASS) {
+                pass++;
+                if (verbose) printf("PASS %s\n", full);
+            } else if (r == T_SKIP) {
+                skip++;
+                add_skip(why, full);
+                if (verbose) printf("SKIP %s: %s\n", full, why);
+            } else {
+                fail++;
+                printf("FAIL %s: %s\n", full, why);
+            }
+            fflush(stdout);
+        }
+        free_list(tests, n);
+    }
+    printf("\nskipped, by reason (count, an example):\n");
+    for (int i = 0; i < ngroups; i++)
+        printf("  %4d  %s  (%s)\n", groups[i].count, groups[i].reason, groups[i].example);
+    printf("\nONNX backend tests: %d passed, %d failed, %d skipped\n", pass, fail, skip);
+    if (fail) return 1;
+    if (pass < min_pass) {
+        printf("fewer than %d passed\n", min_pass);
+        return 1;
+    }
+    return 0;
+}
