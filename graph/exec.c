@@ -401,3 +401,15 @@ int gr_run(gr_exec *e, int ninputs, DLTensor *const *inputs, int noutputs,
     }
     return 0;
 }
+
+const char *gr_exec_kernel_key(const gr_exec *e, int k)
+{
+    return e && k >= 0 && k < e->nkernels ? e->kernels[k].key : NULL;
+}
+
+int gr_exec_kernel_uses(const gr_exec *e, int k)
+{
+    int n = 0;
+    for (int i = 0; e && i < e->ngroups; i++) n += e->groups[i].kernel == k;
+    return n;
+}

@@ -575,3 +575,8 @@ done:
 }
 
 int gr_register_builder(void) { return ops_register_builder(GR_KEY_PREFIX, gr_build_key); }
+
+/* Group keys are first-class workload keys: every process that links
+ * Loom (the tuner's runner processes, tunedb, a program fetching records)
+ * can rebuild them without calling into graph/ first. */
+__attribute__((constructor)) static void register_at_load(void) { (void)gr_register_builder(); }

@@ -399,6 +399,15 @@ const DLTensor *gr_exec_output(const gr_exec *e, int i);
 /* Number of kernels (distinct group keys) and of group instances. */
 int gr_exec_num_kernels(const gr_exec *e);
 int gr_exec_num_groups(const gr_exec *e);
+/* Kernel k's workload key: the canonical text of its group ("onnx(opset=
+ * 13;x v0:float[1,3,8,8];...;out v4)"; the format is in graph/group.h),
+ * a key like any other: the tuning database stores records under it and
+ * ops_build_key / tune_build_workload / tdb_apply_best rebuild its
+ * computation from it in any process linking Loom. Owned by e; NULL out
+ * of range. */
+const char *gr_exec_kernel_key(const gr_exec *e, int k);
+/* How many group instances run kernel k (its weight as a tuning task). */
+int gr_exec_kernel_uses(const gr_exec *e, int k);
 
 LOOM_API_END
 #ifdef __cplusplus
