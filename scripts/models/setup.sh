@@ -8,8 +8,14 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${LOOM_VENV:-$HOME/.cache/loom-venv}"
 py="${PYTHON:-python3}"
 if [ ! -x "$venv/bin/python" ]; then
-    "$py" -m venv "$venv" >&2
+    if ! "$py" -m venv "$venv" >&2; then
+        echo "setup.sh: could not create a venv at '$venv' with '$py'" \
+             "(Debian/Ubuntu: apt-get install python3-venv; or set PYTHON)" >&2
+        exit 1
+    fi
 fi
-"$venv/bin/python" -m pip install --quiet --upgrade pip >&2
-"$venv/bin/python" -m pip install --quiet -r "$here/requirements.txt" >&2
+if ! "$venv/bin/python" -m pip install --quiet -r "$here/requirements.txt" >&2; then
+    echo "setup.sh: pip could not install $here/requirements.txt into '$venv'" >&2
+    exit 1
+fi
 echo "$venv/bin/python"
