@@ -19,17 +19,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+#include <unistd.h>
+
+#include "loom/autotune.h"
 #include "loom/codegen.h"
 #include "loom/schedule.h"
+#include "loom/tuning_db.h"
 
 typedef struct {
     char *key;
+    char *label;
+    uint64_t constant; /* the first instance's fixed inputs */
+    int uses;
     rt_module *mod;
-    int nargs;
+    bool tuned;
+    char how[256];     /* the record applied, or the default schedule chosen */
+    char *err;         /* a failed build's message */
+    int first_node;    /* for messages */
 } gr_kernel;
 
 typedef struct {
     int kernel;
+    int nnodes;
+    int *nodes;
     gr_group_io io;
     rt_prepared *prep;
     DLTensor **args; /* io.ninputs + io.noutputs views */
@@ -54,6 +67,7 @@ struct gr_exec {
     int *inputs;
     int noutputs;
     int *outputs;
+    double *profile; /* per kernel, when gr_exec_profile set it */
 };
 
 static const char *node_label(const gr_graph *g, int i, char *buf, size_t size)
@@ -128,9 +142,12 @@ void gr_exec_free(gr_exec *e)
         rt_prepared_free(e->groups[i].prep);
         gr_group_io_free(&e->groups[i].io);
         free(e->groups[i].args);
+        free(e->groups[i].nodes);
     }
     for (int i = 0; i < e->nkernels; i++) {
         free(e->kernels[i].key);
+        free(e->kernels[i].label);
+        free(e->kernels[i].err);
         rt_module_free(e->kernels[i].mod);
     }
     if (e->bufs)
@@ -144,35 +161,255 @@ void gr_exec_free(gr_exec *e)
     free(e);
 }
 
-/* Builds the kernel of `key`: the group's computation from its key, the
- * default schedule, the target's compiler. */
-static rt_module *build_kernel(const char *key, const char *target, uint64_t constant, int *nargs,
-                               char **err)
+/* ---------------- planning: groups, keys, kernels ---------------- */
+
+/* The groups of the run nodes: group_of[node] (-1: not run), in an order
+ * that is topological. Without fusion, one group per run node. */
+static int form_groups(const gr_model *m, bool fuse, int *group_of, char **err)
 {
-    te_ctx *ctx = te_ctx_new();
-    if (!ctx) {
-        gr_set_err(err, "out of memory");
+    (void)fuse;
+    (void)err;
+    const gr_graph *g = m->graph;
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++) group_of[i] = node_runs(g, i) ? n++ : -1;
+    return n;
+}
+
+static char *group_label(const gr_graph *g, const gr_instance *inst)
+{
+    char buf[512] = "", name[300];
+    for (int i = 0; i < inst->nnodes; i++) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, sizeof buf - l, "%s%s", i ? "+" : "", g->nodes[inst->nodes[i]].op_type);
+    }
+    const gr_node *first = &g->nodes[inst->nodes[0]];
+    if (first->name && *first->name) snprintf(name, sizeof name, " (node '%s')", first->name);
+    else snprintf(name, sizeof name, " (node #%d)", inst->nodes[0]);
+    size_t l = strlen(buf);
+    snprintf(buf + l, sizeof buf - l, "%s", name);
+    return strdup(buf);
+}
+
+/* Fills e's groups and kernels (keys, uses, labels; nothing built). */
+static bool plan(gr_exec *e, const gr_compile_options *o, char **err)
+{
+    gr_model *m = e->m;
+    gr_graph *g = m->graph;
+    if (gr_infer_shapes(m, o->nshapes, o->shapes, err) != 0) return false;
+    if (!check_lowerable(m, err)) return false;
+    int *group_of = malloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *group_of);
+    if (!group_of) goto oom;
+    int ng = form_groups(m, !o->no_fuse, group_of, err);
+    if (ng < 0) {
+        free(group_of);
+        return false;
+    }
+    e->groups = calloc((size_t)(ng ? ng : 1), sizeof *e->groups);
+    e->kernels = calloc((size_t)(ng ? ng : 1), sizeof *e->kernels);
+    if (!e->groups || !e->kernels) {
+        free(group_of);
+        goto oom;
+    }
+    e->ngroups = ng;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (group_of[i] < 0) continue;
+        gr_instance *inst = &e->groups[group_of[i]];
+        int *nodes = realloc(inst->nodes, (size_t)(inst->nnodes + 1) * sizeof *nodes);
+        if (!nodes) {
+            free(group_of);
+            goto oom;
+        }
+        inst->nodes = nodes;
+        inst->nodes[inst->nnodes++] = i;
+    }
+    free(group_of);
+    for (int gi = 0; gi < ng; gi++) {
+        gr_instance *inst = &e->groups[gi];
+        char *key = gr_group_key(m, inst->nnodes, inst->nodes, &inst->io, err);
+        if (!key) return false;
+        int k = 0;
+        while (k < e->nkernels && strcmp(e->kernels[k].key, key) != 0) k++;
+        if (k == e->nkernels) {
+            e->kernels[k].key = key;
+            e->kernels[k].label = group_label(g, inst);
+            e->kernels[k].constant = inst->io.constant;
+            e->kernels[k].first_node = inst->nodes[0];
+            if (!e->kernels[k].label) goto oom;
+            e->nkernels++;
+        } else {
+            free(key);
+            /* A fixed input of one instance may be a run-time one of another
+             * (the same shapes, a weight here, an activation there): only
+             * inputs fixed in every instance are built as constants. */
+            e->kernels[k].constant &= inst->io.constant;
+        }
+        e->kernels[k].uses++;
+        inst->kernel = k;
+    }
+    return true;
+oom:
+    gr_set_err(err, "%s: out of memory compiling the model", m->path);
+    return false;
+}
+
+int gr_extract_tasks(gr_model *m, const gr_compile_options *o, gr_task **tasks, int *ntasks,
+                     char **err)
+{
+    gr_compile_options none = {0};
+    *tasks = NULL;
+    *ntasks = 0;
+    if (!m || !m->graph) {
+        gr_set_err(err, "gr_extract_tasks: no model");
+        return -1;
+    }
+    gr_exec *e = calloc(1, sizeof *e);
+    if (!e) {
+        gr_set_err(err, "%s: out of memory", m->path);
+        return -1;
+    }
+    e->m = m;
+    int rc = -1;
+    if (plan(e, o ? o : &none, err)) {
+        gr_task *t = calloc((size_t)(e->nkernels ? e->nkernels : 1), sizeof *t);
+        if (t) {
+            for (int k = 0; k < e->nkernels; k++) {
+                t[k].key = e->kernels[k].key;
+                t[k].label = e->kernels[k].label;
+                t[k].uses = e->kernels[k].uses;
+                e->kernels[k].key = e->kernels[k].label = NULL;
+            }
+            *tasks = t;
+            *ntasks = e->nkernels;
+            rc = 0;
+        } else {
+            gr_set_err(err, "%s: out of memory", m->path);
+        }
+    }
+    gr_exec_free(e);
+    return rc;
+}
+
+void gr_tasks_free(gr_task *tasks, int ntasks)
+{
+    for (int i = 0; tasks && i < ntasks; i++) {
+        free(tasks[i].key);
+        free(tasks[i].label);
+    }
+    free(tasks);
+}
+
+/* ---------------- building kernels ---------------- */
+
+typedef struct {
+    gr_exec *e;
+    const char *target;
+    const char *tkey; /* record key of the target, when there is a db */
+    tdb_db *db;
+    pthread_mutex_t lock;
+    int next;
+} build_queue;
+
+/* The kernel from the best record of its key, when the database has one
+ * that replays and builds. */
+static rt_module *build_tuned(build_queue *q, gr_kernel *k, te_ctx *ctx)
+{
+    tdb_record *rec = NULL;
+    pthread_mutex_lock(&q->lock); /* one SQLite handle: one user at a time */
+    int n = tdb_best(q->db, k->key, q->tkey, 1, &rec);
+    rt_module *mod = NULL;
+    tdb_apply_info info;
+    if (n == 1) {
+        cg_build_options bo = {0};
+        bo.constant_args = k->constant;
+        mod = tdb_apply_best_with(q->db, ctx, k->key, q->tkey, &bo, &info);
+        if (mod && info.fallback) {
+            rt_module_free(mod);
+            mod = NULL;
+        }
+        if (mod) {
+            k->tuned = true;
+            snprintf(k->how, sizeof k->how, "tuned: record %" PRId64 ", %.3f ms", info.record_id,
+                     info.latency * 1e3);
+        }
+    }
+    pthread_mutex_unlock(&q->lock);
+    tdb_records_free(rec, n > 0 ? n : 0);
+    return mod;
+}
+
+static rt_module *build_default(build_queue *q, gr_kernel *k, te_ctx *ctx)
+{
+    ops_built w;
+    if (ops_build_key(ctx, k->key, &w) != 0) {
+        k->err = strdup(te_ctx_errmsg(ctx));
         return NULL;
     }
-    ops_built w;
-    rt_module *mod = NULL;
-    if (ops_build_key(ctx, key, &w) != 0) {
-        gr_set_err(err, "%s", te_ctx_errmsg(ctx));
-        goto done;
-    }
     sch_schedule *s = sch_create(ctx, w.nouts, w.outs);
-    if (!s) {
-        gr_set_err(err, "%s", te_ctx_errmsg(ctx));
-        goto done;
+    snprintf(k->how, sizeof k->how, "default schedule");
+    rt_module *mod = NULL;
+    if (s) {
+        cg_build_options bo = {0};
+        bo.constant_args = w.constant_args & k->constant;
+        mod = cg_build(s, w.nargs, w.args, q->target, &bo);
     }
-    cg_build_options bo = {0};
-    bo.constant_args = w.constant_args & constant;
-    mod = cg_build(s, w.nargs, w.args, target, &bo);
-    if (!mod) gr_set_err(err, "%s", te_ctx_errmsg(ctx));
-    *nargs = w.nargs;
-done:
-    te_ctx_free(ctx);
+    if (!mod) k->err = strdup(te_ctx_errmsg(ctx));
     return mod;
+}
+
+static void *build_worker(void *arg)
+{
+    build_queue *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        int i = q->next++;
+        pthread_mutex_unlock(&q->lock);
+        if (i >= q->e->nkernels) return NULL;
+        gr_kernel *k = &q->e->kernels[i];
+        te_ctx *ctx = te_ctx_new();
+        if (!ctx) {
+            k->err = strdup("out of memory");
+            continue;
+        }
+        if (q->db) k->mod = build_tuned(q, k, ctx);
+        if (!k->mod) {
+            te_ctx_free(ctx);
+            ctx = te_ctx_new();
+            if (ctx) k->mod = build_default(q, k, ctx);
+        }
+        te_ctx_free(ctx);
+    }
+}
+
+static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *target, char **err)
+{
+    build_queue q = {.e = e, .target = target, .db = o->db};
+    char *tkey = NULL;
+    if (o->db) {
+        tkey = tune_target_key(target, err);
+        if (!tkey) return false;
+        q.tkey = tkey;
+    }
+    pthread_mutex_init(&q.lock, NULL);
+    int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (jobs < 1) jobs = 1;
+    if (jobs > e->nkernels) jobs = e->nkernels;
+    pthread_t th[64];
+    int started = 0;
+    for (int j = 1; j < jobs && j < 64; j++)
+        if (pthread_create(&th[started], NULL, build_worker, &q) == 0) started++;
+    build_worker(&q);
+    for (int j = 0; j < started; j++) pthread_join(th[j], NULL);
+    pthread_mutex_destroy(&q.lock);
+    free(tkey);
+    for (int k = 0; k < e->nkernels; k++)
+        if (!e->kernels[k].mod) {
+            char label[400];
+            gr_set_err(err, "%s: %s: %s", e->m->path,
+                       node_label(e->m->graph, e->kernels[k].first_node, label, sizeof label),
+                       e->kernels[k].err ? e->kernels[k].err : "out of memory");
+            return false;
+        }
+    return true;
 }
 
 gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
@@ -184,8 +421,7 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
         gr_set_err(err, "gr_compile: no model");
         return NULL;
     }
-    if (gr_infer_shapes(m, o->nshapes, o->shapes, err) != 0) return NULL;
-    if (!check_lowerable(m, err)) return NULL;
+    if (cg_target_check(target, err) != 0) return NULL;
     if (gr_register_builder() != 0) {
         gr_set_err(err, "gr_compile: could not register the group builder");
         return NULL;
@@ -194,12 +430,11 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
     gr_exec *e = calloc(1, sizeof *e);
     if (!e) goto oom;
     e->m = m;
+    if (!plan(e, o, err)) goto fail;
     e->bufs = calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *e->bufs);
-    e->groups = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->groups);
-    e->kernels = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *e->kernels);
     e->inputs = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof(int));
     e->outputs = calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof(int));
-    if (!e->bufs || !e->groups || !e->kernels || !e->inputs || !e->outputs) goto oom;
+    if (!e->bufs || !e->inputs || !e->outputs) goto oom;
 
     /* Storage: constants in place, inputs bound at run time, the rest owned. */
     for (int v = 0; v < g->n_values; v++) {
@@ -220,35 +455,14 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
     for (int i = 0; i < g->n_inputs; i++)
         if (g->values[g->inputs[i]].kind == GR_VALUE_INPUT) e->inputs[e->ninputs++] = g->inputs[i];
     for (int i = 0; i < g->n_outputs; i++) e->outputs[e->noutputs++] = g->outputs[i];
-
-    /* Groups: one per run node (fusion comes with graph/fuse.c). */
-    for (int i = 0; i < g->n_nodes; i++) {
-        if (!node_runs(g, i)) continue;
-        gr_instance *inst = &e->groups[e->ngroups];
-        char *key = gr_group_key(m, 1, &i, &inst->io, err);
-        if (!key) goto fail;
-        e->ngroups++;
-        int k = 0;
-        while (k < e->nkernels && strcmp(e->kernels[k].key, key) != 0) k++;
-        if (k == e->nkernels) {
-            char *berr = NULL;
-            e->kernels[k].key = key;
-            e->nkernels++;
-            e->kernels[k].mod = build_kernel(key, target, inst->io.constant, &e->kernels[k].nargs,
-                                             &berr);
-            if (!e->kernels[k].mod) {
-                char label[400];
-                gr_set_err(err, "%s: %s: %s", m->path, node_label(g, i, label, sizeof label),
-                           berr ? berr : "out of memory");
-                free(berr);
-                goto fail;
-            }
-            if (o->explain)
-                fprintf(o->explain, "kernel %d: %s (default schedule)\n", k, key);
-        } else {
-            free(key);
+    for (int i = 0; i < e->noutputs; i++)
+        if (!e->bufs[e->outputs[i]].have) {
+            gr_set_err(err, "%s: graph output '%s' has no shape Loom can hold", m->path,
+                       g->values[e->outputs[i]].name);
+            goto fail;
         }
-        inst->kernel = k;
+    for (int gi = 0; gi < e->ngroups; gi++) {
+        gr_instance *inst = &e->groups[gi];
         int na = inst->io.ninputs + inst->io.noutputs;
         inst->args = calloc((size_t)na, sizeof *inst->args);
         if (!inst->args) goto oom;
@@ -257,18 +471,18 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
             if (!e->bufs[v].have) {
                 char label[400];
                 gr_set_err(err, "%s: %s: value '%s' has no shape Loom can hold", m->path,
-                           node_label(g, i, label, sizeof label), g->values[v].name);
+                           node_label(g, inst->nodes[0], label, sizeof label), g->values[v].name);
                 goto fail;
             }
             inst->args[a] = &e->bufs[v].dl;
         }
     }
-    for (int i = 0; i < e->noutputs; i++)
-        if (!e->bufs[e->outputs[i]].have) {
-            gr_set_err(err, "%s: graph output '%s' has no shape Loom can hold", m->path,
-                       g->values[e->outputs[i]].name);
-            goto fail;
-        }
+    if (!build_kernels(e, o, target, err)) goto fail;
+    if (o->explain)
+        for (int k = 0; k < e->nkernels; k++)
+            fprintf(o->explain, "kernel %d: %s, %d use%s, %s\n  %s\n", k, e->kernels[k].label,
+                    e->kernels[k].uses, e->kernels[k].uses == 1 ? "" : "s", e->kernels[k].how,
+                    e->kernels[k].key);
     return e;
 oom:
     gr_set_err(err, "%s: out of memory compiling the model", m->path);
@@ -389,7 +603,10 @@ int gr_run(gr_exec *e, int ninputs, DLTensor *const *inputs, int noutputs,
                 return -1;
             }
         }
-        if (rt_prepared_call(inst->prep, na, inst->args) != 0) {
+        double t0 = e->profile ? rt_now() : 0;
+        int crc = rt_prepared_call(inst->prep, na, inst->args);
+        if (e->profile) e->profile[inst->kernel] += rt_now() - t0;
+        if (crc != 0) {
             gr_set_err(err, "%s: kernel %d (%.300s): %s", e->m->path, inst->kernel, k->key,
                        rt_last_error());
             return -1;
@@ -412,4 +629,14 @@ int gr_exec_kernel_uses(const gr_exec *e, int k)
     int n = 0;
     for (int i = 0; e && i < e->ngroups; i++) n += e->groups[i].kernel == k;
     return n;
+}
+
+bool gr_exec_kernel_tuned(const gr_exec *e, int k)
+{
+    return e && k >= 0 && k < e->nkernels && e->kernels[k].tuned;
+}
+
+void gr_exec_profile(gr_exec *e, double *seconds)
+{
+    if (e) e->profile = seconds;
 }

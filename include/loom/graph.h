@@ -349,16 +349,42 @@ bool gr_op_runnable(const char *domain, const char *op_type, int64_t opset);
  * for every intermediate value. Opaque; gr_exec_free. */
 typedef struct gr_exec gr_exec;
 
+struct tdb_db; /* loom/tuning_db.h */
+
 typedef struct {
     const char *target;  /* "llvm" (NULL) with options as cg_build takes them */
     /* Shapes for graph inputs with dynamic dimensions (gr_infer_shapes). */
     int nshapes;
     const gr_input_shape *shapes;
-    /* Fuse nodes into groups (graph/fuse.c); false: one kernel per node. */
+    /* Fuse nodes into groups (graph/fuse.c); true: one kernel per node. */
     bool no_fuse;
-    /* Print one line per compiled kernel to this stream (NULL: quiet). */
+    /* Tuning records: each kernel runs the best valid record of its key
+     * for the target (tdb_best under tune_target_key(target)); kernels
+     * without one run their default schedule. NULL: defaults only. */
+    struct tdb_db *db;
+    /* Threads building kernels at once (0: one per core). */
+    int jobs;
+    /* One line per kernel, after compiling: its key, uses, and whether it
+     * runs a tuned record (which, its latency) or the default schedule
+     * (NULL: quiet). */
     FILE *explain;
 } gr_compile_options;
+
+/* A tuning task of a model: one distinct group key. */
+typedef struct {
+    char *key;     /* the group's workload key (malloc'd) */
+    int uses;      /* group instances with this key: the task's weight */
+    char *label;   /* the ops of its first instance and the node names,
+                      "Conv+Add+Relu (node 'conv1')" (malloc'd) */
+} gr_task;
+
+/* The tasks gr_compile would build, without building anything: shapes
+ * inferred (o->shapes), groups formed (o->no_fuse), keys written, equal
+ * keys merged (first-use order). Returns 0 with *tasks (malloc'd,
+ * gr_tasks_free) and *ntasks, or -1 and *err as gr_compile's checks. */
+int gr_extract_tasks(gr_model *m, const gr_compile_options *o, gr_task **tasks, int *ntasks,
+                     char **err);
+void gr_tasks_free(gr_task *tasks, int ntasks);
 
 /* Compiles m's main graph (shapes are inferred here with o->shapes, see
  * gr_infer_shapes; m's types change accordingly): nodes whose outputs are
@@ -408,6 +434,13 @@ int gr_exec_num_groups(const gr_exec *e);
 const char *gr_exec_kernel_key(const gr_exec *e, int k);
 /* How many group instances run kernel k (its weight as a tuning task). */
 int gr_exec_kernel_uses(const gr_exec *e, int k);
+/* Whether kernel k runs a tuned record (true) or its default schedule. */
+bool gr_exec_kernel_tuned(const gr_exec *e, int k);
+
+/* Per-kernel time of one run: gr_run adds each kernel's wall time (all
+ * its instances) into seconds[k] (gr_exec_num_kernels entries) when
+ * profiling is on. */
+void gr_exec_profile(gr_exec *e, double *seconds);
 
 LOOM_API_END
 #ifdef __cplusplus
