@@ -252,7 +252,7 @@ static void sched_free(sched_state *s, int n) {
     free(s->nrounds), free(s->groups), free(s->model_task);
 }
 
-static int sched_init(sched_state *s, const tune_db_summary *out) {
+static int sched_init(sched_state *s, const tune_db_summary *out, const double *weights) {
     int n = out->ntasks;
     memset(s, 0, sizeof *s);
     s->weights = calloc((size_t)n, sizeof(double));
@@ -266,7 +266,7 @@ static int sched_init(sched_state *s, const tune_db_summary *out) {
     int rc = s->weights && s->best && s->flops && s->hist && s->nrounds && s->groups &&
                      s->model_task && ops ? 0 : -1;
     for (int i = 0; rc == 0 && i < n; i++) {
-        s->weights[i] = 1;
+        s->weights[i] = weights ? weights[i] : 1;
         s->flops[i] = out->tasks[i].flops;
         /* The operator name: the key up to '(' (an ops key's registry name). */
         const char *k = out->tasks[i].key, *open = strchr(k, '(');
@@ -390,6 +390,8 @@ int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target
                           : NULL;
     for (int i = 0; !bad && i < n; i++)
         if (!keys[i]) bad = "a workload key is NULL";
+        else if (o->weights && !(o->weights[i] > 0 && o->weights[i] < 1e9))
+            bad = "a task weight is not a positive number below 1e9";
     if (bad) {
         if (err) *err = tune__strdupf("autotune: %s", bad);
         return -1;
@@ -411,7 +413,7 @@ int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target
     for (int i = 0; i < n; i++) run.series[i].best_at = -1;
     if (!(out->target_key = tune_target_key(target, err)) || setup_keys(&run, n, keys, err))
         goto done;
-    if (sched_init(&ss, out)) {
+    if (sched_init(&ss, out, o->weights)) {
         if (err) *err = tune__strdupf("autotune: out of memory");
         goto done;
     }

@@ -640,3 +640,8 @@ void gr_exec_profile(gr_exec *e, double *seconds)
 {
     if (e) e->profile = seconds;
 }
+
+const char *gr_exec_kernel_label(const gr_exec *e, int k)
+{
+    return e && k >= 0 && k < e->nkernels ? e->kernels[k].label : NULL;
+}

@@ -885,6 +885,11 @@ typedef struct {
     int retime;
     /* Called for every event (may be NULL), with `user` (tune.user). */
     void (*on_event)(void *user, const tune_db_report *r);
+    /* tune_tasks_db: each key's weight for the task scheduler (n entries,
+     * each > 0: how often the workload runs per inference, as a model's
+     * repeated blocks; gr_task.uses); NULL: 1 each. A key's share of the
+     * objective is weight x latency (Ansor's task scheduler). */
+    const double *weights;
 } tune_db_options;
 
 /* The rounds of the re-timing at the end of a run. */

@@ -434,6 +434,9 @@ int gr_exec_num_groups(const gr_exec *e);
 const char *gr_exec_kernel_key(const gr_exec *e, int k);
 /* How many group instances run kernel k (its weight as a tuning task). */
 int gr_exec_kernel_uses(const gr_exec *e, int k);
+/* Kernel k's ops and first node, "Conv+Add+Relu (node 'conv1')". Owned by
+ * e; NULL out of range. */
+const char *gr_exec_kernel_label(const gr_exec *e, int k);
 /* Whether kernel k runs a tuned record (true) or its default schedule. */
 bool gr_exec_kernel_tuned(const gr_exec *e, int k);
 

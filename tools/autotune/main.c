@@ -17,6 +17,7 @@
 
 #include "loom/autotune.h"
 #include "loom/cost_model.h"
+#include "loom/graph.h"
 #include "loom/runtime.h"
 #include "loom/tuning_db.h"
 
@@ -28,12 +29,19 @@ static const char usage[] =
     "                [--population P] [--progress-interval SEC] [--retime K]\n"
     "                [--cost-loss rank|squared]\n"
     "                [--plugin LIB.so]...\n"
+    "       autotune --model MODEL.onnx [--shape INPUT=1x3x224x224]... --trials N --db FILE\n"
+    "                [options as above]\n"
     "       autotune --eval-model --db FILE [--target T] [--suite FILE.tsv]\n"
     "                [--cost-loss rank|squared] [--seed S] [--plugin LIB.so]...\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
     "every measured schedule to the tuning database FILE. Before the first measurement\n"
     "the cost model is trained on FILE's records for the target, of every workload\n"
     "(warm start), or loads the model stored there when the records are too few.\n"
+    "  --model F     tune every task of an ONNX model: each fused group of nodes is a\n"
+    "                workload (identical groups are one task, weighted by how often it\n"
+    "                runs), tuned as one job sharing the --trials budget; --shape\n"
+    "                NAME=DIMS (repeatable) fixes a dynamic input's shape. loomrun F\n"
+    "                --db FILE then runs the model with the best records\n"
     "  --plugin LIB  load a shared library of your own operators first (repeatable):\n"
     "                its entry point int loom_register_ops(void) registers their\n"
     "                builders (tune_register_builder); the runner processes load it\n"
@@ -263,6 +271,7 @@ static const struct option options[] = {
     {"population", required_argument, NULL, 0},  {"progress-interval", required_argument, NULL, 0},
     {"retime", required_argument, NULL, 0},      {"cost-loss", required_argument, NULL, 0},
     {"eval-model", no_argument, NULL, 0},        {"plugin", required_argument, NULL, 0},
+    {"model", required_argument, NULL, 0},
     {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
 enum { NOPTIONS = sizeof options / sizeof *options - 1 };
 
@@ -276,7 +285,7 @@ static int option_index(const char *name) {
 /* The options that only a search reads (refused with --eval-model). */
 static bool search_only(const char *name) {
     static const char *const names[] = {
-        "op",           "shape",      "trials",     "threads",    "jobs",
+        "op",           "shape",      "trials",     "model",     "threads",    "jobs",
         "timeout",      "resume",     "skip-default", "baseline", "per-round",
         "population",   "progress-interval", "retime"};
     for (size_t j = 0; j < sizeof names / sizeof *names; j++)
@@ -467,9 +476,74 @@ static int eval_model(const char *db_path, const char *tkey, const cm_params *cp
     return rc ? 1 : 0;
 }
 
+/* The tuning tasks of a model: loads it, fixes the input shapes, extracts
+ * the fused groups' keys. Prints the task list. The count, or -1 after
+ * saying why (exit status 2). */
+static int model_tasks(const char *path, const char *target, int nshapes, const char *const *specs,
+                       gr_model **model, gr_task **tasks) {
+    char *err = NULL;
+    gr_input_shape shapes[64];
+    int n = -1;
+    memset(shapes, 0, sizeof shapes);
+    for (int i = 0; i < nshapes; i++)
+        if (!gr_input_shape_parse(specs[i], &shapes[i], &err)) {
+            usage_error("--shape: %s", err ? err : "out of memory");
+            goto done;
+        }
+    if (!(*model = gr_model_load(path, &err))) {
+        fprintf(stderr, "autotune: %s\n", err ? err : "out of memory");
+        goto done;
+    }
+    gr_compile_options co = {.target = target, .nshapes = nshapes, .shapes = shapes};
+    if (gr_extract_tasks(*model, &co, tasks, &n, &err) != 0) {
+        fprintf(stderr, "autotune: %s\n", err ? err : "out of memory");
+        n = -1;
+        goto done;
+    }
+    if (n == 0) {
+        fprintf(stderr, "autotune: model %s has nothing to tune (every output is a constant)\n",
+                path);
+        n = -1;
+        goto done;
+    }
+    int groups = 0;
+    for (int i = 0; i < n; i++) groups += (*tasks)[i].uses;
+    printf("model %s: %d tasks (%d fused groups)\n", path, n, groups);
+    for (int i = 0; i < n; i++) printf("  task %d: %s, weight %d\n", i, (*tasks)[i].label, (*tasks)[i].uses);
+done:
+    for (int i = 0; i < nshapes; i++) free((void *)shapes[i].name), free((void *)shapes[i].shape);
+    free(err);
+    return n;
+}
+
+/* The closing table of a model's run: per task FLOPs, weight, best
+ * GFLOP/s and latency, trials; and the model's estimated latency, the sum
+ * of weight x best latency (tasks without a valid trial are left out and
+ * counted). */
+static void show_model_table(const tune_db_summary *s, const gr_task *tasks) {
+    printf("\n%-5s %10s %6s %10s %10s %7s  %s\n", "task", "MFLOP", "weight", "GFLOP/s", "ms",
+           "trials", "ops");
+    double total = 0;
+    int missing = 0;
+    for (int i = 0; i < s->ntasks; i++) {
+        const tune_db_task *t = &s->tasks[i];
+        printf("%-5d %10.2f %6d %10.2f %10.4f %7d  %s\n", i, t->flops * 1e-6, tasks[i].uses,
+               t->best_gflops, t->best_s * 1e3, t->trials, tasks[i].label);
+        if (t->best_trial) total += tasks[i].uses * t->best_s;
+        else missing++;
+    }
+    printf("model estimate: %.3f ms per inference (sum of weight x best latency", total * 1e3);
+    if (missing) printf("; %d tasks without a valid trial left out", missing);
+    printf(")\n");
+}
+
 int main(int argc, char **argv) {
     tune_runner_maybe_run(argc, argv);
     const char *op = NULL, *shape = NULL, *target = "llvm", *db_path = NULL, *suite = NULL;
+    const char *model_path = NULL;
+    enum { MAX_SHAPES = 64 };
+    const char *shapes[MAX_SHAPES];
+    int nshapes = 0;
     long long trials = 0, seed = 1, threads = 0, jobs = 0, per_round = 64, population = 2048;
     long long retime = 8;
     double timeout = 10, progress_interval = 10;
@@ -497,12 +571,15 @@ int main(int argc, char **argv) {
         const char *name = options[li].name, *v = optarg;
         /* A repeated option is a mistake, not an override: which of the
          * two was meant cannot be known. --plugin loads one library each. */
-        if (given[li]++ && strcmp(name, "plugin"))
+        if (given[li]++ && strcmp(name, "plugin") && strcmp(name, "shape"))
             return usage_error("option --%s is given more than once", name);
         if (!tune_only && search_only(name)) tune_only = name;
         bool ok = true;
         if (!strcmp(name, "op")) op = v, have_op = true;
-        else if (!strcmp(name, "shape")) shape = v, have_shape = true;
+        else if (!strcmp(name, "shape")) {
+            if (nshapes == MAX_SHAPES) return usage_error("at most %d --shape options", MAX_SHAPES);
+            shape = shapes[nshapes++] = v, have_shape = true;
+        } else if (!strcmp(name, "model")) model_path = v;
         else if (!strcmp(name, "target")) target = v;
         else if (!strcmp(name, "db")) db_path = v;
         else if (!strcmp(name, "suite")) suite = v;
@@ -537,11 +614,20 @@ int main(int argc, char **argv) {
                            usage);
     bool have_trials = given[option_index("trials")], have_seed = given[option_index("seed")];
     bool have_loss = given[option_index("cost-loss")];
+    if (nshapes > 1 && !model_path)
+        return usage_error("option --shape is given more than once (only --model takes one per "
+                           "input)");
+    if (model_path && (suite || have_op))
+        return usage_error("--model tunes the tasks of a model; %s does not apply with it",
+                           suite ? "--suite" : "--op");
+    if (model_path && eval)
+        return usage_error("--eval-model evaluates the cost model on stored records; --model "
+                           "applies to a search only");
     if (suite && (have_op || have_shape))
         return usage_error("--suite FILE tunes the workloads listed in FILE; %s does not apply "
                            "with it (give either --suite or --op/--shape)",
                            have_op ? "--op" : "--shape");
-    if (have_shape && !have_op && !eval)
+    if (have_shape && !have_op && !eval && !model_path)
         return usage_error("--shape needs --op: it gives the operator's parameters");
     if (no_model && random_model)
         return usage_error("--no-model and --random-model exclude each other: the first "
@@ -582,7 +668,8 @@ int main(int argc, char **argv) {
     /* Every argument is checked before the database is touched. */
     if (!have_trials) return usage_error("--trials N is required");
     if (!db_path) return usage_error("--db FILE is required");
-    if (!suite && !op) return usage_error("--op OP (or --suite FILE) is required");
+    if (!suite && !op && !model_path)
+        return usage_error("--op OP (or --suite FILE, or --model FILE) is required");
     char *err = NULL, *tkey = tune_target_key(target, &err);
     if (!tkey) {
         fprintf(stderr, "%s\n", err ? err : "autotune: out of memory");
@@ -592,22 +679,44 @@ int main(int argc, char **argv) {
     free(tkey);
     task_line *tasks = NULL;
     int ntasks = 0;
-    if (suite) {
-        ntasks = load_suite(suite, &tasks);
+    const char **keys = NULL, **names = NULL;
+    double *weights = NULL;
+    gr_model *model = NULL;
+    gr_task *mtasks = NULL;
+    if (model_path) {
+        ntasks = model_tasks(model_path, target, nshapes, shapes, &model, &mtasks);
         if (ntasks < 0) return 2;
+        keys = calloc((size_t)ntasks, sizeof *keys);
+        names = calloc((size_t)ntasks, sizeof *names);
+        weights = calloc((size_t)ntasks, sizeof *weights);
+        if (!keys || !names || !weights) return usage_error("out of memory");
+        for (int i = 0; i < ntasks; i++) {
+            keys[i] = mtasks[i].key;
+            names[i] = mtasks[i].label;
+            weights[i] = mtasks[i].uses;
+        }
     } else {
-        tasks = calloc(1, sizeof *tasks);
-        ntasks = 1;
-        snprintf(tasks[0].name, sizeof tasks[0].name, "%s", op);
-        snprintf(tasks[0].op, sizeof tasks[0].op, "%s", op);
-        snprintf(tasks[0].shape, sizeof tasks[0].shape, "%s", shape ? shape : "");
-        if (resolve_keys(tasks, ntasks)) return 2;
+        if (suite) {
+            ntasks = load_suite(suite, &tasks);
+            if (ntasks < 0) return 2;
+        } else {
+            tasks = calloc(1, sizeof *tasks);
+            ntasks = 1;
+            snprintf(tasks[0].name, sizeof tasks[0].name, "%s", op);
+            snprintf(tasks[0].op, sizeof tasks[0].op, "%s", op);
+            snprintf(tasks[0].shape, sizeof tasks[0].shape, "%s", shape ? shape : "");
+            if (resolve_keys(tasks, ntasks)) return 2;
+        }
+        keys = calloc((size_t)ntasks, sizeof *keys);
+        names = calloc((size_t)ntasks, sizeof *names);
+        if (!keys || !names) return usage_error("out of memory");
+        for (int i = 0; i < ntasks; i++) keys[i] = tasks[i].key, names[i] = tasks[i].name;
     }
     /* tune_tasks_db checks this too, but after the database is opened:
      * a refused shape must not leave a new database file behind. */
     for (int i = 0; i < ntasks; i++) {
         char *ferr = NULL;
-        if (tune_check_fits(tasks[i].key, &ferr)) {
+        if (tune_check_fits(keys[i], &ferr)) {
             fprintf(stderr, "%s\n", ferr ? ferr : "autotune: out of memory");
             free(ferr), free(tasks);
             return 2;
@@ -625,13 +734,6 @@ int main(int argc, char **argv) {
     sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
 
-    const char **keys = calloc((size_t)ntasks, sizeof *keys);
-    const char **names = calloc((size_t)ntasks, sizeof *names);
-    if (!keys || !names) {
-        fprintf(stderr, "autotune: out of memory\n");
-        return 2;
-    }
-    for (int i = 0; i < ntasks; i++) keys[i] = tasks[i].key, names[i] = tasks[i].name;
     view_t v = {.db_path = db_path, .names = ntasks > 1 ? names : NULL, .cur = -1,
                 .tty = isatty(1) != 0, .interval = progress_interval, .last_done = -1};
     cp.seed = (uint64_t)seed;
@@ -660,6 +762,7 @@ int main(int argc, char **argv) {
     o.cost_params = &cp;
     o.retime = retime >= 2 ? (int)retime : -1;
     o.on_event = on_event;
+    o.weights = weights;
     tune_db_summary sum;
     int rc = tune_tasks_db(db, ntasks, keys, target, &o, &sum, &err);
     if (rc) {
@@ -671,9 +774,12 @@ int main(int argc, char **argv) {
     if (sum.done > sum.resumed)
         printf("time: search %.1f s, build %.1f s, run %.1f s, model %.1f s\n", sum.search_s,
                sum.build_s, sum.run_s, sum.train_s);
+    if (model_path) show_model_table(&sum, mtasks);
     free(err);
     tune_db_summary_free(&sum);
-    free(keys), free(names), free(tasks);
+    free(keys), free(names), free(tasks), free(weights);
+    gr_tasks_free(mtasks, model_path ? ntasks : 0);
+    gr_model_free(model);
     tdb_close(db);
     return v.rc;
 }
