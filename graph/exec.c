@@ -13,6 +13,7 @@
  * values; the kernels' parallel loops use the runtime's thread pool. */
 #include "graph/group.h"
 #include "graph/lower.h"
+#include "graph/memory_plan.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,12 +53,13 @@ typedef struct {
 typedef struct {
     DLTensor dl;
     int64_t shape[TE_MAX_DIMS];
-    bool owned; /* dl.data is malloc'd by the exec */
     bool have;  /* the value has storage */
 } gr_buf;
 
 struct gr_exec {
     gr_model *m;
+    void *arena;       /* the exchanged values' memory */
+    size_t arena_bytes, unshared_bytes;
     int nkernels;
     gr_kernel *kernels;
     int ngroups;
@@ -150,9 +152,7 @@ void gr_exec_free(gr_exec *e)
         free(e->kernels[i].err);
         rt_module_free(e->kernels[i].mod);
     }
-    if (e->bufs)
-        for (int v = 0; v < e->m->graph->n_values; v++)
-            if (e->bufs[v].owned) free(e->bufs[v].dl.data);
+    free(e->arena);
     free(e->bufs);
     free(e->groups);
     free(e->kernels);
@@ -412,6 +412,51 @@ static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *t
     return true;
 }
 
+/* The values groups write (their outputs, graph outputs among them) get
+ * offsets in one arena (gr_plan_memory): each lives from the group that
+ * writes it to the last that reads it, a graph output to the end. */
+static bool place_values(gr_exec *e)
+{
+    const gr_graph *g = e->m->graph;
+    int nv = g->n_values, n = 0;
+    int *which = malloc((size_t)(nv ? nv : 1) * sizeof *which);
+    int *slot = malloc((size_t)(nv ? nv : 1) * sizeof *slot);
+    gr_mem_value *mv = calloc((size_t)(nv ? nv : 1), sizeof *mv);
+    size_t *off = calloc((size_t)(nv ? nv : 1), sizeof *off);
+    bool ok = which && slot && mv && off;
+    for (int v = 0; ok && v < nv; v++) slot[v] = -1;
+    for (int gi = 0; ok && gi < e->ngroups; gi++) {
+        const gr_group_io *io = &e->groups[gi].io;
+        for (int o = 0; o < io->noutputs; o++) {
+            int v = io->outputs[o];
+            if (!e->bufs[v].have || slot[v] >= 0) continue;
+            slot[v] = n;
+            which[n] = v;
+            mv[n] = (gr_mem_value){buf_bytes(&e->bufs[v]), gi, gi};
+            n++;
+        }
+        for (int i = 0; i < io->ninputs; i++) {
+            int v = io->inputs[i];
+            if (slot[v] >= 0 && mv[slot[v]].last < gi) mv[slot[v]].last = gi;
+        }
+    }
+    for (int i = 0; ok && i < g->n_outputs; i++)
+        if (slot[g->outputs[i]] >= 0) mv[slot[g->outputs[i]]].last = e->ngroups;
+    size_t arena = 0;
+    ok = ok && gr_plan_memory(n, mv, off, &arena) == 0;
+    if (ok) {
+        e->arena = aligned_alloc(64, arena ? (arena + 63) / 64 * 64 : 64);
+        ok = e->arena != NULL;
+    }
+    for (int i = 0; ok && i < n; i++) {
+        e->bufs[which[i]].dl.data = (char *)e->arena + off[i];
+        e->unshared_bytes += mv[i].size;
+    }
+    e->arena_bytes = arena;
+    free(which), free(slot), free(mv), free(off);
+    return ok;
+}
+
 gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
 {
     gr_compile_options none = {0};
@@ -436,22 +481,18 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
     e->outputs = calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof(int));
     if (!e->bufs || !e->inputs || !e->outputs) goto oom;
 
-    /* Storage: constants in place, inputs bound at run time, the rest owned. */
+    /* Storage: constants in place, inputs bound at run time, the values
+     * groups exchange in one arena placed by liveness; values inside a
+     * fused group have none. */
     for (int v = 0; v < g->n_values; v++) {
         const gr_value *val = &g->values[v];
         if (val->kind == GR_VALUE_OUTER) continue;
         if (val->type.kind != GR_TYPE_TENSOR || val->type.ndim < 0) continue;
         gr_buf *b = &e->bufs[v];
         if (!buf_init(b, val, NULL)) continue; /* no Loom form: checked where used */
-        if (val->data) {
-            b->dl.data = val->data->data;
-        } else if (val->kind != GR_VALUE_INPUT) {
-            size_t n = buf_bytes(b);
-            b->dl.data = malloc(n ? n : 1);
-            if (!b->dl.data) goto oom;
-            b->owned = true;
-        }
+        if (val->data) b->dl.data = val->data->data;
     }
+    if (!place_values(e)) goto oom;
     for (int i = 0; i < g->n_inputs; i++)
         if (g->values[g->inputs[i]].kind == GR_VALUE_INPUT) e->inputs[e->ninputs++] = g->inputs[i];
     for (int i = 0; i < g->n_outputs; i++) e->outputs[e->noutputs++] = g->outputs[i];
@@ -644,4 +685,10 @@ void gr_exec_profile(gr_exec *e, double *seconds)
 const char *gr_exec_kernel_label(const gr_exec *e, int k)
 {
     return e && k >= 0 && k < e->nkernels ? e->kernels[k].label : NULL;
+}
+
+void gr_exec_memory(const gr_exec *e, size_t *arena_bytes, size_t *unshared_bytes)
+{
+    if (arena_bytes) *arena_bytes = e ? e->arena_bytes : 0;
+    if (unshared_bytes) *unshared_bytes = e ? e->unshared_bytes : 0;
 }

@@ -440,6 +440,12 @@ const char *gr_exec_kernel_label(const gr_exec *e, int k);
 /* Whether kernel k runs a tuned record (true) or its default schedule. */
 bool gr_exec_kernel_tuned(const gr_exec *e, int k);
 
+/* Memory of the values kernels exchange: *arena_bytes, the one arena
+ * they share by liveness (a value's bytes are reused once every group
+ * reading it has run), and *unshared_bytes, what one buffer per value
+ * would take. Either pointer may be NULL. */
+void gr_exec_memory(const gr_exec *e, size_t *arena_bytes, size_t *unshared_bytes);
+
 /* Per-kernel time of one run: gr_run adds each kernel's wall time (all
  * its instances) into seconds[k] (gr_exec_num_kernels entries) when
  * profiling is on. */

@@ -253,8 +253,12 @@ int main(int argc, char **argv) {
     double compile_s = rt_now() - t0;
     int nk = gr_exec_num_kernels(e), ntuned = 0;
     for (int k = 0; k < nk; k++) ntuned += gr_exec_kernel_tuned(e, k);
-    printf("compiled %s in %.2f s: %d kernels (%d tuned, %d default) for %d groups\n", path,
-           compile_s, nk, ntuned, nk - ntuned, gr_exec_num_groups(e));
+    size_t arena, unshared;
+    gr_exec_memory(e, &arena, &unshared);
+    printf("compiled %s in %.2f s: %d kernels (%d tuned, %d default) for %d groups; "
+           "intermediate values in %.2f MB (%.2f MB without reuse)\n",
+           path, compile_s, nk, ntuned, nk - ntuned, gr_exec_num_groups(e), arena / 1048576.0,
+           unshared / 1048576.0);
 
     /* Inputs: --input, then --check's files, then random ones. */
     const gr_graph *g = m->graph;
