@@ -380,6 +380,37 @@ static void *build_worker(void *arg)
     }
 }
 
+/* Refuses a database whose records of this model's kernels are all for
+ * other targets: running defaults silently would hide the mistake. */
+static bool check_db_target(const gr_exec *e, tdb_db *db, const char *tkey, char **err)
+{
+    tdb_summary *s = NULL;
+    int n = tdb_list(db, NULL, &s);
+    if (n < 0) {
+        gr_set_err(err, "%s: the tuning database: %s", e->m->path, tdb_errmsg(db));
+        return false;
+    }
+    bool here = false;
+    const char *other = NULL;
+    for (int i = 0; i < n; i++) {
+        if (s[i].nvalid == 0) continue;
+        bool ours = false;
+        for (int k = 0; k < e->nkernels && !ours; k++)
+            ours = strcmp(e->kernels[k].key, s[i].workload_key) == 0;
+        if (!ours) continue;
+        if (strcmp(s[i].target, tkey) == 0) here = true;
+        else if (!other) other = s[i].target;
+    }
+    bool ok = here || !other;
+    if (!ok)
+        gr_set_err(err, "%s: the tuning database has records of this model's kernels only for "
+                        "target '%s', none for this target '%s': tune the model on this machine "
+                        "(autotune --model) or compile for that target",
+                   e->m->path, other, tkey);
+    tdb_summaries_free(s, n);
+    return ok;
+}
+
 static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *target, char **err)
 {
     build_queue q = {.e = e, .target = target, .db = o->db};
@@ -387,6 +418,10 @@ static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *t
     if (o->db) {
         tkey = tune_target_key(target, err);
         if (!tkey) return false;
+        if (!check_db_target(e, o->db, tkey, err)) {
+            free(tkey);
+            return false;
+        }
         q.tkey = tkey;
     }
     pthread_mutex_init(&q.lock, NULL);
