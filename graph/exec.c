@@ -89,33 +89,43 @@ static bool node_runs(const gr_graph *g, int i)
     return false;
 }
 
-/* Every node with a lowering rule, listed all at once when some have none. */
+/* Every node with a lowering rule; otherwise one message listing every
+ * operator without one, with its opset and up to three of its nodes. */
 static bool check_lowerable(const gr_model *m, char **err)
 {
     const gr_graph *g = m->graph;
-    size_t cap = 256, len = 0;
-    char *list = malloc(cap);
+    char list[2048] = "";
+    size_t len = 0;
     int missing = 0;
-    if (!list) return false;
-    list[0] = 0;
+    bool *seen = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *seen);
+    if (!seen) return false;
     for (int i = 0; i < g->n_nodes; i++) {
         const gr_node *n = &g->nodes[i];
-        if (!node_runs(g, i) || gr_lower_rule_for(n->domain, n->op_type)) continue;
-        char item[512], label[400];
-        int w = snprintf(item, sizeof item, "%s%s%s%s (%s, opset %" PRId64 ")", missing ? ", " : "",
-                         n->domain && *n->domain ? n->domain : "", n->domain && *n->domain ? ":" : "",
-                         n->op_type, node_label(g, i, label, sizeof label), m->opset);
-        missing++;
-        if (len + (size_t)w + 1 > cap) {
-            char *p = realloc(list, cap = 2 * (len + (size_t)w + 1));
-            if (!p) break;
-            list = p;
+        if (seen[i] || !node_runs(g, i) || gr_lower_rule_for(n->domain, n->op_type)) continue;
+        int count = 0;
+        char names[600] = "";
+        for (int j = i; j < g->n_nodes; j++) {
+            const gr_node *q = &g->nodes[j];
+            if (seen[j] || strcmp(q->op_type, n->op_type) || strcmp(q->domain, n->domain)) continue;
+            seen[j] = true;
+            if (++count <= 3) {
+                char label[300];
+                if (q->name && *q->name) snprintf(label, sizeof label, "'%s'", q->name);
+                else snprintf(label, sizeof label, "#%d", j);
+                size_t l = strlen(names);
+                snprintf(names + l, sizeof names - l, "%s%s", count > 1 ? ", " : "", label);
+            }
         }
-        memcpy(list + len, item, (size_t)w + 1);
-        len += (size_t)w;
+        char more[32] = "";
+        if (count > 3) snprintf(more, sizeof more, " and %d more", count - 3);
+        int w = snprintf(list + len, sizeof list - len, "%s%s%s%s (opset %" PRId64 ", node%s %s%s)",
+                         missing ? ", " : "", *n->domain ? n->domain : "", *n->domain ? ":" : "",
+                         n->op_type, m->opset, count > 1 ? "s" : "", names, more);
+        if (w > 0 && len + (size_t)w < sizeof list) len += (size_t)w;
+        missing++;
     }
-    if (missing) gr_set_err(err, "%s: operators without a lowering: %s", m->path, list);
-    free(list);
+    free(seen);
+    if (missing) gr_set_err(err, "%s: unsupported operators: %s", m->path, list);
     return missing == 0;
 }
 
