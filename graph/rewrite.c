@@ -177,23 +177,28 @@ bool gr_rw_remove_nodes(gr_rw *rw, const bool *dead)
     gr_graph *g = rw->g;
     /* Refuse before changing anything: a removed output still read would
      * leave a value no node writes. */
+    bool *read = calloc(g->n_values ? (size_t)g->n_values : 1, sizeof *read);
+    if (!read) {
+        gr_set_err(rw->err, "%s: out of memory in a graph pass", rw->m->path);
+        return false;
+    }
+    for (int i = 0; i < g->n_outputs; i++) read[g->outputs[i]] = true;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; !dead[i] && k < g->nodes[i].n_inputs; k++)
+            if (g->nodes[i].inputs[k] >= 0) read[g->nodes[i].inputs[k]] = true;
     for (int i = 0; i < g->n_nodes; i++) {
-        if (!dead[i]) continue;
         const gr_node *n = &g->nodes[i];
-        for (int k = 0; k < n->n_outputs; k++) {
+        for (int k = 0; dead[i] && k < n->n_outputs; k++) {
             int v = n->outputs[k];
-            if (v < 0) continue;
-            bool used = gr_rw_is_graph_output(g, v);
-            for (int j = 0; j < g->n_nodes && !used; j++)
-                for (int q = 0; !dead[j] && q < g->nodes[j].n_inputs; q++) used |= g->nodes[j].inputs[q] == v;
-            if (used) {
-                char label[512];
-                gr_set_err(rw->err, "%s: graph pass: cannot remove %s: its output '%s' is still used",
-                           rw->m->path, node_label(g, i, label, sizeof label), g->values[v].name);
-                return false;
-            }
+            if (v < 0 || !read[v]) continue;
+            char label[512];
+            gr_set_err(rw->err, "%s: graph pass: cannot remove %s: its output '%s' is still used",
+                       rw->m->path, node_label(g, i, label, sizeof label), g->values[v].name);
+            free(read);
+            return false;
         }
     }
+    free(read);
     int kept = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         gr_node *n = &g->nodes[i];

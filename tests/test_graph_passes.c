@@ -627,6 +627,32 @@ static void test_fold_constant_output(void **state)
     mini_free(b);
 }
 
+/* Shape -> ConstantOfShape: a tensor of the input's shape, known in full. */
+static void test_fold_constant_of_shape(void **state)
+{
+    (void)state;
+    int64_t xs[2] = {2, 3};
+    mini *b = mini_new("constant_of_shape");
+    int x = input(b, "X", GR_FLOAT, 2, xs);
+    int s = node1(b, "Shape", "shape", 1, &x, "s");
+    int z = node1(b, "ConstantOfShape", "zeros", 1, &s, "z");
+    int ain[2] = {x, z};
+    output(b, node1(b, "Add", "add", 2, ain, "Y"));
+    infer(b);
+    int rewrites[8];
+    run_passes_checked(b->m, rewrites);
+    gr_graph *g = b->m->graph;
+    assert_int_equal(rewrites[0], 2);
+    assert_int_equal(g->n_nodes, 1);
+    const gr_value *zv = &g->values[g->nodes[0].inputs[1]];
+    assert_string_equal(zv->name, "z");
+    assert_int_equal(zv->kind, GR_VALUE_CONST);
+    assert_int_equal(zv->data->elem_type, GR_FLOAT);
+    assert_int_equal(zv->data->numel, 6);
+    for (int i = 0; i < 6; i++) assert_true(((const float *)zv->data->data)[i] == 0.0f);
+    mini_free(b);
+}
+
 /* ---------------- the driver ---------------- */
 
 static void test_order_and_report(void **state)
@@ -872,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_eliminate_dead),
         cmocka_unit_test(test_fold_shape_chain),
         cmocka_unit_test(test_fold_constant_output),
+        cmocka_unit_test(test_fold_constant_of_shape),
         cmocka_unit_test(test_order_and_report),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_dump),
