@@ -357,11 +357,11 @@ typedef struct {
  *                     arithmetic: gr_value.data) become initializers
  *                     (GR_VALUE_CONST) and go;
  *   1 fold_batchnorm  a BatchNormalization (inference form) whose input
- *                     is read only by it and comes from a Conv with
- *                     initializer weights (and bias), its own parameters
- *                     initializers too, folds into new Conv weights and
- *                     bias (float32/float64, computed in double); others
- *                     stay;
+ *                     is read only by it (and is no graph output) and
+ *                     comes from a Conv with initializer weights (and
+ *                     bias), its own parameters initializers too, folds
+ *                     into new Conv weights and bias (float32/float64,
+ *                     computed in double); others stay;
  *   2 eliminate       Identity, and Reshape/Flatten/Squeeze/Unsqueeze/Cast
  *                     that change nothing, go (readers read their input);
  *                     then nodes none of whose outputs reaches a graph
@@ -376,13 +376,14 @@ typedef struct {
  * removed node wrote a graph output, the value that replaces it takes the
  * name over; a node whose input cannot take it, a graph input or another
  * graph output, is kept). Values nothing refers to any more (outputs of
- * removed nodes, initializers no node reads, declared or not) are dropped
- * from values[], so value indices change: look values up again by name.
+ * removed nodes, initializers no node reads) are dropped from values[],
+ * so value indices change: look values up again by name.
  * New values (folded weights) live in the model's memory and are named
  * after what they replace, unique in the graph.
  *
  * report: NULL, or an array of gr_pass_count() entries, filled in pass
- * order. With the environment variable LOOM_DUMP_GRAPH=DIR, the model is
+ * order (on a refusal: the names, 0 rewrites, 0 seconds). With the
+ * environment variable LOOM_DUMP_GRAPH=DIR, the model is
  * written after every pass (gr_model_print) to DIR/NN-name.txt, NN the
  * pass's index (00-fold_constants.txt, ...); DIR is created if needed; a
  * dump that cannot be written says so on stderr and stops, never failing
