@@ -339,6 +339,71 @@ int gr_infer_shapes(gr_model *m, int nfixed, const gr_input_shape *fixed, char *
  * attributes). Subgraphs are indented. */
 void gr_model_print(const gr_model *m, FILE *out);
 
+/* ---- graph passes ---- */
+
+/* What one pass did in a gr_optimize call: its name (static), how many
+ * rewrites it made (nodes folded or removed), and its wall time in
+ * seconds. */
+typedef struct {
+    const char *name;
+    int rewrites;
+    double seconds;
+} gr_pass_report;
+
+/* Runs the graph passes in their one fixed, visible order on m's main
+ * graph, which gr_infer_shapes must have accepted:
+ *   0 fold_constants  nodes whose outputs inference knows (Constant, Shape
+ *                     of a static value, ConstantOfShape, folded integer
+ *                     arithmetic: gr_value.data) become initializers
+ *                     (GR_VALUE_CONST) and go;
+ *   1 fold_batchnorm  a BatchNormalization (inference form) whose input
+ *                     is read only by it (and is no graph output) and
+ *                     comes from a Conv with initializer weights (and
+ *                     bias), its own parameters initializers too, folds
+ *                     into new Conv weights and bias (float32/float64,
+ *                     computed in double); others stay;
+ *   2 eliminate       Identity, and Reshape/Flatten/Squeeze/Unsqueeze/Cast
+ *                     that change nothing, go (readers read their input);
+ *                     then nodes none of whose outputs reaches a graph
+ *                     output.
+ * "Initializer" here means one not also listed as a graph input (those a
+ * caller may override, ONNX IR < 4, so nothing folds them).
+ *
+ * The graph stays a valid inferred graph after every pass (nodes in
+ * topological order, producers right, gr_infer_shapes accepts it again
+ * with the same results), and its interface does not change: the graph
+ * inputs stay, and each graph output keeps its name and type (when a
+ * removed node wrote a graph output, the value that replaces it takes the
+ * name over; a node whose input cannot take it, a graph input or another
+ * graph output, is kept). Values nothing refers to any more (outputs of
+ * removed nodes, initializers no node reads) are dropped from values[],
+ * so value indices change: look values up again by name.
+ * New values (folded weights) live in the model's memory and are named
+ * after what they replace, unique in the graph.
+ *
+ * report: NULL, or an array of gr_pass_count() entries, filled in pass
+ * order (on a refusal: the names, 0 rewrites, 0 seconds). With the
+ * environment variable LOOM_DUMP_GRAPH=DIR, the model is
+ * written after every pass (gr_model_print) to DIR/NN-name.txt, NN the
+ * pass's index (00-fold_constants.txt, ...); DIR is created if needed; a
+ * dump that cannot be written says so on stderr and stops, never failing
+ * the call.
+ *
+ * Returns the number of rewrites of all passes, or -1 and *err (malloc'd,
+ * the caller frees it) naming the model file and: a node whose operator
+ * gr_infer_shapes does not support, or a node output with no inferred
+ * shape (run gr_infer_shapes first); both leave the model unchanged. Out
+ * of memory in a pass leaves the model valid to free only. */
+int gr_optimize(gr_model *m, gr_pass_report *report, char **err);
+/* How many passes gr_optimize runs. */
+int gr_pass_count(void);
+/* The name of pass i (0 <= i < gr_pass_count()), static; NULL otherwise. */
+const char *gr_pass_name(int i);
+/* Runs pass i alone on m, with gr_optimize's rules and errors (and none
+ * of its dumps): the number of rewrites, or -1 and *err, also for an i
+ * out of range. */
+int gr_pass_run(gr_model *m, int i, char **err);
+
 /* ---- compiling and running a model ---- */
 
 /* Whether gr_compile can run operator op_type of domain at that opset:

@@ -1,0 +1,144 @@
+/* graph/pass_fold_batchnorm.c — a BatchNormalization in inference form
+ * right after a Conv folds into the Conv's weights and bias
+ * (onnxruntime/core/optimizer/conv_bn_fusion.cc does the same):
+ *
+ *   s[k] = scale[k] / sqrt(var[k] + epsilon)
+ *   W'[k, ...] = W[k, ...] * s[k]
+ *   B'[k] = (B[k] - mean[k]) * s[k] + beta[k]     (B = 0 when absent)
+ *
+ * computed in double and rounded once to the weight's type (float32 or
+ * float64; other types are left alone). W' and B' are new initializers:
+ * W and B may feed other nodes. A BatchNormalization that cannot fold
+ * stays for the lowering. */
+#include "graph/rewrite.h"
+
+#include <math.h>
+#include <string.h>
+
+static bool is_op(const gr_node *n, const char *op)
+{
+    return (!*n->domain || strcmp(n->domain, "ai.onnx") == 0) && strcmp(n->op_type, op) == 0;
+}
+
+static double elem(const gr_tensor *t, int64_t i)
+{
+    if (t->elem_type == GR_DOUBLE) return ((const double *)t->data)[i];
+    return ((const float *)t->data)[i];
+}
+
+static bool floating(const gr_tensor *t)
+{
+    return t->elem_type == GR_FLOAT || t->elem_type == GR_DOUBLE;
+}
+
+/* A per-channel initializer of m floats. */
+static const gr_tensor *channel_param(const gr_graph *g, int v, int64_t m)
+{
+    if (!gr_rw_is_fixed_const(g, v)) return NULL;
+    const gr_tensor *t = g->values[v].data;
+    return floating(t) && t->ndim == 1 && t->numel == m ? t : NULL;
+}
+
+/* The Conv that bn (node b) can fold into, or -1. */
+static int foldable(const gr_graph *g, int b)
+{
+    const gr_node *bn = &g->nodes[b];
+    if (!is_op(bn, "BatchNormalization") || bn->n_inputs < 5 || bn->n_outputs < 1 || bn->outputs[0] < 0)
+        return -1;
+    for (int k = 1; k < bn->n_outputs; k++)
+        if (bn->outputs[k] >= 0) return -1; /* training outputs */
+    const gr_attr *tm = gr_node_attr(bn, "training_mode");
+    if (tm && tm->kind == GR_ATTR_INT && tm->i != 0) return -1;
+    int x = bn->inputs[0];
+    if (x < 0 || g->values[x].kind != GR_VALUE_NODE || g->values[x].producer < 0) return -1;
+    int c = g->values[x].producer;
+    const gr_node *conv = &g->nodes[c];
+    if (!is_op(conv, "Conv") || conv->n_outputs < 1 || conv->outputs[0] != x || conv->n_inputs < 2)
+        return -1;
+    /* The Conv's output must mean "before the normalization" nowhere else. */
+    if (gr_rw_uses(g, x) != 1) return -1;
+    int w = conv->inputs[1];
+    if (!gr_rw_is_fixed_const(g, w)) return -1;
+    const gr_tensor *wt = g->values[w].data;
+    if (!floating(wt) || wt->ndim < 2 || wt->shape[0] < 1) return -1;
+    int64_t m = wt->shape[0];
+    if (conv->n_inputs >= 3 && conv->inputs[2] >= 0) {
+        const gr_tensor *bt = channel_param(g, conv->inputs[2], m);
+        if (!bt || bt->elem_type != wt->elem_type) return -1;
+    }
+    for (int k = 1; k < 5; k++)
+        if (!channel_param(g, bn->inputs[k], m)) return -1;
+    if (!gr_rw_can_replace(g, bn->outputs[0], x)) return -1;
+    return c;
+}
+
+static bool fold(gr_rw *rw, int b, int c)
+{
+    gr_graph *g = rw->g;
+    const gr_node *bn = &g->nodes[b];
+    const gr_tensor *wt = g->values[g->nodes[c].inputs[1]].data;
+    const gr_tensor *bt = g->nodes[c].n_inputs >= 3 && g->nodes[c].inputs[2] >= 0
+                              ? g->values[g->nodes[c].inputs[2]].data : NULL;
+    const gr_tensor *scale = g->values[bn->inputs[1]].data, *beta = g->values[bn->inputs[2]].data;
+    const gr_tensor *mean = g->values[bn->inputs[3]].data, *var = g->values[bn->inputs[4]].data;
+    const gr_attr *ea = gr_node_attr(bn, "epsilon");
+    double eps = ea && ea->kind == GR_ATTR_FLOAT ? ea->f : 1e-5;
+    int64_t m = wt->shape[0], per = m ? wt->numel / m : 0;
+    gr_tensor *w2 = gr_rw_new_tensor(rw, wt->elem_type, wt->ndim, wt->shape);
+    gr_tensor *b2 = w2 ? gr_rw_new_tensor(rw, wt->elem_type, 1, &m) : NULL;
+    if (!b2) return false;
+    for (int64_t k = 0; k < m; k++) {
+        double s = elem(scale, k) / sqrt(elem(var, k) + eps);
+        double bias = ((bt ? elem(bt, k) : 0.0) - elem(mean, k)) * s + elem(beta, k);
+        for (int64_t j = k * per; j < (k + 1) * per; j++) {
+            double w = elem(wt, j) * s;
+            if (wt->elem_type == GR_DOUBLE)
+                ((double *)w2->data)[j] = w;
+            else
+                ((float *)w2->data)[j] = (float)w;
+        }
+        if (wt->elem_type == GR_DOUBLE)
+            ((double *)b2->data)[k] = bias;
+        else
+            ((float *)b2->data)[k] = (float)bias;
+    }
+    int y = bn->outputs[0], x = bn->inputs[0];
+    const char *wname = g->values[g->nodes[c].inputs[1]].name;
+    char bname[1024];
+    snprintf(bname, sizeof bname, "%s_bias", g->values[x].name);
+    int wv = gr_rw_add_const(rw, wname, w2);
+    int bv = wv >= 0 ? gr_rw_add_const(rw, bname, b2) : -1;
+    int *inputs = bv >= 0 ? gr_arena_alloc(rw->a, 3, sizeof *inputs) : NULL;
+    if (!inputs) {
+        gr_set_err(rw->err, "%s: out of memory in a graph pass", rw->m->path);
+        return false;
+    }
+    gr_node *conv = &g->nodes[c];
+    inputs[0] = conv->inputs[0];
+    inputs[1] = wv;
+    inputs[2] = bv;
+    conv->inputs = inputs;
+    conv->n_inputs = 3;
+    return gr_rw_replace(rw, y, x);
+}
+
+int gr_pass_fold_batchnorm(gr_model *m, gr_pass_stats *st, char **err)
+{
+    gr_rw rw;
+    gr_rw_begin(&rw, m, st, err);
+    bool *dead = gr_arena_alloc(rw.a, rw.g->n_nodes ? (size_t)rw.g->n_nodes : 1, sizeof *dead);
+    if (!dead) {
+        gr_set_err(err, "%s: out of memory in a graph pass", m->path);
+        return -1;
+    }
+    int folded = 0;
+    for (int b = 0; b < rw.g->n_nodes; b++) {
+        int c = foldable(rw.g, b);
+        if (c < 0) continue;
+        if (!fold(&rw, b, c)) return -1;
+        dead[b] = true;
+        folded++;
+    }
+    if (!gr_rw_remove_nodes(&rw, dead)) return -1;
+    return gr_rw_end(&rw, true) ? folded : -1;
+}
