@@ -207,6 +207,7 @@ static bool plan(gr_exec *e, const gr_compile_options *o, char **err)
     gr_graph *g = m->graph;
     if (gr_infer_shapes(m, o->nshapes, o->shapes, err) != 0) return false;
     if (!check_lowerable(m, err)) return false;
+    if (!o->no_passes && gr_optimize(m, NULL, err) < 0) return false;
     int *group_of = malloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *group_of);
     if (!group_of) goto oom;
     int ng = form_groups(m, !o->no_fuse, group_of, err);

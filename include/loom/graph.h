@@ -423,6 +423,9 @@ typedef struct {
     const gr_input_shape *shapes;
     /* Fuse nodes into groups (graph/fuse.c); true: one kernel per node. */
     bool no_fuse;
+    /* Skip the graph passes (gr_optimize: constants folded, BatchNormalization
+     * folded into convolutions, no-op nodes removed) that run first. */
+    bool no_passes;
     /* Tuning records: each kernel runs the best valid record of its key
      * for the target (tdb_best under tune_target_key(target)); kernels
      * without one run their default schedule. NULL: defaults only. */
