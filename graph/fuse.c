@@ -44,11 +44,15 @@
  * fuses only into groups of kind <= broadcast; a node of kind <= broadcast
  * brings none).
  *
- * Where this differs from TVM on purpose: a group's kind is the max of its
- * members' (TVM keeps the root's own kind unless an anchor joins, so an
- * injective op fused into an elementwise sink may still join a reduction
- * there); reductions take elementwise consumers (above); the node limit
- * counts exactly the nodes of the merged groups. On a ResNet residual
+ * The kind a group's rule and the path checks see is TVM's group pattern:
+ * its root's own kind, or its anchor's (out-fusable or reduce) once one
+ * has joined; so a Transpose fused into an elementwise Add leaves the Add
+ * free to join a Softmax after it. The kind reported per group is the max
+ * of its members'.
+ *
+ * Where this differs from TVM on purpose: reductions take elementwise
+ * consumers (above); the node limit counts exactly the nodes of the merged
+ * groups (TVM may count a group twice). On a ResNet residual
  * block this gives TVM's groups: [Conv+BN+Relu], [Conv+BN+Add+Relu] (the
  * skip value feeds a Conv, an out-fusable edge, so it ends its own group);
  * on a BERT layer: [MatMul+Add(bias)], [Reshape+Transpose] per head split,
@@ -81,7 +85,8 @@ typedef struct {
     gr_op_kind *ppat;  /* max edge pattern on the paths to ipdom */
     int *uf;           /* union-find parent; attributes below at roots */
     int *size;
-    gr_op_kind *gkind;
+    gr_op_kind *gkind; /* the max of the members' kinds */
+    gr_op_kind *rkind; /* the kind the rules see (TVM's group pattern) */
     int *mark;         /* visit stamps */
     int stamp;
     int *stack;
@@ -136,6 +141,7 @@ static void fz_free(fz *f)
     free(f->uf);
     free(f->size);
     free(f->gkind);
+    free(f->rkind);
     free(f->mark);
     free(f->stack);
     free(f->visited);
@@ -154,11 +160,12 @@ static bool fz_alloc(fz *f)
     f->uf = calloc(n, sizeof *f->uf);
     f->size = calloc(n, sizeof *f->size);
     f->gkind = calloc(n, sizeof *f->gkind);
+    f->rkind = calloc(n, sizeof *f->rkind);
     f->mark = calloc(n, sizeof *f->mark);
     f->stack = calloc(n, sizeof *f->stack);
     f->visited = calloc(n, sizeof *f->visited);
     return f->run && f->ext && f->nkind && f->eoff && f->ipdom && f->depth && f->ppat && f->uf &&
-           f->size && f->gkind && f->mark && f->stack && f->visited;
+           f->size && f->gkind && f->rkind && f->mark && f->stack && f->visited;
 }
 
 /* The consumer lists (CSR): counted, then filled. */
@@ -274,7 +281,7 @@ static bool check_paths(fz *f, int src, int sink, fz_cond cond)
             if (f->mark[c] == f->stamp) continue;
             f->mark[c] = f->stamp;
             f->visited[f->nvisited++] = c;
-            if (!cond_ok(cond, f->gkind[find(f, c)], c == sink)) return false;
+            if (!cond_ok(cond, f->rkind[find(f, c)], c == sink)) return false;
             if (c != sink) f->stack[top++] = c;
         }
     }
@@ -299,6 +306,8 @@ static void commit(fz *f, int sink)
         f->uf[r] = target;
         f->size[target] += f->size[r];
         f->gkind[target] = kmax(f->gkind[target], f->gkind[r]);
+        if (f->rkind[r] == GR_KIND_REDUCE || f->rkind[r] == GR_KIND_OUT_FUSABLE)
+            f->rkind[target] = f->rkind[r];
     }
 }
 
@@ -306,7 +315,7 @@ static void run_phase(fz *f, int phase)
 {
     for (int i = 0; i < f->n; i++) {
         if (!f->run[i] || find(f, i) != i) continue; /* absorbed: its root decides */
-        gr_op_kind k = f->gkind[i];
+        gr_op_kind k = f->rkind[i];
         int d = f->ipdom[i];
         if (k == GR_KIND_OPAQUE || d < 0) continue;
         gr_op_kind p = f->ppat[i];
@@ -386,6 +395,7 @@ int gr_fuse(const gr_model *m, bool fuse, gr_partition *out, char **err)
         f.uf[i] = i;
         f.size[i] = 1;
         f.gkind[i] = f.nkind[i];
+        f.rkind[i] = f.nkind[i];
     }
     for (int o = 0; o < g->n_outputs; o++) {
         int v = g->outputs[o];

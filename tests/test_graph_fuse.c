@@ -419,6 +419,93 @@ static void test_residual_block(void **state)
     gb_free(b);
 }
 
+static void transpose(builder *b, const char *x, const char *y, int64_t *perm)
+{
+    int t = gb_node(b, "Transpose", y, NAMES(x), NAMES(y));
+    gb_attr_ints(b, t, "perm", 4, perm);
+}
+
+/* One BERT layer as exporters write it (2 heads of 4, sequence 4, GELU
+ * through Erf), and the groups TVM gives it: each projection with its bias,
+ * each head split and merge as one injective group, the scores' MatMul
+ * with the scaling and the mask, Softmax alone (its consumer is a MatMul),
+ * the output projection with bias and residual, each LayerNormalization
+ * alone (their consumers are a MatMul and a residual Add reached through
+ * it), the first FFN MatMul with the whole GELU diamond. */
+static void test_bert_layer(void **state)
+{
+    (void)state;
+    static int64_t heads[4] = {0, 2, 1, 3}, keys[4] = {0, 2, 3, 1};
+    builder *b = gb_new();
+    gb_input(b, "x", SHAPE(1, 4, 8));
+    gb_input(b, "mask", SHAPE(1, 1, 1, 4));
+    const char *w8[] = {"wq", "wk", "wv", "wo"}, *b8[] = {"bq", "bk", "bv", "bo", "b2"};
+    for (int i = 0; i < 4; i++) gb_weight(b, w8[i], SHAPE(8, 8));
+    for (int i = 0; i < 5; i++) gb_weight(b, b8[i], SHAPE(8));
+    gb_weight(b, "w1", SHAPE(8, 16));
+    gb_weight(b, "b1", SHAPE(16));
+    gb_weight(b, "w2", SHAPE(16, 8));
+    gb_weight(b, "ln_s", SHAPE(8));
+    gb_weight(b, "ln_b", SHAPE(8));
+    gb_weight(b, "c", SHAPE(1));
+    gb_ints(b, "split_heads", 4, (int64_t[]){1, 4, 2, 4});
+    gb_ints(b, "merge_heads", 3, (int64_t[]){1, 4, 8});
+    const char *proj[3][5] = {{"wq", "bq", "q0", "q1", "q2"},
+                              {"wk", "bk", "k0", "k1", "k2"},
+                              {"wv", "bv", "v0", "v1", "v2"}};
+    const char *heads_out[3] = {"q", "kt", "v"};
+    for (int i = 0; i < 3; i++) {
+        gb_node(b, "MatMul", proj[i][2], NAMES("x", proj[i][0]), NAMES(proj[i][2]));
+        gb_node(b, "Add", proj[i][3], NAMES(proj[i][2], proj[i][1]), NAMES(proj[i][3]));
+        gb_node(b, "Reshape", proj[i][4], NAMES(proj[i][3], "split_heads"), NAMES(proj[i][4]));
+        transpose(b, proj[i][4], heads_out[i], i == 1 ? keys : heads);
+    }
+    gb_node(b, "MatMul", "qk", NAMES("q", "kt"), NAMES("qk"));
+    gb_node(b, "Div", "scaled", NAMES("qk", "c"), NAMES("scaled"));
+    gb_node(b, "Add", "masked", NAMES("scaled", "mask"), NAMES("masked"));
+    gb_node(b, "Softmax", "probs", NAMES("masked"), NAMES("probs"));
+    gb_node(b, "MatMul", "ctx", NAMES("probs", "v"), NAMES("ctx"));
+    transpose(b, "ctx", "ctx_t", heads);
+    gb_node(b, "Reshape", "ctx_r", NAMES("ctx_t", "merge_heads"), NAMES("ctx_r"));
+    gb_node(b, "MatMul", "o", NAMES("ctx_r", "wo"), NAMES("o"));
+    gb_node(b, "Add", "ob", NAMES("o", "bo"), NAMES("ob"));
+    gb_node(b, "Add", "res1", NAMES("ob", "x"), NAMES("res1"));
+    gb_node(b, "LayerNormalization", "ln1", NAMES("res1", "ln_s", "ln_b"), NAMES("ln1"));
+    gb_node(b, "MatMul", "h0", NAMES("ln1", "w1"), NAMES("h0"));
+    gb_node(b, "Add", "h", NAMES("h0", "b1"), NAMES("h"));
+    gb_node(b, "Div", "g0", NAMES("h", "c"), NAMES("g0"));
+    gb_node(b, "Erf", "g1", NAMES("g0"), NAMES("g1"));
+    gb_node(b, "Add", "g2", NAMES("g1", "c"), NAMES("g2"));
+    gb_node(b, "Mul", "g3", NAMES("h", "g2"), NAMES("g3"));
+    gb_node(b, "Mul", "gelu", NAMES("g3", "c"), NAMES("gelu"));
+    gb_node(b, "MatMul", "f0", NAMES("gelu", "w2"), NAMES("f0"));
+    gb_node(b, "Add", "f", NAMES("f0", "b2"), NAMES("f"));
+    gb_node(b, "Add", "res2", NAMES("f", "ln1"), NAMES("res2"));
+    gb_node(b, "LayerNormalization", "ln2", NAMES("res2", "ln_s", "ln_b"), NAMES("y"));
+    gb_output(b, "y");
+    gb_infer(b);
+    gr_partition p;
+    partition(b->m, &p);
+    expect_print(b->m, &p,
+                 "g0 out-fusable MatMul: MatMul+Add\n"
+                 "g1 injective Transpose: Reshape+Transpose\n"
+                 "g2 out-fusable MatMul: MatMul+Add\n"
+                 "g3 injective Transpose: Reshape+Transpose\n"
+                 "g4 out-fusable MatMul: MatMul+Add\n"
+                 "g5 injective Transpose: Reshape+Transpose\n"
+                 "g6 out-fusable MatMul: MatMul+Div+Add\n"
+                 "g7 reduce Softmax: Softmax\n"
+                 "g8 out-fusable MatMul: MatMul\n"
+                 "g9 injective Reshape: Transpose+Reshape\n"
+                 "g10 out-fusable MatMul: MatMul+Add+Add\n"
+                 "g11 reduce LayerNormalization: LayerNormalization\n"
+                 "g12 out-fusable MatMul: MatMul+Add+Div+Erf+Add+Mul+Mul\n"
+                 "g13 out-fusable MatMul: MatMul+Add+Add\n"
+                 "g14 reduce LayerNormalization: LayerNormalization\n");
+    gr_partition_free(&p);
+    gb_free(b);
+}
+
 /* Conv+Add whose sum feeds two graph outputs through Relu and Sigmoid:
  * the sum is needed twice, so the chain ends there. When the two uses
  * meet again (x * sigmoid(x)), the sum's post-dominator is the Mul, every
@@ -600,20 +687,28 @@ static void test_opaque_stops_fusion(void **state)
     gb_free(b);
 }
 
-/* Without fusion every run node is a group; folded nodes are not run. */
+/* Without fusion every run node is a group; folded nodes (Shape of a
+ * static value, Constant, arithmetic on them) are not run, and reading a
+ * value only to fold its shape is no use of it: the Relu still fuses into
+ * the Reshape, its one real consumer. */
 static void test_unfused_and_constants(void **state)
 {
     (void)state;
     builder *b = gb_new();
     gb_input(b, "x", SHAPE(2, 3, 4));
     gb_ints(b, "idx", 2, (int64_t[]){2, 0});
-    gb_ints(b, "m1", 1, (int64_t[]){-1});
-    gb_node(b, "Shape", "shape", NAMES("x"), NAMES("s"));
+    gb_node(b, "Relu", "relu", NAMES("x"), NAMES("r"));
+    gb_node(b, "Shape", "shape", NAMES("r"), NAMES("s"));
     gb_node(b, "Gather", "gather", NAMES("s", "idx"), NAMES("gs"));
-    gb_node(b, "Concat", "concat", NAMES("gs", "m1"), NAMES("cat"));
-    int k = gb_node(b, "Relu", "relu", NAMES("x"), NAMES("r"));
+    int c = gb_node(b, "Constant", "const", (const char *[]){NULL}, NAMES("m1"));
+    static int64_t minus1[1] = {-1}, one[1] = {1};
+    static gr_tensor t = {.name = "", .elem_type = GR_INT64, .dtype = {kDLInt, 64, 1}, .ndim = 1,
+                          .shape = one, .numel = 1, .nbytes = 8, .data = minus1};
+    b->nodes[c].attrs[b->nodes[c].n_attrs++] = (gr_attr){.name = "value", .kind = GR_ATTR_TENSOR,
+                                                         .t = &t};
+    int cat = gb_node(b, "Concat", "concat", NAMES("gs", "m1"), NAMES("cat"));
+    gb_attr_int(b, cat, "axis", 0);
     gb_node(b, "Reshape", "reshape", NAMES("r", "cat"), NAMES("y"));
-    gb_attr_int(b, 2, "axis", 0);
     gb_output(b, "y");
     gb_infer(b);
     assert_non_null(b->v[gb_find(b, "cat")].data);
@@ -622,14 +717,74 @@ static void test_unfused_and_constants(void **state)
     assert_int_equal(gr_fuse(b->m, false, &p, &err), 0);
     check_partition(b->m, &p, false);
     assert_int_equal(p.ngroups, 2);
-    for (int i = 0; i < 3; i++) assert_int_equal(p.group_of[i], -1);
-    assert_int_equal(p.group_of[k], 0);
-    assert_int_equal(p.group_of[k + 1], 1);
+    assert_int_equal(p.group_of[0], 0);
+    for (int i = 1; i < 5; i++) assert_int_equal(p.group_of[i], -1);
+    assert_int_equal(p.group_of[5], 1);
     expect_print(b->m, &p, "g0 elemwise Relu: Relu\ng1 injective Reshape: Reshape\n");
     gr_partition_free(&p);
     partition(b->m, &p);
-    for (int i = 0; i < 3; i++) assert_int_equal(p.group_of[i], -1);
+    for (int i = 1; i < 5; i++) assert_int_equal(p.group_of[i], -1);
     expect_print(b->m, &p, "g0 injective Reshape: Relu+Reshape\n");
+    gr_partition_free(&p);
+    gb_free(b);
+}
+
+/* TVM's finer points. (1) An elementwise side branch joins a reduction's
+ * group through the injective node on its way (Relu -> Transpose ->
+ * Add(relu, transposed) -> Softmax: one group), else the Transpose would be
+ * left between two parts of the group. (2) Injective nodes wait for the
+ * anchors: a Transpose feeding a Conv's bias Add does not take the Add
+ * before the Conv does. (3) An anchor does not take consumers that
+ * broadcast its output, even where the paths meet again elementwise. */
+static void test_tvm_details(void **state)
+{
+    (void)state;
+    builder *b = gb_new();
+    gb_input(b, "x", SHAPE(1, 4, 6, 6));
+    gb_node(b, "Relu", "relu", NAMES("x"), NAMES("r"));
+    int t = gb_node(b, "Transpose", "t", NAMES("r"), NAMES("t"));
+    static int64_t perm[4] = {0, 1, 3, 2};
+    gb_attr_ints(b, t, "perm", 4, perm);
+    gb_node(b, "Add", "add", NAMES("r", "t"), NAMES("a"));
+    gb_node(b, "Softmax", "softmax", NAMES("a"), NAMES("y"));
+    gb_output(b, "y");
+    gb_infer(b);
+    gr_partition p;
+    partition(b->m, &p);
+    expect_print(b->m, &p, "g0 reduce Softmax: Relu+Transpose+Add+Softmax\n");
+    gr_partition_free(&p);
+    gb_free(b);
+
+    b = gb_new();
+    gb_input(b, "x", SHAPE(1, 4, 6, 6));
+    gb_input(b, "z", SHAPE(1, 4, 6, 6));
+    gb_weight(b, "w", SHAPE(4, 4, 3, 3));
+    t = gb_node(b, "Transpose", "t", NAMES("z"), NAMES("t"));
+    gb_attr_ints(b, t, "perm", 4, perm);
+    conv(b, "conv", "x", "w", "c");
+    gb_node(b, "Add", "add", NAMES("c", "t"), NAMES("y"));
+    gb_output(b, "y");
+    gb_infer(b);
+    partition(b->m, &p);
+    expect_print(b->m, &p, "g0 injective Transpose: Transpose\ng1 out-fusable Conv: Conv+Add\n");
+    gr_partition_free(&p);
+    gb_free(b);
+
+    b = gb_new();
+    gb_input(b, "x", SHAPE(1, 4, 1, 1));
+    gb_input(b, "z", SHAPE(1, 4, 6, 6));
+    gb_weight(b, "w", SHAPE(4, 4, 1, 1));
+    gb_node(b, "Conv", "conv", NAMES("x", "w"), NAMES("c"));
+    gb_node(b, "Relu", "relu", NAMES("c"), NAMES("r"));
+    gb_node(b, "Sigmoid", "sig", NAMES("c"), NAMES("s"));
+    gb_node(b, "Mul", "m1", NAMES("r", "z"), NAMES("m1"));
+    gb_node(b, "Mul", "m2", NAMES("s", "z"), NAMES("m2"));
+    gb_node(b, "Add", "add", NAMES("m1", "m2"), NAMES("y"));
+    gb_output(b, "y");
+    gb_infer(b);
+    partition(b->m, &p);
+    expect_print(b->m, &p, "g0 out-fusable Conv: Conv\n"
+                           "g1 broadcast Add: Relu+Sigmoid+Mul+Mul+Add\n");
     gr_partition_free(&p);
     gb_free(b);
 }
@@ -657,6 +812,121 @@ static void test_node_limit(void **state)
     assert_int_equal(p.group_of[N - 1], 1);
     gr_partition_free(&p);
     gb_free(b);
+}
+
+/* ---------------- random graphs ---------------- */
+
+/* Random DAGs of every kind of node on [1,4,6,6] values (Split+Concat for
+ * a node with two outputs, ReduceMean+Sub for a broadcast edge out of a
+ * reduction, renamed nodes for opaque ones), diamonds and shared values
+ * everywhere: every partition keeps the properties. */
+static int pick(uint64_t *rng, int n)
+{
+    /* Recent values more often: long chains as well as wide fan-out. */
+    int a = (int)(tu_rand_u64(rng) % (uint64_t)n), c = (int)(tu_rand_u64(rng) % (uint64_t)n);
+    return a > c ? a : c;
+}
+
+static void random_graph(uint64_t *rng, int nops, gr_partition *p, int *fused_groups)
+{
+    static char names[MAXV][16];
+    static int64_t perm[4] = {0, 1, 3, 2}, kernel[2] = {3, 3}, pads[4] = {1, 1, 1, 1};
+    static int64_t axes1[1] = {1};
+    builder *b = gb_new();
+    int avail[MAXV], navail = 0, nnames = 0;
+    int64_t one = 1;
+#define FRESH() (snprintf(names[nnames], sizeof names[0], "v%d", nnames), names[nnames++])
+#define AV(k) b->v[avail[k]].name
+    for (int i = 0; i < 2; i++) {
+        gb_input(b, FRESH(), SHAPE(1, 4, 6, 6));
+        avail[navail++] = b->nv - 1;
+    }
+    gb_weight(b, "w", SHAPE(4, 4, 3, 3));
+    gb_weight(b, "bias", SHAPE(1, 4, 1, 1));
+    const char *bn[4] = {"bn_s", "bn_b", "bn_m", "bn_v"};
+    for (int i = 0; i < 4; i++) gb_weight(b, bn[i], 1, (int64_t[]){4});
+    (void)one;
+    bool opaque[MAXN] = {false};
+    for (int k = 0; k < nops && b->nn + 2 < MAXN; k++) {
+        const char *x = AV(pick(rng, navail)), *y = AV(pick(rng, navail));
+        const char *out = FRESH();
+        int node = -1;
+        switch (tu_rand_u64(rng) % 13) {
+        case 0: node = gb_node(b, "Relu", out, NAMES(x), NAMES(out)); break;
+        case 1: node = gb_node(b, "Sigmoid", out, NAMES(x), NAMES(out)); break;
+        case 2: node = gb_node(b, "Add", out, NAMES(x, y), NAMES(out)); break;
+        case 3: node = gb_node(b, "Mul", out, NAMES(x, y), NAMES(out)); break;
+        case 4: node = gb_node(b, "Add", out, NAMES(x, "bias"), NAMES(out)); break;
+        case 5: batchnorm(b, out, x, out); break;
+        case 6: conv(b, out, x, "w", out); break;
+        case 7:
+            node = gb_node(b, "MaxPool", out, NAMES(x), NAMES(out));
+            gb_attr_ints(b, node, "kernel_shape", 2, kernel);
+            gb_attr_ints(b, node, "pads", 4, pads);
+            break;
+        case 8: node = gb_node(b, "Softmax", out, NAMES(x), NAMES(out)); break;
+        case 9:
+            node = gb_node(b, "Transpose", out, NAMES(x), NAMES(out));
+            gb_attr_ints(b, node, "perm", 4, perm);
+            break;
+        case 10: {
+            const char *mean = out;
+            node = gb_node(b, "ReduceMean", mean, NAMES(x), NAMES(mean));
+            gb_attr_ints(b, node, "axes", 1, axes1);
+            out = FRESH();
+            gb_node(b, "Sub", out, NAMES(x, mean), NAMES(out));
+            break;
+        }
+        case 11: {
+            const char *lo = out, *hi = FRESH();
+            node = gb_node(b, "Split", lo, NAMES(x), NAMES(lo, hi));
+            gb_attr_int(b, node, "axis", 1);
+            out = FRESH();
+            int cat = gb_node(b, "Concat", out, NAMES(hi, lo), NAMES(out));
+            gb_attr_int(b, cat, "axis", 1);
+            break;
+        }
+        default:
+            node = gb_node(b, "Relu", out, NAMES(x), NAMES(out));
+            opaque[node] = true;
+            break;
+        }
+        avail[navail++] = gb_find(b, out);
+    }
+    /* Unread values are graph outputs, and now and then a read one too. */
+    for (int v = 0; v < b->nv; v++) {
+        if (b->v[v].kind != GR_VALUE_NODE || b->g.n_outputs == 16) continue;
+        bool read = false;
+        for (int n = 0; n < b->nn && !read; n++)
+            for (int k = 0; k < b->nodes[n].n_inputs; k++) read |= b->nodes[n].inputs[k] == v;
+        if (!read || tu_rand_u64(rng) % 10 == 0) b->g_out[b->g.n_outputs++] = v;
+    }
+#undef FRESH
+#undef AV
+    gb_infer(b);
+    for (int n = 0; n < b->nn; n++)
+        if (opaque[n]) b->nodes[n].op_type = "MyOp";
+    partition(b->m, p);
+    for (int gid = 0; gid < p->ngroups; gid++) {
+        int members = 0;
+        for (int i = 0; i < b->nn; i++) members += p->group_of[i] == gid;
+        *fused_groups += members > 1;
+    }
+    gr_partition_free(p);
+    gb_free(b);
+}
+
+static void test_random_graphs(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    int fused = 0;
+    for (int i = 0; i < 300; i++) {
+        gr_partition p;
+        random_graph(&rng, 3 + (int)(tu_rand_u64(&rng) % 40), &p, &fused);
+    }
+    printf("300 random graphs: %d fused groups\n", fused);
+    assert_true(fused > 300);
 }
 
 /* ---------------- kinds ---------------- */
@@ -947,12 +1217,15 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_bias_relu),
         cmocka_unit_test(test_residual_block),
+        cmocka_unit_test(test_bert_layer),
         cmocka_unit_test(test_shared_value),
         cmocka_unit_test(test_injective_chain),
         cmocka_unit_test(test_softmax_group),
         cmocka_unit_test(test_opaque_stops_fusion),
         cmocka_unit_test(test_unfused_and_constants),
+        cmocka_unit_test(test_tvm_details),
         cmocka_unit_test(test_node_limit),
+        cmocka_unit_test(test_random_graphs),
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_onnx_suite),
