@@ -387,6 +387,19 @@ int gr_fuse(const gr_model *m, bool fuse, gr_partition *out, char **err)
             return -1;
         }
     }
+    /* The post-dominator walk needs producers before consumers, as ONNX
+     * requires and the loader checks; a graph built by hand may not. */
+    for (int i = 0; i < g->n_nodes; i++) {
+        const gr_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++) {
+            int v = n->inputs[k];
+            if (v < 0 || g->values[v].kind != GR_VALUE_NODE || g->values[v].producer < i) continue;
+            gr_set_err(err, "%s: node #%d (%s) reads '%s' before node #%d writes it: nodes must "
+                       "be in topological order", m->path ? m->path : "model", i, n->op_type,
+                       g->values[v].name, g->values[v].producer);
+            return -1;
+        }
+    }
     fz f = {.g = g, .n = g->n_nodes};
     if (!fz_alloc(&f)) goto oom;
     for (int i = 0; i < f.n; i++) {
