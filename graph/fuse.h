@@ -61,8 +61,12 @@ typedef struct {
  * group is convex (no path leaves it and comes back), has at most
  * GR_FUSE_MAX_NODES nodes and at most one node of kind reduce or
  * out-fusable; only its last node's outputs are read outside it (by other
- * groups or as graph outputs). Returns 0, or -1 and *err (malloc'd) when
- * out of memory; *out is then empty (safe to free). */
+ * groups or as graph outputs). Returns 0, or -1 and *err (malloc'd; *out
+ * is then empty, safe to free) when m or out is NULL, when a run node's
+ * output has no inferred shape ("m.onnx: node 'n1' (Relu) output 'r' has
+ * no inferred shape: fusion runs after gr_infer_shapes"), when a node reads
+ * a value a later node writes (a graph built in memory out of order), or
+ * when out of memory. */
 int gr_fuse(const gr_model *m, bool fuse, gr_partition *out, char **err);
 /* Frees the arrays of p and empties it. NULL is a no-op. */
 void gr_partition_free(gr_partition *p);
