@@ -11,6 +11,7 @@
  *
  * Running: groups in topological order, each on the buffers of its
  * values; the kernels' parallel loops use the runtime's thread pool. */
+#include "graph/fuse.h"
 #include "graph/group.h"
 #include "graph/lower.h"
 #include "graph/memory_plan.h"
@@ -173,15 +174,16 @@ void gr_exec_free(gr_exec *e)
 
 /* ---------------- planning: groups, keys, kernels ---------------- */
 
-/* The groups of the run nodes: group_of[node] (-1: not run), in an order
- * that is topological. Without fusion, one group per run node. */
+/* The groups of the run nodes: group_of[node] (-1: not run), numbered in
+ * a topological order (graph/fuse.c; without fusion one group per run
+ * node). Returns the group count or -1. */
 static int form_groups(const gr_model *m, bool fuse, int *group_of, char **err)
 {
-    (void)fuse;
-    (void)err;
-    const gr_graph *g = m->graph;
-    int n = 0;
-    for (int i = 0; i < g->n_nodes; i++) group_of[i] = node_runs(g, i) ? n++ : -1;
+    gr_partition p;
+    if (gr_fuse(m, fuse, &p, err) != 0) return -1;
+    memcpy(group_of, p.group_of, (size_t)m->graph->n_nodes * sizeof *group_of);
+    int n = p.ngroups;
+    gr_partition_free(&p);
     return n;
 }
 
