@@ -444,6 +444,29 @@ static void test_constant_of_shape(void **state)
     }
 }
 
+/* ---------------- static inputs ---------------- */
+
+/* The inputs gr_compile reads when it compiles, as callers (the backend
+ * test runner) ask for them. */
+static void test_input_static(void **state)
+{
+    (void)state;
+    assert_true(gr_op_input_static("", "Reshape", 13, 1));
+    assert_false(gr_op_input_static("", "Reshape", 13, 0));
+    assert_true(gr_op_input_static("ai.onnx", "Squeeze", 13, 1));
+    assert_false(gr_op_input_static("", "Squeeze", 11, 1));
+    assert_false(gr_op_input_static("", "Split", 12, 1));
+    assert_true(gr_op_input_static("", "Split", 18, 1));
+    for (int k = 1; k <= 4; k++) assert_true(gr_op_input_static("", "Slice", 13, k));
+    assert_false(gr_op_input_static("", "Slice", 13, 0));
+    assert_true(gr_op_input_static("", "ConstantOfShape", 11, 0));
+    assert_false(gr_op_input_static("", "Gather", 13, 1)); /* indices are read at run time */
+    assert_false(gr_op_input_static("", "NoSuchOp", 13, 1));
+    assert_false(gr_op_input_static("", "Reshape", 13, -1));
+    assert_false(gr_op_input_static("", "Reshape", 13, 40));
+    assert_false(gr_op_input_static("", NULL, 13, 1));
+}
+
 /* ---------------- refusals ---------------- */
 
 static void test_errors(void **state)
@@ -475,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_reshape_family),
         cmocka_unit_test(test_concat_transpose),
         cmocka_unit_test(test_constant_of_shape),
+        cmocka_unit_test(test_input_static),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
