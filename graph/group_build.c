@@ -469,7 +469,8 @@ gr_model *gr_model_from_key(const char *key, char **err)
         } else {
             memcpy(vals, k.vals, (size_t)k.nvals * sizeof *vals);
             memcpy(nodes, k.nodes, (size_t)k.nnodes * sizeof *nodes);
-            memcpy(ins, k.inputs, (size_t)k.ninputs * sizeof(int));
+            /* A group may have no run-time input (ConstantOfShape). */
+            if (k.ninputs) memcpy(ins, k.inputs, (size_t)k.ninputs * sizeof(int));
             memcpy(outs, k.outputs, (size_t)k.noutputs * sizeof(int));
             m->priv_ = k.a;
             m->path = gr_arena_strdup(k.a, "workload");

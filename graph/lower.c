@@ -187,3 +187,10 @@ bool gr_op_runnable(const char *domain, const char *op_type, int64_t opset)
         return true;
     return gr_lower_rule_for(domain, op_type) != NULL;
 }
+
+bool gr_op_input_static(const char *domain, const char *op_type, int64_t opset, int k)
+{
+    if (!op_type || k < 0 || k >= 32) return false;
+    const gr_lower_rule *r = gr_lower_rule_for(domain, op_type);
+    return r && ((r->static_inputs >> k) & 1u) && opset >= r->static_from;
+}

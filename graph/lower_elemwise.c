@@ -1,38 +1,256 @@
 /* graph/lower_elemwise.c — elementwise operators: unary functions, binary
- * arithmetic with numpy broadcasting, Clip, Where, Cast. */
+ * arithmetic with numpy broadcasting, Clip, Where, Cast.
+ *
+ * FLOPs: one per arithmetic operation per output element (exp, erf, tanh,
+ * sqrt, pow and divisions count 1 each); Cast and Where count 0: they
+ * move values and compute nothing. */
 #include "graph/lower.h"
 
-/* Relu: max(x, 0). */
-static bool lower_relu(gr_lctx *c)
-{
-    te_tensor *X;
+#include <float.h>
+#include <string.h>
+
+/* Output 0's dtype, shape and axes. */
+typedef struct {
     te_dtype dt;
     int nd;
     int64_t shape[TE_MAX_DIMS];
     te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "X", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
-    te_expr *x = gr_read_bcast(X, gr_lin_rank(c, 0), nd, ax);
-    return gr_lout(c, 0, nd, ax, te_max(x, te_const(c->ctx, dt, 0)));
+} lout;
+
+static bool out0(gr_lctx *c, lout *o) { return gr_lout_axes(c, 0, &o->dt, &o->nd, o->shape, o->ax); }
+
+static double numel(const lout *o)
+{
+    double n = 1;
+    for (int d = 0; d < o->nd; d++) n *= (double)o->shape[d];
+    return n;
 }
 
-/* Add: numpy broadcasting of A and B. */
-static bool lower_add(gr_lctx *c)
+/* Input k read at the output's axes (numpy broadcasting). */
+static te_expr *bread(gr_lctx *c, te_tensor *t, int k, const lout *o)
+{
+    return gr_read_bcast(t, gr_lin_rank(c, k), o->nd, o->ax);
+}
+
+static const char *attr_str(const gr_node *n, const char *name, const char *dflt)
+{
+    const gr_attr *a = gr_node_attr(n, name);
+    return a && a->kind == GR_ATTR_STRING && a->s.data ? a->s.data : dflt;
+}
+
+static float attr_float(const gr_node *n, const char *name, float dflt)
+{
+    const gr_attr *a = gr_node_attr(n, name);
+    return a && a->kind == GR_ATTR_FLOAT ? a->f : dflt;
+}
+
+/* The math functions are defined on floats only: an integer input is
+ * refused by name instead of with te's message about the intrinsic. */
+static bool need_float(gr_lctx *c, const lout *o)
+{
+    if (te_dtype_is_float(o->dt)) return true;
+    return gr_lfail(c, "input X is %s; %s is computed for float and double only",
+                    te_dtype_str(o->dt), c->n->op_type);
+}
+
+/* ---------------- unary ---------------- */
+
+static te_expr *fconst(gr_lctx *c, const lout *o, double v) { return te_const(c->ctx, o->dt, v); }
+
+/* 0.5 x (1 + erf(x / sqrt 2)), or with approximate='tanh'
+ * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). */
+static te_expr *gelu(gr_lctx *c, const lout *o, te_expr *x, int *flops)
+{
+    const char *approx = attr_str(c->n, "approximate", "none");
+    te_expr *half_x = te_mul(x, fconst(c, o, 0.5));
+    if (strcmp(approx, "tanh") == 0) {
+        te_expr *x3 = te_mul(te_mul(x, x), x);
+        te_expr *inner = te_mul(te_add(x, te_mul(x3, fconst(c, o, 0.044715))),
+                                fconst(c, o, 0.7978845608028654));
+        *flops = 9;
+        return te_mul(half_x, te_add(te_tanh(inner), fconst(c, o, 1.0)));
+    }
+    *flops = 5;
+    te_expr *e = te_erf(te_mul(x, fconst(c, o, 0.7071067811865476)));
+    return te_mul(half_x, te_add(e, fconst(c, o, 1.0)));
+}
+
+/* Relu, Sigmoid, Tanh, Erf, Gelu, HardSwish, Sqrt, Reciprocal. */
+static bool lower_unary(gr_lctx *c)
+{
+    te_tensor *X;
+    lout o;
+    if (!gr_lin(c, 0, "X", &X) || !out0(c, &o)) return false;
+    const char *op = c->n->op_type;
+    te_expr *x = bread(c, X, 0, &o), *y;
+    int flops = 1;
+    if (strcmp(op, "Relu") == 0) {
+        y = te_max(x, te_const(c->ctx, o.dt, 0));
+    } else {
+        if (!need_float(c, &o)) return false;
+        if (strcmp(op, "Sigmoid") == 0) {
+            y = te_sigmoid(x);
+        } else if (strcmp(op, "Tanh") == 0) {
+            y = te_tanh(x);
+        } else if (strcmp(op, "Erf") == 0) {
+            y = te_erf(x);
+        } else if (strcmp(op, "Sqrt") == 0) {
+            y = te_sqrt(x);
+        } else if (strcmp(op, "Reciprocal") == 0) {
+            y = te_div(fconst(c, &o, 1.0), x);
+        } else if (strcmp(op, "Gelu") == 0) {
+            y = gelu(c, &o, x, &flops);
+        } else {
+            /* HardSwish: x * max(0, min(1, x / 6 + 1 / 2)). */
+            te_expr *hs = te_add(te_mul(x, fconst(c, &o, 1.0 / 6.0)), fconst(c, &o, 0.5));
+            hs = te_max(te_min(hs, fconst(c, &o, 1.0)), fconst(c, &o, 0.0));
+            y = te_mul(x, hs);
+            flops = 5;
+        }
+    }
+    c->flops += flops * numel(&o);
+    return gr_lout(c, 0, o.nd, o.ax, y);
+}
+
+/* ---------------- binary ---------------- */
+
+/* Integer division truncates toward zero, as ONNX's reference (numpy's
+ * true division cast back to the integer type) and ORT do. A zero
+ * divisor, which ONNX leaves undefined, gives 0, and INT_MIN / -1 wraps,
+ * instead of the processor's division trap: the divisor the division
+ * sees is never 0 or -1 (both sides of a select are evaluated). */
+static te_expr *int_div(gr_lctx *c, const lout *o, te_expr *a, te_expr *b)
+{
+    te_expr *zero = te_const(c->ctx, o->dt, 0), *one = te_const(c->ctx, o->dt, 1);
+    te_expr *bz = te_eq(b, zero);
+    if (o->dt.code == TE_UINT) return te_select(bz, zero, te_div(a, te_select(bz, one, b)));
+    te_expr *bm1 = te_eq(b, te_const(c->ctx, o->dt, -1));
+    te_expr *q = te_div(a, te_select(te_or(bz, bm1), one, b));
+    return te_select(bz, zero, te_select(bm1, te_sub(zero, a), q));
+}
+
+/* Pow: the output has the base's type. Float bases raise to the exponent
+ * converted to the base's type; integer bases are computed in double and
+ * truncated back, as ONNX's reference does (np.power(...).astype),
+ * exact while the result stays within 2^53. */
+static te_expr *lower_pow_expr(gr_lctx *c, const lout *o, te_expr *a, te_expr *b)
+{
+    if (te_dtype_is_float(o->dt)) return te_pow(a, te_cast(o->dt, b));
+    te_expr *p = te_pow(te_cast(TE_FLOAT64, a), te_cast(TE_FLOAT64, b));
+    return te_cast(o->dt, p);
+}
+
+/* Add, Sub, Mul, Div, Pow with numpy broadcasting. */
+static bool lower_binary(gr_lctx *c)
 {
     te_tensor *A, *B;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) ||
-        !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+    lout o;
+    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !out0(c, &o)) return false;
+    const char *op = c->n->op_type;
+    te_expr *a = bread(c, A, 0, &o), *b = bread(c, B, 1, &o), *y;
+    if (te_dtype_is_bool(o.dt))
+        return gr_lfail(c, "inputs are bool; %s is computed for numbers only", op);
+    if (strcmp(op, "Add") == 0)
+        y = te_add(a, b);
+    else if (strcmp(op, "Sub") == 0)
+        y = te_sub(a, b);
+    else if (strcmp(op, "Mul") == 0)
+        y = te_mul(a, b);
+    else if (strcmp(op, "Div") == 0)
+        y = te_dtype_is_float(o.dt) ? te_div(a, b) : int_div(c, &o, a, b);
+    else
+        y = lower_pow_expr(c, &o, a, b);
+    c->flops += numel(&o);
+    return gr_lout(c, 0, o.nd, o.ax, y);
+}
+
+/* ---------------- Clip ---------------- */
+
+/* A bound of Clip: input k (a scalar tensor) from opset 11, the attribute
+ * before; NULL when there is none. */
+static bool clip_bound(gr_lctx *c, const lout *o, int k, const char *name, float dflt,
+                       te_expr **out)
+{
+    *out = NULL;
+    if (c->opset < 11) {
+        const gr_attr *a = gr_node_attr(c->n, name);
+        if (a) *out = te_const(c->ctx, o->dt, attr_float(c->n, name, dflt));
+        return true;
+    }
+    if (k >= c->n_inputs || !c->tin[k]) return true;
+    te_tensor *t;
+    if (!gr_lin(c, k, name, &t)) return false;
+    const gr_type *ty = c->tin[k];
+    int64_t n = 1;
+    for (int d = 0; d < ty->ndim; d++) n *= ty->shape[d];
+    if (n != 1)
+        return gr_lfail(c, "input %d (%s) has %lld elements; it must be a scalar", k, name,
+                        (long long)n);
+    te_expr *zero[TE_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++) zero[d] = te_int(c->ctx, 0);
+    *out = te_read_n(t, t->ndim, zero);
+    return *out != NULL || gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
+}
+
+/* Clip: min(max(x, lo), hi), numpy's order (hi wins when lo > hi). */
+static bool lower_clip(gr_lctx *c)
+{
+    te_tensor *X;
+    lout o;
+    te_expr *lo, *hi;
+    if (!gr_lin(c, 0, "input", &X) || !out0(c, &o) ||
+        !clip_bound(c, &o, 1, "min", -FLT_MAX, &lo) || !clip_bound(c, &o, 2, "max", FLT_MAX, &hi))
         return false;
-    te_expr *a = gr_read_bcast(A, gr_lin_rank(c, 0), nd, ax);
-    te_expr *b = gr_read_bcast(B, gr_lin_rank(c, 1), nd, ax);
-    return gr_lout(c, 0, nd, ax, te_add(a, b));
+    if (te_dtype_is_bool(o.dt)) return gr_lfail(c, "input is bool; Clip needs numbers");
+    te_expr *y = bread(c, X, 0, &o);
+    if (lo) y = te_max(y, lo);
+    if (hi) y = te_min(y, hi);
+    c->flops += (double)((lo != NULL) + (hi != NULL)) * numel(&o);
+    return gr_lout(c, 0, o.nd, o.ax, y);
+}
+
+/* ---------------- Cast, Where ---------------- */
+
+/* Cast: te's conversions are C's: float to integer truncates toward zero
+ * (out of range is undefined, in ONNX too), to bool is `!= 0`, bool to
+ * a number is 0 or 1. */
+static bool lower_cast(gr_lctx *c)
+{
+    te_tensor *X;
+    lout o;
+    if (!gr_lin(c, 0, "input", &X) || !out0(c, &o)) return false;
+    return gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, bread(c, X, 0, &o)));
+}
+
+/* Where: condition ? X : Y, the three broadcast together. */
+static bool lower_where(gr_lctx *c)
+{
+    te_tensor *C, *X, *Y;
+    lout o;
+    if (!gr_lin(c, 0, "condition", &C) || !gr_lin(c, 1, "X", &X) || !gr_lin(c, 2, "Y", &Y) ||
+        !out0(c, &o))
+        return false;
+    te_expr *y = te_select(bread(c, C, 0, &o), bread(c, X, 1, &o), bread(c, Y, 2, &o));
+    return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
 const gr_lower_rule gr_lower_rules_elemwise[] = {
-    {"", "Relu", lower_relu, 0, 0},
-    {"", "Add", lower_add, 0, 0},
+    {"", "Relu", lower_unary, 0, 0},
+    {"", "Sigmoid", lower_unary, 0, 0},
+    {"", "Tanh", lower_unary, 0, 0},
+    {"", "Erf", lower_unary, 0, 0},
+    {"", "Gelu", lower_unary, 0, 0},
+    {"com.microsoft", "Gelu", lower_unary, 0, 0},
+    {"", "HardSwish", lower_unary, 0, 0},
+    {"", "Sqrt", lower_unary, 0, 0},
+    {"", "Reciprocal", lower_unary, 0, 0},
+    {"", "Add", lower_binary, 0, 0},
+    {"", "Sub", lower_binary, 0, 0},
+    {"", "Mul", lower_binary, 0, 0},
+    {"", "Div", lower_binary, 0, 0},
+    {"", "Pow", lower_binary, 0, 0},
+    {"", "Clip", lower_clip, 0, 0},
+    {"", "Cast", lower_cast, 0, 0},
+    {"", "Where", lower_where, 0, 0},
     {0},
 };

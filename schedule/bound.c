@@ -144,7 +144,11 @@ typedef struct {
 static void uses_visit(const te_expr *e, void *user) {
     uses_ctx *u = user;
     if (u->found) return;
-    if (e->kind == TE_VAR && is_varying(u->vs, e)) u->found = true;
+    /* A value read from a tensor (Gather's runtime index) is data: it
+     * cannot stand for itself as a region bound, which lives outside the
+     * loop that reads it, so it counts as varying and gets its constant
+     * bounds (those of the clamp around it). */
+    if ((e->kind == TE_VAR && is_varying(u->vs, e)) || e->kind == TE_READ) u->found = true;
     else te_expr_visit_children(e, uses_visit, user);
 }
 

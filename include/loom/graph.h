@@ -409,6 +409,14 @@ int gr_pass_run(gr_model *m, int i, char **err);
 /* Whether gr_compile can run operator op_type of domain at that opset:
  * gr_op_supported knows it and it has a lowering to a te computation. */
 bool gr_op_runnable(const char *domain, const char *op_type, int64_t opset);
+/* Whether gr_compile reads input k (from 0) of operator op_type of domain
+ * at that opset when it compiles, not when it runs: Reshape's shape,
+ * Slice's starts/ends/axes/steps, Split's split and Squeeze/Unsqueeze axes
+ * from opset 13, ConstantOfShape's shape. Such an input must be a known
+ * constant (an initializer, a Constant output, folded shape arithmetic);
+ * a caller holding its value can make a graph input one (the backend
+ * test runner does). False for an unknown operator or k out of range. */
+bool gr_op_input_static(const char *domain, const char *op_type, int64_t opset, int k);
 
 /* A model compiled for a target: one kernel per group of nodes, buffers
  * for every intermediate value. Opaque; gr_exec_free. */

@@ -1,0 +1,445 @@
+/*
+ * graph/lower_elemwise.c: one-node ONNX models (written here) run through
+ * gr_compile/gr_run on fresh random data, outputs poisoned first, against
+ * naive double references — the operators and attribute combinations
+ * ONNX's backend suite lacks (Gelu in both domains and both
+ * approximations, integer Div's truncation, zero divisors and INT_MIN/-1,
+ * integer Pow, Clip's optional bounds, Cast between many type pairs,
+ * Where broadcasting all three inputs) — and the refusals' messages.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_writer.h"
+#include "testutil.h"
+
+static const DLDataType F32 = {kDLFloat, 32, 1}, F64 = {kDLFloat, 64, 1}, I8 = {kDLInt, 8, 1},
+                        I32 = {kDLInt, 32, 1}, I64 = {kDLInt, 64, 1}, U8 = {kDLUInt, 8, 1},
+                        U16 = {kDLUInt, 16, 1}, BOOL = {kDLUInt, 1, 1};
+
+static int elem_of(DLDataType t)
+{
+    if (t.code == kDLFloat) return t.bits == 32 ? GR_FLOAT : GR_DOUBLE;
+    if (t.code == kDLUInt) return t.bits == 1 ? GR_BOOL : t.bits == 8 ? GR_UINT8 : t.bits == 16 ? GR_UINT16 : t.bits == 32 ? GR_UINT32 : GR_UINT64;
+    return t.bits == 8 ? GR_INT8 : t.bits == 16 ? GR_INT16 : t.bits == 32 ? GR_INT32 : GR_INT64;
+}
+
+static void fill_uniform(uint64_t *rng, DLTensor *t, double lo, double hi)
+{
+    /* bools: [0, 2) floored, half of them true */
+    for (int64_t i = 0; i < ow_numel(t); i++) {
+        double v = tu_rand_uniform(rng, lo, hi);
+        ow_set(t, i, t->dtype.bits == 1 ? floor(v) : v);
+    }
+}
+
+/* The flat index into a tensor of shape s (rank n) that numpy broadcasting
+ * reads for output index `o` of the output shape os (rank on). */
+static int64_t bcast_index(int on, const int64_t *os, int64_t o, int n, const int64_t *s)
+{
+    int64_t idx[8], r = o;
+    for (int d = on - 1; d >= 0; d--) {
+        idx[d] = r % os[d];
+        r /= os[d];
+    }
+    int64_t flat = 0;
+    for (int d = 0; d < n; d++) {
+        int od = on - n + d;
+        flat = flat * s[d] + (s[d] == 1 ? 0 : idx[od]);
+    }
+    return flat;
+}
+
+static gr_exec *compile_ok(ow_model *w, gr_model **m)
+{
+    char *err = NULL;
+    gr_exec *e = ow_compile(w, m, &err);
+    if (!e) printf("compile: %s\n", err);
+    assert_non_null(e);
+    free(err);
+    return e;
+}
+
+static void expect_compile_error(ow_model *w, const char *a, const char *b)
+{
+    gr_model *m = NULL;
+    char *err = NULL;
+    gr_exec *e = ow_compile(w, &m, &err);
+    assert_null(e);
+    assert_non_null(err);
+    tu_assert_msg_has(err, a, b);
+    free(err);
+    ow_free(w);
+}
+
+static void finish(ow_model *w, gr_exec *e, gr_model *m)
+{
+    gr_exec_free(e);
+    gr_model_free(m);
+    ow_free(w);
+}
+
+/* ---------------- unary ---------------- */
+
+static double ref_unary(const char *op, const char *approx, double x)
+{
+    if (!strcmp(op, "Sigmoid")) return 1 / (1 + exp(-x));
+    if (!strcmp(op, "Tanh")) return tanh(x);
+    if (!strcmp(op, "Erf")) return erf(x);
+    if (!strcmp(op, "Sqrt")) return sqrt(x);
+    if (!strcmp(op, "Reciprocal")) return 1 / x;
+    if (!strcmp(op, "Relu")) return x > 0 ? x : 0;
+    if (!strcmp(op, "HardSwish")) return x * fmax(0, fmin(1, x / 6 + 0.5));
+    if (approx && !strcmp(approx, "tanh"))
+        return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    return 0.5 * x * (1 + erf(x / sqrt(2)));
+}
+
+static void check_unary(uint64_t *rng, const char *domain, const char *op, const char *approx,
+                        DLDataType dt, double lo, double hi)
+{
+    int64_t shape[3] = {2, 3, 7};
+    ow_model *w = ow_new(18);
+    ow_input(w, "x", elem_of(dt), 3, shape);
+    ow_node *n = ow_node_add(w, domain, op, "x", "y");
+    if (approx) ow_attr_str(n, "approximate", approx);
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = compile_ok(w, &m);
+    DLTensor *x = ow_tensor(dt, 3, shape);
+    fill_uniform(rng, x, lo, hi);
+    const DLTensor *y = ow_run(e, 1, &x, 0);
+    int64_t n_el = ow_numel(x);
+    double *want = malloc(sizeof *want * (size_t)n_el);
+    float *got = malloc(sizeof *got * (size_t)n_el);
+    for (int64_t i = 0; i < n_el; i++) {
+        want[i] = ref_unary(op, approx, ow_get(x, i));
+        got[i] = (float)ow_get(y, i);
+    }
+    /* float32 math (erf within 6.4 ulp, exp 1.05 ulp): 1e-5 relative;
+     * the double cases are compared through float. */
+    char what[64];
+    snprintf(what, sizeof what, "%s%s%s", op, approx ? " " : "", approx ? approx : "");
+    assert_int_equal(tu_compare_f32(what, got, want, n_el, 1e-5, 1e-6), 0);
+    free(want);
+    free(got);
+    rt_tensor_free(x);
+    finish(w, e, m);
+}
+
+static void test_unary(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const char *ops[] = {"Sigmoid", "Tanh", "Erf", "Reciprocal", "Relu", "HardSwish"};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) check_unary(&rng, "", ops[i], NULL, F32, -4, 4);
+    check_unary(&rng, "", "Sqrt", NULL, F32, 0, 9);
+    check_unary(&rng, "", "Tanh", NULL, F64, -4, 4);
+    check_unary(&rng, "", "Gelu", NULL, F32, -4, 4);
+    check_unary(&rng, "", "Gelu", "none", F32, -4, 4);
+    check_unary(&rng, "", "Gelu", "tanh", F32, -4, 4);
+    check_unary(&rng, "com.microsoft", "Gelu", NULL, F32, -4, 4);
+}
+
+/* ---------------- binary ---------------- */
+
+typedef double (*binop)(double a, double b);
+static double op_sub(double a, double b) { return a - b; }
+static double op_mul(double a, double b) { return a * b; }
+static double op_div(double a, double b) { return a / b; }
+static double op_pow(double a, double b) { return pow(a, b); }
+
+/* A [2,1,4] op B [3,1] -> [2,3,4]. */
+static void check_binary(uint64_t *rng, const char *op, binop f, DLDataType at, DLDataType bt,
+                         double lo, double hi, double blo, double bhi)
+{
+    int64_t sa[3] = {2, 1, 4}, sb[2] = {3, 1}, so[3] = {2, 3, 4};
+    ow_model *w = ow_new(13);
+    ow_input(w, "a", elem_of(at), 3, sa);
+    ow_input(w, "b", elem_of(bt), 2, sb);
+    ow_node_add(w, "", op, "a,b", "y");
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = compile_ok(w, &m);
+    DLTensor *a = ow_tensor(at, 3, sa), *b = ow_tensor(bt, 2, sb);
+    fill_uniform(rng, a, lo, hi);
+    fill_uniform(rng, b, blo, bhi);
+    DLTensor *ins[2] = {a, b};
+    const DLTensor *y = ow_run(e, 2, ins, 0);
+    assert_int_equal(y->dtype.code, at.code);
+    assert_int_equal(y->dtype.bits, at.bits);
+    double want[24];
+    float got[24];
+    for (int64_t o = 0; o < 24; o++) {
+        double r = f(ow_get(a, bcast_index(3, so, o, 3, sa)), ow_get(b, bcast_index(3, so, o, 2, sb)));
+        /* The output has A's type: integers truncate (C's conversion). */
+        want[o] = at.code == kDLFloat ? r : trunc(r);
+        got[o] = (float)ow_get(y, o);
+    }
+    assert_int_equal(tu_compare_f32(op, got, want, 24, 1e-5, 1e-6), 0);
+    rt_tensor_free(a);
+    rt_tensor_free(b);
+    finish(w, e, m);
+}
+
+static void test_binary_broadcast(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    check_binary(&rng, "Sub", op_sub, F32, F32, -2, 2, -2, 2);
+    check_binary(&rng, "Mul", op_mul, F32, F32, -2, 2, -2, 2);
+    check_binary(&rng, "Div", op_div, F32, F32, -2, 2, 0.5, 2);
+    check_binary(&rng, "Pow", op_pow, F32, F32, 0.1, 3, -2, 2);
+    check_binary(&rng, "Pow", op_pow, F32, I64, 0.1, 3, -3, 4);
+    check_binary(&rng, "Sub", op_sub, I32, I32, -1000, 1000, -1000, 1000);
+    check_binary(&rng, "Mul", op_mul, I64, I64, -1000, 1000, -1000, 1000);
+    /* Integer bases: computed in double, truncated to the base's type. */
+    check_binary(&rng, "Pow", op_pow, I32, I32, -9, 9, 0, 6);
+    check_binary(&rng, "Pow", op_pow, I64, F32, 0, 20, 0, 3);
+}
+
+/* Integer Div truncates toward zero; a zero divisor gives 0 and INT_MIN /
+ * -1 wraps (ONNX leaves both undefined; the processor would trap). */
+static void check_int_div(DLDataType dt, const double *a, const double *b, const double *want, int n)
+{
+    int64_t s[1] = {n};
+    ow_model *w = ow_new(13);
+    ow_input(w, "a", elem_of(dt), 1, s);
+    ow_input(w, "b", elem_of(dt), 1, s);
+    ow_node_add(w, "", "Div", "a,b", "y");
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = compile_ok(w, &m);
+    DLTensor *ta = ow_tensor(dt, 1, s), *tb = ow_tensor(dt, 1, s);
+    for (int i = 0; i < n; i++) {
+        ow_set(ta, i, a[i]);
+        ow_set(tb, i, b[i]);
+    }
+    DLTensor *ins[2] = {ta, tb};
+    const DLTensor *y = ow_run(e, 2, ins, 0);
+    for (int i = 0; i < n; i++) {
+        if (ow_get(y, i) != want[i])
+            fail_msg("Div %s element %d: %g / %g gave %g, expected %g", dt.code == kDLUInt ? "uint" : "int",
+                     i, a[i], b[i], ow_get(y, i), want[i]);
+    }
+    rt_tensor_free(ta);
+    rt_tensor_free(tb);
+    finish(w, e, m);
+}
+
+static void test_div_integer(void **state)
+{
+    (void)state;
+    double a[] = {7, -7, 7, -7, 5, -2147483648.0, 0, 9};
+    double b[] = {2, 2, -2, -2, 0, -1, 3, 1};
+    double want[] = {3, -3, -3, 3, 0, -2147483648.0, 0, 9};
+    check_int_div(I32, a, b, want, 8);
+    double a64[] = {1e15 + 1, -9, 9, 4};
+    double b64[] = {10, 4, 0, -1};
+    double w64[] = {1e14, -2, 0, -4};
+    check_int_div(I64, a64, b64, w64, 4);
+    double au[] = {255, 7, 200, 0};
+    double bu[] = {2, 0, 255, 1};
+    double wu[] = {127, 0, 0, 0};
+    check_int_div(U8, au, bu, wu, 4);
+}
+
+/* ---------------- Clip ---------------- */
+
+/* Clip(x, min, max) with min/max graph inputs (run-time scalars) or left
+ * out; numpy's order: max wins when min > max. */
+static void check_clip(uint64_t *rng, DLDataType dt, bool have_min, bool have_max, double lo, double hi)
+{
+    int64_t s[2] = {3, 5};
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", elem_of(dt), 2, s);
+    if (have_min) ow_input(w, "lo", elem_of(dt), 0, NULL);
+    if (have_max) ow_input(w, "hi", elem_of(dt), 0, NULL);
+    char ins_s[32];
+    snprintf(ins_s, sizeof ins_s, "x,%s,%s", have_min ? "lo" : "", have_max ? "hi" : "");
+    ow_node_add(w, "", "Clip", ins_s, "y");
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = compile_ok(w, &m);
+    DLTensor *x = ow_tensor(dt, 2, s), *tl = ow_tensor(dt, 0, NULL), *th = ow_tensor(dt, 0, NULL);
+    fill_uniform(rng, x, -10, 10);
+    ow_set(tl, 0, lo);
+    ow_set(th, 0, hi);
+    DLTensor *ins[3] = {x};
+    int nin = 1;
+    if (have_min) ins[nin++] = tl;
+    if (have_max) ins[nin++] = th;
+    const DLTensor *y = ow_run(e, nin, ins, 0);
+    double want[15];
+    float got[15];
+    for (int i = 0; i < 15; i++) {
+        double v = ow_get(x, i);
+        if (have_min) v = fmax(v, lo);
+        if (have_max) v = fmin(v, hi);
+        want[i] = v;
+        got[i] = (float)ow_get(y, i);
+    }
+    assert_int_equal(tu_compare_f32("Clip", got, want, 15, 0, 0), 0);
+    rt_tensor_free(x);
+    rt_tensor_free(tl);
+    rt_tensor_free(th);
+    finish(w, e, m);
+}
+
+static void test_clip(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    check_clip(&rng, F32, true, true, -2.5, 3.25);
+    check_clip(&rng, F32, false, true, 0, 1.5);
+    check_clip(&rng, F32, true, false, -1, 0);
+    check_clip(&rng, F32, true, true, 2, -2);
+    check_clip(&rng, I32, true, true, -3, 4);
+    check_clip(&rng, I8, false, true, 0, -1);
+}
+
+/* ---------------- Cast ---------------- */
+
+static double ref_cast(DLDataType to, double v)
+{
+    if (to.code == kDLFloat) return to.bits == 32 ? (double)(float)v : v;
+    if (to.bits == 1) return v != 0;
+    double t = trunc(v);
+    if (to.code == kDLUInt) {
+        double mod = ldexp(1, to.bits);
+        t = fmod(t, mod);
+        return t < 0 ? t + mod : t;
+    }
+    double mod = ldexp(1, to.bits), half = mod / 2;
+    t = fmod(t, mod);
+    if (t >= half) t -= mod;
+    if (t < -half) t += mod;
+    return t;
+}
+
+/* Values of `from` in [lo, hi) cast to `to` (values exact in from's type). */
+static void check_cast(uint64_t *rng, DLDataType from, DLDataType to, double lo, double hi)
+{
+    int64_t s[1] = {64};
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", elem_of(from), 1, s);
+    ow_node *n = ow_node_add(w, "", "Cast", "x", "y");
+    ow_attr_int(n, "to", elem_of(to));
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = compile_ok(w, &m);
+    DLTensor *x = ow_tensor(from, 1, s);
+    fill_uniform(rng, x, lo, hi);
+    ow_set(x, 0, 0); /* a zero for the casts to bool */
+    const DLTensor *y = ow_run(e, 1, &x, 0);
+    assert_int_equal(y->dtype.code, to.code);
+    assert_int_equal(y->dtype.bits, to.bits);
+    for (int i = 0; i < 64; i++) {
+        double want = ref_cast(to, ow_get(x, i)), got = ow_get(y, i);
+        if (got != want)
+            fail_msg("Cast %d/%d -> %d/%d element %d: %.17g gave %.17g, expected %.17g", from.code,
+                     from.bits, to.code, to.bits, i, ow_get(x, i), got, want);
+    }
+    rt_tensor_free(x);
+    finish(w, e, m);
+}
+
+static void test_cast(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    check_cast(&rng, F32, I32, -100, 100); /* truncation toward zero */
+    check_cast(&rng, F32, I64, -1e6, 1e6);
+    check_cast(&rng, F32, U8, 0, 255);
+    check_cast(&rng, F32, BOOL, -2, 2);
+    check_cast(&rng, F64, F32, -1e3, 1e3);
+    check_cast(&rng, F32, F64, -1e3, 1e3);
+    check_cast(&rng, BOOL, F32, 0, 2);
+    check_cast(&rng, BOOL, I64, 0, 2);
+    check_cast(&rng, I64, I8, -1000, 1000); /* wraps */
+    check_cast(&rng, I8, U16, -128, 128);   /* sign-extends, then wraps */
+    check_cast(&rng, I32, F64, -1e9, 1e9);
+    check_cast(&rng, U8, I64, 0, 256);
+    check_cast(&rng, I32, BOOL, -3, 3);
+}
+
+/* ---------------- Where ---------------- */
+
+static void test_where_broadcast(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    int64_t sc[3] = {2, 1, 4}, sx[2] = {3, 1}, sy[1] = {4}, so[3] = {2, 3, 4};
+    DLDataType types[2] = {F32, I64};
+    for (int t = 0; t < 2; t++) {
+        ow_model *w = ow_new(16);
+        ow_input(w, "c", GR_BOOL, 3, sc);
+        ow_input(w, "x", elem_of(types[t]), 2, sx);
+        ow_input(w, "y", elem_of(types[t]), 1, sy);
+        ow_node_add(w, "", "Where", "c,x,y", "z");
+        ow_output(w, "z");
+        gr_model *m;
+        gr_exec *e = compile_ok(w, &m);
+        DLTensor *c = ow_tensor(BOOL, 3, sc), *x = ow_tensor(types[t], 2, sx),
+                 *y = ow_tensor(types[t], 1, sy);
+        fill_uniform(&rng, c, 0, 2);
+        fill_uniform(&rng, x, -100, 100);
+        fill_uniform(&rng, y, -100, 100);
+        DLTensor *ins[3] = {c, x, y};
+        const DLTensor *z = ow_run(e, 3, ins, 0);
+        for (int64_t o = 0; o < 24; o++) {
+            double want = ow_get(c, bcast_index(3, so, o, 3, sc)) != 0
+                              ? ow_get(x, bcast_index(3, so, o, 2, sx))
+                              : ow_get(y, bcast_index(3, so, o, 1, sy));
+            if (ow_get(z, o) != want) fail_msg("Where element %d: %g, expected %g", (int)o, ow_get(z, o), want);
+        }
+        rt_tensor_free(c);
+        rt_tensor_free(x);
+        rt_tensor_free(y);
+        finish(w, e, m);
+    }
+}
+
+/* ---------------- refusals ---------------- */
+
+static void test_errors(void **state)
+{
+    (void)state;
+    int64_t s[1] = {4}, s2[1] = {2};
+    /* The math functions on an integer input. */
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_INT32, 1, s);
+    ow_node_add(w, "", "Sqrt", "x", "y");
+    ow_output(w, "y");
+    expect_compile_error(w, "node 'n0' (Sqrt)", "input X is int32; Sqrt is computed for float and double only");
+    /* Arithmetic on bools. */
+    w = ow_new(13);
+    ow_input(w, "a", GR_BOOL, 1, s);
+    ow_input(w, "b", GR_BOOL, 1, s);
+    ow_node_add(w, "", "Mul", "a,b", "y");
+    ow_output(w, "y");
+    expect_compile_error(w, "node 'n0' (Mul)", "inputs are bool; Mul is computed for numbers only");
+    /* A Clip bound that is no scalar. */
+    w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 1, s);
+    ow_input(w, "lo", GR_FLOAT, 1, s2);
+    ow_node_add(w, "", "Clip", "x,lo", "y");
+    ow_output(w, "y");
+    expect_compile_error(w, "node 'n0' (Clip)", "input 1 (min) has 2 elements; it must be a scalar");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_binary_broadcast),
+        cmocka_unit_test(test_div_integer),
+        cmocka_unit_test(test_clip),
+        cmocka_unit_test(test_cast),
+        cmocka_unit_test(test_where_broadcast),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
