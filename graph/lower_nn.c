@@ -77,6 +77,20 @@ static te_tensor *stage(gr_lctx *c, const char *suffix, int nd, te_expr *const *
     return t;
 }
 
+/* v, with a read of t that never counts: a kernel takes every input of
+ * the node as an argument, so an input whose value the node ignores (C
+ * when beta is 0, as ORT ignores it; the running statistics nobody asks
+ * for) must still be read. ax0 is a data axis, never negative. */
+static te_expr *keep_input(te_expr *v, te_tensor *t, te_expr *ax0)
+{
+    if (!v || !t) return v;
+    te_ctx *ctx = v->ctx;
+    te_expr *zero[TE_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++) zero[d] = te_int(ctx, 0);
+    te_expr *never = te_lt(ax0, te_int(ctx, 0));
+    return te_select(never, te_cast(v->dtype, te_read_n(t, t->ndim, zero)), v);
+}
+
 static int64_t numel(int nd, const int64_t *shape)
 {
     int64_t n = 1;
@@ -468,12 +482,14 @@ static bool lower_gemm(gr_lctx *c)
     if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
         return false;
     double alpha = attr_float(c, "alpha", 1.0), beta = attr_float(c, "beta", 1.0);
-    if (c->n_inputs > 2 && c->tin[2] && beta != 0.0 && !gr_lin(c, 2, "C", &C)) return false;
+    if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "C", &C)) return false;
+    te_tensor *ignored = beta == 0.0 ? C : NULL;
+    if (ignored) C = NULL;
     bool ta = attr_int(c, "transA", 0) != 0, tb = attr_int(c, "transB", 0) != 0;
     int64_t K = A->shape[ta ? 0 : 1];
     k = te_reduce_axis(c->ctx, "k", K);
     if (!k) return gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
-    bool direct = alpha == 1.0 && !C;
+    bool direct = alpha == 1.0 && !C && !ignored;
     if (!direct && !fresh_axes(c, "a", false, 2, shape, pax)) return false;
     te_expr *const *px = direct ? ax : pax;
     te_expr *a = ta ? te_read(A, k, px[0]) : te_read(A, px[0], k);
@@ -491,7 +507,7 @@ static bool lower_gemm(gr_lctx *c)
         y = te_add(y, cv);
     }
     c->flops += 3.0 * (double)(shape[0] * shape[1]);
-    return gr_lout(c, 0, 2, ax, y);
+    return gr_lout(c, 0, 2, ax, keep_input(y, ignored, ax[0]));
 }
 
 static bool lower_matmul(gr_lctx *c)
@@ -613,6 +629,8 @@ static bool lower_batchnorm(gr_lctx *c)
     te_expr *a = te_div(te_read(S, ch), te_sqrt(te_add(var, te_const(ctx, dt, eps))));
     te_expr *y = te_add(te_mul(te_sub(te_read_n(X, nd, ax), mean), a), te_read(Bb, ch));
     c->flops += 4.0 * (double)numel(nd, shape);
+    if (training && (c->n_outputs < 2 || !c->tout[1])) y = keep_input(y, M, ax[0]);
+    if (training && (c->n_outputs < 3 || !c->tout[2])) y = keep_input(y, V, ax[0]);
     if (!gr_lout(c, 0, nd, ax, y)) return false;
     if (!training) return true;
     double momentum = attr_float(c, "momentum", 0.9), inv = 1.0 / (double)count;
