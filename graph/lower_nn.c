@@ -128,6 +128,13 @@ static bool red_iter_init(gr_lctx *c, int nd, const int64_t *full, const bool *m
     return true;
 }
 
+/* The reduction of `source` (an expression of it->idx) as a stage. */
+static te_tensor *reduce_stage(gr_lctx *c, const char *suffix, const red_iter *it, te_reduce_op op,
+                               te_expr *source)
+{
+    return stage(c, suffix, it->nd, it->ax, te_reduce_n(op, source, it->nr, it->rax));
+}
+
 /* Reads a keepdims statistic (extent 1 on the masked dimensions) at the
  * full tensor's axes. */
 static te_expr *read_stat(te_tensor *s, const bool *mask, te_expr *const *ax)
@@ -272,7 +279,8 @@ static bool lower_conv(gr_lctx *c)
     /* Output channel m reads the input channels of its group. */
     xi[0] = cax[0];
     xi[1] = group == 1 ? r[0]
-                       : te_add(te_mul(te_floordiv(cax[1], te_int(ctx, Mg)), te_int(ctx, Cg)), r[0]);
+                       : te_add(te_mul(te_floordiv(cax[1], te_int(ctx, Mg)), te_int(ctx, Cg)),
+                                r[0]);
     window_index(ctx, &w, cax, r + 1, xi);
     wi[0] = cax[1];
     for (int i = 0; i < 1 + sp; i++) wi[1 + i] = r[i];
@@ -335,11 +343,13 @@ static bool maxpool_indices(gr_lctx *c, te_tensor *X, te_tensor *Xp, te_tensor *
     te_expr *inside = te_bool(ctx, true);
     for (int i = 0; i < w->sp; i++) {
         q[i] = te_sub(pi[2 + i], te_int(ctx, w->pb[i]));
-        inside = te_and(inside, te_and(te_ge(q[i], te_int(ctx, 0)), te_lt(q[i], te_int(ctx, w->in[i]))));
+        te_expr *in_dim = te_and(te_ge(q[i], te_int(ctx, 0)), te_lt(q[i], te_int(ctx, w->in[i])));
+        inside = te_and(inside, in_dim);
     }
     te_expr *hit = te_and(inside, te_eq(te_read_n(Xp, nd, pi), te_read_n(Y, nd, sax)));
     te_expr *pos = flat_index(ctx, w, X->shape[1], sax[0], sax[1], q, false);
-    te_expr *first = te_reduce_n(TE_REDUCE_MIN, te_select(hit, pos, te_int(ctx, INT64_MAX)), w->sp, r);
+    te_expr *first =
+        te_reduce_n(TE_REDUCE_MIN, te_select(hit, pos, te_int(ctx, INT64_MAX)), w->sp, r);
     if (!colmajor) return gr_lout(c, 1, nd, sax, first);
     te_tensor *F = stage(c, "argmax", nd, sax, first);
     if (!F) return false;
@@ -392,12 +402,14 @@ static bool lower_maxpool(gr_lctx *c)
 
 /* How many taps of the window at output position o of dimension i fall
  * in [lo, hi] (input coordinates), as an expression of o. */
-static te_expr *taps_between(te_ctx *ctx, const window *w, int i, te_expr *o, int64_t lo, int64_t hi)
+static te_expr *taps_between(te_ctx *ctx, const window *w, int i, te_expr *o, int64_t lo,
+                             int64_t hi)
 {
     te_expr *start = te_sub(te_mul(o, te_int(ctx, w->s[i])), te_int(ctx, w->pb[i]));
     te_expr *d = te_int(ctx, w->d[i]);
     /* First tap r with start + r*d >= lo: ceil((lo - start) / d). */
-    te_expr *first = te_floordiv(te_add(te_sub(te_int(ctx, lo), start), te_int(ctx, w->d[i] - 1)), d);
+    te_expr *first =
+        te_floordiv(te_add(te_sub(te_int(ctx, lo), start), te_int(ctx, w->d[i] - 1)), d);
     te_expr *last = te_floordiv(te_sub(te_int(ctx, hi), start), d);
     first = te_max(first, te_int(ctx, 0));
     last = te_min(last, te_int(ctx, w->k[i] - 1));
@@ -424,12 +436,14 @@ static bool lower_avgpool(gr_lctx *c)
         return false;
     te_ctx *ctx = c->ctx;
     te_tensor *Xp = pad_window(c, X, &w, te_const(ctx, dt, 0));
-    if (!Xp || !fresh_axes(c, "r", true, w.sp, w.k, r) || !fresh_axes(c, "a", false, nd, shape, sax))
+    if (!Xp || !fresh_axes(c, "r", true, w.sp, w.k, r) ||
+        !fresh_axes(c, "a", false, nd, shape, sax))
         return false;
     xi[0] = sax[0];
     xi[1] = sax[1];
     window_index(ctx, &w, sax, r, xi);
-    te_tensor *S = stage(c, "sum", nd, sax, te_reduce_n(TE_REDUCE_SUM, te_read_n(Xp, nd, xi), w.sp, r));
+    te_tensor *S =
+        stage(c, "sum", nd, sax, te_reduce_n(TE_REDUCE_SUM, te_read_n(Xp, nd, xi), w.sp, r));
     if (!S) return false;
     /* The divisor counts the taps inside the input, or inside input and
      * pads with count_include_pad (not past the end pad: ceil_mode). */
@@ -464,10 +478,11 @@ static bool lower_global_avgpool(gr_lctx *c)
     if (nd <= 2) return gr_lout(c, 0, nd, ax, te_read_n(X, nd, ax));
     red_iter it;
     if (!red_iter_init(c, nd, X->shape, mask, &it)) return false;
-    te_tensor *S = stage(c, "sum", nd, it.ax, te_reduce_n(TE_REDUCE_SUM, te_read_n(X, nd, it.idx), it.nr, it.rax));
+    te_tensor *S = reduce_stage(c, "sum", &it, TE_REDUCE_SUM, te_read_n(X, nd, it.idx));
     if (!S) return false;
     c->flops += (double)numel(nd, X->shape) + (double)numel(nd, shape);
-    return gr_lout(c, 0, nd, ax, te_div(te_read_n(S, nd, ax), te_const(c->ctx, dt, (double)it.count)));
+    te_expr *n = te_const(c->ctx, dt, (double)it.count);
+    return gr_lout(c, 0, nd, ax, te_div(te_read_n(S, nd, ax), n));
 }
 
 /* ---------------- matrix products ---------------- */
@@ -479,7 +494,8 @@ static bool lower_gemm(gr_lctx *c)
     int nd;
     int64_t shape[TE_MAX_DIMS];
     te_expr *ax[TE_MAX_DIMS], *pax[2], *k;
-    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) ||
+        !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
         return false;
     double alpha = attr_float(c, "alpha", 1.0), beta = attr_float(c, "beta", 1.0);
     if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "C", &C)) return false;
@@ -517,7 +533,8 @@ static bool lower_matmul(gr_lctx *c)
     int nd;
     int64_t shape[TE_MAX_DIMS];
     te_expr *ax[TE_MAX_DIMS], *ai[TE_MAX_DIMS], *bi[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) ||
+        !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
         return false;
     int ra = gr_lin_rank(c, 0), rb = gr_lin_rank(c, 1);
     int64_t K = A->shape[ra - 1];
@@ -554,28 +571,46 @@ static bool lower_matmul(gr_lctx *c)
 
 /* ---------------- normalizations ---------------- */
 
-/* Batch statistics of X over every dimension but 1: per-channel sum and
- * sum of squared deviations from the mean (keepdims shape). */
-static bool channel_stats(gr_lctx *c, te_tensor *X, te_dtype st, te_tensor **sum, te_tensor **dev,
-                          int64_t *count)
+/* Statistics of X over the dimensions `mask` marks, computed in type
+ * st: two reductions (sum, then the sum of squared deviations from the
+ * mean), keepdims shape; mean and variance are those times 1/count. */
+typedef struct {
+    te_tensor *sum, *dev;
+    te_expr *inv; /* 1/count, of type st */
+    const bool *mask;
+} moments;
+
+static bool moments_of(gr_lctx *c, te_tensor *X, const bool *mask, te_dtype st, moments *m)
 {
     int nd = X->ndim;
-    bool mask[TE_MAX_DIMS];
-    for (int d = 0; d < nd; d++) mask[d] = d != 1;
     red_iter a, b;
     if (!red_iter_init(c, nd, X->shape, mask, &a)) return false;
-    *sum = stage(c, "sum", nd, a.ax, te_reduce_n(TE_REDUCE_SUM, te_cast(st, te_read_n(X, nd, a.idx)), a.nr, a.rax));
-    if (!*sum || !red_iter_init(c, nd, X->shape, mask, &b)) return false;
-    te_expr *inv = te_const(c->ctx, st, 1.0 / (double)a.count);
-    te_expr *dx = te_sub(te_cast(st, te_read_n(X, nd, b.idx)), te_mul(read_stat(*sum, mask, b.idx), inv));
-    *dev = stage(c, "dev", nd, b.ax, te_reduce_n(TE_REDUCE_SUM, te_mul(dx, dx), b.nr, b.rax));
-    *count = a.count;
+    te_expr *x = te_cast(st, te_read_n(X, nd, a.idx));
+    m->sum = reduce_stage(c, "sum", &a, TE_REDUCE_SUM, x);
+    if (!m->sum || !red_iter_init(c, nd, X->shape, mask, &b)) return false;
+    m->inv = te_const(c->ctx, st, 1.0 / (double)a.count);
+    m->mask = mask;
+    te_expr *dx = te_sub(te_cast(st, te_read_n(X, nd, b.idx)),
+                         te_mul(read_stat(m->sum, mask, b.idx), m->inv));
+    m->dev = reduce_stage(c, "dev", &b, TE_REDUCE_SUM, te_mul(dx, dx));
     c->flops += 4.0 * (double)numel(nd, X->shape);
-    return *dev != NULL;
+    return m->dev != NULL;
+}
+
+/* The mean and the variance at axes `at` of the full tensor's rank. */
+static te_expr *moments_mean(const moments *m, te_expr *const *at)
+{
+    return te_mul(read_stat(m->sum, m->mask, at), m->inv);
+}
+
+static te_expr *moments_var(const moments *m, te_expr *const *at)
+{
+    return te_mul(read_stat(m->dev, m->mask, at), m->inv);
 }
 
 /* Training outputs: running = input * momentum + batch * (1 - momentum). */
-static bool bn_running(gr_lctx *c, int k, te_tensor *in, te_tensor *stat, double scale, double momentum)
+static bool bn_running(gr_lctx *c, int k, te_tensor *in, te_tensor *stat, double scale,
+                       double momentum)
 {
     te_dtype dt;
     int nd;
@@ -613,15 +648,15 @@ static bool lower_batchnorm(gr_lctx *c)
     te_ctx *ctx = c->ctx;
     double eps = attr_float(c, "epsilon", 1e-5);
     te_expr *ch = ax[1], *mean, *var;
-    te_tensor *sum = NULL, *dev = NULL;
+    moments mo = {0};
+    bool mask[TE_MAX_DIMS];
     int64_t count = 1;
     if (training) {
-        bool mask[TE_MAX_DIMS];
         for (int d = 0; d < nd; d++) mask[d] = d != 1;
-        if (!channel_stats(c, X, dt, &sum, &dev, &count)) return false;
-        te_expr *inv = te_const(ctx, dt, 1.0 / (double)count);
-        mean = te_mul(read_stat(sum, mask, ax), inv);
-        var = te_mul(read_stat(dev, mask, ax), inv);
+        if (!moments_of(c, X, mask, dt, &mo)) return false;
+        mean = moments_mean(&mo, ax);
+        var = moments_var(&mo, ax);
+        count = numel(nd, X->shape) / shape[1];
     } else {
         mean = te_read(M, ch);
         var = te_read(V, ch);
@@ -634,7 +669,7 @@ static bool lower_batchnorm(gr_lctx *c)
     if (!gr_lout(c, 0, nd, ax, y)) return false;
     if (!training) return true;
     double momentum = attr_float(c, "momentum", 0.9), inv = 1.0 / (double)count;
-    return bn_running(c, 1, M, sum, inv, momentum) && bn_running(c, 2, V, dev, inv, momentum);
+    return bn_running(c, 1, M, mo.sum, inv, momentum) && bn_running(c, 2, V, mo.dev, inv, momentum);
 }
 
 static bool lower_layernorm(gr_lctx *c)
@@ -658,24 +693,16 @@ static bool lower_layernorm(gr_lctx *c)
     bool mask[TE_MAX_DIMS];
     for (int d = 0; d < nd; d++) mask[d] = d >= axis;
     te_ctx *ctx = c->ctx;
-    red_iter a, b;
-    if (!red_iter_init(c, nd, X->shape, mask, &a)) return false;
-    te_tensor *sum = stage(c, "sum", nd, a.ax,
-                           te_reduce_n(TE_REDUCE_SUM, te_cast(st, te_read_n(X, nd, a.idx)), a.nr, a.rax));
-    if (!sum || !red_iter_init(c, nd, X->shape, mask, &b)) return false;
-    te_expr *inv = te_const(ctx, st, 1.0 / (double)a.count);
-    te_expr *dx = te_sub(te_cast(st, te_read_n(X, nd, b.idx)), te_mul(read_stat(sum, mask, b.idx), inv));
-    te_tensor *dev = stage(c, "dev", nd, b.ax, te_reduce_n(TE_REDUCE_SUM, te_mul(dx, dx), b.nr, b.rax));
-    if (!dev) return false;
-    /* The statistics at the output axes ax (full shape) or at a stat output's own axes. */
-    te_expr *eps = te_const(ctx, st, attr_float(c, "epsilon", 1e-5));
-#define LN_MEAN(at) te_mul(read_stat(sum, mask, at), inv)
-#define LN_INVSTD(at) te_div(te_const(ctx, st, 1.0), te_sqrt(te_add(te_mul(read_stat(dev, mask, at), inv), eps)))
-    te_expr *xn = te_mul(te_sub(te_cast(st, te_read_n(X, nd, ax)), LN_MEAN(ax)), LN_INVSTD(ax));
+    moments mo;
+    if (!moments_of(c, X, mask, st, &mo)) return false;
+    te_expr *eps = te_const(ctx, st, attr_float(c, "epsilon", 1e-5)), *one = te_const(ctx, st, 1.0);
+    te_expr *xn = te_mul(te_sub(te_cast(st, te_read_n(X, nd, ax)), moments_mean(&mo, ax)),
+                         te_div(one, te_sqrt(te_add(moments_var(&mo, ax), eps))));
     te_expr *y = te_mul(te_cast(dt, xn), gr_read_bcast(Sc, gr_lin_rank(c, 1), nd, ax));
     if (Bb) y = te_add(y, gr_read_bcast(Bb, gr_lin_rank(c, 2), nd, ax));
-    c->flops += 9.0 * (double)numel(nd, shape);
+    c->flops += 7.0 * (double)numel(nd, shape);
     if (!gr_lout(c, 0, nd, ax, y)) return false;
+    /* Mean and InvStdDev when asked for: the statistics at their own axes. */
     for (int k = 1; k < 3 && k < c->n_outputs; k++) {
         te_expr *sx[TE_MAX_DIMS];
         te_dtype sdt;
@@ -683,11 +710,10 @@ static bool lower_layernorm(gr_lctx *c)
         int64_t sshape[TE_MAX_DIMS];
         if (!c->tout[k]) continue;
         if (!gr_lout_axes(c, k, &sdt, &snd, sshape, sx)) return false;
-        te_expr *v = k == 1 ? LN_MEAN(sx) : LN_INVSTD(sx);
+        te_expr *v = k == 1 ? moments_mean(&mo, sx)
+                            : te_div(one, te_sqrt(te_add(moments_var(&mo, sx), eps)));
         if (!gr_lout(c, k, snd, sx, te_cast(sdt, v))) return false;
     }
-#undef LN_MEAN
-#undef LN_INVSTD
     return true;
 }
 
@@ -712,12 +738,13 @@ static bool lower_softmax(gr_lctx *c)
     for (int d = 0; d < nd; d++) mask[d] = c->opset >= 13 ? d == axis : d >= axis;
     red_iter a, b;
     if (!red_iter_init(c, nd, X->shape, mask, &a)) return false;
-    te_tensor *M = stage(c, "max", nd, a.ax, te_reduce_n(TE_REDUCE_MAX, te_read_n(X, nd, a.idx), a.nr, a.rax));
+    te_tensor *M = reduce_stage(c, "max", &a, TE_REDUCE_MAX, te_read_n(X, nd, a.idx));
     if (!M || !fresh_axes(c, "e", false, nd, shape, eax)) return false;
     /* exp(x - max) <= 1: no overflow for large inputs. */
-    te_tensor *E = stage(c, "exp", nd, eax, te_exp(te_sub(te_read_n(X, nd, eax), read_stat(M, mask, eax))));
+    te_tensor *E =
+        stage(c, "exp", nd, eax, te_exp(te_sub(te_read_n(X, nd, eax), read_stat(M, mask, eax))));
     if (!E || !red_iter_init(c, nd, X->shape, mask, &b)) return false;
-    te_tensor *S = stage(c, "sum", nd, b.ax, te_reduce_n(TE_REDUCE_SUM, te_read_n(E, nd, b.idx), b.nr, b.rax));
+    te_tensor *S = reduce_stage(c, "sum", &b, TE_REDUCE_SUM, te_read_n(E, nd, b.idx));
     if (!S) return false;
     c->flops += 5.0 * (double)numel(nd, shape);
     return gr_lout(c, 0, nd, ax, te_div(te_read_n(E, nd, ax), read_stat(S, mask, ax)));
@@ -782,7 +809,8 @@ static bool lower_reduce(gr_lctx *c)
     te_tensor *S = stage(c, "sum", nd, sax, sum);
     if (!S) return false;
     c->flops += (double)numel(nd, shape);
-    return gr_lout(c, 0, nd, ax, te_div(te_read_n(S, nd, ax), te_const(c->ctx, dt, (double)numel(nr, rshape))));
+    te_expr *n = te_const(c->ctx, dt, (double)numel(nr, rshape));
+    return gr_lout(c, 0, nd, ax, te_div(te_read_n(S, nd, ax), n));
 }
 
 const gr_lower_rule gr_lower_rules_nn[] = {

@@ -628,7 +628,9 @@ static void pool_case(pool_kind kind, int nd, const int64_t *xs, const geom *g, 
     if (ns.nout == 2) {
         const int64_t *got = out[1]->data;
         for (int64_t i = 0; i < n; i++) {
-            if (got[i] != (int64_t)idx[i]) printf("MaxPool Indices[%ld]: %ld, want %ld\n", (long)i, (long)got[i], (long)idx[i]);
+            if (got[i] != (int64_t)idx[i])
+                printf("MaxPool Indices[%ld]: %ld, want %ld\n", (long)i, (long)got[i],
+                       (long)idx[i]);
             assert_int_equal(got[i], (int64_t)idx[i]);
         }
     }
