@@ -413,6 +413,8 @@ static te_expr *taps_between(te_ctx *ctx, const window *w, int i, te_expr *o, in
     te_expr *last = te_floordiv(te_sub(te_int(ctx, hi), start), d);
     first = te_max(first, te_int(ctx, 0));
     last = te_min(last, te_int(ctx, w->k[i] - 1));
+    /* At least 1: a dilated window may miss the input entirely, and its
+     * sum (0) is then divided by 1, not by 0. */
     return te_max(te_add(te_sub(last, first), te_int(ctx, 1)), te_int(ctx, 1));
 }
 
