@@ -295,7 +295,12 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
             kb_add(&b, ";%c v%d:", fixed ? 'w' : 'x', num[v]);
             kb_type(&b, val->type.elem_type, val->type.ndim, val->type.shape);
         }
-        if (!ok) break;
+    }
+    /* Then the nodes, their outputs numbered after every input, so that a
+     * key's values count up in the order its items define them. */
+    for (int i = 0; i < nnodes && ok; i++) {
+        const gr_node *n = &g->nodes[nodes[i]];
+        int64_t opset = m->opset;
         /* The node itself. */
         kb_add(&body, ";n ");
         for (int k = 0, w = 0; k < n->n_outputs; k++) {
