@@ -763,6 +763,11 @@ int main(int argc, char **argv) {
     o.retime = retime >= 2 ? (int)retime : -1;
     o.on_event = on_event;
     o.weights = weights;
+    if (model_path && trials < (long long)ntasks * per_round)
+        printf("note: %lld trials give a first round of %lld to at most %lld of the %d tasks; "
+               "tasks without a round keep their default schedule (--trials %lld covers all)\n",
+               trials, per_round, (trials + per_round - 1) / per_round, ntasks,
+               (long long)ntasks * per_round);
     tune_db_summary sum;
     int rc = tune_tasks_db(db, ntasks, keys, target, &o, &sum, &err);
     if (rc) {
