@@ -118,8 +118,13 @@ static Onnx__ValueInfoProto *value_info(ow_model *w, const char *name, int elem_
     for (int d = 0; d < ndim; d++) {
         Onnx__TensorShapeProto__Dimension *dim = ow_alloc(w, sizeof *dim);
         onnx__tensor_shape_proto__dimension__init(dim);
-        dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-        dim->dim_value = shape[d];
+        if (shape[d] < 0) { /* a dynamic dimension, named "N" */
+            dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            dim->dim_param = ow_strndup(w, "N", 1);
+        } else {
+            dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            dim->dim_value = shape[d];
+        }
         sp->dim[d] = dim;
     }
     vi->type = tp;

@@ -24,7 +24,8 @@ typedef struct ow_node ow_node;
 /* A model importing the default domain at `opset` (and com.microsoft 1). */
 ow_model *ow_new(int64_t opset);
 void ow_free(ow_model *w);
-/* A graph input of an element type (GR_FLOAT, ...) and a static shape. */
+/* A graph input of an element type (GR_FLOAT, ...) and a shape; a
+ * negative extent is a dynamic dimension (dim_param "N"). */
 void ow_input(ow_model *w, const char *name, int elem_type, int ndim, const int64_t *shape);
 /* An initializer with raw little-endian contents of nbytes bytes. */
 void ow_init(ow_model *w, const char *name, int elem_type, int ndim, const int64_t *shape,

@@ -1,0 +1,223 @@
+/*
+ * The whole-model commands as a user drives them: loomrun compiles and
+ * runs a committed model and checks it against ONNX Runtime's output,
+ * writes .npy, reads .pb/.npy inputs; autotune --model tunes a model's
+ * tasks; and every bad input a user can give is refused with a message
+ * naming the file, node, input or target (exit status 2), never a crash.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "onnx_writer.h"
+#include "testutil.h"
+
+#include "loom/graph.h"
+#include "loom/tuning_db.h"
+
+#define CNN "tests/data/cnn_small"
+
+static char out[65536];
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/loom_loomrun_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_check_and_output(void **state)
+{
+    (void)state;
+    int rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --check " CNN
+                    "/test_data_set_0 --output %s/y.npy --bench 3 --explain",
+                    tu_bindir(), dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "compiled", "kernels", "Conv+Add+Relu", "0 of 10 beyond",
+                      "latency over 3 runs", "intermediate values in");
+    char path[512], head[128] = {0};
+    snprintf(path, sizeof path, "%s/y.npy", dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_true(fread(head, 1, sizeof head - 1, f) > 10);
+    fclose(f);
+    assert_memory_equal(head, "\x93NUMPY", 6);
+    assert_non_null(strstr(head + 10, "'shape': (1, 10)"));
+    /* The .npy written reads back as an input of the right shape. */
+    rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --input input=%s/y.npy", tu_bindir(),
+                dir);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "input 0 ('input') has shape [1,10], the model's is [1,3,32,32]");
+    rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --input input=" CNN
+                "/test_data_set_0/input_0.pb --output %s/z.npy", tu_bindir(), dir);
+    if (rc != 0) fail_msg("%s", out);
+}
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "head -c 300 " CNN "/model.onnx > %s/cut.onnx; echo hello > %s/text.onnx",
+             dir, dir);
+    assert_int_equal(system(cmd), 0);
+    int rc = tu_run(out, sizeof out, "%s/loomrun %s/cut.onnx", tu_bindir(), dir);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "loomrun: ", "cut.onnx");
+    rc = tu_run(out, sizeof out, "%s/loomrun %s/text.onnx", tu_bindir(), dir);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "text.onnx");
+    rc = tu_run(out, sizeof out, "%s/loomrun %s/none.onnx", tu_bindir(), dir);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "none.onnx");
+    rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --input nope=x.npy", tu_bindir());
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "--input 'nope=x.npy': the model has no input of that name");
+    rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --bench 0", tu_bindir());
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "--bench: '0' is not an integer from 1");
+}
+
+/* Every unsupported operator at once, each with its opset and nodes. */
+static void test_unsupported_ops(void **state)
+{
+    (void)state;
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){2, 3});
+    ow_node_add(w, "", "Celu", "x", "a");
+    ow_node_add(w, "", "Relu", "a", "b");
+    ow_node_add(w, "", "Celu", "b", "c");
+    ow_node_add(w, "", "Softsign", "c", "y");
+    ow_output(w, "y");
+    char path[512];
+    snprintf(path, sizeof path, "%s/unsup.onnx", dir);
+    ow_write(w, path);
+    ow_free(w);
+    int rc = tu_run(out, sizeof out, "%s/loomrun %s", tu_bindir(), path);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "unsupported operators: ", "Celu (node 'n0', opset 13)",
+                      "Celu (node 'n2', opset 13)", "Softsign (node 'n3', opset 13)");
+}
+
+/* A dynamic dimension needs --shape; with it the model runs. An attribute
+ * value Loom does not know names the node and the attribute. */
+static void test_dynamic_and_attrs(void **state)
+{
+    (void)state;
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){-1, 3});
+    ow_node_add(w, "", "Relu", "x", "y");
+    ow_output(w, "y");
+    char path[512];
+    snprintf(path, sizeof path, "%s/dyn.onnx", dir);
+    ow_write(w, path);
+    ow_free(w);
+    int rc = tu_run(out, sizeof out, "%s/loomrun %s", tu_bindir(), path);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "'x'", "dynamic", "--shape x=");
+    rc = tu_run(out, sizeof out, "%s/loomrun %s --shape x=4x3", tu_bindir(), path);
+    if (rc != 0) fail_msg("%s", out);
+    rc = tu_run(out, sizeof out, "%s/loomrun %s --shape x=4x5", tu_bindir(), path);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "'x'");
+    rc = tu_run(out, sizeof out, "%s/loomrun %s --shape x=4xz", tu_bindir(), path);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "--shape");
+
+    w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, 2, 5, 5});
+    ow_init(w, "wt", GR_FLOAT, 4, (int64_t[]){2, 2, 3, 3}, (float[36]){0}, 36 * sizeof(float));
+    ow_node *n = ow_node_add(w, "", "Conv", "x,wt", "y");
+    ow_attr_str(n, "auto_pad", "BOGUS");
+    ow_output(w, "y");
+    snprintf(path, sizeof path, "%s/attr.onnx", dir);
+    ow_write(w, path);
+    ow_free(w);
+    rc = tu_run(out, sizeof out, "%s/loomrun %s", tu_bindir(), path);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "(Conv)", "auto_pad", "BOGUS");
+}
+
+/* A database whose records of the model are all for another target. */
+static void test_db_other_target(void **state)
+{
+    (void)state;
+    char *err = NULL;
+    gr_model *m = gr_model_load(CNN "/model.onnx", &err);
+    if (!m) fail_msg("%s", err);
+    gr_task *tasks;
+    int n;
+    if (gr_extract_tasks(m, NULL, &tasks, &n, &err) != 0) fail_msg("%s", err);
+    assert_true(n > 3);
+    char db_path[512];
+    snprintf(db_path, sizeof db_path, "%s/other.db", dir);
+    tdb_db *db = tdb_open(db_path, NULL, &err);
+    if (!db) fail_msg("%s", err);
+    assert_true(tdb_commit_workload_key(db, tasks[0].key) > 0);
+    double lat[3] = {1e-3, 1e-3, 1e-3};
+    tdb_record_in r = {.workload_key = tasks[0].key, .target = "llvm -mcpu=some-other-cpu",
+                       .steps_json = "[]", .nlatencies = 3, .latencies = lat};
+    if (tdb_commit_record(db, &r) <= 0) fail_msg("%s", tdb_errmsg(db));
+    tdb_close(db);
+    gr_tasks_free(tasks, n);
+    gr_model_free(m);
+    int rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --db %s", tu_bindir(), db_path);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "only for target 'llvm -mcpu=some-other-cpu'", "autotune --model");
+    rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --db %s/missing.db", tu_bindir(),
+                dir);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "missing.db", "autotune --model");
+}
+
+/* autotune --model: the tasks, a tuned record per task in the database,
+ * and loomrun then runs them. */
+static void test_autotune_model(void **state)
+{
+    (void)state;
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){64, 64});
+    ow_init(w, "b", GR_FLOAT, 1, (int64_t[]){64}, (float[64]){0}, 64 * sizeof(float));
+    ow_node_add(w, "", "MatMul", "x,x", "p");
+    ow_node_add(w, "", "Add", "p,b", "q");
+    ow_node_add(w, "", "Relu", "q", "y");
+    ow_output(w, "y");
+    char path[512];
+    snprintf(path, sizeof path, "%s/mm.onnx", dir);
+    ow_write(w, path);
+    ow_free(w);
+    int rc = tu_run(out, sizeof out, "%s/autotune --model %s --trials 4 --per-round 4 --retime 0 "
+                    "--db %s/mm.db --jobs 1", tu_bindir(), path, dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "1 tasks (1 fused groups)", "MatMul+Add+Relu", "model estimate");
+    rc = tu_run(out, sizeof out, "%s/loomrun %s --db %s/mm.db --explain", tu_bindir(), path, dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "1 tuned, 0 default", "tuned: record");
+    rc = tu_run(out, sizeof out, "%s/autotune --model %s --op matmul --trials 4 --db %s/x.db",
+                tu_bindir(), path, dir);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "--model tunes the tasks of a model; --op does not apply");
+    rc = tu_run(out, sizeof out, "%s/autotune --op matmul --shape M=8 --shape N=8 --trials 4 "
+                "--db %s/x.db", tu_bindir(), dir);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "--shape is given more than once");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_check_and_output), cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_unsupported_ops),  cmocka_unit_test(test_dynamic_and_attrs),
+        cmocka_unit_test(test_db_other_target),  cmocka_unit_test(test_autotune_model),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
