@@ -1,0 +1,354 @@
+/*
+ * autotune/default_schedule.c — a good schedule for any workload without
+ * records (a fused subgraph, a user's operator), derived from its
+ * structure alone: no measurement, no randomness.
+ *
+ * Why: only the ops registry's operators have hand-written default
+ * schedules; everything else (graph/exec.c's fused groups, builders of
+ * tune_register_builder) used to run a plain sch_create schedule, 10-100x
+ * slower than needed (issue 35 part 2).
+ *
+ * The order of attempts, the first whose schedule applies and lowers wins:
+ * 1. the heuristic programs (tune_program_heuristic: the rules of the
+ *    library's default schedules) of the sketches that have them, a packed
+ *    register tile first (the default NCHW convolution's), then the GEMM
+ *    tile (the default matmul's); a packed tile is refused when another
+ *    input is read at the vectorized axis (a depthwise convolution's data:
+ *    vectors over channels would gather it), as the library's depthwise
+ *    default never packs;
+ * 2. a filling of a sketch's holes by rules (fill_rules below), the
+ *    sketches ranked by how well their units suit their stages;
+ * 3. sch_create with the outputs' outer loops fused parallel and the
+ *    innermost vectorized;
+ * 4. sch_create as it is.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "autotune/tune_internal.h"
+#include "loom/ops.h"
+
+
+/* The largest divisor of n not above cap that is a multiple of m; 0 if none. */
+static int64_t divisor_multiple(int64_t n, int64_t cap, int64_t m) {
+    for (int64_t d = cap < n ? cap : n; d >= m; d--)
+        if (n % d == 0 && d % m == 0) return d;
+    return 0;
+}
+
+typedef struct {
+    const te_expr *var;
+    bool found;
+} var_ctx;
+
+static void find_var(const te_expr *e, void *user) {
+    var_ctx *v = user;
+    if (e == v->var) v->found = true;
+    else if (!v->found) te_expr_visit_children(e, find_var, user);
+}
+
+static bool uses_var(const te_expr *e, const te_expr *var) {
+    var_ctx v = {var, false};
+    find_var(e, &v);
+    return v.found;
+}
+
+/* Reads of tensors other than `except`, checked for an index using `var`:
+ * in the last position (*last) or another (*inner_use: a read that walks
+ * memory by more than one element per step of var). */
+typedef struct {
+    const te_tensor *except;
+    const te_expr *var;
+    bool last, other;
+} read_ctx;
+
+static void find_read(const te_expr *e, void *user) {
+    read_ctx *r = user;
+    if (e->kind == TE_READ && e->u.read.tensor != r->except) {
+        int n = e->u.read.ndim;
+        for (int d = 0; d < n; d++)
+            if (uses_var(e->u.read.indices[d], r->var)) {
+                if (d == n - 1) r->last = true;
+                else r->other = true;
+            }
+    }
+    te_expr_visit_children(e, find_read, user);
+}
+
+static read_ctx reads_at(const te_tensor *t, const te_tensor *except, const te_expr *var) {
+    read_ctx r = {except, var, false, false};
+    if (t->body) find_read(t->body, &r);
+    return r;
+}
+
+/* A reduction annotated in place (TUNE_UNIT_ANNOTATE) vectorizes its last
+ * spatial axis: worth it only when reads walk memory along that axis (a
+ * pooling window's columns) and none across rows (softmax's row maxima:
+ * each lane would read another row, a gather). */
+static bool annotate_vectorizes(const te_tensor *t) {
+    if (!t->body || t->body->kind != TE_REDUCE) return true;
+    if (t->ndim < 1) return false;
+    read_ctx r = reads_at(t, NULL, t->axes[t->ndim - 1]);
+    return r.last && !r.other;
+}
+
+/* A packed register tile vectorizes stage `stage` over axis vec_dim,
+ * packing one input along it; any other input read at that axis would be
+ * gathered across the lanes. */
+static bool packed_tile_fits(const tune_sketch *sk, const tune_dag *dag, int u) {
+    const te_tensor *t = dag->stages[sk->units[u].stage].tensor;
+    const te_tensor *packed = NULL;
+    for (int k = 0; k < sk->nunits; k++)
+        if (sk->units[k].kind == TUNE_UNIT_PACK && sk->units[k].consumer == sk->units[u].stage)
+            packed = dag->stages[sk->units[k].stage].tensor;
+    int vd = sk->units[u].vec_dim;
+    if (!packed || vd < 0 || vd >= t->ndim) return false;
+    read_ctx r = reads_at(t, packed, t->axes[vd]);
+    return !r.last && !r.other;
+}
+
+/* 2: a packed register tile, 1: the GEMM tile, 0: no heuristic programs
+ * wanted (a packed tile that would gather). */
+static int heuristic_rank(const tune_sketch *sk, const tune_dag *dag) {
+    int rank = 1;
+    for (int u = 0; u < sk->nunits; u++)
+        if (sk->units[u].kind == TUNE_UNIT_TILE_CACHE_PACKED) {
+            if (!packed_tile_fits(sk, dag, u)) return 0;
+            rank = 2;
+        }
+    return rank;
+}
+
+/* The rows of a register tile: a divisor of the extent near 4 (no guard
+ * in the tile), else 4 with a tail (the row holes allow one). */
+static int64_t tile_rows(int64_t ext) {
+    if (ext <= 4) return ext;
+    for (int64_t f = 4; f >= 2; f--)
+        if (ext % f == 0) return f;
+    return 4;
+}
+
+/* The columns of a register tile (vectorized, so a divisor): the whole
+ * axis up to two vectors, else the largest multiple of a vector up to two
+ * vectors dividing it, else the largest divisor up to two vectors. */
+static int64_t tile_cols(int64_t ext, int vlen) {
+    int64_t cap = 2 * (int64_t)vlen;
+    if (ext <= cap) return ext;
+    int64_t f = divisor_multiple(ext, cap, vlen);
+    return f ? f : divisor_multiple(ext, cap, 1);
+}
+
+/* Register tile of a tiling unit (TILE, TILE_CACHE, TILE_FUSE): rows x
+ * columns in the innermost level (the library's ops__sched_register_tile:
+ * 4 rows x 2 vectors), every other level 1, the reduction outside the tile,
+ * the outer loops fused parallel, the tile unrolled (16 steps), the
+ * accumulator at the innermost outer tile loop. */
+static bool fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int vlen,
+                      tune_program *p) {
+    int nsp = t->ndim, col = nsp - 1, row = nsp - 2;
+    const tune_hole *h;
+    int k = 0;
+    for (int d = 0; d < nsp; d++, k++) {
+        if (!(h = tune__unit_hole(sk, u, k)) || h->kind != TUNE_HOLE_SPLIT || h->nvals != 3)
+            return false;
+        int64_t *v = p->vals + h->offset;
+        v[0] = v[1] = v[2] = 1;
+        if (d == col) v[2] = tile_cols(t->shape[d], vlen);
+        else if (d == row) v[2] = tile_rows(t->shape[d]);
+        if (!tune_split_valid(h, v)) return false;
+    }
+    for (; (h = tune__unit_hole(sk, u, k)) && h->kind == TUNE_HOLE_SPLIT; k++)
+        p->vals[h->offset] = 1;
+    if (!h || h->kind != TUNE_HOLE_PARALLEL) return false;
+    p->vals[h->offset] = nsp < h->extent ? nsp : h->extent;
+    if (!(h = tune__unit_hole(sk, u, ++k)) || h->kind != TUNE_HOLE_UNROLL) return false;
+    p->vals[h->offset] = 1;
+    if (sk->units[u].kind == TUNE_UNIT_TILE) return true;
+    if (!(h = tune__unit_hole(sk, u, ++k)) || h->kind != TUNE_HOLE_LOCATION) return false;
+    p->vals[h->offset] = 2;
+    return true;
+}
+
+/* The rfactor split: OPS_ROW_REDUCE_VECTORS, ..., 2, 1 vectors of partial
+ * results where they divide the reduction at least twice (the library's
+ * row reductions), else the widest divisor up to a vector. */
+static int64_t rfactor_factor(int64_t ext, int vlen) {
+    for (int64_t m = 4; m >= 1; m /= 2)
+        if (ext % (m * vlen) == 0 && ext / (m * vlen) >= 2) return m * vlen;
+    int64_t f = divisor_multiple(ext, vlen, 1);
+    return f ? f : 1;
+}
+
+/* Fills every hole of a CPU sketch by rules; false for a unit they do not
+ * cover (a packed tile: its heuristic programs cover it, or nothing does). */
+static bool fill_rules(const tune_sketch *sk, const tune_dag *dag, int vlen, tune_program *p) {
+    for (int u = 0; u < sk->nunits; u++) {
+        const tune_unit *un = &sk->units[u];
+        const te_tensor *t = dag->stages[un->stage].tensor;
+        const tune_hole *h0 = tune__unit_hole(sk, u, 0), *h1 = tune__unit_hole(sk, u, 1);
+        switch (un->kind) {
+        case TUNE_UNIT_PLACE:
+            if (!h0) return false;
+            p->vals[h0->offset] = 2; /* the root, rows parallel, vectorized */
+            break;
+        case TUNE_UNIT_PACK: break;
+        case TUNE_UNIT_ANNOTATE:
+            if (!h0 || !h1) return false;
+            p->vals[h0->offset] =
+                annotate_vectorizes(t) ? divisor_multiple(h0->extent, vlen, 1) : 1;
+            p->vals[h1->offset] = h1->extent; /* every outer loop parallel */
+            break;
+        case TUNE_UNIT_RFACTOR:
+            if (!h0) return false;
+            p->vals[h0->offset] = rfactor_factor(h0->extent, vlen);
+            break;
+        case TUNE_UNIT_TILE:
+        case TUNE_UNIT_TILE_CACHE:
+        case TUNE_UNIT_TILE_FUSE:
+            if (t->ndim < 1 || !fill_tile(sk, u, t, vlen, p)) return false;
+            break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+/* How well a sketch's units suit their stages (higher first): a register
+ * tile with an accumulator or fused with its consumer over a plain tiling,
+ * a packed operand, and for a reduction without data reuse an rfactor into
+ * vectors where annotating in place would not vectorize (and the reverse). */
+static int rule_score(const tune_sketch *sk, const tune_dag *dag) {
+    int score = 0;
+    for (int u = 0; u < sk->nunits; u++) {
+        const te_tensor *t = dag->stages[sk->units[u].stage].tensor;
+        switch (sk->units[u].kind) {
+        case TUNE_UNIT_TILE_CACHE:
+        case TUNE_UNIT_TILE_FUSE: score += 3; break;
+        case TUNE_UNIT_TILE: score += 1; break;
+        case TUNE_UNIT_PACK: score += 1; break;
+        case TUNE_UNIT_RFACTOR: score += annotate_vectorizes(t) ? 0 : 2; break;
+        case TUNE_UNIT_ANNOTATE:
+            if (t->body && t->body->kind == TE_REDUCE) score += annotate_vectorizes(t) ? 2 : 0;
+            break;
+        default: break;
+        }
+    }
+    return score;
+}
+
+/* A schedule that lowers: the last check before one is returned, so that
+ * the caller's build cannot fail on something the next attempt avoids. */
+static bool lowers(te_ctx *ctx, sch_schedule *s, const tune_workload *w) {
+    if (!s) return false;
+    tir_func *f = sch_lower(s, w->nargs, w->args, "default");
+    (void)ctx;
+    return f != NULL;
+}
+
+/* The outputs' loops: spatial axes fused parallel (for a reduction) or all
+ * but the innermost fused parallel and the innermost split by a vector and
+ * vectorized where a vector divides it. */
+static int annotate_output(sch_schedule *s, te_tensor *t, int vlen) {
+    int n = t->ndim;
+    if (n < 1) return 0;
+    te_expr *ax[TE_MAX_DIMS + 1], *f;
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(t, d))) return -1;
+    bool red = t->body && t->body->kind == TE_REDUCE;
+    te_expr *li = NULL;
+    if (!red && t->shape[n - 1] % vlen == 0 && sch_split(s, t, ax[n - 1], vlen, &ax[n - 1], &li))
+        return -1;
+    f = ax[0];
+    if (n > 1 && sch_fuse(s, t, n, ax, &f)) return -1;
+    if (sch_parallel(s, t, f)) return -1;
+    return li && vlen > 1 ? sch_vectorize(s, t, li) : 0;
+}
+
+/* "sketch 2 (C: ...), heuristic program 0" or (program < 0) "sketch 2 (C: ...), rules". */
+static void set_how(te_ctx *ctx, const char **how, int sketch, const char *desc, int program) {
+    if (!how) return;
+    char buf[400];
+    if (program >= 0)
+        snprintf(buf, sizeof buf, "sketch %d (%s), heuristic program %d", sketch, desc, program);
+    else
+        snprintf(buf, sizeof buf, "sketch %d (%s), rules", sketch, desc);
+    *how = te_strdup(ctx, buf);
+}
+
+sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const char *target,
+                                    const char **how) {
+    if (how) *how = NULL;
+    if (!ctx) return NULL;
+    if (!w || !w->outs || w->nouts < 1 || !w->args || w->nargs < 1) {
+        te_error(ctx, "autotune: tune_default_schedule: no workload (NULL or without outputs)");
+        return NULL;
+    }
+    const char *tg = target ? target : "";
+    size_t tl = strcspn(tg, " ");
+    if (!((tl == 4 && !strncmp(tg, "llvm", 4)) || (tl == 1 && tg[0] == 'c'))) {
+        te_error(ctx, "autotune: tune_default_schedule: unknown target '%s' (llvm, c)", tg);
+        return NULL;
+    }
+    /* A plain schedule first: if sch_create refuses the workload, so is
+     * every attempt below, with sch_create's message. */
+    sch_schedule *plain = sch_create(ctx, w->nouts, w->outs);
+    if (!plain) return NULL;
+    int vlen = tune_host_vector_lanes();
+    enum { MAXS = TUNE_MAX_PARTIAL_SKETCHES };
+    tune_sketch *sk = te_alloc(ctx, sizeof(tune_sketch) * MAXS);
+    tune_dag dag;
+    int nsk = 0;
+    if (sk && !tune_dag_analyze(ctx, w->nouts, w->outs, &dag))
+        nsk = tune_generate_sketches(ctx, w, sk, MAXS);
+    if (nsk < 0) nsk = 0;
+
+    /* 1. Heuristic programs, a packed tile's sketches before GEMM tiles'. */
+    for (int rank = 2; rank >= 1; rank--)
+        for (int i = 0; i < nsk; i++) {
+            if (heuristic_rank(&sk[i], &dag) != rank) continue;
+            tune_program progs[TUNE_MAX_HEURISTIC];
+            int np = tune_program_heuristic(&sk[i], i, w, vlen, progs, TUNE_MAX_HEURISTIC);
+            for (int k = 0; k < np; k++) {
+                sch_schedule *s = tune_program_apply(ctx, w, &sk[i], &progs[k]);
+                if (lowers(ctx, s, w)) {
+                    set_how(ctx, how, i, sk[i].desc, k);
+                    return s;
+                }
+            }
+        }
+
+    /* 2. Rules, best-suited sketch first (ties: the generator's order). */
+    bool tried[MAXS] = {false};
+    for (;;) {
+        int best = -1, best_score = -1;
+        for (int i = 0; i < nsk; i++) {
+            if (tried[i]) continue;
+            int sc = rule_score(&sk[i], &dag);
+            if (sc > best_score) best = i, best_score = sc;
+        }
+        if (best < 0) break;
+        tried[best] = true;
+        tune_program p;
+        memset(&p, 0, sizeof p);
+        p.sketch = best;
+        if (!fill_rules(&sk[best], &dag, vlen, &p)) continue;
+        sch_schedule *s = tune_program_apply(ctx, w, &sk[best], &p);
+        if (lowers(ctx, s, w)) {
+            set_how(ctx, how, best, sk[best].desc, -1);
+            return s;
+        }
+    }
+
+    /* 3. The outputs parallel and vectorized. */
+    sch_schedule *s = sch_create(ctx, w->nouts, w->outs);
+    bool ok = s != NULL;
+    for (int o = 0; ok && o < w->nouts; o++) ok = annotate_output(s, w->outs[o], vlen) == 0;
+    if (ok && lowers(ctx, s, w)) {
+        if (how) *how = te_strdup(ctx, "sch_create, outputs parallel and vectorized");
+        return s;
+    }
+
+    /* 4. As created. */
+    if (how) *how = te_strdup(ctx, "sch_create");
+    return plain;
+}
