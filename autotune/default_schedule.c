@@ -179,9 +179,49 @@ static int64_t rfactor_factor(int64_t ext, int vlen) {
     return f ? f : 1;
 }
 
+/* Reads of r in c's body: all at exactly c's leading axes? */
+typedef struct {
+    const te_tensor *r, *c;
+    bool seen, leading;
+} lead_ctx;
+
+static void find_lead(const te_expr *e, void *user) {
+    lead_ctx *l = user;
+    if (e->kind == TE_READ && e->u.read.tensor == l->r) {
+        l->seen = true;
+        if (e->u.read.ndim != l->r->ndim) l->leading = false;
+        for (int d = 0; d < e->u.read.ndim && l->leading; d++)
+            if (e->u.read.indices[d] != l->c->axes[d]) l->leading = false;
+    }
+    te_expr_visit_children(e, find_lead, user);
+}
+
+/* The consumer unit whose row loop an rfactored reduction (unit u) can be
+ * computed in, as the library's row reductions are (a row stays in cache
+ * between the stages): the stage's only consumer, annotated, reading it at
+ * exactly its own leading axes. -1: none (computed at the root). */
+static int row_consumer(const tune_sketch *sk, const tune_dag *dag, int u) {
+    const tune_stage_info *si = &dag->stages[sk->units[u].stage];
+    const te_tensor *r = si->tensor;
+    if (sk->units[u].kind != TUNE_UNIT_RFACTOR || si->is_output || si->nconsumers != 1 ||
+        r->ndim < 1)
+        return -1;
+    int cu = -1;
+    for (int k = 0; k < sk->nunits; k++)
+        if (sk->units[k].stage == si->consumers[0] && sk->units[k].kind == TUNE_UNIT_ANNOTATE)
+            cu = k;
+    if (cu < 0) return -1;
+    const te_tensor *c = dag->stages[si->consumers[0]].tensor;
+    if (c->ndim <= r->ndim || !c->body) return -1;
+    lead_ctx lc = {r, c, false, true};
+    find_lead(c->body, &lc);
+    return lc.seen && lc.leading ? cu : -1;
+}
+
 /* Fills every hole of a CPU sketch by rules; false for a unit they do not
  * cover (a packed tile: its heuristic programs cover it, or nothing does). */
-static bool fill_rules(const tune_sketch *sk, const tune_dag *dag, int vlen, tune_program *p) {
+static bool fill_rules(const tune_sketch *sk, const tune_dag *dag, int vlen, bool rows,
+                       tune_program *p) {
     for (int u = 0; u < sk->nunits; u++) {
         const tune_unit *un = &sk->units[u];
         const te_tensor *t = dag->stages[un->stage].tensor;
@@ -197,6 +237,10 @@ static bool fill_rules(const tune_sketch *sk, const tune_dag *dag, int vlen, tun
             p->vals[h0->offset] =
                 annotate_vectorizes(t) ? divisor_multiple(h0->extent, vlen, 1) : 1;
             p->vals[h1->offset] = h1->extent; /* every outer loop parallel */
+            /* Only the rows where a row reduction is computed in them. */
+            for (int r = 0; rows && r < sk->nunits; r++)
+                if (row_consumer(sk, dag, r) == u)
+                    p->vals[h1->offset] = dag->stages[sk->units[r].stage].tensor->ndim;
             break;
         case TUNE_UNIT_RFACTOR:
             if (!h0) return false;
@@ -236,6 +280,37 @@ static int rule_score(const tune_sketch *sk, const tune_dag *dag) {
     return score;
 }
 
+/* The stage of s that now produces a tensor named `name` (rfactor and
+ * cache rewrites replace a stage's tensor but keep its name); -1: none. */
+static int stage_named(const sch_schedule *s, const char *name) {
+    for (int i = 0; i < sch_num_stages(s); i++)
+        if (!strcmp(sch_stage_tensor(s, i)->name, name)) return i;
+    return -1;
+}
+
+/* Computes each rfactored row reduction that has a row consumer
+ * (row_consumer), and its partial results, in that consumer's parallel row
+ * loop. 0 or -1. */
+static int rows_into_consumers(sch_schedule *s, const tune_sketch *sk, const tune_dag *dag) {
+    for (int u = 0; u < sk->nunits; u++) {
+        int cu = row_consumer(sk, dag, u);
+        if (cu < 0) continue;
+        const te_tensor *r = dag->stages[sk->units[u].stage].tensor;
+        const te_tensor *c = dag->stages[sk->units[cu].stage].tensor;
+        char rf_name[256];
+        snprintf(rf_name, sizeof rf_name, "%s.rf", r->name);
+        int ri = stage_named(s, r->name), fi = stage_named(s, rf_name), ci = stage_named(s, c->name);
+        te_expr *const *leaf;
+        if (ri < 0 || fi < 0 || ci < 0 || sch_stage_leaf_axes(s, ci, &leaf) < 1) return -1;
+        te_expr *at = leaf[0];
+        te_tensor *ct = sch_stage_tensor(s, ci);
+        if (sch_compute_at(s, sch_stage_tensor(s, ri), ct, at) ||
+            sch_compute_at(s, sch_stage_tensor(s, fi), ct, at))
+            return -1;
+    }
+    return 0;
+}
+
 /* A schedule that lowers: the last check before one is returned, so that
  * the caller's build cannot fail on something the next attempt avoids. */
 static bool lowers(te_ctx *ctx, sch_schedule *s, const tune_workload *w) {
@@ -264,12 +339,16 @@ static int annotate_output(sch_schedule *s, te_tensor *t, int vlen) {
     return li && vlen > 1 ? sch_vectorize(s, t, li) : 0;
 }
 
-/* "sketch 2 (C: ...), heuristic program 0" or (program < 0) "sketch 2 (C: ...), rules". */
+/* "sketch 2 (C: ...), heuristic program 0", or (program -1) "sketch 2
+ * (C: ...), rules", or (-2) the rules with rows_into_consumers. */
 static void set_how(te_ctx *ctx, const char **how, int sketch, const char *desc, int program) {
     if (!how) return;
     char buf[400];
     if (program >= 0)
         snprintf(buf, sizeof buf, "sketch %d (%s), heuristic program %d", sketch, desc, program);
+    else if (program == -2)
+        snprintf(buf, sizeof buf, "sketch %d (%s), rules, row reductions in their consumers' rows",
+                 sketch, desc);
     else
         snprintf(buf, sizeof buf, "sketch %d (%s), rules", sketch, desc);
     *how = te_strdup(ctx, buf);
@@ -328,14 +407,18 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
         }
         if (best < 0) break;
         tried[best] = true;
-        tune_program p;
-        memset(&p, 0, sizeof p);
-        p.sketch = best;
-        if (!fill_rules(&sk[best], &dag, vlen, &p)) continue;
-        sch_schedule *s = tune_program_apply(ctx, w, &sk[best], &p);
-        if (lowers(ctx, s, w)) {
-            set_how(ctx, how, best, sk[best].desc, -1);
-            return s;
+        /* Row reductions in their consumers' row loops, else at the root. */
+        for (int rows = 1; rows >= 0; rows--) {
+            tune_program p;
+            memset(&p, 0, sizeof p);
+            p.sketch = best;
+            if (!fill_rules(&sk[best], &dag, vlen, rows, &p)) break;
+            sch_schedule *s = tune_program_apply(ctx, w, &sk[best], &p);
+            if (s && rows && rows_into_consumers(s, &sk[best], &dag)) s = NULL;
+            if (lowers(ctx, s, w)) {
+                set_how(ctx, how, best, sk[best].desc, rows ? -2 : -1);
+                return s;
+            }
         }
     }
 

@@ -64,7 +64,7 @@ static const ops_case OPS_CASES[] = {
     /* Row reductions rfactored into vectors; a row not a whole number of
      * vectors; rows of a few vectors. */
     {"softmax(M=6,N=100)", "rules"},
-    {"softmax(M=4,N=256)", "Sum: rfactor"},
+    {"softmax(M=4,N=256)", "rules, row reductions in their consumers' rows"},
     {"layer_norm(M=6,N=96)", "SqSum: rfactor"},
     {"max_pool2d(N=1,C=4,H=15,W=15,R=3,S=3,stride=2,pad=1)", "O: annotate"},
     {"add(D0=2,D1=3,D2=5,D3=16,a_bcast=2,b_bcast=13)", "Y: annotate"},

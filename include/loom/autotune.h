@@ -447,7 +447,10 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
  *    the reduction annotated in place): padding at the root; outer loops
  *    fused parallel; the innermost axis vectorized by the widest divisor
  *    up to a vector (a reduction's only where its reads walk that axis);
- *    rfactor by 4, 2 or 1 vectors dividing the reduction at least twice;
+ *    rfactor by 4, 2 or 1 vectors dividing the reduction at least twice,
+ *    computed (with its partial results) in the parallel row loop of its
+ *    only consumer when that reads it at exactly its leading axes
+ *    (softmax, layer_norm: a row stays in cache), else at the root;
  *    register tiles of 4 rows (a divisor of the rows near it, else 4 with
  *    a tail) by up to 2 vectors of columns, the reduction outside the
  *    tile, unrolled 16 steps, the accumulator at the innermost outer tile
@@ -464,7 +467,8 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
  * or sch_create's error (it refuses the workload). Never fails for a
  * workload sch_create accepts. *how (how may be NULL) receives what was
  * chosen, an arena string in ctx: "sketch 2 (C: cache_write, ...),
- * heuristic program 0", "sketch 1 (...), rules", "sch_create, outputs
+ * heuristic program 0", "sketch 1 (...), rules" (", row reductions in
+ * their consumers' rows" where they are), "sch_create, outputs
  * parallel and vectorized" or "sch_create". */
 sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const char *target,
                                     const char **how);
