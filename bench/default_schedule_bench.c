@@ -111,13 +111,24 @@ static int bench_one(const bench_workload *b, int rounds) {
             goto done;
         }
     double med[NSCHED][16];
+    bool slow[NSCHED];
+    for (int k = 0; k < NSCHED; k++) {
+        /* A schedule that takes over 50 ms a call (the plain one of a
+         * matmul: a second) gets fewer samples; every other the same. */
+        call c = {p[k], w->nargs, args};
+        double t0 = rt_now();
+        if (run_call(&c)) {
+            fprintf(stderr, "%s: %s: %s\n", b->name, sched_name[k], rt_last_error());
+            goto done;
+        }
+        slow[k] = rt_now() - t0 > 0.05;
+    }
     if (rounds > 16) rounds = 16;
     for (int r = 0; r < rounds; r++)
         for (int k = 0; k < NSCHED; k++) {
-            /* The plain schedule can take a second a call: fewer samples. */
-            rt_timer_config cfg = {.warmup = k == PLAIN ? 1 : 3,
-                                   .repeat = k == PLAIN ? 3 : 9,
-                                   .min_repeat_ms = k == PLAIN ? 0 : 20};
+            rt_timer_config cfg = {.warmup = slow[k] ? 1 : 3,
+                                   .repeat = slow[k] ? 3 : 9,
+                                   .min_repeat_ms = slow[k] ? 0 : 20};
             call c = {p[k], w->nargs, args};
             rt_timing t;
             if (rt_time(run_call, &c, &cfg, &t)) {
