@@ -4,7 +4,8 @@
  * (matmul, strided padded conv2d, depthwise conv2d, softmax, layer_norm,
  * max_pool2d, broadcasting add, relu) and for registered builders' own
  * workloads (a convolution with a bias+relu epilogue; a chain of more
- * stages than the tuner analyses, which takes the fallback), the schedule
+ * stages than the tuner analyses, which takes the fallback) and a fused
+ * subgraph of an ONNX model (graph/group.h's key), the schedule
  * builds, matches a naive reference on fresh random inputs with
  * NaN-poisoned outputs, is the same step log twice, and says what it is;
  * and its errors name the rule broken.
@@ -245,6 +246,37 @@ static void test_fallback(void **st) {
     check_deterministic("test.chain");
 }
 
+/* A fused subgraph of an ONNX model (graph/group.h's key, its builder
+ * registered when Loom loads): Add with a broadcast bias, then Relu. */
+static void test_graph_group(void **st) {
+    (void)st;
+    const char *key = "onnx(opset=13;x v0:float[2,3,16];w v1:float[16];n v2=Add(v0,v1);"
+                      "n v3=Relu(v2);out v3)";
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    const char *how = NULL;
+    sch_schedule *s = default_of(ctx, key, &w, &how);
+    tu_assert_msg_has(how, "inline", "annotate", "rules");
+    assert_int_equal(w.nargs, 3);
+    rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    uint64_t rng = tu_seed();
+    DLTensor *X = tu_rand_f32(&rng, 3, (int64_t[]){2, 3, 16});
+    DLTensor *B = tu_rand_f32(&rng, 1, (int64_t[]){16});
+    DLTensor *Y = tu_nan_f32(3, (int64_t[]){2, 3, 16});
+    double want[96];
+    for (int e = 0; e < 96; e++) {
+        double v = (double)((const float *)X->data)[e] + ((const float *)B->data)[e % 16];
+        want[e] = v > 0 ? v : 0;
+    }
+    assert_int_equal(rt_call(m, "default", RT_ARGS(X, B, Y)), 0);
+    assert_int_equal(tu_compare_f32("add+relu group", Y->data, want, 96, 1e-6, 1e-6), 0);
+    rt_module_free(m);
+    rt_tensor_free(X), rt_tensor_free(B), rt_tensor_free(Y);
+    te_ctx_free(ctx);
+    check_deterministic(key);
+}
+
 static void test_errors(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
@@ -273,6 +305,7 @@ int main(void) {
         cmocka_unit_test(test_ops_workloads),
         cmocka_unit_test(test_registered_builder),
         cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_graph_group),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
