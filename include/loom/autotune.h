@@ -445,9 +445,10 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
  *    its consumer before a plain tiling, a packed operand, an rfactor into
  *    vectors for a reduction whose reads run along the reduced axis, else
  *    the reduction annotated in place): padding at the root; outer loops
- *    fused parallel; the innermost axis vectorized by the widest divisor
- *    up to a vector (a reduction's only where its reads walk that axis);
- *    rfactor by 4, 2 or 1 vectors dividing the reduction at least twice,
+ *    fused parallel (the fewest reaching 64 iterations); the innermost
+ *    axis vectorized by its widest power-of-two divisor up to a vector (a
+ *    reduction's only where its reads walk that axis one element a step
+ *    and none reads across it: no gathers); rfactor by 4, 2 or 1 vectors dividing the reduction at least twice,
  *    computed (with its partial results) in the parallel row loop of its
  *    only consumer when that reads it at exactly its leading axes
  *    (softmax, layer_norm: a row stays in cache), else at the root;
