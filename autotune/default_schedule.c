@@ -14,10 +14,13 @@
  *    register tile first (the default NCHW convolution's), then the GEMM
  *    tile (the default matmul's); a packed tile is refused when another
  *    input is read at the vectorized axis (a depthwise convolution's data:
- *    vectors over channels would gather it), as the library's depthwise
- *    default never packs;
+ *    vectors over channels would gather it: 0.25x of the hand default on
+ *    a MobileNet layer, bench/RESULTS.md session 30), as the library's
+ *    depthwise default never packs;
  * 2. a filling of a sketch's holes by rules (fill_rules below), the
- *    sketches ranked by how well their units suit their stages;
+ *    sketches ranked by how well their units suit their stages (rule_score),
+ *    then rfactored row reductions moved into their consumer's row loop
+ *    (rows_into_consumers), as the library's softmax and layer_norm do;
  * 3. sch_create with the outputs' outer loops fused parallel and the
  *    innermost vectorized;
  * 4. sch_create as it is.
@@ -367,11 +370,8 @@ static int rows_into_consumers(sch_schedule *s, const tune_sketch *sk, const tun
 
 /* A schedule that lowers: the last check before one is returned, so that
  * the caller's build cannot fail on something the next attempt avoids. */
-static bool lowers(te_ctx *ctx, sch_schedule *s, const tune_workload *w) {
-    if (!s) return false;
-    tir_func *f = sch_lower(s, w->nargs, w->args, "default");
-    (void)ctx;
-    return f != NULL;
+static bool lowers(sch_schedule *s, const tune_workload *w) {
+    return s && sch_lower(s, w->nargs, w->args, "default") != NULL;
 }
 
 /* The outputs' loops: spatial axes fused parallel (for a reduction) or all
@@ -443,7 +443,7 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
             int np = tune_program_heuristic(&sk[i], i, w, vlen, progs, TUNE_MAX_HEURISTIC);
             for (int k = 0; k < np; k++) {
                 sch_schedule *s = tune_program_apply(ctx, w, &sk[i], &progs[k]);
-                if (lowers(ctx, s, w)) {
+                if (lowers(s, w)) {
                     set_how(ctx, how, i, sk[i].desc, k);
                     return s;
                 }
@@ -471,7 +471,7 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
             if (!fill_rules(&sk[best], &dag, vlen, rows, &p)) break;
             sch_schedule *s = tune_program_apply(ctx, w, &sk[best], &p);
             if (s && rows && rows_into_consumers(s, &sk[best], &dag)) s = NULL;
-            if (lowers(ctx, s, w)) {
+            if (lowers(s, w)) {
                 set_how(ctx, how, best, sk[best].desc, rows ? -2 : -1);
                 return s;
             }
@@ -482,7 +482,7 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
     sch_schedule *s = sch_create(ctx, w->nouts, w->outs);
     bool ok = s != NULL;
     for (int o = 0; ok && o < w->nouts; o++) ok = annotate_output(s, w->outs[o], vlen) == 0;
-    if (ok && lowers(ctx, s, w)) {
+    if (ok && lowers(s, w)) {
         if (how) *how = te_strdup(ctx, "sch_create, outputs parallel and vectorized");
         return s;
     }
