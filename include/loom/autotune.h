@@ -430,6 +430,49 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
                            int vlen, tune_program *out, int max);
 /* The most programs tune_program_heuristic returns for one sketch. */
 #define TUNE_MAX_HEURISTIC 8
+/* A good schedule for any workload without records (a fused subgraph, a
+ * user's operator), derived from its structure, deterministic (no
+ * measurement): the first of these that applies and lowers (sch_lower).
+ * 1. The heuristic programs (tune_program_heuristic) of w's sketches
+ *    (tune_generate_sketches), a packed register tile's sketches first
+ *    (the default NCHW convolution's), then the GEMM tile's (the default
+ *    matmul's); a packed tile whose vectorized axis also indexes another
+ *    input (a depthwise convolution's data: a gather) is skipped.
+ * 2. A sketch's holes filled by rules (elementwise and injective stages,
+ *    reductions without data reuse: softmax, layer_norm, pooling, tiles
+ *    without a packed operand), the sketches ranked by how their units
+ *    suit their stages (a register tile with an accumulator or fused with
+ *    its consumer before a plain tiling, a packed operand, an rfactor into
+ *    vectors for a reduction whose reads run along the reduced axis, else
+ *    the reduction annotated in place): padding at the root; outer loops
+ *    fused parallel (the fewest reaching 64 iterations); the innermost
+ *    axis vectorized by its widest power-of-two divisor up to a vector (a
+ *    reduction's only where its reads walk that axis one element a step
+ *    and none reads across it: no gathers); rfactor by 4, 2 or 1 vectors dividing the reduction at least twice,
+ *    computed (with its partial results) in the parallel row loop of its
+ *    only consumer when that reads it at exactly its leading axes
+ *    (softmax, layer_norm: a row stays in cache), else at the root;
+ *    register tiles of 4 rows (a divisor of the rows near it, else 4 with
+ *    a tail) by up to 2 vectors of columns, the reduction outside the
+ *    tile, unrolled 16 steps, the accumulator at the innermost outer tile
+ *    loop.
+ * 3. sch_create with each output's outer loops fused parallel and (not a
+ *    reduction) its innermost axis split by a vector and vectorized where
+ *    a vector divides it.
+ * 4. The plain sch_create schedule.
+ * target: "llvm" (with options: vectors of the host's width,
+ * tune_host_vector_lanes) or "c". Returns a new schedule in ctx (w built
+ * in ctx), or NULL with an error in ctx: w NULL or without outputs
+ * ("autotune: tune_default_schedule: no workload ..."), another target
+ * ("autotune: tune_default_schedule: unknown target 'cuda' (llvm, c)"),
+ * or sch_create's error (it refuses the workload). Never fails for a
+ * workload sch_create accepts. *how (how may be NULL) receives what was
+ * chosen, an arena string in ctx: "sketch 2 (C: cache_write, ...),
+ * heuristic program 0", "sketch 1 (...), rules" (", row reductions in
+ * their consumers' rows" where they are), "sch_create, outputs
+ * parallel and vectorized" or "sch_create". */
+sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const char *target,
+                                    const char **how);
 /* Mutates one hole of p (tile size: moves a prime factor between two
  * levels, or, for a hole with `tail`, half of the time draws another
  * innermost factor and keeps of each outer factor what still divides;

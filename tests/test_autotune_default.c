@@ -1,0 +1,312 @@
+/*
+ * tests/test_autotune_default.c — tune_default_schedule, the schedule of a
+ * workload without a hand-written default: for operators of the registry
+ * (matmul, strided padded conv2d, depthwise conv2d, softmax, layer_norm,
+ * max_pool2d, broadcasting add, relu) and for registered builders' own
+ * workloads (a convolution with a bias+relu epilogue; a chain of more
+ * stages than the tuner analyses, which takes the fallback) and a fused
+ * subgraph of an ONNX model (graph/group.h's key), the schedule
+ * builds, matches a naive reference on fresh random inputs with
+ * NaN-poisoned outputs, is the same step log twice, and says what it is;
+ * and its errors name the rule broken.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "loom/autotune.h"
+
+/* The schedule of key in a fresh ctx, checked for a non-empty *how; its
+ * step log and *how copied into the caller's buffers. */
+static sch_schedule *default_of(te_ctx *ctx, const char *key, tune_workload *w, const char **how) {
+    if (tune_build_workload(ctx, key, w)) fail_msg("%s: %s", key, te_ctx_errmsg(ctx));
+    sch_schedule *s = tune_default_schedule(ctx, w, "llvm", how);
+    if (!s) fail_msg("%s: no schedule: %s", key, te_ctx_errmsg(ctx));
+    assert_non_null(*how);
+    assert_true(strlen(*how) > 0);
+    return s;
+}
+
+/* Twice in fresh ctxs: the same log and choice. */
+static void check_deterministic(const char *key) {
+    char first[1 << 14] = "", how1[512] = "";
+    for (int round = 0; round < 2; round++) {
+        te_ctx *ctx = te_ctx_new();
+        tune_workload w;
+        const char *how = NULL;
+        sch_schedule *s = default_of(ctx, key, &w, &how);
+        const char *log = tune_steps_key(ctx, s);
+        if (round == 0) {
+            snprintf(first, sizeof first, "%s", log);
+            snprintf(how1, sizeof how1, "%s", how);
+        } else {
+            assert_string_equal(first, log);
+            assert_string_equal(how1, how);
+        }
+        te_ctx_free(ctx);
+    }
+}
+
+typedef struct {
+    const char *key;
+    const char *how; /* a substring *how must hold */
+} ops_case;
+
+static const ops_case OPS_CASES[] = {
+    /* The GEMM register tile with the packed column panels. */
+    {"matmul(M=64,N=48,K=32)", "heuristic program"},
+    /* The packed register tile of NCHW convolutions (vectors over output
+     * channels), stride 2 and padding. */
+    {"conv2d_nchw(N=1,C=8,H=15,W=15,K=16,R=3,S=3,stride=2,pad=1)", "vectorized on a packed axis"},
+    /* Vectors over channels would gather the data: no packed tile, the
+     * rules' register tile of rows x columns. */
+    {"depthwise_conv2d_nchw(N=1,C=16,H=14,W=14,R=3,S=3,pad=1)", "rules"},
+    /* Row reductions rfactored into vectors; a row not a whole number of
+     * vectors; rows of a few vectors. */
+    {"softmax(M=6,N=100)", "rules"},
+    {"softmax(M=4,N=256)", "rules, row reductions in their consumers' rows"},
+    {"layer_norm(M=6,N=96)", "SqSum: rfactor"},
+    {"max_pool2d(N=1,C=4,H=15,W=15,R=3,S=3,stride=2,pad=1)", "O: annotate"},
+    {"add(D0=2,D1=3,D2=5,D3=16,a_bcast=2,b_bcast=13)", "Y: annotate"},
+    {"relu(D0=3,D1=7,D2=5,D3=9)", "rules"},
+};
+
+static void test_ops_workloads(void **st) {
+    (void)st;
+    for (size_t i = 0; i < sizeof OPS_CASES / sizeof OPS_CASES[0]; i++) {
+        const ops_case *c = &OPS_CASES[i];
+        te_ctx *ctx = te_ctx_new();
+        tune_workload w;
+        const char *how = NULL;
+        sch_schedule *s = default_of(ctx, c->key, &w, &how);
+        if (!strstr(how, c->how)) fail_msg("%s: chose '%s', expected '%s'", c->key, how, c->how);
+        /* Something was scheduled: not the plain sch_create. */
+        assert_true(sch_num_steps(s) > 0);
+        cg_build_options opts = {0};
+        opts.constant_args = w.constant_args;
+        rt_module *m = cg_build(s, w.nargs, w.args, "llvm", &opts);
+        if (!m) fail_msg("%s: build: %s", c->key, te_ctx_errmsg(ctx));
+        /* ops_check_module: fresh inputs, NaN-poisoned outputs, the
+         * double reference at the operator's tolerance. */
+        ops_workload *ow = ops_from_key(ctx, c->key);
+        assert_non_null(ow);
+        int64_t bad = ops_check_module(ow, m, NULL, tu_seed() + i);
+        if (bad) fail_msg("%s (%s): %lld wrong outputs", c->key, how, (long long)bad);
+        rt_module_free(m);
+        te_ctx_free(ctx);
+        check_deterministic(c->key);
+    }
+}
+
+/* ---- a registered builder's workload: conv2d (pad 1, 3x3) + bias + relu ---- */
+
+static int conv_relu_build(te_ctx *ctx, const char *key, ops_built *out) {
+    long long C, K, H;
+    int used = 0;
+    if (sscanf(key, "test.convrelu(C=%lld,K=%lld,H=%lld)%n", &C, &K, &H, &used) != 3 || key[used])
+        return te_error(ctx, "test.convrelu: bad key '%s'", key);
+    te_tensor *X = te_placeholder(ctx, "X", TE_FLOAT32, TE_SHAPE(1, C, H, H));
+    te_tensor *Wt = te_placeholder(ctx, "Wt", TE_FLOAT32, TE_SHAPE(K, C, 3, 3));
+    te_tensor *b = te_placeholder(ctx, "b", TE_FLOAT32, TE_SHAPE(K));
+    te_expr *pn = te_axis(ctx, "pn", 1), *pc = te_axis(ctx, "pc", C), *py = te_axis(ctx, "py", H + 2),
+            *px = te_axis(ctx, "px", H + 2);
+    te_expr *one = te_int(ctx, 1), *lim = te_int(ctx, H);
+    te_expr *iy = te_sub(py, one), *ix = te_sub(px, one);
+    te_expr *in = te_and(te_and(te_ge(iy, te_int(ctx, 0)), te_lt(iy, lim)),
+                         te_and(te_ge(ix, te_int(ctx, 0)), te_lt(ix, lim)));
+    te_tensor *P = te_compute(ctx, "Pad", TE_AXES(pn, pc, py, px),
+                              te_select(in, te_read(X, pn, pc, iy, ix), te_float(ctx, 0.0)));
+    te_expr *n = te_axis(ctx, "n", 1), *k = te_axis(ctx, "k", K), *y = te_axis(ctx, "y", H),
+            *x = te_axis(ctx, "x", H);
+    te_expr *rc = te_reduce_axis(ctx, "rc", C), *ry = te_reduce_axis(ctx, "ry", 3),
+            *rx = te_reduce_axis(ctx, "rx", 3);
+    te_tensor *O = te_compute(
+        ctx, "O", TE_AXES(n, k, y, x),
+        te_sum(te_mul(te_read(P, n, rc, te_add(y, ry), te_add(x, rx)), te_read(Wt, k, rc, ry, rx)),
+               rc, ry, rx));
+    te_expr *n2 = te_axis(ctx, "n2", 1), *k2 = te_axis(ctx, "k2", K), *y2 = te_axis(ctx, "y2", H),
+            *x2 = te_axis(ctx, "x2", H);
+    te_tensor *Y = te_compute(
+        ctx, "Y", TE_AXES(n2, k2, y2, x2),
+        te_max(te_add(te_read(O, n2, k2, y2, x2), te_read(b, k2)), te_float(ctx, 0.0)));
+    if (!Y || !(out->args = te_alloc(ctx, 4 * sizeof(te_tensor *)))) return -1;
+    out->nargs = 4;
+    out->args[0] = X, out->args[1] = Wt, out->args[2] = b, out->args[3] = Y;
+    out->nouts = 1;
+    out->outs = out->args + 3;
+    out->flops = 2.0 * (double)(K * H * H * C * 9);
+    out->constant_args = 0;
+    return 0;
+}
+
+static void conv_relu_ref(int64_t C, int64_t K, int64_t H, const float *X, const float *W,
+                          const float *b, double *Y) {
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t y = 0; y < H; y++)
+            for (int64_t x = 0; x < H; x++) {
+                double acc = 0;
+                for (int64_t c = 0; c < C; c++)
+                    for (int64_t r = 0; r < 3; r++)
+                        for (int64_t s = 0; s < 3; s++) {
+                            int64_t iy = y + r - 1, ix = x + s - 1;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= H) continue;
+                            acc += (double)X[(c * H + iy) * H + ix] *
+                                   (double)W[((k * C + c) * 3 + r) * 3 + s];
+                        }
+                acc += b[k];
+                Y[(k * H + y) * H + x] = acc > 0 ? acc : 0;
+            }
+}
+
+static void test_registered_builder(void **st) {
+    (void)st;
+    assert_int_equal(tune_register_builder("test.convrelu(", conv_relu_build), 0);
+    const char *key = "test.convrelu(C=8,K=16,H=13)";
+    int64_t C = 8, K = 16, H = 13;
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    const char *how = NULL;
+    sch_schedule *s = default_of(ctx, key, &w, &how);
+    /* The packed register tile of the convolution, the epilogue annotated. */
+    tu_assert_msg_has(how, "heuristic program", "vectorized on a packed axis", "Y: annotate");
+    rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    uint64_t rng = tu_seed();
+    DLTensor *X = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, H});
+    DLTensor *Wt = tu_rand_f32(&rng, 4, (int64_t[]){K, C, 3, 3});
+    DLTensor *b = tu_rand_f32(&rng, 1, (int64_t[]){K});
+    DLTensor *Y = tu_nan_f32(4, (int64_t[]){1, K, H, H});
+    double *want = malloc(sizeof(double) * (size_t)(K * H * H));
+    assert_non_null(want);
+    conv_relu_ref(C, K, H, X->data, Wt->data, b->data, want);
+    assert_int_equal(rt_call(m, "default", RT_ARGS(X, Wt, b, Y)), 0);
+    int64_t n = K * H * H;
+    assert_int_equal(tu_compare_f32("conv+bias+relu", Y->data, want, n, 1e-4, 1e-4), 0);
+    /* The check can fail: one wrong element is caught. */
+    ((float *)Y->data)[n / 2] += 0.5f;
+    assert_int_equal(tu_compare_f32("corrupted (expected)", Y->data, want, n, 1e-4, 1e-4), 1);
+    rt_module_free(m);
+    rt_tensor_free(X), rt_tensor_free(Wt), rt_tensor_free(b), rt_tensor_free(Y);
+    free(want);
+    te_ctx_free(ctx);
+    check_deterministic(key);
+}
+
+/* ---- more stages than the tuner analyses: the fallback ---- */
+
+enum { CHAIN = TUNE_MAX_STAGES + 8 };
+
+static int chain_build(te_ctx *ctx, const char *key, ops_built *out) {
+    (void)key;
+    te_tensor *X = te_placeholder(ctx, "X", TE_FLOAT32, TE_SHAPE(6, 40));
+    te_tensor *t = X;
+    for (int s = 0; s < CHAIN; s++) {
+        char name[16];
+        snprintf(name, sizeof name, "S%d", s);
+        te_expr *i = te_axis(ctx, "i", 6), *j = te_axis(ctx, "j", 40);
+        te_expr *v = te_read(t, i, j);
+        t = te_compute(ctx, name, TE_AXES(i, j),
+                       s % 2 ? te_add(v, te_float(ctx, 1.0)) : te_mul(v, te_float(ctx, 0.5)));
+    }
+    if (!t || !(out->args = te_alloc(ctx, 2 * sizeof(te_tensor *)))) return -1;
+    out->nargs = 2;
+    out->args[0] = X, out->args[1] = t;
+    out->nouts = 1;
+    out->outs = out->args + 1;
+    out->flops = 6.0 * 40 * CHAIN;
+    out->constant_args = 0;
+    return 0;
+}
+
+static void test_fallback(void **st) {
+    (void)st;
+    assert_int_equal(tune_register_builder("test.chain", chain_build), 0);
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    const char *how = NULL;
+    sch_schedule *s = default_of(ctx, "test.chain", &w, &how);
+    assert_string_equal(how, "sch_create, outputs parallel and vectorized");
+    rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    uint64_t rng = tu_seed();
+    DLTensor *X = tu_rand_f32(&rng, 2, (int64_t[]){6, 40});
+    DLTensor *Y = tu_nan_f32(2, (int64_t[]){6, 40});
+    double want[240];
+    for (int e = 0; e < 240; e++) {
+        double v = ((const float *)X->data)[e];
+        for (int k = 0; k < CHAIN; k++) v = k % 2 ? v + 1.0 : v * 0.5;
+        want[e] = v;
+    }
+    assert_int_equal(rt_call(m, "default", RT_ARGS(X, Y)), 0);
+    assert_int_equal(tu_compare_f32("chain", Y->data, want, 240, 1e-5, 1e-5), 0);
+    rt_module_free(m);
+    rt_tensor_free(X), rt_tensor_free(Y);
+    te_ctx_free(ctx);
+    check_deterministic("test.chain");
+}
+
+/* A fused subgraph of an ONNX model (graph/group.h's key, its builder
+ * registered when Loom loads): Add with a broadcast bias, then Relu. */
+static void test_graph_group(void **st) {
+    (void)st;
+    const char *key = "onnx(opset=13;x v0:float[2,3,16];w v1:float[16];n v2=Add(v0,v1);"
+                      "n v3=Relu(v2);out v3)";
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    const char *how = NULL;
+    sch_schedule *s = default_of(ctx, key, &w, &how);
+    tu_assert_msg_has(how, "inline", "annotate", "rules");
+    assert_int_equal(w.nargs, 3);
+    rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    uint64_t rng = tu_seed();
+    DLTensor *X = tu_rand_f32(&rng, 3, (int64_t[]){2, 3, 16});
+    DLTensor *B = tu_rand_f32(&rng, 1, (int64_t[]){16});
+    DLTensor *Y = tu_nan_f32(3, (int64_t[]){2, 3, 16});
+    double want[96];
+    for (int e = 0; e < 96; e++) {
+        double v = (double)((const float *)X->data)[e] + ((const float *)B->data)[e % 16];
+        want[e] = v > 0 ? v : 0;
+    }
+    assert_int_equal(rt_call(m, "default", RT_ARGS(X, B, Y)), 0);
+    assert_int_equal(tu_compare_f32("add+relu group", Y->data, want, 96, 1e-6, 1e-6), 0);
+    rt_module_free(m);
+    rt_tensor_free(X), rt_tensor_free(B), rt_tensor_free(Y);
+    te_ctx_free(ctx);
+    check_deterministic(key);
+}
+
+static void test_errors(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    assert_int_equal(tune_build_workload(ctx, "relu(D0=4)", &w), 0);
+    const char *how = "unchanged";
+    assert_null(tune_default_schedule(ctx, &w, "cuda", &how));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "tune_default_schedule: unknown target 'cuda'",
+                      "(llvm, c)");
+    assert_null(how);
+    assert_null(tune_default_schedule(ctx, NULL, "llvm", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "tune_default_schedule: no workload");
+    tune_workload none = w;
+    none.nouts = 0;
+    assert_null(tune_default_schedule(ctx, &none, "llvm", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "no workload");
+    /* Options after the target name are the build's business; "c" works. */
+    assert_non_null(tune_default_schedule(ctx, &w, "llvm -mcpu=x86-64", NULL));
+    assert_non_null(tune_default_schedule(ctx, &w, "c", &how));
+    assert_non_null(how);
+    te_ctx_free(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ops_workloads),
+        cmocka_unit_test(test_registered_builder),
+        cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_graph_group),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
