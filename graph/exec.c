@@ -357,8 +357,11 @@ static rt_module *build_default(build_queue *q, gr_kernel *k, te_ctx *ctx)
         k->err = strdup(te_ctx_errmsg(ctx));
         return NULL;
     }
-    sch_schedule *s = sch_create(ctx, w.nouts, w.outs);
-    snprintf(k->how, sizeof k->how, "default schedule");
+    /* Derived from the group's structure: its anchor's register tile, or
+     * its stages' loops annotated (autotune/default_schedule.c). */
+    const char *how = NULL;
+    sch_schedule *s = tune_default_schedule(ctx, &w, q->target, &how);
+    snprintf(k->how, sizeof k->how, "default schedule: %s", how ? how : "?");
     rt_module *mod = NULL;
     if (s) {
         cg_build_options bo = {0};
