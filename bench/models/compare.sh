@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Loom against ONNX Runtime on one model, interleaved: ROUNDS rounds, each
+# timing ORT (bench/models/ort_bench.py) then Loom (loomrun --bench) with
+# RUNS runs after warm-up, on THREADS threads; prints each round's medians
+# and the median of the rounds' ratios (ORT ms / Loom ms: Loom's throughput
+# relative to ORT's). Loom's outputs are checked against ORT's first.
+#   bench/models/compare.sh MODEL [THREADS=1] [ROUNDS=3] [RUNS=20] [-- loomrun options]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+model=$1; threads=${2:-1}; rounds=${3:-3}; runs=${4:-20}
+shift $(( $# < 4 ? $# : 4 )); [ "${1:-}" = "--" ] && shift
+py=${LOOM_PY:-${LOOM_VENV:-$HOME/.cache/loom-venv}/bin/python}
+io=$(mktemp -d); trap 'rm -rf "$io"' EXIT
+"$py" "$root/bench/models/ort_bench.py" --model "$model" --threads "$threads" --runs 3 \
+    --warmup 1 --save-io "$io" > /dev/null
+"$root/build/loomrun" "$model" --threads "$threads" --check "$io" "$@" | grep -E "^(compiled|check)"
+ratios=()
+for r in $(seq "$rounds"); do
+    ort=$("$py" "$root/bench/models/ort_bench.py" --model "$model" --threads "$threads" \
+          --runs "$runs" --warmup 3 | sed -E 's/.*"median_ms": ([0-9.]+).*/\1/')
+    loom=$("$root/build/loomrun" "$model" --threads "$threads" --bench "$runs" --warmup 3 "$@" |
+           sed -nE 's/.*median ([0-9.]+) ms.*/\1/p')
+    ratio=$(awk -v a="$ort" -v b="$loom" 'BEGIN { printf "%.3f", a / b }')
+    ratios+=("$ratio")
+    echo "round $r: ORT $ort ms, Loom $loom ms, ORT/Loom $ratio"
+done
+printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "median ORT/Loom over %d rounds: %s\n", NR, a[int((NR + 1) / 2)] }'
