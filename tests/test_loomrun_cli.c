@@ -202,6 +202,15 @@ static void test_autotune_model(void **state)
     rc = tu_run(out, sizeof out, "%s/loomrun %s --db %s/mm.db --explain", tu_bindir(), path, dir);
     if (rc != 0) fail_msg("%s", out);
     tu_assert_msg_has(out, "1 tuned, 0 default", "tuned: record");
+    /* A fused group's key is a workload key like any other for tunedb. */
+    rc = tu_run(out, sizeof out, "%s/tunedb --db %s/mm.db list", tu_bindir(), dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "onnx(opset=13;x v0:float[64,64];w v1:float[64];n v2=MatMul(v0,v0)");
+    rc = tu_run(out, sizeof out, "%s/tunedb --db %s/mm.db apply --workload "
+                "'onnx(opset=13;x v0:float[64,64];w v1:float[64];n v2=MatMul(v0,v0);"
+                "n v3=Add(v2,v1);n v4=Relu(v3);out v4)'", tu_bindir(), dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "applied record", "correct");
     rc = tu_run(out, sizeof out, "%s/autotune --model %s --op matmul --trials 4 --db %s/x.db",
                 tu_bindir(), path, dir);
     assert_int_equal(rc, 2);
