@@ -249,6 +249,34 @@ static const char *run_errmsg(built *b) {
     return rt_module_errmsg(b->mod)[0] ? rt_module_errmsg(b->mod) : rt_last_error();
 }
 
+/* How far a sample set's median lies above its fastest sample (0: none). */
+static double spread_of(const rt_timing *t) {
+    return t->n > 0 && t->min > 0 ? t->median / t->min - 1 : 0;
+}
+
+/* Times a CPU candidate once it has settled (TUNE_WARM_MS of calls first)
+ * and again while its samples' spread says the host moved
+ * (TUNE_SPREAD_LIMIT, TUNE_SPREAD_RETRIES), keeping the steadiest set.
+ * drift: the first set is replaced by a drifting one (TUNE_HOOK_DRIFT).
+ * 0, or the failing call's code. */
+static int time_cpu_settled(built *b, const rt_timer_config *cfg, bool drift, rt_timing *best) {
+    double t0 = rt_now();
+    for (int calls = 0; calls < 10000 && rt_now() - t0 < TUNE_WARM_MS * 1e-3; calls++)
+        if (call_cpu(b)) return -1;
+    for (int attempt = 0; attempt <= TUNE_SPREAD_RETRIES; attempt++) {
+        rt_timing t = {.n = 0};
+        if (rt_time(call_cpu, b, cfg, &t)) return -1;
+        if (drift && attempt == 0) {
+            for (int i = 0; i < t.n; i++) t.samples[i] = 1e-3 * (1 + 0.5 * i);
+            t.min = t.samples[0];
+            t.median = t.samples[t.n / 2];
+        }
+        if (attempt == 0 || spread_of(&t) < spread_of(best)) *best = t;
+        if (spread_of(best) <= TUNE_SPREAD_LIMIT) break;
+    }
+    return 0;
+}
+
 static int do_run(built *b, built *base, int out, cJSON *req) {
     if (!b->mod) return reply_error(out, TUNE_ERR_UNKNOWN, "run before a successful build");
     int hook = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(req, "hook"));
@@ -291,8 +319,9 @@ static int do_run(built *b, built *base, int out, cJSON *req) {
     cfg.warmup = 0;
     bool slow = slow_s > 0 && tm.samples[0] > slow_s;
     /* On the GPU: CUDA events around the launches. */
-    if (!slow && (b->cuda ? rt_cuda_time_call(b->mod, "default", b->nargs, b->dev, &cfg, &tm)
-                          : rt_time(call_cpu, b, &cfg, &tm)))
+    if (!slow && b->cuda && rt_cuda_time_call(b->mod, "default", b->nargs, b->dev, &cfg, &tm))
+        return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, run_errmsg(b));
+    if (!slow && !b->cuda && time_cpu_settled(b, &cfg, hook == TUNE_HOOK_DRIFT, &tm))
         return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, run_errmsg(b));
     /* The baseline right after, under the same load (a warm-up call
      * first: the candidate left the caches warm for itself). */

@@ -571,8 +571,24 @@ typedef enum {
      * baseline's as 1 ms (FULL) or 2 ms (HALF: a host at half the speed):
      * the baseline's arithmetic, free of timing noise. */
     TUNE_HOOK_BASELINE_FULL_SPEED,
-    TUNE_HOOK_BASELINE_HALF_SPEED
+    TUNE_HOOK_BASELINE_HALF_SPEED,
+    /* The first timed sample set (CPU) is replaced by one that drifts
+     * (1, 1.5, 2, 2.5, 3 ms...), as under a host that moved: the runner
+     * must see the spread and measure again (TUNE_SPREAD_LIMIT). */
+    TUNE_HOOK_DRIFT
 } tune_hook;
+
+/* On the CPU a candidate's timed samples are taken after its calls have
+ * run for TUNE_WARM_MS milliseconds (the runner's pages and the thread
+ * pool's threads awake, the caches and the clock settled), and a sample
+ * set whose median is more than TUNE_SPREAD_LIMIT above its fastest
+ * sample is taken again, up to TUNE_SPREAD_RETRIES times, keeping the
+ * set with the smallest spread: a set that spread says the host changed
+ * speed while it was taken (another process's burst, a frequency step),
+ * so its median would rank the program by the load it met. */
+#define TUNE_WARM_MS 10.0
+#define TUNE_SPREAD_LIMIT 0.10
+#define TUNE_SPREAD_RETRIES 2
 
 typedef struct {
     int threads;           /* parallel builds (0: 1; at most 64). On the CPU
