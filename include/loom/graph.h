@@ -462,16 +462,27 @@ int gr_extract_tasks(gr_model *m, const gr_compile_options *o, gr_task **tasks, 
                      char **err);
 void gr_tasks_free(gr_task *tasks, int ntasks);
 
-/* Compiles m's main graph (shapes are inferred here with o->shapes, see
- * gr_infer_shapes; m's types change accordingly): nodes whose outputs are
- * all known constants are folded, every other node is lowered to a te
- * computation (one per group), identical groups share one kernel, each
- * kernel gets its default schedule and is built for the target. o may be
- * NULL. m must outlive the result (its initializers are read at run time
- * without a copy). NULL and *err (malloc'd) naming the model and node: a
- * shape inference error, an operator without lowering ("unsupported
- * operators: ..."), an element type or shape Loom cannot compute, a
- * build error. */
+/* Compiles m's main graph, in this order (TVM's ONNX -> Relax -> FuseOps
+ * -> build, ONNX Runtime's optimizers then its allocation planner):
+ *   1. shapes inferred with o->shapes (gr_infer_shapes; m's types change);
+ *      every operator must have a lowering (gr_op_runnable);
+ *   2. graph passes (gr_optimize; o->no_passes skips them): m is rewritten
+ *      in place (value indices change);
+ *   3. fusion into groups (TVM's FuseOps rules; o->no_fuse: one group per
+ *      node); nodes whose outputs are all known constants are not run;
+ *   4. each group written as its workload key; groups with the same key
+ *      (repeated blocks) share one kernel, built once from the key: the
+ *      best valid record of o->db for the target, else the default
+ *      schedule derived from the group's structure (tune_default_schedule),
+ *      o->jobs kernels at a time;
+ *   5. the values kernels exchange placed in one arena by liveness
+ *      (gr_exec_memory).
+ * o may be NULL. m must outlive the result (its initializers are read at
+ * run time without a copy). NULL and *err (malloc'd) naming the model and
+ * node: a shape inference error; unsupported operators (every one, with
+ * its opset and nodes); an attribute value, element type or shape Loom
+ * cannot compute; a database whose records of the model's kernels are all
+ * for another target; a build error; out of memory. */
 gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err);
 /* Frees the compiled model (its kernels and buffers). NULL is a no-op. */
 void gr_exec_free(gr_exec *e);
