@@ -52,6 +52,9 @@ struct tune_measurer {
     double build_s, run_s; /* wall seconds waited (tune_measurer_times) */
     char *baseline;        /* o.baseline_steps, owned; NULL: none or failed */
     double base_s;         /* the baseline's median in the first paired run */
+    /* o.backend's session: candidates go there, not to runners. */
+    const tune_measure_backend *be;
+    void *session;
 };
 
 const char *tune_error_name(int code) {
@@ -106,6 +109,7 @@ static int runner_start(tune_measurer *m, runner *r) {
 
 void tune_measurer_free(tune_measurer *m) {
     if (!m) return;
+    if (m->be && m->session && m->be->close) m->be->close(m->session);
     for (int i = 0; i < m->n; i++) runner_kill(&m->r[i], NULL);
     free(m->r);
     /* Only our own entry is freed: the others are environ's, and an
@@ -158,6 +162,24 @@ tune_measurer *tune_measurer_new(const char *key, const char *target,
     if (!m->o.seed) m->o.seed = 1;
     m->key = strdup(key ? key : "");
     m->target = strdup(target ? target : "llvm");
+    if (m->o.backend) {
+        /* Measured elsewhere: no runner process of ours. */
+        const tune_measure_backend *be = m->o.backend;
+        if (!m->key || !m->target || !be->open || !be->measure) {
+            if (err && m->key && m->target)
+                *err = tune__strdupf("autotune: the measurement backend has no %s function",
+                                     be->open ? "measure" : "open");
+            tune_measurer_free(m);
+            return NULL;
+        }
+        m->session = be->open(be->user, m->key, m->target, &m->o, err);
+        if (!m->session) {
+            tune_measurer_free(m);
+            return NULL;
+        }
+        m->be = be;
+        return m;
+    }
     /* GPU timings hold steady; the baseline is for shared CPU hosts. */
     if (m->o.baseline_steps && !tune_target_is_cuda(m->target))
         m->baseline = strdup(m->o.baseline_steps);
@@ -380,6 +402,7 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
         results[i].steps_json = steps_json[i];
         results[i].host_scale = 1;
     }
+    if (m->be) return m->be->measure(m->session, n, steps_json, hooks, best_so_far, results);
     for (int c0 = 0; c0 < n; c0 += m->n) {
         int cn = n - c0 < m->n ? n - c0 : m->n;
         bool built[64] = {false}, waiting[64] = {false};
@@ -513,6 +536,23 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
 }
 
 void tune_measurer_times(const tune_measurer *m, double *build_s, double *run_s) {
+    if (m && m->be) {
+        double b = 0, r = 0;
+        if (m->be->times) m->be->times(m->session, &b, &r);
+        if (build_s) *build_s = b;
+        if (run_s) *run_s = r;
+        return;
+    }
     if (build_s) *build_s = m ? m->build_s : 0;
     if (run_s) *run_s = m ? m->run_s : 0;
+}
+
+const char *tune__measurer_errmsg(const tune_measurer *m) {
+    const char *e = m && m->be && m->be->errmsg ? m->be->errmsg(m->session) : NULL;
+    return e ? e : "autotune: cannot start a runner process";
+}
+
+int tune__measurer_batch(const tune_measurer *m) {
+    int b = m && m->be && m->be->batch > 0 ? m->be->batch : m ? m->o.threads : 1;
+    return b < 1 ? 1 : b > 64 ? 64 : b;
 }

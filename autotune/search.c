@@ -543,20 +543,20 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
     tune_program *batch = calloc((size_t)per_round, sizeof *batch);
     double *rlat = calloc((size_t)per_round, sizeof *rlat);
     if (!batch || !rlat) goto out_batch;
-    int jobs = o->measure.threads > 0 ? o->measure.threads : 1;
-    if (jobs > 64) jobs = 64;
+    /* A remote backend takes a larger batch, to keep all its workers busy. */
+    int jobs = tune__measurer_batch(m);
     /* The user's own schedule is the first trial (not again on resume). */
     if (o->first_steps_json) {
         sch_schedule *s = scratch_fresh(&t->sc) ? NULL : first_schedule(t, err);
         if (!s) goto out_batch;
         if (measure_schedule(t, m, s, t->sc.w.nargs, t->sc.w.args,
                              t->first_mapped ? &t->first : NULL, sum) < 0) {
-            if (err) *err = tune__strdupf("autotune: cannot start a runner process");
+            if (err) *err = strdup(tune__measurer_errmsg(m));
             goto out_batch;
         }
     }
     if (!o->skip_default && measure_default(t, m, target, sum)) {
-        if (err) *err = tune__strdupf("autotune: cannot start a runner process");
+        if (err) *err = strdup(tune__measurer_errmsg(m));
         goto out_batch;
     }
     while (sum->measured < o->trials && !(o->stop && *o->stop) && !sum->stopped) {
@@ -583,7 +583,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             }
             tune_result res[64];
             if (tune_measure(m, cn, (const char *const *)json, hooks, sum->best_s, res)) {
-                if (err) *err = tune__strdupf("autotune: cannot start a runner process");
+                if (err) *err = strdup(tune__measurer_errmsg(m));
                 goto out_batch;
             }
             double lat[64];

@@ -61,7 +61,11 @@ void tune__retime_best(tune__db_run *run, int task, int k) {
     free(order);
     tune_result *res = n >= 2 ? calloc((size_t)n, sizeof *res) : NULL;
     char *err = NULL;
-    tune_measurer *m = res ? tune_measurer_new(key, run->target, &run->o->tune.measure, &err) : NULL;
+    /* Side by side means on one machine: this one, whatever backend the
+     * search measured with. */
+    tune_measure_options mo = run->o->tune.measure;
+    mo.backend = NULL;
+    tune_measurer *m = res ? tune_measurer_new(key, run->target, &mo, &err) : NULL;
     double t0 = rt_now();
     if (res && !m) tune__db_warn(run, "autotune: re-timing: %s", err ? err : "no runner");
     if (m && tune_retime(m, n, steps, NULL, TUNE_DB_RETIME_ROUNDS, res) == 0) {

@@ -143,6 +143,13 @@ sch_schedule *tune__gpu_program_apply(te_ctx *ctx, const tune_workload *w, const
 tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tensor **args,
                                 uint64_t constant_args, bool gpu);
 
+/* Why tune_measure returned -1: the backend's message, else "autotune:
+ * cannot start a runner process". Never NULL. */
+const char *tune__measurer_errmsg(const tune_measurer *m);
+/* Candidates tune_task hands to one tune_measure call: the backend's
+ * batch, else the parallel builds (1..64). */
+int tune__measurer_batch(const tune_measurer *m);
+
 /* Median, mean and spread of res's latencies (nlatencies >= 1). */
 void tune__summarize(tune_result *res);
 

@@ -6,10 +6,12 @@
 set -euo pipefail
 # libonnx-dev gives onnx.proto, which protoc-c (protobuf-c-compiler) turns into
 # C at build time for graph/ (ONNX model loading), linked with libprotobuf-c.
+# Open MPI: `mpirun -np N autotune` (LOOM_WITH_MPI) and its tests.
 # g++: one C++ file asks LLVM for its CPU names (codegen/llvm/llvm_cpu_names.cpp).
 pkgs=(gcc g++ make cmake pkg-config llvm-19-dev libzstd-dev libxgboost-dev libsqlite3-dev
       libdlpack-dev libcjson-dev libcmocka-dev libopenblas-dev libdnnl-dev gnuplot-nox
-      libonnx-dev protobuf-c-compiler libprotobuf-c-dev libonnx-testdata)
+      libonnx-dev protobuf-c-compiler libprotobuf-c-dev libonnx-testdata
+      libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

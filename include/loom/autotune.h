@@ -590,6 +590,9 @@ typedef enum {
 #define TUNE_SPREAD_LIMIT 0.10
 #define TUNE_SPREAD_RETRIES 2
 
+/* Where candidates are measured: see tune_measure_backend below. */
+typedef struct tune_measure_backend tune_measure_backend;
+
 typedef struct {
     int threads;           /* parallel builds (0: 1; at most 64). On the CPU
                               the measurer keeps up to 4 runner processes
@@ -611,6 +614,12 @@ typedef struct {
      * latencies taken at different times comparable (bench_suite pairs
      * its samples with the peer's for the same reason). Borrowed. */
     const char *baseline_steps;
+    /* NULL: measure in this process's runner processes (above). Else
+     * every measurer made with these options hands its candidates to the
+     * backend (borrowed; it outlives the measurers). The re-timing at the
+     * end of tune_task_db / tune_tasks_db ignores it: it compares programs
+     * side by side, on one machine, this one. */
+    const tune_measure_backend *backend;
 } tune_measure_options;
 
 /* Baseline samples after each candidate (tune_measure_options). */
@@ -632,6 +641,37 @@ typedef struct {
      * baseline, a slow candidate timed once, or the baseline failed). */
     double host_scale;
 } tune_result;
+
+/* Where a measurer's candidates are measured when not in this process's
+ * own runner processes (tune_measure_options.backend): e.g. the worker
+ * ranks of an MPI job (tools/autotune), which measure each candidate with
+ * a tune_measurer of their own. The tuner's search, model and database
+ * stay in this process; only measurement moves. Every function is called
+ * from the thread that calls tune_measurer_new / tune_measure. */
+struct tune_measure_backend {
+    void *user;
+    /* Candidates tune_task hands to one tune_measure call (1..64; 0:
+     * tune_measure_options.threads): enough to keep every remote worker
+     * busy. Results are taken in the order the candidates were proposed,
+     * whatever order they arrive in. */
+    int batch;
+    /* A session measuring workload `key` on `target` with opts (whose
+     * backend field is this backend): non-NULL, or NULL with a malloc'd
+     * message in *err (err may be NULL). */
+    void *(*open)(void *user, const char *key, const char *target,
+                  const tune_measure_options *opts, char **err);
+    /* As tune_measure (results[i] zeroed, steps_json set and host_scale 1
+     * before the call); -1 when nothing can measure any more (the
+     * session's error then says why: errmsg). */
+    int (*measure)(void *session, int n, const char *const *steps_json, const int *hooks,
+                   double best_so_far, tune_result *results);
+    /* As tune_measurer_times, over the session (either pointer may be
+     * NULL). */
+    void (*times)(void *session, double *build_s, double *run_s);
+    /* Why measure last returned -1 (may be NULL: "no runner"). */
+    const char *(*errmsg)(void *session);
+    void (*close)(void *session);
+};
 
 typedef struct tune_measurer tune_measurer;
 

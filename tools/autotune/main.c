@@ -20,6 +20,10 @@
 #include "loom/graph.h"
 #include "loom/runtime.h"
 #include "loom/tuning_db.h"
+#include "tools/autotune/mpi.h"
+
+/* Under mpirun with more than one rank (rank 0 only); NULL otherwise. */
+static at_mpi *mpi;
 
 static const char usage[] =
     "usage: autotune --op OP --shape K=V,... --trials N --db FILE [--target llvm|cuda]\n"
@@ -87,6 +91,11 @@ static const char usage[] =
     "closing line adds the first trial that reached 95% of the best GFLOP/s.\n"
     "Ctrl-C stops after the candidates being measured (every measured one is saved)\n"
     "and prints the closing line; a second Ctrl-C quits at once.\n"
+    "Under mpirun with N > 1 ranks (Open MPI; built with LOOM_WITH_MPI), rank 0 runs\n"
+    "the search and the cost model and is the only database writer, and ranks 1..N-1\n"
+    "measure, each candidate going to whichever worker is free; every worker must run\n"
+    "the same Loom version and measure the same target key as rank 0 (else the run\n"
+    "refuses, naming the rank). -np 1 or no mpirun: all in this process.\n"
     "Exit status: 0 finished, 1 no candidate ran correctly (or tuning failed),\n"
     "2 usage or input error (nothing measured), 130 interrupted by Ctrl-C.\n"
     "Each option but --plugin is given at most once; numbers outside an option's range\n"
@@ -144,14 +153,22 @@ static void show_progress(view_t *v, const tune_db_summary *s, bool force) {
     const tune_db_task *t = v->cur >= 0 ? &s->tasks[v->cur] : NULL;
     double best_s = t ? t->best_s : 0, gflops = t ? t->best_gflops : 0;
     const char *task = v->names && v->cur >= 0 ? v->names[v->cur] : NULL;
+    /* Under MPI: the most workers busy at once since the last line, of
+     * those alive. */
+    char workers[64] = "";
+    if (mpi) {
+        int busy, total;
+        at_mpi_load(mpi, &busy, &total);
+        snprintf(workers, sizeof workers, "  workers %d/%d busy", busy, total);
+    }
     if (v->tty) {
         int w = 30, f = s->total > 0 ? (int)((double)w * s->done / s->total) : 0;
         char bar[40];
         for (int i = 0; i < w; i++) bar[i] = i < f ? '#' : '.';
         bar[w] = 0;
-        printf("\r%s%s[%s] %d/%d trials  best %.2f GFLOP/s  %.4f ms  %.0fs elapsed  ETA %.0fs ",
+        printf("\r%s%s[%s] %d/%d trials  best %.2f GFLOP/s  %.4f ms  %.0fs elapsed  ETA %.0fs%s ",
                task ? task : "", task ? ": " : "", bar, s->done, s->total, gflops, best_s * 1e3,
-               elapsed, eta);
+               elapsed, eta, workers);
     } else {
         /* A line at most every interval seconds keeps logs short; the
          * last one is forced. */
@@ -160,9 +177,9 @@ static void show_progress(view_t *v, const tune_db_summary *s, bool force) {
         if (!force && v->last_line == 0 && elapsed < v->interval) return;
         v->last_line = now;
         v->last_done = s->done;
-        printf("%s%strials %d/%d  best %.2f GFLOP/s  %.4f ms  elapsed %.1f s  eta %.1f s\n",
+        printf("%s%strials %d/%d  best %.2f GFLOP/s  %.4f ms  elapsed %.1f s  eta %.1f s%s\n",
                task ? task : "", task ? ": " : "", s->done, s->total, gflops, best_s * 1e3,
-               elapsed, eta);
+               elapsed, eta, workers);
     }
     fflush(stdout);
 }
@@ -537,8 +554,17 @@ static void show_model_table(const tune_db_summary *s, const gr_task *tasks) {
     printf(")\n");
 }
 
+static int run_main(int argc, char **argv);
+
 int main(int argc, char **argv) {
     tune_runner_maybe_run(argc, argv);
+    /* Worker ranks of an MPI job measure for rank 0 until it stops them. */
+    int worker_rc = 0;
+    if (at_mpi_start(argc, argv, &mpi, &worker_rc)) return worker_rc;
+    return at_mpi_finish(mpi, run_main(argc, argv));
+}
+
+static int run_main(int argc, char **argv) {
     const char *op = NULL, *shape = NULL, *target = "llvm", *db_path = NULL, *suite = NULL;
     const char *model_path = NULL;
     enum { MAX_SHAPES = 64 };
@@ -677,6 +703,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     free(tkey);
+    /* Every worker must run this Loom and measure this target key. */
+    if (at_mpi_handshake(mpi, target)) return 2;
     task_line *tasks = NULL;
     int ntasks = 0;
     const char **keys = NULL, **names = NULL;
@@ -757,6 +785,7 @@ int main(int argc, char **argv) {
     mo->build_timeout = 1.5 * timeout;
     mo->min_repeat_ms = 20;
     mo->repeat = 5;
+    mo->backend = at_mpi_backend(mpi);
     o.resume = resume;
     o.model = no_model ? TUNE_DB_MODEL_NONE : random_model ? TUNE_DB_MODEL_RANDOM : TUNE_DB_MODEL_WARM;
     o.cost_params = &cp;
@@ -779,6 +808,7 @@ int main(int argc, char **argv) {
     if (sum.done > sum.resumed)
         printf("time: search %.1f s, build %.1f s, run %.1f s, model %.1f s\n", sum.search_s,
                sum.build_s, sum.run_s, sum.train_s);
+    at_mpi_report(mpi, stdout);
     if (model_path) show_model_table(&sum, mtasks);
     free(err);
     tune_db_summary_free(&sum);

@@ -1,0 +1,159 @@
+/*
+ * tests/test_autotune_mpi.c — `mpirun -np N autotune` (issue 33; built
+ * only with LOOM_WITH_MPI): with 2 workers every trial is committed once
+ * and the progress and closing lines name the workers; the candidates in
+ * commit order equal those of a run with 1 worker and the same seed; a
+ * worker that reports another target key or another Loom version is
+ * refused, named, and nothing is measured; a worker that stops answering
+ * is dropped and its candidate measured by the other.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "loom/tuning_db.h"
+
+#define KEY64 "matmul(M=64,N=64,K=64,transpose_a=0,transpose_b=0,dtype=float32)"
+#define MPIRUN "mpirun --allow-run-as-root --oversubscribe"
+
+static char out[1 << 17];
+
+static void db_path(char *p, size_t n, const char *tag) {
+    snprintf(p, n, "/tmp/loom_at_mpi_%s_%d.db", tag, (int)getpid());
+    unlink(p);
+}
+
+/* The arguments of every run: 16 trials in rounds of 8, no model (the
+ * proposals then depend on the seed alone), no re-timing. */
+static void args(char *a, size_t n, const char *db) {
+    snprintf(a, n,
+             "--op matmul --shape M=64,N=64,K=64 --trials 16 --per-round 8 --no-model "
+             "--retime 0 --seed 7 --timeout 5 --progress-interval 0 --db %s",
+             db);
+}
+
+/* The step logs of db's records of KEY64, in commit order: their count,
+ * and *logs (malloc'd strings in a malloc'd array). */
+static int commit_order(const char *db, char ***logs) {
+    char *err = NULL;
+    tdb_db *d = tdb_open(db, NULL, &err);
+    assert_non_null(d);
+    char *tk = tdb_host_target();
+    tdb_history_point *h = NULL;
+    int n = tdb_history(d, KEY64, tk, &h);
+    assert_true(n >= 0);
+    *logs = calloc((size_t)n + 1, sizeof **logs);
+    for (int i = 0; i < n; i++) {
+        tdb_record r;
+        assert_int_equal(tdb_get_record(d, h[i].record_id, &r), 1);
+        (*logs)[i] = strdup(r.steps_json);
+        tdb_record_clear(&r);
+    }
+    free(h);
+    free(tk);
+    tdb_close(d);
+    return n;
+}
+
+static void free_logs(char **logs, int n) {
+    for (int i = 0; i < n; i++) free(logs[i]);
+    free(logs);
+}
+
+static void test_two_workers_match_one(void **st) {
+    (void)st;
+    char db3[256], db2[256], a[1024];
+    db_path(db3, sizeof db3, "np3");
+    db_path(db2, sizeof db2, "np2");
+    args(a, sizeof a, db3);
+    int rc = tu_run(out, sizeof out, MPIRUN " -np 3 %s/autotune %s", tu_bindir(), a);
+    if (rc) fprintf(stderr, "%s\n", out);
+    assert_int_equal(rc, 0);
+    tu_assert_msg_has(out, "workers ", " busy", "worker rank 1 (", "worker rank 2 (", "best:");
+    char **l3 = NULL;
+    int n3 = commit_order(db3, &l3);
+    assert_int_equal(n3, 16);
+    for (int i = 0; i < n3; i++)
+        for (int j = i + 1; j < n3; j++)
+            if (!strcmp(l3[i], l3[j])) fail_msg("trials %d and %d have the same log", i + 1, j + 1);
+
+    args(a, sizeof a, db2);
+    rc = tu_run(out, sizeof out, MPIRUN " -np 2 %s/autotune %s", tu_bindir(), a);
+    if (rc) fprintf(stderr, "%s\n", out);
+    assert_int_equal(rc, 0);
+    tu_assert_msg_has(out, "worker rank 1 (", "16 candidates");
+    char **l2 = NULL;
+    int n2 = commit_order(db2, &l2);
+    assert_int_equal(n2, 16);
+    for (int i = 0; i < n2; i++)
+        if (strcmp(l2[i], l3[i])) fail_msg("trial %d differs between 1 and 2 workers", i + 1);
+    free_logs(l3, n3);
+    free_logs(l2, n2);
+    unlink(db3), unlink(db2);
+}
+
+/* Rank 2 runs with the environment `env` (MPMD: two contexts). */
+static int run_rank2_with(const char *env, const char *db) {
+    char a[1024];
+    args(a, sizeof a, db);
+    return tu_run(out, sizeof out, MPIRUN " -np 2 %s/autotune %s : -np 1 env %s %s/autotune %s",
+                  tu_bindir(), a, env, tu_bindir(), a);
+}
+
+static void test_other_target_refused(void **st) {
+    (void)st;
+    char db[256];
+    db_path(db, sizeof db, "target");
+    int rc = run_rank2_with("LOOM_TEST_FAKE_TARGET='llvm -mcpu=fakecpu'", db);
+    assert_int_not_equal(rc, 0);
+    tu_assert_msg_has(out, "MPI rank 2 (", "measures target 'llvm -mcpu=fakecpu', rank 0 'llvm",
+                      "one kind of machine", "1 of the 2 MPI workers refused");
+    assert_null(strstr(out, "MPI rank 1 ("));
+    /* Refused before the database is opened. */
+    assert_int_not_equal(access(db, F_OK), 0);
+}
+
+static void test_other_version_refused(void **st) {
+    (void)st;
+    char db[256];
+    db_path(db, sizeof db, "version");
+    int rc = run_rank2_with("LOOM_TEST_FAKE_VERSION=0.0.9", db);
+    assert_int_not_equal(rc, 0);
+    tu_assert_msg_has(out, "MPI rank 2 (", "runs Loom 0.0.9 (protocol 1), rank 0 Loom",
+                      "every rank must run the same Loom version");
+    assert_int_not_equal(access(db, F_OK), 0);
+}
+
+/* A worker that never answers is dropped after the candidate's limit
+ * (shortened by LOOM_TEST_MPI_TIMEOUT_S) and its candidate measured by the
+ * other; the job then ends with MPI_Abort (the dropped rank cannot be
+ * told to stop), every trial committed. */
+static void test_stalled_worker_dropped(void **st) {
+    (void)st;
+    char db[256], a[1024];
+    db_path(db, sizeof db, "stall");
+    args(a, sizeof a, db);
+    tu_run(out, sizeof out,
+           MPIRUN " -x LOOM_TEST_MPI_TIMEOUT_S=20 -np 2 %s/autotune %s : -np 1 env "
+                  "LOOM_TEST_WORKER_STALL=1 %s/autotune %s",
+           tu_bindir(), a, tu_bindir(), a);
+    tu_assert_msg_has(out, "MPI rank 2 (", "gave no answer in 20 s", "dropped",
+                      "worker rank 2 (", "(dropped)");
+    char **l = NULL;
+    int n = commit_order(db, &l);
+    assert_int_equal(n, 16);
+    free_logs(l, n);
+    unlink(db);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_other_target_refused),
+        cmocka_unit_test(test_other_version_refused),
+        cmocka_unit_test(test_two_workers_match_one),
+        cmocka_unit_test(test_stalled_worker_dropped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

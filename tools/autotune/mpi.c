@@ -1,0 +1,617 @@
+/*
+ * tools/autotune/mpi.c — measuring on the worker ranks of an MPI job
+ * (issue 33). Rank 0 keeps the search, the cost model and the database;
+ * each candidate goes to whichever worker is free (not a static split),
+ * which measures it with a tune_measurer of its own (runner processes,
+ * error codes and timeouts as on one machine) and sends the result back.
+ *
+ * Protocol (AT_MPI_PROTO = 1). Every message is one JSON object sent as
+ * MPI_CHAR on a duplicate of MPI_COMM_WORLD; the tag says what it is:
+ *   HELLO  0 -> w  {"proto","version","target"}
+ *          w -> 0  {"proto","version","target_key" | "error","host"}
+ *          "proto" and "version" (LOOM_VERSION_STRING) come first in both
+ *          directions and are all that a later protocol must keep, so that
+ *          rank 0 can name a worker of another version and refuse it.
+ *   WORK   0 -> w  {"id","key","target","steps","hook","best","opts":{threads,
+ *                   build_timeout,run_timeout,repeat,min_repeat_ms,check,seed,
+ *                   num_threads,baseline}}
+ *   RESULT w -> 0  {"id","error","msg","lat":[s...],"median","mean","spread",
+ *                   "build_s","checked","host_scale","wbuild","wrun"}
+ *                   (wbuild / wrun: the worker's wall seconds on builds and
+ *                   on runs for this candidate, tune_measurer_times)
+ *   STOP   0 -> w  {} : the worker exits (status 0).
+ * JSON because cJSON is already here and a candidate is a step log in JSON
+ * anyway; a message is a few KiB against builds of 0.1 to 10 s.
+ *
+ * Faults: MPI_ERRORS_RETURN on the communicator. A worker that has not
+ * answered within its candidate's limit (build + run + check timeouts)
+ * plus AT_MPI_MARGIN_S is dropped and the candidate goes to another
+ * worker; with no worker left, tune_measure fails with a message naming
+ * them (the records committed so far stay: --resume continues). A dropped
+ * worker cannot be told to stop, so the job then ends with MPI_Abort.
+ * Where a rank dies outright, Open MPI's runtime (ORTE) ends the whole
+ * job whatever the error handler: a dead worker stops the run; the
+ * records so far are in the database.
+ */
+#include <cjson/cJSON.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loom/runtime.h"
+#include "loom/version.h"
+#include "tools/autotune/mpi.h"
+
+#define AT_MPI_PROTO 1
+#define AT_MPI_MARGIN_S 30.0
+/* A worker that has not answered the handshake in this long is refused. */
+#define AT_MPI_HELLO_S 120.0
+/* Largest message rank 0 receives (a result: 64 latencies and a message). */
+#define AT_MPI_MAX_MSG 65536
+
+enum { TAG_HELLO = 1, TAG_WORK = 2, TAG_RESULT = 3, TAG_STOP = 4 };
+
+typedef struct {
+    int rank;
+    char host[MPI_MAX_PROCESSOR_NAME + 1];
+    bool dead;
+    int cand;         /* the candidate it measures (-1: free) */
+    double sent, deadline;
+    MPI_Request rreq, sreq;
+    char *rbuf, *sbuf;
+    int count, failed;
+    double build_s, run_s, busy_s;
+} worker;
+
+struct at_mpi {
+    MPI_Comm comm;
+    int size, nw;
+    worker *w;
+    int busy_now, busy_max;
+    char errmsg[512];
+    tune_measure_backend be;
+    bool aborted; /* a worker was dropped: it cannot be stopped */
+};
+
+typedef struct {
+    at_mpi *m;
+    char *key, *target;
+    cJSON *opts;
+    double timeout; /* seconds one candidate may take on a worker */
+    double build_s, run_s;
+    int id;
+} session;
+
+static int send_json(at_mpi *m, int rank, int tag, cJSON *j) {
+    char *s = cJSON_PrintUnformatted(j);
+    int rc = s ? MPI_Send(s, (int)strlen(s) + 1, MPI_CHAR, rank, tag, m->comm) : -1;
+    free(s);
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+/* Receives the next message from rank 0 (a worker): its tag and JSON. */
+static cJSON *recv_any(MPI_Comm comm, int *tag) {
+    MPI_Status st;
+    if (MPI_Probe(0, MPI_ANY_TAG, comm, &st) != MPI_SUCCESS) return NULL;
+    int n = 0;
+    MPI_Get_count(&st, MPI_CHAR, &n);
+    char *buf = malloc((size_t)n + 1);
+    if (!buf) return NULL;
+    if (MPI_Recv(buf, n, MPI_CHAR, 0, st.MPI_TAG, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *tag = st.MPI_TAG;
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    return j ? j : cJSON_CreateObject();
+}
+
+static double num(const cJSON *o, const char *k) {
+    return cJSON_GetNumberValue(cJSON_GetObjectItem(o, k));
+}
+static const char *str(const cJSON *o, const char *k) {
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+    return s ? s : "";
+}
+
+/* ---------------------------------------------------------------- */
+/* Worker ranks                                                      */
+/* ---------------------------------------------------------------- */
+
+/* The --plugin libraries of the command line: a worker must know the
+ * same operators as rank 0 (its runners load them in turn). */
+static int load_plugins(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        const char *p = NULL;
+        if (!strcmp(argv[i], "--plugin") && i + 1 < argc) p = argv[++i];
+        else if (!strncmp(argv[i], "--plugin=", 9)) p = argv[i] + 9;
+        if (!p) continue;
+        char *err = NULL;
+        if (tune_load_plugin(p, &err)) {
+            fprintf(stderr, "autotune: MPI worker: %s\n", err ? err : "out of memory");
+            free(err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void opts_from_json(const cJSON *j, tune_measure_options *o) {
+    memset(o, 0, sizeof *o);
+    o->threads = (int)num(j, "threads");
+    o->build_timeout = num(j, "build_timeout");
+    o->run_timeout = num(j, "run_timeout");
+    o->repeat = (int)num(j, "repeat");
+    o->min_repeat_ms = num(j, "min_repeat_ms");
+    o->check = (int)num(j, "check");
+    o->seed = (uint64_t)num(j, "seed");
+    o->num_threads = (int)num(j, "num_threads");
+    o->baseline_steps = cJSON_GetStringValue(cJSON_GetObjectItem(j, "baseline"));
+}
+
+/* Measures one WORK message with the worker's measurer (made again when
+ * the workload, target or options change) and returns the RESULT. */
+static cJSON *work(cJSON *req, tune_measurer **mp, char **mkey) {
+    cJSON *opts = cJSON_GetObjectItem(req, "opts");
+    char *okey = cJSON_PrintUnformatted(opts);
+    char *k = NULL;
+    if (okey) {
+        size_t len = strlen(str(req, "key")) + strlen(str(req, "target")) + strlen(okey) + 3;
+        k = malloc(len);
+        if (k) snprintf(k, len, "%s\n%s\n%s", str(req, "key"), str(req, "target"), okey);
+    }
+    free(okey);
+    tune_result r;
+    memset(&r, 0, sizeof r);
+    char *err = NULL;
+    if (!k || !*mp || strcmp(k, *mkey)) {
+        tune_measurer_free(*mp);
+        free(*mkey);
+        *mkey = k, k = NULL;
+        tune_measure_options o;
+        opts_from_json(opts, &o);
+        *mp = tune_measurer_new(str(req, "key"), str(req, "target"), &o, &err);
+    }
+    free(k);
+    double b0 = 0, r0 = 0, b1 = 0, r1 = 0;
+    if (*mp) {
+        tune_measurer_times(*mp, &b0, &r0);
+        const char *steps = str(req, "steps");
+        int hook = (int)num(req, "hook");
+        if (tune_measure(*mp, 1, &steps, &hook, num(req, "best"), &r)) {
+            r.error_code = TUNE_ERR_UNKNOWN;
+            snprintf(r.error_msg, sizeof r.error_msg, "MPI worker: no runner process starts");
+        }
+        tune_measurer_times(*mp, &b1, &r1);
+    } else {
+        r.error_code = TUNE_ERR_UNKNOWN;
+        snprintf(r.error_msg, sizeof r.error_msg, "MPI worker: %s",
+                 err ? err : "cannot make a measurer");
+        free(*mkey);
+        *mkey = NULL;
+    }
+    free(err);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", num(req, "id"));
+    cJSON_AddNumberToObject(o, "error", r.error_code);
+    cJSON_AddStringToObject(o, "msg", r.error_msg);
+    cJSON *lat = cJSON_AddArrayToObject(o, "lat");
+    for (int i = 0; i < r.nlatencies; i++) cJSON_AddItemToArray(lat, cJSON_CreateNumber(r.latencies[i]));
+    cJSON_AddNumberToObject(o, "median", r.median);
+    cJSON_AddNumberToObject(o, "mean", r.mean);
+    cJSON_AddNumberToObject(o, "spread", r.spread);
+    cJSON_AddNumberToObject(o, "build_s", r.build_s);
+    cJSON_AddBoolToObject(o, "checked", r.checked);
+    cJSON_AddNumberToObject(o, "host_scale", r.host_scale);
+    cJSON_AddNumberToObject(o, "wbuild", b1 - b0);
+    cJSON_AddNumberToObject(o, "wrun", r1 - r0);
+    return o;
+}
+
+static int worker_main(at_mpi *m, int argc, char **argv) {
+    /* Ctrl-C on mpirun reaches every rank: rank 0 alone decides, and
+     * stops the workers with a message. */
+    signal(SIGINT, SIG_IGN);
+    int plugins = load_plugins(argc, argv);
+    tune_measurer *meas = NULL;
+    char *mkey = NULL;
+    int rc = 0;
+    for (;;) {
+        int tag = 0;
+        cJSON *req = recv_any(m->comm, &tag);
+        if (!req) {
+            rc = 1;
+            break;
+        }
+        if (tag == TAG_STOP) {
+            cJSON_Delete(req);
+            break;
+        }
+        cJSON *rep = NULL;
+        if (tag == TAG_HELLO) {
+            rep = cJSON_CreateObject();
+            /* Test hooks: a worker of another version or another machine. */
+            const char *fv = getenv("LOOM_TEST_FAKE_VERSION");
+            cJSON_AddNumberToObject(rep, "proto", AT_MPI_PROTO);
+            cJSON_AddStringToObject(rep, "version", fv && *fv ? fv : LOOM_VERSION_STRING);
+            char host[MPI_MAX_PROCESSOR_NAME + 1] = "";
+            int hl = 0;
+            MPI_Get_processor_name(host, &hl);
+            cJSON_AddStringToObject(rep, "host", host);
+            const char *ft = getenv("LOOM_TEST_FAKE_TARGET");
+            char *err = NULL, *tk = ft && *ft ? strdup(ft) : tune_target_key(str(req, "target"), &err);
+            if (plugins) cJSON_AddStringToObject(rep, "error", "a --plugin library does not load");
+            else if (tk) cJSON_AddStringToObject(rep, "target_key", tk);
+            else cJSON_AddStringToObject(rep, "error", err ? err : "out of memory");
+            free(tk), free(err);
+        } else if (tag == TAG_WORK) {
+            /* Test hook: a worker that hangs (rank 0 must drop it). */
+            if (getenv("LOOM_TEST_WORKER_STALL"))
+                for (;;) sleep(60);
+            rep = work(req, &meas, &mkey);
+        }
+        cJSON_Delete(req);
+        if (rep && send_json(m, 0, tag == TAG_HELLO ? TAG_HELLO : TAG_RESULT, rep)) rc = 1;
+        cJSON_Delete(rep);
+        if (rc) break;
+    }
+    tune_measurer_free(meas);
+    free(mkey);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* Rank 0: the backend                                               */
+/* ---------------------------------------------------------------- */
+
+static void *be_open(void *user, const char *key, const char *target,
+                     const tune_measure_options *o, char **err) {
+    at_mpi *m = user;
+    session *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->m = m;
+    s->key = strdup(key);
+    s->target = strdup(target);
+    s->opts = cJSON_CreateObject();
+    if (!s->key || !s->target || !s->opts) {
+        free(s->key), free(s->target), cJSON_Delete(s->opts), free(s);
+        return NULL;
+    }
+    cJSON_AddNumberToObject(s->opts, "threads", o->threads);
+    cJSON_AddNumberToObject(s->opts, "build_timeout", o->build_timeout);
+    cJSON_AddNumberToObject(s->opts, "run_timeout", o->run_timeout);
+    cJSON_AddNumberToObject(s->opts, "repeat", o->repeat);
+    cJSON_AddNumberToObject(s->opts, "min_repeat_ms", o->min_repeat_ms);
+    cJSON_AddNumberToObject(s->opts, "check", o->check);
+    cJSON_AddNumberToObject(s->opts, "seed", (double)o->seed);
+    cJSON_AddNumberToObject(s->opts, "num_threads", o->num_threads);
+    if (o->baseline_steps) cJSON_AddStringToObject(s->opts, "baseline", o->baseline_steps);
+    /* The worker's build, run and reference check (tune_measure's limits),
+     * the baseline's build, and the margin for making its measurer. */
+    double bt = o->build_timeout > 0 ? o->build_timeout : 30;
+    double rt = o->run_timeout > 0 ? o->run_timeout : 10;
+    s->timeout = 2 * bt + 5 * rt + AT_MPI_MARGIN_S;
+    const char *t = getenv("LOOM_TEST_MPI_TIMEOUT_S");
+    if (t && atof(t) > 0) s->timeout = atof(t);
+    (void)err;
+    return s;
+}
+
+static void be_close(void *p) {
+    session *s = p;
+    if (!s) return;
+    free(s->key), free(s->target);
+    cJSON_Delete(s->opts);
+    free(s);
+}
+
+static void be_times(void *p, double *b, double *r) {
+    session *s = p;
+    if (b) *b = s->build_s;
+    if (r) *r = s->run_s;
+}
+
+static const char *be_errmsg(void *p) {
+    session *s = p;
+    return s->m->errmsg[0] ? s->m->errmsg : NULL;
+}
+
+static int live_workers(const at_mpi *m) {
+    int n = 0;
+    for (int i = 0; i < m->nw; i++) n += !m->w[i].dead;
+    return n;
+}
+
+static void take_result(session *s, worker *w, tune_result *res) {
+    cJSON *o = cJSON_Parse(w->rbuf);
+    if (!o) {
+        res->error_code = TUNE_ERR_UNKNOWN;
+        snprintf(res->error_msg, sizeof res->error_msg, "MPI rank %d sent an unreadable result",
+                 w->rank);
+        return;
+    }
+    res->error_code = (int)num(o, "error");
+    snprintf(res->error_msg, sizeof res->error_msg, "%s", str(o, "msg"));
+    cJSON *lat = cJSON_GetObjectItem(o, "lat");
+    int nl = cJSON_GetArraySize(lat);
+    for (int k = 0; k < nl && k < 64; k++)
+        res->latencies[res->nlatencies++] = cJSON_GetNumberValue(cJSON_GetArrayItem(lat, k));
+    res->median = num(o, "median");
+    res->mean = num(o, "mean");
+    res->spread = num(o, "spread");
+    res->build_s = num(o, "build_s");
+    res->checked = cJSON_IsTrue(cJSON_GetObjectItem(o, "checked"));
+    res->host_scale = num(o, "host_scale");
+    double wb = num(o, "wbuild"), wr = num(o, "wrun");
+    s->build_s += wb, s->run_s += wr;
+    w->build_s += wb, w->run_s += wr;
+    w->count++;
+    w->failed += res->error_code != 0;
+    cJSON_Delete(o);
+}
+
+static int be_measure(void *p, int n, const char *const *steps, const int *hooks, double best,
+                      tune_result *results) {
+    session *s = p;
+    at_mpi *m = s->m;
+    int *queue = malloc((size_t)(n > 0 ? n : 1) * sizeof *queue);
+    if (!queue) return -1;
+    int nq = 0, done = 0;
+    /* Handed out last first: the queue is a stack, pushed in reverse. */
+    for (int i = n - 1; i >= 0; i--) queue[nq++] = i;
+    MPI_Request *rq = malloc((size_t)m->nw * sizeof *rq);
+    if (!rq) {
+        free(queue);
+        return -1;
+    }
+    int rc = 0;
+    m->busy_max = 0;
+    while (done < n) {
+        for (int i = 0; i < m->nw && nq > 0; i++) {
+            worker *w = &m->w[i];
+            if (w->dead || w->cand >= 0) continue;
+            int c = queue[--nq];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "id", ++s->id);
+            cJSON_AddStringToObject(o, "key", s->key);
+            cJSON_AddStringToObject(o, "target", s->target);
+            cJSON_AddStringToObject(o, "steps", steps[c]);
+            cJSON_AddNumberToObject(o, "hook", hooks ? hooks[c] : 0);
+            cJSON_AddNumberToObject(o, "best", best);
+            cJSON_AddItemReferenceToObject(o, "opts", s->opts);
+            free(w->sbuf);
+            w->sbuf = cJSON_PrintUnformatted(o);
+            cJSON_Delete(o);
+            if (!w->sbuf ||
+                MPI_Isend(w->sbuf, (int)strlen(w->sbuf) + 1, MPI_CHAR, w->rank, TAG_WORK, m->comm,
+                          &w->sreq) != MPI_SUCCESS ||
+                MPI_Irecv(w->rbuf, AT_MPI_MAX_MSG, MPI_CHAR, w->rank, TAG_RESULT, m->comm,
+                          &w->rreq) != MPI_SUCCESS) {
+                fprintf(stderr, "autotune: MPI rank %d (%s) cannot be reached; dropped\n",
+                        w->rank, w->host);
+                w->dead = m->aborted = true;
+                queue[nq++] = c;
+                continue;
+            }
+            w->cand = c;
+            w->sent = rt_now();
+            w->deadline = w->sent + s->timeout;
+            if (++m->busy_now > m->busy_max) m->busy_max = m->busy_now;
+        }
+        if (!live_workers(m)) {
+            snprintf(m->errmsg, sizeof m->errmsg,
+                     "autotune: every MPI worker is gone (%d dropped: no answer within the "
+                     "candidate's limit of %.0f s, or unreachable); the records measured so far "
+                     "are in the database (--resume continues)",
+                     m->nw, s->timeout);
+            rc = -1;
+            break;
+        }
+        for (int i = 0; i < m->nw; i++)
+            rq[i] = m->w[i].cand >= 0 && !m->w[i].dead ? m->w[i].rreq : MPI_REQUEST_NULL;
+        int idx = MPI_UNDEFINED, flag = 0;
+        MPI_Status st;
+        if (MPI_Testany(m->nw, rq, &idx, &flag, &st) != MPI_SUCCESS) flag = 0;
+        if (flag && idx != MPI_UNDEFINED) {
+            worker *w = &m->w[idx];
+            w->rreq = MPI_REQUEST_NULL;
+            MPI_Wait(&w->sreq, MPI_STATUS_IGNORE);
+            take_result(s, w, &results[w->cand]);
+            w->busy_s += rt_now() - w->sent;
+            w->cand = -1;
+            m->busy_now--;
+            done++;
+            continue;
+        }
+        double now = rt_now();
+        for (int i = 0; i < m->nw; i++) {
+            worker *w = &m->w[i];
+            if (w->dead || w->cand < 0 || now < w->deadline) continue;
+            fprintf(stderr,
+                    "autotune: MPI rank %d (%s) gave no answer in %.0f s (the candidate's "
+                    "limit); dropped, its candidate goes to another worker\n",
+                    w->rank, w->host, s->timeout);
+            /* Its receive and send stay posted (buffers kept): a late
+             * answer is never read. */
+            w->dead = m->aborted = true;
+            queue[nq++] = w->cand;
+            w->cand = -1;
+            m->busy_now--;
+        }
+        /* MPI_Testany, not MPI_Waitany: a worker's deadline must be seen
+         * while the others measure. A millisecond is nothing to a build. */
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    free(rq);
+    free(queue);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* Start, handshake, end                                             */
+/* ---------------------------------------------------------------- */
+
+int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_rc) {
+    *out = NULL;
+    /* Only under a launcher with several ranks: a plain run (and -np 1)
+     * never initialises MPI, so it behaves as without MPI. */
+    const char *sz = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!sz) sz = getenv("PMI_SIZE");
+    if (!sz || atoi(sz) <= 1) return 0;
+    int provided = 0;
+    /* The search's threads never call MPI: the main thread does all. */
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "autotune: MPI_Init_thread failed; running without MPI\n");
+        return 0;
+    }
+    at_mpi *m = calloc(1, sizeof *m);
+    if (!m) MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
+    MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+    int rank = 0;
+    MPI_Comm_rank(m->comm, &rank);
+    MPI_Comm_size(m->comm, &m->size);
+    if (rank > 0) {
+        *worker_rc = worker_main(m, argc, argv);
+        MPI_Comm_free(&m->comm);
+        free(m);
+        MPI_Finalize();
+        return 1;
+    }
+    m->nw = m->size - 1;
+    m->w = calloc((size_t)m->nw, sizeof *m->w);
+    if (!m->w) MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int i = 0; i < m->nw; i++) {
+        worker *w = &m->w[i];
+        w->rank = i + 1;
+        w->cand = -1;
+        w->rreq = w->sreq = MPI_REQUEST_NULL;
+        w->rbuf = malloc(AT_MPI_MAX_MSG);
+        if (!w->rbuf) MPI_Abort(MPI_COMM_WORLD, 2);
+        snprintf(w->host, sizeof w->host, "?");
+    }
+    m->be = (tune_measure_backend){.user = m, .batch = 64, .open = be_open,
+                                   .measure = be_measure, .times = be_times,
+                                   .errmsg = be_errmsg, .close = be_close};
+    *out = m;
+    return 0;
+}
+
+const tune_measure_backend *at_mpi_backend(at_mpi *m) { return m ? &m->be : NULL; }
+
+int at_mpi_handshake(at_mpi *m, const char *target) {
+    if (!m) return 0;
+    char *err = NULL, *mine = tune_target_key(target, &err);
+    if (!mine) {
+        fprintf(stderr, "%s\n", err ? err : "autotune: out of memory");
+        free(err);
+        return -1;
+    }
+    cJSON *hello = cJSON_CreateObject();
+    cJSON_AddNumberToObject(hello, "proto", AT_MPI_PROTO);
+    cJSON_AddStringToObject(hello, "version", LOOM_VERSION_STRING);
+    cJSON_AddStringToObject(hello, "target", target);
+    int bad = 0;
+    for (int i = 0; i < m->nw; i++) {
+        worker *w = &m->w[i];
+        if (send_json(m, w->rank, TAG_HELLO, hello) ||
+            MPI_Irecv(w->rbuf, AT_MPI_MAX_MSG, MPI_CHAR, w->rank, TAG_HELLO, m->comm, &w->rreq) !=
+                MPI_SUCCESS) {
+            fprintf(stderr, "autotune: MPI rank %d cannot be reached at the start\n", w->rank);
+            w->dead = true, bad++;
+        }
+    }
+    cJSON_Delete(hello);
+    double deadline = rt_now() + AT_MPI_HELLO_S;
+    for (int i = 0; i < m->nw; i++) {
+        worker *w = &m->w[i];
+        if (w->dead) continue;
+        int flag = 0;
+        while (MPI_Test(&w->rreq, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag &&
+               rt_now() < deadline) {
+            struct timespec ts = {0, 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        if (!flag) {
+            fprintf(stderr, "autotune: MPI rank %d did not answer the handshake in %.0f s\n",
+                    w->rank, AT_MPI_HELLO_S);
+            w->dead = m->aborted = true, bad++;
+            continue;
+        }
+        cJSON *r = cJSON_Parse(w->rbuf);
+        snprintf(w->host, sizeof w->host, "%s", str(r, "host"));
+        int proto = (int)num(r, "proto");
+        const char *ver = str(r, "version");
+        if (proto != AT_MPI_PROTO || strcmp(ver, LOOM_VERSION_STRING)) {
+            fprintf(stderr,
+                    "autotune: MPI rank %d (%s) runs Loom %s (protocol %d), rank 0 Loom %s "
+                    "(protocol %d): every rank must run the same Loom version\n",
+                    w->rank, w->host, ver, proto, LOOM_VERSION_STRING, AT_MPI_PROTO);
+            bad++;
+        } else if (cJSON_GetObjectItem(r, "error")) {
+            fprintf(stderr, "autotune: MPI rank %d (%s) cannot measure target '%s': %s\n",
+                    w->rank, w->host, target, str(r, "error"));
+            bad++;
+        } else if (strcmp(str(r, "target_key"), mine)) {
+            fprintf(stderr,
+                    "autotune: MPI rank %d (%s) measures target '%s', rank 0 '%s': records of "
+                    "one target key must come from one kind of machine (--allow-mixed is not "
+                    "supported yet)\n",
+                    w->rank, w->host, str(r, "target_key"), mine);
+            bad++;
+        }
+        cJSON_Delete(r);
+    }
+    free(mine);
+    if (bad) {
+        fprintf(stderr, "autotune: %d of the %d MPI workers refused; nothing was measured\n", bad,
+                m->nw);
+        return -1;
+    }
+    return 0;
+}
+
+void at_mpi_load(at_mpi *m, int *busy, int *total) {
+    *busy = m ? m->busy_max : 0;
+    *total = m ? live_workers(m) : 0;
+}
+
+void at_mpi_report(at_mpi *m, FILE *f) {
+    if (!m) return;
+    for (int i = 0; i < m->nw; i++) {
+        const worker *w = &m->w[i];
+        fprintf(f, "worker rank %d (%s): %d candidates (%d failed), build %.1f s, run %.1f s, "
+                   "busy %.1f s%s\n",
+                w->rank, w->host, w->count, w->failed, w->build_s, w->run_s, w->busy_s,
+                w->dead ? " (dropped)" : "");
+    }
+}
+
+int at_mpi_finish(at_mpi *m, int rc) {
+    if (!m) return rc;
+    cJSON *stop = cJSON_CreateObject();
+    for (int i = 0; i < m->nw; i++)
+        if (!m->w[i].dead) send_json(m, m->w[i].rank, TAG_STOP, stop);
+    cJSON_Delete(stop);
+    fflush(stdout);
+    fflush(stderr);
+    if (m->aborted) {
+        /* A dropped worker may hang; MPI_Finalize would wait for it. */
+        fprintf(stderr, "autotune: ending the MPI job with MPI_Abort (a worker was dropped)\n");
+        MPI_Abort(m->comm, rc ? rc : 3);
+    }
+    for (int i = 0; i < m->nw; i++) free(m->w[i].rbuf), free(m->w[i].sbuf);
+    free(m->w);
+    MPI_Comm_free(&m->comm);
+    free(m);
+    MPI_Finalize();
+    return rc;
+}

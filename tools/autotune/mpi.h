@@ -1,0 +1,63 @@
+/*
+ * tools/autotune/mpi.h — `mpirun -np N autotune ...`: rank 0 runs the
+ * command as without MPI (search, cost model, the only database writer)
+ * and measures through a tune_measure_backend that hands each candidate
+ * to whichever worker rank is free; ranks 1..N-1 measure (tools/autotune/
+ * mpi.c, built with LOOM_WITH_MPI). No MPI type appears here: main.c
+ * builds the same way with and without MPI.
+ */
+#ifndef LOOM_TOOLS_AUTOTUNE_MPI_H
+#define LOOM_TOOLS_AUTOTUNE_MPI_H
+
+#include <stdio.h>
+
+#include "loom/autotune.h"
+
+typedef struct at_mpi at_mpi;
+
+#ifdef LOOM_WITH_MPI
+/* First thing in main after tune_runner_maybe_run. Started by a launcher
+ * with more than one rank: MPI is initialised; a worker rank serves rank 0
+ * until told to stop and returns 1 with its exit status in *worker_rc
+ * (main returns it); rank 0 returns 0 with *out set. Otherwise (no
+ * launcher, -np 1): 0 with *out NULL, and MPI is never initialised. */
+int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_rc);
+/* Rank 0, once the target is known: every worker's Loom version, protocol
+ * version and target key (tune_target_key(target)) must equal rank 0's.
+ * 0, or -1 with the reason printed (the ranks that differ named). */
+int at_mpi_handshake(at_mpi *m, const char *target);
+/* The backend that measures on the workers (valid until at_mpi_finish). */
+const tune_measure_backend *at_mpi_backend(at_mpi *m);
+/* Workers alive, and the most that were busy at once while the latest
+ * batch of candidates was measured. */
+void at_mpi_load(at_mpi *m, int *busy, int *total);
+/* One line per worker: candidates, failures, build and run seconds. */
+void at_mpi_report(at_mpi *m, FILE *f);
+/* Stops every worker, finalises MPI, frees m; returns rc. */
+int at_mpi_finish(at_mpi *m, int rc);
+#else
+static inline int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_rc) {
+    (void)argc, (void)argv, (void)worker_rc;
+    *out = NULL;
+    return 0;
+}
+static inline int at_mpi_handshake(at_mpi *m, const char *target) {
+    (void)m, (void)target;
+    return 0;
+}
+static inline const tune_measure_backend *at_mpi_backend(at_mpi *m) {
+    (void)m;
+    return NULL;
+}
+static inline void at_mpi_load(at_mpi *m, int *busy, int *total) {
+    (void)m;
+    *busy = *total = 0;
+}
+static inline void at_mpi_report(at_mpi *m, FILE *f) { (void)m, (void)f; }
+static inline int at_mpi_finish(at_mpi *m, int rc) {
+    (void)m;
+    return rc;
+}
+#endif
+
+#endif
