@@ -434,6 +434,12 @@ typedef struct {
     /* Skip the graph passes (gr_optimize: constants folded, BatchNormalization
      * folded into convolutions, no-op nodes removed) that run first. */
     bool no_passes;
+    /* Keep every convolution in NCHW. Otherwise (llvm targets) 2-D float32
+     * convolutions whose channels are multiples of the target's float32
+     * vector lanes run on the blocked layout NCHW[lanes]c, kept between
+     * convolutions through their elementwise consumers (graph passes'
+     * LOOM_DUMP_GRAPH shows the graph after it as NN-alter_layout.txt). */
+    bool no_layout;
     /* Tuning records: each kernel runs the best valid record of its key
      * for the target (tdb_best under tune_target_key(target)); kernels
      * without one run their default schedule. NULL: defaults only. */
