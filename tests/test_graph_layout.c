@@ -14,6 +14,8 @@
  *   - a Conv whose channels are no multiple of the block, and every Conv
  *     under no_layout, is left alone;
  *   - LOOM_DUMP_GRAPH shows the graph after the pass;
+ *   - the default schedule gives a blocked convolution its register tile
+ *     (autotune/seed.c, autotune/default_schedule.c);
  *   - keys with malformed layout operators are refused with the rule.
  */
 #include <math.h>
@@ -25,6 +27,8 @@
 
 #include "loom/autotune.h"
 #include "loom/ops.h"
+#include "loom/schedule.h"
+#include "loom/tir.h"
 #include "onnx_writer.h"
 #include "testutil.h"
 
@@ -397,6 +401,55 @@ static void test_dump_graph(void **state)
     free_conv(&c1);
 }
 
+/* The default schedule of a blocked convolution key (block = the host's
+ * lanes): lowered text, and how it was chosen. */
+static const char *blocked_schedule(te_ctx *ctx, const char *key, const char **how)
+{
+    tune_workload w;
+    if (tune_build_workload(ctx, key, &w) != 0) fail_msg("%s", te_ctx_errmsg(ctx));
+    sch_schedule *s = tune_default_schedule(ctx, &w, "llvm", how);
+    assert_non_null(s);
+    tir_func *f = sch_lower(s, w.nargs, w.args, "f");
+    assert_non_null(f);
+    return tir_func_str(ctx, f);
+}
+
+static void expect_loop(const char *text, const char *loop)
+{
+    if (!strstr(text, loop)) fail_msg("no loop '%s' in:\n%s", loop, text);
+}
+
+/* The register tile of a blocked convolution: 8 output columns (7 of a
+ * 14-wide image) by 2 channel blocks by one vector, whether a heuristic
+ * program (an epilogue: Relu) or the rules (a bias alone) fill it. */
+static void test_blocked_conv_schedule(void **state)
+{
+    (void)state;
+    int v = tune_host_vector_lanes();
+    char key[512], loop[64];
+    te_ctx *ctx = te_ctx_new();
+    const char *how, *text;
+    snprintf(key, sizeof key,
+             "onnx(opset=13;x v0:float[1,4,56,56,%d];w v1:float[4,4,3,3,%d,%d];w v2:float[4,%d];"
+             "n v3=loom:ConvNCHWc(v0,v1,v2){pads=I[1,1,1,1]};n v4=Relu(v3);out v4)", v, v, v, v);
+    text = blocked_schedule(ctx, key, &how);
+    assert_non_null(strstr(how, "heuristic program"));
+    expect_loop(text, "for (c1.c.inner, 0, 2)");
+    expect_loop(text, "for (c3.c.inner, 0, 8)");
+    snprintf(loop, sizeof loop, "for (c4.c.inner, 0, %d) vectorized", v);
+    expect_loop(text, loop);
+    snprintf(key, sizeof key,
+             "onnx(opset=13;x v0:float[1,4,28,28,%d];w v1:float[4,4,1,1,%d,%d];w v2:float[4,%d];"
+             "n v3=loom:ConvNCHWc(v0,v1,v2){strides=I[2,2]};out v3)", v, v, v, v);
+    text = blocked_schedule(ctx, key, &how);
+    assert_non_null(strstr(how, "rules"));
+    expect_loop(text, "for (c1.inner, 0, 2)");
+    expect_loop(text, "for (c3.inner, 0, 7)");
+    snprintf(loop, sizeof loop, "for (c4.inner, 0, %d) vectorized", v);
+    expect_loop(text, loop);
+    te_ctx_free(ctx);
+}
+
 static void expect_key_error(const char *key, const char *want)
 {
     te_ctx *ctx = te_ctx_new();
@@ -436,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_depthwise_and_middle_output),
         cmocka_unit_test(test_channels_not_blocked),
         cmocka_unit_test(test_dump_graph),
+        cmocka_unit_test(test_blocked_conv_schedule),
         cmocka_unit_test(test_key_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
