@@ -138,13 +138,17 @@ static bool fill_packed(const tune_sketch *sk, int u, const te_tensor *t, int vl
  * (28 accumulators) spills and runs at 0.57x of 8x2, 14x1 at 0.95x. */
 bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
     const int64_t *shape = t->shape;
-    if (t->ndim != 5 || shape[4] != vlen || !t->body || t->body->kind != TE_REDUCE) return false;
+    /* Half a vector too: a tensor blocked by half the lanes (24 channels
+     * on AVX-512, graph/pass_alter_layout.c). */
+    if (t->ndim != 5 || (shape[4] != vlen && 2 * shape[4] != vlen) || !t->body ||
+        t->body->kind != TE_REDUCE)
+        return false;
     int64_t ow = shape[3] <= 8 ? shape[3] : divisor_multiple(shape[3], 8, 1);
     int64_t kb = shape[1] % 2 == 0 ? 2 : 1;
     lv[1][0] = lv[1][1] = lv[3][0] = lv[3][1] = lv[4][0] = lv[4][1] = 1;
     lv[1][2] = kb;
     lv[3][2] = ow;
-    lv[4][2] = vlen;
+    lv[4][2] = shape[4];
     return true;
 }
 

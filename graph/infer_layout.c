@@ -7,11 +7,12 @@
  *   loom:ToNCHWc(X){block=b}    [N, C, H, W] -> [N, C/b, H, W, b]
  *   loom:FromNCHWc(X)           [N, C/b, H, W, b] -> [N, C, H, W]
  *   loom:ConvNCHWc(X, W, B?){dilations, group, pads, strides}
- *       X [N, C/b, H, W, b]; W [K/b, C/b, R, S, b, b] (group 1: W[ko,
+ *       X [N, C/b, H, W, b]; W [K/o, C/b, R, S, b, o] (group 1: W[ko,
  *       co, r, s, ci, ki] is the Conv's weight of output channel
- *       ko*b+ki, input channel co*b+ci) or [K/b, 1, R, S, 1, b]
- *       (depthwise: group == C == K); B [K/b, b]; output
- *       [N, K/b, OH, OW, b]. Pads are explicit (no auto_pad). */
+ *       ko*o+ki, input channel co*b+ci; the output block o may differ
+ *       from the input's) or [K/b, 1, R, S, 1, b] (depthwise: group == C
+ *       == K, o == b); B [K/o, o]; output [N, K/o, OH, OW, o]. Pads are
+ *       explicit (no auto_pad). */
 #include <inttypes.h>
 #include <string.h>
 
@@ -55,25 +56,22 @@ static bool infer_conv_nchwc(gr_ictx *c)
     if (!gr_iin_req(c, 0, "X", &x) || !gr_iin_req(c, 1, "W", &w)) return false;
     if (x->ndim != 5) return gr_ifail(c, "input X has rank %d (needs 5: N, C/b, H, W, b)", x->ndim);
     if (w->ndim != 6) return gr_ifail(c, "input W has rank %d (needs 6)", w->ndim);
-    int64_t b = x->shape[4], C = x->shape[1] * b, K = w->shape[0] * w->shape[5];
+    int64_t b = x->shape[4], bo = w->shape[5], C = x->shape[1] * b, K = w->shape[0] * bo;
     int64_t group = gr_iattr_int(c, "group", 1);
     bool depthwise = group == C && group == K && group > 1;
-    if (w->shape[5] != b)
-        return gr_ifail(c, "W's output block %" PRId64 " differs from X's block %" PRId64,
-                        w->shape[5], b);
-    if (depthwise ? (w->shape[1] != 1 || w->shape[4] != 1 || w->shape[0] != x->shape[1])
+    if (depthwise ? (bo != b || w->shape[1] != 1 || w->shape[4] != 1 || w->shape[0] != x->shape[1])
                   : (group != 1 || w->shape[1] != x->shape[1] || w->shape[4] != b))
         return gr_ifail(c, "W [%" PRId64 ",%" PRId64 ",..,%" PRId64 ",%" PRId64 "] does not "
-                           "fit X with %" PRId64 " channels and group %" PRId64
-                           " (group 1 or depthwise only)",
-                        w->shape[0], w->shape[1], w->shape[4], w->shape[5], C, group);
+                           "fit X with %" PRId64 " channels in blocks of %" PRId64 " and group %"
+                           PRId64 " (group 1 or depthwise only)",
+                        w->shape[0], w->shape[1], w->shape[4], w->shape[5], C, b, group);
     const gr_type *bias = gr_iin(c, 2);
-    if (bias && (bias->ndim != 2 || bias->shape[0] != w->shape[0] || bias->shape[1] != b))
-        return gr_ifail(c, "input B must have shape [%" PRId64 ",%" PRId64 "]", w->shape[0], b);
+    if (bias && (bias->ndim != 2 || bias->shape[0] != w->shape[0] || bias->shape[1] != bo))
+        return gr_ifail(c, "input B must have shape [%" PRId64 ",%" PRId64 "]", w->shape[0], bo);
     int64_t s[2], d[2], p[4];
     if (!ints4(c, "strides", 2, 1, s) || !ints4(c, "dilations", 2, 1, d) || !ints4(c, "pads", 4, 0, p))
         return false;
-    int64_t out[5] = {x->shape[0], w->shape[0], 0, 0, b};
+    int64_t out[5] = {x->shape[0], w->shape[0], 0, 0, bo};
     for (int i = 0; i < 2; i++) {
         if (s[i] < 1 || d[i] < 1 || p[i] < 0 || p[2 + i] < 0)
             return gr_ifail(c, "strides and dilations must be >= 1, pads >= 0");

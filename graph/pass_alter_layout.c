@@ -13,8 +13,9 @@
  * (so everything inserted lands right before its first reader and the
  * order stays topological):
  *   - a float32 2-D Conv with initializer weights (and bias), group 1 with
- *     input and output channels multiples of b, or depthwise (group == C
- *     == K, a multiple of b), becomes loom:ConvNCHWc reading the blocked
+ *     input and output channels multiples of b (or of b/2 where b >= 16:
+ *     each tensor has its own block), or depthwise (group == C == K),
+ *     becomes loom:ConvNCHWc reading the blocked
  *     twin of its input (a loom:ToNCHWc added the first time one is
  *     needed) and writing a blocked twin of its output;
  *   - Relu, Clip, Sigmoid, Tanh, HardSwish, Sqrt, Reciprocal, Erf of a
@@ -68,6 +69,16 @@ static bool attr_ints(const gr_node *n, const char *name, int want, int64_t dflt
     return true;
 }
 
+/* The block of a tensor of C channels: the target's lanes b, else, with
+ * 16 lanes or more, half of them (MobileNet's 24-channel layers stay
+ * blocked in 8s rather than going back and forth to NCHW); 0: none. */
+static int64_t block_of(int64_t b, int64_t C)
+{
+    if (C % b == 0) return b;
+    if (b >= 16 && C % (b / 2) == 0) return b / 2;
+    return 0;
+}
+
 static bool is_float4(const gr_type *t)
 {
     return t->kind == GR_TYPE_TENSOR && t->elem_type == GR_FLOAT && t->ndim == 4;
@@ -90,7 +101,7 @@ static bool convertible_conv(const gr_graph *g, const gr_node *n, int64_t b, int
         return false;
     const int64_t *xs = g->values[x].type.shape, *ys = g->values[n->outputs[0]].type.shape;
     int64_t C = xs[1], K = wt->shape[0], group = attr_int(n, "group", 1);
-    if (C % b != 0 || K % b != 0) return false;
+    if (!block_of(b, C) || !block_of(b, K)) return false;
     if (group == 1) *depthwise = false;
     else if (group == C && group == K && wt->shape[1] == 1) *depthwise = true;
     else return false;
@@ -178,7 +189,8 @@ static gr_node layout_node(walk *w, const char *op, const char *name, int in, in
 static int blocked_shape_value(walk *w, int v)
 {
     const gr_type *t = &w->rw->g->values[v].type;
-    int64_t s[5] = {t->shape[0], t->shape[1] / w->b, t->shape[2], t->shape[3], w->b};
+    int64_t b = block_of(w->b, t->shape[1]);
+    int64_t s[5] = {t->shape[0], t->shape[1] / b, t->shape[2], t->shape[3], b};
     char base[1024];
     snprintf(base, sizeof base, "%s_nchwc", w->rw->g->values[v].name);
     return gr_rw_add_node_value(w->rw, base, t->elem_type, 5, s);
@@ -195,7 +207,7 @@ static int to_blocked(walk *w, int v)
     if (!n.inputs || !n.outputs || !at) return oom(w), -1;
     at->name = "block";
     at->kind = GR_ATTR_INT;
-    at->i = w->b;
+    at->i = block_of(w->b, w->rw->g->values[v].type.shape[1]);
     n.attrs = at;
     n.n_attrs = 1;
     if (!emit(w, &n)) return -1;
@@ -217,8 +229,9 @@ static bool to_plain(walk *w, int v)
 
 static gr_tensor *block_weights(walk *w, const gr_tensor *wt, bool depthwise)
 {
-    int64_t b = w->b, K = wt->shape[0], Cg = wt->shape[1], R = wt->shape[2], S = wt->shape[3];
-    int64_t shape[6] = {K / b, depthwise ? 1 : Cg / b, R, S, depthwise ? 1 : b, b};
+    int64_t K = wt->shape[0], Cg = wt->shape[1], R = wt->shape[2], S = wt->shape[3];
+    int64_t bo = block_of(w->b, K), bi = depthwise ? 1 : block_of(w->b, Cg);
+    int64_t shape[6] = {K / bo, Cg / bi, R, S, bi, bo};
     gr_tensor *t = gr_rw_new_tensor(w->rw, GR_FLOAT, 6, shape);
     if (!t) return NULL;
     const float *src = wt->data;
@@ -227,9 +240,8 @@ static gr_tensor *block_weights(walk *w, const gr_tensor *wt, bool depthwise)
         for (int64_t c = 0; c < Cg; c++)
             for (int64_t r = 0; r < R; r++)
                 for (int64_t s = 0; s < S; s++) {
-                    int64_t co = depthwise ? 0 : c / b, ci = depthwise ? 0 : c % b;
-                    int64_t at = ((((k / b) * shape[1] + co) * R + r) * S + s) * shape[4] + ci;
-                    dst[at * b + k % b] = src[((k * Cg + c) * R + r) * S + s];
+                    int64_t at = ((((k / bo) * shape[1] + c / bi) * R + r) * S + s) * bi + c % bi;
+                    dst[at * bo + k % bo] = src[((k * Cg + c) * R + r) * S + s];
                 }
     return t;
 }
@@ -273,7 +285,7 @@ static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, bool dep
     if (wv < 0) return false;
     int bv = -1;
     if (n->n_inputs > 2 && n->inputs[2] >= 0) {
-        int64_t bs[2] = {wt->shape[0] / w->b, w->b};
+        int64_t bo = block_of(w->b, wt->shape[0]), bs[2] = {wt->shape[0] / bo, bo};
         bv = add_blocked_const(w, n->inputs[2], wt->shape[0], 2, bs);
         if (bv < 0) return false;
     }
@@ -349,7 +361,7 @@ static bool convert_elemwise(walk *w, const gr_node *n)
         if (v < w->nv0 && w->blk[v] >= 0 && same4(&rw->g->values[v].type, &rw->g->values[y].type))
             e.inputs[k] = w->blk[v];
         else if (rw->g->values[v].type.ndim >= 3 && per_channel(rw->g, v, C)) {
-            int64_t s[5] = {1, C / w->b, 1, 1, w->b};
+            int64_t bc = block_of(w->b, C), s[5] = {1, C / bc, 1, 1, bc};
             if ((e.inputs[k] = add_blocked_const(w, v, C, 5, s)) < 0) return false;
         }
     }

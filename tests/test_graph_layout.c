@@ -9,6 +9,8 @@
  *   - a residual block keeps its Add (and a per-channel Mul by an
  *     initializer, re-laid out) blocked;
  *   - a depthwise convolution (strided) runs blocked;
+ *   - with 16 lanes, 24-channel tensors are blocked by 8, convolutions
+ *     changing block size;
  *   - a value that is a graph output and read further on comes back plain
  *     for the output and stays blocked for its reader;
  *   - a Conv whose channels are no multiple of the block, and every Conv
@@ -332,12 +334,58 @@ static void test_depthwise_and_middle_output(void **state)
     free_conv(&c1), free_conv(&dw);
 }
 
+/* With 16 lanes or more, 24 channels are blocked by 8: a block of 24 ->
+ * 32 -> 24 channels with its residual Add stays blocked, the convolutions
+ * changing block size on the way. */
+static void test_half_blocks(void **state)
+{
+    (void)state;
+    int64_t b = host_block();
+    if (b < 16) skip();
+    uint64_t rng = tu_seed();
+    const int64_t C = b / 2 * 3, K = 2 * b, H = 7, W = 9;
+    conv_w c1 = rand_conv(&rng, K, C, 1, 1), c2 = rand_conv(&rng, C, K, 3, 3);
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
+    ow_node_add(w, "", "Relu", "a", "ar");
+    add_conv(w, "c2", &c2, "ar", "c", 1, 1, 1);
+    ow_node_add(w, "", "Add", "c,x", "y");
+    ow_output(w, "y");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    const gr_graph *g = m1->graph;
+    assert_int_equal(count_op(g, "", "Conv"), 0);
+    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
+    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    int to = find_op(g, "loom", "ToNCHWc", 0), add = find_op(g, "", "Add", 0);
+    assert_int_equal(out_type(g, to)->shape[4], b / 2);
+    assert_int_equal(out_type(g, find_op(g, "", "Relu", 0))->shape[4], b);
+    assert_int_equal(out_type(g, add)->shape[4], b / 2);
+
+    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+    double *xd = input_double(x);
+    int64_t oh, ow;
+    double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+    relu(a, K * H * W);
+    double *ref = ref_conv(a, K, H, W, &c2, 1, 1, 1, &oh, &ow);
+    for (int64_t i = 0; i < C * H * W; i++) ref[i] += xd[i];
+    check_both(e1, e2, x, 0, ref, C * H * W);
+    free(ref), free(a), free(xd);
+    rt_tensor_free(x);
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1), free_conv(&c2);
+}
+
 static void test_channels_not_blocked(void **state)
 {
     (void)state;
     uint64_t rng = tu_seed();
     const int64_t C = 12, H = 6, W = 6;
-    if (C % host_block() == 0) skip(); /* a 4-lane host blocks 12 channels */
+    /* A 4-lane host blocks 12 channels. */
+    if (C % host_block() == 0 || (host_block() >= 16 && C % (host_block() / 2) == 0)) skip();
     conv_w c1 = rand_conv(&rng, C, C, 3, 3);
     ow_model *w = ow_new(13);
     ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
@@ -469,7 +517,7 @@ static void test_key_refusals(void **state)
                      "attribute 'block' is 16: must divide the 24 channels");
     expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];w v1:float[2,1,3,3,16,16];"
                      "n v2=loom:ConvNCHWc(v0,v1){pads=I[1,1,1,1]};out v2)",
-                     "does not fit X with 32 channels and group 1");
+                     "does not fit X with 32 channels in blocks of 16 and group 1");
     expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];w v1:float[2,2,3,3,16,16];w v2:float[32];"
                      "n v3=loom:ConvNCHWc(v0,v1,v2){pads=I[1,1,1,1]};out v3)",
                      "input B must have shape [2,16]");
@@ -487,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_conv_relu_conv),
         cmocka_unit_test(test_residual_block),
         cmocka_unit_test(test_depthwise_and_middle_output),
+        cmocka_unit_test(test_half_blocks),
         cmocka_unit_test(test_channels_not_blocked),
         cmocka_unit_test(test_dump_graph),
         cmocka_unit_test(test_blocked_conv_schedule),
