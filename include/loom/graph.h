@@ -297,7 +297,10 @@ bool gr_input_shape_parse(const char *spec, gr_input_shape *out, char **err);
  * Reciprocal, MaxPool, AveragePool, GlobalAveragePool, Flatten, Reshape,
  * Transpose, Concat, Split, Slice, Gather, Squeeze, Unsqueeze, Softmax,
  * LayerNormalization, ReduceMean, ReduceSum, Cast, Where, Shape, Constant,
- * ConstantOfShape and Identity at opsets 11 to 18, and com.microsoft Gelu. */
+ * ConstantOfShape and Identity at opsets 11 to 18, com.microsoft Gelu, and
+ * Loom's own layout operators of domain "loom" (ConvNCHWc, ToNCHWc,
+ * FromNCHWc: convolutions on NCHW[x]c, which gr_compile writes; any opset;
+ * graph/infer_layout.c defines them). */
 bool gr_op_supported(const char *domain, const char *op_type, int64_t opset);
 
 /* Shape inference for the main graph. First fixes the graph inputs:
