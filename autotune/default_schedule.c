@@ -186,12 +186,19 @@ static bool fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int vlen
     int nsp = t->ndim, col = nsp - 1, row = nsp - 2;
     const tune_hole *h;
     int k = 0;
+    /* A blocked convolution without a register-tile sketch (no epilogue
+     * to cache its writes: a bias alone, a downsample) takes the tile of
+     * its heuristic programs, not 2 rows by one vector (0.5x). */
+    int64_t blv[TE_MAX_DIMS][3];
+    for (int d = 0; d < nsp && d < TE_MAX_DIMS; d++) blv[d][0] = blv[d][1] = blv[d][2] = 1;
+    bool blocked = tune__blocked_conv_tile(t, vlen, blv);
     for (int d = 0; d < nsp; d++, k++) {
         if (!(h = tune__unit_hole(sk, u, k)) || h->kind != TUNE_HOLE_SPLIT || h->nvals != 3)
             return false;
         int64_t *v = p->vals + h->offset;
         v[0] = v[1] = v[2] = 1;
-        if (d == col) v[2] = tile_cols(t->shape[d], vlen);
+        if (blocked) v[2] = blv[d][2];
+        else if (d == col) v[2] = tile_cols(t->shape[d], vlen);
         else if (d == row) v[2] = tile_rows(t->shape[d]);
         if (!tune_split_valid(h, v)) return false;
     }
@@ -200,7 +207,7 @@ static bool fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int vlen
     if (!h || h->kind != TUNE_HOLE_PARALLEL) return false;
     p->vals[h->offset] = nsp < h->extent ? nsp : h->extent;
     if (!(h = tune__unit_hole(sk, u, ++k)) || h->kind != TUNE_HOLE_UNROLL) return false;
-    p->vals[h->offset] = 1;
+    p->vals[h->offset] = blocked ? 2 : 1; /* 64 steps: the whole blocked tile */
     if (sk->units[u].kind == TUNE_UNIT_TILE) return true;
     if (!(h = tune__unit_hole(sk, u, ++k)) || h->kind != TUNE_HOLE_LOCATION) return false;
     p->vals[h->offset] = 2;

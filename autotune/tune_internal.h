@@ -96,6 +96,10 @@ int64_t tune__rand_inner(const tune_hole *h, uint64_t *rng);
 int tune__move_split_factor(const tune_hole *h, uint64_t *rng, int64_t *v);
 /* The k-th hole of unit u of sk, NULL when there is none. */
 const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k);
+/* The register tile of a convolution on NCHW[vlen]c (autotune/seed.c):
+ * true, with lv[d][2] the innermost tile factor of axes 1, 3, 4 (lv[d][0]
+ * and [1] set to 1), for a 5-D reduction whose last axis is one vector. */
+bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]);
 
 /* FNV-1a hash of one step's text (as in tune_steps_key). */
 uint64_t tune__step_hash(const sch_step *st);

@@ -15,6 +15,7 @@
 #include "graph/group.h"
 #include "graph/lower.h"
 #include "graph/memory_plan.h"
+#include "graph/rewrite.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -202,6 +203,17 @@ static char *group_label(const gr_graph *g, const gr_instance *inst)
     return strdup(buf);
 }
 
+/* NCHW[x]c convolutions (graph/pass_alter_layout.c), x the target's
+ * float32 lanes; CPU (llvm) targets only, as the block is a CPU vector. */
+static bool alter_layout(gr_model *m, const char *target, char **err)
+{
+    const char *t = target ? target : "llvm";
+    if (strncmp(t, "llvm", 4) != 0 || (t[4] && t[4] != ' ')) return true;
+    if (gr_pass_alter_layout(m, tune_target_vector_bytes(t) / 4, NULL, err) < 0) return false;
+    gr_dump_graph(m, gr_pass_count(), "alter_layout");
+    return true;
+}
+
 /* Fills e's groups and kernels (keys, uses, labels; nothing built). */
 static bool plan(gr_exec *e, const gr_compile_options *o, char **err)
 {
@@ -210,6 +222,7 @@ static bool plan(gr_exec *e, const gr_compile_options *o, char **err)
     if (gr_infer_shapes(m, o->nshapes, o->shapes, err) != 0) return false;
     if (!check_lowerable(m, err)) return false;
     if (!o->no_passes && gr_optimize(m, NULL, err) < 0) return false;
+    if (!o->no_layout && !alter_layout(m, o->target, err)) return false;
     int *group_of = malloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *group_of);
     if (!group_of) goto oom;
     int ng = form_groups(m, !o->no_fuse, group_of, err);

@@ -458,7 +458,7 @@ gr_model *gr_model_from_key(const char *key, char **err)
     if (ok) {
         m = gr_arena_alloc(k.a, 1, sizeof *m);
         gr_graph *g = gr_arena_alloc(k.a, 1, sizeof *g);
-        gr_opset *os = gr_arena_alloc(k.a, 2, sizeof *os);
+        gr_opset *os = gr_arena_alloc(k.a, 3, sizeof *os);
         gr_value *vals = gr_arena_alloc(k.a, k.nvals ? (size_t)k.nvals : 1, sizeof *vals);
         gr_node *nodes = gr_arena_alloc(k.a, k.nnodes ? (size_t)k.nnodes : 1, sizeof *nodes);
         int *ins = gr_arena_alloc(k.a, k.ninputs ? (size_t)k.ninputs : 1, sizeof(int));
@@ -478,8 +478,9 @@ gr_model *gr_model_from_key(const char *key, char **err)
             m->producer_name = m->producer_version = "";
             os[0] = (gr_opset){"", opset};
             os[1] = (gr_opset){"com.microsoft", 1};
+            os[2] = (gr_opset){"loom", 1};
             m->opsets = os;
-            m->n_opsets = 2;
+            m->n_opsets = 3;
             m->opset = opset;
             g->name = "workload";
             g->values = vals;

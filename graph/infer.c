@@ -326,6 +326,8 @@ static gr_infer_fn find_rule(const char *domain, const char *op, int64_t opset)
     if (!op) return NULL;
     if (domain && strcmp(domain, "com.microsoft") == 0)
         return strcmp(op, "Gelu") == 0 ? infer_gelu : NULL;
+    /* Loom's own operators have no opset: only Loom writes them. */
+    if (domain && strcmp(domain, "loom") == 0) return gr_infer_layout_rule(op);
     if (!default_domain(domain) || opset < 11 || opset > 18) return NULL;
     for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
         if (strcmp(rules[i].op, op) == 0) return rules[i].fn;

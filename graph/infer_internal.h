@@ -88,4 +88,7 @@ bool gr_infer_constant(gr_ictx *c);
 bool gr_infer_constant_of_shape(gr_ictx *c);
 bool gr_infer_cast(gr_ictx *c);
 
+/* The rule of a "loom" domain operator (graph/infer_layout.c), or NULL. */
+gr_infer_fn gr_infer_layout_rule(const char *op);
+
 #endif

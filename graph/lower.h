@@ -61,6 +61,8 @@ typedef struct {
 extern const gr_lower_rule gr_lower_rules_nn[];
 extern const gr_lower_rule gr_lower_rules_elemwise[];
 extern const gr_lower_rule gr_lower_rules_tensor[];
+/* Loom's layout operators, domain "loom" (lower_layout.c). */
+extern const gr_lower_rule gr_lower_rules_layout[];
 
 /* The rule for a node's operator, or NULL. */
 const gr_lower_rule *gr_lower_rule_for(const char *domain, const char *op_type);

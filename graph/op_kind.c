@@ -56,6 +56,14 @@ gr_op_kind gr_node_kind(const gr_graph *g, int node)
     const char *dom = n->domain ? n->domain : "";
     if (strcmp(dom, "com.microsoft") == 0)
         return strcmp(op, "Gelu") == 0 ? GR_KIND_ELEMWISE : GR_KIND_OPAQUE;
+    /* The layout operators (graph/infer_layout.c): a blocked convolution
+     * takes elementwise consumers as the plain one does; the transforms
+     * move elements, as Transpose. */
+    if (strcmp(dom, "loom") == 0) {
+        if (strcmp(op, "ConvNCHWc") == 0) return GR_KIND_OUT_FUSABLE;
+        if (strcmp(op, "ToNCHWc") == 0 || strcmp(op, "FromNCHWc") == 0) return GR_KIND_INJECTIVE;
+        return GR_KIND_OPAQUE;
+    }
     if (*dom && strcmp(dom, "ai.onnx") != 0) return GR_KIND_OPAQUE;
     if (in_list(op, elemwise_ops)) return GR_KIND_ELEMWISE;
     if (in_list(op, binary_ops)) return broadcasts(g, n) ? GR_KIND_BROADCAST : GR_KIND_ELEMWISE;

@@ -111,10 +111,10 @@ static const char *dump_dir(void)
     return dir;
 }
 
-static bool dump(const char *dir, int i, const gr_model *m)
+static bool dump_named(const char *dir, int i, const char *name, const gr_model *m)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%02d-%s.txt", dir, i, passes[i].name);
+    snprintf(path, sizeof path, "%s/%02d-%s.txt", dir, i, name);
     FILE *f = fopen(path, "w");
     if (f) {
         gr_model_print(m, f);
@@ -123,6 +123,17 @@ static bool dump(const char *dir, int i, const gr_model *m)
     fprintf(stderr, "loom: LOOM_DUMP_GRAPH: cannot write '%s': %s; graph dumps are off\n", path,
             strerror(errno));
     return false;
+}
+
+static bool dump(const char *dir, int i, const gr_model *m)
+{
+    return dump_named(dir, i, passes[i].name, m);
+}
+
+void gr_dump_graph(const gr_model *m, int index, const char *name)
+{
+    const char *dir = dump_dir();
+    if (dir) (void)dump_named(dir, index, name, m);
 }
 
 int gr_optimize(gr_model *m, gr_pass_report *report, char **err)

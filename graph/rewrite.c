@@ -86,12 +86,14 @@ static char *unique_name(gr_rw *rw, const char *base)
     return name;
 }
 
-int gr_rw_add_const(gr_rw *rw, const char *base, gr_tensor *t)
+/* A new zeroed value named base (made unique), room grown as needed;
+ * -1 and *err when out of memory. */
+static int add_value(gr_rw *rw, const char *base)
 {
     gr_graph *g = rw->g;
     char *name = unique_name(rw, base);
     if (name && g->n_values + 1 > rw->values_cap) {
-        /* Doubling keeps a pass that adds a constant per node linear. */
+        /* Doubling keeps a pass that adds a value per node linear. */
         int cap = g->n_values < 8 ? 16 : g->n_values * 2;
         gr_value *values = gr_arena_alloc(rw->a, (size_t)cap, sizeof *values);
         if (values) {
@@ -106,12 +108,20 @@ int gr_rw_add_const(gr_rw *rw, const char *base, gr_tensor *t)
         gr_set_err(rw->err, "%s: out of memory in a graph pass", rw->m->path);
         return -1;
     }
-    t->name = name;
     gr_value *v = &g->values[g->n_values];
     memset(v, 0, sizeof *v);
     v->name = name;
-    v->kind = GR_VALUE_CONST;
     v->producer = -1;
+    return g->n_values++;
+}
+
+int gr_rw_add_const(gr_rw *rw, const char *base, gr_tensor *t)
+{
+    int i = add_value(rw, base);
+    if (i < 0) return -1;
+    gr_value *v = &rw->g->values[i];
+    t->name = v->name;
+    v->kind = GR_VALUE_CONST;
     v->data = t;
     v->type.kind = GR_TYPE_TENSOR;
     v->type.elem_type = t->elem_type;
@@ -119,7 +129,28 @@ int gr_rw_add_const(gr_rw *rw, const char *base, gr_tensor *t)
     v->type.ndim = t->ndim;
     v->type.shape = t->shape;
     rw->st->consts_added++;
-    return g->n_values++;
+    return i;
+}
+
+int gr_rw_add_node_value(gr_rw *rw, const char *base, int elem_type, int ndim,
+                         const int64_t *shape)
+{
+    int64_t *s = gr_arena_alloc(rw->a, ndim ? (size_t)ndim : 1, sizeof *s);
+    if (!s) {
+        gr_set_err(rw->err, "%s: out of memory in a graph pass", rw->m->path);
+        return -1;
+    }
+    int i = add_value(rw, base);
+    if (i < 0) return -1;
+    if (ndim) memcpy(s, shape, (size_t)ndim * sizeof *s);
+    gr_value *v = &rw->g->values[i];
+    v->kind = GR_VALUE_NODE;
+    v->type.kind = GR_TYPE_TENSOR;
+    v->type.elem_type = elem_type;
+    gr_elem_type_dl(elem_type, &v->type.dtype);
+    v->type.ndim = ndim;
+    v->type.shape = s;
+    return i;
 }
 
 bool gr_rw_can_replace(const gr_graph *g, int a, int b)

@@ -59,6 +59,12 @@ gr_tensor *gr_rw_new_tensor(gr_rw *rw, int elem_type, int ndim, const int64_t *s
  * it (the array may move); indices stay. */
 int gr_rw_add_const(gr_rw *rw, const char *base, gr_tensor *t);
 
+/* Adds a node output value (GR_VALUE_NODE, producer -1 until the caller
+ * sets it) of this tensor type, named as gr_rw_add_const names. Returns
+ * its index or -1 and *err (out of memory); g->values may move. */
+int gr_rw_add_node_value(gr_rw *rw, const char *base, int elem_type, int ndim,
+                         const int64_t *shape);
+
 /* Whether every use of value a can read value b instead: always, unless a
  * is a graph output. A graph output keeps its name, so b takes it over
  * (and a takes b's): b must then be a node output or an initializer that
@@ -87,5 +93,17 @@ bool gr_rw_drop_unused(gr_rw *rw);
 int gr_pass_fold_constants(gr_model *m, gr_pass_stats *st, char **err);
 int gr_pass_fold_batchnorm(gr_model *m, gr_pass_stats *st, char **err);
 int gr_pass_eliminate(gr_model *m, gr_pass_stats *st, char **err);
+
+/* Not in gr_optimize's list (it needs the target's vector width; gr_compile
+ * runs it after gr_optimize unless gr_compile_options.no_layout): 2-D
+ * convolutions whose channels are multiples of `block` become
+ * loom:ConvNCHWc on the blocked layout NCHW[block]c (graph/infer_layout.c),
+ * elementwise consumers of blocked values stay blocked, loom:ToNCHWc /
+ * loom:FromNCHWc where plain NCHW is needed (graph/pass_alter_layout.c).
+ * Returns the nodes rewritten and added, or -1 and *err. */
+int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err);
+/* With LOOM_DUMP_GRAPH=DIR, writes m to DIR/NN-name.txt as gr_optimize's
+ * dumps are (a failure said on stderr only). */
+void gr_dump_graph(const gr_model *m, int index, const char *name);
 
 #endif

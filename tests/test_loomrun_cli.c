@@ -43,7 +43,9 @@ static void test_check_and_output(void **state)
                     "/test_data_set_0 --output %s/y.npy --bench 3 --explain",
                     tu_bindir(), dir);
     if (rc != 0) fail_msg("%s", out);
-    tu_assert_msg_has(out, "compiled", "kernels", "Conv+Add+Relu", "0 of 10 beyond",
+    /* The residual blocks' 16-channel convolutions run on NCHW[x]c
+     * (graph/pass_alter_layout.c), fused with their Add and Relu. */
+    tu_assert_msg_has(out, "compiled", "kernels", "ConvNCHWc+Add+Relu", "0 of 10 beyond",
                       "latency over 3 runs", "intermediate values in");
     char path[512], head[128] = {0};
     snprintf(path, sizeof path, "%s/y.npy", dir);

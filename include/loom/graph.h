@@ -297,7 +297,10 @@ bool gr_input_shape_parse(const char *spec, gr_input_shape *out, char **err);
  * Reciprocal, MaxPool, AveragePool, GlobalAveragePool, Flatten, Reshape,
  * Transpose, Concat, Split, Slice, Gather, Squeeze, Unsqueeze, Softmax,
  * LayerNormalization, ReduceMean, ReduceSum, Cast, Where, Shape, Constant,
- * ConstantOfShape and Identity at opsets 11 to 18, and com.microsoft Gelu. */
+ * ConstantOfShape and Identity at opsets 11 to 18, com.microsoft Gelu, and
+ * Loom's own layout operators of domain "loom" (ConvNCHWc, ToNCHWc,
+ * FromNCHWc: convolutions on NCHW[x]c, which gr_compile writes; any opset;
+ * graph/infer_layout.c defines them). */
 bool gr_op_supported(const char *domain, const char *op_type, int64_t opset);
 
 /* Shape inference for the main graph. First fixes the graph inputs:
@@ -434,6 +437,12 @@ typedef struct {
     /* Skip the graph passes (gr_optimize: constants folded, BatchNormalization
      * folded into convolutions, no-op nodes removed) that run first. */
     bool no_passes;
+    /* Keep every convolution in NCHW. Otherwise (llvm targets) 2-D float32
+     * convolutions whose channels are multiples of the target's float32
+     * vector lanes run on the blocked layout NCHW[lanes]c, kept between
+     * convolutions through their elementwise consumers (graph passes'
+     * LOOM_DUMP_GRAPH shows the graph after it as NN-alter_layout.txt). */
+    bool no_layout;
     /* Tuning records: each kernel runs the best valid record of its key
      * for the target (tdb_best under tune_target_key(target)); kernels
      * without one run their default schedule. NULL: defaults only. */

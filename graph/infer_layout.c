@@ -1,0 +1,91 @@
+/* graph/infer_layout.c — shape inference of Loom's own layout operators
+ * (domain "loom"), which only graph/pass_alter_layout.c writes into a
+ * model and group keys carry ("loom:ConvNCHWc(...)").
+ *
+ * The blocked layout NCHW[b]c: a tensor [N, C, H, W] held as
+ * [N, C/b, H, W, b], channel c at block c / b, lane c % b.
+ *   loom:ToNCHWc(X){block=b}    [N, C, H, W] -> [N, C/b, H, W, b]
+ *   loom:FromNCHWc(X)           [N, C/b, H, W, b] -> [N, C, H, W]
+ *   loom:ConvNCHWc(X, W, B?){dilations, group, pads, strides}
+ *       X [N, C/b, H, W, b]; W [K/o, C/b, R, S, b, o] (group 1: W[ko,
+ *       co, r, s, ci, ki] is the Conv's weight of output channel
+ *       ko*o+ki, input channel co*b+ci; the output block o may differ
+ *       from the input's) or [K/b, 1, R, S, 1, b] (depthwise: group == C
+ *       == K, o == b); B [K/o, o]; output [N, K/o, OH, OW, o]. Pads are
+ *       explicit (no auto_pad). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "graph/infer_internal.h"
+
+static bool ints4(gr_ictx *c, const char *name, int want, int64_t dflt, int64_t *out)
+{
+    int n;
+    bool bad = false;
+    for (int i = 0; i < want; i++) out[i] = dflt;
+    if (!gr_iattr_ints(c, name, out, want, &n, &bad)) return !bad;
+    if (n != want) return gr_ifail(c, "attribute '%s' has %d values (needs %d)", name, n, want);
+    return true;
+}
+
+static bool infer_to_nchwc(gr_ictx *c)
+{
+    const gr_type *x;
+    if (!gr_iin_req(c, 0, "X", &x)) return false;
+    int64_t b = gr_iattr_int(c, "block", 0);
+    if (x->ndim != 4) return gr_ifail(c, "input X has rank %d (needs 4: N, C, H, W)", x->ndim);
+    if (b < 1 || x->shape[1] % b != 0)
+        return gr_ifail(c, "attribute 'block' is %" PRId64 ": must divide the %" PRId64
+                           " channels", b, x->shape[1]);
+    int64_t out[5] = {x->shape[0], x->shape[1] / b, x->shape[2], x->shape[3], b};
+    return gr_iout(c, 0, x->elem_type, 5, out);
+}
+
+static bool infer_from_nchwc(gr_ictx *c)
+{
+    const gr_type *x;
+    if (!gr_iin_req(c, 0, "X", &x)) return false;
+    if (x->ndim != 5) return gr_ifail(c, "input X has rank %d (needs 5: N, C/b, H, W, b)", x->ndim);
+    int64_t out[4] = {x->shape[0], x->shape[1] * x->shape[4], x->shape[2], x->shape[3]};
+    return gr_iout(c, 0, x->elem_type, 4, out);
+}
+
+static bool infer_conv_nchwc(gr_ictx *c)
+{
+    const gr_type *x, *w;
+    if (!gr_iin_req(c, 0, "X", &x) || !gr_iin_req(c, 1, "W", &w)) return false;
+    if (x->ndim != 5) return gr_ifail(c, "input X has rank %d (needs 5: N, C/b, H, W, b)", x->ndim);
+    if (w->ndim != 6) return gr_ifail(c, "input W has rank %d (needs 6)", w->ndim);
+    int64_t b = x->shape[4], bo = w->shape[5], C = x->shape[1] * b, K = w->shape[0] * bo;
+    int64_t group = gr_iattr_int(c, "group", 1);
+    bool depthwise = group == C && group == K && group > 1;
+    if (depthwise ? (bo != b || w->shape[1] != 1 || w->shape[4] != 1 || w->shape[0] != x->shape[1])
+                  : (group != 1 || w->shape[1] != x->shape[1] || w->shape[4] != b))
+        return gr_ifail(c, "W [%" PRId64 ",%" PRId64 ",..,%" PRId64 ",%" PRId64 "] does not "
+                           "fit X with %" PRId64 " channels in blocks of %" PRId64 " and group %"
+                           PRId64 " (group 1 or depthwise only)",
+                        w->shape[0], w->shape[1], w->shape[4], w->shape[5], C, b, group);
+    const gr_type *bias = gr_iin(c, 2);
+    if (bias && (bias->ndim != 2 || bias->shape[0] != w->shape[0] || bias->shape[1] != bo))
+        return gr_ifail(c, "input B must have shape [%" PRId64 ",%" PRId64 "]", w->shape[0], bo);
+    int64_t s[2], d[2], p[4];
+    if (!ints4(c, "strides", 2, 1, s) || !ints4(c, "dilations", 2, 1, d) || !ints4(c, "pads", 4, 0, p))
+        return false;
+    int64_t out[5] = {x->shape[0], w->shape[0], 0, 0, bo};
+    for (int i = 0; i < 2; i++) {
+        if (s[i] < 1 || d[i] < 1 || p[i] < 0 || p[2 + i] < 0)
+            return gr_ifail(c, "strides and dilations must be >= 1, pads >= 0");
+        int64_t span = (w->shape[2 + i] - 1) * d[i] + 1, in = x->shape[2 + i] + p[i] + p[2 + i];
+        if (in < span) return gr_ifail(c, "the kernel is larger than the padded input");
+        out[2 + i] = (in - span) / s[i] + 1;
+    }
+    return gr_iout(c, 0, x->elem_type, 5, out);
+}
+
+gr_infer_fn gr_infer_layout_rule(const char *op)
+{
+    if (strcmp(op, "ConvNCHWc") == 0) return infer_conv_nchwc;
+    if (strcmp(op, "ToNCHWc") == 0) return infer_to_nchwc;
+    if (strcmp(op, "FromNCHWc") == 0) return infer_from_nchwc;
+    return NULL;
+}

@@ -1,0 +1,424 @@
+/* graph/pass_alter_layout.c — convolutions on the blocked layout
+ * NCHW[b]c, kept blocked from one convolution to the next (issue 32
+ * part 4; ONNX Runtime's NCHWc transformer, TVM's conv2d_NCHWc and oneDNN
+ * do the same).
+ *
+ * Why: an NCHW convolution vectorized over output channels writes each
+ * register tile out with a transpose and reads its input by broadcast
+ * from channel planes; in NCHW[b]c (b = the target's float32 lanes) the
+ * output lanes are the innermost axis, so a tile stores whole vectors and
+ * the weights (pre-blocked here, once) load as vectors.
+ *
+ * The rewrite, one walk over the nodes in order, building a new node list
+ * (so everything inserted lands right before its first reader and the
+ * order stays topological):
+ *   - a float32 2-D Conv with initializer weights (and bias), group 1 with
+ *     input and output channels multiples of b (or of b/2 where b >= 16:
+ *     each tensor has its own block), or depthwise (group == C == K),
+ *     becomes loom:ConvNCHWc reading the blocked
+ *     twin of its input (a loom:ToNCHWc added the first time one is
+ *     needed) and writing a blocked twin of its output;
+ *   - Relu, Clip, Sigmoid, Tanh, HardSwish, Sqrt, Reciprocal, Erf of a
+ *     blocked value, and Add, Sub, Mul, Div whose inputs are blocked
+ *     values of the output's shape, scalars, or per-channel initializers
+ *     ([1,C,1,1] or [C,1,1], re-laid out as [1,C/b,1,1,b]) with at least
+ *     one blocked input, run on the blocked twins (ONNX elementwise
+ *     operators take any shape);
+ *   - any other reader of a value that exists only blocked gets it back
+ *     through a loom:FromNCHWc writing the original value (its name and
+ *     index kept), as does a graph output, so the interface and every
+ *     operator not known to be layout-agnostic see plain NCHW.
+ * Values left unread (plain outputs of converted nodes nothing needs)
+ * are dropped. Nothing else changes: pooling, Concat, Flatten, Gemm read
+ * plain NCHW through a FromNCHWc. */
+#include "graph/rewrite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_op(const gr_node *n, const char *op)
+{
+    return (!*n->domain || strcmp(n->domain, "ai.onnx") == 0) && strcmp(n->op_type, op) == 0;
+}
+
+static bool in_list(const gr_node *n, const char *const *ops)
+{
+    for (int i = 0; ops[i]; i++)
+        if (is_op(n, ops[i])) return true;
+    return false;
+}
+
+static const char *const unary_ops[] = {"Relu", "Clip", "Sigmoid", "Tanh", "HardSwish",
+                                        "Sqrt", "Reciprocal", "Erf", NULL};
+static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", NULL};
+
+static int64_t attr_int(const gr_node *n, const char *name, int64_t dflt)
+{
+    const gr_attr *a = gr_node_attr(n, name);
+    return a && a->kind == GR_ATTR_INT ? a->i : dflt;
+}
+
+static bool attr_ints(const gr_node *n, const char *name, int want, int64_t dflt, int64_t *out)
+{
+    const gr_attr *a = gr_node_attr(n, name);
+    for (int i = 0; i < want; i++) out[i] = dflt;
+    if (!a) return true;
+    if (a->kind != GR_ATTR_INTS || a->n != (size_t)want) return false;
+    for (int i = 0; i < want; i++) out[i] = a->ints[i];
+    return true;
+}
+
+/* The block of a tensor of C channels: the target's lanes b, else, with
+ * 16 lanes or more, half of them (MobileNet's 24-channel layers stay
+ * blocked in 8s rather than going back and forth to NCHW); 0: none. */
+static int64_t block_of(int64_t b, int64_t C)
+{
+    if (C % b == 0) return b;
+    if (b >= 16 && C % (b / 2) == 0) return b / 2;
+    return 0;
+}
+
+static bool is_float4(const gr_type *t)
+{
+    return t->kind == GR_TYPE_TENSOR && t->elem_type == GR_FLOAT && t->ndim == 4;
+}
+
+/* A Conv the pass converts: its explicit pads, strides, dilations in
+ * *geo (pads[4], strides[2], dilations[2]) and whether it is depthwise. */
+static bool convertible_conv(const gr_graph *g, const gr_node *n, int64_t b, int64_t *geo,
+                             bool *depthwise)
+{
+    if (!is_op(n, "Conv") || n->n_inputs < 2 || n->n_outputs != 1 || n->outputs[0] < 0) return false;
+    int x = n->inputs[0], w = n->inputs[1], bias = n->n_inputs > 2 ? n->inputs[2] : -1;
+    if (x < 0 || !is_float4(&g->values[x].type) || !is_float4(&g->values[n->outputs[0]].type))
+        return false;
+    if (!gr_rw_is_fixed_const(g, w) || (bias >= 0 && !gr_rw_is_fixed_const(g, bias))) return false;
+    const gr_tensor *wt = g->values[w].data;
+    if (wt->elem_type != GR_FLOAT || wt->ndim != 4) return false;
+    if (bias >= 0 && (g->values[bias].data->elem_type != GR_FLOAT ||
+                      g->values[bias].data->numel != wt->shape[0]))
+        return false;
+    const int64_t *xs = g->values[x].type.shape, *ys = g->values[n->outputs[0]].type.shape;
+    int64_t C = xs[1], K = wt->shape[0], group = attr_int(n, "group", 1);
+    if (!block_of(b, C) || !block_of(b, K)) return false;
+    if (group == 1) *depthwise = false;
+    else if (group == C && group == K && wt->shape[1] == 1) *depthwise = true;
+    else return false;
+    int64_t *pads = geo, *s = geo + 4, *d = geo + 6;
+    if (!attr_ints(n, "strides", 2, 1, s) || !attr_ints(n, "dilations", 2, 1, d) ||
+        !attr_ints(n, "pads", 4, 0, pads))
+        return false;
+    const gr_attr *ap = gr_node_attr(n, "auto_pad");
+    const char *mode = ap && ap->kind == GR_ATTR_STRING ? ap->s.data : "NOTSET";
+    if (strcmp(mode, "VALID") == 0) {
+        memset(pads, 0, 4 * sizeof *pads);
+    } else if (strcmp(mode, "SAME_UPPER") == 0 || strcmp(mode, "SAME_LOWER") == 0) {
+        for (int i = 0; i < 2; i++) {
+            int64_t total = (ys[2 + i] - 1) * s[i] + (wt->shape[2 + i] - 1) * d[i] + 1 - xs[2 + i];
+            if (total < 0) total = 0;
+            pads[i] = mode[5] == 'U' ? total / 2 : total - total / 2;
+            pads[2 + i] = total - pads[i];
+        }
+    } else if (strcmp(mode, "NOTSET") != 0) {
+        return false;
+    }
+    return true;
+}
+
+/* A per-channel initializer of C floats: [1,C,1,1] or [C,1,1]. */
+static bool per_channel(const gr_graph *g, int v, int64_t C)
+{
+    if (!gr_rw_is_fixed_const(g, v)) return false;
+    const gr_tensor *t = g->values[v].data;
+    if (t->elem_type != GR_FLOAT || t->numel != C) return false;
+    if (t->ndim == 4) return t->shape[0] == 1 && t->shape[1] == C && t->shape[2] == 1 && t->shape[3] == 1;
+    return t->ndim == 3 && t->shape[0] == C && t->shape[1] == 1 && t->shape[2] == 1;
+}
+
+static bool same4(const gr_type *a, const gr_type *b)
+{
+    return a->ndim == 4 && b->ndim == 4 && !memcmp(a->shape, b->shape, 4 * sizeof *a->shape);
+}
+
+typedef struct {
+    gr_rw *rw;
+    int64_t b;
+    int *blk;        /* per original value: its blocked twin, or -1 */
+    bool *pending;   /* per original value: exists only blocked so far */
+    int nv0;         /* values before the pass (blk/pending size) */
+    gr_node *nodes;  /* the new node list */
+    int n, cap;
+    int rewrites;
+} walk;
+
+static bool oom(walk *w)
+{
+    gr_set_err(w->rw->err, "%s: out of memory in a graph pass", w->rw->m->path);
+    return false;
+}
+
+/* Appends a node; its outputs' producer is set. */
+static bool emit(walk *w, const gr_node *n)
+{
+    if (w->n >= w->cap) return oom(w);
+    w->nodes[w->n] = *n;
+    for (int k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) w->rw->g->values[n->outputs[k]].producer = w->n;
+    w->n++;
+    return true;
+}
+
+static gr_node layout_node(walk *w, const char *op, const char *name, int in, int out)
+{
+    gr_arena *a = w->rw->a;
+    gr_node n = {0};
+    n.name = gr_arena_strdup(a, name);
+    n.op_type = (char *)op;
+    n.domain = "loom";
+    n.inputs = gr_arena_alloc(a, 1, sizeof(int));
+    n.outputs = gr_arena_alloc(a, 1, sizeof(int));
+    if (n.inputs && n.outputs) {
+        n.n_inputs = n.n_outputs = 1;
+        n.inputs[0] = in;
+        n.outputs[0] = out;
+    }
+    return n;
+}
+
+static int blocked_shape_value(walk *w, int v)
+{
+    const gr_type *t = &w->rw->g->values[v].type;
+    int64_t b = block_of(w->b, t->shape[1]);
+    int64_t s[5] = {t->shape[0], t->shape[1] / b, t->shape[2], t->shape[3], b};
+    char base[1024];
+    snprintf(base, sizeof base, "%s_nchwc", w->rw->g->values[v].name);
+    return gr_rw_add_node_value(w->rw, base, t->elem_type, 5, s);
+}
+
+/* The blocked twin of plain value v, adding a ToNCHWc when it has none. */
+static int to_blocked(walk *w, int v)
+{
+    if (v < w->nv0 && w->blk[v] >= 0) return w->blk[v];
+    int bv = blocked_shape_value(w, v);
+    if (bv < 0) return -1;
+    gr_node n = layout_node(w, "ToNCHWc", "", v, bv);
+    gr_attr *at = gr_arena_alloc(w->rw->a, 1, sizeof *at);
+    if (!n.inputs || !n.outputs || !at) return oom(w), -1;
+    at->name = "block";
+    at->kind = GR_ATTR_INT;
+    at->i = block_of(w->b, w->rw->g->values[v].type.shape[1]);
+    n.attrs = at;
+    n.n_attrs = 1;
+    if (!emit(w, &n)) return -1;
+    if (v < w->nv0) w->blk[v] = bv;
+    w->rewrites++;
+    return bv;
+}
+
+/* Makes plain value v exist (a FromNCHWc of its twin) if it is pending. */
+static bool to_plain(walk *w, int v)
+{
+    if (v < 0 || v >= w->nv0 || !w->pending[v]) return true;
+    gr_node n = layout_node(w, "FromNCHWc", "", w->blk[v], v);
+    if (!n.inputs || !n.outputs) return oom(w);
+    w->pending[v] = false;
+    w->rewrites++;
+    return emit(w, &n);
+}
+
+static gr_tensor *block_weights(walk *w, const gr_tensor *wt, bool depthwise)
+{
+    int64_t K = wt->shape[0], Cg = wt->shape[1], R = wt->shape[2], S = wt->shape[3];
+    int64_t bo = block_of(w->b, K), bi = depthwise ? 1 : block_of(w->b, Cg);
+    int64_t shape[6] = {K / bo, Cg / bi, R, S, bi, bo};
+    gr_tensor *t = gr_rw_new_tensor(w->rw, GR_FLOAT, 6, shape);
+    if (!t) return NULL;
+    const float *src = wt->data;
+    float *dst = t->data;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t c = 0; c < Cg; c++)
+            for (int64_t r = 0; r < R; r++)
+                for (int64_t s = 0; s < S; s++) {
+                    int64_t at = ((((k / bo) * shape[1] + c / bi) * R + r) * S + s) * bi + c % bi;
+                    dst[at * bo + k % bo] = src[((k * Cg + c) * R + r) * S + s];
+                }
+    return t;
+}
+
+static int add_blocked_const(walk *w, int v, int64_t C, int ndim, const int64_t *shape)
+{
+    const gr_tensor *src = w->rw->g->values[v].data;
+    gr_tensor *t = gr_rw_new_tensor(w->rw, GR_FLOAT, ndim, shape);
+    if (!t) return -1;
+    /* Channel c sits at block c / b, lane c % b: the same flat order. */
+    memcpy(t->data, src->data, (size_t)C * sizeof(float));
+    char base[1024];
+    snprintf(base, sizeof base, "%s_nchwc", w->rw->g->values[v].name);
+    return gr_rw_add_const(w->rw, base, t);
+}
+
+static gr_attr ints_attr(gr_arena *a, const char *name, int n, const int64_t *v)
+{
+    gr_attr at = {0};
+    at.name = (char *)name;
+    at.kind = GR_ATTR_INTS;
+    at.ints = gr_arena_alloc(a, (size_t)n, sizeof *at.ints);
+    if (at.ints) {
+        memcpy(at.ints, v, (size_t)n * sizeof *v);
+        at.n = (size_t)n;
+    }
+    return at;
+}
+
+static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, bool depthwise)
+{
+    gr_rw *rw = w->rw;
+    int y = n->outputs[0];
+    int xb = to_blocked(w, n->inputs[0]);
+    if (xb < 0) return false;
+    const gr_tensor *wt = rw->g->values[n->inputs[1]].data;
+    gr_tensor *wb = block_weights(w, wt, depthwise);
+    char base[1024];
+    snprintf(base, sizeof base, "%s_nchwc", rw->g->values[n->inputs[1]].name);
+    int wv = wb ? gr_rw_add_const(rw, base, wb) : -1;
+    if (wv < 0) return false;
+    int bv = -1;
+    if (n->n_inputs > 2 && n->inputs[2] >= 0) {
+        int64_t bo = block_of(w->b, wt->shape[0]), bs[2] = {wt->shape[0] / bo, bo};
+        bv = add_blocked_const(w, n->inputs[2], wt->shape[0], 2, bs);
+        if (bv < 0) return false;
+    }
+    int yb = blocked_shape_value(w, y);
+    if (yb < 0) return false;
+    gr_node c = {0};
+    c.name = n->name;
+    c.op_type = "ConvNCHWc";
+    c.domain = "loom";
+    c.n_inputs = bv >= 0 ? 3 : 2;
+    c.inputs = gr_arena_alloc(rw->a, 3, sizeof(int));
+    c.outputs = gr_arena_alloc(rw->a, 1, sizeof(int));
+    c.attrs = gr_arena_alloc(rw->a, 4, sizeof *c.attrs);
+    if (!c.inputs || !c.outputs || !c.attrs) return oom(w);
+    c.inputs[0] = xb, c.inputs[1] = wv, c.inputs[2] = bv;
+    c.n_outputs = 1;
+    c.outputs[0] = yb;
+    c.attrs[0] = ints_attr(rw->a, "dilations", 2, geo + 6);
+    c.attrs[1] = (gr_attr){.name = "group", .kind = GR_ATTR_INT, .i = attr_int(n, "group", 1)};
+    c.attrs[2] = ints_attr(rw->a, "pads", 4, geo);
+    c.attrs[3] = ints_attr(rw->a, "strides", 2, geo + 4);
+    if (!c.attrs[0].ints || !c.attrs[2].ints || !c.attrs[3].ints) return oom(w);
+    c.n_attrs = 4;
+    if (!emit(w, &c)) return false;
+    w->blk[y] = yb;
+    w->pending[y] = true;
+    rw->g->values[y].producer = -1;
+    w->rewrites++;
+    return true;
+}
+
+/* Whether elementwise node n runs blocked: see the file's comment. */
+static bool elemwise_blocked(const walk *w, const gr_node *n)
+{
+    const gr_graph *g = w->rw->g;
+    if (n->n_outputs != 1 || n->outputs[0] < 0) return false;
+    const gr_type *out = &g->values[n->outputs[0]].type;
+    if (out->ndim != 4) return false;
+    bool unary = in_list(n, unary_ops);
+    if (!unary && !in_list(n, binary_ops)) return false;
+    int nblocked = 0;
+    for (int k = 0; k < n->n_inputs; k++) {
+        int v = n->inputs[k];
+        if (v < 0) continue;
+        const gr_type *t = &g->values[v].type;
+        if (v < w->nv0 && w->blk[v] >= 0 && same4(t, out) && (!unary || k == 0)) {
+            nblocked++;
+            continue;
+        }
+        if (unary && k == 0) return false;
+        int64_t numel = 1;
+        for (int d = 0; d < t->ndim; d++) numel *= t->shape[d];
+        if (numel == 1 && t->ndim <= 4) continue; /* broadcasts over any shape */
+        if (!unary && per_channel(g, v, out->shape[1])) continue;
+        return false;
+    }
+    return nblocked > 0;
+}
+
+static bool convert_elemwise(walk *w, const gr_node *n)
+{
+    gr_rw *rw = w->rw;
+    gr_node e = *n;
+    e.inputs = gr_arena_alloc(rw->a, (size_t)n->n_inputs, sizeof(int));
+    e.outputs = gr_arena_alloc(rw->a, 1, sizeof(int));
+    if (!e.inputs || !e.outputs) return oom(w);
+    int y = n->outputs[0];
+    int64_t C = rw->g->values[y].type.shape[1];
+    for (int k = 0; k < n->n_inputs; k++) {
+        int v = n->inputs[k];
+        e.inputs[k] = v;
+        if (v < 0) continue;
+        if (v < w->nv0 && w->blk[v] >= 0 && same4(&rw->g->values[v].type, &rw->g->values[y].type))
+            e.inputs[k] = w->blk[v];
+        else if (rw->g->values[v].type.ndim >= 3 && per_channel(rw->g, v, C)) {
+            int64_t bc = block_of(w->b, C), s[5] = {1, C / bc, 1, 1, bc};
+            if ((e.inputs[k] = add_blocked_const(w, v, C, 5, s)) < 0) return false;
+        }
+    }
+    int yb = blocked_shape_value(w, y);
+    if (yb < 0) return false;
+    e.outputs[0] = yb;
+    if (!emit(w, &e)) return false;
+    w->blk[y] = yb;
+    w->pending[y] = true;
+    rw->g->values[y].producer = -1;
+    w->rewrites++;
+    return true;
+}
+
+int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
+{
+    if (err) *err = NULL;
+    if (!m || !m->graph) {
+        gr_set_err(err, "gr_pass_alter_layout: no model");
+        return -1;
+    }
+    if (block < 2) return 0;
+    gr_rw rw;
+    gr_rw_begin(&rw, m, st, err);
+    gr_graph *g = rw.g;
+    int64_t geo[8];
+    bool dw, any = false;
+    size_t cap = (size_t)g->n_outputs + 1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        any |= convertible_conv(g, &g->nodes[i], block, geo, &dw);
+        cap += (size_t)g->nodes[i].n_inputs + 1;
+    }
+    if (!any) return 0;
+    walk w = {.rw = &rw, .b = block, .nv0 = g->n_values, .cap = (int)cap};
+    w.blk = malloc((size_t)g->n_values * sizeof *w.blk);
+    w.pending = calloc((size_t)g->n_values, sizeof *w.pending);
+    w.nodes = gr_arena_alloc(rw.a, cap, sizeof *w.nodes);
+    bool ok = w.blk && w.pending && w.nodes;
+    if (!ok) oom(&w);
+    for (int v = 0; ok && v < g->n_values; v++) w.blk[v] = -1;
+    for (int i = 0; ok && i < g->n_nodes; i++) {
+        const gr_node *n = &g->nodes[i];
+        if (convertible_conv(g, n, block, geo, &dw)) {
+            ok = convert_conv(&w, n, geo, dw);
+        } else if (elemwise_blocked(&w, n)) {
+            ok = convert_elemwise(&w, n);
+        } else {
+            for (int k = 0; ok && k < n->n_inputs; k++) ok = to_plain(&w, n->inputs[k]);
+            ok = ok && emit(&w, n);
+        }
+    }
+    for (int i = 0; ok && i < g->n_outputs; i++) ok = to_plain(&w, g->outputs[i]);
+    if (ok) {
+        g->nodes = w.nodes;
+        g->n_nodes = w.n;
+    }
+    free(w.blk);
+    free(w.pending);
+    return gr_rw_end(&rw, ok) ? w.rewrites : -1;
+}

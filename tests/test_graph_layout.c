@@ -1,0 +1,545 @@
+/*
+ * graph/pass_alter_layout.c through gr_compile: small models written
+ * here, the graph inspected after compiling (before/after) and run on
+ * fresh random data, outputs poisoned first, against a naive
+ * double-precision reference and against the same model compiled with
+ * gr_compile_options.no_layout:
+ *   - conv -> relu -> conv runs blocked with exactly one ToNCHWc (at the
+ *     input) and one FromNCHWc (at the output);
+ *   - a residual block keeps its Add (and a per-channel Mul by an
+ *     initializer, re-laid out) blocked;
+ *   - a depthwise convolution (strided) runs blocked;
+ *   - with 16 lanes, 24-channel tensors are blocked by 8, convolutions
+ *     changing block size;
+ *   - a value that is a graph output and read further on comes back plain
+ *     for the output and stays blocked for its reader;
+ *   - a Conv whose channels are no multiple of the block, and every Conv
+ *     under no_layout, is left alone;
+ *   - LOOM_DUMP_GRAPH shows the graph after the pass;
+ *   - the default schedule gives a blocked convolution its register tile
+ *     (autotune/seed.c, autotune/default_schedule.c);
+ *   - keys with malformed layout operators are refused with the rule.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "loom/autotune.h"
+#include "loom/ops.h"
+#include "loom/schedule.h"
+#include "loom/tir.h"
+#include "onnx_writer.h"
+#include "testutil.h"
+
+
+/* The block gr_compile uses for the host (llvm): its float32 lanes. */
+static int64_t host_block(void) { return tune_target_vector_bytes("llvm") / 4; }
+
+typedef struct {
+    int64_t k, c, r, s; /* weight shape */
+    float *w, *b;
+} conv_w;
+
+static conv_w rand_conv(uint64_t *rng, int64_t k, int64_t c, int64_t r, int64_t s)
+{
+    conv_w cw = {k, c, r, s, malloc(sizeof(float) * (size_t)(k * c * r * s)),
+                 malloc(sizeof(float) * (size_t)k)};
+    assert_non_null(cw.w);
+    assert_non_null(cw.b);
+    for (int64_t i = 0; i < k * c * r * s; i++) cw.w[i] = (float)tu_rand_uniform(rng, -0.5, 0.5);
+    for (int64_t i = 0; i < k; i++) cw.b[i] = (float)tu_rand_uniform(rng, -0.5, 0.5);
+    return cw;
+}
+
+static void free_conv(conv_w *cw)
+{
+    free(cw->w);
+    free(cw->b);
+}
+
+/* Adds initializers NAME_w, NAME_b and a Conv node x -> y. */
+static void add_conv(ow_model *m, const char *name, const conv_w *cw, const char *x, const char *y,
+                     int64_t group, int64_t stride, int64_t pad)
+{
+    char w[64], b[64], ins[200];
+    snprintf(w, sizeof w, "%s_w", name);
+    snprintf(b, sizeof b, "%s_b", name);
+    ow_init(m, w, GR_FLOAT, 4, (int64_t[]){cw->k, cw->c, cw->r, cw->s}, cw->w,
+            sizeof(float) * (size_t)(cw->k * cw->c * cw->r * cw->s));
+    ow_init(m, b, GR_FLOAT, 1, (int64_t[]){cw->k}, cw->b, sizeof(float) * (size_t)cw->k);
+    snprintf(ins, sizeof ins, "%s,%s,%s", x, w, b);
+    ow_node *n = ow_node_add(m, "", "Conv", ins, y);
+    ow_attr_int(n, "group", group);
+    ow_attr_ints(n, "strides", 2, (int64_t[]){stride, stride});
+    ow_attr_ints(n, "pads", 4, (int64_t[]){pad, pad, pad, pad});
+}
+
+/* Naive NCHW convolution in double: x [1, C, H, W] -> y [1, K, OH, OW]. */
+static double *ref_conv(const double *x, int64_t C, int64_t H, int64_t W, const conv_w *cw,
+                        int64_t group, int64_t stride, int64_t pad, int64_t *oh, int64_t *ow)
+{
+    int64_t K = cw->k, Cg = cw->c, Kg = K / group;
+    *oh = (H + 2 * pad - cw->r) / stride + 1;
+    *ow = (W + 2 * pad - cw->s) / stride + 1;
+    double *y = calloc((size_t)(K * *oh * *ow), sizeof *y);
+    assert_non_null(y);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t i = 0; i < *oh; i++)
+            for (int64_t j = 0; j < *ow; j++) {
+                double acc = cw->b[k];
+                for (int64_t c = 0; c < Cg; c++)
+                    for (int64_t r = 0; r < cw->r; r++)
+                        for (int64_t s = 0; s < cw->s; s++) {
+                            int64_t h = i * stride + r - pad, v = j * stride + s - pad;
+                            if (h < 0 || h >= H || v < 0 || v >= W) continue;
+                            int64_t ch = (k / Kg) * Cg + c;
+                            acc += x[(ch * H + h) * W + v] *
+                                   (double)cw->w[((k * Cg + c) * cw->r + r) * cw->s + s];
+                        }
+                y[(k * *oh + i) * *ow + j] = acc;
+            }
+    (void)C;
+    return y;
+}
+
+static void relu(double *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0;
+}
+
+/* Writes m once, loads it twice: compiled with the layout pass (*with)
+ * and without (*without). */
+static void compile_both(ow_model *w, gr_model **m1, gr_exec **with, gr_model **m2,
+                         gr_exec **without)
+{
+    char path[] = "/tmp/loom_layout_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    ow_write(w, path);
+    char *err = NULL;
+    *m1 = gr_model_load(path, &err);
+    *m2 = gr_model_load(path, &err);
+    unlink(path);
+    assert_non_null(*m1);
+    assert_non_null(*m2);
+    *with = gr_compile(*m1, &(gr_compile_options){0}, &err);
+    if (!*with) fail_msg("gr_compile: %s", err);
+    *without = gr_compile(*m2, &(gr_compile_options){.no_layout = true}, &err);
+    if (!*without) fail_msg("gr_compile (no_layout): %s", err);
+}
+
+static int count_op(const gr_graph *g, const char *domain, const char *op)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        n += strcmp(g->nodes[i].domain, domain) == 0 && strcmp(g->nodes[i].op_type, op) == 0;
+    return n;
+}
+
+static int find_op(const gr_graph *g, const char *domain, const char *op, int from)
+{
+    for (int i = from; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i].domain, domain) == 0 && strcmp(g->nodes[i].op_type, op) == 0) return i;
+    return -1;
+}
+
+static const gr_type *out_type(const gr_graph *g, int node)
+{
+    return &g->values[g->nodes[node].outputs[0]].type;
+}
+
+/* Runs both execs on x; checks output k of each against ref (n values). */
+static void check_both(gr_exec *with, gr_exec *without, DLTensor *x, int k, const double *ref,
+                       int64_t n)
+{
+    const DLTensor *a = ow_run(with, 1, (DLTensor *[]){x}, k);
+    assert_int_equal(ow_numel(a), n);
+    double *got = malloc(sizeof(double) * (size_t)n);
+    assert_non_null(got);
+    for (int64_t i = 0; i < n; i++) got[i] = ow_get(a, i);
+    const DLTensor *b = ow_run(without, 1, (DLTensor *[]){x}, k);
+    for (int64_t i = 0; i < n; i++) {
+        double tol = 1e-4 + 1e-4 * fabs(ref[i]);
+        if (!(fabs(got[i] - ref[i]) <= tol))
+            fail_msg("blocked output %d[%ld] = %.8g, reference %.8g", k, (long)i, got[i], ref[i]);
+        if (!(fabs(ow_get(b, i) - ref[i]) <= tol))
+            fail_msg("plain output %d[%ld] = %.8g, reference %.8g", k, (long)i, ow_get(b, i), ref[i]);
+        if (!(fabs(got[i] - ow_get(b, i)) <= tol))
+            fail_msg("output %d[%ld]: blocked %.8g, plain %.8g", k, (long)i, got[i], ow_get(b, i));
+    }
+    free(got);
+}
+
+static double *input_double(const DLTensor *x)
+{
+    double *d = malloc(sizeof(double) * (size_t)ow_numel(x));
+    assert_non_null(d);
+    for (int64_t i = 0; i < ow_numel(x); i++) d[i] = ow_get(x, i);
+    return d;
+}
+
+static void free_all(gr_model *m1, gr_exec *e1, gr_model *m2, gr_exec *e2)
+{
+    gr_exec_free(e1);
+    gr_exec_free(e2);
+    gr_model_free(m1);
+    gr_model_free(m2);
+}
+
+static void test_conv_relu_conv(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 32, H = 9, W = 10;
+    conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, 2 * C, C, 1, 1);
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
+    ow_node_add(w, "", "Relu", "h", "hr");
+    add_conv(w, "c2", &c2, "hr", "y", 1, 1, 0);
+    ow_output(w, "y");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    const gr_graph *g = m1->graph;
+    /* After: To, ConvNCHWc, Relu (blocked), ConvNCHWc, From. */
+    assert_int_equal(count_op(g, "", "Conv"), 0);
+    assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
+    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
+    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    assert_int_equal(g->n_nodes, 5);
+    assert_int_equal(find_op(g, "loom", "ToNCHWc", 0), 0);
+    assert_int_equal(find_op(g, "loom", "FromNCHWc", 0), g->n_nodes - 1);
+    int r = find_op(g, "", "Relu", 0);
+    assert_true(r >= 0);
+    const gr_type *rt = out_type(g, r);
+    int64_t b = host_block();
+    assert_int_equal(rt->ndim, 5);
+    assert_int_equal(rt->shape[1], C / b);
+    assert_int_equal(rt->shape[4], b);
+    /* The interface is unchanged: the graph output keeps name and type. */
+    const gr_value *y = &g->values[g->outputs[0]];
+    assert_string_equal(y->name, "y");
+    assert_int_equal(y->type.ndim, 4);
+    assert_int_equal(y->type.shape[1], 2 * C);
+    /* Before (no_layout): two Conv, no loom operator. */
+    assert_int_equal(count_op(m2->graph, "", "Conv"), 2);
+    assert_int_equal(count_op(m2->graph, "loom", "ConvNCHWc"), 0);
+
+    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+    double *xd = input_double(x);
+    int64_t oh, ow, oh2, ow2;
+    double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+    relu(h, C * oh * ow);
+    double *ref = ref_conv(h, C, oh, ow, &c2, 1, 1, 0, &oh2, &ow2);
+    check_both(e1, e2, x, 0, ref, 2 * C * oh2 * ow2);
+    free(ref), free(h), free(xd);
+    rt_tensor_free(x);
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1), free_conv(&c2);
+}
+
+static void test_residual_block(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 32, H = 8, W = 8;
+    conv_w c1 = rand_conv(&rng, C, C, 1, 1), c2 = rand_conv(&rng, C, C, 3, 3);
+    float scale[32];
+    for (int i = 0; i < 32; i++) scale[i] = (float)tu_rand_uniform(&rng, 0.5, 2.0);
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    ow_init(w, "scale", GR_FLOAT, 4, (int64_t[]){1, C, 1, 1}, scale, sizeof scale);
+    add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
+    ow_node_add(w, "", "Relu", "a", "ar");
+    add_conv(w, "c2", &c2, "ar", "b", 1, 1, 1);
+    ow_node_add(w, "", "Add", "b,x", "s");
+    ow_node_add(w, "", "Mul", "s,scale", "t");
+    ow_node_add(w, "", "Relu", "t", "y");
+    ow_output(w, "y");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    const gr_graph *g = m1->graph;
+    assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
+    /* x is blocked once, for the first Conv and the residual Add alike. */
+    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
+    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    int add = find_op(g, "", "Add", 0), mul = find_op(g, "", "Mul", 0);
+    assert_true(add >= 0 && mul >= 0);
+    assert_int_equal(out_type(g, add)->ndim, 5);
+    assert_int_equal(out_type(g, mul)->ndim, 5);
+    /* The scale re-laid out as [1, C/b, 1, 1, b]. */
+    const gr_value *sv = &g->values[g->nodes[mul].inputs[1]];
+    assert_int_equal(sv->type.ndim, 5);
+    assert_int_equal(sv->type.shape[4], host_block());
+
+    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+    double *xd = input_double(x);
+    int64_t oh, ow;
+    double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+    relu(a, C * H * W);
+    double *ref = ref_conv(a, C, H, W, &c2, 1, 1, 1, &oh, &ow);
+    for (int64_t i = 0; i < C * H * W; i++) ref[i] = (ref[i] + xd[i]) * (double)scale[i / (H * W)];
+    relu(ref, C * H * W);
+    check_both(e1, e2, x, 0, ref, C * H * W);
+    free(ref), free(a), free(xd);
+    rt_tensor_free(x);
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1), free_conv(&c2);
+}
+
+static void test_depthwise_and_middle_output(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 32, H = 11, W = 9;
+    conv_w c1 = rand_conv(&rng, C, C, 1, 1), dw = rand_conv(&rng, C, 1, 3, 3);
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
+    ow_node_add(w, "", "Clip", "a", "ac");
+    add_conv(w, "dw", &dw, "ac", "y", C, 2, 1);
+    /* "ac" is read further on and is a graph output too. */
+    ow_output(w, "ac");
+    ow_output(w, "y");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    const gr_graph *g = m1->graph;
+    assert_int_equal(count_op(g, "", "Conv"), 0);
+    assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
+    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
+    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 2);
+    assert_string_equal(g->values[g->outputs[0]].name, "ac");
+    assert_string_equal(g->values[g->outputs[1]].name, "y");
+
+    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+    double *xd = input_double(x);
+    int64_t oh, ow;
+    double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+    double *ref = ref_conv(a, C, H, W, &dw, C, 2, 1, &oh, &ow);
+    check_both(e1, e2, x, 0, a, C * H * W);
+    check_both(e1, e2, x, 1, ref, C * oh * ow);
+    free(ref), free(a), free(xd);
+    rt_tensor_free(x);
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1), free_conv(&dw);
+}
+
+/* With 16 lanes or more, 24 channels are blocked by 8: a block of 24 ->
+ * 32 -> 24 channels with its residual Add stays blocked, the convolutions
+ * changing block size on the way. */
+static void test_half_blocks(void **state)
+{
+    (void)state;
+    int64_t b = host_block();
+    if (b < 16) skip();
+    uint64_t rng = tu_seed();
+    const int64_t C = b / 2 * 3, K = 2 * b, H = 7, W = 9;
+    conv_w c1 = rand_conv(&rng, K, C, 1, 1), c2 = rand_conv(&rng, C, K, 3, 3);
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
+    ow_node_add(w, "", "Relu", "a", "ar");
+    add_conv(w, "c2", &c2, "ar", "c", 1, 1, 1);
+    ow_node_add(w, "", "Add", "c,x", "y");
+    ow_output(w, "y");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    const gr_graph *g = m1->graph;
+    assert_int_equal(count_op(g, "", "Conv"), 0);
+    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
+    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    int to = find_op(g, "loom", "ToNCHWc", 0), add = find_op(g, "", "Add", 0);
+    assert_int_equal(out_type(g, to)->shape[4], b / 2);
+    assert_int_equal(out_type(g, find_op(g, "", "Relu", 0))->shape[4], b);
+    assert_int_equal(out_type(g, add)->shape[4], b / 2);
+
+    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+    double *xd = input_double(x);
+    int64_t oh, ow;
+    double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+    relu(a, K * H * W);
+    double *ref = ref_conv(a, K, H, W, &c2, 1, 1, 1, &oh, &ow);
+    for (int64_t i = 0; i < C * H * W; i++) ref[i] += xd[i];
+    check_both(e1, e2, x, 0, ref, C * H * W);
+    free(ref), free(a), free(xd);
+    rt_tensor_free(x);
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1), free_conv(&c2);
+}
+
+static void test_channels_not_blocked(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 12, H = 6, W = 6;
+    /* A 4-lane host blocks 12 channels. */
+    if (C % host_block() == 0 || (host_block() >= 16 && C % (host_block() / 2) == 0)) skip();
+    conv_w c1 = rand_conv(&rng, C, C, 3, 3);
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
+    ow_node_add(w, "", "Relu", "h", "y");
+    ow_output(w, "y");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    const gr_graph *g = m1->graph;
+    assert_int_equal(count_op(g, "", "Conv"), 1);
+    assert_int_equal(count_op(g, "loom", "ConvNCHWc") + count_op(g, "loom", "ToNCHWc") +
+                         count_op(g, "loom", "FromNCHWc"),
+                     0);
+    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+    double *xd = input_double(x);
+    int64_t oh, ow;
+    double *ref = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+    relu(ref, C * oh * ow);
+    check_both(e1, e2, x, 0, ref, C * oh * ow);
+    free(ref), free(xd);
+    rt_tensor_free(x);
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1);
+}
+
+static void test_dump_graph(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    conv_w c1 = rand_conv(&rng, 32, 32, 1, 1);
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, 32, 4, 4});
+    add_conv(w, "c1", &c1, "x", "y", 1, 1, 0);
+    ow_output(w, "y");
+    char dir[] = "/tmp/loom_layout_dump_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("LOOM_DUMP_GRAPH", dir, 1);
+    gr_model *m;
+    char *err = NULL;
+    gr_exec *e = ow_compile(w, &m, &err);
+    unsetenv("LOOM_DUMP_GRAPH");
+    if (!e) fail_msg("%s", err);
+    char path[256];
+    snprintf(path, sizeof path, "%s/%02d-alter_layout.txt", dir, gr_pass_count());
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    assert_non_null(strstr(text, "loom.ConvNCHWc"));
+    assert_non_null(strstr(text, "loom.ToNCHWc"));
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    gr_exec_free(e);
+    gr_model_free(m);
+    ow_free(w);
+    free_conv(&c1);
+}
+
+/* The default schedule of a blocked convolution key (block = the host's
+ * lanes): lowered text, and how it was chosen. */
+static const char *blocked_schedule(te_ctx *ctx, const char *key, const char **how)
+{
+    tune_workload w;
+    if (tune_build_workload(ctx, key, &w) != 0) fail_msg("%s", te_ctx_errmsg(ctx));
+    sch_schedule *s = tune_default_schedule(ctx, &w, "llvm", how);
+    assert_non_null(s);
+    tir_func *f = sch_lower(s, w.nargs, w.args, "f");
+    assert_non_null(f);
+    return tir_func_str(ctx, f);
+}
+
+static void expect_loop(const char *text, const char *loop)
+{
+    if (!strstr(text, loop)) fail_msg("no loop '%s' in:\n%s", loop, text);
+}
+
+/* The register tile of a blocked convolution: 8 output columns (7 of a
+ * 14-wide image) by 2 channel blocks by one vector, whether a heuristic
+ * program (an epilogue: Relu) or the rules (a bias alone) fill it. */
+static void test_blocked_conv_schedule(void **state)
+{
+    (void)state;
+    int v = tune_host_vector_lanes();
+    char key[512], loop[64];
+    te_ctx *ctx = te_ctx_new();
+    const char *how, *text;
+    snprintf(key, sizeof key,
+             "onnx(opset=13;x v0:float[1,4,56,56,%d];w v1:float[4,4,3,3,%d,%d];w v2:float[4,%d];"
+             "n v3=loom:ConvNCHWc(v0,v1,v2){pads=I[1,1,1,1]};n v4=Relu(v3);out v4)", v, v, v, v);
+    text = blocked_schedule(ctx, key, &how);
+    assert_non_null(strstr(how, "heuristic program"));
+    expect_loop(text, "for (c1.c.inner, 0, 2)");
+    expect_loop(text, "for (c3.c.inner, 0, 8)");
+    snprintf(loop, sizeof loop, "for (c4.c.inner, 0, %d) vectorized", v);
+    expect_loop(text, loop);
+    snprintf(key, sizeof key,
+             "onnx(opset=13;x v0:float[1,4,28,28,%d];w v1:float[4,4,1,1,%d,%d];w v2:float[4,%d];"
+             "n v3=loom:ConvNCHWc(v0,v1,v2){strides=I[2,2]};out v3)", v, v, v, v);
+    text = blocked_schedule(ctx, key, &how);
+    assert_non_null(strstr(how, "rules"));
+    expect_loop(text, "for (c1.inner, 0, 2)");
+    expect_loop(text, "for (c3.inner, 0, 7)");
+    snprintf(loop, sizeof loop, "for (c4.inner, 0, %d) vectorized", v);
+    expect_loop(text, loop);
+    te_ctx_free(ctx);
+}
+
+static void expect_key_error(const char *key, const char *want)
+{
+    te_ctx *ctx = te_ctx_new();
+    ops_built b;
+    assert_int_equal(ops_build_key(ctx, key, &b), -1);
+    const char *msg = te_ctx_errmsg(ctx);
+    if (!strstr(msg, want)) fail_msg("error '%s' lacks '%s'", msg, want);
+    te_ctx_free(ctx);
+}
+
+static void test_key_refusals(void **state)
+{
+    (void)state;
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8];n v1=loom:FromNCHWc(v0);out v1)",
+                     "node #0 (FromNCHWc): input X has rank 4 (needs 5: N, C/b, H, W, b)");
+    expect_key_error("onnx(opset=13;x v0:float[1,24,8,8];n v1=loom:ToNCHWc(v0){block=i16};out v1)",
+                     "attribute 'block' is 16: must divide the 24 channels");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];w v1:float[2,1,3,3,16,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1){pads=I[1,1,1,1]};out v2)",
+                     "does not fit X with 32 channels in blocks of 16 and group 1");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];w v1:float[2,2,3,3,16,16];w v2:float[32];"
+                     "n v3=loom:ConvNCHWc(v0,v1,v2){pads=I[1,1,1,1]};out v3)",
+                     "input B must have shape [2,16]");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];w v1:float[2,2,3,3,16,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1){pads=I[1,1]};out v2)",
+                     "attribute 'pads' has 2 values (needs 4)");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,2,2,16];w v1:float[2,2,3,3,16,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1);out v2)",
+                     "the kernel is larger than the padded input");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_relu_conv),
+        cmocka_unit_test(test_residual_block),
+        cmocka_unit_test(test_depthwise_and_middle_output),
+        cmocka_unit_test(test_half_blocks),
+        cmocka_unit_test(test_channels_not_blocked),
+        cmocka_unit_test(test_dump_graph),
+        cmocka_unit_test(test_blocked_conv_schedule),
+        cmocka_unit_test(test_key_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
