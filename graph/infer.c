@@ -565,7 +565,9 @@ int gr_infer_shapes(gr_model *m, int nfixed, const gr_input_shape *fixed, char *
             memset(&v->type, 0, sizeof v->type);
             v->type.ndim = -1;
         }
-        if (!find_rule(n->domain, n->op_type, c.opset)(&c)) return -1;
+        if ((default_domain(n->domain) && !gr_infer_dropped_attrs(&c)) ||
+            !find_rule(n->domain, n->op_type, c.opset)(&c))
+            return -1;
         for (int k = 0; k < n->n_outputs; k++)
             if (n->outputs[k] >= 0 && g->values[n->outputs[k]].type.kind != GR_TYPE_TENSOR) {
                 gr_ifail(&c, "output %d ('%s') is not one the operator defines", k,

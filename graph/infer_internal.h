@@ -104,5 +104,9 @@ bool gr_infer_legacy_batchnorm(gr_ictx *c);
 /* Cast-1's string attribute 'to' ("FLOAT", ...) as an element type;
  * false when it is not one. */
 bool gr_legacy_cast_to(const gr_attr *to, int *elem_type);
+/* Refuses, naming it, an attribute of an older version of the node's
+ * operator that its opset's version no longer defines (broadcast at
+ * opset 7+, spatial at 9+, ...): it would otherwise be passed over. */
+bool gr_infer_dropped_attrs(gr_ictx *c);
 
 #endif

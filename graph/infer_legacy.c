@@ -152,3 +152,36 @@ bool gr_legacy_cast_to(const gr_attr *to, int *elem_type)
         }
     return false;
 }
+
+/* ---------------- attributes later versions dropped ---------------- */
+
+typedef struct {
+    const char *op, *attr;
+    int64_t last; /* the last opset whose version defines it */
+} dropped_attr;
+
+static const dropped_attr dropped[] = {
+    {"Add", "broadcast", 6},  {"Add", "axis", 6},  {"Add", "consumed_inputs", 5},
+    {"Sub", "broadcast", 6},  {"Sub", "axis", 6},  {"Sub", "consumed_inputs", 5},
+    {"Mul", "broadcast", 6},  {"Mul", "axis", 6},  {"Mul", "consumed_inputs", 5},
+    {"Div", "broadcast", 6},  {"Div", "axis", 6},  {"Div", "consumed_inputs", 5},
+    {"Pow", "broadcast", 6},  {"Pow", "axis", 6},  {"Gemm", "broadcast", 6},
+    {"BatchNormalization", "spatial", 8},          {"BatchNormalization", "is_test", 6},
+    {"BatchNormalization", "consumed_inputs", 5},  {"Reshape", "shape", 4},
+    {"Reshape", "consumed_inputs", 4},             {"Slice", "starts", 9},
+    {"Slice", "ends", 9},     {"Slice", "axes", 9},
+    {"Relu", "consumed_inputs", 5},                {"Sigmoid", "consumed_inputs", 5},
+    {"Tanh", "consumed_inputs", 5},                {"Sqrt", "consumed_inputs", 5},
+    {"Reciprocal", "consumed_inputs", 5},          {"Clip", "consumed_inputs", 5},
+};
+
+bool gr_infer_dropped_attrs(gr_ictx *c)
+{
+    for (size_t i = 0; i < sizeof dropped / sizeof *dropped; i++)
+        if (c->opset > dropped[i].last && strcmp(dropped[i].op, c->n->op_type) == 0 &&
+            gr_node_attr(c->n, dropped[i].attr))
+            return gr_ifail(c, "attribute '%s' is not defined at opset %" PRId64 " (%s has it up "
+                               "to opset %" PRId64 "): refused rather than ignored",
+                            dropped[i].attr, c->opset, dropped[i].op, dropped[i].last);
+    return true;
+}

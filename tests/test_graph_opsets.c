@@ -511,6 +511,44 @@ static void test_out_of_range(void **state)
     expect_error(w, "Erf (node 'n0', opset 8; supported at opsets 9 to 18)", "");
 }
 
+/* An attribute only older versions define is refused, not passed over. */
+static void test_dropped_attributes(void **state)
+{
+    (void)state;
+    const int64_t s[2] = {2, 3}, s3[1] = {3};
+    ow_model *w = ow_new(7);
+    ow_input(w, "a", GR_FLOAT, 2, s);
+    ow_input(w, "b", GR_FLOAT, 1, s3);
+    ow_attr_int(ow_node_add(w, "", "Add", "a,b", "y"), "broadcast", 1);
+    ow_output(w, "y");
+    expect_error(w, "node 'n0' (Add)", "attribute 'broadcast' is not defined at opset 7 (Add has "
+                                        "it up to opset 6): refused rather than ignored");
+    w = ow_new(9);
+    ow_input(w, "x", GR_FLOAT, 2, s);
+    ow_attr_ints(ow_node_add(w, "", "Reshape", "x", "y"), "shape", 1, (int64_t[]){6});
+    ow_output(w, "y");
+    expect_error(w, "node 'n0' (Reshape)", "attribute 'shape' is not defined at opset 9 (Reshape "
+                                            "has it up to opset 4)");
+    w = ow_new(6);
+    ow_input(w, "x", GR_FLOAT, 2, s);
+    ow_attr_ints(ow_node_add(w, "", "Relu", "x", "y"), "consumed_inputs", 1, (int64_t[]){0});
+    ow_output(w, "y");
+    expect_error(w, "node 'n0' (Relu)", "attribute 'consumed_inputs' is not defined at opset 6");
+    w = bn_model(9);
+    ow_attr_int(ow_node_add(w, "", "BatchNormalization", "x,s,b,mean,var", "y"), "spatial", 1);
+    expect_error(w, "node 'n0' (BatchNormalization)", "attribute 'spatial' is not defined at opset 9");
+    w = bn_model(7);
+    ow_attr_int(ow_node_add(w, "", "BatchNormalization", "x,s,b,mean,var", "y"), "is_test", 1);
+    expect_error(w, "node 'n0' (BatchNormalization)", "attribute 'is_test' is not defined at opset 7");
+    w = ow_new(10);
+    ow_input(w, "x", GR_FLOAT, 2, s);
+    ow_init(w, "st", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){0}, 8);
+    ow_init(w, "en", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){1}, 8);
+    ow_attr_ints(ow_node_add(w, "", "Slice", "x,st,en", "y"), "axes", 1, (int64_t[]){1});
+    ow_output(w, "y");
+    expect_error(w, "node 'n0' (Slice)", "attribute 'axes' is not defined at opset 10");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -525,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_split_1),
         cmocka_unit_test(test_softmax_6),
         cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_dropped_attributes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -306,7 +306,8 @@ bool gr_input_shape_parse(const char *spec, gr_input_shape *out, char **err);
  * Pow before opset 7 and of Gemm's C before 7. What they cannot compute
  * is refused by gr_infer_shapes naming the node and the attribute:
  * BatchNormalization with spatial=0 (before 9) or is_test=0 (before 7),
- * Split-1's second input. */
+ * Split-1's second input. An attribute only an older version defines
+ * (broadcast at opset 7 on, spatial at 9 on, ...) is refused too. */
 bool gr_op_supported(const char *domain, const char *op_type, int64_t opset);
 
 /* Shape inference for the main graph. First fixes the graph inputs:
