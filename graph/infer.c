@@ -239,6 +239,7 @@ static bool infer_identity(gr_ictx *c)
 static bool infer_binary(gr_ictx *c)
 {
     const gr_type *a, *b;
+    if (c->opset < 7) return gr_infer_legacy_binary(c);
     if (!gr_iin_req(c, 0, "A", &a) || !gr_iin_req(c, 1, "B", &b)) return false;
     /* Pow's exponent may have another type; the others need one type. */
     if (strcmp(c->n->op_type, "Pow") != 0 && a->elem_type != b->elem_type)
@@ -328,7 +329,7 @@ static gr_infer_fn find_rule(const char *domain, const char *op, int64_t opset)
         return strcmp(op, "Gelu") == 0 ? infer_gelu : NULL;
     /* Loom's own operators have no opset: only Loom writes them. */
     if (domain && strcmp(domain, "loom") == 0) return gr_infer_layout_rule(op);
-    if (!default_domain(domain) || opset < 11 || opset > 18) return NULL;
+    if (!default_domain(domain) || opset < gr_op_first_opset(op) || opset > 18) return NULL;
     for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
         if (strcmp(rules[i].op, op) == 0) return rules[i].fn;
     return NULL;
@@ -384,21 +385,23 @@ static bool check_supported(const gr_model *m, char **err)
 {
     strbuf b = {0};
     int count = 0;
-    bool out_of_range = false;
     const gr_graph *g = m->graph;
     for (int i = 0; i < g->n_nodes; i++) {
         const gr_node *n = &g->nodes[i];
         int64_t opset = domain_opset(m, n->domain);
         if (find_rule(n->domain, n->op_type, opset)) continue;
-        if (default_domain(n->domain) && find_rule("", n->op_type, 11)) out_of_range = true;
+        /* An operator Loom knows at other opsets says which. */
+        char range[64] = "";
+        if (default_domain(n->domain) && find_rule("", n->op_type, 18))
+            snprintf(range, sizeof range, "; supported at opsets %" PRId64 " to 18",
+                     gr_op_first_opset(n->op_type));
         sb_add(&b, "%s", count++ ? ", " : "");
         if (!default_domain(n->domain)) sb_add(&b, "%s.", n->domain);
         if (*n->name)
-            sb_add(&b, "%s (node '%s', opset %" PRId64 ")", n->op_type, n->name, opset);
+            sb_add(&b, "%s (node '%s', opset %" PRId64 "%s)", n->op_type, n->name, opset, range);
         else
-            sb_add(&b, "%s (node #%d, opset %" PRId64 ")", n->op_type, i, opset);
+            sb_add(&b, "%s (node #%d, opset %" PRId64 "%s)", n->op_type, i, opset, range);
     }
-    if (count && out_of_range) sb_add(&b, " (operators are supported at opsets 11 to 18)");
     if (count) {
         if (b.oom)
             gr_set_err(err, "%s: %d unsupported operators", m->path, count);
@@ -564,7 +567,9 @@ int gr_infer_shapes(gr_model *m, int nfixed, const gr_input_shape *fixed, char *
             memset(&v->type, 0, sizeof v->type);
             v->type.ndim = -1;
         }
-        if (!find_rule(n->domain, n->op_type, c.opset)(&c)) return -1;
+        if ((default_domain(n->domain) && !gr_infer_dropped_attrs(&c)) ||
+            !find_rule(n->domain, n->op_type, c.opset)(&c))
+            return -1;
         for (int k = 0; k < n->n_outputs; k++)
             if (n->outputs[k] >= 0 && g->values[n->outputs[k]].type.kind != GR_TYPE_TENSOR) {
                 gr_ifail(&c, "output %d ('%s') is not one the operator defines", k,

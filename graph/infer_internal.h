@@ -90,5 +90,25 @@ bool gr_infer_cast(gr_ictx *c);
 
 /* The rule of a "loom" domain operator (graph/infer_layout.c), or NULL. */
 gr_infer_fn gr_infer_layout_rule(const char *op);
+/* Versions before opset 11 (infer_legacy.c). */
+/* The first opset at which the default domain's `op` is accepted. */
+int64_t gr_op_first_opset(const char *op);
+/* Add/Sub/Mul/Div before opset 7, Pow before 7: legacy broadcasting. */
+bool gr_infer_legacy_binary(gr_ictx *c);
+/* Where B's dimensions start in A's under legacy broadcasting (attribute
+ * 'axis', default ra - rb; checked by gr_infer_legacy_binary). */
+int64_t gr_legacy_bcast_axis(const gr_node *n, int ra, int rb);
+/* Gemm before opset 7: C required, [M, N] unless broadcast=1. */
+bool gr_infer_legacy_gemm(gr_ictx *c, int64_t m, int64_t n);
+/* BatchNormalization before opset 9: refuses spatial=0, and is_test=0
+ * before opset 7. */
+bool gr_infer_legacy_batchnorm(gr_ictx *c);
+/* Cast-1's string attribute 'to' ("FLOAT", ...) as an element type;
+ * false when it is not one. */
+bool gr_legacy_cast_to(const gr_attr *to, int *elem_type);
+/* Refuses, naming it, an attribute of an older version of the node's
+ * operator that its opset's version no longer defines (broadcast at
+ * opset 7+, spatial at 9+, ...): it would otherwise be passed over. */
+bool gr_infer_dropped_attrs(gr_ictx *c);
 
 #endif

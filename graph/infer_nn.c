@@ -153,6 +153,7 @@ bool gr_infer_gemm(gr_ictx *c)
         return gr_ifail(c, "A gives K = %" PRId64 ", B gives K = %" PRId64 " (transA %d, transB %d)",
                         ka, kb, ta, tb);
     int64_t out[2] = {m, n};
+    if (c->opset < 7 && !gr_infer_legacy_gemm(c, m, n)) return false;
     const gr_type *cc = gr_iin(c, 2);
     if (cc) {
         /* C broadcasts to [M, N] one way only. */
@@ -207,6 +208,7 @@ bool gr_infer_batchnorm(gr_ictx *c)
     const gr_type *x;
     if (!gr_iin_req(c, 0, "X", &x)) return false;
     if (x->ndim < 2) return gr_ifail(c, "input X has rank %d (needs N and C)", x->ndim);
+    if (c->opset < 9 && !gr_infer_legacy_batchnorm(c)) return false;
     static const char *params[] = {"scale", "B", "input_mean", "input_var"};
     for (int k = 1; k < 5; k++) {
         const gr_type *p;

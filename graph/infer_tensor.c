@@ -44,10 +44,20 @@ bool gr_infer_flatten(gr_ictx *c)
 bool gr_infer_reshape(gr_ictx *c)
 {
     const gr_type *x, *st;
-    if (!gr_iin_req(c, 0, "data", &x) || !gr_iin_req(c, 1, "shape", &st)) return false;
     int64_t s[GR_MAX_DIMS];
     int n;
-    if (!gr_iin_ints(c, 1, "shape", s, GR_MAX_DIMS, &n)) return false;
+    if (!gr_iin_req(c, 0, "data", &x)) return false;
+    if (c->opset < 5) {
+        /* Reshape-1: the shape is an attribute. */
+        bool bad;
+        if (gr_iin(c, 1))
+            return gr_ifail(c, "has a second input: at opset %" PRId64 " the shape is attribute "
+                               "'shape'", c->opset);
+        if (!gr_iattr_ints(c, "shape", s, GR_MAX_DIMS, &n, &bad))
+            return bad ? false : gr_ifail(c, "attribute 'shape' is missing");
+    } else if (!gr_iin_req(c, 1, "shape", &st) || !gr_iin_ints(c, 1, "shape", s, GR_MAX_DIMS, &n)) {
+        return false;
+    }
     bool allowzero = c->opset >= 14 && gr_iattr_int(c, "allowzero", 0) != 0;
     int infer_at = -1;
     int64_t known = 1;
@@ -106,9 +116,10 @@ bool gr_infer_concat(gr_ictx *c)
     const gr_type *x0;
     if (!gr_iin_req(c, 0, "inputs", &x0)) return false;
     const gr_attr *aa = gr_node_attr(c->n, "axis");
-    if (!aa) return gr_ifail(c, "attribute 'axis' is missing");
+    /* Concat-1 (opsets 1-3) concatenates on axis 1 by default. */
+    if (!aa && c->opset >= 4) return gr_ifail(c, "attribute 'axis' is missing");
     int axis;
-    if (!gr_iaxis(c, aa->i, x0->ndim, "attribute 'axis'", &axis)) return false;
+    if (!gr_iaxis(c, aa ? aa->i : 1, x0->ndim, "attribute 'axis'", &axis)) return false;
     int64_t s[GR_MAX_DIMS];
     memcpy(s, x0->shape, (size_t)x0->ndim * sizeof *s);
     s[axis] = 0;
@@ -158,6 +169,10 @@ bool gr_infer_split(gr_ictx *c)
         have = gr_iin(c, 1) != NULL;
         if (have && !gr_iin_ints(c, 1, "split", split, max, &n)) return false;
     } else {
+        /* Split-1 could also take the lengths as a second (float-typed) input. */
+        if (gr_iin(c, 1))
+            return gr_ifail(c, "input 'split' (Split-1) is not supported: give the lengths as "
+                               "attribute 'split'");
         have = gr_iattr_ints(c, "split", split, max, &n, &bad);
         if (bad) return false;
     }
@@ -200,29 +215,58 @@ bool gr_infer_split(gr_ictx *c)
     return true;
 }
 
+/* Slice-1 (opsets 1-9): starts, ends and axes are attributes, steps 1. */
+static bool slice_attrs(gr_ictx *c, int64_t *starts, int64_t *ends, int64_t *axes, int *n)
+{
+    int ne, na;
+    bool bad;
+    if (gr_iin(c, 1))
+        return gr_ifail(c, "has more than one input: at opset %" PRId64 " starts, ends and axes "
+                           "are attributes", c->opset);
+    if (!gr_iattr_ints(c, "starts", starts, GR_MAX_DIMS, n, &bad))
+        return bad ? false : gr_ifail(c, "attribute 'starts' is missing");
+    if (!gr_iattr_ints(c, "ends", ends, GR_MAX_DIMS, &ne, &bad))
+        return bad ? false : gr_ifail(c, "attribute 'ends' is missing");
+    if (*n != ne)
+        return gr_ifail(c, "attributes 'starts' (%d values) and 'ends' (%d) differ in length", *n, ne);
+    if (gr_iattr_ints(c, "axes", axes, GR_MAX_DIMS, &na, &bad)) {
+        if (na != *n) return gr_ifail(c, "attribute 'axes' has %d values, 'starts' %d", na, *n);
+    } else if (bad) {
+        return false;
+    } else {
+        for (int i = 0; i < *n; i++) axes[i] = i;
+    }
+    return true;
+}
+
 bool gr_infer_slice(gr_ictx *c)
 {
     const gr_type *x, *tmp;
-    if (!gr_iin_req(c, 0, "data", &x) || !gr_iin_req(c, 1, "starts", &tmp) ||
-        !gr_iin_req(c, 2, "ends", &tmp))
-        return false;
     int64_t starts[GR_MAX_DIMS], ends[GR_MAX_DIMS], axes[GR_MAX_DIMS], steps[GR_MAX_DIMS];
     int ns, ne, na, nst;
-    if (!gr_iin_ints(c, 1, "starts", starts, GR_MAX_DIMS, &ns) ||
-        !gr_iin_ints(c, 2, "ends", ends, GR_MAX_DIMS, &ne))
-        return false;
-    if (ns != ne) return gr_ifail(c, "inputs 'starts' (%d values) and 'ends' (%d) differ in length", ns, ne);
-    if (gr_iin(c, 3)) {
-        if (!gr_iin_ints(c, 3, "axes", axes, GR_MAX_DIMS, &na)) return false;
-        if (na != ns) return gr_ifail(c, "input 'axes' has %d values, 'starts' %d", na, ns);
-    } else {
-        for (int i = 0; i < ns; i++) axes[i] = i;
-    }
-    if (gr_iin(c, 4)) {
-        if (!gr_iin_ints(c, 4, "steps", steps, GR_MAX_DIMS, &nst)) return false;
-        if (nst != ns) return gr_ifail(c, "input 'steps' has %d values, 'starts' %d", nst, ns);
-    } else {
+    if (!gr_iin_req(c, 0, "data", &x)) return false;
+    if (c->opset < 10) {
+        if (!slice_attrs(c, starts, ends, axes, &ns)) return false;
         for (int i = 0; i < ns; i++) steps[i] = 1;
+    } else {
+        if (!gr_iin_req(c, 1, "starts", &tmp) || !gr_iin_req(c, 2, "ends", &tmp))
+            return false;
+        if (!gr_iin_ints(c, 1, "starts", starts, GR_MAX_DIMS, &ns) ||
+            !gr_iin_ints(c, 2, "ends", ends, GR_MAX_DIMS, &ne))
+            return false;
+        if (ns != ne) return gr_ifail(c, "inputs 'starts' (%d values) and 'ends' (%d) differ in length", ns, ne);
+        if (gr_iin(c, 3)) {
+            if (!gr_iin_ints(c, 3, "axes", axes, GR_MAX_DIMS, &na)) return false;
+            if (na != ns) return gr_ifail(c, "input 'axes' has %d values, 'starts' %d", na, ns);
+        } else {
+            for (int i = 0; i < ns; i++) axes[i] = i;
+        }
+        if (gr_iin(c, 4)) {
+            if (!gr_iin_ints(c, 4, "steps", steps, GR_MAX_DIMS, &nst)) return false;
+            if (nst != ns) return gr_ifail(c, "input 'steps' has %d values, 'starts' %d", nst, ns);
+        } else {
+            for (int i = 0; i < ns; i++) steps[i] = 1;
+        }
     }
     int64_t s[GR_MAX_DIMS];
     bool seen[GR_MAX_DIMS] = {false};
@@ -438,14 +482,26 @@ bool gr_infer_cast(gr_ictx *c)
     const gr_type *x;
     if (!gr_iin_req(c, 0, "input", &x)) return false;
     const gr_attr *to = gr_node_attr(c->n, "to");
-    if (!to || to->kind != GR_ATTR_INT) return gr_ifail(c, "attribute 'to' is missing");
+    int64_t elem;
+    if (c->opset < 6) {
+        /* Cast-1 names the type: "FLOAT", "INT64", ... */
+        int e;
+        if (!to || to->kind != GR_ATTR_STRING) return gr_ifail(c, "attribute 'to' (a type name) is missing");
+        if (!gr_legacy_cast_to(to, &e))
+            return gr_ifail(c, "attribute 'to' is '%s', not a TensorProto type name (FLOAT, "
+                               "INT64, ...)", to->s.data);
+        elem = e;
+    } else {
+        if (!to || to->kind != GR_ATTR_INT) return gr_ifail(c, "attribute 'to' is missing");
+        elem = to->i;
+    }
     DLDataType dl;
-    if (to->i != GR_STRING && !gr_elem_type_dl((int)to->i, &dl))
-        return gr_ifail(c, "attribute 'to' is %" PRId64 ", not an element type", to->i);
-    if (!gr_iout(c, 0, (int)to->i, x->ndim, x->shape)) return false;
+    if (elem != GR_STRING && !gr_elem_type_dl((int)elem, &dl))
+        return gr_ifail(c, "attribute 'to' is %" PRId64 ", not an element type", elem);
+    if (!gr_iout(c, 0, (int)elem, x->ndim, x->shape)) return false;
     int64_t v[GR_FOLD_MAX];
     int n;
-    if (to->i != GR_INT64 || !gr_tensor_ints(gr_iin_const(c, 0), v, GR_FOLD_MAX, &n)) return true;
+    if (elem != GR_INT64 || !gr_tensor_ints(gr_iin_const(c, 0), v, GR_FOLD_MAX, &n)) return true;
     gr_tensor *t = gr_inew_tensor(c, GR_INT64, x->ndim, x->shape);
     if (!t) return false;
     if (n) memcpy(t->data, v, (size_t)n * sizeof *v);

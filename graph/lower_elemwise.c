@@ -4,6 +4,7 @@
  * FLOPs: one per arithmetic operation per output element (exp, erf, tanh,
  * sqrt, pow and divisions count 1 each); Cast and Where count 0: they
  * move values and compute nothing. */
+#include "graph/infer_internal.h"
 #include "graph/lower.h"
 
 #include <float.h>
@@ -140,14 +141,29 @@ static te_expr *lower_pow_expr(gr_lctx *c, const lout *o, te_expr *a, te_expr *b
     return te_cast(o->dt, p);
 }
 
-/* Add, Sub, Mul, Div, Pow with numpy broadcasting. */
+/* B under legacy broadcasting (before opset 7, checked by inference):
+ * the output is A's shape and B's dimensions are the output's from
+ * `axis` on; extent-1 ones read index 0. */
+static te_expr *legacy_read(gr_lctx *c, te_tensor *B, const lout *o)
+{
+    int rb = gr_lin_rank(c, 1);
+    if (rb == 0) return gr_read_bcast(B, 0, o->nd, o->ax);
+    int64_t axis = gr_legacy_bcast_axis(c->n, gr_lin_rank(c, 0), rb);
+    te_expr *idx[TE_MAX_DIMS];
+    for (int d = 0; d < rb; d++) idx[d] = B->shape[d] == 1 ? te_int(c->ctx, 0) : o->ax[axis + d];
+    return te_read_n(B, rb, idx);
+}
+
+/* Add, Sub, Mul, Div, Pow with numpy broadcasting (legacy broadcasting
+ * before opset 7). */
 static bool lower_binary(gr_lctx *c)
 {
     te_tensor *A, *B;
     lout o;
     if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !out0(c, &o)) return false;
     const char *op = c->n->op_type;
-    te_expr *a = bread(c, A, 0, &o), *b = bread(c, B, 1, &o), *y;
+    te_expr *a = bread(c, A, 0, &o), *y;
+    te_expr *b = c->opset < 7 ? legacy_read(c, B, &o) : bread(c, B, 1, &o);
     if (te_dtype_is_bool(o.dt))
         return gr_lfail(c, "inputs are bool; %s is computed for numbers only", op);
     if (strcmp(op, "Add") == 0)

@@ -110,7 +110,8 @@ static bool lower_concat(gr_lctx *c)
     if (!outk(c, 0, &o)) return false;
     int r = gr_lin_rank(c, 0);
     if (r == 0) return gr_lfail(c, "input 0 is a scalar; Concat needs rank >= 1");
-    int axis = norm_axis(attr_int(c->n, "axis", 0), r);
+    /* Concat-1 (opsets 1-3): axis 1 by default. */
+    int axis = norm_axis(attr_int(c->n, "axis", c->opset < 4 ? 1 : 0), r);
     te_expr *a = o.ax[axis], *body = NULL;
     int64_t end = o.shape[axis];
     /* Built from the last input back, so that each select tests `a < end
@@ -180,12 +181,26 @@ static bool lower_slice(gr_lctx *c)
     if (!gr_lin(c, 0, "data", &X) || !outk(c, 0, &o)) return false;
     int64_t starts[GR_MAX_DIMS], ends[GR_MAX_DIMS], axes[GR_MAX_DIMS], steps[GR_MAX_DIMS];
     int ns, ne, n;
-    if (!static_ints(c, 1, "starts", starts, GR_MAX_DIMS, &ns) ||
-        !static_ints(c, 2, "ends", ends, GR_MAX_DIMS, &ne))
-        return false;
-    bool have_axes = c->n_inputs > 3 && c->tin[3], have_steps = c->n_inputs > 4 && c->tin[4];
-    if (have_axes && !static_ints(c, 3, "axes", axes, GR_MAX_DIMS, &n)) return false;
-    if (have_steps && !static_ints(c, 4, "steps", steps, GR_MAX_DIMS, &n)) return false;
+    bool have_axes, have_steps;
+    if (c->opset < 10) {
+        /* Slice-1: attributes, as inference checked them. */
+        const gr_attr *sa = gr_node_attr(c->n, "starts"), *aa = gr_node_attr(c->n, "axes");
+        if (!sa || sa->kind != GR_ATTR_INTS || sa->n > GR_MAX_DIMS)
+            return gr_lfail(c, "attribute 'starts' is not a list of at most %d ints", GR_MAX_DIMS);
+        ns = (int)sa->n;
+        if (ns) memcpy(starts, sa->ints, sa->n * sizeof *starts);
+        have_axes = aa && aa->kind == GR_ATTR_INTS && (int)aa->n == ns;
+        if (have_axes && ns) memcpy(axes, aa->ints, aa->n * sizeof *axes);
+        have_steps = false;
+    } else {
+        if (!static_ints(c, 1, "starts", starts, GR_MAX_DIMS, &ns) ||
+            !static_ints(c, 2, "ends", ends, GR_MAX_DIMS, &ne))
+            return false;
+        have_axes = c->n_inputs > 3 && c->tin[3];
+        have_steps = c->n_inputs > 4 && c->tin[4];
+        if (have_axes && !static_ints(c, 3, "axes", axes, GR_MAX_DIMS, &n)) return false;
+        if (have_steps && !static_ints(c, 4, "steps", steps, GR_MAX_DIMS, &n)) return false;
+    }
     int r = gr_lin_rank(c, 0);
     te_expr *idx[TE_MAX_DIMS];
     for (int d = 0; d < X->ndim; d++) idx[d] = o.ax[d];

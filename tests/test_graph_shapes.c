@@ -353,11 +353,16 @@ static void test_unsupported_listed_together(void **state)
     expect_error(m, 0, NULL, "unsupported operators: com.example.Foo (node 'n1', opset 0), Size", NULL);
     gr_model_free(m);
 
-    /* Supported operators at an opset outside 11..18. */
+    /* Supported operators at an opset outside their range: the range is named. */
     m = load_node_test("test_relu");
-    m->opset = 9;
-    expect_error(m, 0, NULL, "unsupported operators: Relu (node #0, opset 9) (operators are "
-                 "supported at opsets 11 to 18)", NULL);
+    m->opset = 19;
+    expect_error(m, 0, NULL, "unsupported operators: Relu (node #0, opset 19; supported at "
+                 "opsets 1 to 18)", NULL);
+    m->opset = 8;
+    m->graph->nodes[0].op_type = "Erf";
+    expect_error(m, 0, NULL, "unsupported operators: Erf (node #0, opset 8; supported at "
+                 "opsets 9 to 18)", NULL);
+    m->graph->nodes[0].op_type = "Relu";
     assert_false(gr_op_supported("", "Relu", 19));
     assert_true(gr_op_supported("ai.onnx", "Relu", 18));
     assert_true(gr_op_supported("com.microsoft", "Gelu", 1));
@@ -514,7 +519,8 @@ static void add_attr(gr_node *n, gr_attr *storage, gr_attr a)
 }
 
 /* ConstantOfShape and GlobalAveragePool are tested at opsets 9 and 1 by
- * ONNX 1.12; their definitions did not change up to 18. Gelu arrives in
+ * ONNX 1.12 (their first versions, accepted); their definitions did not
+ * change up to 18. Gelu arrives in
  * ONNX 1.15 (opset 20) and in com.microsoft: Relu's test model stands in
  * for its shapes. */
 static void test_operators_at_other_opsets(void **state)
@@ -526,7 +532,11 @@ static void test_operators_at_other_opsets(void **state)
                            "test_globalaveragepool_precomputed"};
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         gr_model *m = load_node_test(tests[i]);
-        assert_false(gr_op_supported("", m->graph->nodes[0].op_type, m->opset));
+        assert_true(gr_op_supported("", m->graph->nodes[0].op_type, m->opset));
+        assert_false(gr_op_supported("", m->graph->nodes[0].op_type, m->opset - 1));
+        expect_outputs(tests[i], m);
+        gr_model_free(m);
+        m = load_node_test(tests[i]); /* check_test leaves the inputs frozen */
         m->opset = 13;
         expect_outputs(tests[i], m);
         gr_model_free(m);

@@ -297,10 +297,20 @@ bool gr_input_shape_parse(const char *spec, gr_input_shape *out, char **err);
  * Reciprocal, MaxPool, AveragePool, GlobalAveragePool, Flatten, Reshape,
  * Transpose, Concat, Split, Slice, Gather, Squeeze, Unsqueeze, Softmax,
  * LayerNormalization, ReduceMean, ReduceSum, Cast, Where, Shape, Constant,
- * ConstantOfShape and Identity at opsets 11 to 18, com.microsoft Gelu, and
+ * ConstantOfShape and Identity from their first ONNX version to opset 18
+ * (Erf, Where and ConstantOfShape from 9; HardSwish, LayerNormalization and
+ * Gelu from 11; the others from 1), and com.microsoft Gelu. The older
+ * versions' forms are read with their semantics: Reshape-1's and Slice-1's
+ * attributes, Concat-1's default axis 1, Cast-1's type name, legacy
+ * broadcasting (attributes broadcast and axis) of Add, Sub, Mul, Div and
+ * Pow before opset 7 and of Gemm's C before 7. What they cannot compute
+ * is refused by gr_infer_shapes naming the node and the attribute:
+ * BatchNormalization with spatial=0 (before 9) or is_test=0 (before 7),
+ * Split-1's second input. An attribute only an older version defines
+ * (broadcast at opset 7 on, spatial at 9 on, ...) is refused too.
  * Loom's own layout operators of domain "loom" (ConvNCHWc, ToNCHWc,
  * FromNCHWc: convolutions on NCHW[x]c, which gr_compile writes; any opset;
- * graph/infer_layout.c defines them). */
+ * graph/infer_layout.c defines them) are known too. */
 bool gr_op_supported(const char *domain, const char *op_type, int64_t opset);
 
 /* Shape inference for the main graph. First fixes the graph inputs:
