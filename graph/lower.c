@@ -127,6 +127,35 @@ bool gr_lout(gr_lctx *c, int k, int ndim, te_expr *const *axes, te_expr *body)
     return true;
 }
 
+bool gr_lfresh_axes(gr_lctx *c, const char *prefix, bool reduce, int nd, const int64_t *shape,
+                    te_expr **ax)
+{
+    for (int d = 0; d < nd; d++) {
+        char name[24];
+        snprintf(name, sizeof name, "%s%d", prefix, d);
+        ax[d] = reduce ? te_reduce_axis(c->ctx, name, shape[d]) : te_axis(c->ctx, name, shape[d]);
+        if (!ax[d]) return gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
+    }
+    return true;
+}
+
+te_tensor *gr_lstage(gr_lctx *c, const char *suffix, int nd, te_expr *const *ax, te_expr *body)
+{
+    if (!body) {
+        gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
+        return NULL;
+    }
+    char name[96];
+    snprintf(name, sizeof name, "%s%d_%s", c->n->op_type, c->node_index, suffix);
+    /* Stage names become C identifiers in generated code and dumps. */
+    for (char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            *p = '_';
+    te_tensor *t = te_compute(c->ctx, name, nd, ax, body);
+    if (!t) gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
+    return t;
+}
+
 te_expr *gr_read_bcast(te_tensor *t, int trank, int nout, te_expr *const *axes)
 {
     te_ctx *ctx = t->ctx;

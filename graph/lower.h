@@ -96,6 +96,13 @@ bool gr_lout(gr_lctx *c, int k, int ndim, te_expr *const *axes, te_expr *body);
  * extent-1 dimensions read index 0. A rank-0 ONNX value (te shape [1])
  * is passed with its ONNX rank `trank` = 0. */
 te_expr *gr_read_bcast(te_tensor *t, int trank, int nout, te_expr *const *axes);
+/* Fresh axes (data-parallel, or reduce when `reduce`) of the given
+ * extents, named prefix0, prefix1, ...; an error when te refuses one. */
+bool gr_lfresh_axes(gr_lctx *c, const char *prefix, bool reduce, int nd, const int64_t *shape,
+                    te_expr **ax);
+/* An intermediate stage of the node: te_compute named after the node and
+ * `suffix`; NULL after the error when body is NULL or te refuses. */
+te_tensor *gr_lstage(gr_lctx *c, const char *suffix, int nd, te_expr *const *ax, te_expr *body);
 /* The ONNX rank of input k (0 for a scalar), -1 when left out. */
 int gr_lin_rank(const gr_lctx *c, int k);
 

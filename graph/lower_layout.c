@@ -22,30 +22,7 @@ static void attr_ints(const gr_lctx *c, const char *name, int want, int64_t dflt
         out[i] = a && a->kind == GR_ATTR_INTS && a->n == (size_t)want ? a->ints[i] : dflt;
 }
 
-static bool fresh_axes(gr_lctx *c, const char *prefix, bool reduce, int nd, const int64_t *shape,
-                       te_expr **ax)
-{
-    for (int d = 0; d < nd; d++) {
-        char name[24];
-        snprintf(name, sizeof name, "%s%d", prefix, d);
-        ax[d] = reduce ? te_reduce_axis(c->ctx, name, shape[d]) : te_axis(c->ctx, name, shape[d]);
-        if (!ax[d]) return gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
-    }
-    return true;
-}
 
-static te_tensor *stage(gr_lctx *c, const char *suffix, int nd, te_expr *const *ax, te_expr *body)
-{
-    if (!body) {
-        gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
-        return NULL;
-    }
-    char name[96];
-    snprintf(name, sizeof name, "%s%d_%s", c->n->op_type, c->node_index, suffix);
-    te_tensor *t = te_compute(c->ctx, name, nd, ax, body);
-    if (!t) gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
-    return t;
-}
 
 /* Y[n, cb, h, w, ci] = X[n, cb*b + ci, h, w] */
 static bool lower_to_nchwc(gr_lctx *c)
@@ -103,7 +80,7 @@ static bool lower_conv_nchwc(gr_lctx *c)
     }
     if (need) {
         te_expr *pa[5], *idx[5], *inside = NULL;
-        if (!fresh_axes(c, "p", false, 5, pshape, pa)) return false;
+        if (!gr_lfresh_axes(c, "p", false, 5, pshape, pa)) return false;
         idx[0] = pa[0], idx[1] = pa[1], idx[4] = pa[4];
         for (int i = 0; i < 2; i++) {
             te_expr *q = te_sub(pa[2 + i], te_int(ctx, p[i]));
@@ -121,13 +98,13 @@ static bool lower_conv_nchwc(gr_lctx *c)
             idx[2 + i] = q;
         }
         te_expr *x = te_read_n(X, 5, idx);
-        Xp = stage(c, "pad", 5, pa, inside ? te_select(inside, x, te_const(ctx, dt, 0)) : x);
+        Xp = gr_lstage(c, "pad", 5, pa, inside ? te_select(inside, x, te_const(ctx, dt, 0)) : x);
         if (!Xp) return false;
     }
 
     te_expr *cax[5];
     if (B) {
-        if (!fresh_axes(c, "c", false, 5, shape, cax)) return false;
+        if (!gr_lfresh_axes(c, "c", false, 5, shape, cax)) return false;
     } else {
         memcpy(cax, ax, sizeof cax);
     }
@@ -137,7 +114,7 @@ static bool lower_conv_nchwc(gr_lctx *c)
     double taps;
     if (depthwise) {
         int64_t rs[2] = {k[0], k[1]};
-        if (!fresh_axes(c, "r", true, 2, rs, r)) return false;
+        if (!gr_lfresh_axes(c, "r", true, 2, rs, r)) return false;
         te_expr *ih = te_add(oh, d[0] == 1 ? r[0] : te_mul(r[0], te_int(ctx, d[0])));
         te_expr *iw = te_add(ow, d[1] == 1 ? r[1] : te_mul(r[1], te_int(ctx, d[1])));
         te_expr *zero = te_int(ctx, 0);
@@ -149,7 +126,7 @@ static bool lower_conv_nchwc(gr_lctx *c)
     } else {
         /* Input blocks outside the window's taps, lanes innermost. */
         int64_t rs[4] = {X->shape[1], k[0], k[1], X->shape[4]};
-        if (!fresh_axes(c, "r", true, 4, rs, r)) return false;
+        if (!gr_lfresh_axes(c, "r", true, 4, rs, r)) return false;
         te_expr *ih = te_add(oh, d[0] == 1 ? r[1] : te_mul(r[1], te_int(ctx, d[0])));
         te_expr *iw = te_add(ow, d[1] == 1 ? r[2] : te_mul(r[2], te_int(ctx, d[1])));
         sum = te_reduce_n(TE_REDUCE_SUM,
@@ -161,7 +138,7 @@ static bool lower_conv_nchwc(gr_lctx *c)
     double out = (double)(shape[0] * shape[1] * shape[2] * shape[3] * shape[4]);
     c->flops += 2.0 * out * taps;
     if (!B) return gr_lout(c, 0, nd, ax, sum);
-    te_tensor *conv = stage(c, "conv", 5, cax, sum);
+    te_tensor *conv = gr_lstage(c, "conv", 5, cax, sum);
     if (!conv) return false;
     c->flops += out;
     return gr_lout(c, 0, nd, ax, te_add(te_read_n(conv, 5, ax), te_read(B, ax[1], ax[4])));

@@ -47,35 +47,7 @@ static bool attr_str_is(const gr_lctx *c, const char *name, const char *dflt, co
 
 /* ---------------- stages ---------------- */
 
-/* Fresh axes (data-parallel, or reduce when `reduce`) of the given extents. */
-static bool fresh_axes(gr_lctx *c, const char *prefix, bool reduce, int nd, const int64_t *shape,
-                       te_expr **ax)
-{
-    for (int d = 0; d < nd; d++) {
-        char name[24];
-        snprintf(name, sizeof name, "%s%d", prefix, d);
-        ax[d] = reduce ? te_reduce_axis(c->ctx, name, shape[d]) : te_axis(c->ctx, name, shape[d]);
-        if (!ax[d]) return gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
-    }
-    return true;
-}
 
-/* An intermediate stage of the node, named after it with `suffix`. */
-static te_tensor *stage(gr_lctx *c, const char *suffix, int nd, te_expr *const *ax, te_expr *body)
-{
-    if (!body) {
-        gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
-        return NULL;
-    }
-    char name[96];
-    snprintf(name, sizeof name, "%s%d_%s", c->n->op_type, c->node_index, suffix);
-    for (char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
-            *p = '_';
-    te_tensor *t = te_compute(c->ctx, name, nd, ax, body);
-    if (!t) gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
-    return t;
-}
 
 /* v, with a read of t that never counts: a kernel takes every input of
  * the node as an argument, so an input whose value the node ignores (C
@@ -121,8 +93,8 @@ static bool red_iter_init(gr_lctx *c, int nd, const int64_t *full, const bool *m
             it->count *= full[d];
         }
     }
-    if (!fresh_axes(c, "s", false, nd, it->shape, it->ax) ||
-        !fresh_axes(c, "r", true, it->nr, rshape, it->rax))
+    if (!gr_lfresh_axes(c, "s", false, nd, it->shape, it->ax) ||
+        !gr_lfresh_axes(c, "r", true, it->nr, rshape, it->rax))
         return false;
     for (int d = 0, r = 0; d < nd; d++) it->idx[d] = mask[d] ? it->rax[r++] : it->ax[d];
     return true;
@@ -132,7 +104,7 @@ static bool red_iter_init(gr_lctx *c, int nd, const int64_t *full, const bool *m
 static te_tensor *reduce_stage(gr_lctx *c, const char *suffix, const red_iter *it, te_reduce_op op,
                                te_expr *source)
 {
-    return stage(c, suffix, it->nd, it->ax, te_reduce_n(op, source, it->nr, it->rax));
+    return gr_lstage(c, suffix, it->nd, it->ax, te_reduce_n(op, source, it->nr, it->rax));
 }
 
 /* Reads a keepdims statistic (extent 1 on the masked dimensions) at the
@@ -211,7 +183,7 @@ static te_tensor *pad_window(gr_lctx *c, te_tensor *X, const window *w, te_expr 
     }
     if (!need) return X;
     te_expr *ax[TE_MAX_DIMS], *idx[TE_MAX_DIMS];
-    if (!fresh_axes(c, "p", false, nd, shape, ax)) return NULL;
+    if (!gr_lfresh_axes(c, "p", false, nd, shape, ax)) return NULL;
     te_ctx *ctx = c->ctx;
     te_expr *inside = NULL;
     idx[0] = ax[0];
@@ -233,7 +205,7 @@ static te_tensor *pad_window(gr_lctx *c, te_tensor *X, const window *w, te_expr 
         idx[2 + i] = q;
     }
     te_expr *x = te_read_n(X, nd, idx);
-    return stage(c, "pad", nd, ax, inside ? te_select(inside, x, value) : x);
+    return gr_lstage(c, "pad", nd, ax, inside ? te_select(inside, x, value) : x);
 }
 
 /* The padded input's index of tap r[i] of the window at output axes ax. */
@@ -269,9 +241,9 @@ static bool lower_conv(gr_lctx *c)
     int64_t rshape[TE_MAX_DIMS] = {Cg};
     for (int i = 0; i < sp; i++) rshape[1 + i] = w.k[i];
     te_expr *r[TE_MAX_DIMS], *cax[TE_MAX_DIMS], *xi[TE_MAX_DIMS], *wi[TE_MAX_DIMS];
-    if (!fresh_axes(c, "r", true, 1 + sp, rshape, r)) return false;
+    if (!gr_lfresh_axes(c, "r", true, 1 + sp, rshape, r)) return false;
     if (B) {
-        if (!fresh_axes(c, "c", false, nd, shape, cax)) return false;
+        if (!gr_lfresh_axes(c, "c", false, nd, shape, cax)) return false;
     } else {
         memcpy(cax, ax, (size_t)nd * sizeof *ax);
     }
@@ -288,7 +260,7 @@ static bool lower_conv(gr_lctx *c)
                                1 + sp, r);
     c->flops += 2.0 * (double)numel(nd, shape) * (double)numel(1 + sp, rshape);
     if (!B) return gr_lout(c, 0, nd, ax, sum);
-    te_tensor *conv = stage(c, "conv", nd, cax, sum);
+    te_tensor *conv = gr_lstage(c, "conv", nd, cax, sum);
     if (!conv) return false;
     c->flops += (double)numel(nd, shape);
     return gr_lout(c, 0, nd, ax, te_add(te_read_n(conv, nd, ax), te_read(B, ax[1])));
@@ -333,8 +305,8 @@ static bool maxpool_indices(gr_lctx *c, te_tensor *X, te_tensor *Xp, te_tensor *
     int64_t shape[TE_MAX_DIMS];
     te_expr *ax[TE_MAX_DIMS], *sax[TE_MAX_DIMS], *r[TE_MAX_DIMS], *pi[TE_MAX_DIMS],
         *q[TE_MAX_DIMS];
-    if (!gr_lout_axes(c, 1, &dt, &nd, shape, ax) || !fresh_axes(c, "a", false, nd, shape, sax) ||
-        !fresh_axes(c, "r", true, w->sp, w->k, r))
+    if (!gr_lout_axes(c, 1, &dt, &nd, shape, ax) || !gr_lfresh_axes(c, "a", false, nd, shape, sax) ||
+        !gr_lfresh_axes(c, "r", true, w->sp, w->k, r))
         return false;
     te_ctx *ctx = c->ctx;
     pi[0] = sax[0];
@@ -351,7 +323,7 @@ static bool maxpool_indices(gr_lctx *c, te_tensor *X, te_tensor *Xp, te_tensor *
     te_expr *first =
         te_reduce_n(TE_REDUCE_MIN, te_select(hit, pos, te_int(ctx, INT64_MAX)), w->sp, r);
     if (!colmajor) return gr_lout(c, 1, nd, sax, first);
-    te_tensor *F = stage(c, "argmax", nd, sax, first);
+    te_tensor *F = gr_lstage(c, "argmax", nd, sax, first);
     if (!F) return false;
     /* Row-major position back to coordinates, then column-major. */
     te_expr *rest = te_read_n(F, nd, ax), *co[TE_MAX_DIMS];
@@ -388,7 +360,7 @@ static bool lower_maxpool(gr_lctx *c)
     te_ctx *ctx = c->ctx;
     /* Padding never wins a maximum: a window always holds a real element. */
     te_tensor *Xp = pad_window(c, X, &w, te_reduce_identity(ctx, TE_REDUCE_MAX, dt));
-    if (!Xp || !fresh_axes(c, "r", true, w.sp, w.k, r)) return false;
+    if (!Xp || !gr_lfresh_axes(c, "r", true, w.sp, w.k, r)) return false;
     xi[0] = ax[0];
     xi[1] = ax[1];
     window_index(ctx, &w, ax, r, xi);
@@ -438,14 +410,14 @@ static bool lower_avgpool(gr_lctx *c)
         return false;
     te_ctx *ctx = c->ctx;
     te_tensor *Xp = pad_window(c, X, &w, te_const(ctx, dt, 0));
-    if (!Xp || !fresh_axes(c, "r", true, w.sp, w.k, r) ||
-        !fresh_axes(c, "a", false, nd, shape, sax))
+    if (!Xp || !gr_lfresh_axes(c, "r", true, w.sp, w.k, r) ||
+        !gr_lfresh_axes(c, "a", false, nd, shape, sax))
         return false;
     xi[0] = sax[0];
     xi[1] = sax[1];
     window_index(ctx, &w, sax, r, xi);
     te_tensor *S =
-        stage(c, "sum", nd, sax, te_reduce_n(TE_REDUCE_SUM, te_read_n(Xp, nd, xi), w.sp, r));
+        gr_lstage(c, "sum", nd, sax, te_reduce_n(TE_REDUCE_SUM, te_read_n(Xp, nd, xi), w.sp, r));
     if (!S) return false;
     /* The divisor counts the taps inside the input, or inside input and
      * pads with count_include_pad (not past the end pad: ceil_mode). */
@@ -508,14 +480,14 @@ static bool lower_gemm(gr_lctx *c)
     k = te_reduce_axis(c->ctx, "k", K);
     if (!k) return gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
     bool direct = alpha == 1.0 && !C && !ignored;
-    if (!direct && !fresh_axes(c, "a", false, 2, shape, pax)) return false;
+    if (!direct && !gr_lfresh_axes(c, "a", false, 2, shape, pax)) return false;
     te_expr *const *px = direct ? ax : pax;
     te_expr *a = ta ? te_read(A, k, px[0]) : te_read(A, px[0], k);
     te_expr *b = tb ? te_read(B, px[1], k) : te_read(B, k, px[1]);
     te_expr *sum = te_sum(te_mul(a, b), k);
     c->flops += 2.0 * (double)(shape[0] * shape[1] * K);
     if (direct) return gr_lout(c, 0, 2, ax, sum);
-    te_tensor *P = stage(c, "mm", 2, pax, sum);
+    te_tensor *P = gr_lstage(c, "mm", 2, pax, sum);
     if (!P) return false;
     te_expr *y = te_read(P, ax[0], ax[1]);
     if (alpha != 1.0) y = te_mul(y, te_const(c->ctx, dt, alpha));
@@ -741,10 +713,10 @@ static bool lower_softmax(gr_lctx *c)
     red_iter a, b;
     if (!red_iter_init(c, nd, X->shape, mask, &a)) return false;
     te_tensor *M = reduce_stage(c, "max", &a, TE_REDUCE_MAX, te_read_n(X, nd, a.idx));
-    if (!M || !fresh_axes(c, "e", false, nd, shape, eax)) return false;
+    if (!M || !gr_lfresh_axes(c, "e", false, nd, shape, eax)) return false;
     /* exp(x - max) <= 1: no overflow for large inputs. */
     te_tensor *E =
-        stage(c, "exp", nd, eax, te_exp(te_sub(te_read_n(X, nd, eax), read_stat(M, mask, eax))));
+        gr_lstage(c, "exp", nd, eax, te_exp(te_sub(te_read_n(X, nd, eax), read_stat(M, mask, eax))));
     if (!E || !red_iter_init(c, nd, X->shape, mask, &b)) return false;
     te_tensor *S = reduce_stage(c, "sum", &b, TE_REDUCE_SUM, te_read_n(E, nd, b.idx));
     if (!S) return false;
@@ -793,8 +765,8 @@ static bool lower_reduce(gr_lctx *c)
     int nr = 0;
     for (int d = 0; d < rank; d++)
         if (mask[d]) rshape[nr++] = X->shape[d];
-    if (!fresh_axes(c, "r", true, nr, rshape, r)) return false;
-    if (mean && !fresh_axes(c, "a", false, nd, shape, sax)) return false;
+    if (!gr_lfresh_axes(c, "r", true, nr, rshape, r)) return false;
+    if (mean && !gr_lfresh_axes(c, "a", false, nd, shape, sax)) return false;
     te_expr *const *oax = mean ? sax : ax;
     /* Output dimensions follow the kept ones (and the reduced ones with keepdims). */
     for (int d = 0, o = 0, k = 0; d < rank; d++) {
@@ -808,7 +780,7 @@ static bool lower_reduce(gr_lctx *c)
     te_expr *sum = te_reduce_n(TE_REDUCE_SUM, te_read_n(X, rank, xi), nr, r);
     c->flops += (double)numel(rank, X->shape);
     if (!mean) return gr_lout(c, 0, nd, ax, sum);
-    te_tensor *S = stage(c, "sum", nd, sax, sum);
+    te_tensor *S = gr_lstage(c, "sum", nd, sax, sum);
     if (!S) return false;
     c->flops += (double)numel(nd, shape);
     te_expr *n = te_const(c->ctx, dt, (double)numel(nr, rshape));
