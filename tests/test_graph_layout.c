@@ -529,7 +529,7 @@ static void test_blocked_conv_epilogue_in_tile(void **state)
     if (par != 3) fail_msg("%d parallel loops (want 3: pad, weights, tile) in:\n%s", par, text);
     /* No buffer of the whole convolution output (4 * 14 * 14 * v). */
     char whole[64];
-    snprintf(whole, sizeof whole, "[%d]", 4 * 14 * 14 * v);
+    snprintf(whole, sizeof whole, "* %d]", 4 * 14 * 14 * v);
     if (count_substr(text, whole) > 0) fail_msg("a whole-output buffer in:\n%s", text);
     te_ctx_free(ctx);
 }
