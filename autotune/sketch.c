@@ -314,12 +314,17 @@ static bool annotated_in(const tune_sketch *sk, int stage) {
     return false;
 }
 
-/* The elementwise tail of stage t in sk: the one annotated stage that
- * everything reading t ends in, through stages the sketch inlines, each
- * reading t (or an inlined stage between) at exactly its own axes
- * (conv -> Add(residual) -> Relu: Relu, the Add inlined). -1: none (t an
- * output, read by a reduction or by two annotated stages). */
-static int elementwise_tail(const tune_sketch *sk, const tune_dag *dag, int t) {
+/* The elementwise tail of stage t in sk: the one output stage, annotated,
+ * that everything reading t ends in, through stages the sketch inlines or
+ * annotates (an expensive one such as gelu's Erf, read by one stage, so
+ * that inlining it computes it once per element), each reading t or a
+ * stage between at exactly its own axes (conv -> Add(residual) -> Relu:
+ * Relu, the Add inlined). The annotated stages between are set in
+ * between[] (*nbetween). -1: none (t an output, or read by a reduction,
+ * at other indices, or by two outputs). */
+static int elementwise_tail(const tune_sketch *sk, const tune_dag *dag, int t, int *between,
+                            int *nbetween) {
+    *nbetween = 0;
     if (dag->stages[t].is_output || dag->stages[t].nconsumers < 1) return -1;
     bool reach[TUNE_MAX_STAGES] = {false};
     reach[t] = true;
@@ -340,8 +345,15 @@ static int elementwise_tail(const tune_sketch *sk, const tune_dag *dag, int t) {
         }
         if (!reads) continue;
         if (inlined_in(sk, j) && !sj->is_output) reach[j] = true;
-        else if (tail < 0 && annotated_in(sk, j)) tail = j;
-        else return -1;
+        else if (!annotated_in(sk, j)) return -1;
+        else if (sj->is_output) {
+            if (tail >= 0 || sj->nconsumers > 0) return -1;
+            tail = j;
+        } else if (sj->nconsumers == 1) {
+            reach[j] = true;
+            between[(*nbetween)++] = j;
+        } else
+            return -1;
     }
     return tail;
 }
@@ -353,10 +365,15 @@ int tune__sketch_fuse_epilogue(const tune_dag *dag, tune_sketch *sk) {
         if ((un->kind != TUNE_UNIT_TILE_CACHE && un->kind != TUNE_UNIT_TILE_CACHE_PACKED) ||
             un->consumer >= 0)
             continue;
-        int e = elementwise_tail(&f, dag, un->stage);
+        int between[TUNE_MAX_STAGES], nb;
+        int e = elementwise_tail(&f, dag, un->stage, between, &nb);
         if (e < 0) continue;
         un->consumer = e;
         drop_unit_of(&f, e);
+        for (int k = 0; k < nb; k++) {
+            drop_unit_of(&f, between[k]);
+            f.inlined[f.ninline++] = between[k];
+        }
         if (rebuild_holes(&f, dag)) return 0;
         describe(&f, dag);
         *sk = f;
