@@ -357,6 +357,7 @@ static int apply_tile(applier *a, int u, te_tensor *t) {
  * packed on spatial axis vd (tile_levels), whose innermost level is
  * vectorized; else the last axis's. */
 static int apply_tile_fused(applier *a, int u, te_tensor *pr, te_tensor *co, int vd) {
+    if (!co) return -1;
     int nsp = co->ndim;
     te_expr *l[TE_MAX_DIMS][4], *r[TE_MAX_DIMS][2];
     int64_t inner[TE_MAX_DIMS];
@@ -518,6 +519,15 @@ static int apply_rfactor(applier *a, int u, te_tensor *t) {
     return 0;
 }
 
+/* The stage whose loops copy a register tile's accumulator out: t (its
+ * cache_write copy), or with a tail (unit consumer) that tail, t inlined
+ * into it, so the epilogue runs on the tile while it is in registers
+ * rather than as a second pass over t's whole output. NULL on failure. */
+static te_tensor *copy_out(applier *a, const tune_unit *un, te_tensor *t) {
+    if (un->consumer < 0) return t;
+    return sch_compute_inline(a->s, t) ? NULL : a->stage[un->consumer];
+}
+
 sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
                                  const tune_program *p) {
     if (tune_sketch_is_gpu(sk)) return tune__gpu_program_apply(ctx, w, sk, p);
@@ -545,7 +555,7 @@ sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune
             break;
         case TUNE_UNIT_TILE_CACHE: {
             te_tensor *cache = sch_cache_write(a.s, t, "local");
-            rc = cache ? apply_tile_fused(&a, u, cache, t, -1) : -1;
+            rc = cache ? apply_tile_fused(&a, u, cache, copy_out(&a, un, t), -1) : -1;
             break;
         }
         case TUNE_UNIT_TILE_CACHE_PACKED: {
@@ -555,7 +565,7 @@ sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune
             int vd = un->vec_dim;
             int64_t f = hvals(&a, hole(&a, u, vd))[2];
             if (cache) cache = sch_pack(a.s, cache, sch_axis(cache, vd), f);
-            rc = cache ? apply_tile_fused(&a, u, cache, t, vd) : -1;
+            rc = cache ? apply_tile_fused(&a, u, cache, copy_out(&a, un, t), vd) : -1;
             break;
         }
         case TUNE_UNIT_RFACTOR: rc = apply_rfactor(&a, u, t); break;

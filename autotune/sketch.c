@@ -31,13 +31,20 @@ typedef struct {
     bool dead;
 } partial;
 
-/* True when consumer c reads p, and only at exactly its own axes. */
-static bool reads_exactly(const te_expr *e, const te_tensor *c, const te_tensor *p, bool *seen) {
+/* True when consumer c reads p, and only at exactly its own axes (with
+ * `ones`, a constant 0 also where the extent is 1: the graph's
+ * elementwise operators index a batch of one so). */
+static bool reads_at_axes(const te_expr *e, const te_tensor *c, const te_tensor *p, bool ones,
+                          bool *seen) {
     if (e->kind == TE_READ && e->u.read.tensor == p) {
         *seen = true;
         if (p->ndim != c->ndim) return false;
         for (int d = 0; d < c->ndim; d++)
-            if (e->u.read.indices[d] != c->axes[d] || p->shape[d] != c->shape[d]) return false;
+            if ((e->u.read.indices[d] != c->axes[d] &&
+                 !(ones && c->shape[d] == 1 && e->u.read.indices[d]->kind == TE_INT_IMM &&
+                   e->u.read.indices[d]->u.ival == 0)) ||
+                p->shape[d] != c->shape[d])
+                return false;
     }
     struct { const te_expr *k[3]; int n; } ch = {{0}, 0};
     /* te_expr_visit_children gives no early exit: collect by kind. */
@@ -47,11 +54,11 @@ static bool reads_exactly(const te_expr *e, const te_tensor *c, const te_tensor 
     case TE_SELECT: ch.k[0] = e->u.sel.cond; ch.k[1] = e->u.sel.t; ch.k[2] = e->u.sel.f; ch.n = 3; break;
     case TE_CALL:
         for (int i = 0; i < e->u.call.nargs; i++)
-            if (!reads_exactly(e->u.call.args[i], c, p, seen)) return false;
+            if (!reads_at_axes(e->u.call.args[i], c, p, ones, seen)) return false;
         return true;
     case TE_READ:
         for (int i = 0; i < e->u.read.ndim; i++)
-            if (!reads_exactly(e->u.read.indices[i], c, p, seen)) return false;
+            if (!reads_at_axes(e->u.read.indices[i], c, p, ones, seen)) return false;
         return true;
     case TE_REDUCE: return false;
     default:
@@ -63,8 +70,12 @@ static bool reads_exactly(const te_expr *e, const te_tensor *c, const te_tensor 
         break;
     }
     for (int i = 0; i < ch.n; i++)
-        if (!reads_exactly(ch.k[i], c, p, seen)) return false;
+        if (!reads_at_axes(ch.k[i], c, p, ones, seen)) return false;
     return true;
+}
+
+static bool reads_exactly(const te_expr *e, const te_tensor *c, const te_tensor *p, bool *seen) {
+    return reads_at_axes(e, c, p, false, seen);
 }
 
 static void find_select(const te_expr *e, void *user) {
@@ -246,7 +257,12 @@ static int rebuild_holes(tune_sketch *sk, const tune_dag *dag) {
     return 0;
 }
 
-static const char *unit_text(tune_unit_kind k) {
+static const char *unit_text(tune_unit_kind k, bool consumer) {
+    if (consumer && k == TUNE_UNIT_TILE_CACHE)
+        return "cache_write, tile SSRSRS, fuse into its elementwise tail";
+    if (consumer && k == TUNE_UNIT_TILE_CACHE_PACKED)
+        return "cache_write, pack, tile SSRSRS vectorized on a packed axis, fuse into its "
+               "elementwise tail";
     switch (k) {
     case TUNE_UNIT_ANNOTATE: return "annotate";
     case TUNE_UNIT_TILE: return "tile SSRSRS";
@@ -275,7 +291,8 @@ static void describe(tune_sketch *sk, const tune_dag *dag) {
         for (int u = 0; u < sk->nunits && len < sizeof sk->desc; u++) {
             if (sk->units[u].stage != i) continue;
             len += (size_t)snprintf(sk->desc + len, sizeof sk->desc - len, "%s%s: %s%s%s",
-                                    len ? "; " : "", name, unit_text(sk->units[u].kind),
+                                    len ? "; " : "", name,
+                                    unit_text(sk->units[u].kind, sk->units[u].consumer >= 0),
                                     sk->units[u].consumer >= 0 ? " " : "",
                                     sk->units[u].consumer >= 0
                                         ? dag->stages[sk->units[u].consumer].tensor->name
@@ -283,6 +300,86 @@ static void describe(tune_sketch *sk, const tune_dag *dag) {
         }
         if (len >= sizeof sk->desc) break;
     }
+}
+
+static bool inlined_in(const tune_sketch *sk, int stage) {
+    for (int k = 0; k < sk->ninline; k++)
+        if (sk->inlined[k] == stage) return true;
+    return false;
+}
+
+static bool annotated_in(const tune_sketch *sk, int stage) {
+    for (int u = 0; u < sk->nunits; u++)
+        if (sk->units[u].stage == stage && sk->units[u].kind == TUNE_UNIT_ANNOTATE) return true;
+    return false;
+}
+
+/* The elementwise tail of stage t in sk: the one output stage, annotated,
+ * that everything reading t ends in, through stages the sketch inlines or
+ * annotates (an expensive one such as gelu's Erf, read by one stage, so
+ * that inlining it computes it once per element), each reading t or a
+ * stage between at exactly its own axes (conv -> Add(residual) -> Relu:
+ * Relu, the Add inlined). The annotated stages between are set in
+ * between[] (*nbetween). -1: none (t an output, or read by a reduction,
+ * at other indices, or by two outputs). */
+static int elementwise_tail(const tune_sketch *sk, const tune_dag *dag, int t, int *between,
+                            int *nbetween) {
+    *nbetween = 0;
+    if (dag->stages[t].is_output || dag->stages[t].nconsumers < 1) return -1;
+    bool reach[TUNE_MAX_STAGES] = {false};
+    reach[t] = true;
+    int tail = -1;
+    /* Stages come producers first: one pass sees every path from t. */
+    for (int j = t + 1; j < dag->nstages; j++) {
+        const tune_stage_info *sj = &dag->stages[j];
+        bool reads = false;
+        for (int k = 0; k < sj->nproducers; k++) {
+            int p = sj->producers[k];
+            if (!reach[p]) continue;
+            bool seen = false;
+            if (nreduce(sj->tensor) > 0 ||
+                !reads_at_axes(sj->tensor->body, sj->tensor, dag->stages[p].tensor, true,
+                               &seen))
+                return -1;
+            reads = true;
+        }
+        if (!reads) continue;
+        if (inlined_in(sk, j) && !sj->is_output) reach[j] = true;
+        else if (!annotated_in(sk, j)) return -1;
+        else if (sj->is_output) {
+            if (tail >= 0 || sj->nconsumers > 0) return -1;
+            tail = j;
+        } else if (sj->nconsumers == 1) {
+            reach[j] = true;
+            between[(*nbetween)++] = j;
+        } else
+            return -1;
+    }
+    return tail;
+}
+
+int tune__sketch_fuse_epilogue(const tune_dag *dag, tune_sketch *sk) {
+    tune_sketch f = *sk;
+    for (int u = 0; u < f.nunits; u++) {
+        tune_unit *un = &f.units[u];
+        if ((un->kind != TUNE_UNIT_TILE_CACHE && un->kind != TUNE_UNIT_TILE_CACHE_PACKED) ||
+            un->consumer >= 0)
+            continue;
+        int between[TUNE_MAX_STAGES], nb;
+        int e = elementwise_tail(&f, dag, un->stage, between, &nb);
+        if (e < 0) continue;
+        un->consumer = e;
+        drop_unit_of(&f, e);
+        for (int k = 0; k < nb; k++) {
+            drop_unit_of(&f, between[k]);
+            f.inlined[f.ninline++] = between[k];
+        }
+        if (rebuild_holes(&f, dag)) return 0;
+        describe(&f, dag);
+        *sk = f;
+        return 1; /* one register tile per program (seed.c) */
+    }
+    return 0;
 }
 
 int tune_generate_sketches_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
@@ -433,3 +530,4 @@ int tune__workload_error(te_ctx *ctx, const tune_workload *w) {
     snprintf(msg, sizeof msg, "%s", m);
     return te_error(ctx, "autotune: workload with outputs '%s': %s", name, msg);
 }
+

@@ -168,8 +168,10 @@ static void test_registered_builder(void **st) {
     tune_workload w;
     const char *how = NULL;
     sch_schedule *s = default_of(ctx, key, &w, &how);
-    /* The packed register tile of the convolution, the epilogue annotated. */
-    tu_assert_msg_has(how, "heuristic program", "vectorized on a packed axis", "Y: annotate");
+    /* The packed register tile of the convolution, the epilogue (bias,
+     * Relu) computed in its copy-out. */
+    tu_assert_msg_has(how, "heuristic program", "vectorized on a packed axis",
+                      "fuse into its elementwise tail Y");
     rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
     if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
     uint64_t rng = tu_seed();

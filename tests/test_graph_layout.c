@@ -17,7 +17,9 @@
  *     under no_layout, is left alone;
  *   - LOOM_DUMP_GRAPH shows the graph after the pass;
  *   - the default schedule gives a blocked convolution its register tile
- *     (autotune/seed.c, autotune/default_schedule.c);
+ *     (autotune/seed.c, autotune/default_schedule.c), its bias, residual
+ *     Add and Relu computed in the tile's copy-out (a MatMul's bias and
+ *     gelu alike);
  *   - keys with malformed layout operators are refused with the rule.
  */
 #include <math.h>
@@ -498,6 +500,63 @@ static void test_blocked_conv_schedule(void **state)
     te_ctx_free(ctx);
 }
 
+static int count_substr(const char *text, const char *sub)
+{
+    int n = 0;
+    for (const char *p = strstr(text, sub); p; p = strstr(p + 1, sub)) n++;
+    return n;
+}
+
+/* A blocked convolution's bias, residual Add and Relu computed in its
+ * register tile's copy-out (autotune/sketch.c tune__sketch_fuse_epilogue):
+ * one parallel loop nest writing the output, no second pass over a
+ * whole-output buffer of the convolution. */
+static void test_blocked_conv_epilogue_in_tile(void **state)
+{
+    (void)state;
+    int v = tune_host_vector_lanes();
+    char key[640];
+    te_ctx *ctx = te_ctx_new();
+    const char *how, *text;
+    snprintf(key, sizeof key,
+             "onnx(opset=13;x v0:float[1,4,14,14,%d];w v1:float[4,4,3,3,%d,%d];w v2:float[4,%d];"
+             "x v3:float[1,4,14,14,%d];n v4=loom:ConvNCHWc(v0,v1,v2){pads=I[1,1,1,1]};"
+             "n v5=Add(v4,v3);n v6=Relu(v5);out v6)", v, v, v, v, v);
+    text = blocked_schedule(ctx, key, &how);
+    if (!strstr(how, "heuristic program") || !strstr(how, "elementwise tail Relu2"))
+        fail_msg("schedule: %s", how);
+    /* The padding and the packed weights at the root, then one nest. */
+    int par = count_substr(text, ") parallel");
+    if (par != 3) fail_msg("%d parallel loops (want 3: pad, weights, tile) in:\n%s", par, text);
+    /* No buffer of the whole convolution output (4 * 14 * 14 * v). */
+    char whole[64];
+    snprintf(whole, sizeof whole, "* %d]", 4 * 14 * 14 * v);
+    if (count_substr(text, whole) > 0) fail_msg("a whole-output buffer in:\n%s", text);
+    te_ctx_free(ctx);
+}
+
+/* The same for a dense layer's bias and gelu (BERT's intermediate
+ * layer), Erf annotated on its own in the sketch but inlined here: one
+ * nest after the packed weights, no whole-output buffer of the MatMul. */
+static void test_matmul_gelu_in_tile(void **state)
+{
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    const char *how;
+    const char *key =
+        "onnx(opset=17;x v0:float[1,24,64];w v1:float[64,96];w v2:float[96];w v3:float[1];"
+        "w v4:float[1];w v5:float[1];n v6=MatMul(v0,v1);n v7=Add(v2,v6);n v8=Div(v7,v3);"
+        "n v9=Erf(v8);n v10=Add(v9,v4);n v11=Mul(v7,v10);n v12=Mul(v11,v5);out v12)";
+    const char *text = blocked_schedule(ctx, key, &how);
+    if (!strstr(how, "heuristic program") || !strstr(how, "elementwise tail Mul6") ||
+        !strstr(how, "Erf3: inline"))
+        fail_msg("schedule: %s", how);
+    int par = count_substr(text, ") parallel");
+    if (par != 2) fail_msg("%d parallel loops (want 2: weights, tile) in:\n%s", par, text);
+    if (count_substr(text, "* 2304]") > 0) fail_msg("a whole-output buffer in:\n%s", text);
+    te_ctx_free(ctx);
+}
+
 static void expect_key_error(const char *key, const char *want)
 {
     te_ctx *ctx = te_ctx_new();
@@ -539,6 +598,8 @@ int main(void)
         cmocka_unit_test(test_channels_not_blocked),
         cmocka_unit_test(test_dump_graph),
         cmocka_unit_test(test_blocked_conv_schedule),
+        cmocka_unit_test(test_blocked_conv_epilogue_in_tile),
+        cmocka_unit_test(test_matmul_gelu_in_tile),
         cmocka_unit_test(test_key_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

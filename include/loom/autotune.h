@@ -307,7 +307,9 @@ typedef struct {
     tune_unit_kind kind;
     int stage;    /* stage (index in the original schedule) */
     int consumer; /* TILE_FUSE: consumer stage; PLACE: the stage reading it;
-                     PACK: the tiled stage reading it; else -1 */
+                     PACK: the tiled stage reading it; TILE_CACHE(_PACKED):
+                     -1, or the elementwise tail whose loops compute the
+                     tile's copy-out (the stage itself then inlined); else -1 */
     int vec_dim;  /* TILE_CACHE_PACKED: the vectorized spatial axis; PACK:
                      the dimension of the input packed; else unused */
 } tune_unit;
