@@ -3,6 +3,7 @@
 #   gnuplot -e "in='FILE.csv'; out='FILE.png'" bench/models/plot.gp
 # CSV columns: model,threads,ort_ms,loom_default_ms,loom_tuned_ms (tuned may be empty).
 set datafile separator ","
+set key autotitle columnhead
 set terminal pngcairo size 900,480
 set output out
 set style data histograms
@@ -10,9 +11,10 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set ylabel "throughput relative to ONNX Runtime (ORT ms / ms)"
 set yrange [0:*]
+set bmargin 4
 set grid ytics
 set key top right
 set title "Whole models, batch 1 (ORT 1.32 = 1.0)"
-plot in using (1.0):xtic(sprintf("%s, %d thr", stringcolumn(1), column(2))) title "ONNX Runtime", \
+plot in using (1.0):xtic(sprintf("%s\n%d thread%s", stringcolumn(1), column(2), column(2) > 1 ? "s" : "")) title "ONNX Runtime", \
      '' using ($3/$4) title "Loom default", \
-     '' using (valid(5) ? $3/$5 : 1/0) title "Loom tuned"
+     '' using (valid(5) ? $3/$5 : 0) title "Loom tuned (none: not measured)"
