@@ -322,8 +322,14 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
         kb_add(&body, ")");
         const gr_attr *bad = NULL;
         if (!kb_attrs(&body, n, &bad)) {
-            gr_set_err(err, "%s: %s: attribute '%s' is of a kind a workload key cannot hold",
-                       m->path, node_label(g, nodes[i], label, sizeof label), bad->name);
+            if (bad->kind == GR_ATTR_TENSOR && bad->t)
+                gr_set_err(err, "%s: %s: attribute '%s' is a %s tensor, an element type Loom "
+                                "cannot compute",
+                           m->path, node_label(g, nodes[i], label, sizeof label), bad->name,
+                           gr_elem_type_name(bad->t->elem_type));
+            else
+                gr_set_err(err, "%s: %s: attribute '%s' is of a kind a workload key cannot hold",
+                           m->path, node_label(g, nodes[i], label, sizeof label), bad->name);
             ok = false;
         }
     }
