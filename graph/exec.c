@@ -74,14 +74,6 @@ struct gr_exec {
     double *profile; /* per kernel, when gr_exec_profile set it */
 };
 
-static const char *node_label(const gr_graph *g, int i, char *buf, size_t size)
-{
-    const gr_node *n = &g->nodes[i];
-    if (n->name && *n->name) snprintf(buf, size, "node '%s' (%s)", n->name, n->op_type);
-    else snprintf(buf, size, "node #%d (%s)", i, n->op_type);
-    return buf;
-}
-
 /* A node is run unless inference knows every output it has. */
 static bool node_runs(const gr_graph *g, int i)
 {
@@ -469,7 +461,7 @@ static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *t
         if (!e->kernels[k].mod) {
             char label[400];
             gr_set_err(err, "%s: %s: %s", e->m->path,
-                       node_label(e->m->graph, e->kernels[k].first_node, label, sizeof label),
+                       gr_node_label(e->m->graph, e->kernels[k].first_node, label, sizeof label),
                        e->kernels[k].err ? e->kernels[k].err : "out of memory");
             return false;
         }
@@ -576,7 +568,7 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
             if (!e->bufs[v].have) {
                 char label[400];
                 gr_set_err(err, "%s: %s: value '%s' has no shape Loom can hold", m->path,
-                           node_label(g, inst->nodes[0], label, sizeof label), g->values[v].name);
+                           gr_node_label(g, inst->nodes[0], label, sizeof label), g->values[v].name);
                 goto fail;
             }
             inst->args[a] = &e->bufs[v].dl;

@@ -20,6 +20,10 @@ char *gr_arena_strndup(gr_arena *a, const char *s, size_t len);
 /* Sets *err (when err is not NULL and not yet set) to a malloc'd message. */
 void gr_set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* How messages name node i of g: "node 'conv1' (Conv)", or "node #3 (Conv)"
+ * when it has no name. Writes buf (size bytes) and returns it. */
+const char *gr_node_label(const gr_graph *g, int i, char *buf, size_t size);
+
 /* Reads a whole file; NULL and *err naming the file on failure. */
 unsigned char *gr_read_file(const char *path, size_t *len, char **err);
 /* The directory part of path ("." when it has none), in the arena. */

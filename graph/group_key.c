@@ -223,14 +223,6 @@ void gr_group_io_free(gr_group_io *io)
     memset(io, 0, sizeof *io);
 }
 
-static const char *node_label(const gr_graph *g, int i, char *buf, size_t size)
-{
-    const gr_node *n = &g->nodes[i];
-    if (n->name && *n->name) snprintf(buf, size, "node '%s' (%s)", n->name, n->op_type);
-    else snprintf(buf, size, "node #%d (%s)", i, n->op_type);
-    return buf;
-}
-
 char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io *io, char **err)
 {
     const gr_graph *g = m->graph;
@@ -266,7 +258,7 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
                 if (!val->data) {
                     gr_set_err(err, "%s: %s: input %d ('%s') must be a constant (an initializer, a "
                                     "Constant node or folded shape arithmetic)",
-                               m->path, node_label(g, nodes[i], label, sizeof label), k, val->name);
+                               m->path, gr_node_label(g, nodes[i], label, sizeof label), k, val->name);
                     ok = false;
                     break;
                 }
@@ -275,7 +267,7 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
                 if (!kb_tensor(&b, val->data)) {
                     gr_set_err(err, "%s: %s: constant input '%s' has element type %s, which a "
                                     "workload key cannot hold",
-                               m->path, node_label(g, nodes[i], label, sizeof label), val->name,
+                               m->path, gr_node_label(g, nodes[i], label, sizeof label), val->name,
                                gr_elem_type_name(val->data->elem_type));
                     ok = false;
                 }
@@ -284,7 +276,7 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
             if (num[v] >= 0 || produced_here) continue;
             if (nin == 64) {
                 gr_set_err(err, "%s: a group of %d nodes from %s has more than 64 inputs", m->path,
-                           nnodes, node_label(g, nodes[0], label, sizeof label));
+                           nnodes, gr_node_label(g, nodes[0], label, sizeof label));
                 ok = false;
                 break;
             }
@@ -325,11 +317,11 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
             if (bad->kind == GR_ATTR_TENSOR && bad->t)
                 gr_set_err(err, "%s: %s: attribute '%s' is a %s tensor, an element type Loom "
                                 "cannot compute",
-                           m->path, node_label(g, nodes[i], label, sizeof label), bad->name,
+                           m->path, gr_node_label(g, nodes[i], label, sizeof label), bad->name,
                            gr_elem_type_name(bad->t->elem_type));
             else
                 gr_set_err(err, "%s: %s: attribute '%s' is of a kind a workload key cannot hold",
-                           m->path, node_label(g, nodes[i], label, sizeof label), bad->name);
+                           m->path, gr_node_label(g, nodes[i], label, sizeof label), bad->name);
             ok = false;
         }
     }
@@ -352,7 +344,7 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
     }
     if (nout == 0) {
         gr_set_err(err, "%s: a group of %d nodes from %s has no output anything reads", m->path,
-                   nnodes, node_label(g, nodes[0], label, sizeof label));
+                   nnodes, gr_node_label(g, nodes[0], label, sizeof label));
         goto fail;
     }
     kb_add(&b, "%s;out ", body.s ? body.s : "");

@@ -15,15 +15,6 @@
 
 /* ---------------- helpers shared by the rules ---------------- */
 
-static const char *node_label(const gr_ictx *c, char *buf, size_t size)
-{
-    if (c->n->name && *c->n->name)
-        snprintf(buf, size, "node '%s' (%s)", c->n->name, c->n->op_type);
-    else
-        snprintf(buf, size, "node #%d (%s)", c->node_index, c->n->op_type);
-    return buf;
-}
-
 bool gr_ifail(gr_ictx *c, const char *fmt, ...)
 {
     char msg[1024], label[512];
@@ -31,7 +22,7 @@ bool gr_ifail(gr_ictx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    gr_set_err(c->err, "%s: %s: %s", c->m->path, node_label(c, label, sizeof label), msg);
+    gr_set_err(c->err, "%s: %s: %s", c->m->path, gr_node_label(c->g, c->node_index, label, sizeof label), msg);
     return false;
 }
 

@@ -35,11 +35,8 @@ bool gr_lfail(gr_lctx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (c->n->name && *c->n->name)
-        snprintf(label, sizeof label, "node '%s' (%s)", c->n->name, c->n->op_type);
-    else
-        snprintf(label, sizeof label, "node #%d (%s)", c->node_index, c->n->op_type);
-    gr_set_err(c->err, "%s: %s: %s", c->m->path ? c->m->path : "model", label, msg);
+    gr_set_err(c->err, "%s: %s: %s", c->m->path ? c->m->path : "model",
+               gr_node_label(c->g, c->node_index, label, sizeof label), msg);
     return false;
 }
 

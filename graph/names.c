@@ -1,6 +1,7 @@
 /* graph/names.c — value names to indices while a graph loads. */
 #include "graph/gr_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,4 +61,12 @@ bool gr_names_put(gr_names *t, const char *key, int val)
     t->keys[i] = key;
     t->vals[i] = val;
     return true;
+}
+
+const char *gr_node_label(const gr_graph *g, int i, char *buf, size_t size)
+{
+    const gr_node *n = &g->nodes[i];
+    if (n->name && *n->name) snprintf(buf, size, "node '%s' (%s)", n->name, n->op_type);
+    else snprintf(buf, size, "node #%d (%s)", i, n->op_type);
+    return buf;
 }

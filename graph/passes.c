@@ -56,10 +56,7 @@ static bool check_model(const gr_model *m, const char *what, char **err)
     for (int i = 0; i < g->n_nodes; i++) {
         const gr_node *n = &g->nodes[i];
         char label[512];
-        if (*n->name)
-            snprintf(label, sizeof label, "node '%s' (%s)", n->name, n->op_type);
-        else
-            snprintf(label, sizeof label, "node #%d (%s)", i, n->op_type);
+        gr_node_label(g, i, label, sizeof label);
         if (!gr_op_supported(n->domain, n->op_type, domain_opset(m, n->domain))) {
             gr_set_err(err, "%s: %s: %s is not an operator gr_infer_shapes supports: the graph "
                             "passes run on inferred models only", m->path, what, label);

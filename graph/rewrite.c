@@ -193,16 +193,6 @@ bool gr_rw_replace(gr_rw *rw, int a, int b)
     return true;
 }
 
-static const char *node_label(const gr_graph *g, int i, char *buf, size_t size)
-{
-    const gr_node *n = &g->nodes[i];
-    if (*n->name)
-        snprintf(buf, size, "node '%s' (%s)", n->name, n->op_type);
-    else
-        snprintf(buf, size, "node #%d (%s)", i, n->op_type);
-    return buf;
-}
-
 bool gr_rw_remove_nodes(gr_rw *rw, const bool *dead)
 {
     gr_graph *g = rw->g;
@@ -224,7 +214,7 @@ bool gr_rw_remove_nodes(gr_rw *rw, const bool *dead)
             if (v < 0 || !read[v]) continue;
             char label[512];
             gr_set_err(rw->err, "%s: graph pass: cannot remove %s: its output '%s' is still used",
-                       rw->m->path, node_label(g, i, label, sizeof label), g->values[v].name);
+                       rw->m->path, gr_node_label(g, i, label, sizeof label), g->values[v].name);
             free(read);
             return false;
         }
