@@ -24,6 +24,7 @@ typedef struct {
     int nnodes, capnodes;
     int *inputs, ninputs;
     int *outputs, noutputs;
+    uint64_t constant; /* bit i: graph input i is a `w` item */
 } kparse;
 
 static bool kfail(kparse *k, const char *what)
@@ -407,7 +408,9 @@ static bool read_node(kparse *k)
 
 static bool read_item(kparse *k)
 {
+    bool fixed = strncmp(k->p, "w ", 2) == 0;
     if (eat(k, "x ") || eat(k, "w ")) {
+        if (fixed && k->ninputs < 64) k->constant |= 1ull << k->ninputs;
         int v = add_value(k, "input");
         int elem, ndim;
         int64_t shape[GR_MAX_DIMS_KEY];
@@ -435,7 +438,8 @@ static bool read_item(kparse *k)
     return kfail(k, "expected an item (x, w, c, n or out)");
 }
 
-gr_model *gr_model_from_key(const char *key, char **err)
+/* gr_model_from_key, and *constant (may be NULL) the `w` inputs' bits. */
+static gr_model *model_from_key(const char *key, uint64_t *constant, char **err)
 {
     kparse k = {.key = key, .p = key, .err = err};
     gr_model *m = NULL;
@@ -506,13 +510,17 @@ gr_model *gr_model_from_key(const char *key, char **err)
         gr_model_free(m);
         return NULL;
     }
+    if (constant) *constant = k.constant;
     return m;
 }
+
+gr_model *gr_model_from_key(const char *key, char **err) { return model_from_key(key, NULL, err); }
 
 int gr_build_key(te_ctx *ctx, const char *key, ops_built *out)
 {
     char *err = NULL;
-    gr_model *m = gr_model_from_key(key, &err);
+    uint64_t constant = 0;
+    gr_model *m = model_from_key(key, &constant, &err);
     if (!m) {
         te_error(ctx, "%s", err ? err : "out of memory");
         free(err);
@@ -550,18 +558,6 @@ int gr_build_key(te_ctx *ctx, const char *key, ops_built *out)
             goto done;
         }
         args[g->n_inputs + o] = t;
-    }
-    /* Inputs are graph inputs in key order; `w` ones are those the key
-     * marks, read back from the key's text. */
-    uint64_t constant = 0;
-    {
-        int idx = 0;
-        for (const char *p = key; (p = strchr(p, ';')) != NULL; p++) {
-            if ((p[1] == 'x' || p[1] == 'w') && p[2] == ' ') {
-                if (p[1] == 'w' && idx < 64) constant |= 1ull << idx;
-                idx++;
-            }
-        }
     }
     out->nargs = g->n_inputs + g->n_outputs;
     out->args = args;
