@@ -84,6 +84,31 @@ static void test_exec_keys(void **state)
     assert_string_equal(key, "onnx(opset=14;x v0:float[3,4,5];x v1:float[5];n v2=Add(v0,v1);out v2)");
     build_ok(key, 3, -1, 0);
     assert_null(gr_exec_kernel_key(e, 1));
+    /* gr_run refuses inputs that do not match, naming them. */
+    float xa[60], ya[5], za[4];
+    DLTensor x = {.data = xa, .device = {kDLCPU, 0}, .ndim = 3, .dtype = {kDLFloat, 32, 1},
+                  .shape = (int64_t[]){3, 4, 5}};
+    DLTensor y = {.data = ya, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1},
+                  .shape = (int64_t[]){5}};
+    DLTensor z = {.data = za, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1},
+                  .shape = (int64_t[]){4}};
+    DLTensor yi = y;
+    yi.dtype = (DLDataType){kDLInt, 32, 1};
+    assert_int_equal(gr_run(e, 1, (DLTensor *[]){&x}, 0, NULL, &err), -1);
+    tu_assert_msg_has(err, "1 inputs given, the model takes 2");
+    free(err), err = NULL;
+    assert_int_equal(gr_run(e, 2, (DLTensor *[]){&x, &z}, 0, NULL, &err), -1);
+    tu_assert_msg_has(err, "input 1 ('y') has shape [4], the model's is [5]");
+    free(err), err = NULL;
+    assert_int_equal(gr_run(e, 2, (DLTensor *[]){&x, &yi}, 0, NULL, &err), -1);
+    tu_assert_msg_has(err, "input 1 ('y') has dtype code 0 bits 32, the model's is float");
+    free(err), err = NULL;
+    assert_int_equal(gr_run(e, 2, (DLTensor *[]){&x, &y}, 2, (DLTensor *[]){&x, &x}, &err), -1);
+    tu_assert_msg_has(err, "2 outputs given, the model has 1");
+    free(err), err = NULL;
+    assert_int_equal(gr_run(e, 2, (DLTensor *[]){&x, &y}, 1, (DLTensor *[]){&y}, &err), -1);
+    tu_assert_msg_has(err, "output 0 ('sum') has shape [5], the model's is [3,4,5]");
+    free(err), err = NULL;
     gr_exec_free(e);
     gr_model_free(m);
 }
