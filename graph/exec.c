@@ -74,55 +74,6 @@ struct gr_exec {
     double *profile; /* per kernel, when gr_exec_profile set it */
 };
 
-/* A node is run unless inference knows every output it has. */
-static bool node_runs(const gr_graph *g, int i)
-{
-    const gr_node *n = &g->nodes[i];
-    for (int k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k] >= 0 && !g->values[n->outputs[k]].data) return true;
-    return false;
-}
-
-/* Every node with a lowering rule; otherwise one message listing every
- * operator without one, with its opset and up to three of its nodes. */
-static bool check_lowerable(const gr_model *m, char **err)
-{
-    const gr_graph *g = m->graph;
-    char list[2048] = "";
-    size_t len = 0;
-    int missing = 0;
-    bool *seen = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *seen);
-    if (!seen) return false;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const gr_node *n = &g->nodes[i];
-        if (seen[i] || !node_runs(g, i) || gr_lower_rule_for(n->domain, n->op_type)) continue;
-        int count = 0;
-        char names[600] = "";
-        for (int j = i; j < g->n_nodes; j++) {
-            const gr_node *q = &g->nodes[j];
-            if (seen[j] || strcmp(q->op_type, n->op_type) || strcmp(q->domain, n->domain)) continue;
-            seen[j] = true;
-            if (++count <= 3) {
-                char label[300];
-                if (q->name && *q->name) snprintf(label, sizeof label, "'%s'", q->name);
-                else snprintf(label, sizeof label, "#%d", j);
-                size_t l = strlen(names);
-                snprintf(names + l, sizeof names - l, "%s%s", count > 1 ? ", " : "", label);
-            }
-        }
-        char more[32] = "";
-        if (count > 3) snprintf(more, sizeof more, " and %d more", count - 3);
-        int w = snprintf(list + len, sizeof list - len, "%s%s%s%s (opset %" PRId64 ", node%s %s%s)",
-                         missing ? ", " : "", *n->domain ? n->domain : "", *n->domain ? ":" : "",
-                         n->op_type, m->opset, count > 1 ? "s" : "", names, more);
-        if (w > 0 && len + (size_t)w < sizeof list) len += (size_t)w;
-        missing++;
-    }
-    free(seen);
-    if (missing) gr_set_err(err, "%s: unsupported operators: %s", m->path, list);
-    return missing == 0;
-}
-
 static bool buf_init(gr_buf *b, const gr_value *v, void *data)
 {
     int nd;
@@ -212,7 +163,9 @@ static bool plan(gr_exec *e, const gr_compile_options *o, char **err)
     gr_model *m = e->m;
     gr_graph *g = m->graph;
     if (gr_infer_shapes(m, o->nshapes, o->shapes, err) != 0) return false;
-    if (!check_lowerable(m, err)) return false;
+    /* Inference refuses every operator without a lowering (all at once,
+     * with their nodes): gr_op_supported and the rule tables agree, which
+     * test_graph_group checks. */
     if (!o->no_passes && gr_optimize(m, NULL, err) < 0) return false;
     if (!o->no_layout && !alter_layout(m, o->target, err)) return false;
     int *group_of = malloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *group_of);

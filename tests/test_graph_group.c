@@ -113,12 +113,33 @@ static void test_exec_keys(void **state)
     gr_model_free(m);
 }
 
+/* Every operator inference accepts has a lowering rule (or is always
+ * folded), so gr_compile needs no check of its own. */
+static void test_supported_ops_lower(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {
+        "Conv", "Gemm", "MatMul", "BatchNormalization", "Relu", "Clip", "Sigmoid", "Tanh", "Erf",
+        "Gelu", "HardSwish", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Reciprocal", "MaxPool",
+        "AveragePool", "GlobalAveragePool", "Flatten", "Reshape", "Transpose", "Concat", "Split",
+        "Slice", "Gather", "Squeeze", "Unsqueeze", "Softmax", "LayerNormalization", "ReduceMean",
+        "ReduceSum", "Cast", "Where", "Shape", "Constant", "ConstantOfShape", "Identity"};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        for (int64_t opset = 11; opset <= 18; opset++)
+            if (gr_op_supported("", ops[i], opset) && !gr_op_runnable("", ops[i], opset))
+                fail_msg("%s at opset %lld: inferred but not lowered", ops[i], (long long)opset);
+    assert_true(gr_op_runnable("com.microsoft", "Gelu", 1));
+    assert_true(gr_op_runnable("loom", "ConvNCHWc", 1));
+    assert_false(gr_op_runnable("", "NoSuchOp", 13));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_builds),
         cmocka_unit_test(test_key_errors),
         cmocka_unit_test(test_exec_keys),
+        cmocka_unit_test(test_supported_ops_lower),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
