@@ -383,14 +383,21 @@ static int measure_schedule(tuner *t, tune_measurer *m, sch_schedule *s, int nar
 }
 
 /* The first trial: the operator's default schedule (tune_options.
- * skip_default). Workloads outside the ops library, targets without a
- * default schedule and defaults measured before are skipped. 0, or -1
- * when no runner can start. */
+ * skip_default): ops_default_schedule for an ops workload, else on the
+ * CPU tune_default_schedule, which is what the graph executor runs for a
+ * fused group without a record (so a tuned record never loses to it).
+ * Targets without a default schedule and defaults measured before are
+ * skipped. 0, or -1 when no runner can start. */
 static int measure_default(tuner *t, tune_measurer *m, const char *target, tune_summary *sum) {
     if (scratch_fresh(&t->sc)) return 0;
     ops_workload *ow = ops_from_key(t->sc.ctx, t->key);
-    sch_schedule *s = ow ? ops_default_schedule(ow, target) : NULL;
-    return s && measure_schedule(t, m, s, ow->nargs, ow->args, NULL, sum) < 0 ? -1 : 0;
+    if (ow) {
+        sch_schedule *s = ops_default_schedule(ow, target);
+        return s && measure_schedule(t, m, s, ow->nargs, ow->args, NULL, sum) < 0 ? -1 : 0;
+    }
+    if (t->gpu) return 0;
+    sch_schedule *s = tune_default_schedule(t->sc.ctx, &t->sc.w, target, NULL);
+    return s && measure_schedule(t, m, s, t->sc.w.nargs, t->sc.w.args, NULL, sum) < 0 ? -1 : 0;
 }
 
 /* The user's own schedule (tune_options.first_steps_json), replayed on

@@ -54,6 +54,12 @@ char *tune_default_steps(const char *key, const char *target) {
     if (!ctx) return NULL;
     ops_workload *w = key ? ops_from_key(ctx, key) : NULL;
     sch_schedule *s = w ? ops_default_schedule(w, target ? target : "llvm") : NULL;
+    /* Registered workloads (a user's operator, a model's fused group):
+     * the schedule derived from their structure, on the CPU. */
+    tune_workload tw;
+    if (!w && key && !tune_target_is_cuda(target ? target : "llvm") &&
+        !tune_build_workload(ctx, key, &tw))
+        s = tune_default_schedule(ctx, &tw, target ? target : "llvm", NULL);
     char *json = s ? tdb_schedule_to_json(s) : NULL;
     te_ctx_free(ctx);
     return json;

@@ -2,7 +2,8 @@
  * tests/test_autotune_custom.c — tuning a user's own operator (a
  * registered builder) from C: a hand schedule (tune_options.
  * first_steps_json) is the first trial and seeds the search when a sketch
- * reproduces it, else the summary says it could not; a log that does not
+ * reproduces it, else the summary says it could not; without one, the
+ * default schedule derived from the workload is; a log that does not
  * replay is refused; a run whose every trial fails alike (the runners
  * have no builder: it was registered after tune_runner_maybe_run; every
  * program crashes) is an error naming the cause, while failures that
@@ -189,6 +190,36 @@ static void test_first_steps(void **st) {
     free(err);
     assert_int_equal(rec.n, 0);
     free(hand), free(mapped);
+}
+
+/* Without first steps, trial 1 is the default schedule derived from the
+ * workload's structure (tune_default_schedule: a registered operator has
+ * no hand-written one), the same log tune_default_steps gives. */
+static void test_default_first(void **st) {
+    (void)st;
+    char *dflt = tune_default_steps(KEY, "llvm");
+    assert_non_null(dflt);
+    assert_null(tune_default_steps("test.nosuchop(N=3)", "llvm"));
+    assert_null(tune_default_steps(KEY, "cuda"));
+    recorder rec = {0};
+    tune_options o = topts(2, &rec);
+    tune_summary sum;
+    char *err = NULL;
+    assert_int_equal(tune_task(KEY, "llvm", &o, &sum, &err), 0);
+    assert_true(rec.n >= 1);
+    assert_string_equal(rec.logs[0], dflt);
+    assert_int_equal(rec.codes[0], TUNE_OK);
+    free(sum.best_steps_json);
+    recorder_free(&rec);
+    /* Measured before (resume): not again. */
+    o = topts(2, &rec);
+    o.nknown = 1;
+    o.known_steps = (const char *const *)&dflt;
+    assert_int_equal(tune_task(KEY, "llvm", &o, &sum, &err), 0);
+    for (int i = 0; i < rec.n; i++) assert_string_not_equal(rec.logs[i], dflt);
+    free(sum.best_steps_json);
+    recorder_free(&rec);
+    free(dflt);
 }
 
 static int hook_all_segv(void *user, int trial) {
@@ -489,6 +520,7 @@ int main(int argc, char **argv) {
     tune_register_builder("test.late", late_build);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_steps),
+        cmocka_unit_test(test_default_first),
         cmocka_unit_test(test_every_trial_failed),
         cmocka_unit_test(test_plugins),
         cmocka_unit_test(test_task_db),

@@ -751,9 +751,11 @@ typedef struct {
      * first) before evolution; may be NULL. */
     void (*on_population)(void *user, int n, const tune_program *progs);
     /* By default the first trial is the operator's default schedule
-     * (ops_default_schedule for the target) when the workload is an ops
-     * workload and that schedule was not measured before (resume): the
-     * best record is then never worse than what an untuned user gets.
+     * (ops_default_schedule for the target for an ops workload; on the
+     * CPU tune_default_schedule for any other, e.g. a registered operator
+     * or a model's fused group) when that schedule was not measured
+     * before (resume): the best record is then never worse than what an
+     * untuned user gets.
      * On the CPU the first round then starts with the heuristic programs
      * (tune_program_heuristic) of every sketch: the same rules inside the
      * search space, where evolution can refine them.
@@ -806,9 +808,10 @@ typedef struct {
     int sketches_dropped;
 } tune_summary;
 
-/* The step log (JSON, malloc'd) of the operator's default schedule of
- * workload `key` for target, or NULL (not an ops workload, no default
- * schedule for the target). */
+/* The step log (JSON, malloc'd) of the default schedule of workload
+ * `key` for target: ops_default_schedule for an ops workload, else (CPU
+ * targets) tune_default_schedule of the registered workload; NULL when
+ * the key builds no workload or the target has no default schedule. */
 char *tune_default_steps(const char *key, const char *target);
 
 /* Tunes workload `key` on `target`: sketches, random annotation,
