@@ -282,28 +282,37 @@ typedef struct {
 
 /* The kernel from the best record of its key, when the database has one
  * that replays and builds. */
+/* The best records of the kernel's key, tried in order (a record that no
+ * longer replays or builds gives way to the next). Only the query holds
+ * the lock (one SQLite handle); replaying and compiling, which is where
+ * the time goes, run in parallel with the other workers. */
+enum { TUNED_TRIES = 4 };
+
 static rt_module *build_tuned(build_queue *q, gr_kernel *k, te_ctx *ctx)
 {
     tdb_record *rec = NULL;
-    pthread_mutex_lock(&q->lock); /* one SQLite handle: one user at a time */
-    int n = tdb_best(q->db, k->key, q->tkey, 1, &rec);
+    pthread_mutex_lock(&q->lock);
+    int n = tdb_best(q->db, k->key, q->tkey, TUNED_TRIES, &rec);
+    pthread_mutex_unlock(&q->lock);
     rt_module *mod = NULL;
-    tdb_apply_info info;
-    if (n == 1) {
-        cg_build_options bo = {0};
-        bo.constant_args = k->constant;
-        mod = tdb_apply_best_with(q->db, ctx, k->key, q->tkey, &bo, &info);
-        if (mod && info.fallback) {
-            rt_module_free(mod);
-            mod = NULL;
-        }
-        if (mod) {
-            k->tuned = true;
-            snprintf(k->how, sizeof k->how, "tuned: record %" PRId64 ", %.3f ms", info.record_id,
-                     info.latency * 1e3);
+    ops_built w;
+    if (n > 0 && ops_build_key(ctx, k->key, &w) == 0) {
+        for (int i = 0; i < n && !mod; i++) {
+            int ns;
+            sch_step *st;
+            if (tdb_steps_from_json(ctx, rec[i].steps_json, &ns, &st)) continue;
+            sch_schedule *s = sch_replay(ctx, w.nouts, w.outs, ns, st);
+            if (!s) continue;
+            cg_build_options bo = {0};
+            bo.constant_args = w.constant_args & k->constant;
+            mod = cg_build(s, w.nargs, w.args, q->target, &bo);
+            if (mod) {
+                k->tuned = true;
+                snprintf(k->how, sizeof k->how, "tuned: record %" PRId64 ", %.3f ms%s", rec[i].id,
+                         rec[i].median * 1e3, i ? " (better records did not build)" : "");
+            }
         }
     }
-    pthread_mutex_unlock(&q->lock);
     tdb_records_free(rec, n > 0 ? n : 0);
     return mod;
 }
