@@ -499,7 +499,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
     double flops = t->sc.w.flops;
     /* The default schedules' rules give the search its first programs
      * (those that apply; hashed once, for deduplication). */
-    for (int k = 0; k < t->nsk && !t->gpu && !o->skip_default; k++) {
+    for (int k = 0; k < t->nsk && !t->gpu && !o->no_heuristic; k++) {
         tune_program hp[TUNE_MAX_HEURISTIC];
         int n = tune_program_heuristic(&t->sk[k], k, &t->sc.w, tune_host_vector_lanes(), hp,
                                        TUNE_MAX_HEURISTIC);

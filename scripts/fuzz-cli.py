@@ -37,7 +37,7 @@ SHAPES = ["M=8,N=8,K=8", "M=4,N=4,K=4", "M=0,N=4,K=4", "M=-1", "M=2147483648,N=1
           "M=1000000,N=1000000,K=1000000", "x" * 2000]
 TARGETS = ["llvm", "cuda", "tpu", "llvm -mcpu=bogus", "llvm -mcpu=", "llvm -mattr=+nosuch",
            "llvm -mcpu=x86-64", "", "llvm  ", "cuda -arch=sm_0"]
-FLAGS = ["--resume", "--no-model", "--random-model", "--skip-default", "--baseline", "--eval-model"]
+FLAGS = ["--resume", "--no-model", "--random-model", "--skip-default", "--no-heuristic", "--baseline", "--eval-model"]
 INT_OPTS = ["--trials", "--seed", "--threads", "--jobs", "--per-round", "--population", "--retime"]
 REAL_OPTS = ["--timeout", "--progress-interval"]
 WORDS = ["--bogus", "stray", "-x", "--", "-h", "--trials=3", "--op=matmul"]

@@ -328,6 +328,7 @@ static int plant(void *user, int trial) {
 
 static void recorder_free(recorder *r) {
     for (int i = 0; i < r->n; i++) free(r->logs[i]);
+    r->n = 0;
 }
 
 static tune_options topts(int trials, uint64_t seed, recorder *rec) {
@@ -466,8 +467,9 @@ static char *heuristic_log(te_ctx *ctx, const char *key) {
 }
 
 /* The first trial is the operator's default schedule, the next the
- * heuristic programs; skip_default leaves both out; a resumed run does
- * not measure the default again. */
+ * heuristic programs; skip_default leaves the default out (the search
+ * alone still starts from the heuristic programs), no_heuristic those
+ * too; a resumed run does not measure the default again. */
 static void test_default_first(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
@@ -488,6 +490,15 @@ static void test_default_first(void **st) {
     assert_int_equal(a.codes[1], TUNE_OK);
     o = topts(3, 4, &b);
     o.skip_default = true;
+    assert_int_equal(tune_task(MM64, "llvm", &o, &sum, NULL), 0);
+    free(sum.best_steps_json);
+    assert_int_equal(b.n, 3);
+    assert_string_equal(b.logs[0], heur);
+    for (int i = 0; i < b.n; i++) assert_string_not_equal(b.logs[i], def);
+    recorder_free(&b);
+    o = topts(3, 4, &b);
+    o.skip_default = true;
+    o.no_heuristic = true;
     assert_int_equal(tune_task(MM64, "llvm", &o, &sum, NULL), 0);
     free(sum.best_steps_json);
     for (int i = 0; i < b.n; i++) {

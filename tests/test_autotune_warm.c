@@ -588,6 +588,7 @@ static void test_measured_seed_rounds(void **st) {
     o.generations = 1;
     o.seed = 11;
     o.skip_default = true;
+    o.no_heuristic = true;
     o.measure.threads = 1;
     o.measure.repeat = 1;
     o.measure.num_threads = 1;

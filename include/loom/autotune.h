@@ -755,13 +755,15 @@ typedef struct {
      * CPU tune_default_schedule for any other, e.g. a registered operator
      * or a model's fused group) when that schedule was not measured
      * before (resume): the best record is then never worse than what an
-     * untuned user gets.
-     * On the CPU the first round then starts with the heuristic programs
-     * (tune_program_heuristic) of every sketch: the same rules inside the
-     * search space, where evolution can refine them.
-     * true: neither; measure only what the search samples and evolves
-     * (Ansor's behaviour). */
+     * untuned user gets. true: it is not measured (the search alone). */
     bool skip_default;
+    /* By default, on the CPU, the first round starts with the heuristic
+     * programs (tune_program_heuristic) of every sketch: tiling rules
+     * derived from the workload's structure, inside the search space,
+     * where evolution can refine them; they are part of the search, and
+     * apply to any workload (skip_default leaves them in). true: the
+     * first round is random programs only (Ansor's behaviour). */
+    bool no_heuristic;
     /* true: on the CPU, the operator's default schedule is the baseline
      * program of the measurements (tune_measure_options.baseline_steps,
      * unless set). Off by default: it adds a third to the run time, and
@@ -959,8 +961,8 @@ typedef struct {
     /* The search, as tune_task takes it: trials is the budget of the whole
      * run (for several keys: of all of them together); per_round,
      * population, generations, mutation_prob, eps_greedy, seed, measure,
-     * stop, skip_default, baseline and first_steps_json (one key only) as
-     * documented there; on_record, on_progress, hook_for_trial and
+     * stop, skip_default, no_heuristic, baseline and first_steps_json (one
+     * key only) as documented there; on_record, on_progress, hook_for_trial and
      * on_population are called as by tune_task, with `user` (on_record
      * after the record is committed). Set by this call, so left zero:
      * scorer, nknown, known_steps. nseed: how many of the best stored

@@ -29,7 +29,7 @@ static const char usage[] =
     "usage: autotune --op OP --shape K=V,... --trials N --db FILE [--target llvm|cuda]\n"
     "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
     "                [--resume] [--no-model | --random-model] [--skip-default] [--baseline]\n"
-    "                [--per-round R]\n"
+    "                [--no-heuristic] [--per-round R]\n"
     "                [--population P] [--progress-interval SEC] [--retime K]\n"
     "                [--cost-loss rank|squared]\n"
     "                [--plugin LIB.so]...\n"
@@ -68,14 +68,15 @@ static const char usage[] =
     "  --cost-loss L the cost model's training objective: rank (default; pairwise\n"
     "                order within each workload) or squared (Ansor's regression of\n"
     "                throughput relative to the workload's best)\n"
-    "  --skip-default  do not measure the operator's default schedule; by default it\n"
-    "                is the first trial (unless FILE has it; for a model's fused group\n"
-    "                or a plugin's operator on the CPU: the schedule derived from its\n"
-    "                structure, which loomrun runs untuned), so the best record is\n"
-    "                never worse than the untuned operator, and on the\n"
-    "                CPU the search's first candidates are its sketches filled by the\n"
-    "                default schedules' tiling rules, for evolution to refine;\n"
-    "                --skip-default leaves those out too (Ansor's behaviour)\n"
+    "  --skip-default  do not measure the operator's default schedule (the search\n"
+    "                alone); by default it is the first trial (unless FILE has it; for\n"
+    "                a model's fused group or a plugin's operator on the CPU: the\n"
+    "                schedule derived from its structure, which loomrun runs untuned),\n"
+    "                so the best record is never worse than the untuned operator\n"
+    "  --no-heuristic  on the CPU the search's first candidates are its sketches filled\n"
+    "                by tiling rules derived from the workload's structure (heuristic\n"
+    "                programs), for evolution to refine; --no-heuristic starts from\n"
+    "                random programs only (Ansor's behaviour)\n"
     "  --baseline    on the CPU, follow every candidate's samples with two of the\n"
     "                operator's default schedule and scale its latencies by how much\n"
     "                slower or faster the host runs that baseline than in the first\n"
@@ -290,7 +291,7 @@ static const struct option options[] = {
     {"population", required_argument, NULL, 0},  {"progress-interval", required_argument, NULL, 0},
     {"retime", required_argument, NULL, 0},      {"cost-loss", required_argument, NULL, 0},
     {"eval-model", no_argument, NULL, 0},        {"plugin", required_argument, NULL, 0},
-    {"model", required_argument, NULL, 0},
+    {"model", required_argument, NULL, 0},        {"no-heuristic", no_argument, NULL, 0},
     {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
 enum { NOPTIONS = sizeof options / sizeof *options - 1 };
 
@@ -305,7 +306,7 @@ static int option_index(const char *name) {
 static bool search_only(const char *name) {
     static const char *const names[] = {
         "op",           "shape",      "trials",     "model",     "threads",    "jobs",
-        "timeout",      "resume",     "skip-default", "baseline", "per-round",
+        "timeout",      "resume",     "skip-default", "no-heuristic", "baseline", "per-round",
         "population",   "progress-interval", "retime"};
     for (size_t j = 0; j < sizeof names / sizeof *names; j++)
         if (!strcmp(name, names[j])) return true;
@@ -575,7 +576,7 @@ static int run_main(int argc, char **argv) {
     long long trials = 0, seed = 1, threads = 0, jobs = 0, per_round = 64, population = 2048;
     long long retime = 8;
     double timeout = 10, progress_interval = 10;
-    bool resume = false, no_model = false, skip_default = false, eval = false;
+    bool resume = false, no_model = false, skip_default = false, no_heuristic = false, eval = false;
     bool baseline = false, random_model = false;
     const char *tune_only = NULL; /* the first option given that only a search reads (its name) */
     cm_params cp; /* the cost model's; options may change its loss */
@@ -616,6 +617,7 @@ static int run_main(int argc, char **argv) {
         else if (!strcmp(name, "no-model")) no_model = true;
         else if (!strcmp(name, "random-model")) random_model = true;
         else if (!strcmp(name, "skip-default")) skip_default = true;
+        else if (!strcmp(name, "no-heuristic")) no_heuristic = true;
         else if (!strcmp(name, "baseline")) baseline = true;
         else if (!strcmp(name, "trials")) ok = int_value(name, v, 1, 10000000, &trials);
         else if (!strcmp(name, "seed")) ok = int_value(name, v, 0, LLONG_MAX, &seed);
@@ -773,6 +775,7 @@ static int run_main(int argc, char **argv) {
     o.tune.per_round = (int)per_round;
     o.tune.population = (int)population;
     o.tune.skip_default = skip_default;
+    o.tune.no_heuristic = no_heuristic;
     o.tune.baseline = baseline;
     o.tune.seed = (uint64_t)seed;
     o.tune.stop = &stop_flag;
