@@ -63,13 +63,13 @@ static char *find_installed(char **err) {
                                  TUNE_RUNNER_ENV);
         return NULL;
     }
-    const char *rel[] = {LOOM_LIB_TO_RUNNER_DIR, "../libexec", "../bin", "."};
+    const char *rel[] = {LOOM_LIB_TO_RUNNER_DIR "/", "../libexec/", "../bin/", ""};
     enum { NREL = sizeof rel / sizeof rel[0] };
     char tried[NREL][PATH_MAX + 32];
     int ntried = 0;
     for (int i = 0; i < NREL; i++) {
         char path[PATH_MAX + 32];
-        snprintf(path, sizeof path, "%s/%s/%s", dir, rel[i], TUNE_RUNNER_NAME);
+        snprintf(path, sizeof path, "%s/%s%s", dir, rel[i], TUNE_RUNNER_NAME);
         bool seen = false;
         for (int k = 0; k < ntried && !seen; k++) seen = !strcmp(tried[k], path);
         if (seen) continue;

@@ -7,12 +7,18 @@
  * against the reference; a builder this program registered outside a
  * plugin is refused, naming the workload and both ways out; LOOM_RUNNER
  * naming a missing or non-executable file is an error naming it, and
- * naming loom-runner works. Were the runners this program re-executed,
+ * naming loom-runner works; with libloom where no loom-runner lies beside
+ * it, the error lists the places tried, a program that called
+ * tune_runner_maybe_run is re-executed instead, and a loom-runner in
+ * ../libexec is found. Were the runners this program re-executed,
  * it would run its tests again instead of serving: nothing would
  * measure.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "custom_mmb.h"
 #include "testutil.h"
@@ -141,6 +147,54 @@ static void test_runner_env(void **st) {
     unsetenv(TUNE_RUNNER_ENV);
 }
 
+/* Copies file `from` to `to` with its mode (a shell command). */
+static void copy_file(const char *from, const char *to) {
+    char out[4096];
+    if (tu_run(out, sizeof out, "cp '%s' '%s'", from, to)) fail_msg("cp: %s", out);
+}
+
+/* This program in a child process (child_main below) with the copy of
+ * libloom in dir/lib, where no loom-runner lies beside it. */
+static void run_child(char *out, size_t cap, const char *dir, const char *mode) {
+    tu_run(out, cap, "env -u " TUNE_RUNNER_ENV " LD_LIBRARY_PATH='%s/lib' '%s/test_autotune_runner' %s '%s'",
+           dir, tu_bindir(), mode, MM);
+}
+
+static void test_runner_not_found(void **st) {
+    (void)st;
+    char dir[] = "/tmp/loom_runner_XXXXXX", path[4200], lib[4200], out[8192];
+    assert_non_null(mkdtemp(dir));
+    snprintf(lib, sizeof lib, "%s/lib", dir);
+    assert_int_equal(mkdir(lib, 0700), 0);
+    snprintf(path, sizeof path, "%s/libloom.so.0", tu_bindir());
+    snprintf(lib, sizeof lib, "%s/lib/libloom.so.0", dir);
+    copy_file(path, lib);
+    run_child(out, sizeof out, dir, "--measure");
+    char want[16384], real[PATH_MAX];
+    /* the library names the directory by its real path */
+    assert_non_null(realpath(dir, real));
+    snprintf(want, sizeof want,
+             "no loom-runner program to measure with (tried %s/lib/../libexec/loom-runner, "
+             "%s/lib/../bin/loom-runner, %s/lib/loom-runner): install it beside libloom, or set "
+             "LOOM_RUNNER to its path",
+             real, real, real);
+    tu_assert_msg_has(out, want);
+    /* A program that serves runners is re-executed instead. */
+    run_child(out, sizeof out, dir, "--serve-measure");
+    tu_assert_msg_has(out, "measured: ok");
+    /* Installed in libexec, it is found there. */
+    snprintf(lib, sizeof lib, "%s/libexec", dir);
+    assert_int_equal(mkdir(lib, 0700), 0);
+    snprintf(path, sizeof path, "%s/loom-runner", tu_bindir());
+    snprintf(lib, sizeof lib, "%s/libexec/loom-runner", dir);
+    copy_file(path, lib);
+    run_child(out, sizeof out, dir, "--measure");
+    tu_assert_msg_has(out, "measured: ok");
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* loom-runner run by hand only says what it is. */
 static void test_runner_usage(void **st) {
     (void)st;
@@ -152,7 +206,37 @@ static void test_runner_usage(void **st) {
     assert_int_equal(rc, 0);
 }
 
-int main(void) {
+/* The child of test_runner_not_found: measures key's default schedule
+ * once, after tune_runner_maybe_run when `serve`; prints "measured: ok" or
+ * the error. */
+static int child_main(const char *key, bool serve, int argc, char **argv) {
+    if (serve) tune_runner_maybe_run(argc, argv);
+    char *err = NULL, *steps = tune_default_steps(key, "llvm");
+    tune_measure_options o = mopts();
+    o.threads = 1;
+    tune_measurer *m = steps ? tune_measurer_new(key, "llvm", &o, &err) : NULL;
+    if (!m) {
+        printf("error: %s\n", err ? err : "no default schedule");
+        free(err);
+        free(steps);
+        return 1;
+    }
+    const char *logs[] = {steps};
+    tune_result res;
+    int rc = tune_measure(m, 1, logs, NULL, 0, &res);
+    if (rc || res.error_code) printf("error: %s\n", rc ? "no runner" : res.error_msg);
+    else printf("measured: ok\n");
+    tune_measurer_free(m);
+    free(steps);
+    return rc || res.error_code;
+}
+
+int main(int argc, char **argv) {
+    /* The --serve-measure child re-executed as a runner. */
+    if (argc >= 2 && !strcmp(argv[1], TUNE_RUNNER_FLAG)) tune_runner_maybe_run(argc, argv);
+    if (argc == 3 && !strcmp(argv[1], "--measure")) return child_main(argv[2], false, argc, argv);
+    if (argc == 3 && !strcmp(argv[1], "--serve-measure"))
+        return child_main(argv[2], true, argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ops_workload),
         cmocka_unit_test(test_graph_group),
@@ -160,6 +244,7 @@ int main(void) {
         cmocka_unit_test(test_plugin),
         cmocka_unit_test(test_host_builder_refused),
         cmocka_unit_test(test_runner_env),
+        cmocka_unit_test(test_runner_not_found),
         cmocka_unit_test(test_runner_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
