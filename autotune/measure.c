@@ -1,8 +1,9 @@
 /*
  * autotune/measure.c — the tuner's side of measurement: a pool of runner
- * processes (this program re-executed with TUNE_RUNNER_FLAG through
- * posix_spawn, which is safe from a threaded process, unlike a bare fork
- * of a process holding LLVM and thread-pool locks). Each runner holds one
+ * processes (loom-runner, or this program re-executed, with
+ * TUNE_RUNNER_FLAG: autotune/runner_exe.c; started through posix_spawn,
+ * which is safe from a threaded process, unlike a bare fork of a process
+ * holding LLVM and thread-pool locks). Each runner holds one
  * built candidate. Builds are handed to the runners as earlier builds
  * finish, `threads` at a time (parallel compilation, one LLVM context per
  * process); then the built candidates run one at a time so that timings
@@ -43,6 +44,7 @@ typedef struct {
 
 struct tune_measurer {
     char *key, *target;
+    char *exe; /* the runners' program (tune__runner_exe) */
     tune_measure_options o;
     int n;    /* runner processes: candidates built before the runs */
     int jobs; /* builds at once (o.threads) */
@@ -92,14 +94,15 @@ static int runner_start(tune_measurer *m, runner *r) {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
-    char exe[] = "/proc/self/exe", flag[] = TUNE_RUNNER_FLAG;
-    char *argv[] = {exe, flag, NULL};
+    char flag[] = TUNE_RUNNER_FLAG;
+    char *argv[] = {m->exe, flag, NULL};
     pid_t pid;
-    int rc = posix_spawn(&pid, exe, &fa, NULL, argv, m->envp);
+    int rc = posix_spawn(&pid, m->exe, &fa, NULL, argv, m->envp);
     posix_spawn_file_actions_destroy(&fa);
     close(sv[1]);
     if (rc) {
         close(sv[0]);
+        errno = rc;
         return -1;
     }
     r->pid = pid;
@@ -118,6 +121,7 @@ void tune_measurer_free(tune_measurer *m) {
     free(m->envp);
     free(m->key);
     free(m->target);
+    free(m->exe);
     free(m->baseline);
     free(m);
 }
@@ -225,8 +229,14 @@ tune_measurer *tune_measurer_new(const char *key, const char *target,
         tune_measurer_free(m);
         return NULL;
     }
+    if (!(m->exe = tune__runner_exe(m->key, err))) {
+        tune_measurer_free(m);
+        return NULL;
+    }
     if (runner_start(m, &m->r[0])) {
-        if (err) *err = tune__strdupf("autotune: cannot start a runner process: %s", strerror(errno));
+        if (err)
+            *err = tune__strdupf("autotune: cannot start a runner process (%s): %s", m->exe,
+                                 strerror(errno));
         tune_measurer_free(m);
         return NULL;
     }

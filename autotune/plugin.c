@@ -1,10 +1,10 @@
 /*
  * autotune/plugin.c — loading a shared library of a user's operators
  * (tune_load_plugin): dlopen, then its entry point loom_register_ops,
- * which registers its builders. Runner processes are the program
- * re-executed, so the paths loaded go into the environment
- * (TUNE_PLUGINS_ENV) that runners inherit, and tune_runner_maybe_run
- * loads them again there before serving.
+ * which registers its builders. Runner processes (loom-runner, or the
+ * program re-executed) are other processes, so the paths loaded go into
+ * the environment (TUNE_PLUGINS_ENV) that runners inherit, and
+ * tune_runner_maybe_run loads them again there before serving.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -107,6 +107,14 @@ int tune_load_plugin(const char *path, char **err) {
     int rc = load_locked(path, err);
     pthread_mutex_unlock(&lock);
     return rc;
+}
+
+bool tune__is_plugin_file(const char *path) {
+    bool yes = false;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nloaded && !yes; i++) yes = !strcmp(loaded[i], path);
+    pthread_mutex_unlock(&lock);
+    return yes;
 }
 
 char *tune__load_env_plugins(void) {

@@ -1,11 +1,12 @@
 /*
  * autotune/runner.c — the runner process: rebuilds the workload from its
  * key, replays a candidate's step log, compiles it, times it and checks it
- * against the reference, one request at a time. It is this same program
- * re-executed (tune_runner_maybe_run), so it starts clean: no threads and
- * no LLVM state inherited from the tuner, and a candidate that crashes or
- * hangs takes only the runner down (TVM auto_scheduler's LocalRunner does
- * the same with a process pool).
+ * against the reference, one request at a time. It is the loom-runner
+ * program (tools/loom-runner), or the tuning program re-executed, both
+ * through tune_runner_maybe_run (autotune/runner_exe.c says which), so it
+ * starts clean: no threads and no LLVM state inherited from the tuner, and
+ * a candidate that crashes or hangs takes only the runner down (TVM
+ * auto_scheduler's LocalRunner does the same with a process pool).
  *
  * Protocol: length-prefixed JSON frames (tune__write_frame).
  *   {"cmd":"build","key","target","steps","hook"} -> {"ok":1,"build_s"} | {"error","msg"}
@@ -508,8 +509,15 @@ int tune__runner_serve(int in, int out, const char *plugin_error) {
     return 0;
 }
 
+static bool serves_runners;
+
+bool tune__host_serves_runners(void) { return serves_runners; }
+
 void tune_runner_maybe_run(int argc, char **argv) {
-    if (argc < 2 || !argv || !argv[1] || strcmp(argv[1], TUNE_RUNNER_FLAG)) return;
+    if (argc < 2 || !argv || !argv[1] || strcmp(argv[1], TUNE_RUNNER_FLAG)) {
+        serves_runners = true;
+        return;
+    }
 #ifdef __linux__
     /* A tuner killed outright (SIGKILL, SIGTERM) takes its runners along,
      * even one stuck in a hanging candidate. */

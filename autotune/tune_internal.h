@@ -52,6 +52,21 @@ int tune__runner_serve(int in_fd, int out_fd, const char *plugin_error);
  * process): NULL, or a malloc'd message of the first that failed. */
 char *tune__load_env_plugins(void);
 
+/* Whether path (a real path, as dladdr names a loaded object) is a plugin
+ * loaded with tune_load_plugin (plugin.c). */
+bool tune__is_plugin_file(const char *path);
+
+/* Whether this process called tune_runner_maybe_run (and so can be
+ * re-executed as a runner process; runner.c). */
+bool tune__host_serves_runners(void);
+
+/* The program a measurer of workload `key` starts as its runners
+ * (runner_exe.c): TUNE_RUNNER_ENV, else loom-runner beside libloom, or
+ * /proc/self/exe for a builder only the host has (or no loom-runner
+ * found) when the host serves runners. A malloc'd path, or NULL with a
+ * malloc'd message in *err (err may be NULL). */
+char *tune__runner_exe(const char *key, char **err);
+
 /* malloc'd printf. */
 char *tune__strdupf(const char *fmt, ...)
 #if defined(__GNUC__)

@@ -26,8 +26,20 @@ for tool in autotune tunedb; do
     env -u LD_LIBRARY_PATH "$tmp/prefix/bin/$tool" --help > "$tmp/help.txt"
     grep -q "usage: $tool" "$tmp/help.txt"
 done
-# A real run: two trials measured by the runner (the installed autotune
-# again), stored, then read back by the installed tunedb.
+# The measurement process, in libexec, loads the installed libloom too.
+runner="$tmp/prefix/libexec/loom-runner"
+if [ ! -x "$runner" ]; then
+    echo "install check: loom-runner is not installed in $tmp/prefix/libexec" >&2
+    exit 1
+fi
+lib=$(env -u LD_LIBRARY_PATH ldd "$runner" | awk '/libloom/ {print $3}')
+case "$lib" in
+"$tmp/prefix/"*) ;;
+*) echo "install check: installed loom-runner loads libloom from '$lib', not from $tmp/prefix" >&2
+   exit 1 ;;
+esac
+# A real run: two trials measured by the runners (the installed
+# loom-runner), stored, then read back by the installed tunedb.
 env -u LD_LIBRARY_PATH -u LOOM_TUNEDB "$tmp/prefix/bin/autotune" --op matmul --shape M=8,N=8,K=8 \
     --trials 2 --no-model --db "$tmp/t.db" > "$tmp/run.txt" 2>&1 ||
     { cat "$tmp/run.txt" >&2; exit 1; }
@@ -61,7 +73,38 @@ find_package(loom 0.1 REQUIRED)
 add_executable(use_cm "$tmp/use.c")
 target_link_libraries(use_cm PRIVATE loom::loom)
 CM
+# A program that tunes without calling tune_runner_maybe_run (a host
+# embedding Loom) measures through the installed loom-runner.
+cat > "$tmp/tune.c" <<'C'
+#include <loom/loom.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(void) {
+    tune_options o;
+    memset(&o, 0, sizeof o);
+    o.trials = 2;
+    o.per_round = 2;
+    o.population = 16;
+    o.generations = 1;
+    o.measure.repeat = 2;
+    o.measure.num_threads = 1;
+    tune_summary sum;
+    char *err = NULL;
+    if (tune_task("matmul(M=8,N=8,K=8)", "llvm", &o, &sum, &err)) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    printf("measured %d valid %d\n", sum.measured, sum.valid);
+    free(sum.best_steps_json);
+    return sum.valid > 0 ? 0 : 1;
+}
+C
+cc -std=c11 "$tmp/tune.c" $(pkg-config --cflags --libs loom) -Wl,-rpath,"$tmp/prefix/lib" -o "$tmp/tune"
+env -u LD_LIBRARY_PATH -u LOOM_RUNNER "$tmp/tune" > "$tmp/tune.txt" 2>&1 ||
+    { cat "$tmp/tune.txt" >&2; exit 1; }
+grep -q "measured 2 valid" "$tmp/tune.txt" || { cat "$tmp/tune.txt" >&2; exit 1; }
 cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" > /dev/null
 cmake --build "$tmp/cm/b" > /dev/null
 "$tmp/cm/b/use_cm"
-echo "install check: autotune and tunedb run from the prefix; pkg-config and find_package(loom) both build and run"
+echo "install check: autotune and tunedb run from the prefix, a program that never calls tune_runner_maybe_run tunes through the installed loom-runner; pkg-config and find_package(loom) both build and run"

@@ -14,10 +14,12 @@
  *   4. apply the best record in a fresh process (this program run again
  *      with --apply) with tdb_apply_best, and check it against a
  *      double-precision reference.
- * The builder is registered before tune_runner_maybe_run: the tuner
- * measures in runner processes that are this program started again, and
- * they must be able to rebuild the workload from its key. (A library of
- * operators can instead be a plugin: see README, `autotune --plugin`.)
+ * The builder is registered before tune_runner_maybe_run: the runner
+ * processes that measure must rebuild the workload from its key, and the
+ * loom-runner program cannot see a builder registered here, so this
+ * workload's runners are this program started again. (A library of
+ * operators can instead be a plugin, which loom-runner loads too: see
+ * README, `autotune --plugin`.)
  *
  *   ./tutorial_06_custom_operator            # 256 x 256 x 256, 64 trials, ./custom_operator.db
  *   ./tutorial_06_custom_operator --check    # 64 x 64 x 64, 8 trials, a temporary database

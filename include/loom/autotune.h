@@ -23,9 +23,10 @@
  *              log; programs are deduplicated by that log.
  *
  * Measurement never runs candidate code in the tuning process: a runner
- * process (this program re-executed with the TUNE_RUNNER_FLAG argument,
- * so a program that tunes must call tune_runner_maybe_run first thing in
- * main) rebuilds the workload, replays the log, compiles it (`threads`
+ * process (the loom-runner program installed beside libloom, see
+ * TUNE_RUNNER_ENV; or, for a builder only this program has, this program
+ * re-executed: tune_runner_maybe_run) rebuilds the workload, replays the
+ * log, compiles it (`threads`
  * runners compile in parallel, each next build going to the first runner
  * free) and, one at a time, times it. A runner that crashes or exceeds its timeout is
  * killed and restarted; the candidate gets an error code.
@@ -71,8 +72,11 @@ typedef ops_builder_fn tune_build_fn;
  * computations outside the ops registry: a user's own operator, tests);
  * the same as ops_register_builder, whose registry the tuning database
  * sees too (tdb_apply_best rebuilds such a workload with it). Runner
- * processes are this same program re-executed, so register before
- * tune_runner_maybe_run (or from a plugin, tune_load_plugin). A key of
+ * processes are other processes: register it from a plugin
+ * (tune_load_plugin), which loom-runner loads too; or register it before
+ * tune_runner_maybe_run, and the runners of its workloads are this
+ * program re-executed (without either, tune_measurer_new refuses its
+ * workloads naming both ways). A key of
  * the form "OP(...)" keeps the tools' output uniform (autotune --op OP
  * --shape S forms "OP(S)"). At most 32 builders; returns 0 or -1. */
 int tune_register_builder(const char *prefix, tune_build_fn fn);
@@ -540,11 +544,31 @@ typedef struct {
 /* The argument that turns a program into a runner process. */
 #define TUNE_RUNNER_FLAG "--loom-tune-runner"
 
+/* The runner program, installed with the library (libexec directory;
+ * in a build tree, beside libloom). A measurer (tune_measurer_new,
+ * tune_task) starts it as `loom-runner --loom-tune-runner` with this
+ * process's environment, so it loads the plugins of TUNE_PLUGINS_ENV and
+ * has every builder of libloom (graph groups' "onnx(" keys). Where it is:
+ * the path in the environment variable TUNE_RUNNER_ENV when set (a path
+ * that is no executable file is an error naming it), else the first of
+ * LIBDIR/<libexec dir of the install>, LIBDIR/../libexec, LIBDIR/../bin
+ * and LIBDIR itself that holds it (LIBDIR: the directory of the libloom
+ * the process loaded). When none does, a program that called
+ * tune_runner_maybe_run is re-executed instead; any other gets "no
+ * loom-runner program to measure with (tried P1, P2, ...)". */
+#define TUNE_RUNNER_NAME "loom-runner"
+#define TUNE_RUNNER_ENV "LOOM_RUNNER"
+
 /* When argv[1] is TUNE_RUNNER_FLAG, loads the plugins TUNE_PLUGINS_ENV
  * names (those the tuning process loaded with tune_load_plugin), serves
  * measurement requests on stdin/stdout until EOF and exits the process;
- * else returns. Call first thing in main (after tune_register_builder)
- * of every program that tunes. */
+ * else it notes that this program can serve as a runner, and returns.
+ * loom-runner is this call. A program needs it only for builders it
+ * registers itself, outside a plugin (tune_register_builder): their
+ * workloads are measured by re-executing the program, so call it first
+ * thing in main, after registering them. Every other workload is
+ * measured by loom-runner, so a program that embeds Loom (an
+ * interpreter, a server, an MPI rank) need not call it. */
 void tune_runner_maybe_run(int argc, char **argv);
 
 typedef enum {
@@ -678,9 +702,16 @@ struct tune_measure_backend {
 typedef struct tune_measurer tune_measurer;
 
 /* A measurer for task `key` on target ("llvm..." or, with a CUDA device,
- * "cuda..."): it starts one runner process now and the others (see
- * tune_measure_options.threads) when first needed. Returns NULL and a
- * malloc'd message in *err. */
+ * "cuda..."): it starts one runner process now (TUNE_RUNNER_NAME says
+ * which program) and the others (see tune_measure_options.threads) when
+ * first needed. Returns NULL and a malloc'd message in *err: among them
+ * "LOOM_RUNNER names 'P', which is no program to run: ...", "no
+ * loom-runner program to measure with (tried ...)", and "workload 'K' is
+ * built by a builder this program registered (tune_register_builder),
+ * which the loom-runner process cannot have: register it from a plugin
+ * (tune_load_plugin) or call tune_runner_maybe_run(argc, argv) ..." for
+ * a builder registered outside a plugin by a program that did not call
+ * tune_runner_maybe_run. */
 tune_measurer *tune_measurer_new(const char *key, const char *target,
                                  const tune_measure_options *opts, char **err);
 void tune_measurer_free(tune_measurer *m);
