@@ -59,24 +59,44 @@ static int64_t divisor_upto(int64_t n, int64_t cap)
     return 1;
 }
 
-/* A stage's own loops in its block: the last axis split by a vector and
- * vectorized where one divides it (and for the scores' product the
- * reduction moved outside that vector, so each k step is one FMA per
- * vector of a score row). */
+/* A stage's own loops in its block: the last axis split by up to two
+ * vectors and vectorized where a vector divides it. The scores' product
+ * becomes a register tile: per column block, the head dimension outside
+ * the block's rows (unrolled) and columns, so each step of it loads one
+ * row of K^T and does rows x 2 vector FMAs into accumulators that stay in
+ * registers. */
 static int row_loops(sch_schedule *s, te_tensor *t, int vlen)
 {
     int r = t->ndim;
     int64_t last = t->shape[r - 1];
     int64_t f = divisor_upto(last, 2 * (int64_t)vlen);
     if (f < vlen || last == 1) return 0;
-    te_expr *ax = sch_axis(t, r - 1), *outer, *inner;
-    if (!ax || sch_split(s, t, ax, f, &outer, &inner)) return -1;
+    te_expr *ax = sch_axis(t, r - 1), *row = sch_axis(t, r - 2), *outer, *inner;
+    if (!ax || !row || sch_split(s, t, ax, f, &outer, &inner)) return -1;
     if (t->body->kind == TE_REDUCE) {
         te_expr *k = sch_reduce_axis(t, 0);
-        te_expr *order[3] = {outer, k, inner};
-        if (!k || sch_reorder(s, t, 3, order)) return -1;
+        te_expr *order[4] = {outer, k, row, inner};
+        if (!k || sch_reorder(s, t, 4, order) || sch_unroll(s, t, row)) return -1;
     }
     return sch_vectorize(s, t, inner);
+}
+
+/* A row statistic (max, sum) over the keys, rfactored as the library's
+ * softmax is: partial results a vector wide, combined over the row in
+ * vector steps, then across the vector. Its partials' stage, or t itself
+ * where no vector divides the row; NULL on failure. */
+static te_tensor *stat_partials(sch_schedule *s, te_tensor *t, int vlen)
+{
+    te_expr *k = sch_reduce_axis(t, 0), *ko, *ki;
+    if (!k) return NULL;
+    if (k->u.var.extent % vlen || k->u.var.extent <= vlen) return t;
+    if (sch_split(s, t, k, vlen, &ko, &ki)) return NULL;
+    te_tensor *rf = sch_rfactor(s, t, ki, t->ndim);
+    if (!rf) return NULL;
+    te_expr *lane = sch_axis(rf, t->ndim), *rko = sch_reduce_axis(rf, 0);
+    te_expr *order[2] = {rko, lane};
+    if (!lane || !rko || sch_reorder(s, rf, 2, order) || sch_vectorize(s, rf, lane)) return NULL;
+    return rf;
 }
 
 sch_schedule *tune__attention_schedule(te_ctx *ctx, const tune_workload *w, int vlen)
@@ -102,17 +122,28 @@ sch_schedule *tune__attention_schedule(te_ctx *ctx, const tune_workload *w, int 
      * the exponentials: by sum and the division) and the probabilities
      * (inlined into the V product, their division would run once per key
      * and row in its inner loop, scalar). */
-    te_tensor *block[TUNE_MAX_STAGES];
+    te_tensor *block[2 * TUNE_MAX_STAGES];
+    bool partials[2 * TUNE_MAX_STAGES];
     int nblock = 0;
     for (int i = 0; i < dag.nstages; i++) {
         const tune_stage_info *si = &dag.stages[i];
-        if (si->is_placeholder || si->tensor == o) continue;
-        if (!si->is_reduction && si->nconsumers == 1 &&
-            dag.stages[si->consumers[0]].tensor != o) {
-            if (sch_compute_inline(s, si->tensor)) return NULL;
-        } else {
-            block[nblock++] = si->tensor;
+        te_tensor *t = si->tensor;
+        if (si->is_placeholder || t == o) continue;
+        if (!si->is_reduction && si->nconsumers == 1 && dag.stages[si->consumers[0]].tensor != o) {
+            if (sch_compute_inline(s, t)) return NULL;
+            continue;
         }
+        /* rfactor before any compute_at (it rebuilds the stage's loops). */
+        if (si->is_reduction && t->shape[r - 1] == 1) {
+            te_tensor *rf = stat_partials(s, t, vlen);
+            if (!rf) return NULL;
+            if (rf != t) {
+                partials[nblock] = true;
+                block[nblock++] = rf;
+            }
+        }
+        partials[nblock] = false;
+        block[nblock++] = t;
     }
 
     te_tensor *acc = sch_cache_write(s, o, "local");
@@ -149,7 +180,7 @@ sch_schedule *tune__attention_schedule(te_ctx *ctx, const tune_workload *w, int 
     /* The score rows and their statistics at the row block. */
     for (int b = 0; b < nblock; b++) {
         if (sch_compute_at(s, block[b], o, par)) return NULL;
-        if (row_loops(s, block[b], vlen)) return NULL;
+        if (!partials[b] && row_loops(s, block[b], vlen)) return NULL;
     }
     return s;
 }
