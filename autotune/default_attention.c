@@ -119,9 +119,10 @@ sch_schedule *tune__attention_schedule(te_ctx *ctx, const tune_workload *w, int 
     /* Stages read once by another block stage are inlined (the scaling
      * into the mask's Add); the rest are computed per row block: the
      * reductions, stages read twice (the masked scores: by max and exp;
-     * the exponentials: by sum and the division) and the probabilities
-     * (inlined into the V product, their division would run once per key
-     * and row in its inner loop, scalar). */
+     * the exponentials: by sum and the division; recomputing the scaling
+     * in both readers measured slower, a vector division each) and the
+     * probabilities (inlined into the V product, their division would run
+     * scalar in its inner loop, once per key and row). */
     te_tensor *block[2 * TUNE_MAX_STAGES];
     bool partials[2 * TUNE_MAX_STAGES];
     int nblock = 0;
