@@ -9,6 +9,8 @@
  * slower than needed (issue 35 part 2).
  *
  * The order of attempts, the first whose schedule applies and lowers wins:
+ * 0. a fused attention group's own schedule (autotune/default_attention.c:
+ *    no sketch keeps its scores in cache);
  * 1. the heuristic programs (tune_program_heuristic: the rules of the
  *    library's default schedules) of the sketches that have them, a packed
  *    register tile first (the default NCHW convolution's), then the GEMM
@@ -436,6 +438,11 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
     sch_schedule *plain = sch_create(ctx, w->nouts, w->outs);
     if (!plain) return NULL;
     int vlen = tune_host_vector_lanes();
+    sch_schedule *att = tune__attention_schedule(ctx, w, vlen);
+    if (lowers(att, w)) {
+        if (how) *how = te_strdup(ctx, "attention: scores, softmax and V product per block of rows");
+        return att;
+    }
     enum { MAXS = TUNE_MAX_PARTIAL_SKETCHES };
     tune_sketch *sk = te_alloc(ctx, sizeof(tune_sketch) * MAXS);
     tune_dag dag;

@@ -126,6 +126,11 @@ const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k);
  * and [1] set to 1), for a 5-D reduction whose last axis is one vector. */
 bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]);
 
+/* The schedule of a fused attention group (autotune/default_attention.c):
+ * score rows, softmax statistics and the V product per block of query
+ * rows; NULL when w is not one (or a primitive refuses: ctx's error). */
+sch_schedule *tune__attention_schedule(te_ctx *ctx, const tune_workload *w, int vlen);
+
 /* FNV-1a hash of one step's text (as in tune_steps_key). */
 uint64_t tune__step_hash(const sch_step *st);
 

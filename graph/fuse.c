@@ -56,7 +56,9 @@
  * block this gives TVM's groups: [Conv+BN+Relu], [Conv+BN+Add+Relu] (the
  * skip value feeds a Conv, an out-fusable edge, so it ends its own group);
  * on a BERT layer: [MatMul+Add(bias)], [Reshape+Transpose] per head split,
- * [MatMul+Div+Add(mask)], [Softmax], [MatMul], [Transpose+Reshape],
+ * [MatMul+Div+Add(mask)+Softmax+MatMul] (attention, a third phase of
+ * Loom's: TVM's rules give [MatMul+Div+Add], [Softmax], [MatMul], and the
+ * scores between them go through memory), [Transpose+Reshape],
  * [MatMul+Add+Add(residual)], [LayerNormalization], [MatMul+Add+Gelu
  * chain], ...
  */
@@ -334,6 +336,44 @@ static void run_phase(fz *f, int phase)
     }
 }
 
+/* Phase 2 (Loom's, after TVM's two): each attention chain
+ * (gr_attention_chain) and the groups its nodes are in become one group,
+ * when that keeps the invariants: every node of the union but its last
+ * group's root reads only into the union (and is no graph output), so
+ * following readers from any member ends at that root, the only node
+ * read outside; then the union is convex and its root still orders it. */
+static void fuse_attention(fz *f, const gr_model *m)
+{
+    for (int s = 0; s < f->n; s++) {
+        int chain[5], len = f->run[s] ? gr_attention_chain(m, s, chain) : 0;
+        if (len < 3) continue;
+        int root = find(f, chain[len - 1]);
+        bool ok = true;
+        for (int k = 0; k < len && ok; k++) ok = f->run[chain[k]];
+        if (!ok) continue;
+        /* Mark the chain's groups' roots, then check every member. */
+        f->stamp++;
+        for (int k = 0; k < len; k++) f->mark[find(f, chain[k])] = f->stamp;
+        int total = 0;
+        for (int i = 0; i < f->n && ok; i++) {
+            if (!f->run[i] || f->mark[find(f, i)] != f->stamp) continue;
+            total++;
+            if (i == root) continue;
+            if (f->ext[i] || f->eoff[i] == f->eoff[i + 1]) ok = false;
+            for (int e = f->eoff[i]; ok && e < f->eoff[i + 1]; e++)
+                ok = f->mark[find(f, f->edges[e].node)] == f->stamp;
+        }
+        if (!ok || total > GR_FUSE_MAX_NODES) continue;
+        for (int k = 0; k < len; k++) {
+            int r = find(f, chain[k]);
+            if (r == root) continue;
+            f->uf[r] = root;
+            f->size[root] += f->size[r];
+            f->gkind[root] = kmax(f->gkind[root], f->gkind[r]);
+        }
+    }
+}
+
 /* Numbers the groups by their root's node index and fills *out. */
 static bool emit(fz *f, gr_partition *out)
 {
@@ -419,6 +459,7 @@ int gr_fuse(const gr_model *m, bool fuse, gr_partition *out, char **err)
         post_dominators(&f);
         run_phase(&f, 0);
         run_phase(&f, 1);
+        fuse_attention(&f, m);
     }
     if (!emit(&f, out)) goto oom;
     fz_free(&f);

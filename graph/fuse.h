@@ -60,7 +60,9 @@ typedef struct {
  * topological order: running groups 0..ngroups-1 in order is valid. Every
  * group is convex (no path leaves it and comes back), has at most
  * GR_FUSE_MAX_NODES nodes and at most one node of kind reduce or
- * out-fusable; only its last node's outputs are read outside it (by other
+ * out-fusable, except an attention chain (gr_attention_chain), which runs
+ * as one group with its two MatMuls and Softmax (and its anchor is the
+ * second MatMul); only its last node's outputs are read outside it (by other
  * groups or as graph outputs). Returns 0, or -1 and *err (malloc'd; *out
  * is then empty, safe to free) when m or out is NULL, when a run node's
  * output has no inferred shape ("m.onnx: node 'n1' (Relu) output 'r' has
@@ -68,6 +70,13 @@ typedef struct {
  * a value a later node writes (a graph built in memory out of order), or
  * when out of memory. */
 int gr_fuse(const gr_model *m, bool fuse, gr_partition *out, char **err);
+/* Whether node `softmax` of m's main graph (after gr_infer_shapes) ends a
+ * scaled dot-product attention chain, MatMul -> [Div|Mul by a constant
+ * scalar] -> [Add] -> Softmax over the last axis -> MatMul reading the
+ * softmax as its left operand (graph/fuse_attention.c says exactly when):
+ * the chain's node count (3 to 5) with its nodes in order in nodes[0..),
+ * which has room for 5; 0 when it is not one. */
+int gr_attention_chain(const gr_model *m, int softmax, int *nodes);
 /* Frees the arrays of p and empties it. NULL is a no-op. */
 void gr_partition_free(gr_partition *p);
 /* One line per group: id, kind, anchor op, member ops in node order

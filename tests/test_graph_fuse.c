@@ -216,7 +216,8 @@ static bool flows(const gr_graph *g, int v)
 
 /* Checks p against g: -1 exactly for nodes whose outputs are all known;
  * groups numbered in topological order, non-empty, within the node limit,
- * with one node of kind >= reduce at most (the anchor) and the max kind;
+ * with one node of kind >= reduce at most (the anchor; an attention chain
+ * has three, its anchor the last) and the max kind;
  * only a group's last node read outside it (by a run node or as a graph
  * output); convex. Without fusion, one group per run node in node order. */
 static void check_partition(const gr_model *m, const gr_partition *p, bool fuse)
@@ -251,7 +252,15 @@ static void check_partition(const gr_model *m, const gr_partition *p, bool fuse)
     if (!fuse) assert_int_equal(ng, run);
     for (int gid = 0; gid < ng; gid++) {
         assert_true(count[gid] >= 1 && count[gid] <= GR_FUSE_MAX_NODES);
-        assert_true(heavy[gid] <= 1);
+        if (heavy[gid] > 1) {
+            /* Only attention: the group's chain ends at its anchor. */
+            int chain[5], len = 0;
+            for (int i = 0; i < n && !len; i++)
+                if (p->group_of[i] == gid) len = gr_attention_chain(m, i, chain);
+            assert_int_equal(heavy[gid], 3);
+            assert_true(len >= 3);
+            assert_int_equal(chain[len - 1], p->anchor[gid]);
+        }
         assert_int_equal(p->kind[gid], kmax[gid]);
         int a = p->anchor[gid];
         assert_int_equal(p->group_of[a], gid);
@@ -427,9 +436,9 @@ static void transpose(builder *b, const char *x, const char *y, int64_t *perm)
 
 /* One BERT layer as exporters write it (2 heads of 4, sequence 4, GELU
  * through Erf), and the groups TVM gives it: each projection with its bias,
- * each head split and merge as one injective group, the scores' MatMul
- * with the scaling and the mask, Softmax alone (its consumer is a MatMul),
- * the output projection with bias and residual, each LayerNormalization
+ * each head split and merge as one injective group, attention as one group
+ * (Loom's rule; TVM: the scores' MatMul with the scaling and the mask,
+ * Softmax alone, the V product alone), the output projection with bias and residual, each LayerNormalization
  * alone (their consumers are a MatMul and a residual Add reached through
  * it), the first FFN MatMul with the whole GELU diamond. */
 static void test_bert_layer(void **state)
@@ -493,15 +502,13 @@ static void test_bert_layer(void **state)
                  "g3 injective Transpose: Reshape+Transpose\n"
                  "g4 out-fusable MatMul: MatMul+Add\n"
                  "g5 injective Transpose: Reshape+Transpose\n"
-                 "g6 out-fusable MatMul: MatMul+Div+Add\n"
-                 "g7 reduce Softmax: Softmax\n"
-                 "g8 out-fusable MatMul: MatMul\n"
-                 "g9 injective Reshape: Transpose+Reshape\n"
-                 "g10 out-fusable MatMul: MatMul+Add+Add\n"
-                 "g11 reduce LayerNormalization: LayerNormalization\n"
-                 "g12 out-fusable MatMul: MatMul+Add+Div+Erf+Add+Mul+Mul\n"
-                 "g13 out-fusable MatMul: MatMul+Add+Add\n"
-                 "g14 reduce LayerNormalization: LayerNormalization\n");
+                 "g6 out-fusable MatMul: MatMul+Div+Add+Softmax+MatMul\n"
+                 "g7 injective Reshape: Transpose+Reshape\n"
+                 "g8 out-fusable MatMul: MatMul+Add+Add\n"
+                 "g9 reduce LayerNormalization: LayerNormalization\n"
+                 "g10 out-fusable MatMul: MatMul+Add+Div+Erf+Add+Mul+Mul\n"
+                 "g11 out-fusable MatMul: MatMul+Add+Add\n"
+                 "g12 reduce LayerNormalization: LayerNormalization\n");
     gr_partition_free(&p);
     gb_free(b);
 }
@@ -648,6 +655,115 @@ static void test_softmax_group(void **state)
     /* The mean reaches the Sub through a broadcast edge: not an epilogue. */
     expect_print(b->m, &p, "g0 reduce ReduceMean: ReduceMean\ng1 broadcast Sub: Sub\n");
     gr_partition_free(&p);
+    gb_free(b);
+}
+
+/* Scaled dot-product attention: q [1,2,4,8] x kt [1,2,8,6], scaled, masked,
+ * softmax over the 6 keys, times v [1,2,6,8]. `variant` changes one thing. */
+typedef enum {
+    ATT_BERT,         /* Div by a constant, Add(mask) */
+    ATT_MUL_NO_MASK,  /* Mul by a constant (on the left), no mask */
+    ATT_BARE,         /* MatMul -> Softmax -> MatMul */
+    ATT_SCORES_OUT,   /* the scaled scores are also a graph output */
+    ATT_PROBS_READ,   /* the probabilities also feed a Relu (a second reader) */
+    ATT_AXIS,         /* softmax over the query axis */
+    ATT_P_RIGHT,      /* the second MatMul reads the probabilities on the right */
+    ATT_RUNTIME_SCALE /* divided by a run-time input, not a constant */
+} att_variant;
+
+static builder *attention(att_variant variant)
+{
+    builder *b = gb_new();
+    gb_input(b, "q", SHAPE(1, 2, 4, 8));
+    gb_input(b, "kt", SHAPE(1, 2, 8, 6));
+    gb_input(b, "mask", SHAPE(1, 1, 1, 6));
+    gb_input(b, "s", SHAPE(1));
+    gb_weight(b, "c", SHAPE(1));
+    if (variant == ATT_P_RIGHT) gb_input(b, "v", SHAPE(1, 2, 8, 4));
+    else gb_input(b, "v", SHAPE(1, 2, 6, 8));
+    gb_node(b, "MatMul", "qk", NAMES("q", "kt"), NAMES("qk"));
+    const char *scores = "qk";
+    if (variant == ATT_MUL_NO_MASK) {
+        gb_node(b, "Mul", "scaled", NAMES("c", "qk"), NAMES("scaled"));
+        scores = "scaled";
+    } else if (variant != ATT_BARE) {
+        gb_node(b, "Div", "scaled", NAMES("qk", variant == ATT_RUNTIME_SCALE ? "s" : "c"),
+                NAMES("scaled"));
+        gb_node(b, "Add", "masked", NAMES("scaled", "mask"), NAMES("masked"));
+        scores = "masked";
+    }
+    int sm = gb_node(b, "Softmax", "probs", NAMES(scores), NAMES("probs"));
+    if (variant == ATT_AXIS) gb_attr_int(b, sm, "axis", 2);
+    if (variant == ATT_P_RIGHT) gb_node(b, "MatMul", "ctx", NAMES("v", "probs"), NAMES("y"));
+    else gb_node(b, "MatMul", "ctx", NAMES("probs", "v"), NAMES("y"));
+    gb_output(b, "y");
+    if (variant == ATT_SCORES_OUT) gb_output(b, "scaled");
+    if (variant == ATT_PROBS_READ) {
+        gb_node(b, "Relu", "r", NAMES("probs"), NAMES("r"));
+        gb_output(b, "r");
+    }
+    gb_infer(b);
+    return b;
+}
+
+/* The attention chain becomes one group (TVM's rules alone give three:
+ * [MatMul+Div+Add], [Softmax], [MatMul]); only when nothing else reads the
+ * scores or probabilities, the softmax runs over the keys, and the
+ * probabilities are the second product's left operand. */
+static void test_attention_group(void **state)
+{
+    (void)state;
+    static const struct {
+        att_variant v;
+        const char *groups;
+    } cases[] = {
+        {ATT_BERT, "g0 out-fusable MatMul: MatMul+Div+Add+Softmax+MatMul\n"},
+        {ATT_MUL_NO_MASK, "g0 out-fusable MatMul: MatMul+Mul+Softmax+MatMul\n"},
+        {ATT_BARE, "g0 out-fusable MatMul: MatMul+Softmax+MatMul\n"},
+        /* Needed outside: the scores end their group (the mask's Add then
+         * joins the Softmax); the V product stays apart as TVM has it. */
+        {ATT_SCORES_OUT, "g0 out-fusable MatMul: MatMul+Div\n"
+                         "g1 reduce Softmax: Add+Softmax\n"
+                         "g2 out-fusable MatMul: MatMul\n"},
+        {ATT_PROBS_READ, "g0 out-fusable MatMul: MatMul+Div+Add\n"
+                         "g1 reduce Softmax: Softmax\n"
+                         "g2 out-fusable MatMul: MatMul\n"
+                         "g3 elemwise Relu: Relu\n"},
+        {ATT_AXIS, "g0 out-fusable MatMul: MatMul+Div+Add\n"
+                   "g1 reduce Softmax: Softmax\n"
+                   "g2 out-fusable MatMul: MatMul\n"},
+        {ATT_P_RIGHT, "g0 out-fusable MatMul: MatMul+Div+Add\n"
+                      "g1 reduce Softmax: Softmax\n"
+                      "g2 out-fusable MatMul: MatMul\n"},
+        {ATT_RUNTIME_SCALE, "g0 out-fusable MatMul: MatMul+Div+Add\n"
+                            "g1 reduce Softmax: Softmax\n"
+                            "g2 out-fusable MatMul: MatMul\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        builder *b = attention(cases[i].v);
+        gr_partition p;
+        partition(b->m, &p);
+        expect_print(b->m, &p, cases[i].groups);
+        /* The anchor of a fused chain is its last MatMul. */
+        if (p.ngroups == 1) assert_string_equal(b->nodes[p.anchor[0]].op_type, "MatMul");
+        if (p.ngroups == 1) assert_int_equal(p.anchor[0], b->nn - 1);
+        gr_partition_free(&p);
+        /* Without fusion: one group a node, the chain or not. */
+        gr_partition flat;
+        char *err = NULL;
+        assert_int_equal(gr_fuse(b->m, false, &flat, &err), 0);
+        assert_int_equal(flat.ngroups, b->nn);
+        gr_partition_free(&flat);
+        gb_free(b);
+    }
+    /* The chain itself, in node order. */
+    builder *b = attention(ATT_BERT);
+    int chain[5];
+    assert_int_equal(gr_attention_chain(b->m, 3, chain), 5);
+    for (int k = 0; k < 5; k++) assert_int_equal(chain[k], k);
+    assert_int_equal(gr_attention_chain(b->m, 0, chain), 0); /* not a Softmax */
+    assert_int_equal(gr_attention_chain(b->m, 99, chain), 0);
+    assert_int_equal(gr_attention_chain(NULL, 3, chain), 0);
     gb_free(b);
 }
 
@@ -1243,6 +1359,7 @@ int main(void)
         cmocka_unit_test(test_shared_value),
         cmocka_unit_test(test_injective_chain),
         cmocka_unit_test(test_softmax_group),
+        cmocka_unit_test(test_attention_group),
         cmocka_unit_test(test_opaque_stops_fusion),
         cmocka_unit_test(test_unfused_and_constants),
         cmocka_unit_test(test_tvm_details),

@@ -487,7 +487,9 @@ void gr_tasks_free(gr_task *tasks, int ntasks);
  *      every operator must have a lowering (gr_op_runnable);
  *   2. graph passes (gr_optimize; o->no_passes skips them): m is rewritten
  *      in place (value indices change);
- *   3. fusion into groups (TVM's FuseOps rules; o->no_fuse: one group per
+ *   3. fusion into groups (TVM's FuseOps rules, and each scaled dot-product
+ *      attention chain MatMul -> scale -> [mask] -> Softmax -> MatMul whose
+ *      scores nothing else reads as one group; o->no_fuse: one group per
  *      node); nodes whose outputs are all known constants are not run;
  *   4. each group written as its workload key; groups with the same key
  *      (repeated blocks) share one kernel, built once from the key: the
