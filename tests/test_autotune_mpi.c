@@ -194,6 +194,55 @@ static void test_stalled_worker_dropped(void **st) {
     unlink(db);
 }
 
+/* A worker killed with SIGKILL on its 3rd candidate. Open MPI's default:
+ * mpirun ends the whole job, rank 0 included; the trials committed so far
+ * stay, and --resume completes the 16 with nothing measured twice. With
+ * orte_enable_recovery the job goes on: rank 0 drops the dead rank after
+ * the candidate's limit and the other worker measures the rest. */
+static void test_killed_worker(void **st) {
+    (void)st;
+    char db[256], a[1024];
+    db_path(db, sizeof db, "kill");
+    int rc = run_rank2_with("LOOM_TEST_WORKER_DIE=3", db);
+    assert_int_not_equal(rc, 0);
+    tu_assert_msg_has(out, "mpirun noticed that process rank 2 ", "exited on signal 9");
+    char **l = NULL;
+    int k = commit_order(db, &l);
+    assert_true(k >= 1 && k < 16);
+    assert_distinct(l, k, NULL, 0);
+    char **before = l;
+
+    args(a, sizeof a, db);
+    rc = tu_run(out, sizeof out, MPIRUN " -np 3 %s/autotune %s --resume", tu_bindir(), a);
+    if (rc) fprintf(stderr, "%s\n", out);
+    assert_int_equal(rc, 0);
+    char want[128];
+    snprintf(want, sizeof want, "resume: %d trials already in ", k);
+    tu_assert_msg_has(out, want, "16/16 trials");
+    assert_worker_summary(out, 2, 16 - k);
+    int n = commit_order(db, &l);
+    assert_int_equal(n, 16);
+    assert_distinct(l, n, NULL, 0);
+    /* The first run's records are kept as they were, first. */
+    for (int i = 0; i < k; i++) assert_string_equal(l[i], before[i]);
+    free_logs(l, n), free_logs(before, k);
+    unlink(db);
+
+    db_path(db, sizeof db, "kill_recovery");
+    rc = run_rank2_with_more("--mca orte_enable_recovery 1 -x LOOM_TEST_MPI_TIMEOUT_S=15",
+                             "LOOM_TEST_WORKER_DIE=3", db, "");
+    tu_assert_msg_has(out, "autotune: MPI rank 2 (", "gave no answer in 15 s", "dropped",
+                      "worker rank 2 (", "(dropped)", "workers: 1 of 2 alive, 16 trials",
+                      "16/16 trials", "best: ");
+    /* Busy counts only workers alive, even in the batch that lost one. */
+    assert_null(strstr(out, "workers 2/1 busy"));
+    n = commit_order(db, &l);
+    assert_int_equal(n, 16);
+    assert_distinct(l, n, NULL, 0);
+    free_logs(l, n);
+    unlink(db);
+}
+
 /* --allow-mixed: rank 2 (faking another target key) is taken; each
  * trial is committed under the key of the worker that measured it, both
  * keys get some, 16 in all, none measured twice; resumed with 8 more,
@@ -266,6 +315,7 @@ int main(void) {
         cmocka_unit_test(test_other_version_refused),
         cmocka_unit_test(test_two_workers_match_one),
         cmocka_unit_test(test_stalled_worker_dropped),
+        cmocka_unit_test(test_killed_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

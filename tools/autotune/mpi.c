@@ -639,8 +639,9 @@ int at_mpi_mixed_keys(at_mpi *m, const char *const **keys) {
 }
 
 void at_mpi_load(at_mpi *m, int *busy, int *total) {
-    *busy = m ? m->busy_max : 0;
     *total = m ? live_workers(m) : 0;
+    /* A worker dropped during the batch counted as busy; it is not alive. */
+    *busy = m ? m->busy_max < *total ? m->busy_max : *total : 0;
 }
 
 void at_mpi_report(at_mpi *m, FILE *f) {
