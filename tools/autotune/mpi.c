@@ -31,7 +31,14 @@
  * worker cannot be told to stop, so the job then ends with MPI_Abort.
  * Where a rank dies outright, Open MPI's runtime (ORTE) ends the whole
  * job whatever the error handler: a dead worker stops the run; the
- * records so far are in the database.
+ * records so far are in the database and --resume continues. With
+ * `mpirun --mca orte_enable_recovery 1` the job lives on and the dead
+ * rank is dropped at its deadline like a silent one (no error reaches
+ * rank 0 from a dead peer in Open MPI 4.1: the deadline is the only sign).
+ *
+ * Mixed machines (--allow-mixed): a worker whose target key differs from
+ * rank 0's is kept, and each of its results carries its key
+ * (tune_result.target_key), under which rank 0 commits the record.
  */
 #include <cjson/cJSON.h>
 #include <mpi.h>
