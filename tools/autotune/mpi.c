@@ -556,8 +556,8 @@ static void print_groups(const at_mpi *m, const char *mine) {
                                         w->rank);
             nr++;
         }
-        printf("  '%s'%s: %s %s\n", k, g < 0 ? " (rank 0's)" : "", nr == 1 ? "rank" : "ranks",
-               nr ? ranks : "none");
+        printf("  '%s'%s: %s%s\n", k, g < 0 ? " (rank 0's)" : "",
+               nr == 0 ? "no worker" : nr == 1 ? "rank " : "ranks ", ranks);
     }
 }
 
