@@ -252,14 +252,14 @@ static cm_model *make_model(tune__db_run *run, int n, const char *const *keys, i
     return m;
 }
 
-/* The stored trials enter each key's series (resume); with one key they
- * count toward the budget. */
 static int by_record_id(const void *a, const void *b) {
     int64_t x = ((const tdb_history_point *)a)->record_id;
     int64_t y = ((const tdb_history_point *)b)->record_id;
     return (x > y) - (x < y);
 }
 
+/* The stored trials enter each key's series (resume); with one key they
+ * count toward the budget. */
 static void resume_series(tune__db_run *run) {
     int nk = 0;
     const char **tkeys = run_keys(run, &nk);
