@@ -71,8 +71,10 @@ static void assert_distinct(char **a, int na, char **b, int nb) {
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
             const char *x = i < na ? a[i] : b[i - na], *y = j < na ? a[j] : b[j - na];
-            if (!strcmp(x, y)) fail_msg("trials %d and %d have the same log (measured twice)",
-                                        i + 1, j + 1);
+            if (!strcmp(x, y)) {
+                fprintf(stderr, "%s\n", out); /* the latest run's */
+                fail_msg("trials %d and %d have the same log (measured twice)", i + 1, j + 1);
+            }
         }
 }
 
