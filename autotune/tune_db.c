@@ -101,6 +101,17 @@ static void series_add(tune__series *s, tune_db_task *t, double latency) {
     }
 }
 
+static void failed_add(tune__series *s, const char *log) {
+    if (s->nfailed == s->capfailed) {
+        int cap = s->capfailed ? 2 * s->capfailed : 16;
+        char **nf = realloc(s->failed, sizeof *nf * (size_t)cap);
+        if (!nf) return; /* it may be measured again; nothing is lost */
+        s->failed = nf;
+        s->capfailed = cap;
+    }
+    if ((s->failed[s->nfailed] = strdup(log))) s->nfailed++;
+}
+
 /* ---- tune_task's callbacks, wrapped ---- */
 
 static int on_record(void *user, const tune_result *r) {
@@ -110,7 +121,9 @@ static int on_record(void *user, const tune_result *r) {
     tdb_record_in in;
     memset(&in, 0, sizeof in);
     in.workload_key = t->key;
-    in.target = run->out->target_key;
+    /* A worker of another kind (a mixed MPI job) keeps its records apart:
+     * a record key's latencies must come from one kind of machine. */
+    in.target = r->target_key ? r->target_key : run->out->target_key;
     in.steps_json = r->steps_json;
     in.nlatencies = r->error_code ? 0 : r->nlatencies;
     in.latencies = r->latencies;
@@ -128,6 +141,7 @@ static int on_record(void *user, const tune_result *r) {
     }
     /* The median: the statistic the database ranks "best" by. */
     series_add(&run->series[run->cur], t, r->error_code || !(r->median > 0) ? NAN : r->median);
+    if (r->error_code) failed_add(&run->series[run->cur], r->steps_json);
     t->measured++;
     t->valid += !r->error_code;
     run->out->done++;
@@ -154,17 +168,76 @@ static void on_population(void *user, int n, const tune_program *progs) {
 
 /* ---- setting up ---- */
 
-/* The stored logs of (key, target), best first (malloc'd array of
- * malloc'd strings; *n of them). */
-static char **stored_logs(tdb_db *db, const char *key, const char *tkey, int *n) {
-    tdb_record *r = NULL;
-    int nr = tdb_best(db, key, tkey, 1 << 20, &r);
-    if (nr < 0) nr = 0;
-    char **logs = calloc((size_t)nr + 1, sizeof *logs);
-    for (int i = 0; logs && i < nr; i++) logs[i] = strdup(r[i].steps_json);
-    tdb_records_free(r, nr);
-    *n = logs ? nr : 0;
+/* The record keys of the run: its own, then the mixed ones; *n of them
+ * (malloc'd array of borrowed strings; NULL when out of memory). */
+static const char **run_keys(const tune__db_run *run, int *n) {
+    const tune_db_options *o = run->o;
+    int nm = o->mixed_keys ? o->n_mixed_keys : 0;
+    const char **k = calloc((size_t)nm + 1, sizeof *k);
+    *n = 0;
+    if (!k) return NULL;
+    k[(*n)++] = run->out->target_key;
+    for (int i = 0; i < nm; i++)
+        if (o->mixed_keys[i] && strcmp(o->mixed_keys[i], run->out->target_key))
+            k[(*n)++] = o->mixed_keys[i];
+    return k;
+}
+
+/* The stored logs of task ti under the run's record keys: the valid
+ * ones (*nvalid), best first within each key, then the failed ones
+ * (malloc'd array of malloc'd strings; *n in all). */
+static char **stored_logs(const tune__db_run *run, int ti, int *n, int *nvalid) {
+    const char *key = run->out->tasks[ti].key;
+    const tune__series *se = &run->series[ti];
+    int nk = 0, nl = 0;
+    const char **tkeys = run_keys(run, &nk);
+    char **logs = NULL;
+    *n = 0;
+    for (int ki = 0; tkeys && ki < nk; ki++) {
+        tdb_record *r = NULL;
+        int nr = tdb_best(run->db, key, tkeys[ki], 1 << 20, &r);
+        if (nr < 0) nr = 0;
+        char **nlogs = realloc(logs, sizeof *logs * ((size_t)nl + (size_t)nr + 1));
+        if (nlogs) {
+            logs = nlogs;
+            for (int i = 0; i < nr; i++)
+                if ((logs[nl] = strdup(r[i].steps_json))) nl++;
+        }
+        tdb_records_free(r, nr);
+    }
+    free(tkeys);
+    *nvalid = nl;
+    char **nlogs = realloc(logs, sizeof *logs * ((size_t)nl + (size_t)se->nfailed + 1));
+    if (nlogs) {
+        logs = nlogs;
+        for (int i = 0; i < se->nfailed; i++)
+            if ((logs[nl] = strdup(se->failed[i]))) nl++;
+    }
+    if (!logs) logs = calloc(1, sizeof *logs);
+    *n = logs ? nl : 0;
+    if (!logs) *nvalid = 0;
     return logs;
+}
+
+/* The failed trials stored before the run, of every task under the run's
+ * record keys, into the series' failed logs. */
+static void load_failed(tune__db_run *run) {
+    int nk = 0;
+    const char **tkeys = run_keys(run, &nk);
+    for (int i = 0; tkeys && i < run->out->ntasks; i++)
+        for (int ki = 0; ki < nk; ki++) {
+            tdb_history_point *h = NULL;
+            int nh = tdb_history(run->db, run->out->tasks[i].key, tkeys[ki], &h);
+            for (int k = 0; k < nh; k++) {
+                tdb_record r;
+                if (!isnan(h[k].latency) || tdb_get_record(run->db, h[k].record_id, &r) != 1)
+                    continue;
+                if (r.error_code) failed_add(&run->series[i], r.steps_json);
+                tdb_record_clear(&r);
+            }
+            free(h);
+        }
+    free(tkeys);
 }
 
 static void free_logs(char **logs, int n) {
@@ -223,17 +296,40 @@ static cm_model *make_model(tune__db_run *run, int n, const char *const *keys, i
     return m;
 }
 
+static int by_record_id(const void *a, const void *b) {
+    int64_t x = ((const tdb_history_point *)a)->record_id;
+    int64_t y = ((const tdb_history_point *)b)->record_id;
+    return (x > y) - (x < y);
+}
+
 /* The stored trials enter each key's series (resume); with one key they
  * count toward the budget. */
 static void resume_series(tune__db_run *run) {
-    for (int i = 0; i < run->out->ntasks; i++) {
+    int nk = 0;
+    const char **tkeys = run_keys(run, &nk);
+    for (int i = 0; tkeys && i < run->out->ntasks; i++) {
         tune_db_task *t = &run->out->tasks[i];
-        tdb_history_point *h = NULL;
-        int nh = tdb_history(run->db, t->key, run->out->target_key, &h);
-        for (int k = 0; k < nh; k++) series_add(&run->series[i], t, h[k].latency);
-        free(h);
-        t->resumed = nh > 0 ? nh : 0;
+        /* Under several record keys (a mixed run), their trials in the
+         * order they were committed. */
+        tdb_history_point *all = NULL;
+        int n = 0;
+        for (int ki = 0; ki < nk; ki++) {
+            tdb_history_point *h = NULL;
+            int nh = tdb_history(run->db, t->key, tkeys[ki], &h);
+            tdb_history_point *na = nh > 0 ? realloc(all, sizeof *all * (size_t)(n + nh)) : NULL;
+            if (na) {
+                all = na;
+                memcpy(all + n, h, sizeof *h * (size_t)nh);
+                n += nh;
+            }
+            free(h);
+        }
+        if (nk > 1 && n > 1) qsort(all, (size_t)n, sizeof *all, by_record_id);
+        for (int k = 0; k < n; k++) series_add(&run->series[i], t, all[k].latency);
+        free(all);
+        t->resumed = n;
     }
+    free(tkeys);
     if (run->out->ntasks == 1) run->out->done = run->out->resumed = run->out->tasks[0].resumed;
 }
 
@@ -284,8 +380,8 @@ static int round_of(tune__db_run *run, sched_state *ss, cm_model *model, int ti,
     const tune_db_options *o = run->o;
     tune_db_summary *out = run->out;
     tune_db_task *t = &out->tasks[ti];
-    int nl = 0;
-    char **logs = stored_logs(run->db, t->key, out->target_key, &nl);
+    int nl = 0, nvalid = 0;
+    char **logs = stored_logs(run, ti, &nl, &nvalid);
     tune_options to = o->tune;
     int left = out->total - out->done;
     int per_round = o->tune.per_round > 0 ? o->tune.per_round : 64;
@@ -308,7 +404,7 @@ static int round_of(tune__db_run *run, sched_state *ss, cm_model *model, int ti,
     to.known_steps = (const char *const *)logs;
     /* The best stored programs (logs are best first) seed each round. */
     int nseed = o->tune.nseed > 0 ? o->tune.nseed : o->resume ? 8 : 0;
-    to.nseed = nseed < nl ? nseed : nl;
+    to.nseed = nseed < nvalid ? nseed : nvalid;
     run->cur = ti;
     run->call_measured = t->measured;
     int done_before = out->done;
@@ -419,6 +515,7 @@ int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target
     }
     model = make_model(&run, n, keys, ss.model_task, err);
     if (!model && o->model != TUNE_DB_MODEL_NONE) goto done;
+    load_failed(&run);
     if (o->resume) resume_series(&run);
     report(&run, TUNE_DB_STARTED, 0, 0, NULL, NULL);
     rc = search(&run, &ss, model, err);
@@ -448,7 +545,11 @@ int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target
 done:
     cm_model_free(model);
     sched_free(&ss, n);
-    for (int i = 0; run.series && i < n; i++) free(run.series[i].pts);
+    for (int i = 0; run.series && i < n; i++) {
+        free(run.series[i].pts);
+        for (int k = 0; k < run.series[i].nfailed; k++) free(run.series[i].failed[k]);
+        free(run.series[i].failed);
+    }
     free(run.series);
     free(run.commit_error);
     return rc;

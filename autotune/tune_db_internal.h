@@ -13,6 +13,11 @@ typedef struct {
     tdb_history_point *pts;
     int n, cap;
     int best_at; /* index of the best valid point; -1: none */
+    /* The logs of the key's failed trials, stored before the run and
+     * measured in it (malloc'd): tdb_best lists valid records only, and a
+     * failed program is not measured again either. */
+    char **failed;
+    int nfailed, capfailed;
 } tune__series;
 
 typedef struct {

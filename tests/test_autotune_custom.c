@@ -468,6 +468,65 @@ static void plugin_path(char *out, size_t n, const char *variant) {
     snprintf(out, n, "%s/libloom_plugin_%s.so", tu_bindir(), variant);
 }
 
+static int hook_first_segv(void *user, int trial) {
+    (void)user;
+    return trial == 1 ? TUNE_HOOK_SEGV : TUNE_HOOK_NONE;
+}
+
+/* A failed trial is stored too, and not measured again: here the default
+ * schedule (trial 1) crashes, and the resumed run, which would measure the
+ * default first, skips it (tdb_best lists only valid records). */
+static void test_failed_not_measured_again(void **st) {
+    (void)st;
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/loom_tunedb_failed_%d.db", (int)getpid());
+    unlink(path);
+    tdb_db *db = tdb_open(path, NULL, NULL);
+    assert_non_null(db);
+    event_log log = {0};
+    tune_db_options o = dbopts(3, &log, NULL);
+    o.model = TUNE_DB_MODEL_NONE;
+    o.retime = 1;
+    o.tune.hook_for_trial = hook_first_segv;
+    tune_db_summary sum;
+    char *err = NULL;
+    assert_int_equal(tune_task_db(db, KEY, "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.tasks[0].measured, 3);
+    assert_int_equal(sum.tasks[0].valid, 2);
+    tune_db_summary_free(&sum);
+
+    memset(&log, 0, sizeof log);
+    o = dbopts(6, &log, NULL);
+    o.model = TUNE_DB_MODEL_NONE;
+    o.retime = 1;
+    o.resume = true;
+    assert_int_equal(tune_task_db(db, KEY, "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.resumed, 3);
+    assert_int_equal(sum.tasks[0].measured, 3);
+    tune_db_summary_free(&sum);
+
+    char *host = tdb_host_target();
+    tdb_history_point *h = NULL;
+    int n = tdb_history(db, KEY, host, &h);
+    assert_int_equal(n, 6);
+    assert_true(isnan(h[0].latency));
+    char *logs[6];
+    for (int i = 0; i < n; i++) {
+        tdb_record r;
+        assert_int_equal(tdb_get_record(db, h[i].record_id, &r), 1);
+        logs[i] = strdup(r.steps_json);
+        tdb_record_clear(&r);
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (!strcmp(logs[i], logs[j])) fail_msg("trials %d and %d have the same log", i + 1, j + 1);
+    for (int i = 0; i < n; i++) free(logs[i]);
+    free(h);
+    free(host);
+    tdb_close(db);
+    unlink(path);
+}
+
 static void test_plugins(void **st) {
     (void)st;
     char path[4200], *err = NULL;
@@ -524,6 +583,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_every_trial_failed),
         cmocka_unit_test(test_plugins),
         cmocka_unit_test(test_task_db),
+        cmocka_unit_test(test_failed_not_measured_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,13 +34,14 @@ static void args(char *a, size_t n, const char *db) {
              db);
 }
 
-/* The step logs of db's records of KEY64, in commit order: their count,
- * and *logs (malloc'd strings in a malloc'd array). */
-static int commit_order(const char *db, char ***logs) {
+/* The step logs of db's records of KEY64 under target key tk (NULL: the
+ * host's), in commit order: their count, and *logs (malloc'd strings in a
+ * malloc'd array). */
+static int commit_order_of(const char *db, const char *target, char ***logs) {
     char *err = NULL;
     tdb_db *d = tdb_open(db, NULL, &err);
     assert_non_null(d);
-    char *tk = tdb_host_target();
+    char *tk = target ? strdup(target) : tdb_host_target();
     tdb_history_point *h = NULL;
     int n = tdb_history(d, KEY64, tk, &h);
     assert_true(n >= 0);
@@ -57,9 +58,46 @@ static int commit_order(const char *db, char ***logs) {
     return n;
 }
 
+static int commit_order(const char *db, char ***logs) { return commit_order_of(db, NULL, logs); }
+
 static void free_logs(char **logs, int n) {
     for (int i = 0; i < n; i++) free(logs[i]);
     free(logs);
+}
+
+/* Fails when two of the n logs (of a and b together) are the same. */
+static void assert_distinct(char **a, int na, char **b, int nb) {
+    int n = na + nb;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            const char *x = i < na ? a[i] : b[i - na], *y = j < na ? a[j] : b[j - na];
+            if (!strcmp(x, y)) {
+                fprintf(stderr, "%s\n", out); /* the latest run's */
+                fail_msg("trials %d and %d have the same log (measured twice)", i + 1, j + 1);
+            }
+        }
+}
+
+/* The closing summary's worker lines: their trials and failures summed
+ * (over lines that name a rank), checked against the total line. */
+static void assert_worker_summary(const char *o, int nworkers, int trials) {
+    int sum = 0, fails = 0, lines = 0;
+    for (const char *p = strstr(o, "worker rank "); p; p = strstr(p + 1, "worker rank ")) {
+        const char *colon = strstr(p, "): ");
+        assert_non_null(colon);
+        int n = 0, f = 0;
+        double b = -1, r = -1;
+        if (sscanf(colon, "): %d trials (%d failed), build %lf s, run %lf s", &n, &f, &b, &r) != 4)
+            fail_msg("unreadable worker line: %.120s", p);
+        assert_true(b >= 0 && r >= 0);
+        sum += n, fails += f, lines++;
+    }
+    assert_int_equal(lines, nworkers);
+    assert_int_equal(sum, trials);
+    char total[128];
+    snprintf(total, sizeof total, "of %d alive, %d trials (%d failed), build ", nworkers, sum,
+             fails);
+    tu_assert_msg_has(o, "workers: ", total);
 }
 
 static void test_two_workers_match_one(void **st) {
@@ -71,7 +109,9 @@ static void test_two_workers_match_one(void **st) {
     int rc = tu_run(out, sizeof out, MPIRUN " -np 3 %s/autotune %s", tu_bindir(), a);
     if (rc) fprintf(stderr, "%s\n", out);
     assert_int_equal(rc, 0);
-    tu_assert_msg_has(out, "workers ", " busy", "worker rank 1 (", "worker rank 2 (", "best:");
+    tu_assert_msg_has(out, "workers ", " busy", " trials/min", "worker rank 1 (",
+                      "worker rank 2 (", "best:");
+    assert_worker_summary(out, 2, 16);
     char **l3 = NULL;
     int n3 = commit_order(db3, &l3);
     assert_int_equal(n3, 16);
@@ -83,7 +123,8 @@ static void test_two_workers_match_one(void **st) {
     rc = tu_run(out, sizeof out, MPIRUN " -np 2 %s/autotune %s", tu_bindir(), a);
     if (rc) fprintf(stderr, "%s\n", out);
     assert_int_equal(rc, 0);
-    tu_assert_msg_has(out, "worker rank 1 (", "16 candidates");
+    /* Failures (a run timed out on a loaded host) are counted, not fatal. */
+    assert_worker_summary(out, 1, 16);
     char **l2 = NULL;
     int n2 = commit_order(db2, &l2);
     assert_int_equal(n2, 16);
@@ -94,12 +135,17 @@ static void test_two_workers_match_one(void **st) {
     unlink(db3), unlink(db2);
 }
 
-/* Rank 2 runs with the environment `env` (MPMD: two contexts). */
-static int run_rank2_with(const char *env, const char *db) {
+/* Rank 2 runs with the environment `env` (MPMD: two contexts); every
+ * rank gets the arguments `more` after the usual ones, mpirun `mpi`. */
+static int run_rank2_with_more(const char *mpi, const char *env, const char *db,
+                               const char *more) {
     char a[1024];
     args(a, sizeof a, db);
-    return tu_run(out, sizeof out, MPIRUN " -np 2 %s/autotune %s : -np 1 env %s %s/autotune %s",
-                  tu_bindir(), a, env, tu_bindir(), a);
+    return tu_run(out, sizeof out, MPIRUN " %s -np 2 %s/autotune %s %s : -np 1 env %s %s/autotune %s %s",
+                  mpi, tu_bindir(), a, more, env, tu_bindir(), a, more);
+}
+static int run_rank2_with(const char *env, const char *db) {
+    return run_rank2_with_more("", env, db, "");
 }
 
 static void test_other_target_refused(void **st) {
@@ -109,7 +155,9 @@ static void test_other_target_refused(void **st) {
     int rc = run_rank2_with("LOOM_TEST_FAKE_TARGET='llvm -mcpu=fakecpu'", db);
     assert_int_not_equal(rc, 0);
     tu_assert_msg_has(out, "MPI rank 2 (", "measures target 'llvm -mcpu=fakecpu', rank 0 'llvm",
-                      "one kind of machine", "1 of the 2 MPI workers refused");
+                      "one kind of machine",
+                      "(--allow-mixed commits each result under its own worker's key)",
+                      "1 of the 2 MPI workers refused");
     assert_null(strstr(out, "MPI rank 1 ("));
     /* Refused before the database is opened. */
     assert_int_not_equal(access(db, F_OK), 0);
@@ -148,12 +196,154 @@ static void test_stalled_worker_dropped(void **st) {
     unlink(db);
 }
 
+/* A worker killed with SIGKILL on its 3rd candidate. Open MPI's default:
+ * mpirun ends the whole job, rank 0 included; the trials committed so far
+ * stay, and --resume completes the 16 with nothing measured twice. With
+ * orte_enable_recovery the job goes on: rank 0 drops the dead rank after
+ * the candidate's limit and the other worker measures the rest. */
+static void test_killed_worker(void **st) {
+    (void)st;
+    char db[256], a[1024];
+    db_path(db, sizeof db, "kill");
+    int rc = run_rank2_with("LOOM_TEST_WORKER_DIE=3", db);
+    assert_int_not_equal(rc, 0);
+    tu_assert_msg_has(out, "mpirun noticed that process rank 2 ", "exited on signal 9");
+    char **l = NULL;
+    int k = commit_order(db, &l);
+    assert_true(k >= 1 && k < 16);
+    assert_distinct(l, k, NULL, 0);
+    char **before = l;
+
+    args(a, sizeof a, db);
+    rc = tu_run(out, sizeof out, MPIRUN " -np 3 %s/autotune %s --resume", tu_bindir(), a);
+    if (rc) fprintf(stderr, "%s\n", out);
+    assert_int_equal(rc, 0);
+    char want[128];
+    snprintf(want, sizeof want, "resume: %d trials already in ", k);
+    tu_assert_msg_has(out, want, "16/16 trials");
+    assert_worker_summary(out, 2, 16 - k);
+    int n = commit_order(db, &l);
+    assert_int_equal(n, 16);
+    assert_distinct(l, n, NULL, 0);
+    /* The first run's records are kept as they were, first. */
+    for (int i = 0; i < k; i++) assert_string_equal(l[i], before[i]);
+    free_logs(l, n), free_logs(before, k);
+    unlink(db);
+
+    db_path(db, sizeof db, "kill_recovery");
+    rc = run_rank2_with_more("--mca orte_enable_recovery 1 -x LOOM_TEST_MPI_TIMEOUT_S=15",
+                             "LOOM_TEST_WORKER_DIE=3", db, "");
+    tu_assert_msg_has(out, "autotune: MPI rank 2 (", "gave no answer in 15 s", "dropped",
+                      "worker rank 2 (", "(dropped)", "workers: 1 of 2 alive, 16 trials",
+                      "16/16 trials", "best: ");
+    /* Busy counts only workers alive, even in the batch that lost one. */
+    assert_null(strstr(out, "workers 2/1 busy"));
+    n = commit_order(db, &l);
+    assert_int_equal(n, 16);
+    assert_distinct(l, n, NULL, 0);
+    free_logs(l, n);
+    unlink(db);
+}
+
+/* --allow-mixed: rank 2 (faking another target key) is taken; each
+ * trial is committed under the key of the worker that measured it, both
+ * keys get some, 16 in all, none measured twice; resumed with 8 more,
+ * the programs stored under either key are not measured again. */
+static void test_mixed_allowed(void **st) {
+    (void)st;
+    char db[256];
+    db_path(db, sizeof db, "mixed");
+    const char *fake = "llvm -mcpu=fakecpu";
+    int rc = run_rank2_with_more("", "LOOM_TEST_FAKE_TARGET='llvm -mcpu=fakecpu'", db,
+                                 "--allow-mixed");
+    if (rc) fprintf(stderr, "%s\n", out);
+    assert_int_equal(rc, 0);
+    tu_assert_msg_has(out, "MPI workers by target key (--allow-mixed: each result is committed "
+                           "under its worker's key):",
+                      "(rank 0's): rank 1\n", "  'llvm -mcpu=fakecpu': rank 2\n",
+                      "worker rank 2 (", ", target 'llvm -mcpu=fakecpu'): ", "best:");
+    assert_null(strstr(out, "refused"));
+    assert_worker_summary(out, 2, 16);
+    char **lh = NULL, **lf = NULL;
+    int nh = commit_order(db, &lh), nf = commit_order_of(db, fake, &lf);
+    assert_int_equal(nh + nf, 16);
+    assert_true(nh > 0 && nf > 0);
+    assert_distinct(lh, nh, lf, nf);
+    /* The per-worker counts are the records of each key. */
+    char want[64];
+    snprintf(want, sizeof want, "target 'llvm -mcpu=fakecpu'): %d trials", nf);
+    tu_assert_msg_has(out, want);
+    free_logs(lh, nh), free_logs(lf, nf);
+
+    char a[1024];
+    args(a, sizeof a, db);
+    char *t16 = strstr(a, "--trials 16");
+    assert_non_null(t16);
+    memcpy(t16, "--trials 24", 11);
+    rc = tu_run(out, sizeof out,
+                MPIRUN " -np 2 %s/autotune %s --allow-mixed --resume : -np 1 env "
+                       "LOOM_TEST_FAKE_TARGET='%s' %s/autotune %s --allow-mixed --resume",
+                tu_bindir(), a, fake, tu_bindir(), a);
+    if (rc) fprintf(stderr, "%s\n", out);
+    assert_int_equal(rc, 0);
+    /* mpirun gives the ranks a terminal: the progress bar. */
+    tu_assert_msg_has(out, "resume: 16 trials already in ", "24/24 trials");
+    nh = commit_order(db, &lh), nf = commit_order_of(db, fake, &lf);
+    assert_int_equal(nh + nf, 24);
+    assert_distinct(lh, nh, lf, nf);
+    free_logs(lh, nh), free_logs(lf, nf);
+    unlink(db);
+}
+
+/* --allow-mixed where no worker has rank 0's key: every record goes
+ * under the worker's; rank 0's key has none. */
+static void test_mixed_none_like_rank0(void **st) {
+    (void)st;
+    char db[256], a[1024];
+    db_path(db, sizeof db, "mixed0");
+    args(a, sizeof a, db);
+    int rc = tu_run(out, sizeof out,
+                    MPIRUN " -x LOOM_TEST_FAKE_TARGET='llvm -mcpu=fakecpu' -np 2 %s/autotune %s "
+                           "--allow-mixed",
+                    tu_bindir(), a);
+    if (rc) fprintf(stderr, "%s\n", out);
+    assert_int_equal(rc, 0);
+    tu_assert_msg_has(out, "(rank 0's): no worker\n", "  'llvm -mcpu=fakecpu': rank 1\n");
+    char **l = NULL;
+    int nh = commit_order(db, &l);
+    assert_int_equal(nh, 0);
+    free_logs(l, nh);
+    int nf = commit_order_of(db, "llvm -mcpu=fakecpu", &l);
+    assert_int_equal(nf, 16);
+    assert_distinct(l, nf, NULL, 0);
+    free_logs(l, nf);
+    unlink(db);
+}
+
+/* --allow-mixed outside an MPI job is refused before the database. */
+static void test_mixed_needs_mpi(void **st) {
+    (void)st;
+    char db[256], a[1024];
+    db_path(db, sizeof db, "mixed1");
+    args(a, sizeof a, db);
+    int rc = tu_run(out, sizeof out, "%s/autotune %s --allow-mixed", tu_bindir(), a);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "autotune: --allow-mixed takes MPI workers of several target keys; "
+                           "this run has none (it measures in this process: start it with "
+                           "mpirun -np N, N > 1)");
+    assert_int_not_equal(access(db, F_OK), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mixed_needs_mpi),
         cmocka_unit_test(test_other_target_refused),
+        cmocka_unit_test(test_mixed_allowed),
+        cmocka_unit_test(test_mixed_none_like_rank0),
         cmocka_unit_test(test_other_version_refused),
         cmocka_unit_test(test_two_workers_match_one),
         cmocka_unit_test(test_stalled_worker_dropped),
+        cmocka_unit_test(test_killed_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

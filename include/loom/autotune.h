@@ -666,6 +666,12 @@ typedef struct {
      * (tune_measure_options.baseline_steps); 1 when not paired (no
      * baseline, a slow candidate timed once, or the baseline failed). */
     double host_scale;
+    /* The record key of the machine that measured it, where a backend's
+     * worker measures another target key than the run's (a mixed MPI job,
+     * `autotune --allow-mixed`): tune_task_db / tune_tasks_db commit the
+     * record under it. Borrowed from the backend (valid until tune_measure
+     * returns the next batch); NULL: the run's key. */
+    const char *target_key;
 } tune_result;
 
 /* Where a measurer's candidates are measured when not in this process's
@@ -1027,6 +1033,14 @@ typedef struct {
      * repeated blocks; gr_task.uses); NULL: 1 each. A key's share of the
      * objective is weight x latency (Ansor's task scheduler). */
     const double *weights;
+    /* The other record keys this run's results may carry (tune_result.
+     * target_key; n_mixed_keys entries, NULL/0: none): programs stored
+     * under any of them are known as well (never measured again) and,
+     * with resume, enter the figures and the budget like the run's own
+     * (in commit order), so that a mixed run resumed measures nothing
+     * twice. Borrowed. */
+    int n_mixed_keys;
+    const char *const *mixed_keys;
 } tune_db_options;
 
 /* The rounds of the re-timing at the end of a run. */
@@ -1080,7 +1094,7 @@ void tune_db_summary_free(tune_db_summary *s);
 /* Tunes workload `key` (an ops registry key, or a key a registered
  * builder knows) on `target` ("llvm", "llvm -mcpu=...", "cuda") and
  * commits every measured trial to db as it arrives, under the record key
- * tune_target_key(target): what `autotune --op OP --shape S --db FILE`
+ * tune_target_key(target) (or the result's own target_key): what `autotune --op OP --shape S --db FILE`
  * does. In order: the key's workload is committed (tdb_commit_workload_key)
  * and checked to fit in memory (tune_check_fits); the model is made
  * (o->model; the warm start trains it on db's records); the stored

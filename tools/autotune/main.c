@@ -31,7 +31,7 @@ static const char usage[] =
     "                [--resume] [--no-model | --random-model] [--skip-default] [--baseline]\n"
     "                [--no-heuristic] [--per-round R]\n"
     "                [--population P] [--progress-interval SEC] [--retime K]\n"
-    "                [--cost-loss rank|squared]\n"
+    "                [--cost-loss rank|squared] [--allow-mixed]\n"
     "                [--plugin LIB.so]...\n"
     "       autotune --model MODEL.onnx [--shape INPUT=1x3x224x224]... --trials N --db FILE\n"
     "                [options as above]\n"
@@ -99,6 +99,13 @@ static const char usage[] =
     "measure, each candidate going to whichever worker is free; every worker must run\n"
     "the same Loom version and measure the same target key as rank 0 (else the run\n"
     "refuses, naming the rank). -np 1 or no mpirun: all in this process.\n"
+    "  --allow-mixed under mpirun, take workers of other target keys too: each result\n"
+    "                is committed under the key of the worker that measured it (the\n"
+    "                workers are listed by key at the start). The search learns from\n"
+    "                every worker's latencies alike; with --resume, programs stored\n"
+    "                under any of the workers' keys are never measured again.\n"
+    "Progress under mpirun adds the workers busy of those alive and trials per minute;\n"
+    "the closing lines give each worker's trials, failures, build and run seconds.\n"
     "Exit status: 0 finished, 1 no candidate ran correctly (or tuning failed),\n"
     "2 usage or input error (nothing measured), 130 interrupted by Ctrl-C.\n"
     "Each option but --plugin is given at most once; numbers outside an option's range\n"
@@ -156,13 +163,15 @@ static void show_progress(view_t *v, const tune_db_summary *s, bool force) {
     const tune_db_task *t = v->cur >= 0 ? &s->tasks[v->cur] : NULL;
     double best_s = t ? t->best_s : 0, gflops = t ? t->best_gflops : 0;
     const char *task = v->names && v->cur >= 0 ? v->names[v->cur] : NULL;
-    /* Under MPI: the most workers busy at once since the last line, of
-     * those alive. */
-    char workers[64] = "";
+    /* Under MPI: the most workers busy at once in the latest batch, of
+     * those alive, and the rate the cluster measures at (what adding
+     * workers should raise). */
+    char workers[96] = "";
     if (mpi) {
         int busy, total;
         at_mpi_load(mpi, &busy, &total);
-        snprintf(workers, sizeof workers, "  workers %d/%d busy", busy, total);
+        snprintf(workers, sizeof workers, "  workers %d/%d busy  %.1f trials/min", busy, total,
+                 elapsed > 0 ? run_done / elapsed * 60 : 0.0);
     }
     if (v->tty) {
         int w = 30, f = s->total > 0 ? (int)((double)w * s->done / s->total) : 0;
@@ -291,7 +300,8 @@ static const struct option options[] = {
     {"population", required_argument, NULL, 0},  {"progress-interval", required_argument, NULL, 0},
     {"retime", required_argument, NULL, 0},      {"cost-loss", required_argument, NULL, 0},
     {"eval-model", no_argument, NULL, 0},        {"plugin", required_argument, NULL, 0},
-    {"model", required_argument, NULL, 0},        {"no-heuristic", no_argument, NULL, 0},
+    {"model", required_argument, NULL, 0},       {"allow-mixed", no_argument, NULL, 0},
+    {"no-heuristic", no_argument, NULL, 0},
     {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
 enum { NOPTIONS = sizeof options / sizeof *options - 1 };
 
@@ -307,7 +317,7 @@ static bool search_only(const char *name) {
     static const char *const names[] = {
         "op",           "shape",      "trials",     "model",     "threads",    "jobs",
         "timeout",      "resume",     "skip-default", "no-heuristic", "baseline", "per-round",
-        "population",   "progress-interval", "retime"};
+        "population",   "progress-interval", "retime", "allow-mixed"};
     for (size_t j = 0; j < sizeof names / sizeof *names; j++)
         if (!strcmp(name, names[j])) return true;
     return false;
@@ -577,7 +587,7 @@ static int run_main(int argc, char **argv) {
     long long retime = 8;
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, no_heuristic = false, eval = false;
-    bool baseline = false, random_model = false;
+    bool baseline = false, random_model = false, allow_mixed = false;
     const char *tune_only = NULL; /* the first option given that only a search reads (its name) */
     cm_params cp; /* the cost model's; options may change its loss */
     cm_params_default(&cp);
@@ -619,6 +629,7 @@ static int run_main(int argc, char **argv) {
         else if (!strcmp(name, "skip-default")) skip_default = true;
         else if (!strcmp(name, "no-heuristic")) no_heuristic = true;
         else if (!strcmp(name, "baseline")) baseline = true;
+        else if (!strcmp(name, "allow-mixed")) allow_mixed = true;
         else if (!strcmp(name, "trials")) ok = int_value(name, v, 1, 10000000, &trials);
         else if (!strcmp(name, "seed")) ok = int_value(name, v, 0, LLONG_MAX, &seed);
         else if (!strcmp(name, "threads")) ok = int_value(name, v, 0, 1024, &threads);
@@ -707,8 +718,13 @@ static int run_main(int argc, char **argv) {
         return 2;
     }
     free(tkey);
-    /* Every worker must run this Loom and measure this target key. */
-    if (at_mpi_handshake(mpi, target)) return 2;
+    if (allow_mixed && !mpi)
+        return usage_error("--allow-mixed takes MPI workers of several target keys; this run "
+                           "has none (it measures in this process: start it with mpirun -np N, "
+                           "N > 1)");
+    /* Every worker must run this Loom and measure this target key (or,
+     * with --allow-mixed, keeps its records under its own). */
+    if (at_mpi_handshake(mpi, target, allow_mixed)) return 2;
     task_line *tasks = NULL;
     int ntasks = 0;
     const char **keys = NULL, **names = NULL;
@@ -797,6 +813,7 @@ static int run_main(int argc, char **argv) {
     o.retime = retime >= 2 ? (int)retime : -1;
     o.on_event = on_event;
     o.weights = weights;
+    o.n_mixed_keys = at_mpi_mixed_keys(mpi, &o.mixed_keys);
     if (model_path && trials < (long long)ntasks * per_round)
         printf("note: %lld trials give a first round of %lld to at most %lld of the %d tasks; "
                "tasks without a round keep their default schedule (--trials %lld covers all)\n",

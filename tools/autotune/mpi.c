@@ -31,7 +31,14 @@
  * worker cannot be told to stop, so the job then ends with MPI_Abort.
  * Where a rank dies outright, Open MPI's runtime (ORTE) ends the whole
  * job whatever the error handler: a dead worker stops the run; the
- * records so far are in the database.
+ * records so far are in the database and --resume continues. With
+ * `mpirun --mca orte_enable_recovery 1` the job lives on and the dead
+ * rank is dropped at its deadline like a silent one (no error reaches
+ * rank 0 from a dead peer in Open MPI 4.1: the deadline is the only sign).
+ *
+ * Mixed machines (--allow-mixed): a worker whose target key differs from
+ * rank 0's is kept, and each of its results carries its key
+ * (tune_result.target_key), under which rank 0 commits the record.
  */
 #include <cjson/cJSON.h>
 #include <mpi.h>
@@ -65,6 +72,9 @@ typedef struct {
     char *rbuf, *sbuf;
     int count, failed;
     double build_s, run_s, busy_s;
+    /* Its target key (the handshake's); NULL where it equals rank 0's:
+     * results then carry no key of their own. */
+    char *target_key;
 } worker;
 
 struct at_mpi {
@@ -75,6 +85,10 @@ struct at_mpi {
     char errmsg[512];
     tune_measure_backend be;
     bool aborted; /* a worker was dropped: it cannot be stopped */
+    /* --allow-mixed: the workers' target keys other than rank 0's, each
+     * once, in rank order (malloc'd strings). */
+    char **mixed;
+    int nmixed;
 };
 
 typedef struct {
@@ -221,7 +235,7 @@ static int worker_main(at_mpi *m, int argc, char **argv) {
     int plugins = load_plugins(argc, argv);
     tune_measurer *meas = NULL;
     char *mkey = NULL;
-    int rc = 0;
+    int rc = 0, nwork = 0;
     for (;;) {
         int tag = 0;
         cJSON *req = recv_any(m->comm, &tag);
@@ -251,9 +265,13 @@ static int worker_main(at_mpi *m, int argc, char **argv) {
             else cJSON_AddStringToObject(rep, "error", err ? err : "out of memory");
             free(tk), free(err);
         } else if (tag == TAG_WORK) {
-            /* Test hook: a worker that hangs (rank 0 must drop it). */
+            /* Test hooks: a worker that hangs (rank 0 must drop it), and
+             * one that dies on its Nth candidate as a killed or crashed
+             * process does (no answer, no goodbye). */
             if (getenv("LOOM_TEST_WORKER_STALL"))
                 for (;;) sleep(60);
+            const char *die = getenv("LOOM_TEST_WORKER_DIE");
+            if (die && ++nwork >= atoi(die)) raise(SIGKILL);
             rep = work(req, &meas, &mkey);
         }
         cJSON_Delete(req);
@@ -348,6 +366,7 @@ static void take_result(session *s, worker *w, tune_result *res) {
     res->build_s = num(o, "build_s");
     res->checked = cJSON_IsTrue(cJSON_GetObjectItem(o, "checked"));
     res->host_scale = num(o, "host_scale");
+    res->target_key = w->target_key;
     double wb = num(o, "wbuild"), wr = num(o, "wrun");
     s->build_s += wb, s->run_s += wr;
     w->build_s += wb, w->run_s += wr;
@@ -507,7 +526,42 @@ int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_rc) {
 
 const tune_measure_backend *at_mpi_backend(at_mpi *m) { return m ? &m->be : NULL; }
 
-int at_mpi_handshake(at_mpi *m, const char *target) {
+/* Takes worker w's target key tk, which differs from rank 0's, into the
+ * run's mixed keys. 0, or -1 when out of memory. */
+static int add_mixed(at_mpi *m, worker *w, const char *tk) {
+    if (!(w->target_key = strdup(tk))) return -1;
+    for (int i = 0; i < m->nmixed; i++)
+        if (!strcmp(m->mixed[i], tk)) return 0;
+    char **nm = realloc(m->mixed, sizeof *nm * (size_t)(m->nmixed + 1));
+    if (!nm) return -1;
+    m->mixed = nm;
+    return (m->mixed[m->nmixed] = strdup(tk)) ? m->nmixed++, 0 : -1;
+}
+
+/* One line per target key of a mixed job: the ranks that measure it. */
+static void print_groups(const at_mpi *m, const char *mine) {
+    printf("MPI workers by target key (--allow-mixed: each result is committed under its "
+           "worker's key):\n");
+    for (int g = -1; g < m->nmixed; g++) {
+        const char *k = g < 0 ? mine : m->mixed[g];
+        char ranks[512] = "";
+        int nr = 0;
+        size_t len = 0;
+        for (int i = 0; i < m->nw; i++) {
+            const worker *w = &m->w[i];
+            if (g < 0 ? w->target_key != NULL : !w->target_key || strcmp(w->target_key, k))
+                continue;
+            if (len < sizeof ranks)
+                len += (size_t)snprintf(ranks + len, sizeof ranks - len, "%s%d", nr ? ", " : "",
+                                        w->rank);
+            nr++;
+        }
+        printf("  '%s'%s: %s%s\n", k, g < 0 ? " (rank 0's)" : "",
+               nr == 0 ? "no worker" : nr == 1 ? "rank " : "ranks ", ranks);
+    }
+}
+
+int at_mpi_handshake(at_mpi *m, const char *target, bool allow_mixed) {
     if (!m) return 0;
     char *err = NULL, *mine = tune_target_key(target, &err);
     if (!mine) {
@@ -561,38 +615,58 @@ int at_mpi_handshake(at_mpi *m, const char *target) {
                     w->rank, w->host, target, str(r, "error"));
             bad++;
         } else if (strcmp(str(r, "target_key"), mine)) {
-            fprintf(stderr,
-                    "autotune: MPI rank %d (%s) measures target '%s', rank 0 '%s': records of "
-                    "one target key must come from one kind of machine (--allow-mixed is not "
-                    "supported yet)\n",
-                    w->rank, w->host, str(r, "target_key"), mine);
-            bad++;
+            if (!allow_mixed) {
+                fprintf(stderr,
+                        "autotune: MPI rank %d (%s) measures target '%s', rank 0 '%s': records "
+                        "of one target key must come from one kind of machine (--allow-mixed "
+                        "commits each result under its own worker's key)\n",
+                        w->rank, w->host, str(r, "target_key"), mine);
+                bad++;
+            } else if (add_mixed(m, w, str(r, "target_key"))) {
+                fprintf(stderr, "autotune: out of memory\n");
+                bad++;
+            }
         }
         cJSON_Delete(r);
     }
-    free(mine);
     if (bad) {
         fprintf(stderr, "autotune: %d of the %d MPI workers refused; nothing was measured\n", bad,
                 m->nw);
+        free(mine);
         return -1;
     }
+    if (m->nmixed) print_groups(m, mine);
+    free(mine);
     return 0;
 }
 
+int at_mpi_mixed_keys(at_mpi *m, const char *const **keys) {
+    *keys = m ? (const char *const *)m->mixed : NULL;
+    return m ? m->nmixed : 0;
+}
+
 void at_mpi_load(at_mpi *m, int *busy, int *total) {
-    *busy = m ? m->busy_max : 0;
     *total = m ? live_workers(m) : 0;
+    /* A worker dropped during the batch counted as busy; it is not alive. */
+    *busy = m ? m->busy_max < *total ? m->busy_max : *total : 0;
 }
 
 void at_mpi_report(at_mpi *m, FILE *f) {
     if (!m) return;
+    int count = 0, failed = 0;
+    double build = 0, run = 0;
     for (int i = 0; i < m->nw; i++) {
         const worker *w = &m->w[i];
-        fprintf(f, "worker rank %d (%s): %d candidates (%d failed), build %.1f s, run %.1f s, "
+        char key[320] = "";
+        if (w->target_key) snprintf(key, sizeof key, ", target '%s'", w->target_key);
+        fprintf(f, "worker rank %d (%s%s): %d trials (%d failed), build %.1f s, run %.1f s, "
                    "busy %.1f s%s\n",
-                w->rank, w->host, w->count, w->failed, w->build_s, w->run_s, w->busy_s,
+                w->rank, w->host, key, w->count, w->failed, w->build_s, w->run_s, w->busy_s,
                 w->dead ? " (dropped)" : "");
+        count += w->count, failed += w->failed, build += w->build_s, run += w->run_s;
     }
+    fprintf(f, "workers: %d of %d alive, %d trials (%d failed), build %.1f s, run %.1f s\n",
+            live_workers(m), m->nw, count, failed, build, run);
 }
 
 int at_mpi_finish(at_mpi *m, int rc) {
@@ -608,8 +682,10 @@ int at_mpi_finish(at_mpi *m, int rc) {
         fprintf(stderr, "autotune: ending the MPI job with MPI_Abort (a worker was dropped)\n");
         MPI_Abort(m->comm, rc ? rc : 3);
     }
-    for (int i = 0; i < m->nw; i++) free(m->w[i].rbuf), free(m->w[i].sbuf);
+    for (int i = 0; i < m->nw; i++) free(m->w[i].rbuf), free(m->w[i].sbuf), free(m->w[i].target_key);
     free(m->w);
+    for (int i = 0; i < m->nmixed; i++) free(m->mixed[i]);
+    free(m->mixed);
     MPI_Comm_free(&m->comm);
     free(m);
     MPI_Finalize();

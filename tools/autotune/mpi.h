@@ -9,6 +9,7 @@
 #ifndef LOOM_TOOLS_AUTOTUNE_MPI_H
 #define LOOM_TOOLS_AUTOTUNE_MPI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "loom/autotune.h"
@@ -23,9 +24,15 @@ typedef struct at_mpi at_mpi;
  * launcher, -np 1): 0 with *out NULL, and MPI is never initialised. */
 int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_rc);
 /* Rank 0, once the target is known: every worker's Loom version, protocol
- * version and target key (tune_target_key(target)) must equal rank 0's.
- * 0, or -1 with the reason printed (the ranks that differ named). */
-int at_mpi_handshake(at_mpi *m, const char *target);
+ * version and target key (tune_target_key(target)) must equal rank 0's;
+ * with allow_mixed a worker of another target key is taken, its results
+ * carrying its key (tune_result.target_key), and the workers are listed
+ * by key on stdout. 0, or -1 with the reason printed (the ranks that
+ * differ named). */
+int at_mpi_handshake(at_mpi *m, const char *target, bool allow_mixed);
+/* The workers' target keys other than rank 0's (after the handshake;
+ * valid until at_mpi_finish): their count, the keys in *keys. */
+int at_mpi_mixed_keys(at_mpi *m, const char *const **keys);
 /* The backend that measures on the workers (valid until at_mpi_finish). */
 const tune_measure_backend *at_mpi_backend(at_mpi *m);
 /* Workers alive, and the most that were busy at once while the latest
@@ -41,8 +48,13 @@ static inline int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_
     *out = NULL;
     return 0;
 }
-static inline int at_mpi_handshake(at_mpi *m, const char *target) {
-    (void)m, (void)target;
+static inline int at_mpi_handshake(at_mpi *m, const char *target, bool allow_mixed) {
+    (void)m, (void)target, (void)allow_mixed;
+    return 0;
+}
+static inline int at_mpi_mixed_keys(at_mpi *m, const char *const **keys) {
+    (void)m;
+    *keys = NULL;
     return 0;
 }
 static inline const tune_measure_backend *at_mpi_backend(at_mpi *m) {
