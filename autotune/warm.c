@@ -35,12 +35,11 @@ static int grow(tune_dataset *d, int *cap) {
 
 tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tensor **args,
                                 uint64_t constant_args, bool gpu) {
-    sch_split_lowering sp;
-    if (!s || sch_lower_constants(s, nargs, args, gpu ? 0 : constant_args, "default", &sp))
-        return NULL;
-    tir_pipeline_options po = {.unroll_hints_only = true, .skip_loop_partition = !gpu};
-    if (gpu) po.gpu = true, po.gpu_limits = tune_gpu_limits();
-    return tir_run_pipeline(ctx, sp.main, &po);
+    (void)ctx;
+    sch_lower_options o = {.constant_args = gpu ? 0 : constant_args, .model_view = true};
+    if (gpu) o.passes.gpu = true, o.passes.gpu_limits = tune_gpu_limits();
+    sch_lowered r;
+    return s && !sch_lower_program(s, nargs, args, &o, &r) ? r.main : NULL;
 }
 
 /* Featurises the records of one workload into d as task `task`, as the

@@ -1,6 +1,7 @@
 /*
- * codegen/build.c — one call from a schedule to a callable module: lower,
- * run the loop-IR pipeline, compile for the named target.
+ * codegen/build.c — one call from a schedule to a callable module: the
+ * lowering list (sch_lower_program) up to the target's input, then the
+ * target's compiler.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,32 +49,25 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
                  target);
         return NULL;
     }
-    sch_split_lowering split;
-    if (sch_lower_constants(s, nargs, args, opts->constant_args, name, &split)) return NULL;
-    tir_func *f = split.main;
-    tir_pipeline_options passes = opts->passes;
+    sch_lower_options lo = {.name = name, .constant_args = opts->constant_args,
+                            .passes = opts->passes};
     if (is_cuda) {
-        passes.gpu = true;
+        lo.passes.gpu = true;
         rt_cuda_props p;
-        bool dev = (!passes.gpu_limits.max_threads_per_block || !passes.gpu_limits.max_shared_bytes) &&
+        tir_gpu_limits *lim = &lo.passes.gpu_limits;
+        bool dev = (!lim->max_threads_per_block || !lim->max_shared_bytes) &&
                    rt_cuda_available() && !rt_cuda_get_props(0, &p);
-        if (dev && !passes.gpu_limits.max_threads_per_block)
-            passes.gpu_limits.max_threads_per_block = p.max_threads_per_block;
-        if (dev && !passes.gpu_limits.max_shared_bytes)
-            passes.gpu_limits.max_shared_bytes = p.shared_mem_per_block;
+        if (dev && !lim->max_threads_per_block) lim->max_threads_per_block = p.max_threads_per_block;
+        if (dev && !lim->max_shared_bytes) lim->max_shared_bytes = p.shared_mem_per_block;
     }
-    tir_func *g = tir_run_pipeline(ctx, f, &passes);
-    if (!g) return NULL;
+    sch_lowered split;
+    if (sch_lower_program(s, nargs, args, &lo, &split)) return NULL;
     if (is_cuda) {
-        tir_device_program *p = tir_split_host_device(ctx, g);
-        if (!p) return NULL;
-        const tir_device_program *progs[1] = {p};
+        const tir_device_program *progs[1] = {split.device};
         return cg_cuda_build(ctx, 1, progs, &cuda);
     }
-    const tir_func *funcs[2] = {g, NULL};
-    int nfuncs = 1;
-    if (split.precompute && !(funcs[nfuncs++] = tir_run_pipeline(ctx, split.precompute, &passes)))
-        return NULL;
+    const tir_func *funcs[2] = {split.main, split.precompute};
+    int nfuncs = split.precompute ? 2 : 1;
     rt_module *m = is_llvm ? cg_llvm_build(ctx, nfuncs, funcs, &llvm)
                            : is_c ? cg_c_build(ctx, nfuncs, funcs, &opts->c) : NULL;
     if (m && split.precompute) {

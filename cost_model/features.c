@@ -645,11 +645,15 @@ int cm_extract_schedule(sch_schedule *s, int nargs, te_tensor *const *args,
     if (nstmts) *nstmts = 0;
     if (!s) return -1;
     te_ctx *ctx = sch_ctx(s);
-    tir_func *f = sch_lower(s, nargs, args, "cm_features");
-    if (f) f = tir_pass_storage_flatten(ctx, f);
-    if (f) f = tir_pass_simplify(ctx, f);
-    if (!f) return -1;
-    return cm_extract_ex(ctx, f, opts, out, nstmts, NULL);
+    /* The tuner's view (the same list, the same flags), so that the
+     * model scores here what it scored while tuning. */
+    sch_lower_options o = {.constant_args = opts && !opts->gpu ? opts->constant_args : 0,
+                           .model_view = true};
+    o.passes.gpu = opts && opts->gpu;
+    if (opts && opts->gpu) o.passes.gpu_limits = opts->gpu_limits;
+    sch_lowered r;
+    if (sch_lower_program(s, nargs, args, &o, &r)) return -1;
+    return cm_extract_ex(ctx, r.main, opts, out, nstmts, NULL);
 }
 
 int cm_features_csv(te_ctx *ctx, const tir_func *f, const cm_extract_options *opts, te_str *out) {

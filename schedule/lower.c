@@ -261,137 +261,132 @@ static tir_buffer *stage_buffer(lower_state *L, int st, bool param) {
     return b;
 }
 
-tir_func *sch_lower(sch_schedule *s, int nargs, te_tensor *const *args, const char *name) {
-    return sch__lower_masked(s, nargs, args, name, NULL);
-}
-
-tir_func *sch__lower_masked(sch_schedule *s, int nargs, te_tensor *const *args, const char *name,
-                            const bool *emit) {
-    if (!s) return NULL;
-    te_ctx *ctx = s->ctx;
-    if (!name || !*name) name = "default";
-    lower_state L = {.s = s, .ctx = ctx};
-    L.ls = te_alloc(ctx, sizeof(lower_stage) * (size_t)s->nstages);
-    if (!L.ls) return NULL;
-
+int sch__lower_args(lower_state *L, int nargs, te_tensor *const *args) {
+    sch_schedule *s = L->s;
+    te_ctx *ctx = L->ctx;
     /* Arguments: every placeholder read and every output, each once. */
     int *arg_stage = te_alloc(ctx, sizeof(int) * (size_t)(nargs > 0 ? nargs : 1));
+    if (!arg_stage) return -1;
     for (int i = 0; i < nargs; i++) {
-        if (!args || !args[i]) {
-            te_error(ctx, "lower: argument %d is NULL", i);
-            return NULL;
-        }
+        if (!args || !args[i]) return te_error(ctx, "lower: argument %d is NULL", i);
         arg_stage[i] = sch__stage_index(s, args[i]);
-        if (arg_stage[i] < 0) {
-            te_error(ctx, "lower: argument %d ('%s') is not a tensor of this schedule", i,
-                     args[i]->name);
-            return NULL;
-        }
+        if (arg_stage[i] < 0)
+            return te_error(ctx, "lower: argument %d ('%s') is not a tensor of this schedule", i,
+                            args[i]->name);
         for (int j = 0; j < i; j++)
-            if (arg_stage[j] == arg_stage[i]) {
-                te_error(ctx, "lower: tensor '%s' is passed twice (arguments %d and %d)",
-                         args[i]->name, j, i);
-                return NULL;
-            }
+            if (arg_stage[j] == arg_stage[i])
+                return te_error(ctx, "lower: tensor '%s' is passed twice (arguments %d and %d)",
+                                args[i]->name, j, i);
         const sch_stage *g = &s->stages[arg_stage[i]];
-        if (g->op->kind == TE_OP_COMPUTE && g->attach != SCH_ATTACH_ROOT) {
-            te_error(ctx,
-                     "lower: argument '%s' is %s; a tensor passed by the caller must be "
-                     "computed at the root",
-                     args[i]->name,
-                     g->attach == SCH_ATTACH_INLINE ? "inlined" : "computed at another stage");
-            return NULL;
-        }
+        if (g->op->kind == TE_OP_COMPUTE && g->attach != SCH_ATTACH_ROOT)
+            return te_error(ctx,
+                            "lower: argument '%s' is %s; a tensor passed by the caller must be "
+                            "computed at the root",
+                            args[i]->name,
+                            g->attach == SCH_ATTACH_INLINE ? "inlined"
+                                                           : "computed at another stage");
     }
     for (int i = 0; i < s->nstages; i++) {
         const sch_stage *g = &s->stages[i];
         bool passed = false;
         for (int j = 0; j < nargs; j++) passed |= arg_stage[j] == i;
         if (passed) continue;
-        if (g->op->kind == TE_OP_PLACEHOLDER) {
-            te_error(ctx, "lower: the arguments miss input '%s', which the schedule reads",
-                     g->op->name);
-            return NULL;
-        }
-        if (g->is_output) {
-            te_error(ctx, "lower: the arguments miss output '%s'", g->op->name);
-            return NULL;
-        }
+        if (g->op->kind == TE_OP_PLACEHOLDER)
+            return te_error(ctx, "lower: the arguments miss input '%s', which the schedule reads",
+                            g->op->name);
+        if (g->is_output) return te_error(ctx, "lower: the arguments miss output '%s'", g->op->name);
     }
+    L->nargs = nargs;
+    L->args = args;
+    L->arg_stage = arg_stage;
+    return 0;
+}
 
-    L.an = te_analyzer_new(ctx);
-    if (!L.an) return NULL;
-    tir_func *f = NULL;
-    if (sch__lower_inline(&L) || sch__lower_bounds(&L)) goto done;
+int sch__lower_add_args(lower_state *L, int n, te_tensor *const *extra) {
+    te_ctx *ctx = L->ctx;
+    int total = L->nargs + n;
+    te_tensor **all = te_alloc(ctx, sizeof(te_tensor *) * (size_t)(total > 0 ? total : 1));
+    int *st = te_alloc(ctx, sizeof(int) * (size_t)(total > 0 ? total : 1));
+    if (!all || !st) return -1;
+    if (L->nargs) {
+        memcpy(all, L->args, sizeof(te_tensor *) * (size_t)L->nargs);
+        memcpy(st, L->arg_stage, sizeof(int) * (size_t)L->nargs);
+    }
+    for (int i = 0; i < n; i++) {
+        all[L->nargs + i] = extra[i];
+        st[L->nargs + i] = sch__stage_index(L->s, extra[i]);
+    }
+    L->args = all;
+    L->arg_stage = st;
+    L->nargs = total;
+    return 0;
+}
 
+int sch__lower_check_attach(lower_state *L) {
+    sch_schedule *s = L->s;
+    te_ctx *ctx = L->ctx;
     /* Each stage read outside its attach point would read garbage. */
     for (int p = 0; p < s->nstages; p++) {
         const sch_stage *g = &s->stages[p];
         if (g->attach != SCH_ATTACH_AT) continue;
-        if (s->stages[g->attach_stage].attach == SCH_ATTACH_INLINE) {
-            te_error(ctx, "lower: stage '%s' is computed at stage '%s', which is inlined",
-                     g->op->name, s->stages[g->attach_stage].op->name);
-            goto done;
-        }
+        if (s->stages[g->attach_stage].attach == SCH_ATTACH_INLINE)
+            return te_error(ctx, "lower: stage '%s' is computed at stage '%s', which is inlined",
+                            g->op->name, s->stages[g->attach_stage].op->name);
         int pos = sch__leaf_pos(&s->stages[g->attach_stage], g->attach_iter);
         for (int c = 0; c < s->nstages; c++) {
             if (c == g->attach_stage || c == p || s->stages[c].attach == SCH_ATTACH_INLINE ||
-                !L.ls[c].body || sch__nested_in(s, c, g->attach_stage, pos))
+                !L->ls[c].body || sch__nested_in(s, c, g->attach_stage, pos))
                 continue;
             const sch_stage *cg = &s->stages[c];
-            bool r = sch__expr_reads(s, L.ls[c].body, p);
-            if (r) {
-                te_error(ctx,
-                         "lower: stage '%s' is computed at stage '%s' but is also read by "
-                         "stage '%s', which is not computed inside that loop",
-                         g->op->name, s->stages[g->attach_stage].op->name, cg->op->name);
-                goto done;
-            }
+            if (sch__expr_reads(s, L->ls[c].body, p))
+                return te_error(ctx,
+                                "lower: stage '%s' is computed at stage '%s' but is also read "
+                                "by stage '%s', which is not computed inside that loop",
+                                g->op->name, s->stages[g->attach_stage].op->name, cg->op->name);
         }
     }
+    return 0;
+}
 
-    /* Buffers. */
-    tir_buffer **params = te_alloc(ctx, sizeof(tir_buffer *) * (size_t)(nargs > 0 ? nargs : 1));
+int sch__lower_buffers(lower_state *L) {
+    sch_schedule *s = L->s;
+    int nargs = L->nargs;
+    L->params = te_alloc(L->ctx, sizeof(tir_buffer *) * (size_t)(nargs > 0 ? nargs : 1));
+    if (!L->params) return -1;
     for (int i = 0; i < nargs; i++) {
-        L.ls[arg_stage[i]].buf = stage_buffer(&L, arg_stage[i], true);
-        params[i] = L.ls[arg_stage[i]].buf;
-        if (!params[i]) goto done;
+        L->ls[L->arg_stage[i]].buf = stage_buffer(L, L->arg_stage[i], true);
+        L->params[i] = L->ls[L->arg_stage[i]].buf;
+        if (!L->params[i]) return -1;
     }
     for (int i = 0; i < s->nstages; i++) {
         const sch_stage *g = &s->stages[i];
-        if (L.ls[i].buf || g->op->kind != TE_OP_COMPUTE || g->attach == SCH_ATTACH_INLINE)
+        if (L->ls[i].buf || g->op->kind != TE_OP_COMPUTE || g->attach == SCH_ATTACH_INLINE)
             continue;
-        if (!(L.ls[i].buf = stage_buffer(&L, i, false))) goto done;
+        if (!(L->ls[i].buf = stage_buffer(L, i, false))) return -1;
     }
+    return 0;
+}
 
+tir_func *sch__lower_nests(lower_state *L, const char *name, const bool *emit) {
+    sch_schedule *s = L->s;
+    te_ctx *ctx = L->ctx;
     /* Root stages in order, intermediates allocated around everything. */
     int nroot = 0;
     tir_stmt **parts = te_alloc(ctx, sizeof(tir_stmt *) * (size_t)(s->nstages + 1));
+    if (!parts) return NULL;
     for (int i = 0; i < s->nstages; i++) {
         const sch_stage *g = &s->stages[i];
         if (g->op->kind != TE_OP_COMPUTE || g->attach != SCH_ATTACH_ROOT) continue;
         if (emit && !emit[i]) continue;
-        if (!(parts[nroot++] = stage_nest(&L, i))) goto done;
+        if (!(parts[nroot++] = stage_nest(L, i))) return NULL;
     }
     tir_stmt *body = tir_seq(ctx, nroot, parts);
-    for (int i = s->nstages - 1; i >= 0; i--) {
+    for (int i = s->nstages - 1; i >= 0 && body; i--) {
         const sch_stage *g = &s->stages[i];
         if (g->op->kind != TE_OP_COMPUTE || g->attach != SCH_ATTACH_ROOT ||
-            L.ls[i].buf->is_param || (emit && !emit[i]))
+            L->ls[i].buf->is_param || (emit && !emit[i]))
             continue;
-        body = tir_allocate(ctx, L.ls[i].buf, body);
+        body = tir_allocate(ctx, L->ls[i].buf, body);
     }
-    if (body) f = tir_func_new(ctx, name, nargs, params, body);
-done:
-    te_analyzer_free(L.an);
-    return f;
-}
-
-const char *sch_lower_text(sch_schedule *s, int nargs, te_tensor *const *args) {
-    if (!s) return NULL;
-    tir_func *f = sch_lower(s, nargs, args, "default");
-    if (!f) return NULL;
-    tir_func *g = tir_run_pipeline(s->ctx, f, NULL);
-    if (!g) return NULL;
-    return tir_func_str(s->ctx, g);
+    return body ? tir_func_new(ctx, name, L->nargs, L->params, body) : NULL;
 }

@@ -25,13 +25,42 @@ typedef struct {
     te_ctx *ctx;
     te_analyzer *an;
     lower_stage *ls;         /* one per stage */
+    /* The function's arguments (sch__lower_args, sch__lower_add_args):
+     * their stages and, after sch__lower_buffers, their buffers. */
+    int nargs;
+    te_tensor *const *args;
+    int *arg_stage;
+    tir_buffer **params;
 } lower_state;
 
-/* sch_lower, emitting only the root stages i with emit[i] (NULL: all);
- * the others are neither computed nor allocated (lower_constants.c: the
- * two halves of a lowering with pre-computed stages). */
-tir_func *sch__lower_masked(sch_schedule *s, int nargs, te_tensor *const *args, const char *name,
-                            const bool *emit);
+/* The steps from a schedule to loop nests, in the order the lowering
+ * list (lower_list.c) runs them; each returns 0 or -1 (NULL) with an
+ * error in the ctx.
+ * args: checks that args are every input read and every output, each
+ * once, computed at the root, and records them. add_args: appends n more
+ * (the pre-computed stages a lowering with constant arguments passes).
+ * check_attach: no stage is read outside the loop it is computed at.
+ * buffers: one per argument (a parameter) and per stage realised.
+ * nests: the function NAME over the arguments, computing the root stages
+ * i with emit[i] (NULL: all); the others are neither computed nor
+ * allocated (the two halves of a lowering with pre-computed stages). */
+int sch__lower_args(lower_state *L, int nargs, te_tensor *const *args);
+int sch__lower_add_args(lower_state *L, int n, te_tensor *const *extra);
+int sch__lower_check_attach(lower_state *L);
+int sch__lower_buffers(lower_state *L);
+tir_func *sch__lower_nests(lower_state *L, const char *name, const bool *emit);
+/* The stages computed once from constant arguments alone
+ * (lower_constants.c): marks them in pre[] (one per stage), returns how
+ * many. After sch__lower_inline. */
+int sch__lower_precomputed(lower_state *L, uint64_t constant_args, bool *pre);
+/* The rules of constant_args over the recorded arguments: no bit past
+ * them, only placeholders. 0 or -1 with a message. */
+int sch__lower_check_constants(lower_state *L, uint64_t constant_args);
+/* Text for the IR dump of the steps before loop nests exist: each
+ * stage's body after inlining, and each stage's realised region and loop
+ * extents after bound inference. */
+void sch__lower_print_bodies(const lower_state *L, te_str *out);
+void sch__lower_print_bounds(const lower_state *L, te_str *out);
 
 /* Effective bodies: inlined producers substituted (topological order). */
 int sch__lower_inline(lower_state *L);
@@ -89,5 +118,23 @@ int sch__xreduce_check_bind(te_ctx *ctx, const sch_stage *st, const te_expr *var
  * buffers. NULL with an error when the stage breaks a rule. */
 tir_stmt *sch__lower_xreduce(lower_state *L, int st, te_expr *const *store_idx, te_expr *src,
                              int first_red);
+
+/* ---- LOOM_DUMP_IR (lower_dump.c) ----
+ * begin reads the variable for one function of the list (name: its file
+ * prefix), text and func write one step (func NULL: the step failed),
+ * end appends the steps' times to DIR/times.txt and frees. All no-ops
+ * when the variable is unset or a write failed (one warning per process
+ * on stderr). */
+typedef struct {
+    char *dir; /* NULL: not dumping */
+    char prefix[64];
+    int n;
+    te_str times;
+} sch__dump;
+void sch__dump_begin(sch__dump *d, const char *name);
+void sch__dump_text(sch__dump *d, const char *step, const char *text, double ms);
+void sch__dump_func(sch__dump *d, const char *step, const tir_func *g, double ms);
+void sch__dump_end(sch__dump *d);
+double sch__dump_now(void); /* milliseconds, monotonic */
 
 #endif

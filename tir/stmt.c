@@ -1,7 +1,9 @@
 /*
  * tir/stmt.c — statement builders and the loop-level expression builders
- * (BUFFER_LOAD, LOAD, RAMP, BROADCAST). Builders check only for NULL
- * operands; passes and code generation judge the rest.
+ * (BUFFER_LOAD, LOAD, RAMP, BROADCAST). Builders check what is cheap to
+ * check of their operands (kinds, dtypes, lanes, index counts), so that a
+ * pass that builds a bad node fails where it does; what needs the whole
+ * program (scopes, ranges) is the IR verifier's (verify.c).
  */
 #include <string.h>
 
@@ -20,6 +22,14 @@ void *tir__null_operand(te_ctx *ctx, const char *what) {
     return NULL;
 }
 
+static bool scalar_int(const te_expr *e) { return te_dtype_is_int(e->dtype) && e->dtype.lanes == 1; }
+
+/* A value stored to b at an index of `lanes` lanes: b's element type in
+ * those lanes (bool buffers hold bools). */
+static bool store_type_ok(const tir_buffer *b, const te_expr *value, int lanes) {
+    return te_dtype_eq(value->dtype, te_dtype_with_lanes(b->dtype, lanes));
+}
+
 const char *tir_for_kind_name(tir_for_kind k) {
     switch (k) {
     case TIR_FOR_SERIAL: return "serial";
@@ -35,6 +45,16 @@ tir_stmt *tir_for(te_ctx *ctx, te_expr *var, te_expr *min, te_expr *extent, tir_
                   tir_stmt *body) {
     if (!ctx) return NULL;
     if (!var || !min || !extent || !body) return tir__null_operand(ctx, "for");
+    if (var->kind != TE_VAR || !scalar_int(var)) {
+        te_error(ctx, "for: the loop variable %s of type %s must be an integer variable",
+                 te_expr_str(ctx, var), te_dtype_str(var->dtype));
+        return NULL;
+    }
+    if (!scalar_int(min) || !scalar_int(extent)) {
+        te_error(ctx, "for: loop '%s': min (%s) and extent (%s) must be scalar integers",
+                 var->u.var.name, te_dtype_str(min->dtype), te_dtype_str(extent->dtype));
+        return NULL;
+    }
     tir_stmt *s = tir__new_stmt(ctx, TIR_FOR);
     if (!s) return NULL;
     s->u.loop.var = var;
@@ -70,8 +90,26 @@ tir_stmt *tir_buffer_store(te_ctx *ctx, tir_buffer *b, int ndim, te_expr *const 
         te_error(ctx, "buffer_store: %d indices for buffer '%s'", ndim, b->name);
         return NULL;
     }
-    for (int d = 0; d < ndim; ++d)
+    if (ndim != b->ndim) {
+        te_error(ctx, "buffer_store: %d indices for buffer '%s' of %d dimensions", ndim, b->name,
+                 b->ndim);
+        return NULL;
+    }
+    int lanes = 1;
+    for (int d = 0; d < ndim; ++d) {
         if (!indices[d]) return tir__null_operand(ctx, "buffer_store");
+        if (!te_dtype_is_int(indices[d]->dtype)) {
+            te_error(ctx, "buffer_store: index %d of '%s' has type %s; it must be an integer", d,
+                     b->name, te_dtype_str(indices[d]->dtype));
+            return NULL;
+        }
+        if (indices[d]->dtype.lanes > lanes) lanes = indices[d]->dtype.lanes;
+    }
+    if (!store_type_ok(b, value, lanes)) {
+        te_error(ctx, "buffer_store: a %s value to '%s' (%s)", te_dtype_str(value->dtype), b->name,
+                 te_dtype_str(b->dtype));
+        return NULL;
+    }
     tir_stmt *s = tir__new_stmt(ctx, TIR_BUFFER_STORE);
     te_expr **idx = te_alloc(ctx, sizeof *idx * (size_t)(ndim > 0 ? ndim : 1));
     if (!s || !idx) return NULL;
@@ -87,6 +125,25 @@ tir_stmt *tir_store(te_ctx *ctx, tir_buffer *b, te_expr *index, te_expr *value,
                     te_expr *predicate) {
     if (!ctx) return NULL;
     if (!b || !index || !value) return tir__null_operand(ctx, "store");
+    if (!te_dtype_is_int(index->dtype)) {
+        te_error(ctx, "store: the index of '%s' has type %s; it must be an integer", b->name,
+                 te_dtype_str(index->dtype));
+        return NULL;
+    }
+    if (!store_type_ok(b, value, index->dtype.lanes)) {
+        te_error(ctx,
+                 "store: a %s value to '%s' (%s) at an index of type %s; the value needs the "
+                 "buffer's element type in the index's lanes",
+                 te_dtype_str(value->dtype), b->name, te_dtype_str(b->dtype),
+                 te_dtype_str(index->dtype));
+        return NULL;
+    }
+    if (predicate && (!te_dtype_is_bool(predicate->dtype) ||
+                      predicate->dtype.lanes != index->dtype.lanes)) {
+        te_error(ctx, "store: the predicate of a store to '%s' has type %s; it must be bool of %d lanes",
+                 b->name, te_dtype_str(predicate->dtype), index->dtype.lanes);
+        return NULL;
+    }
     tir_stmt *s = tir__new_stmt(ctx, TIR_STORE);
     if (!s) return NULL;
     s->u.store.buffer = b;
@@ -109,6 +166,11 @@ tir_stmt *tir_allocate(te_ctx *ctx, tir_buffer *b, tir_stmt *body) {
 tir_stmt *tir_if(te_ctx *ctx, te_expr *cond, tir_stmt *then_s, tir_stmt *else_s) {
     if (!ctx) return NULL;
     if (!cond || !then_s) return tir__null_operand(ctx, "if");
+    if (!te_dtype_is_bool(cond->dtype) || cond->dtype.lanes != 1) {
+        te_error(ctx, "if: the condition has type %s; it must be a scalar bool",
+                 te_dtype_str(cond->dtype));
+        return NULL;
+    }
     tir_stmt *s = tir__new_stmt(ctx, TIR_IF);
     if (!s) return NULL;
     s->u.if_.cond = cond;
@@ -266,6 +328,11 @@ te_expr *tir_buffer_load(tir_buffer *b, int ndim, te_expr *const *indices) {
     int lanes = 1;
     for (int d = 0; d < ndim; ++d) {
         if (!indices[d]) return tir__null_operand(ctx, "buffer_load");
+        if (!te_dtype_is_int(indices[d]->dtype)) {
+            te_error(ctx, "buffer_load: index %d of '%s' has type %s; it must be an integer", d,
+                     b->name, te_dtype_str(indices[d]->dtype));
+            return NULL;
+        }
         if (indices[d]->dtype.lanes > lanes) lanes = indices[d]->dtype.lanes;
     }
     te_expr *e = new_expr(ctx, TE_BUFFER_LOAD, te_dtype_with_lanes(b->dtype, lanes));
@@ -281,6 +348,17 @@ te_expr *tir_buffer_load(tir_buffer *b, int ndim, te_expr *const *indices) {
 te_expr *tir_load(te_ctx *ctx, tir_buffer *b, te_expr *index, te_expr *predicate) {
     if (!ctx) return NULL;
     if (!b || !index) return tir__null_operand(ctx, "load");
+    if (!te_dtype_is_int(index->dtype)) {
+        te_error(ctx, "load: the index of '%s' has type %s; it must be an integer", b->name,
+                 te_dtype_str(index->dtype));
+        return NULL;
+    }
+    if (predicate && (!te_dtype_is_bool(predicate->dtype) ||
+                      predicate->dtype.lanes != index->dtype.lanes)) {
+        te_error(ctx, "load: the predicate of a load of '%s' has type %s; it must be bool of %d lanes",
+                 b->name, te_dtype_str(predicate->dtype), index->dtype.lanes);
+        return NULL;
+    }
     te_expr *e = new_expr(ctx, TE_LOAD, te_dtype_with_lanes(b->dtype, index->dtype.lanes));
     if (!e) return NULL;
     e->u.load.buffer = b;

@@ -18,22 +18,6 @@ bool tir__is_noop(const tir_stmt *s);
  * Returns NULL for `return tir__null_operand(...)`. */
 void *tir__null_operand(te_ctx *ctx, const char *what);
 
-/* LOOM_DUMP_IR (tir/dump.c; README.md, Environment): begin reads the
- * variable and writes the pipeline's input as step 00, step writes the
- * program after a pass (g NULL: the pass failed), end appends the times
- * to DIR/times.txt and frees. All no-ops when the variable is unset or a
- * write failed (one warning per process on stderr). */
-typedef struct {
-    char *dir; /* NULL: not dumping */
-    char prefix[64];
-    int n;
-    te_str times;
-} tir__dump;
-void tir__dump_begin(tir__dump *d, const tir_func *f);
-void tir__dump_step(tir__dump *d, const char *pass, const tir_func *g, double ms);
-void tir__dump_end(tir__dump *d);
-double tir__dump_now(void); /* milliseconds, monotonic */
-
 /* Deep post-order expression rewrite: every node's children are rewritten
  * first, then fn(rebuilt node, user) decides its replacement. Unchanged
  * subtrees are shared; fn returning NULL propagates NULL. */

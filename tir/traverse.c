@@ -438,3 +438,10 @@ static tir_stmt *devec(tir_stmt *s, void *user) {
 }
 
 tir_stmt *tir__devectorize(te_ctx *ctx, tir_stmt *s) { return tir_stmt_map(ctx, s, devec, NULL, ctx); }
+
+tir_func *tir_pass_devectorize(te_ctx *ctx, const tir_func *f) {
+    if (!ctx) return NULL;
+    if (!f || !f->body) return tir__null_operand(ctx, "devectorize");
+    tir_stmt *body = tir__devectorize(ctx, f->body);
+    return body ? tir_func_with_body(ctx, f, body) : NULL;
+}

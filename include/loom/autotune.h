@@ -519,8 +519,9 @@ uint64_t tune_hash(const char *s);
 /* Scorer (cost-model seam)                                            */
 /* ------------------------------------------------------------------ */
 
-/* Ranks candidates: higher score = expected faster. The funcs are lowered
- * and passed through tir_run_pipeline. predict returns 0 or -1.
+/* Ranks candidates: higher score = expected faster. The funcs are the
+ * lowering list's model view of each candidate (sch_lower_program,
+ * model_view). predict returns 0 or -1.
  * update learns from measured candidates of the workload the scorer knows
  * as `task` (labels are normalised per workload: the search passes
  * tune_scorer.task, which tune_warm_start assigns): latencies in seconds,
@@ -874,11 +875,13 @@ int tune_task(const char *key, const char *target, const tune_options *opts,
 /* Programs of a tuning database, featurised exactly as the tuner's scorer
  * sees its candidates on the records' target: each record's workload
  * rebuilt from its key (tune_build_workload), its log parsed
- * (tdb_steps_from_json) and replayed (sch_replay), lowered (sch_lower,
- * "default"), passed through tir_run_pipeline with unrolling only marked
- * (on a CPU target without loop partitioning; on cuda the GPU pipeline
- * with its verifier), and cm_extract'ed at the target's vector width
- * (tune_target_vector_bytes). Only valid records (error code 0)
+ * (tdb_steps_from_json) and replayed (sch_replay), lowered by the
+ * lowering list in its model view (sch_lower_program, "default",
+ * model_view: unrolling only marked, on a CPU target without loop
+ * partitioning and the constant arguments' pre-computed stages split off;
+ * on cuda the GPU passes with verify_gpu), and cm_extract'ed at the
+ * target's vector width (tune_target_vector_bytes) — what
+ * cm_extract_schedule gives for the same schedule and options. Only valid records (error code 0)
  * are loaded; a record whose log no longer replays or lowers is skipped
  * and counted. All arrays are malloc'd and owned by the struct. */
 typedef struct {

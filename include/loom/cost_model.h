@@ -141,6 +141,11 @@ typedef struct {
     int vector_bytes;     /* the target's vector register width in bytes,
                              for vec_lane_waste; 0: 64 (AVX-512). The
                              tuner passes tune_target_vector_bytes */
+    /* cm_extract_schedule only: the program as built for a target. */
+    bool gpu;                 /* target cuda: the GPU passes and verify_gpu */
+    tir_gpu_limits gpu_limits;/* with gpu; 0 fields: the defaults */
+    uint64_t constant_args;   /* CPU: bit i marks args[i] constant; the
+                                 pre-computed stages are not scored */
 } cm_extract_options;
 
 /*
@@ -163,11 +168,15 @@ int cm_extract(te_ctx *ctx, const tir_func *f, float **out, int *nstmts);
 int cm_extract_ex(te_ctx *ctx, const tir_func *f, const cm_extract_options *opts, float **out,
                   int *nstmts, const char ***names);
 
-/* Lowers s (sch_lower over args) and runs the passes that Ansor's feature
- * extraction sees on a CPU (storage_flatten, simplify) — so vectorize and
- * unroll annotations are still loops — then cm_extract_ex. The lowered
- * function lives in s's ctx arena. Errors as cm_extract (the lowering's
- * reason kept). */
+/* The features the tuner's scorer sees for s: the lowering list
+ * (sch_lower_program over args, name "default") in its model view — all
+ * the passes, with unrolling only marked (tir_pass_unroll_hinted), on a
+ * CPU without loop partitioning, on gpu (opts->gpu) the GPU passes and
+ * verify_gpu — then cm_extract_ex of the per-call function. The same
+ * schedule gives the same features here as in the tuner. The lowered
+ * function lives in s's ctx arena. Errors: those of the list (a schedule
+ * that does not lower, a GPU program verify_gpu rejects) and of
+ * cm_extract, with the reason in the ctx. */
 int cm_extract_schedule(sch_schedule *s, int nargs, te_tensor *const *args,
                         const cm_extract_options *opts, float **out, int *nstmts);
 

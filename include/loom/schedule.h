@@ -215,7 +215,7 @@ te_expr *sch_reduce_axis(te_tensor *t, int i);
  * non-divisible splits) and realization of every stage: a tir_func named
  * `name` whose params are the buffers of args, in order. args must hold
  * every placeholder the outputs read and every output. The result is
- * before tir_run_pipeline.
+ * before tir_run_pipeline (sch_lower_program up to schedule_ops).
  * Padding guards: on the CPU (a schedule without thread bindings) a sum
  * whose source multiplies a factor that is zero outside a condition
  * (select(c, x, 0), inlined or a stage of its own, as a convolution's
@@ -251,6 +251,72 @@ typedef struct {
  * (placeholder), and every error of sch_lower. */
 int sch_lower_constants(sch_schedule *s, int nargs, te_tensor *const *args,
                         uint64_t constant_args, const char *name, sch_split_lowering *out);
+/* ---- the lowering list (schedule/lower_list.c) ----
+ * Every step from a schedule to what a target's code generator takes, in
+ * one function whose body is the list (model: Halide's Lower.cpp):
+ *   check_arguments  args are every input read and every output, once
+ *   inline           inlined stages substituted into their readers
+ *   precompute_split with constant_args: the stages computed once
+ *   bound_inference  each stage's realised region and loop extents
+ *   check_attach     no stage read outside the loop it is computed at
+ *   buffers          one per argument and per realised stage
+ *   schedule_ops     the loop nests (one function; two with pre-computed
+ *                    stages, each running the passes below)
+ *   storage_flatten, simplify, loop_partition, simplify, remove_noop,
+ *   vectorize, [gpu: inject_vthread, simplify,] unroll, storage_rewrite,
+ *   simplify, remove_noop, [gpu: thread_sync, verify_gpu]
+ *   split_host_device  gpu: the kernels and their launch (target input)
+ * sch_lower, sch_lower_constants, tir_run_pipeline, cg_build, the tuner's
+ * scorer and cm_extract_schedule all run this list, with the flags below.
+ *
+ * LOOM_DUMP_IR=DIR writes the program after each step (from
+ * schedule_ops on; the steps before it as text: the stages' bodies after
+ * inline, their regions and extents after bound_inference) as
+ * DIR/<name>-NN-<step>.txt, and the steps' times to DIR/times.txt (see
+ * tir_run_pipeline). Not for loop_nest_only runs (sch_lower).
+ *
+ * IR verification: in Debug builds (NDEBUG unset), or with the
+ * environment variable LOOM_VERIFY_IR=1 (LOOM_VERIFY_IR=0 turns it off
+ * in a Debug build), tir_verify runs after schedule_ops and after every
+ * pass; a program it rejects fails the list with "IR verifier: after
+ * step 'STEP' of function 'NAME': <what tir_verify says>". The verifier
+ * blames steps, not the user: a rule the loop nests (schedule_ops, or a
+ * tir_run_pipeline input) already break because of the computation or
+ * the schedule is not verified after the later steps — accesses outside
+ * a tensor that the computation itself makes (cg_build's bounds_check
+ * reports those at run time) and, on gpu, a store outside any
+ * thread-bound loop (verify_gpu reports that, naming stage and loop). */
+typedef struct {
+    const char *name;       /* the function's name; NULL or "": "default" */
+    uint64_t constant_args; /* bit i: args[i] is constant (sch_lower_constants) */
+    /* Flags of the pass steps: gpu (target cuda) and its limits,
+     * skip_vectorize, vectorize_why, unroll_hints_only,
+     * skip_loop_partition (tir_pipeline_options). */
+    tir_pipeline_options passes;
+    /* The cost model's view of a program, what the tuner scores and
+     * cm_extract_schedule extracts: unrolling only marked
+     * (unroll_hints_only), on a CPU no loop partitioning, on gpu no
+     * split_host_device. Sets those flags over `passes`. */
+    bool model_view;
+    /* Stop after schedule_ops (sch_lower, sch_lower_constants). */
+    bool loop_nest_only;
+} sch_lower_options;
+
+typedef struct {
+    tir_func *main;         /* named NAME; on gpu the function split into `device` */
+    tir_func *precompute;   /* NAME__precompute, with pre-computed stages; else NULL */
+    int nstages;            /* pre-computed stages */
+    te_tensor **stages;     /* their tensors: main's and precompute's extra params */
+    tir_device_program *device; /* gpu, unless model_view or loop_nest_only */
+} sch_lowered;
+
+/* Runs the list above on s over args. Returns 0 and fills *out (all
+ * arena-owned), or -1 with an error in the ctx naming the step's rule:
+ * the errors of sch_lower_constants, of each pass, of verify_gpu and
+ * split_host_device, constant arguments on gpu, and the IR verifier's.
+ * opts may be NULL (the build of a CPU target). */
+int sch_lower_program(sch_schedule *s, int nargs, te_tensor *const *args,
+                      const sch_lower_options *opts, sch_lowered *out);
 /* sch_lower + tir_run_pipeline, printed (arena-owned text), for reading. */
 const char *sch_lower_text(sch_schedule *s, int nargs, te_tensor *const *args);
 

@@ -139,7 +139,10 @@ struct tir_stmt {
     } u;
 };
 
-/* ---- builders (arena-allocated; no validation beyond NULL checks) ---- */
+/* ---- builders (arena-allocated) ----
+ * Each checks what is cheap to check of its operands (kinds, dtypes,
+ * lanes, index counts) and returns NULL with "<builder>: <rule>" in the
+ * ctx when one is wrong; the IR verifier (tir_verify) checks the rest. */
 tir_stmt *tir_for(te_ctx *ctx, te_expr *var, te_expr *min, te_expr *extent,
                   tir_for_kind kind, tir_stmt *body);
 /* A copy of loop s with a new body (keeps kind, tag and pragmas). */
@@ -387,6 +390,34 @@ typedef struct {
  * stores to global memory outside any bound loop (TVM VerifyGPUCode). */
 int tir_verify_gpu(te_ctx *ctx, const tir_func *f, const tir_gpu_limits *limits);
 
+/* The IR verifier (tir/verify.c), run by the lowering list after each
+ * pass in Debug builds. Checks that
+ *  - every expression's dtype and lanes agree with its operands' (both
+ *    sides of arithmetic and comparisons, bool conditions, a load's or
+ *    store's value in its buffer's element type and its index's lanes,
+ *    RAMP/BROADCAST lanes), and no tensor-level READ/REDUCE is left;
+ *  - every access is to a parameter or a buffer allocated around it,
+ *    with as many indices as the buffer has dimensions, and inside it:
+ *    an index affine in the loops around, all of constant bounds, must
+ *    have every value inside; any other index (the analyser's bounds
+ *    being loose there) is rejected when every value is outside; an
+ *    access under a guard (IF, select, likely, predicate) is not
+ *    range-checked;
+ *  - a loop, LET or ALLREDUCE does not define a variable again inside
+ *    its own scope, and no variable is used outside its scope;
+ *    (not with opts->skip_ranges);
+ *  - with opts->gpu, no store lies outside a thread-bound loop.
+ * Returns 0, or -1 with "<rule broken>: <detail>, in statement `<the
+ * statement's first printed line>`" in the ctx. opts may be NULL. */
+typedef struct {
+    bool gpu;         /* also: no store outside a thread-bound loop */
+    bool skip_ranges; /* no range checks (declared buffers still checked) */
+} tir_verify_options;
+int tir_verify(te_ctx *ctx, const tir_func *f, const tir_verify_options *opts);
+
+/* VECTORIZED loops become SERIAL (the list's skip_vectorize). */
+tir_func *tir_pass_devectorize(te_ctx *ctx, const tir_func *f);
+
 /* One kernel of a split GPU function. */
 typedef struct {
     tir_func *func;     /* name "<host>_kernel<i>"; params: the global buffers
@@ -423,13 +454,15 @@ typedef struct {
     bool skip_loop_partition;
 } tir_pipeline_options;
 
-/* The pass pipeline, in the one place its order is written:
+/* The pass steps of the lowering list (sch_lower_program in
+ * loom/schedule.h; its body, in schedule/lower_list.c, is the one place
+ * their order is written) on a function already lowered:
  * storage_flatten, simplify, loop_partition, simplify, remove_noop (the
  * three skipped with opts->skip_loop_partition), vectorize, unroll
  * (tir_pass_unroll_hinted with opts->unroll_hints_only), storage_rewrite,
  * simplify, remove_noop. With opts->gpu: inject_vthread
  * after vectorize, thread_sync after remove_noop, then tir_verify_gpu.
- * opts may be NULL.
+ * opts may be NULL. The IR verifier runs as in sch_lower_program.
  * With the environment variable LOOM_DUMP_IR=DIR (read at each call),
  * writes f as DIR/<name>-00-input.txt and the program after each pass as
  * DIR/<name>-NN-<pass>.txt (tir_func_print text; <name> is f->name with

@@ -1,6 +1,6 @@
 /*
- * tir/dump.c — LOOM_DUMP_IR=DIR: the program after every pipeline pass
- * as printer text, and the passes' wall times, for whoever debugs a pass
+ * schedule/lower_dump.c — LOOM_DUMP_IR=DIR: the program after every step
+ * of the lowering list (lower_list.c) as printer text, and the passes' wall times, for whoever debugs a pass
  * (Halide's HL_DEBUG_CODEGEN, TVM's PassInstrument dumps).
  *
  * A dump is a debugging aid, never a reason for a build to fail: a file
@@ -17,11 +17,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "tir/tir_internal.h"
+#include "schedule/lower_internal.h"
 
 static atomic_bool warned;
 
-static void give_up(tir__dump *d, const char *path) {
+static void give_up(sch__dump *d, const char *path) {
     if (!atomic_exchange(&warned, true))
         fprintf(stderr, "loom: LOOM_DUMP_IR: cannot write '%s': %s; IR dumps are off\n", path,
                 strerror(errno));
@@ -29,7 +29,7 @@ static void give_up(tir__dump *d, const char *path) {
     d->dir = NULL;
 }
 
-double tir__dump_now(void) {
+double sch__dump_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
@@ -47,7 +47,7 @@ static int write_file(const char *path, const char *mode, const char *text) {
     return rc;
 }
 
-void tir__dump_begin(tir__dump *d, const tir_func *f) {
+void sch__dump_begin(sch__dump *d, const char *name) {
     memset(d, 0, sizeof *d);
     const char *dir = getenv("LOOM_DUMP_IR");
     if (!dir || !*dir) return;
@@ -55,35 +55,33 @@ void tir__dump_begin(tir__dump *d, const tir_func *f) {
     if (!d->dir) return;
     te_str_init(&d->times);
     /* Function names come from users: keep them to one file name. */
-    const char *name = f->name && *f->name ? f->name : "func";
-    snprintf(d->prefix, sizeof d->prefix, "%s", name);
+    snprintf(d->prefix, sizeof d->prefix, "%s", name && *name ? name : "func");
     for (char *c = d->prefix; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
               *c == '_' || *c == '-' || *c == '.'))
             *c = '_';
-    if (mkdir(d->dir, 0777) && errno != EEXIST) {
-        give_up(d, dir);
-        return;
-    }
-    tir__dump_step(d, "input", f, 0);
+    if (mkdir(d->dir, 0777) && errno != EEXIST) give_up(d, dir);
 }
 
-void tir__dump_step(tir__dump *d, const char *pass, const tir_func *g, double ms) {
+void sch__dump_text(sch__dump *d, const char *step, const char *text, double ms) {
     if (!d->dir) return;
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s-%02d-%s.txt", d->dir, d->prefix, d->n, pass);
-    te_str_printf(&d->times, "%s-%02d-%s\t%.3f\n", d->prefix, d->n, pass, ms);
+    snprintf(path, sizeof path, "%s/%s-%02d-%s.txt", d->dir, d->prefix, d->n, step);
+    te_str_printf(&d->times, "%s-%02d-%s\t%.3f\n", d->prefix, d->n, step, ms);
     d->n++;
+    if (write_file(path, "w", text ? text : "(the step failed)\n")) give_up(d, path);
+}
+
+void sch__dump_func(sch__dump *d, const char *step, const tir_func *g, double ms) {
+    if (!d->dir) return;
     te_str text;
     te_str_init(&text);
     if (g) tir_func_print(&text, g);
-    else te_str_append(&text, "(the pass failed)\n");
-    int rc = write_file(path, "w", text.data ? text.data : "");
+    sch__dump_text(d, step, g ? (text.data ? text.data : "") : NULL, ms);
     te_str_free(&text);
-    if (rc) give_up(d, path);
 }
 
-void tir__dump_end(tir__dump *d) {
+void sch__dump_end(sch__dump *d) {
     if (d->dir) {
         char path[4096];
         snprintf(path, sizeof path, "%s/times.txt", d->dir);
