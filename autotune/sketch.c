@@ -8,7 +8,10 @@
  * input can be packed, a packed register tile (with or without a consumer,
  * Loom's own rule: TUNE_UNIT_TILE_CACHE_PACKED) — and rfactor
  * for long reductions with little parallelism. Every other compute stage
- * keeps its loops and gets annotations (parallel, vectorize).
+ * keeps its loops and gets annotations (parallel, vectorize). A register
+ * tile with an accumulator whose output ends in an elementwise tail (bias,
+ * residual Add, Relu, gelu) also comes with that tail computed in its
+ * copy-out (epilogue fusion, Loom's own rule: fuse_tail_variant).
  *
  * Inlinable stages with a branch (padding) read by one stage are not
  * always inlined: their compute location (inline, root, or an outer tile
