@@ -18,9 +18,10 @@
  *    input is read at the vectorized axis (a depthwise convolution's data:
  *    vectors over channels would gather it: 0.25x of the hand default on
  *    a MobileNet layer, bench/RESULTS.md session 30), as the library's
- *    depthwise default never packs; each sketch first with its register
- *    tile computed in its elementwise tail's loops
- *    (tune__sketch_fuse_epilogue);
+ *    depthwise default never packs; in the generator's order, where a
+ *    sketch with its register tile computed in its elementwise tail's
+ *    loops (the generator's epilogue-fusion rule) comes right before the
+ *    same sketch without;
  * 2. a filling of a sketch's holes by rules (fill_rules below), the
  *    sketches ranked by how well their units suit their stages (rule_score),
  *    then rfactored row reductions moved into their consumer's row loop
@@ -325,6 +326,19 @@ static bool fill_rules(const tune_sketch *sk, const tune_dag *dag, int vlen, boo
     return true;
 }
 
+/* True when a register tile of sk computes its elementwise tail (the
+ * epilogue-fusion rule's sketches). The rules (attempt 2) fill only the
+ * other sketches: they were written and measured for those, and a sketch
+ * with a tail fused has an unfused twin that the rules then take. */
+static bool fused_tail(const tune_sketch *sk) {
+    for (int u = 0; u < sk->nunits; u++)
+        if ((sk->units[u].kind == TUNE_UNIT_TILE_CACHE ||
+             sk->units[u].kind == TUNE_UNIT_TILE_CACHE_PACKED) &&
+            sk->units[u].consumer >= 0)
+            return true;
+    return false;
+}
+
 /* How well a sketch's units suit their stages (higher first): a register
  * tile with an accumulator or fused with its consumer over a plain tiling,
  * a packed operand, and for a reduction without data reuse an rfactor into
@@ -451,39 +465,31 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
         nsk = tune_generate_sketches(ctx, w, sk, MAXS);
     if (nsk < 0) nsk = 0;
 
-    /* 1. Heuristic programs, a packed tile's sketches before GEMM tiles';
-     * each with its register tile fused into its elementwise tail first
-     * (the bias/residual Add and activation computed in the tile's
-     * copy-out, not in a second pass over the output). */
-    tune_sketch *fused = sk ? te_alloc(ctx, sizeof(tune_sketch)) : NULL;
+    /* 1. Heuristic programs, a packed tile's sketches before GEMM tiles',
+     * in the generator's order: a register tile fused into its
+     * elementwise tail (the epilogue-fusion rule: the bias/residual Add
+     * and activation computed in the tile's copy-out, not in a second pass
+     * over the output) comes right before the same tile unfused. */
     for (int rank = 2; rank >= 1; rank--)
-        for (int i = 0; i < nsk; i++)
-            for (int epi = 1; epi >= 0; epi--) {
-                const tune_sketch *x = &sk[i];
-                if (epi) {
-                    if (!fused) continue;
-                    *fused = sk[i];
-                    if (!tune__sketch_fuse_epilogue(&dag, fused)) continue;
-                    x = fused;
-                }
-                if (heuristic_rank(x, &dag) != rank) continue;
-                tune_program progs[TUNE_MAX_HEURISTIC];
-                int np = tune_program_heuristic(x, i, w, vlen, progs, TUNE_MAX_HEURISTIC);
-                for (int k = 0; k < np; k++) {
-                    sch_schedule *s = tune_program_apply(ctx, w, x, &progs[k]);
-                    if (lowers(s, w)) {
-                        set_how(ctx, how, i, x->desc, k);
-                        return s;
-                    }
+        for (int i = 0; i < nsk; i++) {
+            if (heuristic_rank(&sk[i], &dag) != rank) continue;
+            tune_program progs[TUNE_MAX_HEURISTIC];
+            int np = tune_program_heuristic(&sk[i], i, w, vlen, progs, TUNE_MAX_HEURISTIC);
+            for (int k = 0; k < np; k++) {
+                sch_schedule *s = tune_program_apply(ctx, w, &sk[i], &progs[k]);
+                if (lowers(s, w)) {
+                    set_how(ctx, how, i, sk[i].desc, k);
+                    return s;
                 }
             }
+        }
 
     /* 2. Rules, best-suited sketch first (ties: the generator's order). */
     bool tried[MAXS] = {false};
     for (;;) {
         int best = -1, best_score = -1;
         for (int i = 0; i < nsk; i++) {
-            if (tried[i]) continue;
+            if (tried[i] || fused_tail(&sk[i])) continue;
             int sc = rule_score(&sk[i], &dag);
             if (sc > best_score) best = i, best_score = sc;
         }

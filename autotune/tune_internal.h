@@ -79,15 +79,18 @@ static inline int nreduce_of(const te_tensor *t) {
     return t->body && t->body->kind == TE_REDUCE ? t->body->u.reduce.naxes : 0;
 }
 
-/* The sketch with its register tile (TILE_CACHE, TILE_CACHE_PACKED) fused
- * into the stage's elementwise tail (conv -> Add -> Relu: the tile's
- * copy-out computes the Relu, the Add and the copy inlined, instead of a
- * second pass over the whole output; matmul -> bias -> gelu alike, its
- * annotated Erf inlined): the unit's consumer set to the tail, the tail's
- * ANNOTATE unit and those of annotated stages between dropped (those
- * inlined), holes and description rebuilt. 1 when
- * sk was changed, 0 when it has no such tile (sk unchanged). */
-int tune__sketch_fuse_epilogue(const tune_dag *dag, tune_sketch *sk);
+/* Sketch sk with the register tile of its unit u (TILE_CACHE,
+ * TILE_CACHE_PACKED, not fused yet) fused into the stage's elementwise
+ * tail (conv -> Add -> Relu: the tile's copy-out computes the Relu, the
+ * Add and the copy inlined, instead of a second pass over the whole
+ * output; matmul -> bias -> gelu alike, its annotated Erf inlined): the
+ * unit's consumer set to the tail, the tail's ANNOTATE unit and those of
+ * annotated stages between dropped (those inlined), holes and description
+ * rebuilt. The epilogue-fusion rule of tune_generate_sketches (sketch.c)
+ * applies it. 1 when sk was changed; 0 when unit u has no such tile or
+ * tail (sk unchanged); a TUNE__CAP_ code when the rebuilt sketch would
+ * not fit (sk unchanged). */
+int tune__sketch_fuse_epilogue(const tune_dag *dag, tune_sketch *sk, int u);
 
 /* Uniform in [0, n) (0 when n <= 1). */
 int64_t tune__rand_below(uint64_t *rng, int64_t n);

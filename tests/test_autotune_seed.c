@@ -184,24 +184,31 @@ static void test_conv_packed(void **st) {
 }
 
 /* A convolution with an elementwise consumer (bias, relu) has the packed
- * sketch too, the consumer annotated as its own stage; its heuristic
- * programs compute the fused operator right. Tiling with fusion gets none. */
+ * sketch twice: the consumer annotated as its own stage, and (the
+ * epilogue-fusion rule) computed in the tile's copy-out; the heuristic
+ * programs of both compute the fused operator right. Tiling with fusion
+ * gets none. */
 static void test_fused_conv_packed(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
     tune_workload w;
     tune_sketch sk[TUNE_MAX_SKETCHES];
     int nsk = sketches_of(ctx, CBR, &w, sk);
-    int pk = sketch_with(sk, nsk, "vectorized on a packed axis");
+    int pk = sketch_with(sk, nsk, "vectorized on a packed axis, fuse into copy");
+    int pt = sketch_with(sk, nsk, "vectorized on a packed axis, fuse into its elementwise tail Y");
     int fu = sketch_with(sk, nsk, "fuse into Y");
-    assert_true(pk >= 0 && fu >= 0);
+    assert_true(pk >= 0 && pt >= 0 && fu >= 0);
     assert_non_null(strstr(sk[pk].desc, "Y: annotate"));
+    assert_null(strstr(sk[pt].desc, "Y: annotate"));
     int vlen = tune_host_vector_lanes();
     tune_program p[2];
     assert_int_equal(tune_program_heuristic(&sk[fu], fu, &w, vlen, p, 2), 0);
-    int n = tune_program_heuristic(&sk[pk], pk, &w, vlen, p, 2);
-    assert_true(n >= 1);
-    for (int i = 0; i < n; i++) check_program(ctx, CBR, &w, &sk[pk], &p[i]);
+    for (int k = 0; k < 2; k++) {
+        int s = k ? pt : pk;
+        int n = tune_program_heuristic(&sk[s], s, &w, vlen, p, 2);
+        assert_true(n >= 1);
+        for (int i = 0; i < n; i++) check_program(ctx, CBR, &w, &sk[s], &p[i]);
+    }
     te_ctx_free(ctx);
 }
 

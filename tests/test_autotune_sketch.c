@@ -83,8 +83,13 @@ static void test_sketch_golden(void **st) {
                                      "Pad: inline|root|at O; W: cache_read, pack for O; O: "
                                      "cache_write, pack, tile SSRSRS vectorized on a packed "
                                      "axis, fuse into copy"});
-    expect_sketches(CBR, 2,
+    /* The packed register tile with its elementwise tail Y in its
+     * copy-out (epilogue fusion) first, then with Y as a stage of its own. */
+    expect_sketches(CBR, 3,
                     (const char *[]){"Pad: inline|root|at O; O: tile SSRSRS, fuse into Y",
+                                     "Pad: inline|root|at O; W: cache_read, pack for O; O: "
+                                     "cache_write, pack, tile SSRSRS vectorized on a packed axis, "
+                                     "fuse into its elementwise tail Y",
                                      "Pad: inline|root|at O; W: cache_read, pack for O; O: "
                                      "cache_write, pack, tile SSRSRS vectorized on a packed axis, "
                                      "fuse into copy; Y: annotate"});

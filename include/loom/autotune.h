@@ -336,7 +336,14 @@ typedef struct {
  * gets a TUNE_UNIT_PLACE unit whose LOCATION hole picks inline, root or an
  * outer tile loop of its consumer. The SPLIT holes of a tiled stage's
  * spatial axes other than the vectorized one have `tail` set (their
- * innermost factor need not divide the extent: TUNE_HOLE_SPLIT). Returns
+ * innermost factor need not divide the extent: TUNE_HOLE_SPLIT).
+ * Epilogue fusion: a register tile with an accumulator (TILE_CACHE,
+ * TILE_CACHE_PACKED) of a stage whose readers all end in one annotated
+ * elementwise output, through stages inlined or annotated that read at
+ * exactly their own axes (a fused group's bias, residual Add, Relu, Clip,
+ * gelu's Erf chain), also gets a sketch whose tile is copied out by that
+ * tail's loops (the unit's consumer; the stage and the annotated stages
+ * between inlined), placed right before the unfused one. Returns
  * the count (1..max) and fills sketches, or -1 with an error in ctx. */
 int tune_generate_sketches(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches, int max);
 
@@ -440,11 +447,14 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
  * user's operator), derived from its structure, deterministic (no
  * measurement): the first of these that applies and lowers (sch_lower).
  * 1. The heuristic programs (tune_program_heuristic) of w's sketches
- *    (tune_generate_sketches), a packed register tile's sketches first
- *    (the default NCHW convolution's), then the GEMM tile's (the default
- *    matmul's); a packed tile whose vectorized axis also indexes another
- *    input (a depthwise convolution's data: a gather) is skipped.
- * 2. A sketch's holes filled by rules (elementwise and injective stages,
+ *    (tune_generate_sketches, in its order: a tile with its elementwise
+ *    tail in its copy-out before the same tile without), a packed
+ *    register tile's sketches first (the default NCHW convolution's),
+ *    then the GEMM tile's (the default matmul's); a packed tile whose
+ *    vectorized axis also indexes another input (a depthwise
+ *    convolution's data: a gather) is skipped.
+ * 2. A sketch's holes filled by rules (sketches without a tail fused
+ *    into a tile; elementwise and injective stages,
  *    reductions without data reuse: softmax, layer_norm, pooling, tiles
  *    without a packed operand), the sketches ranked by how their units
  *    suit their stages (a register tile with an accumulator or fused with
