@@ -405,8 +405,13 @@ static double run_limit(const tune_measurer *m, double best_so_far) {
     return cut < m->o.run_timeout ? cut : m->o.run_timeout;
 }
 
-int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
-                 double best_so_far, tune_result *results) {
+/* uncut: re-timing (tune__measure_uncut): every run gets the whole run
+ * timeout and its repeats, and is checked against the reference, whatever
+ * the programs timed before it in the call. Otherwise a candidate's run is
+ * cut at a multiple of the best so far (the caller's, then the call's own),
+ * and only a new best is checked. */
+static int measure(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
+                   double best_so_far, bool uncut, tune_result *results) {
     for (int i = 0; i < n; i++) {
         memset(&results[i], 0, sizeof results[i]);
         results[i].steps_json = steps_json[i];
@@ -478,12 +483,13 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
             cJSON_AddNumberToObject(req, "min_repeat_ms", m->o.min_repeat_ms);
             /* Repeats only for candidates within TUNE__SLOW_FACTOR of the
              * best: the model needs their rank, not a precise time. */
-            cJSON_AddNumberToObject(req, "slow_s",
-                                    best_so_far > 0 ? TUNE__SLOW_FACTOR * best_so_far : 0);
+            cJSON_AddNumberToObject(req, "slow_s", best_so_far > 0 && !uncut
+                                                       ? TUNE__SLOW_FACTOR * best_so_far
+                                                       : 0);
             cJSON_AddNumberToObject(req, "hook", hook);
             int rc = send_req(m, &m->r[j], req);
             cJSON_Delete(req);
-            double limit = run_limit(m, best_so_far);
+            double limit = uncut ? m->o.run_timeout : run_limit(m, best_so_far);
             cJSON *rep = NULL;
             int why = rc ? 2 : wait_reply(&m->r[j], rt_now() + limit, &rep);
             if (why) {
@@ -511,7 +517,7 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
             if (res->error_code) continue;
             /* A new best (or every candidate) is checked against the
              * reference before it counts. */
-            if (m->o.check || best_so_far <= 0 || res->median < best_so_far) {
+            if (uncut || m->o.check || best_so_far <= 0 || res->median < best_so_far) {
                 req = cJSON_CreateObject();
                 cJSON_AddStringToObject(req, "cmd", "check");
                 cJSON_AddNumberToObject(req, "seed", (double)(m->o.seed & 0xFFFFFFFFu));
@@ -543,6 +549,16 @@ int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const i
         m->run_s += rt_now() - t_run;
     }
     return 0;
+}
+
+int tune_measure(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
+                 double best_so_far, tune_result *results) {
+    return measure(m, n, steps_json, hooks, best_so_far, false, results);
+}
+
+int tune__measure_uncut(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
+                        tune_result *results) {
+    return measure(m, n, steps_json, hooks, 0, true, results);
 }
 
 void tune_measurer_times(const tune_measurer *m, double *build_s, double *run_s) {

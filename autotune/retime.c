@@ -34,9 +34,10 @@ int tune_retime(tune_measurer *m, int n, const char *const *steps_json, const in
             order[j] = steps_json[(j + r) % n];
             ohooks[j] = hooks ? hooks[(j + r) % n] : 0;
         }
-        /* best_so_far 0: no cut below the run timeout, and every run is
-         * checked against the reference. */
-        if (tune_measure(m, n, order, ohooks, 0, round)) {
+        /* No cut below the run timeout, and every run checked against
+         * the reference: a program slower than another of the round is
+         * no reason to stop or trust it less. */
+        if (tune__measure_uncut(m, n, order, ohooks, round)) {
             rc = -1;
             break;
         }

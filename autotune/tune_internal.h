@@ -26,6 +26,10 @@ extern const int64_t tune__unroll_steps[TUNE__NUNROLL];
  * still bounds the first runs. */
 #define TUNE__CUT_FACTOR 50.0
 #define TUNE__CUT_SLACK_S 1.0
+/* tune_measure without the cut at a multiple of the best so far and with
+ * every run checked against the reference (re-timing, tune_retime). */
+int tune__measure_uncut(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
+                        tune_result *results);
 
 /* Runner processes of a CPU measurer: TUNE__RUNNERS_PER_JOB per parallel
  * build, at most TUNE__MAX_RUNNERS, and no more than keep

@@ -191,6 +191,33 @@ static void test_retime(void **st) {
     free(a), free(b);
 }
 
+/* Re-timing cuts nothing and checks every run: the unscheduled program
+ * (many times slower than the default schedule timed before it in each
+ * round) gets its latencies and its check in every round. */
+static void test_retime_uncut(void **st) {
+    (void)st;
+    char *err = NULL;
+    tune_measure_options o = mopts();
+    tune_measurer *m = tune_measurer_new(MM64, "llvm", &o, &err);
+    assert_non_null(m);
+    te_ctx *ctx = te_ctx_new();
+    char *def = tdb_schedule_to_json(ops_default_schedule(ops_from_key(ctx, MM64), "llvm"));
+    assert_non_null(def);
+    const char *logs[] = {def, "[]"};
+    tune_result res[2];
+    assert_int_equal(tune_retime(m, 2, logs, NULL, 3, res), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(res[i].error_code, TUNE_OK);
+        assert_int_equal(res[i].nlatencies, 3);
+        assert_true(res[i].checked && res[i].median > 0);
+    }
+    print_message("default %.4f ms, unscheduled %.4f ms\n", res[0].median * 1e3,
+                  res[1].median * 1e3);
+    tune_measurer_free(m);
+    free(def);
+    te_ctx_free(ctx);
+}
+
 /* A registered (te-built) workload: measured and checked against its
  * unscheduled computation. */
 /* The baseline paces the latencies: where it runs twice as long as in the
@@ -547,6 +574,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_planted_failures),
         cmocka_unit_test(test_hung_builds_overlap),
         cmocka_unit_test(test_retime),
+        cmocka_unit_test(test_retime_uncut),
         cmocka_unit_test(test_baseline_pacing),
         cmocka_unit_test(test_drift_remeasured),
         cmocka_unit_test(test_builder_workload),
