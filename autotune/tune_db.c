@@ -302,8 +302,8 @@ static int by_record_id(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The stored trials enter each key's series (resume); with one key they
- * count toward the budget. */
+/* The stored trials enter each key's series (resume) and count toward
+ * the budget (of every key together). */
 static void resume_series(tune__db_run *run) {
     int nk = 0;
     const char **tkeys = run_keys(run, &nk);
@@ -330,7 +330,9 @@ static void resume_series(tune__db_run *run) {
         t->resumed = n;
     }
     free(tkeys);
-    if (run->out->ntasks == 1) run->out->done = run->out->resumed = run->out->tasks[0].resumed;
+    int sum = 0;
+    for (int i = 0; i < run->out->ntasks; i++) sum += run->out->tasks[i].resumed;
+    run->out->done = run->out->resumed = sum;
 }
 
 /* ---- the search ---- */
@@ -443,6 +445,37 @@ static int round_of(tune__db_run *run, sched_state *ss, cm_model *model, int ti,
     return 0;
 }
 
+/* A resumed key's stored trials as the rounds the task scheduler would
+ * have seen (per_round each, in commit order, the last one partial): its
+ * round count, the best after each and the best so far. Without them
+ * every stored key would get its first round again, and the scheduler's
+ * gradient would start from nothing. */
+static int resume_rounds(tune__db_run *run, sched_state *ss) {
+    int per_round = run->o->tune.per_round > 0 ? run->o->tune.per_round : 64;
+    for (int i = 0; i < run->out->ntasks; i++) {
+        const tune__series *se = &run->series[i];
+        int nr = (se->n + per_round - 1) / per_round;
+        if (nr == 0) continue;
+        double *h = malloc(sizeof(double) * (size_t)nr);
+        if (!h) return -1;
+        for (int r = 0; r < nr; r++) {
+            int last = (r + 1) * per_round < se->n ? (r + 1) * per_round : se->n;
+            double b = se->pts[last - 1].best; /* NaN: nothing valid yet */
+            h[r] = isnan(b) ? 0 : b;
+        }
+        if (h[nr - 1] == 0) { /* every stored trial failed: a first round still */
+            free(h);
+            continue;
+        }
+        free(ss->hist[i]);
+        ss->hist[i] = h;
+        ss->nrounds[i] = nr;
+        ss->best[i] = h[nr - 1];
+        run->out->tasks[i].rounds = nr;
+    }
+    return 0;
+}
+
 static bool stop_requested(const tune__db_run *run) {
     return (run->o->tune.stop && *run->o->tune.stop) || run->out->stopped;
 }
@@ -516,7 +549,13 @@ int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target
     model = make_model(&run, n, keys, ss.model_task, err);
     if (!model && o->model != TUNE_DB_MODEL_NONE) goto done;
     load_failed(&run);
-    if (o->resume) resume_series(&run);
+    if (o->resume) {
+        resume_series(&run);
+        if (resume_rounds(&run, &ss)) {
+            if (err) *err = tune__strdupf("autotune: out of memory");
+            goto done;
+        }
+    }
     report(&run, TUNE_DB_STARTED, 0, 0, NULL, NULL);
     rc = search(&run, &ss, model, err);
     out->stopped |= o->tune.stop && *o->tune.stop;

@@ -425,6 +425,41 @@ static void test_task_db(void **st) {
     assert_int_equal(count_events(&log, TUNE_DB_ROUND), sum.tasks[0].rounds + sum.tasks[1].rounds);
     tune_db_summary_free(&sum);
 
+    /* Resumed, the two keys' stored trials count toward the budget and
+     * stand for their rounds (3 trials each): 4 more trials are 4 new
+     * ones, and no key gets a first round again. */
+    int stored[2], rounds[2];
+    for (int k = 0; k < 2; k++) {
+        tdb_history_point *h = NULL;
+        stored[k] = tdb_history(db, keys[k], host, &h);
+        free(h);
+        assert_true(stored[k] >= 1);
+        rounds[k] = (stored[k] + 2) / 3;
+    }
+    memset(&log, 0, sizeof log);
+    o = dbopts(stored[0] + stored[1] + 4, &log, NULL);
+    o.model = TUNE_DB_MODEL_NONE;
+    o.retime = 1;
+    o.resume = true;
+    assert_int_equal(tune_tasks_db(db, 2, keys, "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.resumed, stored[0] + stored[1]);
+    assert_int_equal(sum.done, stored[0] + stored[1] + 4);
+    assert_int_equal(sum.tasks[0].measured + sum.tasks[1].measured, 4);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(sum.tasks[k].resumed, stored[k]);
+        assert_true(sum.tasks[k].rounds >= rounds[k]);
+    }
+    assert_int_equal(count_events(&log, TUNE_DB_ROUND),
+                     sum.tasks[0].rounds + sum.tasks[1].rounds - rounds[0] - rounds[1]);
+    tune_db_summary_free(&sum);
+    /* A budget the stored trials already fill measures nothing. */
+    memset(&log, 0, sizeof log);
+    o.tune.trials = stored[0] + stored[1];
+    assert_int_equal(tune_tasks_db(db, 2, keys, "llvm", &o, &sum, &err), 0);
+    assert_int_equal(sum.tasks[0].measured + sum.tasks[1].measured, 0);
+    assert_int_equal(count_events(&log, TUNE_DB_ROUND), 0);
+    tune_db_summary_free(&sum);
+
     /* Errors, each before anything is measured. */
     memset(&log, 0, sizeof log);
     o = dbopts(2, &log, NULL);

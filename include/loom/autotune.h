@@ -1018,10 +1018,13 @@ typedef struct {
      * scorer, nknown, known_steps. nseed: how many of the best stored
      * programs seed each round (0: 8 with resume, else none). */
     tune_options tune;
-    /* The trials of (key, target) already in the database seed the search
-     * and enter the figures (best trial, 95% trial); with one key they also
-     * count toward tune.trials. Stored programs are never measured again,
-     * with or without resume. */
+    /* The trials of (key, target) already in the database seed the search,
+     * enter the figures (best trial, 95% trial) and count toward
+     * tune.trials (of all keys together); with several keys they also
+     * stand for the task scheduler's rounds (tune.per_round each, in
+     * commit order), so a resumed model run goes on where it stopped
+     * instead of giving every task its first round again. Stored programs
+     * are never measured again, with or without resume. */
     bool resume;
     tune_db_model model;
     /* The cost model's parameters (NULL: cm_params_default with seed
@@ -1089,8 +1092,7 @@ struct tune_db_summary {
     char *target_key;      /* the records' target key (tune_target_key; malloc'd) */
     int ntasks;
     tune_db_task *tasks;   /* one per key (malloc'd) */
-    int done;              /* trials toward the budget (resumed included
-                              with one key) */
+    int done;              /* trials toward the budget (resumed included) */
     int total;             /* the budget, tune.trials */
     int resumed;           /* of done: found stored */
     tune_warm_info warm;   /* TUNE_DB_MODEL_WARM: what the warm start did */

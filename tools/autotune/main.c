@@ -245,7 +245,7 @@ static void on_event(void *user, const tune_db_report *r) {
     case TUNE_DB_STARTED:
         v->started = true;
         if (s->warm.message[0]) printf("%s\n", s->warm.message);
-        if (!v->names && s->resumed)
+        if (s->resumed)
             printf("resume: %d trials already in %s\n", s->resumed, v->db_path);
         v->t0 = rt_now();
         break;
