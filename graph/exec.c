@@ -297,15 +297,10 @@ static rt_module *build_tuned(build_queue *q, gr_kernel *k, te_ctx *ctx)
     rt_module *mod = NULL;
     ops_built w;
     if (n > 0 && ops_build_key(ctx, k->key, &w) == 0) {
+        cg_build_options bo = {0};
+        bo.constant_args = w.constant_args & k->constant;
         for (int i = 0; i < n && !mod; i++) {
-            int ns;
-            sch_step *st;
-            if (tdb_steps_from_json(ctx, rec[i].steps_json, &ns, &st)) continue;
-            sch_schedule *s = sch_replay(ctx, w.nouts, w.outs, ns, st);
-            if (!s) continue;
-            cg_build_options bo = {0};
-            bo.constant_args = w.constant_args & k->constant;
-            mod = cg_build(s, w.nargs, w.args, q->target, &bo);
+            mod = tdb_build_record(ctx, w.nouts, w.outs, w.nargs, w.args, &rec[i], q->target, &bo);
             if (mod) {
                 k->tuned = true;
                 snprintf(k->how, sizeof k->how, "tuned: record %" PRId64 ", %.3f ms%s", rec[i].id,

@@ -22,8 +22,6 @@ static void attr_ints(const gr_lctx *c, const char *name, int want, int64_t dflt
         out[i] = a && a->kind == GR_ATTR_INTS && a->n == (size_t)want ? a->ints[i] : dflt;
 }
 
-
-
 /* Y[n, cb, h, w, ci] = X[n, cb*b + ci, h, w] */
 static bool lower_to_nchwc(gr_lctx *c)
 {

@@ -212,6 +212,23 @@ static void test_apply_best_and_fallback(void **state) {
     assert_int_equal(ops_check_module(info.workload, m, NULL, tu_seed()), 0);
     rt_module_free(m);
 
+    /* one record built without the database, and its refusals */
+    tdb_record *top = NULL;
+    assert_int_equal(tdb_best(f->db, f->key, target, 1, &top), 1);
+    ops_workload *w = ops_from_key(ctx, f->key);
+    assert_non_null(w);
+    m = tdb_build_record(ctx, w->nouts, w->outs, w->nargs, w->args, &top[0], "llvm", NULL);
+    assert_non_null(m);
+    assert_int_equal(ops_check_module(w, m, NULL, tu_seed()), 0);
+    rt_module_free(m);
+    assert_null(tdb_build_record(ctx, w->nouts, w->outs, w->nargs, w->args, NULL, "llvm", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "tdb_build_record", "needs a record");
+    tdb_record bad = top[0];
+    bad.steps_json = "[{\"kind\":\"split\",\"stage\":99,\"iter\":0,\"factor\":2}]";
+    assert_null(tdb_build_record(ctx, w->nouts, w->outs, w->nargs, w->args, &bad, "llvm", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "stage");
+    tdb_records_free(top, 1);
+
     /* a key the registry does not know */
     assert_null(tdb_apply_best(f->db, ctx, "nosuchop(X=1)", target, &info));
     tu_assert_msg_has(tdb_errmsg(f->db), "apply_best", "nosuchop");

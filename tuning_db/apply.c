@@ -136,22 +136,26 @@ int64_t tdb__insert_workload_from_ops(tdb_db *db, const char *key) {
 
 /* Replays one record's log on w and builds it; NULL with the reason in
  * why (the ctx keeps its error too). */
+rt_module *tdb_build_record(te_ctx *ctx, int nouts, te_tensor *const *outs, int nargs,
+                            te_tensor *const *args, const tdb_record *r, const char *target,
+                            const cg_build_options *opts) {
+    if (!ctx) return NULL;
+    if (!r || !r->steps_json || !outs || !args || !target) {
+        te_error(ctx, "tdb_build_record: needs a record with a log, the workload and a target");
+        return NULL;
+    }
+    int nsteps;
+    sch_step *steps;
+    if (tdb_steps_from_json(ctx, r->steps_json, &nsteps, &steps)) return NULL;
+    sch_schedule *s = sch_replay(ctx, nouts, outs, nsteps, steps);
+    return s ? cg_build(s, nargs, args, target, opts) : NULL;
+}
+
 static rt_module *build_record(te_ctx *ctx, const ops_built *w, const tdb_record *r,
                                const char *target, const cg_build_options *opts, char *why,
                                size_t whysz) {
-    int nsteps;
-    sch_step *steps;
-    if (tdb_steps_from_json(ctx, r->steps_json, &nsteps, &steps)) {
-        snprintf(why, whysz, "record %lld: %s", (long long)r->id, te_ctx_errmsg(ctx));
-        return NULL;
-    }
-    sch_schedule *s = sch_replay(ctx, w->nouts, w->outs, nsteps, steps);
-    if (!s) {
-        snprintf(why, whysz, "record %lld: %s", (long long)r->id, te_ctx_errmsg(ctx));
-        return NULL;
-    }
-    rt_module *m = cg_build(s, w->nargs, w->args, target, opts);
-    if (!m) snprintf(why, whysz, "record %lld: build: %s", (long long)r->id, te_ctx_errmsg(ctx));
+    rt_module *m = tdb_build_record(ctx, w->nouts, w->outs, w->nargs, w->args, r, target, opts);
+    if (!m) snprintf(why, whysz, "record %lld: %s", (long long)r->id, te_ctx_errmsg(ctx));
     return m;
 }
 

@@ -432,6 +432,18 @@ typedef struct {
  * (rt_module_free). */
 rt_module *tdb_apply_best(tdb_db *db, te_ctx *ctx, const char *workload_key, const char *target,
                           tdb_apply_info *info);
+/* One record built without the database (a caller that queried under its
+ * own lock and compiles outside it): r's log (r->steps_json) parsed,
+ * replayed on the workload's outputs outs[0..nouts) (built in ctx from
+ * r's workload key, e.g. by ops_build_key), compiled by cg_build for
+ * target (a build target: "llvm", "llvm -mcpu=...") with opts (may be
+ * NULL) over args[0..nargs). Returns the module (the caller's,
+ * rt_module_free) or NULL with the error in ctx: an argument missing, a
+ * log that does not parse or replay (sch_replay names the step), or
+ * cg_build's error. */
+rt_module *tdb_build_record(te_ctx *ctx, int nouts, te_tensor *const *outs, int nargs,
+                            te_tensor *const *args, const tdb_record *r, const char *target,
+                            const cg_build_options *opts);
 /* tdb_apply_best building with opts (may be NULL): e.g. constant_args =
  * info->workload->constant_args (cg_build_options; the module is then
  * called through rt_prepare / rt_prepared_call). Same errors, and those
