@@ -168,6 +168,12 @@ int ops__cuda_flat_reduce(sch_schedule *s, te_tensor *F, te_tensor *R);
  * tile divides its extent). R: the reduction (NULL: a local cache_write
  * of F). */
 int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te_tensor *B);
+/* Tensor cores (sched_cuda_wmma.c): whether reduction R (a 2-D matmul
+ * C[i, j] = sum_k f(A[i, k]) * f(B[k, j])) has the multiples of 16 the
+ * WMMA schedule needs; that schedule for F = R, float32 output, with A
+ * and B float16, bfloat16 or float32 (tf32). */
+bool ops__cuda_wmma_fits(const te_tensor *R);
+int ops__cuda_wmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *B);
 /* What the CUDA convolution schedule needs of a conv2d workload. */
 typedef struct {
     te_tensor *X;     /* the input placeholder */

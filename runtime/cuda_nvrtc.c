@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/cuda_internal.h"
 
@@ -118,6 +119,33 @@ void rt_nvrtc_output_free(rt_nvrtc_output *o) {
     memset(o, 0, sizeof *o);
 }
 
+/* CUDA's include directory (cuda_fp16.h, mma.h: headers NVRTC does not
+ * build in), for sources that include them: $LOOM_CUDA_INCLUDE, else the
+ * include/ beside the loaded libnvrtc's lib directory, else
+ * /usr/local/cuda/include; the first holding mma.h. NULL when none does. */
+static const char *cuda_include_dir(char *buf, size_t cap) {
+    const char *env = getenv("LOOM_CUDA_INCLUDE");
+    if (env && *env) {
+        snprintf(buf, cap, "%s/mma.h", env);
+        if (access(buf, R_OK) == 0) return snprintf(buf, cap, "%s", env), buf;
+        return NULL; /* an explicit choice is not second-guessed */
+    }
+    Dl_info info;
+    if (nv.CompileProgram && dladdr((void *)nv.CompileProgram, &info) && info.dli_fname) {
+        char lib[512];
+        snprintf(lib, sizeof lib, "%s", info.dli_fname);
+        char *slash = strrchr(lib, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(buf, cap, "%s/../include/mma.h", lib);
+            if (access(buf, R_OK) == 0) return snprintf(buf, cap, "%s/../include", lib), buf;
+        }
+    }
+    snprintf(buf, cap, "/usr/local/cuda/include/mma.h");
+    if (access(buf, R_OK) == 0) return snprintf(buf, cap, "/usr/local/cuda/include"), buf;
+    return NULL;
+}
+
 int rt_nvrtc_compile(const char *source, const char *name, const char *arch,
                      rt_nvrtc_output *out) {
     if (!out) return rt_set_error("rt_nvrtc_compile: out is NULL");
@@ -137,11 +165,25 @@ int rt_nvrtc_compile(const char *source, const char *name, const char *arch,
     char archopt[64];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s%s", real ? "sm_" : "",
              real ? varch + 8 : varch);
-    const char *opts[] = {archopt, "--std=c++17", "-default-device", "--fmad=true"};
+    const char *opts[] = {archopt, "--std=c++17", "-default-device", "--fmad=true", NULL};
+    int nopts = 4;
+    char inc[600], incopt[640];
+    if (strstr(source, "#include <")) {
+        const char *dir = cuda_include_dir(inc, sizeof inc);
+        if (!dir)
+            return rt_set_error(
+                "NVRTC: %s includes CUDA headers (mma.h, cuda_fp16.h) and no CUDA include "
+                "directory holds them (%s; else beside libnvrtc's lib directory, "
+                "/usr/local/cuda/include): set LOOM_CUDA_INCLUDE to CUDA's include directory",
+                name, getenv("LOOM_CUDA_INCLUDE") ? "LOOM_CUDA_INCLUDE has no mma.h"
+                                                  : "LOOM_CUDA_INCLUDE is not set");
+        snprintf(incopt, sizeof incopt, "-I%s", dir);
+        opts[nopts++] = incopt;
+    }
     nvrtcProgram prog = NULL;
     nvrtcResult r = nv.CreateProgram(&prog, source, name, 0, NULL, NULL);
     if (r) return rt_set_error("nvrtcCreateProgram(%s): %s", name, nv.GetErrorString(r));
-    r = nv.CompileProgram(prog, (int)(sizeof opts / sizeof *opts), opts);
+    r = nv.CompileProgram(prog, nopts, opts);
     size_t logsize = 0;
     if (!nv.GetProgramLogSize(prog, &logsize) && logsize > 1) {
         out->log = calloc(logsize + 1, 1);

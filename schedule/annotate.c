@@ -31,6 +31,45 @@ static sch_iter_attr attr_or_default(const sch_stage *st, te_expr *var) {
     return (sch_iter_attr){.var = var, .auto_unroll_max_step = -1, .unroll_explicit = -1};
 }
 
+/* The tensorize step (the intrinsic's match is checked when lowering,
+ * once bound inference knows the loops' extents: schedule/tensorize.c). */
+int sch__apply_tensorize(sch_schedule *s, const sch_step *step) {
+    te_ctx *ctx = s->ctx;
+    sch_stage *st = &s->stages[step->stage];
+    if (st->op->kind != TE_OP_COMPUTE)
+        return te_error(ctx, "tensorize: stage '%s' is a placeholder and has no loops",
+                        st->op->name);
+    if (step->iter < 0 || step->iter >= st->nleaf)
+        return te_error(ctx, "tensorize: stage '%s' has no loop %d", st->op->name, step->iter);
+    te_expr *var = st->leaf[step->iter];
+    const char *name = step->str ? step->str : "(null)";
+    if (!sch__tensor_intrin_known(name))
+        return te_error(ctx,
+                        "tensorize: unknown intrinsic '%s' for axis '%s' of stage '%s' (known: "
+                        "%s)",
+                        name, var->u.var.name, st->op->name, sch__tensor_intrin_list());
+    for (int i = 0; i < st->nattr; i++)
+        if (st->attrs[i].tensorize)
+            return te_error(ctx,
+                            "tensorize: stage '%s' is already tensorized at axis '%s' (one "
+                            "intrinsic per stage)",
+                            st->op->name, st->attrs[i].var->u.var.name);
+    sch_iter_attr a = attr_or_default(st, var);
+    a.tensorize = te_strdup(ctx, name);
+    sch__set_attr(ctx, st, &a);
+    return 0;
+}
+
+int sch_tensorize(sch_schedule *s, te_tensor *t, te_expr *axis, const char *intrin) {
+    if (!s) return -1;
+    int st = sch__find_stage(s, "tensorize", t);
+    if (st < 0) return -1;
+    int it = sch__leaf_index(s, "tensorize", st, axis);
+    if (it < 0) return -1;
+    sch_step step = {.kind = SCH_STEP_TENSORIZE, .stage = st, .iter = it, .str = intrin};
+    return sch__apply(s, &step, NULL, NULL, NULL);
+}
+
 int sch__apply_annotate(sch_schedule *s, const sch_step *step) {
     te_ctx *ctx = s->ctx;
     sch_stage *st = &s->stages[step->stage];

@@ -56,6 +56,11 @@ static te_expr *value_map(te_expr *e, void *user) {
     return tir_buffer_load(pl->buf, m->u.read.ndim, idx);
 }
 
+te_expr *sch__lower_reads(lower_state *L, int nsub, te_expr **vars, te_expr **vals, te_expr *e) {
+    value_ctx vc = {L, nsub, vars, vals};
+    return value_map(e, &vc);
+}
+
 /* ---- guards ---- */
 
 static tir_stmt *guard(lower_state *L, te_expr *cond, tir_stmt *body) {
@@ -189,6 +194,25 @@ static tir_stmt *stage_nest(lower_state *L, int st) {
             first_red = k;
             break;
         }
+
+    for (int k = 0; k < g->nleaf; k++) {
+        const sch_iter_attr *a = sch__attr(g, g->leaf[k]);
+        if (!a || !a->tensorize) continue;
+        sch_tensorized tz = {0};
+        if (sch__lower_tensorize(L, st, k, a->tensorize, store_idx, nsub, vars, vals, &tz))
+            return NULL;
+        /* init (a reduction's fill) before the reduce loops, over the
+         * data-parallel loops between them and the intrinsic. */
+        tir_stmt *update = wrap_loops(L, st, first_red < k ? first_red : k, k, false, true,
+                                      tz.call);
+        if (tz.init) {
+            tir_stmt *init = wrap_loops(L, st, first_red, k, true, false, tz.init);
+            if (!init || !update) return NULL;
+            update = tir_seq(ctx, 2, (tir_stmt *[]){init, update});
+        }
+        if (!update) return NULL;
+        return wrap_loops(L, st, 0, first_red < k ? first_red : k, false, true, update);
+    }
 
     tir_stmt *inner;
     if (body->kind != TE_REDUCE) {

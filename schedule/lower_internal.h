@@ -83,6 +83,22 @@ te_expr *sch__lower_value(const lower_state *L, int st, const te_expr *var);
 tir_stmt *sch__lower_loop(lower_state *L, int st, te_expr *var, tir_stmt *body);
 tir_stmt *sch__lower_guards(lower_state *L, int st, int from, int to, tir_stmt *body);
 
+/* lower.c: e (a TE expression of stage root vars[i] -> vals[i]) with its
+ * reads as buffer loads. NULL with an error. */
+te_expr *sch__lower_reads(lower_state *L, int nsub, te_expr **vars, te_expr **vals, te_expr *e);
+
+/* ---- tensorize (tensorize.c) ---- */
+typedef struct {
+    tir_stmt *call; /* the intrinsic in place of leaves pos.. */
+    tir_stmt *init; /* a reduction's fill, or NULL */
+} sch_tensorized;
+/* Stage st tensorized at leaf pos with intrinsic `name`: checks the match
+ * and builds the call(s). store_idx, vars, vals as in stage_nest. 0 or -1
+ * with an error naming the stage and the rule broken. */
+int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
+                         te_expr *const *store_idx, int nsub, te_expr **vars, te_expr **vals,
+                         sch_tensorized *out);
+
 /* ---- padding guards (pad_guard.c) ---- */
 
 /* One guard of a reduction's update: a conjunct over the stage's leaves

@@ -31,6 +31,7 @@ typedef struct {
     const char *thread_tag;      /* SCH_ANN_BIND */
     int64_t auto_unroll_max_step; /* -1: unset */
     int unroll_explicit;          /* -1: unset */
+    const char *tensorize;        /* tensor intrinsic replacing the nest from here; NULL */
 } sch_iter_attr;
 
 typedef enum { SCH_ATTACH_ROOT, SCH_ATTACH_INLINE, SCH_ATTACH_AT } sch_attach;
@@ -69,6 +70,11 @@ struct sch_schedule {
     int nsteps, capsteps;
     sch_step *steps;
 };
+
+/* ---- tensor intrinsics (tensorize.c) ---- */
+/* Whether name is an intrinsic sch_tensorize knows; the list of them. */
+bool sch__tensor_intrin_known(const char *name);
+const char *sch__tensor_intrin_list(void);
 
 /* ---- helpers (schedule.c) ---- */
 int sch__stage_index(const sch_schedule *s, const te_tensor *t);

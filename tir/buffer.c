@@ -9,8 +9,15 @@ const char *tir_scope_name(tir_scope s) {
     case TIR_SCOPE_GLOBAL: return "global";
     case TIR_SCOPE_LOCAL: return "local";
     case TIR_SCOPE_SHARED: return "shared";
+    case TIR_SCOPE_WMMA_A: return "wmma.matrix_a";
+    case TIR_SCOPE_WMMA_B: return "wmma.matrix_b";
+    case TIR_SCOPE_WMMA_ACC: return "wmma.accumulator";
     }
     return "unknown";
+}
+
+bool tir_scope_is_fragment(tir_scope s) {
+    return s == TIR_SCOPE_WMMA_A || s == TIR_SCOPE_WMMA_B || s == TIR_SCOPE_WMMA_ACC;
 }
 
 tir_buffer *tir_buffer_new(te_ctx *ctx, const char *name, te_dtype t, int ndim,
@@ -32,7 +39,7 @@ tir_buffer *tir_buffer_new(te_ctx *ctx, const char *name, te_dtype t, int ndim,
         te_error(ctx, "buffer '%s': element type %s must be a scalar", name, te_dtype_str(t));
         return NULL;
     }
-    if (scope != TIR_SCOPE_GLOBAL && scope != TIR_SCOPE_LOCAL && scope != TIR_SCOPE_SHARED) {
+    if ((int)scope < TIR_SCOPE_GLOBAL || scope > TIR_SCOPE_WMMA_ACC) {
         te_error(ctx, "buffer '%s': unknown scope %d", name, (int)scope);
         return NULL;
     }

@@ -49,6 +49,10 @@ static void acc_stmt(const tir_stmt *s, void *user) {
     acc_set *a = user;
     if (s->kind == TIR_STORE && s->u.store.buffer->scope == TIR_SCOPE_SHARED)
         add(a->w, &a->nw, s->u.store.buffer);
+    /* a tensor intrinsic writes the tile of its first operand */
+    if (s->kind == TIR_TENSOR_CALL && s->u.tcall.args[0]->kind == TE_LOAD &&
+        s->u.tcall.args[0]->u.load.buffer->scope == TIR_SCOPE_SHARED)
+        add(a->w, &a->nw, s->u.tcall.args[0]->u.load.buffer);
 }
 
 static acc_set accesses(const tir_stmt *s) {

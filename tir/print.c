@@ -192,6 +192,19 @@ void tir_stmt_print(te_str *out, const tir_stmt *s, int indent) {
         }
         braced(out, s->u.attr.body, indent);
         return;
+    case TIR_TENSOR_CALL:
+        pad(out, indent);
+        te_str_printf(out, "%s(", tir_tensor_intrin_name(s->u.tcall.intrin));
+        for (int i = 0; i < s->u.tcall.nargs; ++i) {
+            if (i) te_str_append(out, ", ");
+            te_str_append(out, "&");
+            bare(out, s->u.tcall.args[i]);
+            if (s->u.tcall.ld[i])
+                te_str_printf(out, " ld %lld%s", (long long)s->u.tcall.ld[i],
+                              s->u.tcall.col_major[i] ? " col_major" : "");
+        }
+        te_str_append(out, ")\n");
+        return;
     default:
         pad(out, indent);
         te_str_printf(out, "<statement kind %d>\n", (int)s->kind);

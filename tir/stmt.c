@@ -411,3 +411,54 @@ te_expr *tir_broadcast(te_expr *value, int lanes) {
     e->u.bcast.lanes = lanes;
     return e;
 }
+
+const char *tir_tensor_intrin_name(tir_tensor_intrin k) {
+    static const char *const names[] = {"wmma.fill", "wmma.load_a", "wmma.load_b", "wmma.mma",
+                                        "wmma.store"};
+    return (int)k >= 0 && k < TIR_TENSOR_INTRIN_COUNT ? names[k] : "unknown";
+}
+
+int tir_tensor_intrin_nargs(tir_tensor_intrin k) {
+    switch (k) {
+    case TIR_WMMA_FILL: return 1;
+    case TIR_WMMA_MMA: return 3;
+    case TIR_WMMA_LOAD_A:
+    case TIR_WMMA_LOAD_B:
+    case TIR_WMMA_STORE: return 2;
+    default: return 0;
+    }
+}
+
+tir_stmt *tir_tensor_call(te_ctx *ctx, tir_tensor_intrin k, int nargs, te_expr *const *args,
+                          const int64_t *ld, const bool *col_major) {
+    if (!ctx) return NULL;
+    if ((int)k < 0 || k >= TIR_TENSOR_INTRIN_COUNT) {
+        te_error(ctx, "tensor_call: unknown intrinsic %d", (int)k);
+        return NULL;
+    }
+    if (nargs != tir_tensor_intrin_nargs(k)) {
+        te_error(ctx, "tensor_call: %s takes %d operands, not %d", tir_tensor_intrin_name(k),
+                 tir_tensor_intrin_nargs(k), nargs);
+        return NULL;
+    }
+    if (!args) return tir__null_operand(ctx, "tensor_call");
+    for (int i = 0; i < nargs; i++) {
+        if (!args[i]) return tir__null_operand(ctx, "tensor_call");
+        if (args[i]->kind != TE_BUFFER_LOAD && args[i]->kind != TE_LOAD) {
+            te_error(ctx, "tensor_call: operand %d of %s must be a buffer load (the tile's first "
+                          "element), not %s",
+                     i, tir_tensor_intrin_name(k), te_expr_kind_name(args[i]->kind));
+            return NULL;
+        }
+    }
+    tir_stmt *s = tir__new_stmt(ctx, TIR_TENSOR_CALL);
+    if (!s) return NULL;
+    s->u.tcall.intrin = k;
+    s->u.tcall.nargs = nargs;
+    for (int i = 0; i < nargs; i++) {
+        s->u.tcall.args[i] = args[i];
+        s->u.tcall.ld[i] = ld ? ld[i] : 0;
+        s->u.tcall.col_major[i] = col_major ? col_major[i] : false;
+    }
+    return s;
+}

@@ -151,6 +151,20 @@ tir_stmt *tir_mutate_children(tir_mutator *m, tir_stmt *s) {
         tir_stmt *r = tir_seq(m->ctx, n, kids);
         return r ? r : fail(m);
     }
+    case TIR_TENSOR_CALL: {
+        te_expr *a[TIR_TCALL_MAX_ARGS];
+        bool same = true;
+        for (int i = 0; i < s->u.tcall.nargs; ++i) {
+            a[i] = tir_mutate_expr(m, s->u.tcall.args[i]);
+            same &= a[i] == s->u.tcall.args[i];
+        }
+        if (m->failed) return NULL;
+        if (same) return s;
+        tir_stmt *n = clone(m, s);
+        if (!n) return NULL;
+        for (int i = 0; i < s->u.tcall.nargs; ++i) n->u.tcall.args[i] = a[i];
+        return n;
+    }
     default: {
         te_expr **pe;
         tir_stmt **pb;
@@ -219,6 +233,10 @@ int tir_visit_children(tir_visitor *v, const tir_stmt *s) {
     case TIR_SEQ:
         for (int i = 0; i < s->u.seq.n; ++i)
             if ((rc = tir_visit(v, s->u.seq.stmts[i]))) return rc;
+        return 0;
+    case TIR_TENSOR_CALL:
+        for (int i = 0; i < s->u.tcall.nargs; ++i)
+            if ((rc = visit_e(v, s->u.tcall.args[i]))) return rc;
         return 0;
     default: {
         te_expr **pe;

@@ -83,6 +83,9 @@ static cJSON *step_to_cjson(const sch_step *st) {
     case SCH_STEP_PACK:
         ok = ok && add_int(o, "iter", st->iter) && add_int(o, "factor", st->value);
         break;
+    case SCH_STEP_TENSORIZE:
+        ok = ok && add_int(o, "iter", st->iter) && add_str(o, "intrin", st->str);
+        break;
     default: ok = false;
     }
     if (!ok) {
@@ -233,7 +236,7 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
         return te_error(ctx,
                         "step log: step %d: unknown step kind '%.64s' (kinds: split, fuse, "
                         "reorder, annotate, pragma, compute_at, compute_inline, compute_root, "
-                        "cache_read, cache_write, rfactor, storage_align, pack)",
+                        "cache_read, cache_write, rfactor, storage_align, pack, tensorize)",
                         index, k->valuestring);
     }
     st->kind = (sch_step_kind)kind;
@@ -289,6 +292,13 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
         if (check_fields(&p, o, f) || get_index(&p, o, "iter", &st->iter) ||
             get_str(&p, o, "name", &st->str) ||
             get_int(&p, o, "value", -(INT64_C(1) << 53), INT64_C(1) << 53, &st->value))
+            return -1;
+        break;
+    }
+    case SCH_STEP_TENSORIZE: {
+        static const char *const f[] = {"kind", "stage", "iter", "intrin", NULL};
+        if (check_fields(&p, o, f) || get_index(&p, o, "iter", &st->iter) ||
+            get_str(&p, o, "intrin", &st->str))
             return -1;
         break;
     }

@@ -4,7 +4,7 @@
  * - a loop bound to blockIdx/threadIdx becomes `const int v = threadIdx.x;`
  * - serial loops stay loops; UNROLLED loops get `#pragma unroll`;
  * - shared allocations are `__shared__` arrays, local ones per-thread
- *   arrays (registers once indices are constant), both 16-byte aligned;
+ *   arrays (registers once indices are constant), 32- and 16-byte aligned;
  * - a BARRIER is __syncthreads();
  * - an ALLREDUCE is warp shuffles and shared memory (cuda_allreduce.c);
  * - a vector store of 2 or 4 lanes of a 32-bit type at an index whose
@@ -26,6 +26,7 @@ typedef struct {
     cg_c_emitter em;
     const char *ivar; /* C type of loop variables */
     int64_t block[3]; /* the kernel's threadIdx.x/y/z extents */
+    cg_cuda_wmma wmma; /* its fragment buffers */
 } cuda_emitter;
 
 static void put(cg_c_emitter *em, const char *s) { te_str_append(em->out, s); }
@@ -44,6 +45,9 @@ typedef struct {
 static void store_visit(const tir_stmt *s, void *user) {
     store_q *q = user;
     if (s->kind == TIR_STORE && s->u.store.buffer == q->b) q->found = true;
+    if (s->kind == TIR_TENSOR_CALL && s->u.tcall.args[0]->kind == TE_LOAD &&
+        s->u.tcall.args[0]->u.load.buffer == q->b)
+        q->found = true;
 }
 
 static bool stores_buffer(const tir_stmt *s, const tir_buffer *b) {
@@ -231,10 +235,21 @@ static void emit_allocate(cuda_emitter *ce, const tir_stmt *s) {
         cg_c_fail(em, "global allocation '%s' inside kernel '%s'", b->name, em->func);
         return;
     }
+    if (tir_scope_is_fragment(b->scope)) {
+        cg_c_line(em, "{");
+        em->indent++;
+        cg_cuda__wmma_declare(em, &ce->wmma, b);
+        emit(ce, s->u.alloc.body);
+        em->indent--;
+        cg_c_line(em, "}");
+        return;
+    }
     const char *name = cg_c_buffer_name(em, b);
     cg_c_line(em, "{");
     em->indent++;
-    cg_c_line(em, "%s__align__(16) %s %s[%lld];", b->scope == TIR_SCOPE_SHARED ? "__shared__ " : "",
+    /* 32 bytes: what WMMA's loads and stores need of a shared tile */
+    cg_c_line(em, "%s__align__(%d) %s %s[%lld];", b->scope == TIR_SCOPE_SHARED ? "__shared__ " : "",
+              b->scope == TIR_SCOPE_SHARED ? 32 : 16,
               ty, name, (long long)tir_buffer_size(b));
     emit(ce, s->u.alloc.body);
     em->indent--;
@@ -250,6 +265,7 @@ static void emit(cuda_emitter *ce, const tir_stmt *s) {
     case TIR_ALLOCATE: emit_allocate(ce, s); return;
     case TIR_BARRIER: cg_c_line(em, "__syncthreads();"); return;
     case TIR_ALLREDUCE: cg_cuda__emit_allreduce(em, s, ce->block, emit_cb, ce); return;
+    case TIR_TENSOR_CALL: cg_cuda__wmma_call(em, &ce->wmma, s); return;
     default:
         cg_c_fail(em, "statement kind %d in kernel '%s' is not supported by the cuda target "
                       "(run tir_run_pipeline first)",
@@ -273,7 +289,7 @@ static const char prelude[] =
     "#define LOOM_HELPER static __device__ __forceinline__\n"
     "\n";
 
-static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out) {
+static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, bool *wmma) {
     const tir_func *f = k->func;
     cuda_emitter ce;
     memset(&ce, 0, sizeof ce);
@@ -292,6 +308,7 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out) {
         if (tir_buffer_size(f->params[i]) >= ((int64_t)1 << 31) / 4) small = false;
     ce.ivar = small ? "int" : "long long";
     memcpy(ce.block, k->block, sizeof ce.block);
+    cg_cuda__wmma_scan(em, f->body, &ce.wmma);
     int64_t threads = k->block[0] * k->block[1] * k->block[2];
     te_str_printf(&body, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
                   (long long)threads, cg_c_name_of(em, f, f->name));
@@ -314,6 +331,7 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out) {
     emit(&ce, f->body);
     te_str_append(&body, "}\n\n");
     if (!em->failed) te_str_append(out, body.data ? body.data : "");
+    *wmma |= ce.wmma.used;
     te_str_free(&body);
     if (em->an) te_analyzer_free(em->an);
     free(em->names);
@@ -322,17 +340,24 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out) {
 }
 
 const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *const *progs) {
-    te_str out;
+    te_str kernels, out;
+    te_str_init(&kernels);
     te_str_init(&out);
-    te_str_append(&out, prelude);
-    te_str_append(&out, cg_c_helper_defs);
+    bool wmma = false;
     for (int p = 0; p < nprogs; ++p)
         for (int k = 0; k < progs[p]->nkernels; ++k)
-            if (emit_kernel(ctx, &progs[p]->kernels[k], &out)) {
-                te_str_free(&out);
+            if (emit_kernel(ctx, &progs[p]->kernels[k], &kernels, &wmma)) {
+                te_str_free(&kernels);
                 return NULL;
             }
+    /* Only tensor-core kernels need CUDA's headers (NVRTC finds them
+     * through the include directory runtime/cuda_nvrtc.c passes). */
+    if (wmma) te_str_append(&out, "#include <mma.h>\n");
+    te_str_append(&out, prelude);
+    te_str_append(&out, cg_c_helper_defs);
+    te_str_append(&out, kernels.data ? kernels.data : "");
     const char *src = te_strdup(ctx, out.data ? out.data : "");
+    te_str_free(&kernels);
     te_str_free(&out);
     return src;
 }

@@ -19,4 +19,23 @@ const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *c
 void cg_cuda__emit_allreduce(cg_c_emitter *em, const tir_stmt *s, const int64_t block[3],
                              void (*emit_body)(void *, const tir_stmt *), void *user);
 
+/* ---- tensor cores (cuda_wmma.c) ---- */
+#define CG_CUDA_MAX_FRAGS 32
+typedef struct {
+    const tir_buffer *b;
+    int layout; /* a, b: 0 row_major, 1 col_major, -1 never loaded */
+    int k;      /* accumulator: its mma's k (16, or 8 for tf32), 0 unknown */
+} cg_cuda_frag;
+typedef struct {
+    bool used; /* the kernel has TENSOR_CALLs (needs <mma.h>) */
+    int n;
+    cg_cuda_frag frags[CG_CUDA_MAX_FRAGS];
+} cg_cuda_wmma;
+/* Reads the TENSOR_CALLs of a kernel body into w (fails em on a conflict). */
+void cg_cuda__wmma_scan(cg_c_emitter *em, const tir_stmt *body, cg_cuda_wmma *w);
+/* Declares fragment buffer b (scope wmma.*) as an array of fragments. */
+void cg_cuda__wmma_declare(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_buffer *b);
+/* Writes TENSOR_CALL s as a WMMA call. */
+void cg_cuda__wmma_call(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_stmt *s);
+
 #endif

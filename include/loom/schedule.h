@@ -78,6 +78,29 @@ int sch_bind(sch_schedule *s, te_tensor *t, te_expr *axis, const char *thread_ta
  * "unroll_explicit" (value 0 or 1). The unroll pass caps what they copy
  * (tir_pass_unroll: 4,096 statements a function). */
 int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma, int64_t value);
+/* Replaces the loop nest of stage t from leaf `axis` inwards with a call
+ * of a tensor intrinsic (TVM's tensorize), one warp of the GPU executing
+ * it. Intrinsics (CUDA WMMA, target cuda only):
+ *   "wmma.mma"    t in scope wmma.accumulator: t[i, j] = sum over k of
+ *                 a[i, k] * b[k, j], a in wmma.matrix_a and b in
+ *                 wmma.matrix_b, both float16 or bfloat16 (each cast to
+ *                 float32; 16x16x16 tiles) or both float32 (rounded to
+ *                 tf32; 16x16x8). Its reduction's init becomes a fill.
+ *   "wmma.load_a" t in wmma.matrix_a copied from a shared or global
+ *                 tensor (16x16 tiles; 16x8 for float32);
+ *   "wmma.load_b" likewise in wmma.matrix_b (16x16; 8x16 for float32);
+ *   "wmma.store"  t (global or shared, float32) copied from a
+ *                 wmma.accumulator tensor (16x16 tiles).
+ * The loops from `axis` inwards must be exactly the intrinsic's (two,
+ * three for mma: one per tile dimension, in any order), each of the
+ * tile's extent, over a computation of the intrinsic's form; fragment
+ * tensors are indexed [row, column] and memory tiles have contiguous rows
+ * or columns with a row stride that is a multiple of 16 bytes and a
+ * first element 32-byte aligned. The step records the intrinsic; the
+ * match is checked when the schedule is lowered, with an error naming the
+ * stage and the rule broken. 0 or -1 (unknown intrinsic, an axis not a
+ * loop of t, t already tensorized). */
+int sch_tensorize(sch_schedule *s, te_tensor *t, te_expr *axis, const char *intrin);
 
 /* ---- compute location ---- */
 
@@ -148,6 +171,7 @@ typedef enum {
     SCH_STEP_RFACTOR,
     SCH_STEP_STORAGE_ALIGN,
     SCH_STEP_PACK,
+    SCH_STEP_TENSORIZE,
     SCH_STEP_KIND_COUNT
 } sch_step_kind;
 const char *sch_step_kind_name(sch_step_kind k); /* "split", "fuse", ... */
@@ -166,7 +190,7 @@ typedef enum {
 typedef struct {
     sch_step_kind kind;
     int stage;
-    int iter;            /* split, annotate, pragma, rfactor, storage_align,
+    int iter;            /* split, annotate, pragma, tensorize, rfactor, storage_align,
                             pack (root axis), compute_at (the consumer's
                             leaf index) */
     int64_t value;       /* split: factor or nparts; pragma value;
@@ -179,7 +203,8 @@ typedef struct {
     int target_stage;    /* compute_at: consumer stage */
     int *stages;         /* cache_read: reader stages (arena) */
     sch_annotation ann;
-    const char *str;     /* bind: thread tag; pragma: name; cache: scope */
+    const char *str;     /* bind: thread tag; pragma: name; cache: scope;
+                            tensorize: intrinsic */
 } sch_step;
 
 int sch_num_steps(const sch_schedule *s);

@@ -30,8 +30,23 @@ typedef struct tir_stmt tir_stmt;
 /* Where a buffer lives. GLOBAL: a function argument or heap memory;
  * LOCAL: per-thread scratch (stack/registers); SHARED: a GPU block's
  * shared memory. */
-typedef enum { TIR_SCOPE_GLOBAL = 0, TIR_SCOPE_LOCAL = 1, TIR_SCOPE_SHARED = 2 } tir_scope;
-const char *tir_scope_name(tir_scope s); /* "global", "local", "shared" */
+typedef enum {
+    TIR_SCOPE_GLOBAL = 0,
+    TIR_SCOPE_LOCAL = 1,
+    TIR_SCOPE_SHARED = 2,
+    /* A warp's tensor-core fragments (CUDA WMMA): the buffer is an array
+     * of opaque per-warp tiles that only TENSOR_CALL statements touch.
+     * Its (row, column) element lives in the tile (row / R, column / C)
+     * of a row-major grid of tiles, R x C the intrinsic's tile of that
+     * operand (16 x 16; 16 x 8 and 8 x 16 for tf32's a and b). */
+    TIR_SCOPE_WMMA_A = 3,  /* "wmma.matrix_a": the m x k operand */
+    TIR_SCOPE_WMMA_B = 4,  /* "wmma.matrix_b": the k x n operand */
+    TIR_SCOPE_WMMA_ACC = 5 /* "wmma.accumulator": the m x n float32 sums */
+} tir_scope;
+/* "global", "local", "shared", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator" */
+const char *tir_scope_name(tir_scope s);
+/* Whether s is one of the tensor-core fragment scopes. */
+bool tir_scope_is_fragment(tir_scope s);
 
 /* A region of memory holding a tensor (or a part of one, for stages
  * computed at an inner loop). Elements are dtype scalars; the element at
@@ -67,7 +82,8 @@ int64_t tir_buffer_size(const tir_buffer *b);
     X(ALLREDUCE)    /* GPU: allreduce: a reduction across threadIdx.x    */ \
     X(NOOP)                                                                \
     X(LET)          /* let: var bound to value in body                   */ \
-    X(ATTR)         /* attr: an annotation (key, value) on body          */
+    X(ATTR)         /* attr: an annotation (key, value) on body          */ \
+    X(TENSOR_CALL)  /* tcall: a tensor intrinsic on tiles (tensorize)    */
 
 typedef enum {
 #define TIR_X_ENUM(n) TIR_##n,
@@ -84,6 +100,26 @@ typedef enum {
     TIR_FOR_THREAD = 4      /* bound to a GPU thread axis (thread_tag) */
 } tir_for_kind;
 const char *tir_for_kind_name(tir_for_kind k); /* "serial", "parallel", ... */
+
+/* Tensor intrinsics of TENSOR_CALL: NVIDIA's warp-level matrix
+ * operations (CUDA WMMA, nvcuda::wmma), one warp executing each call.
+ * Operands (args[0] written): FILL acc := 0; LOAD_A a := memory tile;
+ * LOAD_B b := memory tile; MMA acc := acc + a * b (float16 or bfloat16
+ * operands in 16x16x16 tiles, or float32 ones computed as tf32 in
+ * 16x16x8); STORE memory tile := acc. */
+typedef enum {
+    TIR_WMMA_FILL = 0,
+    TIR_WMMA_LOAD_A,
+    TIR_WMMA_LOAD_B,
+    TIR_WMMA_MMA,
+    TIR_WMMA_STORE,
+    TIR_TENSOR_INTRIN_COUNT
+} tir_tensor_intrin;
+#define TIR_TCALL_MAX_ARGS 4
+/* "wmma.fill", "wmma.load_a", "wmma.load_b", "wmma.mma", "wmma.store" */
+const char *tir_tensor_intrin_name(tir_tensor_intrin k);
+/* Operands of intrinsic k (args[0] included). */
+int tir_tensor_intrin_nargs(tir_tensor_intrin k);
 
 struct tir_stmt {
     tir_stmt_kind kind;
@@ -136,6 +172,19 @@ struct tir_stmt {
          * AttrStmt: a pragma, a storage scope); code generation emits
          * body alone. key: a string in the arena; value may be NULL. */
         struct { const char *key; te_expr *value; tir_stmt *body; } attr;
+        /* A tensor intrinsic (schedule/tensorize.c made it from a loop
+         * nest). args[i] is a load of the first element of operand i's
+         * tile (BUFFER_LOAD before flatten, LOAD after); the operand the
+         * intrinsic writes is args[0]. ld[i]: the tile's row stride in
+         * elements, col_major[i]: the tile's rows are contiguous instead
+         * of its columns (memory operands; 0/false for fragments). */
+        struct {
+            tir_tensor_intrin intrin;
+            int nargs;
+            te_expr *args[TIR_TCALL_MAX_ARGS];
+            int64_t ld[TIR_TCALL_MAX_ARGS];
+            bool col_major[TIR_TCALL_MAX_ARGS];
+        } tcall;
     } u;
 };
 
@@ -167,6 +216,11 @@ tir_stmt *tir_noop(te_ctx *ctx);
 tir_stmt *tir_let(te_ctx *ctx, te_expr *var, te_expr *value, tir_stmt *body);
 /* ATTR: key is copied into the arena; value may be NULL. */
 tir_stmt *tir_attr(te_ctx *ctx, const char *key, te_expr *value, tir_stmt *body);
+/* TENSOR_CALL: tir_tensor_intrin_nargs(k) operands, each a BUFFER_LOAD
+ * or LOAD (see the union above); ld and col_major as there (arrays of
+ * nargs, or NULL for zeros). */
+tir_stmt *tir_tensor_call(te_ctx *ctx, tir_tensor_intrin k, int nargs, te_expr *const *args,
+                          const int64_t *ld, const bool *col_major);
 te_expr *tir_buffer_load(tir_buffer *b, int ndim, te_expr *const *indices);
 te_expr *tir_load(te_ctx *ctx, tir_buffer *b, te_expr *index, te_expr *predicate);
 te_expr *tir_ramp(te_expr *base, te_expr *stride, int lanes);
@@ -186,6 +240,7 @@ te_expr *tir_broadcast(te_expr *value, int lanes);
  *   ALLREDUCE    value; body           BARRIER, NOOP: none
  *   LET          value; body (var in scope)
  *   ATTR         value; body
+ *   TENSOR_CALL  args
  *
  * Scope: when `an` is set, the default walk of a FOR binds the loop
  * variable in that analyser (tir_bind_loop) while the body is walked,

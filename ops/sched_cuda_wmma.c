@@ -1,0 +1,102 @@
+/*
+ * ops/sched_cuda_wmma.c — a matmul on NVIDIA tensor cores through
+ * tensorize and WMMA (the structure of CUTLASS's and TVM's tensor-core
+ * GEMMs): a block computes a bm x bn tile of C with its warps in a
+ * (bm/wm) x (bn/wn) grid (threadIdx.z, threadIdx.y; 32 lanes each on
+ * threadIdx.x); per chunk of kc along k the block copies its A and B
+ * tiles to shared memory (rows padded by 16 bytes against bank
+ * conflicts), each warp loads 16-wide fragments from there and
+ * accumulates its wm x wn tile in (wm/16) x (wn/16) accumulator
+ * fragments, stored to C at the end.
+ */
+#include "ops/ops_internal.h"
+
+/* The threads of a block (tz x ty warps of 32) copy shared stage T:
+ * its axes fused, `vec` elements a thread (one 16-byte access). */
+static int warp_fetch(sch_schedule *s, te_tensor *T, int64_t tz, int64_t ty, int64_t vec) {
+    te_expr *ax[2] = {sch_axis(T, 0), sch_axis(T, 1)}, *f, *v, *o, *t, *w, *x, *z, *y;
+    if (!ax[0] || !ax[1] || sch_fuse(s, T, 2, ax, &f)) return -1;
+    if (vec > 1 && (sch_split(s, T, f, vec, &f, &v) || sch_vectorize(s, T, v))) return -1;
+    if (sch_split(s, T, f, tz * ty * 32, &o, &t) || sch_split(s, T, t, 32, &w, &x) ||
+        sch_split(s, T, w, ty, &z, &y))
+        return -1;
+    return sch_bind(s, T, z, "threadIdx.z") || sch_bind(s, T, y, "threadIdx.y") ||
+                   sch_bind(s, T, x, "threadIdx.x")
+               ? -1
+               : 0;
+}
+
+/* The largest of the candidates dividing n, or 0. */
+static int64_t pick(int64_t n, const int64_t *c, int nc) {
+    for (int i = 0; i < nc; i++)
+        if (n % c[i] == 0) return c[i];
+    return 0;
+}
+
+bool ops__cuda_wmma_fits(const te_tensor *R) {
+    if (!R || R->ndim != 2 || !R->body || R->body->kind != TE_REDUCE) return false;
+    int64_t K = R->body->u.reduce.axes[0]->u.var.extent;
+    return R->shape[0] % 16 == 0 && R->shape[1] % 16 == 0 && K % 16 == 0;
+}
+
+int ops__cuda_wmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *B) {
+    int64_t M = F->shape[0], N = F->shape[1];
+    int64_t K = F->body->u.reduce.axes[0]->u.var.extent;
+    te_dtype t = A->dtype;
+    int bytes = te_dtype_bytes(t);
+    int64_t kk = bytes == 4 ? 8 : 16; /* the mma's k: tf32 16x16x8 */
+    static const int64_t blk[] = {128, 64, 32, 16};
+    int64_t bm = pick(M, blk, 4), bn = pick(N, blk, 4);
+    int64_t wm = bm >= 64 ? bm / 2 : bm, wn = bn >= 64 ? bn / 2 : bn;
+    if (bn == 128) wn = 32; /* 2 x 4 warps on a 128 x 128 tile */
+    static const int64_t kcs[] = {32, 16};
+    int64_t kc = pick(K, kcs, 2);
+    if (!bm || !bn || !kc) return te_error(sch_ctx(s), "wmma gemm: %lldx%lldx%lld is not a multiple of 16",
+                                          (long long)M, (long long)N, (long long)K);
+    int64_t tz = bm / wm, ty = bn / wn;
+
+    te_tensor *CF = sch_cache_write(s, F, "wmma.accumulator");
+    te_tensor *AS = CF ? sch_cache_read(s, A, "shared", 1, &CF) : NULL;
+    te_tensor *BS = CF ? sch_cache_read(s, B, "shared", 1, &CF) : NULL;
+    te_tensor *AF = AS ? sch_cache_read(s, AS, "wmma.matrix_a", 1, &CF) : NULL;
+    te_tensor *BF = BS ? sch_cache_read(s, BS, "wmma.matrix_b", 1, &CF) : NULL;
+    if (!AF || !BF) return -1;
+
+    /* C: blocks, warps, 16x16 tiles stored from the accumulators */
+    te_expr *bi, *i1, *wi, *i2, *ti, *ii, *bj, *j1, *wj, *j2, *tj, *ji;
+    if (sch_split(s, F, sch_axis(F, 0), bm, &bi, &i1) || sch_split(s, F, i1, wm, &wi, &i2) ||
+        sch_split(s, F, i2, 16, &ti, &ii) || sch_split(s, F, sch_axis(F, 1), bn, &bj, &j1) ||
+        sch_split(s, F, j1, wn, &wj, &j2) || sch_split(s, F, j2, 16, &tj, &ji) ||
+        sch_reorder(s, F, 8, (te_expr *[]){bi, bj, wi, wj, ti, tj, ii, ji}) ||
+        sch_bind(s, F, bi, "blockIdx.y") || sch_bind(s, F, bj, "blockIdx.x") ||
+        sch_bind(s, F, wi, "threadIdx.z") || sch_bind(s, F, wj, "threadIdx.y") ||
+        sch_tensorize(s, F, ii, "wmma.store"))
+        return -1;
+
+    /* the warp's accumulation: chunks of kc, steps of the mma's k */
+    te_expr *cti, *cii, *ctj, *cji, *ko, *k1, *kf, *kii;
+    if (sch_compute_at(s, CF, F, wj) || sch_split(s, CF, sch_axis(CF, 0), 16, &cti, &cii) ||
+        sch_split(s, CF, sch_axis(CF, 1), 16, &ctj, &cji) ||
+        sch_split(s, CF, sch_reduce_axis(CF, 0), kc, &ko, &k1) ||
+        sch_split(s, CF, k1, kk, &kf, &kii) ||
+        sch_reorder(s, CF, 7, (te_expr *[]){ko, kf, cti, ctj, cii, cji, kii}) ||
+        sch_unroll(s, CF, cti) || sch_unroll(s, CF, ctj) || sch_tensorize(s, CF, cii, "wmma.mma"))
+        return -1;
+
+    /* fragments of this k step */
+    te_expr *ao, *ai, *bo, *bi2;
+    if (sch_compute_at(s, AF, CF, kf) || sch_split(s, AF, sch_axis(AF, 0), 16, &ao, &ai) ||
+        sch_unroll(s, AF, ao) || sch_tensorize(s, AF, ai, "wmma.load_a") ||
+        sch_compute_at(s, BF, CF, kf) || sch_split(s, BF, sch_axis(BF, 1), 16, &bo, &bi2) ||
+        sch_reorder(s, BF, 3, (te_expr *[]){bo, sch_axis(BF, 0), bi2}) || sch_unroll(s, BF, bo) ||
+        sch_tensorize(s, BF, sch_axis(BF, 0), "wmma.load_b"))
+        return -1;
+
+    /* the block's operand tiles of this chunk, rows padded by 16 bytes */
+    int64_t vec = 16 / bytes, pad = 16 / bytes;
+    if (sch_compute_at(s, AS, CF, ko) || sch_storage_align(s, AS, sch_axis(AS, 0), kc, pad) ||
+        warp_fetch(s, AS, tz, ty, vec) || sch_compute_at(s, BS, CF, ko) ||
+        sch_storage_align(s, BS, sch_axis(BS, 0), bn, pad) || warp_fetch(s, BS, tz, ty, vec))
+        return -1;
+    return 0;
+}

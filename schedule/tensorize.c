@@ -1,0 +1,489 @@
+/*
+ * schedule/tensorize.c — tensorize (TVM te tensorize): a stage's loop nest
+ * from one leaf inwards replaced with a call of a tensor intrinsic.
+ *
+ * Each intrinsic is declared as a TE computation on its own small tiles
+ * (the mma: c[i, j] = sum_k float32(a[i, k]) * float32(b[k, j]) on 16x16
+ * tiles). Lowering a tensorized stage:
+ *  1. matches the stage's body against the declaration, node by node:
+ *     the same operations and types, the intrinsic's tensors standing for
+ *     the stage's, its axes for the stage's root variables (one to one);
+ *  2. maps each tensorized leaf to the root variable it steps and so to
+ *     an intrinsic axis, with the intrinsic's extent;
+ *  3. for each operand, finds its tile: the buffer indices with the
+ *     tensorized leaves at 0 are the tile's first element, and each index
+ *     must step by exactly one tensorized leaf (or none) — that gives the
+ *     tile's row and column dimensions, hence its layout and row stride;
+ *  4. checks the intrinsic's rules (scopes, fragment grid, 16-byte row
+ *     strides, 32-byte aligned tiles) and builds the TENSOR_CALL; a
+ *     reduction's init becomes the intrinsic's fill.
+ * Every refusal names the stage, the intrinsic and the rule.
+ */
+#include <string.h>
+
+#include "schedule/lower_internal.h"
+
+#define MAXOP 3
+
+typedef enum { IN_MMA, IN_LOAD_A, IN_LOAD_B, IN_STORE } intrin_kind;
+
+static const struct {
+    const char *name;
+    intrin_kind kind;
+} intrinsics[] = {
+    {"wmma.mma", IN_MMA},
+    {"wmma.load_a", IN_LOAD_A},
+    {"wmma.load_b", IN_LOAD_B},
+    {"wmma.store", IN_STORE},
+};
+#define NINTRIN ((int)(sizeof intrinsics / sizeof intrinsics[0]))
+
+bool sch__tensor_intrin_known(const char *name) {
+    for (int i = 0; name && i < NINTRIN; i++)
+        if (!strcmp(name, intrinsics[i].name)) return true;
+    return false;
+}
+
+const char *sch__tensor_intrin_list(void) { return "wmma.mma, wmma.load_a, wmma.load_b, wmma.store"; }
+
+/* ---- declarations ---- */
+
+/* One declaration: the output's body over its axes, the tensors it reads
+ * in operand order (after the output), the extents of its axes (data
+ * parallel ones, then the reduce axis). */
+typedef struct {
+    te_tensor *out;
+    int nin;
+    te_tensor *in[2];
+    int naxes;
+    te_expr *axes[3];
+} decl;
+
+/* The declaration of kind k for element type t (the operands' type). */
+static int declare(te_ctx *ctx, intrin_kind k, te_dtype t, decl *d) {
+    memset(d, 0, sizeof *d);
+    int64_t kk = t.bits == 32 ? 8 : 16; /* tf32 tiles are 16x16x8 */
+    te_dtype f32 = TE_FLOAT32;
+    te_expr *i, *j;
+    switch (k) {
+    case IN_MMA: {
+        te_tensor *a = te_placeholder(ctx, "a", t, TE_SHAPE(16, kk));
+        te_tensor *b = te_placeholder(ctx, "b", t, TE_SHAPE(kk, 16));
+        i = te_axis(ctx, "i", 16);
+        j = te_axis(ctx, "j", 16);
+        te_expr *r = te_reduce_axis(ctx, "k", kk);
+        if (!a || !b || !i || !j || !r) return -1;
+        te_expr *x = te_read(a, i, r), *y = te_read(b, r, j);
+        if (t.bits != 32) {
+            x = te_cast(f32, x);
+            y = te_cast(f32, y);
+        }
+        d->out = te_compute(ctx, "c", TE_AXES(i, j), te_sum(te_mul(x, y), r));
+        d->nin = 2;
+        d->in[0] = a;
+        d->in[1] = b;
+        d->naxes = 3;
+        d->axes[2] = r;
+        break;
+    }
+    case IN_LOAD_A:
+    case IN_LOAD_B:
+    case IN_STORE: {
+        int64_t rows = k == IN_LOAD_B ? kk : 16, cols = k == IN_LOAD_A ? kk : 16;
+        te_tensor *src = te_placeholder(ctx, "src", k == IN_STORE ? f32 : t, TE_SHAPE(rows, cols));
+        i = te_axis(ctx, "i", rows);
+        j = te_axis(ctx, "j", cols);
+        if (!src || !i || !j) return -1;
+        d->out = te_compute(ctx, "c", TE_AXES(i, j), te_read(src, i, j));
+        d->nin = 1;
+        d->in[0] = src;
+        d->naxes = 2;
+        break;
+    }
+    }
+    if (!d->out) return -1;
+    d->axes[0] = i;
+    d->axes[1] = j;
+    return 0;
+}
+
+/* ---- matching a body against a declaration ---- */
+
+typedef struct {
+    int nv;
+    const te_expr *pv[8], *ev[8]; /* intrinsic axis -> stage root var */
+    int nt;
+    const te_tensor *pt[4], *et[4]; /* intrinsic tensor -> stage tensor */
+    const te_expr *reads[4];        /* the stage's read of each intrinsic tensor */
+} match_map;
+
+static bool pair(const void **ps, const void **es, int *n, int cap, const void *p, const void *e) {
+    for (int i = 0; i < *n; i++) {
+        if (ps[i] == p) return es[i] == e;
+        if (es[i] == e) return false; /* one to one */
+    }
+    if (*n == cap) return false;
+    ps[*n] = p;
+    es[(*n)++] = e;
+    return true;
+}
+
+typedef struct {
+    int n;
+    const te_expr *c[8];
+} kids;
+
+static void kid(const te_expr *c, void *user) {
+    kids *k = user;
+    if (k->n < 8) k->c[k->n] = c;
+    k->n++;
+}
+
+static bool match(const te_expr *p, const te_expr *e, match_map *m) {
+    if (!p || !e) return p == e;
+    if (p->kind != e->kind || !te_dtype_eq(p->dtype, e->dtype)) return false;
+    switch (p->kind) {
+    case TE_VAR: return pair((const void **)m->pv, (const void **)m->ev, &m->nv, 8, p, e);
+    case TE_INT_IMM: return p->u.ival == e->u.ival;
+    case TE_FLOAT_IMM: return p->u.fval == e->u.fval;
+    case TE_CALL:
+        if (p->u.call.op != e->u.call.op) return false;
+        break;
+    case TE_READ: {
+        const te_tensor *pt = p->u.read.tensor, *et = e->u.read.tensor;
+        if (p->u.read.ndim != e->u.read.ndim ||
+            !pair((const void **)m->pt, (const void **)m->et, &m->nt, 4, pt, et))
+            return false;
+        for (int i = 0; i < m->nt; i++)
+            if (m->pt[i] == pt) m->reads[i] = e;
+        break;
+    }
+    case TE_REDUCE:
+        if (p->u.reduce.op != e->u.reduce.op || p->u.reduce.naxes != e->u.reduce.naxes)
+            return false;
+        for (int a = 0; a < p->u.reduce.naxes; a++)
+            if (!pair((const void **)m->pv, (const void **)m->ev, &m->nv, 8, p->u.reduce.axes[a],
+                      e->u.reduce.axes[a]))
+                return false;
+        return match(p->u.reduce.source, e->u.reduce.source, m);
+    default: break;
+    }
+    kids a = {0}, b = {0};
+    te_expr_visit_children(p, kid, &a);
+    te_expr_visit_children(e, kid, &b);
+    if (a.n != b.n || a.n > 8) return false;
+    for (int i = 0; i < a.n; i++)
+        if (!match(a.c[i], b.c[i], m)) return false;
+    return true;
+}
+
+/* ---- lowering ---- */
+
+typedef struct {
+    lower_state *L;
+    const sch_stage *g;
+    const char *name; /* the intrinsic */
+    int pos;          /* first tensorized leaf */
+    te_expr *zero_vars[8], *zeros[8];
+    int nzero;
+} tz_ctx;
+
+static int refuse(tz_ctx *z, const char *fmt, const char *detail) {
+    return te_error(z->L->ctx, "tensorize: stage '%s' at axis '%s' (%s): %s%s", z->g->op->name,
+                    z->g->leaf[z->pos]->u.var.name, z->name, fmt, detail ? detail : "");
+}
+
+/* One operand's tile: its first element, layout and row stride. axes_rc:
+ * the stage root vars standing for the tile's row and column (NULL for a
+ * dimension the intrinsic does not step, impossible here). */
+typedef struct {
+    tir_buffer *buf;
+    te_expr *start[TE_MAX_DIMS];
+    int drow, dcol; /* buffer dimensions of the tile's rows and columns */
+} tile;
+
+/* The leaf each index dimension steps by, from index idx. -1 none, -2
+ * not a single tensorized leaf with coefficient 1. */
+static int stepping_leaf(tz_ctx *z, te_expr *idx, te_expr *start) {
+    te_analyzer *an = z->L->an;
+    te_expr *delta = te_analyzer_simplify(an, te_sub(idx, start));
+    int64_t c;
+    if (te_is_const_int(delta, &c) && c == 0) return -1;
+    for (int i = 0; i < z->nzero; i++)
+        if (delta == z->zero_vars[i] || te_expr_equal(delta, z->zero_vars[i])) return i;
+    return -2;
+}
+
+/* Fills t from a buffer access (buffer, indices); rows/cols: the
+ * tensorized leaf (index in zero_vars) that steps the tile's rows and
+ * columns. */
+static int make_tile(tz_ctx *z, const char *what, tir_buffer *b, int ndim, te_expr *const *idx,
+                     int row_leaf, int col_leaf, tile *t) {
+    te_ctx *ctx = z->L->ctx;
+    t->buf = b;
+    t->drow = t->dcol = -1;
+    for (int d = 0; d < ndim; d++) {
+        t->start[d] = te_analyzer_simplify(
+            z->L->an, te_substitute(ctx, idx[d], z->nzero, z->zero_vars, z->zeros));
+        int l = stepping_leaf(z, idx[d], t->start[d]);
+        if (l == -1) continue;
+        if (l == row_leaf && t->drow < 0) t->drow = d;
+        else if (l == col_leaf && t->dcol < 0) t->dcol = d;
+        else
+            return refuse(z, te_sprintf(ctx, "%s '%s' is indexed in dimension %d by ", what,
+                                        b->name, d),
+                          te_sprintf(ctx, "'%s', which does not step one row or column of the "
+                                          "tile by one element",
+                                     te_expr_str(ctx, idx[d])));
+    }
+    if (t->drow < 0 || t->dcol < 0)
+        return refuse(z, te_sprintf(ctx, "%s '%s' does not span the tile's rows and columns", what,
+                                    b->name),
+                      NULL);
+    return 0;
+}
+
+static bool multiple(te_analyzer *an, te_expr *e, int64_t m) {
+    int64_t coeff, base;
+    te_analyzer_modular(an, e, &coeff, &base);
+    return coeff % m == 0 && base % m == 0;
+}
+
+/* A fragment operand: a 2-D buffer of the fragment scope, indexed [row,
+ * column] on the grid of tr x tc tiles. */
+static int check_fragment(tz_ctx *z, const tile *t, tir_scope scope, int64_t tr, int64_t tc) {
+    te_ctx *ctx = z->L->ctx;
+    const tir_buffer *b = t->buf;
+    if (b->scope != scope)
+        return refuse(z, te_sprintf(ctx, "'%s' is in scope %s; this operand must be in scope ",
+                                    b->name, tir_scope_name(b->scope)),
+                      tir_scope_name(scope));
+    if (b->ndim != 2 || t->drow != 0 || t->dcol != 1)
+        return refuse(z, te_sprintf(ctx, "fragment '%s' must be a 2-D tensor indexed [row, column]",
+                                    b->name),
+                      NULL);
+    if (b->shape[0] % tr || b->shape[1] % tc)
+        return refuse(z, te_sprintf(ctx, "fragment '%s' of shape %lldx%lld is not a grid of ",
+                                    b->name, (long long)b->shape[0], (long long)b->shape[1]),
+                      te_sprintf(ctx, "%lldx%lld tiles", (long long)tr, (long long)tc));
+    if (!multiple(z->L->an, t->start[0], tr) || !multiple(z->L->an, t->start[1], tc))
+        return refuse(z, te_sprintf(ctx, "the tile of fragment '%s' at (%s, %s) does not start on ",
+                                    b->name, te_expr_str(ctx, t->start[0]),
+                                    te_expr_str(ctx, t->start[1])),
+                      te_sprintf(ctx, "its grid of %lldx%lld tiles", (long long)tr, (long long)tc));
+    return 0;
+}
+
+/* A memory operand (global or shared): contiguous rows or columns, a row
+ * stride of 16 bytes' multiple, a first element 32-byte aligned. */
+static int check_memory(tz_ctx *z, const tile *t, int64_t *ld, bool *col_major) {
+    te_ctx *ctx = z->L->ctx;
+    const tir_buffer *b = t->buf;
+    if (b->scope != TIR_SCOPE_GLOBAL && b->scope != TIR_SCOPE_SHARED)
+        return refuse(z, te_sprintf(ctx, "'%s' is in scope %s; this operand must be in global or ",
+                                    b->name, tir_scope_name(b->scope)),
+                      "shared memory");
+    int64_t sr = b->strides[t->drow], sc = b->strides[t->dcol];
+    if (sc == 1) {
+        *ld = sr;
+        *col_major = false;
+    } else if (sr == 1) {
+        *ld = sc;
+        *col_major = true;
+    } else {
+        return refuse(z, te_sprintf(ctx, "the tile of '%s' has neither contiguous rows nor columns",
+                                    b->name),
+                      NULL);
+    }
+    int bytes = te_dtype_bytes(b->dtype);
+    if ((*ld * bytes) % 16)
+        return refuse(z, te_sprintf(ctx, "the row stride of '%s' is %lld elements (%lld bytes); ",
+                                    b->name, (long long)*ld, (long long)(*ld * bytes)),
+                      "WMMA needs a multiple of 16 bytes (storage_align can pad it)");
+    te_expr *off = NULL;
+    for (int d = 0; d < b->ndim; d++) {
+        te_expr *x = te_mul(t->start[d], te_int(ctx, b->strides[d]));
+        off = off ? te_add(off, x) : x;
+    }
+    if (!off || !multiple(z->L->an, off, 32 / bytes))
+        return refuse(z, te_sprintf(ctx, "the tile of '%s' starting at element %s is not ", b->name,
+                                    off ? te_expr_str(ctx, off) : "?"),
+                      "32-byte aligned, as WMMA needs");
+    return 0;
+}
+
+static te_expr *first_element(tz_ctx *z, const tile *t) {
+    return tir_buffer_load(t->buf, t->buf->ndim, t->start);
+}
+
+int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
+                         te_expr *const *store_idx, int nsub, te_expr **vars, te_expr **vals,
+                         sch_tensorized *out) {
+    te_ctx *ctx = L->ctx;
+    const sch_stage *g = &L->s->stages[st];
+    lower_stage *ls = &L->ls[st];
+    tz_ctx z = {.L = L, .g = g, .name = name, .pos = pos};
+    intrin_kind kind = IN_MMA;
+    bool known = false;
+    for (int i = 0; i < NINTRIN; i++)
+        if (!strcmp(name, intrinsics[i].name)) kind = intrinsics[i].kind, known = true;
+    if (!known) return refuse(&z, "unknown intrinsic", NULL);
+
+    /* 1. the declaration for the operands' element type, and the match */
+    te_expr *body = ls->body;
+    te_dtype t = g->op->dtype;
+    if (kind == IN_MMA) {
+        const te_expr *src = body->kind == TE_REDUCE ? body->u.reduce.source : NULL;
+        while (src && src->kind != TE_READ) {
+            kids k = {0};
+            te_expr_visit_children(src, kid, &k);
+            src = k.n ? k.c[0] : NULL;
+        }
+        if (!src)
+            return refuse(&z, "the stage is not a sum of products of two tensors", NULL);
+        t = src->u.read.tensor->dtype;
+    } else if (kind == IN_STORE) {
+        t = TE_FLOAT32;
+    }
+    if (!(t.code == TE_FLOAT && t.bits == 32) && !(t.bits == 16 && te_dtype_is_float(t)))
+        return refuse(&z, te_sprintf(ctx, "element type %s; WMMA takes float16, bfloat16 and ",
+                                     te_dtype_str(t)),
+                      "float32 (as tf32)");
+    decl d;
+    if (declare(ctx, kind, t, &d)) return -1;
+    match_map m = {0};
+    if (!match(d.out->body, body, &m) || m.nt != d.nin)
+        return refuse(&z, te_sprintf(ctx, "its computation %s does not match the intrinsic's ",
+                                     te_expr_str(ctx, body)),
+                      te_expr_str(ctx, d.out->body));
+    /* the output's indices are the declaration's axes in order */
+    const te_expr *root_of_axis[3];
+    for (int a = 0; a < d.naxes; a++) {
+        root_of_axis[a] = NULL;
+        for (int v = 0; v < m.nv; v++)
+            if (m.pv[v] == d.axes[a]) root_of_axis[a] = m.ev[v];
+        if (!root_of_axis[a])
+            return refuse(&z, "the intrinsic's axes do not all appear in the computation", NULL);
+    }
+    if (root_of_axis[0] != g->op->axes[0] || root_of_axis[1] != g->op->axes[1] ||
+        g->op->ndim != 2)
+        return refuse(&z, "the output must be a 2-D tensor indexed by its own axes [row, column]",
+                      NULL);
+
+    /* 2. the tensorized leaves, one per intrinsic axis, of its extent */
+    int nt = g->nleaf - pos;
+    if (nt != d.naxes)
+        return refuse(&z, te_sprintf(ctx, "%d loops from this axis inwards; the intrinsic takes ",
+                                     nt),
+                      te_sprintf(ctx, "%d (one per tile dimension)", d.naxes));
+    int leaf_axis[3];
+    for (int l = 0; l < nt; l++) {
+        te_expr *lv = g->leaf[pos + l];
+        leaf_axis[l] = -1;
+        for (int a = 0; a < d.naxes; a++) {
+            te_expr *val = sch__lower_value(L, st, (te_expr *)root_of_axis[a]);
+            if (val && te_expr_uses_var(val, lv)) {
+                if (leaf_axis[l] >= 0)
+                    return refuse(&z, te_sprintf(ctx, "loop '%s' steps more than one tile ",
+                                                 lv->u.var.name),
+                                  "dimension (a fused loop)");
+                leaf_axis[l] = a;
+            }
+        }
+        if (leaf_axis[l] < 0)
+            return refuse(&z, te_sprintf(ctx, "loop '%s' steps no dimension of the intrinsic",
+                                         lv->u.var.name),
+                          NULL);
+        int64_t ext = sch__lower_ext(L, st, lv), want = d.axes[leaf_axis[l]]->u.var.extent;
+        if (ext != want)
+            return refuse(&z, te_sprintf(ctx, "loop '%s' has extent %lld; the intrinsic's ",
+                                         lv->u.var.name, (long long)ext),
+                          te_sprintf(ctx, "dimension %s needs %lld", d.axes[leaf_axis[l]]->u.var.name,
+                                     (long long)want));
+        for (int q = 0; q < l; q++)
+            if (leaf_axis[q] == leaf_axis[l])
+                return refuse(&z, "two loops step the same tile dimension", NULL);
+        z.zero_vars[z.nzero] = lv;
+        z.zeros[z.nzero++] = te_int(ctx, 0);
+        for (int s2 = 0; s2 < L->s->nstages; s2++)
+            if (L->s->stages[s2].attach == SCH_ATTACH_AT && L->s->stages[s2].attach_stage == st &&
+                L->s->stages[s2].attach_iter == lv)
+                return refuse(&z, te_sprintf(ctx, "stage '%s' is computed at tensorized loop '%s'",
+                                             L->s->stages[s2].op->name, lv->u.var.name),
+                              NULL);
+    }
+    int leaf_of[3] = {-1, -1, -1}; /* intrinsic axis -> index in zero_vars */
+    for (int l = 0; l < nt; l++) leaf_of[leaf_axis[l]] = l;
+    int first_red = g->nleaf;
+    for (int k = 0; k < g->nleaf; k++)
+        if (g->leaf[k]->u.var.iter == TE_ITER_REDUCE) {
+            first_red = k;
+            break;
+        }
+    (void)first_red; /* outer reduce loops, if any, accumulate tile by tile */
+    tir_stmt *marker = tir_noop(ctx);
+    if (sch__lower_guards(L, st, 0, g->nroot, marker) != marker)
+        return refuse(&z, "the tiles do not divide the stage's extents (the nest needs bounds ",
+                      "guards); choose split factors that divide them");
+
+    /* 3. the operands' tiles: the output, then the declaration's inputs */
+    tile tiles[MAXOP];
+    int nops = 1 + d.nin;
+    if (make_tile(&z, "output", ls->buf, g->op->ndim, store_idx, leaf_of[0], leaf_of[1],
+                  &tiles[0]))
+        return -1;
+    for (int i = 0; i < d.nin; i++) {
+        const te_expr *rd = NULL;
+        for (int q = 0; q < m.nt; q++)
+            if (m.pt[q] == d.in[i]) rd = m.reads[q];
+        te_expr *ld = rd ? sch__lower_reads(L, nsub, vars, vals, (te_expr *)rd) : NULL;
+        if (!ld || ld->kind != TE_BUFFER_LOAD) return -1;
+        /* the declaration's axes of this input's rows and columns */
+        int ra = 0, ca = 1;
+        if (kind == IN_MMA) {
+            ra = i == 0 ? 0 : 2; /* a[i, k], b[k, j] */
+            ca = i == 0 ? 2 : 1;
+        }
+        if (make_tile(&z, "input", ld->u.bload.buffer, ld->u.bload.ndim, ld->u.bload.indices,
+                      leaf_of[ra], leaf_of[ca], &tiles[1 + i]))
+            return -1;
+    }
+
+    /* 4. the intrinsic's rules and the call */
+    int64_t kk = t.bits == 32 ? 8 : 16;
+    int64_t ld[MAXOP] = {0};
+    bool cm[MAXOP] = {false};
+    tir_tensor_intrin call = TIR_WMMA_MMA;
+    switch (kind) {
+    case IN_MMA:
+        if (check_fragment(&z, &tiles[0], TIR_SCOPE_WMMA_ACC, 16, 16) ||
+            check_fragment(&z, &tiles[1], TIR_SCOPE_WMMA_A, 16, kk) ||
+            check_fragment(&z, &tiles[2], TIR_SCOPE_WMMA_B, kk, 16))
+            return -1;
+        break;
+    case IN_LOAD_A:
+    case IN_LOAD_B:
+        call = kind == IN_LOAD_A ? TIR_WMMA_LOAD_A : TIR_WMMA_LOAD_B;
+        if (check_fragment(&z, &tiles[0], kind == IN_LOAD_A ? TIR_SCOPE_WMMA_A : TIR_SCOPE_WMMA_B,
+                           kind == IN_LOAD_A ? 16 : kk, kind == IN_LOAD_A ? kk : 16) ||
+            check_memory(&z, &tiles[1], &ld[1], &cm[1]))
+            return -1;
+        break;
+    case IN_STORE:
+        call = TIR_WMMA_STORE;
+        if (check_memory(&z, &tiles[0], &ld[0], &cm[0]) ||
+            check_fragment(&z, &tiles[1], TIR_SCOPE_WMMA_ACC, 16, 16))
+            return -1;
+        break;
+    }
+    te_expr *args[MAXOP];
+    for (int i = 0; i < nops; i++)
+        if (!(args[i] = first_element(&z, &tiles[i]))) return -1;
+    out->call = tir_tensor_call(ctx, call, nops, args, ld, cm);
+    if (!out->call) return -1;
+    out->init = NULL;
+    if (kind == IN_MMA) {
+        if (!(out->init = tir_tensor_call(ctx, TIR_WMMA_FILL, 1, args, NULL, NULL))) return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,305 @@
+/*
+ * tests/test_cuda_wmma.c — tensorize with the WMMA intrinsics: a
+ * tensor-core matmul schedule lowered, generated as CUDA C and compiled
+ * with NVRTC for sm_80 and sm_90 (PTX checked for the mma instructions),
+ * run on the GPU against a double reference where there is one; and the
+ * errors of the primitive and of its match.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_skip.h"
+#include "testutil.h"
+
+typedef struct {
+    te_ctx *ctx;
+    te_tensor *A, *B, *C;
+    int64_t M, N, K;
+} mm;
+
+static mm make_mm(te_dtype t, int64_t M, int64_t N, int64_t K) {
+    mm m = {te_ctx_new(), NULL, NULL, NULL, M, N, K};
+    m.A = te_placeholder(m.ctx, "A", t, TE_SHAPE(M, K));
+    m.B = te_placeholder(m.ctx, "B", t, TE_SHAPE(K, N));
+    te_expr *i = te_axis(m.ctx, "i", M), *j = te_axis(m.ctx, "j", N);
+    te_expr *k = te_reduce_axis(m.ctx, "k", K);
+    te_expr *x = te_read(m.A, i, k), *y = te_read(m.B, k, j);
+    if (t.bits != 32) {
+        x = te_cast(TE_FLOAT32, x);
+        y = te_cast(TE_FLOAT32, y);
+    }
+    m.C = te_compute(m.ctx, "C", TE_AXES(i, j), te_sum(te_mul(x, y), k));
+    assert_non_null(m.C);
+    return m;
+}
+
+/* Options of the test schedule; the defaults make a valid one. */
+typedef struct {
+    int64_t wm, wn;          /* warp tile */
+    int64_t mma_tile;        /* 16; another value breaks the extent rule */
+    bool acc_scope_local;    /* accumulator in "local": breaks the scope rule */
+    bool skip_store;         /* C not tensorized */
+} opts;
+
+/* 2x2 warps of wm x wn; k chunks of 16 in shared memory. */
+static sch_schedule *schedule(mm *m, opts o) {
+    sch_schedule *s = sch_create(m->ctx, 1, &m->C);
+    te_tensor *C = m->C;
+    int64_t kk = m->A->dtype.bits == 32 ? 8 : 16;
+    te_tensor *CF = sch_cache_write(s, C, o.acc_scope_local ? "local" : "wmma.accumulator");
+    te_tensor *AS = sch_cache_read(s, m->A, "shared", 1, &CF);
+    te_tensor *BS = sch_cache_read(s, m->B, "shared", 1, &CF);
+    te_tensor *AF = sch_cache_read(s, AS, "wmma.matrix_a", 1, &CF);
+    te_tensor *BF = sch_cache_read(s, BS, "wmma.matrix_b", 1, &CF);
+    assert_non_null(AF);
+    assert_non_null(BF);
+    te_expr *bi, *i1, *wi, *i2, *ti, *ii, *bj, *j1, *wj, *j2, *tj, *ji;
+    int64_t t16 = o.mma_tile;
+    assert_int_equal(sch_split(s, C, sch_axis(C, 0), 2 * o.wm, &bi, &i1), 0);
+    assert_int_equal(sch_split(s, C, i1, o.wm, &wi, &i2), 0);
+    assert_int_equal(sch_split(s, C, i2, 16, &ti, &ii), 0);
+    assert_int_equal(sch_split(s, C, sch_axis(C, 1), 2 * o.wn, &bj, &j1), 0);
+    assert_int_equal(sch_split(s, C, j1, o.wn, &wj, &j2), 0);
+    assert_int_equal(sch_split(s, C, j2, 16, &tj, &ji), 0);
+    assert_int_equal(sch_reorder(s, C, 8, (te_expr *[]){bi, bj, wi, wj, ti, tj, ii, ji}), 0);
+    assert_int_equal(sch_bind(s, C, bi, "blockIdx.y") || sch_bind(s, C, bj, "blockIdx.x") ||
+                         sch_bind(s, C, wi, "threadIdx.z") || sch_bind(s, C, wj, "threadIdx.y"),
+                     0);
+    if (!o.skip_store) assert_int_equal(sch_tensorize(s, C, ii, "wmma.store"), 0);
+    te_expr *cti, *cii, *ctj, *cji, *ko, *k1, *kf, *kii;
+    assert_int_equal(sch_compute_at(s, CF, C, wj), 0);
+    assert_int_equal(sch_split(s, CF, sch_axis(CF, 0), t16, &cti, &cii), 0);
+    assert_int_equal(sch_split(s, CF, sch_axis(CF, 1), 16, &ctj, &cji), 0);
+    assert_int_equal(sch_split(s, CF, sch_reduce_axis(CF, 0), 16, &ko, &k1), 0);
+    assert_int_equal(sch_split(s, CF, k1, kk, &kf, &kii), 0);
+    assert_int_equal(sch_reorder(s, CF, 7, (te_expr *[]){ko, kf, cti, ctj, cii, cji, kii}), 0);
+    assert_int_equal(sch_tensorize(s, CF, cii, "wmma.mma"), 0);
+    te_expr *ao, *ai, *bo, *bi2;
+    assert_int_equal(sch_compute_at(s, AF, CF, kf), 0);
+    assert_int_equal(sch_split(s, AF, sch_axis(AF, 0), 16, &ao, &ai), 0);
+    assert_int_equal(sch_tensorize(s, AF, ai, "wmma.load_a"), 0);
+    assert_int_equal(sch_compute_at(s, BF, CF, kf), 0);
+    assert_int_equal(sch_split(s, BF, sch_axis(BF, 1), 16, &bo, &bi2), 0);
+    assert_int_equal(sch_reorder(s, BF, 3, (te_expr *[]){bo, sch_axis(BF, 0), bi2}), 0);
+    assert_int_equal(sch_tensorize(s, BF, sch_axis(BF, 0), "wmma.load_b"), 0);
+    int bytes = te_dtype_bytes(m->A->dtype);
+    int64_t pad = 16 / bytes;
+    te_tensor *sh[2] = {AS, BS};
+    for (int q = 0; q < 2; q++) {
+        te_tensor *T = sh[q];
+        assert_int_equal(sch_compute_at(s, T, CF, ko), 0);
+        assert_int_equal(sch_storage_align(s, T, sch_axis(T, 0), 16, pad), 0);
+        te_expr *f, *o2, *t, *w, *x, *z, *y;
+        assert_int_equal(sch_fuse(s, T, 2, (te_expr *[]){sch_axis(T, 0), sch_axis(T, 1)}, &f), 0);
+        assert_int_equal(sch_split(s, T, f, 128, &o2, &t), 0);
+        assert_int_equal(sch_split(s, T, t, 32, &w, &x), 0);
+        assert_int_equal(sch_split(s, T, w, 2, &z, &y), 0);
+        assert_int_equal(sch_bind(s, T, z, "threadIdx.z") || sch_bind(s, T, y, "threadIdx.y") ||
+                             sch_bind(s, T, x, "threadIdx.x"),
+                         0);
+    }
+    return s;
+}
+
+static opts good(void) { return (opts){.wm = 32, .wn = 32, .mma_tile = 16}; }
+
+/* Runs module m (C = A B) on the GPU: NaN-poisoned C, inputs uniform in
+ * [-1, 1) rounded to the operand type, against a double reference with
+ * |err| <= 2 u * sum_k |a_ik b_kj| + 1e-6: u = 2^-11 for tf32 (10
+ * explicit mantissa bits; the product of two rounded operands is off by
+ * at most 2u relatively) and exact for float16 / bfloat16 inputs, whose
+ * products are exact in float32 (u = 0, then float32 accumulation bounds
+ * it: K 2^-24 sum). Returns mismatches, -2 without a GPU. */
+static int64_t run(mm *m, rt_module *mod) {
+    if (!rt_cuda_available()) return -2;
+    uint64_t rng = tu_seed();
+    int64_t M = m->M, N = m->N, K = m->K;
+    DLTensor *hA = tu_rand_f32(&rng, 2, (int64_t[]){M, K});
+    DLTensor *hB = tu_rand_f32(&rng, 2, (int64_t[]){K, N});
+    DLTensor *hC = tu_nan_f32(2, (int64_t[]){M, N});
+    DLTensor *d[3] = {rt_cuda_tensor_alloc(hA->dtype, 2, hA->shape, 0),
+                      rt_cuda_tensor_alloc(hB->dtype, 2, hB->shape, 0),
+                      rt_cuda_tensor_alloc(hC->dtype, 2, hC->shape, 0)};
+    assert_non_null(d[0]);
+    assert_int_equal(rt_tensor_copy(d[0], hA) || rt_tensor_copy(d[1], hB) ||
+                         rt_tensor_copy(d[2], hC),
+                     0);
+    if (rt_call(mod, "default", 3, d)) fail_msg("run: %s", rt_module_errmsg(mod));
+    assert_int_equal(rt_tensor_copy(hC, d[2]), 0);
+    const float *a = hA->data, *b = hB->data, *c = hC->data;
+    double u = m->A->dtype.bits == 32 ? ldexp(1, -11) : K * ldexp(1, -24);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double want = 0, mag = 0;
+            for (int64_t k = 0; k < K; k++) {
+                want += (double)a[i * K + k] * b[k * N + j];
+                mag += fabs((double)a[i * K + k] * b[k * N + j]);
+            }
+            double got = c[i * N + j];
+            if (!(fabs(got - want) <= 2 * u * mag + 1e-6)) {
+                if (bad++ < 5)
+                    fprintf(stderr, "C[%lld, %lld] = %g, want %g\n", (long long)i, (long long)j, got,
+                            want);
+            }
+        }
+    for (int q = 0; q < 3; q++) rt_tensor_free(d[q]);
+    rt_tensor_free(hA);
+    rt_tensor_free(hB);
+    rt_tensor_free(hC);
+    return bad;
+}
+
+static void build_and_check(mm *m, sch_schedule *s, const char *target) {
+    te_tensor *args[3] = {m->A, m->B, m->C};
+    rt_module *mod = cg_build(s, 3, args, target, NULL);
+    if (!mod) fail_msg("build: %s", te_ctx_errmsg(m->ctx));
+    const char *src = rt_module_get_text(mod, "source");
+    const char *ptx = rt_module_get_text(mod, "ptx");
+    if (getenv("LOOM_TEST_DUMP")) fputs(src, stderr);
+    static const char *const needles[] = {"#include <mma.h>", "wmma::fill_fragment",
+                                          "wmma::load_matrix_sync", "wmma::mma_sync",
+                                          "wmma::store_matrix_sync", "__shared__", NULL};
+    for (int i = 0; needles[i]; i++) {
+        if (!strstr(src, needles[i])) fprintf(stderr, "source lacks '%s':\n%s\n", needles[i], src);
+        assert_non_null(strstr(src, needles[i]));
+    }
+    /* the tensor-core instructions made it to the PTX */
+    assert_non_null(strstr(ptx, "mma.sync.aligned"));
+    assert_non_null(strstr(ptx, "wmma.load.a.sync") ? ptx : strstr(ptx, "ld.shared"));
+    int64_t bad = run(m, mod);
+    rt_module_free(mod);
+    if (bad == -2) tu_skip_part("the GPU run", rt_last_error());
+    else assert_int_equal(bad, 0);
+}
+
+static void test_tf32_matmul(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    mm m = make_mm(TE_FLOAT32, 128, 192, 96);
+    build_and_check(&m, schedule(&m, good()), "cuda -arch=sm_80");
+    te_ctx_free(m.ctx);
+    m = make_mm(TE_FLOAT32, 64, 64, 32);
+    build_and_check(&m, schedule(&m, good()), "cuda -arch=sm_90");
+    te_ctx_free(m.ctx);
+}
+
+/* The lowered program: one fill per accumulator tile before the k loop,
+ * the mma inside it, no scalar loop left over a fragment. */
+static void test_lowered_form(void **state) {
+    (void)state;
+    mm m = make_mm(TE_FLOAT32, 64, 64, 32);
+    sch_schedule *s = schedule(&m, good());
+    te_tensor *args[3] = {m.A, m.B, m.C};
+    const char *text = sch_lower_text(s, 3, args);
+    if (!text) fail_msg("lower: %s", te_ctx_errmsg(m.ctx));
+    if (getenv("LOOM_TEST_DUMP")) fputs(text, stderr);
+    assert_non_null(strstr(text, "wmma.fill(&C.wmma.accumulator["));
+    assert_non_null(strstr(text, "wmma.mma(&C.wmma.accumulator["));
+    assert_non_null(strstr(text, "wmma.load_a(&"));
+    assert_non_null(strstr(text, " ld 20)")); /* the shared row padded to 20 */
+    assert_non_null(strstr(text, "wmma.store(&C["));
+    te_ctx_free(m.ctx);
+}
+
+/* Each refusal: the message names the stage, the axis, the intrinsic and
+ * the rule. */
+static void expect_build_error(mm *m, sch_schedule *s, const char *target, const char *const *parts) {
+    te_tensor *args[3] = {m->A, m->B, m->C};
+    rt_module *mod = s ? cg_build(s, 3, args, target, NULL) : NULL;
+    assert_null(mod);
+    const char *msg = te_ctx_errmsg(m->ctx);
+    for (int i = 0; parts[i]; i++) {
+        if (!strstr(msg, parts[i])) fprintf(stderr, "message lacks '%s': %s\n", parts[i], msg);
+        assert_non_null(strstr(msg, parts[i]));
+    }
+}
+
+static void test_errors(void **state) {
+    (void)state;
+    /* an unknown intrinsic, at the step */
+    mm m = make_mm(TE_FLOAT32, 64, 64, 32);
+    sch_schedule *s = sch_create(m.ctx, 1, &m.C);
+    assert_int_equal(sch_tensorize(s, m.C, sch_axis(m.C, 0), "wmma.fma"), -1);
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "tensorize: unknown intrinsic 'wmma.fma' for axis "
+                                                 "'i' of stage 'C' (known: wmma.mma"));
+    /* twice on one stage */
+    assert_int_equal(sch_tensorize(s, m.C, sch_axis(m.C, 1), "wmma.store"), 0);
+    assert_int_equal(sch_tensorize(s, m.C, sch_axis(m.C, 0), "wmma.store"), -1);
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "already tensorized at axis 'j'"));
+    te_ctx_free(m.ctx);
+
+    /* the wrong tile extent */
+    m = make_mm(TE_FLOAT32, 64, 64, 32);
+    opts o = good();
+    o.mma_tile = 8;
+    expect_build_error(&m, schedule(&m, o), "cuda",
+                       (const char *[]){"tensorize: stage 'C.wmma.accumulator' at axis",
+                                        "(wmma.mma)", "has extent 8", "needs 16", NULL});
+    te_ctx_free(m.ctx);
+
+    /* the accumulator in the wrong scope */
+    m = make_mm(TE_FLOAT32, 64, 64, 32);
+    o = good();
+    o.acc_scope_local = true;
+    expect_build_error(&m, schedule(&m, o), "cuda",
+                       (const char *[]){"tensorize: stage", "is in scope local",
+                                        "must be in scope wmma.accumulator", NULL});
+    te_ctx_free(m.ctx);
+
+    /* a computation that is not the intrinsic's: a max reduction */
+    m.ctx = te_ctx_new();
+    te_tensor *A = te_placeholder(m.ctx, "A", TE_FLOAT32, TE_SHAPE(16, 16));
+    te_expr *i = te_axis(m.ctx, "i", 16), *j = te_axis(m.ctx, "j", 16);
+    te_tensor *C = te_compute(m.ctx, "C", TE_AXES(i, j), te_read(A, j, i));
+    s = sch_create(m.ctx, 1, &C);
+    assert_int_equal(sch_tensorize(s, C, sch_axis(C, 0), "wmma.store"), 0);
+    te_tensor *args[2] = {A, C};
+    assert_null(cg_build(s, 2, args, "cuda", NULL));
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "tensorize: stage 'C' at axis 'i' (wmma.store)"));
+    te_ctx_free(m.ctx);
+
+    /* the CPU has no tensor cores */
+    m = make_mm(TE_FLOAT32, 64, 64, 32);
+    s = sch_create(m.ctx, 1, &m.C);
+    te_tensor *CF = sch_cache_write(s, m.C, "wmma.accumulator");
+    te_expr *io, *ii, *jo, *ji;
+    assert_int_equal(sch_tile(s, m.C, sch_axis(m.C, 0), sch_axis(m.C, 1), 16, 16, &io, &jo, &ii,
+                              &ji),
+                     0);
+    assert_int_equal(sch_tensorize(s, m.C, ii, "wmma.store") || sch_compute_at(s, CF, m.C, jo), 0);
+    expect_build_error(&m, s, "llvm",
+                       (const char *[]){"tensor intrinsic wmma.store", "runs only on the GPU",
+                                        NULL});
+    /* a fragment written element by element (its stage not tensorized) */
+    assert_int_equal(sch_bind(s, m.C, io, "blockIdx.y") || sch_bind(s, m.C, jo, "blockIdx.x"), 0);
+    expect_build_error(&m, s, "cuda",
+                       (const char *[]){"fragment buffer 'C.wmma.accumulator'",
+                                        "element by element", NULL});
+    te_ctx_free(m.ctx);
+}
+
+/* A tensorize step survives the step log (JSON) and replays. */
+static void test_step_log(void **state) {
+    (void)state;
+    mm m = make_mm(TE_FLOAT32, 64, 64, 32);
+    sch_schedule *s = schedule(&m, good());
+    char *json = tdb_steps_to_json(sch_num_steps(s), sch_get_step(s, 0));
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"kind\":\"tensorize\""));
+    assert_non_null(strstr(json, "\"intrin\":\"wmma.mma\""));
+    free(json);
+    te_ctx_free(m.ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tf32_matmul),
+        cmocka_unit_test(test_lowered_form),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_step_log),
+    };
+    return tu_run_group(tests);
+}
