@@ -15,7 +15,7 @@
 #define EXT(n, d) {n, true, 0, 1, OPS__BIG, d}
 #define FLAG(n, d) {n, false, 0, 0, 1, d}
 
-enum { MM_M, MM_N, MM_K, MM_TA, MM_TB };
+enum { MM_M, MM_N, MM_K, MM_TA, MM_TB, MM_TF32 };
 enum { BMM_B, BMM_M, BMM_N, BMM_K, BMM_TA, BMM_TB };
 enum { DN_M, DN_N, DN_K, DN_BIAS };
 
@@ -118,9 +118,17 @@ static int matmul_sched(const ops_workload *w, sch_schedule *s, const int64_t *p
 /* CUDA: the GEMM tile; R is C's local cache (matmul) or the product D
  * that the bias/gelu tail Y reads. */
 static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
-    (void)p;
     const ops__priv *pv = w->priv;
     te_tensor *A = w->inputs[0], *B = w->inputs[1];
+    if (pv->impl == &ops__matmul && p[MM_TF32]) {
+        if (p[MM_TA] || p[MM_TB] || !ops__cuda_wmma_fits(pv->t[0]))
+            return te_error(sch_ctx(s),
+                            "matmul tf32=1: the tensor-core schedule needs M, N and K multiples "
+                            "of 16 and no transposes (got M=%lld N=%lld K=%lld%s)",
+                            (long long)p[MM_M], (long long)p[MM_N], (long long)p[MM_K],
+                            p[MM_TA] || p[MM_TB] ? ", transposed" : "");
+        return ops__cuda_wmma_gemm(s, pv->t[0], A, B);
+    }
     if (!pv->t[1]) return ops__cuda_gemm(s, pv->t[0], NULL, A, B);
     return ops__cuda_gemm(s, pv->t[1], pv->t[0], A, B);
 }
@@ -129,10 +137,14 @@ const ops__impl ops__matmul = {
     .info = {"matmul", NULL,
              "C[M,N] = A[M,K] x B[K,N]; A stored [K,M] when transpose_a, B stored [N,K] when "
              "transpose_b",
-             5,
+             6,
              {EXT("M", "rows of the output"), EXT("N", "columns of the output"),
               EXT("K", "reduction length"), FLAG("transpose_a", "A is stored as [K,M]"),
-              FLAG("transpose_b", "B is stored as [N,K]")}},
+              FLAG("transpose_b", "B is stored as [N,K]"),
+              {"tf32", false, 0, 0, 1,
+               "cuda: products on tensor cores with A and B rounded to tf32 (10-bit mantissa; "
+               "PyTorch's allow_tf32); the CPU computes in float32",
+               true}}},
     .build = matmul_build,
     .reference = matmul_ref,
     .schedule = matmul_sched,

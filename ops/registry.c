@@ -187,8 +187,11 @@ static const char *make_key(te_ctx *ctx, const parsed *p) {
     te_str s;
     te_str_init(&s);
     te_str_printf(&s, "%s(", p->impl->info.name);
-    for (int i = 0; i < p->impl->info.nparams; i++)
-        te_str_printf(&s, "%s=%lld,", p->impl->info.params[i].name, (long long)p->v[i]);
+    for (int i = 0; i < p->impl->info.nparams; i++) {
+        const ops_param_info *pi = &p->impl->info.params[i];
+        if (pi->key_when_set && p->v[i] == pi->def) continue;
+        te_str_printf(&s, "%s=%lld,", pi->name, (long long)p->v[i]);
+    }
     te_str_printf(&s, "dtype=%s)", te_dtype_str(p->dtype));
     const char *key = s.data ? te_strdup(ctx, s.data) : NULL;
     te_str_free(&s);
@@ -280,8 +283,13 @@ const char *ops_params_json(const ops_workload *w) {
     te_str s;
     te_str_init(&s);
     te_str_append(&s, "{");
-    for (int i = 0; i < w->nparams; i++)
+    const ops__priv *pv = w->priv;
+    for (int i = 0; i < w->nparams; i++) {
+        const ops_param_info *pi =
+            pv && pv->impl && i < pv->impl->info.nparams ? &pv->impl->info.params[i] : NULL;
+        if (pi && pi->key_when_set && w->param_values[i] == pi->def) continue;
         te_str_printf(&s, "\"%s\":%lld,", w->param_names[i], (long long)w->param_values[i]);
+    }
     te_str_printf(&s, "\"dtype\":\"%s\"}", te_dtype_str(w->dtype));
     const char *out = s.data ? te_strdup(ctx, s.data) : NULL;
     te_str_free(&s);

@@ -294,12 +294,42 @@ static void test_step_log(void **state) {
     te_ctx_free(m.ctx);
 }
 
+/* matmul tf32=1: the ops default CUDA schedule is the tensor-core GEMM
+ * (ops/sched_cuda_wmma.c) at several tile shapes; shapes it cannot take
+ * are refused with the rule. */
+static void test_ops_tf32(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    static const char *const shapes[] = {"M=256,N=128,K=64,tf32=1", "M=48,N=80,K=32,tf32=1",
+                                         "M=128,N=256,K=96,tf32=1"};
+    for (int i = 0; i < 3; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, "matmul", shapes[i]);
+        assert_non_null(w);
+        sch_schedule *s = ops_default_schedule(w, "cuda -arch=sm_90");
+        if (!s) fail_msg("%s: %s", w->key, te_ctx_errmsg(ctx));
+        mm m = {ctx, w->args[0], w->args[1], w->args[2], w->args[0]->shape[0],
+                w->args[1]->shape[1], w->args[0]->shape[1]};
+        build_and_check(&m, s, "cuda -arch=sm_90");
+        te_ctx_free(ctx);
+    }
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", "M=100,N=64,K=64,tf32=1");
+    assert_non_null(w);
+    assert_null(ops_default_schedule(w, "cuda"));
+    assert_non_null(strstr(te_ctx_errmsg(ctx), "matmul tf32=1: the tensor-core schedule needs M, "
+                                               "N and K multiples of 16 and no transposes (got "
+                                               "M=100 N=64 K=64)"));
+    te_ctx_free(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tf32_matmul),
         cmocka_unit_test(test_lowered_form),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_step_log),
+        cmocka_unit_test(test_ops_tf32),
     };
     return tu_run_group(tests);
 }

@@ -127,6 +127,11 @@ def main():
                 tensors.append(t.reshape(shape).cuda())
             else:
                 tensors.append(torch.rand(shape, device="cuda") * 2 - 1)
+        # tf32=1 workloads: the peer runs TF32 too (cuBLAS on tensor cores);
+        # the check allows tf32's rounding of both operands (2 x 2^-11 of
+        # sum |a b|, bounded here by |a| |b| <= 1 times K).
+        tf32 = p.get("tf32", 0) == 1
+        torch.backends.cuda.matmul.allow_tf32 = tf32
         peer_ms, peer_spread = time_cuda(lambda: call(*tensors))
         l = loom.get(name, {})
         agree = ""
@@ -136,10 +141,15 @@ def main():
             got = torch.from_file(out_path, size=ref.numel(), dtype=torch.float32)
             red = flops / 2 / ref.numel()
             tol = 1e-5 * red ** 0.5 + 1e-4
-            bad = int(((got - ref).abs() > tol + tol * ref.abs()).sum())
+            if tf32:
+                mag = call(*[t.double().abs() for t in tensors]).float().cpu().flatten()
+                bad = int(((got - ref).abs() > 2 * 2.0 ** -11 * mag + 1e-4).sum())
+            else:
+                bad = int(((got - ref).abs() > tol + tol * ref.abs()).sum())
             agree = "ok" if bad == 0 else f"{bad} differ"
         loom_ms = float(l.get("loom_ms", "nan") or "nan")
-        rows.append(dict(workload=name, peer="cublas" if "matmul" in op else "cudnn",
+        torch.backends.cuda.matmul.allow_tf32 = False
+        rows.append(dict(workload=name, peer=("cublas" if "matmul" in op else "cudnn") + ("-tf32" if tf32 else ""),
                          peer_ms=peer_ms, peer_spread_ms=peer_spread, loom_ms=loom_ms,
                          loom_source=l.get("source", ""), ratio=peer_ms / loom_ms,
                          loom_tflops=flops / (loom_ms * 1e-3) * 1e-12,

@@ -95,6 +95,9 @@ typedef struct {
     int64_t min, max;   /* the accepted range (extents: 1..INT64_MAX,
                            padding 0.., flags 0..1, masks 1..15) */
     const char *doc;    /* one line: what it means */
+    /* Written in keys only when not `def`: a parameter added after keys
+     * were stored (tuning databases), whose keys must stay as they were. */
+    bool key_when_set;
 } ops_param_info;
 
 /* One operator of the registry. Static storage; valid for the program. */
