@@ -7,7 +7,9 @@
  * tiles to shared memory (rows padded by 16 bytes against bank
  * conflicts), each warp loads 16-wide fragments from there and
  * accumulates its wm x wn tile in (wm/16) x (wn/16) accumulator
- * fragments, stored to C at the end.
+ * fragments, stored to C at the end. The shared tiles are double-buffered:
+ * the next chunk's copy (cp.async) is in flight while this one is
+ * multiplied.
  */
 #include "ops/ops_internal.h"
 
@@ -49,8 +51,12 @@ int ops__cuda_wmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *
     int64_t bm = pick(M, blk, 4), bn = pick(N, blk, 4);
     int64_t wm = bm >= 64 ? bm / 2 : bm, wn = bn >= 64 ? bn / 2 : bn;
     if (bn == 128) wn = 32; /* 2 x 4 warps on a 128 x 128 tile */
-    static const int64_t kcs[] = {32, 16};
-    int64_t kc = pick(K, kcs, 2);
+    /* kc: the longest chunk whose double-buffered tiles fit the 48 KiB of
+     * static shared memory a block has */
+    int64_t kc = 0;
+    for (int64_t c = 64; c >= 16 && !kc; c /= 2)
+        if (K % c == 0 && (bm * (c + 16 / bytes) + c * (bn + 16 / bytes)) * bytes * 2 <= 49152)
+            kc = c;
     if (!bm || !bn || !kc) return te_error(sch_ctx(s), "wmma gemm: %lldx%lldx%lld is not a multiple of 16",
                                           (long long)M, (long long)N, (long long)K);
     int64_t tz = bm / wm, ty = bn / wn;
@@ -96,7 +102,8 @@ int ops__cuda_wmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *
     int64_t vec = 16 / bytes, pad = 16 / bytes;
     if (sch_compute_at(s, AS, CF, ko) || sch_storage_align(s, AS, sch_axis(AS, 0), kc, pad) ||
         warp_fetch(s, AS, tz, ty, vec) || sch_compute_at(s, BS, CF, ko) ||
-        sch_storage_align(s, BS, sch_axis(BS, 0), bn, pad) || warp_fetch(s, BS, tz, ty, vec))
+        sch_storage_align(s, BS, sch_axis(BS, 0), bn, pad) || warp_fetch(s, BS, tz, ty, vec) ||
+        (K > kc && (sch_double_buffer(s, AS) || sch_double_buffer(s, BS))))
         return -1;
     return 0;
 }

@@ -109,8 +109,13 @@ static tir_stmt *with_attached(lower_state *L, int st, const te_expr *var, tir_s
             ids[n++] = i;
     if (n == 0) return inner;
     tir_stmt *parts[65];
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < n; k++) {
         if (!(parts[k] = stage_nest(L, ids[k]))) return NULL;
+        /* tir_pass_double_buffer finds the copy by this mark */
+        if (s->stages[ids[k]].double_buffer &&
+            !(parts[k] = tir_attr(L->ctx, TIR_ATTR_DOUBLE_BUFFER, NULL, parts[k])))
+            return NULL;
+    }
     parts[n] = inner;
     tir_stmt *body = tir_seq(L->ctx, n + 1, parts);
     for (int k = n - 1; k >= 0; k--) body = tir_allocate(L->ctx, L->ls[ids[k]].buf, body);
@@ -352,6 +357,12 @@ int sch__lower_check_attach(lower_state *L) {
     /* Each stage read outside its attach point would read garbage. */
     for (int p = 0; p < s->nstages; p++) {
         const sch_stage *g = &s->stages[p];
+        if (g->double_buffer && g->attach != SCH_ATTACH_AT)
+            return te_error(ctx,
+                            "double_buffer: stage '%s' is computed %s; it must be computed at a "
+                            "serial loop of its consumer (compute_at), whose next iteration it "
+                            "copies ahead",
+                            g->op->name, g->attach == SCH_ATTACH_INLINE ? "inline" : "at the root");
         if (g->attach != SCH_ATTACH_AT) continue;
         if (s->stages[g->attach_stage].attach == SCH_ATTACH_INLINE)
             return te_error(ctx, "lower: stage '%s' is computed at stage '%s', which is inlined",

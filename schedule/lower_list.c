@@ -243,6 +243,7 @@ static int lower_list(list_run *r) {
         PASS("storage_rewrite", tir_pass_storage_rewrite(ctx, g));
         PASS("simplify", tir_pass_simplify(ctx, g));
         PASS("remove_noop", tir_pass_remove_noop(ctx, g));
+        PASS("double_buffer", tir_pass_double_buffer(ctx, g));
         if (gpu) {
             PASS("thread_sync", tir_pass_thread_sync(ctx, g));
             PASS("verify_gpu", tir_verify_gpu(ctx, g, &po->gpu_limits) ? NULL : g);

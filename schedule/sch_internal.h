@@ -59,6 +59,7 @@ typedef struct {
     int scope;          /* tir_scope, or -1 for the default */
     int nalign;
     sch_align *aligns;
+    bool double_buffer; /* its buffer alternates between two halves (double_buffer.c) */
 } sch_stage;
 
 struct sch_schedule {

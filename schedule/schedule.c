@@ -354,7 +354,7 @@ const char *sch_step_kind_name(sch_step_kind k) {
                                   "annotate",     "pragma",         "compute_at",
                                   "compute_inline", "compute_root", "cache_read",
                                   "cache_write",  "rfactor",        "storage_align",
-                                  "pack",         "tensorize"};
+                                  "pack",         "tensorize",      "double_buffer"};
     return (k >= 0 && k < SCH_STEP_KIND_COUNT) ? names[k] : "unknown";
 }
 

@@ -41,6 +41,8 @@ typedef struct {
     int64_t mma_tile;        /* 16; another value breaks the extent rule */
     bool acc_scope_local;    /* accumulator in "local": breaks the scope rule */
     bool skip_store;         /* C not tensorized */
+    bool double_buffer;      /* the shared tiles double-buffered (cp.async) */
+    bool vec;                /* 16-byte copies into shared memory */
 } opts;
 
 /* 2x2 warps of wm x wn; k chunks of 16 in shared memory. */
@@ -91,8 +93,11 @@ static sch_schedule *schedule(mm *m, opts o) {
         te_tensor *T = sh[q];
         assert_int_equal(sch_compute_at(s, T, CF, ko), 0);
         assert_int_equal(sch_storage_align(s, T, sch_axis(T, 0), 16, pad), 0);
-        te_expr *f, *o2, *t, *w, *x, *z, *y;
+        te_expr *f, *o2, *t, *w, *x, *z, *y, *v;
         assert_int_equal(sch_fuse(s, T, 2, (te_expr *[]){sch_axis(T, 0), sch_axis(T, 1)}, &f), 0);
+        if (o.vec)
+            assert_int_equal(sch_split(s, T, f, 16 / bytes, &f, &v) || sch_vectorize(s, T, v), 0);
+        if (o.double_buffer) assert_int_equal(sch_double_buffer(s, T), 0);
         assert_int_equal(sch_split(s, T, f, 128, &o2, &t), 0);
         assert_int_equal(sch_split(s, T, t, 32, &w, &x), 0);
         assert_int_equal(sch_split(s, T, w, 2, &z, &y), 0);
@@ -173,6 +178,84 @@ static void build_and_check(mm *m, sch_schedule *s, const char *target) {
     rt_module_free(mod);
     if (bad == -2) tu_skip_part("the GPU run", rt_last_error());
     else assert_int_equal(bad, 0);
+}
+
+/* Double-buffered shared tiles: the copies of the next k chunk are
+ * cp.async (16 bytes each) in flight while this chunk is computed. */
+static void test_double_buffer(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    mm m = make_mm(TE_FLOAT32, 128, 128, 64);
+    opts o = good();
+    o.double_buffer = o.vec = true;
+    sch_schedule *s = schedule(&m, o);
+    te_tensor *args[3] = {m.A, m.B, m.C};
+    rt_module *mod = cg_build(s, 3, args, "cuda -arch=sm_80", NULL);
+    if (!mod) fail_msg("build: %s", te_ctx_errmsg(m.ctx));
+    const char *src = rt_module_get_text(mod, "source"), *ptx = rt_module_get_text(mod, "ptx");
+    if (getenv("LOOM_TEST_DUMP")) fputs(src, stderr);
+    /* a prologue copy, a copy in the loop, each committed; one wait */
+    assert_int_equal(tu_count_substr(src, "loom_cp_async16(&A_shared["), 2);
+    assert_int_equal(tu_count_substr(src, "loom_cp_async_commit();"), 2);
+    assert_int_equal(tu_count_substr(src, "loom_cp_async_wait<1>();"), 1);
+    assert_non_null(strstr(ptx, "cp.async.cg.shared.global"));
+    assert_non_null(strstr(ptx, "cp.async.wait_group 1"));
+    int64_t bad = run(&m, mod);
+    rt_module_free(mod);
+    if (bad == -2) tu_skip_part("the GPU run", rt_last_error());
+    else assert_int_equal(bad, 0);
+    te_ctx_free(m.ctx);
+    /* a double-buffered stage must be copied at a loop's start */
+    m = make_mm(TE_FLOAT32, 64, 64, 32);
+    s = sch_create(m.ctx, 1, &m.C);
+    te_tensor *AS = sch_cache_read(s, m.A, "shared", 1, &m.C);
+    assert_int_equal(sch_double_buffer(s, AS), 0);
+    te_tensor *args2[3] = {m.A, m.B, m.C};
+    assert_null(cg_build(s, 3, args2, "llvm", NULL));
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "double_buffer: stage 'A.shared' is computed at the "
+                                                 "root; it must be computed at a serial loop"));
+    te_ctx_free(m.ctx);
+    /* at a loop, but not at its start: another stage's copy comes first */
+    m = make_mm(TE_FLOAT32, 64, 64, 32);
+    s = sch_create(m.ctx, 1, &m.C);
+    te_tensor *BL = sch_cache_read(s, m.B, "local", 1, &m.C);
+    te_tensor *AL = sch_cache_read(s, m.A, "local", 1, &m.C);
+    te_expr *ko, *ki;
+    assert_int_equal(sch_split(s, m.C, sch_reduce_axis(m.C, 0), 8, &ko, &ki), 0);
+    assert_int_equal(sch_compute_at(s, BL, m.C, ko) || sch_compute_at(s, AL, m.C, ko), 0);
+    assert_int_equal(sch_double_buffer(s, BL), 0);
+    te_tensor *args3[3] = {m.A, m.B, m.C};
+    assert_null(cg_build(s, 3, args3, "llvm", NULL));
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "double_buffer: the copy into 'B.local' is not at "
+                                                 "the start of the body of the loop"));
+    te_ctx_free(m.ctx);
+    /* the pipelined order computes the same on the CPU (synchronous copies) */
+    m = make_mm(TE_FLOAT32, 48, 40, 56);
+    s = sch_create(m.ctx, 1, &m.C);
+    AL = sch_cache_read(s, m.A, "local", 1, &m.C);
+    assert_int_equal(sch_split(s, m.C, sch_reduce_axis(m.C, 0), 8, &ko, &ki), 0);
+    assert_int_equal(sch_compute_at(s, AL, m.C, ko) || sch_double_buffer(s, AL), 0);
+    te_tensor *args4[3] = {m.A, m.B, m.C};
+    rt_module *cpu = cg_build(s, 3, args4, "llvm", NULL);
+    if (!cpu) fail_msg("build: %s", te_ctx_errmsg(m.ctx));
+    uint64_t rng = tu_seed();
+    DLTensor *h[3] = {tu_rand_f32(&rng, 2, (int64_t[]){48, 56}), tu_rand_f32(&rng, 2, (int64_t[]){56, 40}),
+                      tu_nan_f32(2, (int64_t[]){48, 40})};
+    assert_int_equal(rt_call(cpu, "default", 3, h), 0);
+    double want[48 * 40];
+    const float *a = h[0]->data, *b = h[1]->data;
+    for (int i = 0; i < 48; i++)
+        for (int j = 0; j < 40; j++) {
+            want[i * 40 + j] = 0;
+            for (int k = 0; k < 56; k++) want[i * 40 + j] += (double)a[i * 56 + k] * b[k * 40 + j];
+        }
+    /* float32 sums of 56 products of magnitude < 1: |err| < 56 * 2^-24 * 56 */
+    assert_int_equal(tu_compare_f32("double_buffer", h[2]->data, want, 48 * 40, 0, 2e-4), 0);
+    for (int q = 0; q < 3; q++) rt_tensor_free(h[q]);
+    rt_module_free(cpu);
+    assert_int_equal(sch_double_buffer(s, m.C), -1);
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "double_buffer: stage 'C' is an output"));
+    te_ctx_free(m.ctx);
 }
 
 static void test_tf32_matmul(void **state) {
@@ -326,6 +409,7 @@ static void test_ops_tf32(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tf32_matmul),
+        cmocka_unit_test(test_double_buffer),
         cmocka_unit_test(test_lowered_form),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_step_log),

@@ -114,7 +114,7 @@ static void test_dump(void **st) {
         "check_arguments", "inline",      "bound_inference", "check_attach",  "buffers",
         "schedule_ops",    "storage_flatten", "simplify",    "loop_partition", "simplify",
         "remove_noop",     "vectorize",   "unroll",          "storage_rewrite", "simplify",
-        "remove_noop"};
+        "remove_noop",     "double_buffer"};
     enum { NP = sizeof passes / sizeof passes[0] };
     expect_steps(dir, "mm-", passes, NP);
     struct dirent **ents;
@@ -185,7 +185,7 @@ static void test_dump_flags(void **st) {
         "check_arguments", "inline",          "bound_inference", "check_attach",
         "buffers",         "schedule_ops",    "storage_flatten", "simplify",
         "vectorize",       "unroll_hinted",   "storage_rewrite", "simplify",
-        "remove_noop"};
+        "remove_noop",     "double_buffer"};
     expect_steps(dir, "mv-", mv, sizeof mv / sizeof mv[0]);
 
     tir_func *f = sch_lower(s, 3, args, "tp");
@@ -193,7 +193,7 @@ static void test_dump_flags(void **st) {
     static const char *const tp[] = {"input",       "storage_flatten", "simplify",
                                      "loop_partition", "simplify",     "remove_noop",
                                      "devectorize", "unroll",          "storage_rewrite",
-                                     "simplify",    "remove_noop"};
+                                     "simplify",    "remove_noop",  "double_buffer"};
     expect_steps(dir, "tp-", tp, sizeof tp / sizeof tp[0]);
 
     /* On gpu: C's loops bound to blocks and threads. */
@@ -209,7 +209,7 @@ static void test_dump_flags(void **st) {
         "buffers",         "schedule_ops",   "storage_flatten", "simplify",
         "loop_partition",  "simplify",       "remove_noop",     "vectorize",
         "inject_vthread",  "simplify",       "unroll",          "storage_rewrite",
-        "simplify",        "remove_noop",    "thread_sync",     "verify_gpu",
+        "simplify",        "remove_noop",    "double_buffer",   "thread_sync",     "verify_gpu",
         "split_host_device"};
     expect_steps(dir, "gpu-", gp, sizeof gp / sizeof gp[0]);
     unsetenv("LOOM_DUMP_IR");
@@ -244,7 +244,7 @@ static void test_dump_precompute(void **st) {
         "check_attach",    "buffers",         "schedule_ops",     "storage_flatten",
         "simplify",        "loop_partition",  "simplify",         "remove_noop",
         "vectorize",       "unroll",          "storage_rewrite",  "simplify",
-        "remove_noop"};
+        "remove_noop", "double_buffer"};
     expect_steps(dir, "pc-", pc, sizeof pc / sizeof pc[0]);
     expect_steps(dir, "pc__precompute-", pc + 6, sizeof pc / sizeof pc[0] - 6);
     char path[512];

@@ -86,6 +86,7 @@ static cJSON *step_to_cjson(const sch_step *st) {
     case SCH_STEP_TENSORIZE:
         ok = ok && add_int(o, "iter", st->iter) && add_str(o, "intrin", st->str);
         break;
+    case SCH_STEP_DOUBLE_BUFFER: break;
     default: ok = false;
     }
     if (!ok) {
@@ -236,7 +237,7 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
         return te_error(ctx,
                         "step log: step %d: unknown step kind '%.64s' (kinds: split, fuse, "
                         "reorder, annotate, pragma, compute_at, compute_inline, compute_root, "
-                        "cache_read, cache_write, rfactor, storage_align, pack, tensorize)",
+                        "cache_read, cache_write, rfactor, storage_align, pack, tensorize, double_buffer)",
                         index, k->valuestring);
     }
     st->kind = (sch_step_kind)kind;
@@ -310,7 +311,8 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
         break;
     }
     case SCH_STEP_COMPUTE_INLINE:
-    case SCH_STEP_COMPUTE_ROOT: {
+    case SCH_STEP_COMPUTE_ROOT:
+    case SCH_STEP_DOUBLE_BUFFER: {
         static const char *const f[] = {"kind", "stage", NULL};
         if (check_fields(&p, o, f)) return -1;
         break;

@@ -27,6 +27,7 @@ typedef struct {
     const char *ivar; /* C type of loop variables */
     int64_t block[3]; /* the kernel's threadIdx.x/y/z extents */
     cg_cuda_wmma wmma; /* its fragment buffers */
+    int async;         /* inside cuda.async_copy: shared <- global copies may be cp.async */
 } cuda_emitter;
 
 static void put(cg_c_emitter *em, const char *s) { te_str_append(em->out, s); }
@@ -146,12 +147,43 @@ static void print_vec_ptr(cg_c_emitter *em, const char *vt, const tir_buffer *b,
     put(em, ")");
 }
 
+/* Inside cuda.async_copy: a copy of 4, 8 or 16 bytes from global to
+ * shared memory, both sides aligned to its size, as one asynchronous copy
+ * (cp.async on sm_80 and later; the prelude's helper copies synchronously
+ * before). False: the caller writes a plain store. */
+static bool emit_async_copy(cuda_emitter *ce, const tir_stmt *s, int lanes) {
+    cg_c_emitter *em = &ce->em;
+    const tir_buffer *b = s->u.store.buffer;
+    const te_expr *idx = s->u.store.index, *val = s->u.store.value;
+    if (!ce->async || s->u.store.predicate || b->scope != TIR_SCOPE_SHARED ||
+        val->kind != TE_LOAD || val->u.load.predicate ||
+        val->u.load.buffer->scope != TIR_SCOPE_GLOBAL ||
+        !te_dtype_eq(val->u.load.buffer->dtype, b->dtype))
+        return false;
+    int bytes = lanes * te_dtype_bytes(b->dtype);
+    if (bytes != 4 && bytes != 8 && bytes != 16) return false;
+    const te_expr *si = idx, *gi = val->u.load.index;
+    if (lanes > 1) {
+        if (!aligned_ramp(em, idx, lanes) || !aligned_ramp(em, gi, lanes)) return false;
+        si = idx->u.ramp.base;
+        gi = gi->u.ramp.base;
+    }
+    ind(em);
+    te_str_printf(em->out, "loom_cp_async%d(&%s[", bytes, cg_c_buffer_name(em, b));
+    cg_c_expr(em, si);
+    te_str_printf(em->out, "], &%s[", cg_c_buffer_name(em, val->u.load.buffer));
+    cg_c_expr(em, gi);
+    put(em, "]);\n");
+    return true;
+}
+
 static void emit_store(cuda_emitter *ce, const tir_stmt *s) {
     cg_c_emitter *em = &ce->em;
     const tir_buffer *b = s->u.store.buffer;
     const te_expr *idx = s->u.store.index, *val = s->u.store.value, *pred = s->u.store.predicate;
     const char *name = cg_c_buffer_name(em, b);
     int lanes = idx->dtype.lanes > val->dtype.lanes ? idx->dtype.lanes : val->dtype.lanes;
+    if (emit_async_copy(ce, s, lanes)) return;
     if (lanes == 1) {
         ind(em);
         if (pred) {
@@ -256,9 +288,36 @@ static void emit_allocate(cuda_emitter *ce, const tir_stmt *s) {
     cg_c_line(em, "}");
 }
 
+/* The async-copy marks of tir_pass_double_buffer; false for other ATTRs. */
+static bool emit_async_attr(cuda_emitter *ce, const tir_stmt *s) {
+    cg_c_emitter *em = &ce->em;
+    const char *key = s->u.attr.key;
+    if (!strcmp(key, TIR_ATTR_ASYNC_COPY)) {
+        ce->async++;
+        emit(ce, s->u.attr.body);
+        ce->async--;
+        return true;
+    }
+    if (!strcmp(key, TIR_ATTR_ASYNC_COMMIT)) {
+        cg_c_line(em, "loom_cp_async_commit();");
+        emit(ce, s->u.attr.body);
+        return true;
+    }
+    int64_t n;
+    if (!strcmp(key, TIR_ATTR_ASYNC_WAIT) && s->u.attr.value &&
+        te_is_const_int(s->u.attr.value, &n)) {
+        cg_c_line(em, "loom_cp_async_wait<%lld>();", (long long)n);
+        emit(ce, s->u.attr.body);
+        return true;
+    }
+    return false;
+}
+
 static void emit(cuda_emitter *ce, const tir_stmt *s) {
     cg_c_emitter *em = &ce->em;
-    if (em->failed || !s || cg_c_control_stmt(em, s, emit_cb, ce)) return;
+    if (em->failed || !s) return;
+    if (s->kind == TIR_ATTR && emit_async_attr(ce, s)) return;
+    if (cg_c_control_stmt(em, s, emit_cb, ce)) return;
     switch (s->kind) {
     case TIR_FOR: emit_for(ce, s); return;
     case TIR_STORE: emit_store(ce, s); return;
@@ -287,6 +346,23 @@ static const char prelude[] =
     "#define NAN __int_as_float(0x7fc00000)\n"
     "#define INFINITY __int_as_float(0x7f800000)\n"
     "#define LOOM_HELPER static __device__ __forceinline__\n"
+    "// Asynchronous global -> shared copies (cp.async, sm_80 on; plain copies before).\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "#define LOOM_CP_ASYNC(n, cache) LOOM_HELPER void loom_cp_async##n(void *d, const void *s) { \\\n"
+    "    asm volatile(\"cp.async.\" cache \".shared.global [%0], [%1], \" #n \";\\n\" \\\n"
+    "                 :: \"r\"((unsigned)__cvta_generic_to_shared(d)), \"l\"(s)); }\n"
+    "LOOM_HELPER void loom_cp_async_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }\n"
+    "template <int N> LOOM_HELPER void loom_cp_async_wait() {\n"
+    "    asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(N)); }\n"
+    "#else\n"
+    "#define LOOM_CP_ASYNC(n, cache) LOOM_HELPER void loom_cp_async##n(void *d, const void *s) { \\\n"
+    "    struct c { unsigned char b[n]; }; *(c *)d = *(const c *)s; }\n"
+    "LOOM_HELPER void loom_cp_async_commit() {}\n"
+    "template <int N> LOOM_HELPER void loom_cp_async_wait() {}\n"
+    "#endif\n"
+    "LOOM_CP_ASYNC(4, \"ca\")\n"
+    "LOOM_CP_ASYNC(8, \"ca\")\n"
+    "LOOM_CP_ASYNC(16, \"cg\")\n"
     "\n";
 
 static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, bool *wmma) {

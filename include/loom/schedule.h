@@ -101,6 +101,15 @@ int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma,
  * stage and the rule broken. 0 or -1 (unknown intrinsic, an axis not a
  * loop of t, t already tensorized). */
 int sch_tensorize(sch_schedule *s, te_tensor *t, te_expr *axis, const char *intrin);
+/* Double buffering (TVM's double_buffer; software pipelining in two
+ * stages): t, a shared-memory stage computed at a loop L of its consumer,
+ * gets two copies of its buffer; the copy for iteration k + 1 of L is
+ * issued before iteration k's computation (on the GPU as asynchronous
+ * copies, cp.async, on sm_80 and later), so loading overlaps computing.
+ * Checked when lowering (t in scope shared, computed at a serial loop):
+ * an error names the stage and the rule. 0 or -1 (t a placeholder or an
+ * output). */
+int sch_double_buffer(sch_schedule *s, te_tensor *t);
 
 /* ---- compute location ---- */
 
@@ -172,6 +181,7 @@ typedef enum {
     SCH_STEP_STORAGE_ALIGN,
     SCH_STEP_PACK,
     SCH_STEP_TENSORIZE,
+    SCH_STEP_DOUBLE_BUFFER,
     SCH_STEP_KIND_COUNT
 } sch_step_kind;
 const char *sch_step_kind_name(sch_step_kind k); /* "split", "fuse", ... */
@@ -289,7 +299,7 @@ int sch_lower_constants(sch_schedule *s, int nargs, te_tensor *const *args,
  *                    stages, each running the passes below)
  *   storage_flatten, simplify, loop_partition, simplify, remove_noop,
  *   vectorize, [gpu: inject_vthread, simplify,] unroll, storage_rewrite,
- *   simplify, remove_noop, [gpu: thread_sync, verify_gpu]
+ *   simplify, remove_noop, double_buffer, [gpu: thread_sync, verify_gpu]
  *   split_host_device  gpu: the kernels and their launch (target input)
  * sch_lower, sch_lower_constants, tir_run_pipeline, cg_build, the tuner's
  * scorer and cm_extract_schedule all run this list, with the flags below.

@@ -214,6 +214,19 @@ tir_stmt *tir_allreduce(te_ctx *ctx, te_reduce_op op, te_expr *value, te_expr *r
 tir_stmt *tir_noop(te_ctx *ctx);
 /* LET: var must be a VAR of value's dtype. */
 tir_stmt *tir_let(te_ctx *ctx, te_expr *var, te_expr *value, tir_stmt *body);
+/* ATTR keys the passes and code generators know:
+ *  double_buffer        (lowering) body: the copy nest of a double-buffered stage;
+ *  cuda.async_copy      body: copies into shared memory the GPU may do
+ *                       asynchronously (cp.async), completed at a later
+ *                       cuda.async_wait (plain copies where it cannot);
+ *  cuda.async_commit    body NOOP: closes the group of async copies issued
+ *                       since the last commit;
+ *  cuda.async_wait      value: n (int); body NOOP: waits until at most n
+ *                       committed groups are in flight. */
+#define TIR_ATTR_DOUBLE_BUFFER "double_buffer"
+#define TIR_ATTR_ASYNC_COPY "cuda.async_copy"
+#define TIR_ATTR_ASYNC_COMMIT "cuda.async_commit"
+#define TIR_ATTR_ASYNC_WAIT "cuda.async_wait"
 /* ATTR: key is copied into the arena; value may be NULL. */
 tir_stmt *tir_attr(te_ctx *ctx, const char *key, te_expr *value, tir_stmt *body);
 /* TENSOR_CALL: tir_tensor_intrin_nargs(k) operands, each a BUFFER_LOAD
@@ -431,6 +444,14 @@ tir_func *tir_pass_inject_vthread(te_ctx *ctx, const tir_func *f);
  * later reads of it, and between reads and a later overwrite (also across
  * the back edge of serial loops) (TVM ThreadSync("shared")). */
 tir_func *tir_pass_thread_sync(te_ctx *ctx, const tir_func *f);
+/* Double buffering of the copies lowering marked TIR_ATTR_DOUBLE_BUFFER
+ * (sch_double_buffer): each copied buffer doubled, the copy of a loop's
+ * next iteration issued (as cuda.async_copy, then async_commit and
+ * async_wait 1) before the current one's computation (TVM
+ * InjectDoubleBuffer); see tir/pass_double_buffer.c. Before thread_sync.
+ * NULL with "double_buffer: ..." when a marked copy is not at the start
+ * of a serial loop's body. */
+tir_func *tir_pass_double_buffer(te_ctx *ctx, const tir_func *f);
 
 /* Limits a GPU function is checked against; 0 fields take the defaults
  * (1024 threads per block, 48 KiB = 49152 bytes of shared memory). */
@@ -515,7 +536,7 @@ typedef struct {
  * storage_flatten, simplify, loop_partition, simplify, remove_noop (the
  * three skipped with opts->skip_loop_partition), vectorize, unroll
  * (tir_pass_unroll_hinted with opts->unroll_hints_only), storage_rewrite,
- * simplify, remove_noop. With opts->gpu: inject_vthread
+ * simplify, remove_noop, double_buffer. With opts->gpu: inject_vthread
  * after vectorize, thread_sync after remove_noop, then tir_verify_gpu.
  * opts may be NULL. The IR verifier runs as in sch_lower_program.
  * With the environment variable LOOM_DUMP_IR=DIR (read at each call),
