@@ -155,7 +155,7 @@ te_tensor *te_placeholder(te_ctx *ctx, const char *name, te_dtype t, int ndim,
         te_error(ctx, "placeholder '%s': shape is NULL", name);
         return NULL;
     }
-    if (t.lanes != 1 || t.code == TE_HANDLE || t.code > TE_HANDLE) {
+    if (t.lanes != 1 || t.code == TE_HANDLE || t.code > TE_BFLOAT) {
         te_error(ctx, "placeholder '%s': element type %s must be a scalar number or bool", name,
                  te_dtype_str(t));
         return NULL;
