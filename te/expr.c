@@ -82,6 +82,10 @@ double te__round_float(te_dtype t, double v) {
     return v;
 }
 
+double te_dtype_round(te_dtype t, double v) {
+    return te_dtype_is_float(t) ? te__round_float(t, v) : v;
+}
+
 /* Float to integer type t: truncation toward zero, saturating (NaN: 0),
  * then wrapped to t's width. */
 static int64_t float_to_int(te_dtype t, double v) {

@@ -30,9 +30,7 @@ double hu_value(te_dtype t, uint16_t bits) {
 uint16_t hu_bits(te_dtype t, double v) {
     bool bf = t.code == TE_BFLOAT;
     if (isnan(v)) return (uint16_t)((signbit(v) ? 0x8000 : 0) | (bf ? 0x7fc0 : 0x7e00));
-    te_ctx *ctx = te_ctx_new();
-    double r = te_float_t(ctx, t, v)->u.fval;
-    te_ctx_free(ctx);
+    double r = te_dtype_round(t, v);
     if (bf) {
         float f = (float)r;
         uint32_t u;

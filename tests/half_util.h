@@ -1,7 +1,7 @@
 /*
  * tests/half_util.h — float16 and bfloat16 bit patterns for the tests of
  * the 16-bit float types: decoding to double (exact), and encoding a
- * double with round-to-nearest-even through te_float_t (te/expr.c's
+ * double with round-to-nearest-even through te_dtype_round (te/expr.c's
  * rounding, which test_te_half checks against hand-computed values).
  */
 #ifndef LOOM_TEST_HALF_UTIL_H

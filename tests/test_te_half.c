@@ -73,6 +73,16 @@ static void test_half_rounding(void **state) {
     te_ctx_free(ctx);
 }
 
+static void test_dtype_round(void **state) {
+    (void)state;
+    assert_true(te_dtype_round(TE_FLOAT16, 2049) == 2048);
+    assert_true(te_dtype_round(TE_BFLOAT16, 259) == 260);
+    assert_true(te_dtype_round(TE_FLOAT32, 1.0 / 3) == (double)(1.0f / 3));
+    assert_true(te_dtype_round(TE_FLOAT64, 1.0 / 3) == 1.0 / 3);
+    assert_true(te_dtype_round(TE_INT32, 2.5) == 2.5);
+    assert_true(isinf(te_dtype_round(TE_FLOAT16, 7e4)));
+}
+
 static void test_half_cast_folding(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
@@ -126,6 +136,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_half_names),
         cmocka_unit_test(test_half_rounding),
+        cmocka_unit_test(test_dtype_round),
         cmocka_unit_test(test_half_cast_folding),
         cmocka_unit_test(test_half_print),
         cmocka_unit_test(test_half_errors),

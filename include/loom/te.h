@@ -119,6 +119,11 @@ bool te_dtype_is_float(te_dtype t);
 bool te_dtype_is_half(te_dtype t);
 bool te_dtype_is_int(te_dtype t); /* signed or unsigned integer, not bool */
 bool te_dtype_is_bool(te_dtype t);
+/* v rounded to float type t as its immediates are: round to nearest
+ * even, infinity beyond the largest finite value, gradual underflow
+ * (float16: 10 fraction bits, bfloat16: 7 with float32's exponent range,
+ * float32: (float)v; float64 and non-float types: v). */
+double te_dtype_round(te_dtype t, double v);
 /* Storage size of one scalar element in bytes (bool: 1). */
 int te_dtype_bytes(te_dtype t);
 /* "float32", "int64", "bool", "float32x16", "handle". Static or ctx-free
