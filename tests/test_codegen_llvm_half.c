@@ -189,12 +189,47 @@ static void test_arg_dtype_message(void **state) {
     te_ctx_free(ctx);
 }
 
+/* Unlegalized 16-bit arithmetic handed straight to the backend is an
+ * error naming the pass, not bfloat16 bits added as integers. */
+static void test_unlegalized_error(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    te_dtype types[2] = {TE_BFLOAT16, TE_FLOAT16};
+    for (int k = 0; k < 2; k++) {
+        tir_buffer *b = tir_buffer_new(ctx, "out", types[k], 1, (int64_t[]){4}, TIR_SCOPE_GLOBAL);
+        b->is_param = true;
+        te_expr *sum = te_add(tir_load(ctx, b, te_int(ctx, 1), NULL), te_float(ctx, 1));
+        tir_stmt *st = tir_store(ctx, b, te_int(ctx, 0), sum, NULL);
+        const tir_func *f = tir_func_new(ctx, "raw", 1, &b, st);
+        assert_null(cg_llvm_build(ctx, 1, &f, NULL));
+        char want[128];
+        snprintf(want, sizeof want, "llvm: ADD on %s in function 'raw' reached code generation",
+                 te_dtype_str(types[k]));
+        tu_assert_msg_has(te_ctx_errmsg(ctx), want, "run tir_pass_legalize_half");
+    }
+    te_ctx_free(ctx);
+}
+
+/* The c target has no 16-bit floats: a clear error. */
+static void test_c_target_error(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", "M=4,N=4,K=4,dtype=bfloat16");
+    assert_non_null(w);
+    sch_schedule *s = ops_default_schedule(w, "c");
+    assert_non_null(s);
+    assert_null(cg_build(s, w->nargs, w->args, "c", NULL));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "bfloat16", "no C equivalent");
+    te_ctx_free(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_f16_to_f32),  cmocka_unit_test(test_bf16_to_f32),
         cmocka_unit_test(test_f32_to_f16),  cmocka_unit_test(test_f32_to_bf16),
         cmocka_unit_test(test_f16_arith),   cmocka_unit_test(test_bf16_arith),
-        cmocka_unit_test(test_arg_dtype_message),
+        cmocka_unit_test(test_arg_dtype_message), cmocka_unit_test(test_unlegalized_error),
+        cmocka_unit_test(test_c_target_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

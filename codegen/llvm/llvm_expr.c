@@ -830,10 +830,27 @@ static LLVMValueRef branchy_select(cg_llvm_emitter *em, LLVMValueRef c, const te
     return phi;
 }
 
+/* Arithmetic, comparison, select or call on 16-bit floats: what
+ * legalize_half rewrites; bfloat16 (i16 here) would otherwise compute on
+ * its bits as integers. */
+static bool computes_half(const te_expr *e) {
+    if (e->kind == TE_SELECT || e->kind == TE_CALL) return te_dtype_is_half(e->dtype);
+    if (e->kind < TE_ADD || e->kind > TE_GE) return false;
+    return te_dtype_is_half(e->dtype) || te_dtype_is_half(e->u.bin.a->dtype);
+}
+
 LLVMValueRef cg_llvm__expr(cg_llvm_emitter *em, const te_expr *e) {
     if (em->failed) return NULL;
     if (!e) {
         cg_llvm__fail(em, "NULL expression in function '%s'", em->func);
+        return NULL;
+    }
+    if (computes_half(e)) {
+        bool cmp = e->kind >= TE_EQ && e->kind <= TE_GE;
+        cg_llvm__fail(em, "%s on %s in function '%s' reached code generation; run "
+                          "tir_pass_legalize_half (tir_run_pipeline does) first",
+                      te_expr_kind_name(e->kind), te_dtype_str(cmp ? e->u.bin.a->dtype : e->dtype),
+                      em->func);
         return NULL;
     }
     LLVMBuilderRef B = em->b;
