@@ -14,6 +14,8 @@ DLDataType cg_dl_type(te_dtype t) {
     case TE_INT: d.code = kDLInt; break;
     case TE_UINT: d.code = kDLUInt; break;
     case TE_FLOAT: d.code = kDLFloat; break;
+    /* explicit: TE_BFLOAT's number is not kDLBfloat's (TE_HANDLE holds 4) */
+    case TE_BFLOAT: d.code = kDLBfloat; break;
     /* DLPack 0.6 has no bool: TVM's convention is uint1, stored in a byte. */
     case TE_BOOL: d.code = kDLUInt; d.bits = 1; break;
     default: d.code = kDLOpaqueHandle; break;

@@ -26,6 +26,14 @@ int ops__set_io(te_ctx *ctx, ops_workload *w, int n, te_tensor *const *ins, te_t
     return 0;
 }
 
+te_tensor *ops__cast_output(te_ctx *ctx, te_dtype dtype, te_tensor *acc, const char *name) {
+    if (!acc) return NULL;
+    static const char *names[4] = {"o0", "o1", "o2", "o3"};
+    te_expr *ax[4];
+    for (int d = 0; d < acc->ndim && d < 4; d++) ax[d] = te_axis(ctx, names[d], acc->shape[d]);
+    return te_compute(ctx, name, acc->ndim, ax, te_cast(dtype, te_read_n(acc, acc->ndim, ax)));
+}
+
 te_expr *ops__const(te_ctx *ctx, const ops_workload *w, double v) {
     return te_const(ctx, w->dtype, v);
 }

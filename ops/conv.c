@@ -9,6 +9,11 @@
  * 3): a register tile of 6 output channels x 16 output columns (NCHW), or
  * 6 output pixels x NB output channels (NHWC), accumulated in registers
  * while the reduction runs outside it; outer loops fused and parallel.
+ *
+ * float16/bfloat16 (conv2d_nchw, conv2d_nhwc): the padded input stays
+ * 16-bit, products and sums are float32 (O_acc), and the output O is
+ * O_acc cast to the 16-bit type: the register tile's F, with O_acc its
+ * reduction R (as conv2d_bias_relu's tail and convolution).
  */
 #include "ops_internal.h"
 
@@ -68,16 +73,24 @@ static int conv_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t
     te_expr *iy = te_add(te_mul(y, te_int(ctx, st)), te_mul(rr, te_int(ctx, dil)));
     te_expr *ix = te_add(te_mul(x, te_int(ctx, st)), te_mul(rs, te_int(ctx, dil)));
     te_expr *c = g == 1 ? rc : te_add(te_mul(te_floordiv(k, te_int(ctx, Kg)), te_int(ctx, Cg)), rc);
-    te_expr *prod = nhwc ? te_mul(te_read(P, n, iy, ix, c), te_read(Wt, rr, rs, rc, k))
-                         : te_mul(te_read(P, n, c, iy, ix), te_read(Wt, k, rc, rr, rs));
-    te_tensor *O = nhwc ? te_compute(ctx, "O", TE_AXES(n, y, x, k), te_sum(prod, rc, rr, rs))
-                        : te_compute(ctx, "O", TE_AXES(n, k, y, x), te_sum(prod, rc, rr, rs));
+    te_expr *rx = nhwc ? te_read(P, n, iy, ix, c) : te_read(P, n, c, iy, ix);
+    te_expr *rw = nhwc ? te_read(Wt, rr, rs, rc, k) : te_read(Wt, k, rc, rr, rs);
+    bool half = te_dtype_is_half(w->dtype);
+    if (half) rx = te_cast(TE_FLOAT32, rx), rw = te_cast(TE_FLOAT32, rw);
+    te_expr *prod = te_mul(rx, rw);
+    const char *oname = half ? "O_acc" : "O";
+    te_tensor *O = nhwc ? te_compute(ctx, oname, TE_AXES(n, y, x, k), te_sum(prod, rc, rr, rs))
+                        : te_compute(ctx, oname, TE_AXES(n, k, y, x), te_sum(prod, rc, rr, rs));
     double taps = (double)ops__real_taps(H, OH, R, st, pad, dil) *
                   (double)ops__real_taps(W, OW, S, st, pad, dil);
     w->flops = 2.0 * (double)N * (double)K * (double)Cg * taps;
     pv->reduce_len = Cg * R * S;
     pv->t[0] = pv->t[1] = O;
     w->constant_args = bias_relu ? 0x6 : 0x2; /* the weights (and the bias) */
+    if (half) {
+        pv->t[0] = ops__cast_output(ctx, w->dtype, O, "O");
+        return ops__set_io(ctx, w, 2, (te_tensor *[]){X, Wt}, pv->t[0]);
+    }
     if (!bias_relu) return ops__set_io(ctx, w, 2, (te_tensor *[]){X, Wt}, O);
     te_tensor *b = ops__input(ctx, w, "bias", 1, (int64_t[]){K});
     te_expr *yn = te_axis(ctx, "yn", N), *yk = te_axis(ctx, "yk", K), *yy = te_axis(ctx, "yy", OH),
@@ -217,6 +230,7 @@ const ops__impl ops__conv2d_nchw = {
     .reference = nchw_ref,
     .schedule = conv_sched,
     .cuda_schedule = conv_cuda,
+    .half = true,
 };
 
 const ops__impl ops__conv2d_nhwc = {
@@ -228,6 +242,7 @@ const ops__impl ops__conv2d_nhwc = {
     .reference = nhwc_ref,
     .schedule = conv_sched,
     .cuda_schedule = conv_cuda,
+    .half = true,
 };
 
 const ops__impl ops__conv2d_bias_relu = {

@@ -9,6 +9,12 @@
  * in vector registers while k runs outside them; column panels outermost
  * and parallel, row tiles inside them (the B panel stays in cache while
  * the rows sweep); bias and gelu tails computed on the finished tile.
+ *
+ * float16/bfloat16 (matmul, batch_matmul): the products and their sum are
+ * float32 (C_acc, sum of float32(a) * float32(b)); the output C is C_acc
+ * cast to the 16-bit type, a stage of its own that the register tile
+ * treats like dense's bias tail. C_acc is the stage a tensor-core
+ * schedule caches and tensorizes.
  */
 #include "ops_internal.h"
 
@@ -19,7 +25,9 @@ enum { MM_M, MM_N, MM_K, MM_TA, MM_TB, MM_TF32 };
 enum { BMM_B, BMM_M, BMM_N, BMM_K, BMM_TA, BMM_TB };
 enum { DN_M, DN_N, DN_K, DN_BIAS };
 
-/* C[b.., i, j] = sum_k A[b.., i|k, k|i] * B[b.., k|j, j|k]; batch 0: none. */
+/* C[b.., i, j] = sum_k A[b.., i|k, k|i] * B[b.., k|j, j|k]; batch 0: none.
+ * For a 16-bit w->dtype: the float32 sum of float32 products, named
+ * C_acc (the caller casts it to the output). */
 static te_tensor *mm_declare(te_ctx *ctx, ops_workload *w, int64_t batch, int64_t M, int64_t N,
                              int64_t K, bool ta, bool tb, const char *an, const char *bn,
                              te_tensor **A, te_tensor **B) {
@@ -33,9 +41,20 @@ static te_tensor *mm_declare(te_ctx *ctx, ops_workload *w, int64_t batch, int64_
     te_expr *b = batch ? te_axis(ctx, "b", batch) : NULL;
     te_expr *i = te_axis(ctx, "i", M), *j = te_axis(ctx, "j", N), *k = te_reduce_axis(ctx, "k", K);
     te_expr *ia[3] = {b, ta ? k : i, ta ? i : k}, *ib[3] = {b, tb ? j : k, tb ? k : j};
-    te_expr *prod = te_mul(te_read_n(*A, 2 + nb, ia + 1 - nb), te_read_n(*B, 2 + nb, ib + 1 - nb));
+    te_expr *ra = te_read_n(*A, 2 + nb, ia + 1 - nb), *rb = te_read_n(*B, 2 + nb, ib + 1 - nb);
+    bool half = te_dtype_is_half(w->dtype);
+    if (half) ra = te_cast(TE_FLOAT32, ra), rb = te_cast(TE_FLOAT32, rb);
     te_expr *axes[3] = {b, i, j};
-    return te_compute(ctx, "C", 2 + nb, axes + 1 - nb, te_sum(prod, k));
+    return te_compute(ctx, half ? "C_acc" : "C", 2 + nb, axes + 1 - nb, te_sum(te_mul(ra, rb), k));
+}
+
+/* The output of a matmul-like reduce stage R: R itself, or for a 16-bit
+ * w->dtype R cast to it (pv->t[0] = R, pv->t[1] = the cast stage). */
+static te_tensor *mm_output(te_ctx *ctx, ops_workload *w, ops__priv *pv, te_tensor *R) {
+    pv->t[0] = R;
+    pv->t[1] = NULL;
+    if (!R || !te_dtype_is_half(w->dtype)) return R;
+    return pv->t[1] = ops__cast_output(ctx, w->dtype, R, "C");
 }
 
 static int mm_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vlen) {
@@ -51,8 +70,7 @@ static int matmul_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64
                               &A, &B);
     w->flops = 2.0 * (double)p[MM_M] * (double)p[MM_N] * (double)p[MM_K];
     pv->reduce_len = p[MM_K];
-    pv->t[0] = C;
-    return ops__set_io(ctx, w, 2, (te_tensor *[]){A, B}, C);
+    return ops__set_io(ctx, w, 2, (te_tensor *[]){A, B}, mm_output(ctx, w, pv, C));
 }
 
 /* Naive double-precision product, each element summed over k in order.
@@ -110,9 +128,13 @@ static void matmul_ref(const ops_workload *w, const int64_t *p, const double *co
     mm_ref(1, p[MM_M], p[MM_N], p[MM_K], p[MM_TA], p[MM_TB], in[0], in[1], out[0]);
 }
 
+/* With a 16-bit output, the cast stage is the tile (F) and the float32
+ * sum its reduction (R), as dense's bias tail and product. */
 static int matmul_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen) {
     (void)p;
-    return mm_tile(s, ((ops__priv *)w->priv)->t[0], NULL, vlen);
+    const ops__priv *pv = w->priv;
+    if (!pv->t[1]) return mm_tile(s, pv->t[0], NULL, vlen);
+    return mm_tile(s, pv->t[1], pv->t[0], vlen);
 }
 
 /* CUDA: the GEMM tile; R is C's local cache (matmul) or the product D
@@ -149,6 +171,7 @@ const ops__impl ops__matmul = {
     .reference = matmul_ref,
     .schedule = matmul_sched,
     .cuda_schedule = mm_cuda,
+    .half = true,
 };
 
 /* ---- batch_matmul ---- */
@@ -159,8 +182,7 @@ static int bmm_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t 
                               p[BMM_TB], "A", "B", &A, &B);
     w->flops = 2.0 * (double)p[BMM_B] * (double)p[BMM_M] * (double)p[BMM_N] * (double)p[BMM_K];
     pv->reduce_len = p[BMM_K];
-    pv->t[0] = C;
-    return ops__set_io(ctx, w, 2, (te_tensor *[]){A, B}, C);
+    return ops__set_io(ctx, w, 2, (te_tensor *[]){A, B}, mm_output(ctx, w, pv, C));
 }
 
 static void bmm_ref(const ops_workload *w, const int64_t *p, const double *const *in,
@@ -181,6 +203,7 @@ const ops__impl ops__batch_matmul = {
     .reference = bmm_ref,
     .schedule = matmul_sched,
     .cuda_schedule = mm_cuda,
+    .half = true,
 };
 
 /* ---- dense, dense_bias_gelu ---- */

@@ -34,6 +34,9 @@ struct ops__impl {
     int (*schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen);
     /* Applies the default CUDA schedule to s (ops/sched_cuda.c helpers). */
     int (*cuda_schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p);
+    /* Accepts dtype=float16|bfloat16: 16-bit inputs, a float32 reduce
+     * stage, the output cast back to the 16-bit type (ops__cast_output). */
+    bool half;
 };
 
 /* Parameter ranges (ops_param_info.min/max). */
@@ -55,6 +58,9 @@ te_tensor *ops__input(te_ctx *ctx, ops_workload *w, const char *name, int ndim,
                       const int64_t *shape);
 /* Sets w's inputs (n) and its single output. Returns 0 or -1. */
 int ops__set_io(te_ctx *ctx, ops_workload *w, int n, te_tensor *const *ins, te_tensor *out);
+/* out[axes] = dtype(acc[axes]) named `name`: the 16-bit output of a
+ * float32 reduce stage acc, axes named after acc's. NULL with an error. */
+te_tensor *ops__cast_output(te_ctx *ctx, te_dtype dtype, te_tensor *acc, const char *name);
 /* An immediate of w's dtype. */
 te_expr *ops__const(te_ctx *ctx, const ops_workload *w, double v);
 /* A padding stage: out[..] = X[..] inside, `value` outside, for the two

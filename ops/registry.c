@@ -62,6 +62,24 @@ const char *ops_names(void) {
     return names_buf;
 }
 
+/* The operators that take dtype=float16|bfloat16, comma-separated. */
+static char half_buf[256];
+static pthread_once_t half_once = PTHREAD_ONCE_INIT;
+
+static void build_half_ops(void) {
+    size_t n = 0;
+    for (int i = 0; i < ops_count(); i++) {
+        const ops__impl *im = find_impl(ops_info(i)->name);
+        if (!im || !im->half || n + 40 >= sizeof half_buf) continue;
+        n += (size_t)snprintf(half_buf + n, sizeof half_buf - n, "%s%s", n ? ", " : "", im->info.name);
+    }
+}
+
+static const char *half_ops(void) {
+    pthread_once(&half_once, build_half_ops);
+    return half_buf;
+}
+
 /* ---- shape strings ---- */
 
 typedef struct {
@@ -120,10 +138,20 @@ static int parse_shape(te_ctx *ctx, const ops__impl *impl, const char *shape, pa
                 te_dtype t;
                 if (dtype_given)
                     return te_error(ctx, "ops: %s: parameter 'dtype' given twice", in->name);
-                if (!te_dtype_parse(val, &t) || !te_dtype_is_float(t) || t.lanes != 1)
+                bool ok = te_dtype_parse(val, &t) && te_dtype_is_float(t) && t.lanes == 1;
+                if (ok && te_dtype_is_half(t) && !impl->half)
                     return te_error(ctx,
-                                    "ops: %s: unsupported dtype '%s' (float32 or float64)",
-                                    in->name, val);
+                                    "ops: %s: unsupported dtype '%s' for parameter 'dtype' "
+                                    "(allowed: float32, float64; float16 and bfloat16 only for "
+                                    "%s)",
+                                    in->name, val, half_ops());
+                if (!ok)
+                    return te_error(ctx,
+                                    "ops: %s: unsupported dtype '%s' for parameter 'dtype' "
+                                    "(allowed: %s)",
+                                    in->name, val,
+                                    impl->half ? "float32, float64, float16, bfloat16"
+                                               : "float32, float64");
                 p->dtype = t;
                 dtype_given = true;
             } else {

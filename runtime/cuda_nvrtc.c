@@ -5,8 +5,18 @@
  * Library search: $LOOM_NVRTC, then libnvrtc.so.13, .so.12, the unversioned
  * name, and /usr/local/cuda/lib64/libnvrtc.so (the loader path on CUDA
  * machines usually lists CUDA's lib64, the last entry covers the rest).
+ *
+ * Headers: NVRTC builds in CUDA's device runtime but not cuda_fp16.h /
+ * cuda_bf16.h; a source including them gets -I with the directory
+ * rt_cuda_include_dir finds (next to the NVRTC library that was loaded,
+ * so the headers match the compiler).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
 #include <dlfcn.h>
+#include <libgen.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,39 +121,65 @@ static int virtual_arch(const char *arch, char *out, size_t size) {
     return 0;
 }
 
+static bool has_header(const char *dir, const char *header) {
+    char path[4096];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/%s", dir, header) >= (int)sizeof path) return false;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int rt_cuda_include_search(const char *header, const char *env, const char *const *dirs,
+                            int ndirs, char *dir, size_t size) {
+    if (!header || !dir || !size) return rt_set_error("rt_cuda_include_dir: NULL argument");
+    if (env && *env) {
+        if (has_header(env, header) && strlen(env) < size) {
+            snprintf(dir, size, "%s", env);
+            return 0;
+        }
+        return rt_set_error("CUDA header %s not found in LOOM_CUDA_INCLUDE='%s'; set "
+                            "LOOM_CUDA_INCLUDE to the CUDA include directory that holds it",
+                            header, env);
+    }
+    char looked[1024];
+    size_t n = 0;
+    looked[0] = 0;
+    for (int i = 0; i < ndirs; i++) {
+        if (!dirs[i] || !*dirs[i]) continue;
+        if (has_header(dirs[i], header) && strlen(dirs[i]) < size) {
+            snprintf(dir, size, "%s", dirs[i]);
+            return 0;
+        }
+        if (n < sizeof looked)
+            n += (size_t)snprintf(looked + n, sizeof looked - n, "%s%s", n ? ", " : "", dirs[i]);
+    }
+    return rt_set_error("CUDA header %s not found (looked in: %s); set LOOM_CUDA_INCLUDE to the "
+                        "CUDA include directory that holds it",
+                        header, n ? looked : "nowhere");
+}
+
+int rt_cuda_include_dir(const char *header, char *dir, size_t size) {
+    char nv_inc[4096] = "", nv_lib[4096] = "";
+    const char *dirs[3] = {NULL, NULL, "/usr/local/cuda/include"};
+    Dl_info info;
+    if (nv_get() && dladdr((void *)nv.Version, &info) && info.dli_fname &&
+        strlen(info.dli_fname) < sizeof nv_lib) {
+        snprintf(nv_lib, sizeof nv_lib, "%s", info.dli_fname);
+        const char *lib = dirname(nv_lib);
+        snprintf(nv_inc, sizeof nv_inc, "%s/../include", lib);
+        dirs[0] = nv_inc;
+        /* a distribution's NVRTC beside its other libraries: the toolkit's
+         * headers are where NVIDIA's installers put them */
+        if (!strcmp(lib, "/usr/lib/x86_64-linux-gnu")) dirs[1] = "/usr/local/cuda/include";
+    }
+    return rt_cuda_include_search(header, getenv("LOOM_CUDA_INCLUDE"), dirs, 3, dir, size);
+}
+
 void rt_nvrtc_output_free(rt_nvrtc_output *o) {
     if (!o) return;
     free(o->ptx);
     free(o->cubin);
     free(o->log);
     memset(o, 0, sizeof *o);
-}
-
-/* CUDA's include directory (cuda_fp16.h, mma.h: headers NVRTC does not
- * build in), for sources that include them: $LOOM_CUDA_INCLUDE, else the
- * include/ beside the loaded libnvrtc's lib directory, else
- * /usr/local/cuda/include; the first holding mma.h. NULL when none does. */
-static const char *cuda_include_dir(char *buf, size_t cap) {
-    const char *env = getenv("LOOM_CUDA_INCLUDE");
-    if (env && *env) {
-        snprintf(buf, cap, "%s/mma.h", env);
-        if (access(buf, R_OK) == 0) return snprintf(buf, cap, "%s", env), buf;
-        return NULL; /* an explicit choice is not second-guessed */
-    }
-    Dl_info info;
-    if (nv.CompileProgram && dladdr((void *)nv.CompileProgram, &info) && info.dli_fname) {
-        char lib[512];
-        snprintf(lib, sizeof lib, "%s", info.dli_fname);
-        char *slash = strrchr(lib, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(buf, cap, "%s/../include/mma.h", lib);
-            if (access(buf, R_OK) == 0) return snprintf(buf, cap, "%s/../include", lib), buf;
-        }
-    }
-    snprintf(buf, cap, "/usr/local/cuda/include/mma.h");
-    if (access(buf, R_OK) == 0) return snprintf(buf, cap, "/usr/local/cuda/include"), buf;
-    return NULL;
 }
 
 int rt_nvrtc_compile(const char *source, const char *name, const char *arch,
@@ -167,16 +203,19 @@ int rt_nvrtc_compile(const char *source, const char *name, const char *arch,
              real ? varch + 8 : varch);
     const char *opts[] = {archopt, "--std=c++17", "-default-device", "--fmad=true", NULL};
     int nopts = 4;
-    char inc[600], incopt[640];
-    if (strstr(source, "#include <")) {
-        const char *dir = cuda_include_dir(inc, sizeof inc);
-        if (!dir)
-            return rt_set_error(
-                "NVRTC: %s includes CUDA headers (mma.h, cuda_fp16.h) and no CUDA include "
-                "directory holds them (%s; else beside libnvrtc's lib directory, "
-                "/usr/local/cuda/include): set LOOM_CUDA_INCLUDE to CUDA's include directory",
-                name, getenv("LOOM_CUDA_INCLUDE") ? "LOOM_CUDA_INCLUDE has no mma.h"
-                                                  : "LOOM_CUDA_INCLUDE is not set");
+    char incopt[4200];
+    const char *headers[] = {"cuda_fp16.h", "cuda_bf16.h", "mma.h"};
+    for (int i = 0; i < 3 && nopts == 4; i++) {
+        char inc[64];
+        snprintf(inc, sizeof inc, "#include <%s>", headers[i]);
+        if (!strstr(source, inc)) continue;
+        char dir[4096];
+        if (rt_cuda_include_dir(headers[i], dir, sizeof dir)) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", rt_last_error());
+            return rt_set_error("NVRTC cannot compile %s: it uses %s: %s", name,
+                                i == 2 ? "tensor cores (WMMA)" : "float16/bfloat16", why);
+        }
         snprintf(incopt, sizeof incopt, "-I%s", dir);
         opts[nopts++] = incopt;
     }

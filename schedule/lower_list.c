@@ -226,6 +226,7 @@ static int lower_list(list_run *r) {
         track *t = &r->t[i];
         tir_func *g = t->f;
         PASS("storage_flatten", tir_pass_storage_flatten(ctx, g));
+        if (tir_func_uses_half(g)) PASS("legalize_half", tir_pass_legalize_half(ctx, g));
         PASS("simplify", tir_pass_simplify(ctx, g));
         if (!po->skip_loop_partition) {
             PASS("loop_partition", tir_pass_loop_partition(ctx, g));

@@ -156,7 +156,7 @@ void te__bound(const te_analyzer *an, const te_expr *e, int64_t *lo, int64_t *hi
     *hi = POS_INF;
     if (!e) return;
     te_dtype t = te_dtype_element(e->dtype);
-    if (t.code == TE_FLOAT || t.code == TE_HANDLE) return;
+    if (te_dtype_is_float(t) || t.code == TE_HANDLE) return;
     int64_t al, ah, bl, bh;
     switch (e->kind) {
     case TE_INT_IMM:

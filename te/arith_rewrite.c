@@ -305,7 +305,7 @@ static te_expr *simp_cast(te_analyzer *an, te_expr *e) {
     if (t.lanes == 1 && a->dtype.lanes == 1) {
         if (a->kind == TE_INT_IMM) {
             int64_t v = a->u.ival;
-            if (t.code == TE_FLOAT) {
+            if (te_dtype_is_float(t)) {
                 double d = a->dtype.code == TE_UINT && a->dtype.bits == 64 ? (double)(uint64_t)v
                                                                            : (double)v;
                 return te__float_imm(an->ctx, t, te__round_float(t, d));
@@ -314,7 +314,7 @@ static te_expr *simp_cast(te_analyzer *an, te_expr *e) {
                 return te__int_imm(an->ctx, t, te__wrap_int(t, v));
         } else if (a->kind == TE_FLOAT_IMM) {
             double d = a->u.fval;
-            if (t.code == TE_FLOAT) return te__float_imm(an->ctx, t, te__round_float(t, d));
+            if (te_dtype_is_float(t)) return te__float_imm(an->ctx, t, te__round_float(t, d));
             if (t.code == TE_BOOL) return te__int_imm(an->ctx, t, d != 0.0);
             /* float -> int truncates; out-of-range values are left alone */
             if ((t.code == TE_INT || t.code == TE_UINT) && isfinite(d) && d > -9.2e18 && d < 9.2e18) {

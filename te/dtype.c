@@ -21,7 +21,8 @@ te_dtype te_dtype_element(te_dtype t) {
     return t;
 }
 
-bool te_dtype_is_float(te_dtype t) { return t.code == TE_FLOAT; }
+bool te_dtype_is_float(te_dtype t) { return t.code == TE_FLOAT || t.code == TE_BFLOAT; }
+bool te_dtype_is_half(te_dtype t) { return te_dtype_is_float(t) && t.bits == 16; }
 bool te_dtype_is_int(te_dtype t) { return t.code == TE_INT || t.code == TE_UINT; }
 bool te_dtype_is_bool(te_dtype t) { return t.code == TE_BOOL; }
 
@@ -41,6 +42,7 @@ const char *te_dtype_str(te_dtype t) {
     case TE_FLOAT: base = "float"; break;
     case TE_BOOL: base = "bool"; break;
     case TE_HANDLE: base = "handle"; break;
+    case TE_BFLOAT: base = "bfloat"; break;
     default: base = "unknown"; break;
     }
     int n;
@@ -57,6 +59,7 @@ bool te_dtype_parse(const char *s, te_dtype *out) {
         uint8_t code, bits;
     } names[] = {
         {"bool", TE_BOOL, 1},      {"handle", TE_HANDLE, 64}, {"float16", TE_FLOAT, 16},
+        {"bfloat16", TE_BFLOAT, 16},
         {"float32", TE_FLOAT, 32}, {"float64", TE_FLOAT, 64}, {"int8", TE_INT, 8},
         {"int16", TE_INT, 16},     {"int32", TE_INT, 32},     {"int64", TE_INT, 64},
         {"uint8", TE_UINT, 8},     {"uint16", TE_UINT, 16},   {"uint32", TE_UINT, 32},

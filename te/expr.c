@@ -53,13 +53,37 @@ int64_t te__wrap_int(te_dtype t, int64_t v) {
     return (int64_t)u;
 }
 
+/* v rounded to nearest-even in a binary format with `mant` fraction bits,
+ * normal exponents down to `emin` (gradual underflow below) and largest
+ * finite value `maxv`; beyond maxv after rounding: infinity. Rounding the
+ * double directly (not through float) avoids double rounding. */
+static double round_binary(double v, int mant, int emin, double maxv) {
+    if (v != v || v == 0 || isinf(v)) return v;
+    int ex;
+    (void)frexp(v, &ex); /* |v| = m * 2^ex, m in [0.5, 1) */
+    int e = ex - 1;
+    if (e < emin) e = emin;
+    double ulp = ldexp(1.0, e - mant);
+    /* nearbyint honours the default round-to-nearest-even mode */
+    double r = nearbyint(v / ulp) * ulp;
+    if (r > maxv) return INFINITY;
+    if (r < -maxv) return -INFINITY;
+    return r;
+}
+
 double te__round_float(te_dtype t, double v) {
+    if (t.code == TE_BFLOAT) return round_binary(v, 7, -126, 0x1.fep127);
+    if (t.bits == 16) return round_binary(v, 10, -14, 65504.0);
     if (t.bits == 32) {
         if (v > FLT_MAX) return INFINITY;
         if (v < -FLT_MAX) return -INFINITY;
         return (double)(float)v;
     }
     return v;
+}
+
+double te_dtype_round(te_dtype t, double v) {
+    return te_dtype_is_float(t) ? te__round_float(t, v) : v;
 }
 
 /* Float to integer type t: truncation toward zero, saturating (NaN: 0),
@@ -120,7 +144,7 @@ te_expr *te__bin(te_expr_kind kind, te_dtype t, te_expr *a, te_expr *b) {
 /* A scalar immediate of element type et from an integer or float value. */
 static te_expr *scalar_const(te_ctx *ctx, te_dtype et, bool is_float, int64_t iv, double fv,
                              te_dtype src) {
-    if (et.code == TE_FLOAT)
+    if (te_dtype_is_float(et))
         return te__float_imm(ctx, et, te__round_float(et, is_float ? fv : int_to_float(src, iv)));
     return te__int_imm(ctx, et, is_float ? float_to_int(et, fv) : te__wrap_int(et, iv));
 }
@@ -128,7 +152,7 @@ static te_expr *scalar_const(te_ctx *ctx, te_dtype et, bool is_float, int64_t iv
 static te_expr *make_const(te_ctx *ctx, const char *who, te_dtype t, bool is_float, int64_t iv,
                            double fv, te_dtype src) {
     if (!ctx) return NULL;
-    if (t.code == TE_HANDLE || t.code > TE_HANDLE || t.lanes < 1) {
+    if (t.code == TE_HANDLE || t.code > TE_BFLOAT || t.lanes < 1) {
         te_error(ctx, "%s: cannot make an immediate of type %s", who, te_dtype_str(t));
         return NULL;
     }
@@ -226,11 +250,11 @@ static te_expr *convert_imm(te_expr *e, te_dtype t) {
         if (et.code != TE_BOOL) return NULL;
         c = s;
     } else if (st.code == TE_INT || st.code == TE_UINT) {
-        if (et.code == TE_FLOAT) c = te__float_imm(e->ctx, et, te__round_float(et, int_to_float(st, s->u.ival)));
+        if (te_dtype_is_float(et)) c = te__float_imm(e->ctx, et, te__round_float(et, int_to_float(st, s->u.ival)));
         else if (et.code == TE_INT || et.code == TE_UINT) c = te__int_imm(e->ctx, et, te__wrap_int(et, s->u.ival));
         else return NULL;
-    } else if (st.code == TE_FLOAT) {
-        if (et.code != TE_FLOAT) return NULL;
+    } else if (te_dtype_is_float(st)) {
+        if (!te_dtype_is_float(et)) return NULL;
         c = te__float_imm(e->ctx, et, te__round_float(et, s->u.fval));
     } else {
         return NULL;
@@ -242,7 +266,7 @@ static te_expr *convert_imm(te_expr *e, te_dtype t) {
 /* Which of two immediates' types wins: float over int, then more bits,
  * then more lanes. */
 static int type_rank(te_dtype t) {
-    int cls = t.code == TE_FLOAT ? 2 : t.code == TE_BOOL ? 0 : 1;
+    int cls = te_dtype_is_float(t) ? 2 : t.code == TE_BOOL ? 0 : 1;
     return cls * 1000000 + t.bits * 1000 + t.lanes;
 }
 
@@ -269,7 +293,7 @@ int te__unify(const char *op, te_expr **pa, te_expr **pb) {
 }
 
 static bool is_number(te_dtype t) {
-    return t.code == TE_INT || t.code == TE_UINT || t.code == TE_FLOAT;
+    return t.code == TE_INT || t.code == TE_UINT || te_dtype_is_float(t);
 }
 
 static bool is_zero_imm(const te_expr *e) {
@@ -483,7 +507,7 @@ te_expr *te_cast(te_dtype t, te_expr *a) {
     if (!a) return NULL;
     te_ctx *ctx = a->ctx;
     if (te_dtype_eq(t, a->dtype)) return a;
-    if (t.code > TE_HANDLE || t.lanes < 1) {
+    if (t.code > TE_BFLOAT || t.lanes < 1 || (t.code == TE_BFLOAT && t.bits != 16)) {
         te_error(ctx, "cast: unknown target type %s", te_dtype_str(t));
         return NULL;
     }

@@ -78,7 +78,7 @@ te_expr *te_call(te_intrin op, int nargs, te_expr *const *args) {
             te_error(ctx, "%s: argument type %s is not bool", name, te_dtype_str(t));
             return NULL;
         }
-    } else if (t.code != TE_FLOAT) {
+    } else if (!te_dtype_is_float(t)) {
         te_error(ctx, "%s: argument type %s is not a float type", name, te_dtype_str(t));
         return NULL;
     }

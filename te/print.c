@@ -98,6 +98,12 @@ static void print_float(te_str *out, te_dtype t, double v) {
             snprintf(buf, sizeof buf, "%.*g", p, v);
             if ((float)strtod(buf, NULL) == (float)v) break;
         }
+    } else if (t.bits == 16) {
+        /* the shortest decimal that reads back to the same 16-bit value */
+        for (int p = 3; p <= 9; p++) {
+            snprintf(buf, sizeof buf, "%.*g", p, v);
+            if (te__round_float(t, strtod(buf, NULL)) == v) break;
+        }
     } else {
         for (int p = 15; p <= 17; p++) {
             snprintf(buf, sizeof buf, "%.*g", p, v);

@@ -100,11 +100,12 @@ te_expr *te_reduce_identity(te_ctx *ctx, te_reduce_op op, te_dtype t) {
         return NULL;
     }
     if (op == TE_REDUCE_SUM || op == TE_REDUCE_PROD) {
-        if (et.code == TE_HANDLE || et.code > TE_HANDLE) goto bad;
+        if (et.code == TE_HANDLE || et.code > TE_BFLOAT) goto bad;
         return te_const(ctx, t, op == TE_REDUCE_SUM ? 0 : 1);
     }
     bool largest = op == TE_REDUCE_MIN;
     switch (et.code) {
+    case TE_BFLOAT:
     case TE_FLOAT: s = te__float_imm(ctx, et, largest ? INFINITY : -INFINITY); break;
     case TE_BOOL: s = te__int_imm(ctx, et, largest ? 1 : 0); break;
     case TE_INT: {
@@ -154,7 +155,7 @@ te_tensor *te_placeholder(te_ctx *ctx, const char *name, te_dtype t, int ndim,
         te_error(ctx, "placeholder '%s': shape is NULL", name);
         return NULL;
     }
-    if (t.lanes != 1 || t.code == TE_HANDLE || t.code > TE_HANDLE) {
+    if (t.lanes != 1 || t.code == TE_HANDLE || t.code > TE_BFLOAT) {
         te_error(ctx, "placeholder '%s': element type %s must be a scalar number or bool", name,
                  te_dtype_str(t));
         return NULL;

@@ -16,8 +16,17 @@
 static void put(cg_c_emitter *em, const char *s) { te_str_append(em->out, s); }
 
 /* Element type of e as C, or a failure naming the type. */
+const char *cg_c_type_em(cg_c_emitter *em, te_dtype t) {
+    if (em->half_types && te_dtype_is_half(t)) {
+        bool bf = t.code == TE_BFLOAT;
+        em->uses_half |= bf ? 2u : 1u;
+        return bf ? "__nv_bfloat16" : "__half";
+    }
+    return cg_c_type(t);
+}
+
 static const char *elem_type(cg_c_emitter *em, te_dtype t) {
-    const char *c = cg_c_type(te_dtype_element(t));
+    const char *c = cg_c_type_em(em, te_dtype_element(t));
     if (!c) {
         cg_c_fail(em, "type %s in function '%s' has no C equivalent", te_dtype_str(t), em->func);
         return "int";
@@ -55,6 +64,17 @@ static void print_int(cg_c_emitter *em, const te_expr *e) {
 /* Exact float literals: the shortest decimal that reads back to the same
  * value, else a hex float. */
 static void print_float(cg_c_emitter *em, const te_expr *e) {
+    if (em->half_types && te_dtype_is_half(e->dtype)) {
+        /* the value is exact in float32: converting it back is exact too */
+        bool bf = e->dtype.code == TE_BFLOAT;
+        te_str_printf(em->out, "%s(", bf ? "__float2bfloat16_rn" : "__float2half_rn");
+        te_expr f = *e;
+        f.dtype = TE_FLOAT32;
+        print_float(em, &f);
+        put(em, ")");
+        (void)elem_type(em, e->dtype);
+        return;
+    }
     double v = e->u.fval;
     bool f32 = e->dtype.bits == 32;
     char buf[64];
@@ -208,6 +228,35 @@ static void print_load(cg_c_emitter *em, const te_expr *e) {
     if (pred) te_str_printf(em->out, " : (%s)0)", elem_type(em, b->dtype));
 }
 
+/* A conversion to or from a 16-bit float through float32 and CUDA's
+ * intrinsics (round to nearest even; legalize_half leaves only
+ * float32 <-> 16-bit, the rest composes). */
+static void print_half_cast(cg_c_emitter *em, te_dtype to, te_dtype from, const te_expr *a) {
+    if (te_dtype_is_half(from) && te_dtype_is_half(to) && from.code == to.code) {
+        cg_c_expr(em, a);
+        return;
+    }
+    int close = 0;
+    if (te_dtype_is_half(to)) {
+        te_str_printf(em->out, "%s(", to.code == TE_BFLOAT ? "__float2bfloat16_rn" : "__float2half_rn");
+        (void)elem_type(em, to);
+        close++;
+    } else if (!te_dtype_eq(to, TE_FLOAT32)) {
+        te_str_printf(em->out, "((%s)", elem_type(em, to));
+        close++;
+    }
+    if (te_dtype_is_half(from)) {
+        te_str_printf(em->out, "%s(", from.code == TE_BFLOAT ? "__bfloat162float" : "__half2float");
+        (void)elem_type(em, from);
+        close++;
+    } else if (!te_dtype_eq(from, TE_FLOAT32)) {
+        put(em, "((float)");
+        close++;
+    }
+    cg_c_expr(em, a);
+    while (close--) put(em, ")");
+}
+
 void cg_c_expr(cg_c_emitter *em, const te_expr *e) {
     if (em->failed) return;
     if (!e) {
@@ -273,11 +322,17 @@ void cg_c_expr(cg_c_emitter *em, const te_expr *e) {
         cg_c_expr(em, e->u.sel.f);
         put(em, ")");
         return;
-    case TE_CAST:
+    case TE_CAST: {
+        te_dtype to = te_dtype_element(e->dtype), from = te_dtype_element(e->u.un.a->dtype);
+        if (em->half_types && (te_dtype_is_half(to) || te_dtype_is_half(from))) {
+            print_half_cast(em, to, from, e->u.un.a);
+            return;
+        }
         te_str_printf(em->out, "((%s)", elem_type(em, e->dtype));
         cg_c_expr(em, e->u.un.a);
         put(em, ")");
         return;
+    }
     case TE_CALL: print_call(em, e); return;
     case TE_LOAD: print_load(em, e); return;
     case TE_RAMP:

@@ -29,6 +29,11 @@ typedef struct {
     const char *prefix; /* of error messages: NULL "c"; the cuda backend sets "cuda" */
     bool in_parallel;   /* inside an outlined parallel body */
     const char *lane;   /* the lane index while printing lanewise, else NULL */
+    /* float16/bfloat16 as CUDA's __half/__nv_bfloat16 with its conversion
+     * intrinsics (the cuda backend); the c target has no 16-bit floats.
+     * uses_half: bit 1 float16, bit 2 bfloat16 was printed. */
+    bool half_types;
+    unsigned uses_half;
     int nclosures, ntemps;
     cg_c_name *names;
     int nnames, cap_names;
@@ -60,6 +65,10 @@ const char *cg_c_symbol(te_ctx *ctx, const char *func_name);
 /* The C type of a scalar element type ("float", "int64_t", "bool",
  * "void *"); NULL when C has none (e.g. float16). */
 const char *cg_c_type(te_dtype t);
+
+/* cg_c_type, plus __half / __nv_bfloat16 for the 16-bit floats when
+ * em->half_types (recorded in em->uses_half); NULL when none. */
+const char *cg_c_type_em(cg_c_emitter *em, te_dtype t);
 
 /* Prints expression e in C into em->out. With em->lane set, vector
  * subexpressions print lane em->lane (RAMP(b, s, L) -> (b + s*lane)). */

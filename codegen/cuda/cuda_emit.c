@@ -9,8 +9,14 @@
  * - an ALLREDUCE is warp shuffles and shared memory (cuda_allreduce.c);
  * - a vector store of 2 or 4 lanes of a 32-bit type at an index whose
  *   alignment the analyser proves becomes one float2/float4 (int2/int4)
- *   store, and a value that is such a load one vector load; other vector
- *   stores are written lane by lane.
+ *   store, and a value that is such a load one vector load; 2 lanes of
+ *   float16/bfloat16 likewise one __half2/__nv_bfloat162; other vector
+ *   stores are written lane by lane;
+ * - float16/bfloat16 are __half/__nv_bfloat16, converted with
+ *   __half2float/__float2half_rn/__bfloat162float/__float2bfloat16_rn
+ *   (legalize_half leaves nothing else to do with them); cuda_fp16.h and
+ *   cuda_bf16.h are included only by a source that uses them (NVRTC
+ *   finds them through rt_cuda_include_dir).
  * Loop variables are `int` when every buffer has fewer than 2^31
  * elements (32-bit index arithmetic is much cheaper on GPUs), else
  * `long long`.
@@ -125,6 +131,14 @@ static const char *vec_type(te_dtype t, int lanes) {
     if (lanes != 2 && lanes != 4) return NULL;
     if (t.code == TE_FLOAT && t.bits == 32) return lanes == 2 ? "float2" : "float4";
     if (t.code == TE_INT && t.bits == 32) return lanes == 2 ? "int2" : "int4";
+    if (te_dtype_is_half(t) && lanes == 2) return t.code == TE_BFLOAT ? "__nv_bfloat162" : "__half2";
+    return NULL;
+}
+
+/* The constructor of vector type vt from its lanes ("make_float4"). */
+static const char *vec_make(const char *vt) {
+    if (!strcmp(vt, "__half2")) return "__halves2half2";
+    if (!strcmp(vt, "__nv_bfloat162")) return "__halves2bfloat162";
     return NULL;
 }
 
@@ -213,7 +227,9 @@ static void emit_store(cuda_emitter *ce, const tir_stmt *s) {
             te_dtype_eq(val->u.load.buffer->dtype, b->dtype)) {
             print_vec_ptr(em, vt, val->u.load.buffer, val->u.load.index, true);
         } else {
-            te_str_printf(em->out, "make_%s(", vt);
+            const char *mk = vec_make(vt);
+            if (mk) te_str_printf(em->out, "%s(", mk);
+            else te_str_printf(em->out, "make_%s(", vt);
             static const char *lane_names[4] = {"0", "1", "2", "3"};
             for (int l = 0; l < lanes; ++l) {
                 if (l) put(em, ", ");
@@ -227,7 +243,7 @@ static void emit_store(cuda_emitter *ce, const tir_stmt *s) {
         return;
     }
     /* Lane by lane, through a temporary (all lanes read before any write). */
-    const char *ty = cg_c_type(b->dtype);
+    const char *ty = cg_c_type_em(em, b->dtype);
     int t = em->ntemps++;
     cg_c_line(em, "{");
     em->indent++;
@@ -257,7 +273,7 @@ static void emit_store(cuda_emitter *ce, const tir_stmt *s) {
 static void emit_allocate(cuda_emitter *ce, const tir_stmt *s) {
     cg_c_emitter *em = &ce->em;
     const tir_buffer *b = s->u.alloc.buffer;
-    const char *ty = cg_c_type(b->dtype);
+    const char *ty = cg_c_type_em(em, b->dtype);
     if (!ty || b->dtype.code == TE_HANDLE) {
         cg_c_fail(em, "allocation '%s' in function '%s' has type %s; no CUDA equivalent", b->name,
                   em->func, te_dtype_str(b->dtype));
@@ -365,7 +381,7 @@ static const char prelude[] =
     "LOOM_CP_ASYNC(16, \"cg\")\n"
     "\n";
 
-static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, bool *wmma) {
+static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, unsigned *uses_half) {
     const tir_func *f = k->func;
     cuda_emitter ce;
     memset(&ce, 0, sizeof ce);
@@ -374,6 +390,7 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, bool *wmma
     te_str_init(&body);
     em->ctx = ctx;
     em->prefix = "cuda";
+    em->half_types = true;
     em->func = f->name;
     em->out = &body;
     em->decls = &body;
@@ -390,7 +407,7 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, bool *wmma
                   (long long)threads, cg_c_name_of(em, f, f->name));
     for (int i = 0; i < f->nparams && !em->failed; ++i) {
         const tir_buffer *b = f->params[i];
-        const char *ty = cg_c_type(b->dtype);
+        const char *ty = cg_c_type_em(em, b->dtype);
         if (!ty || b->dtype.code == TE_HANDLE) {
             cg_c_fail(em, "parameter '%s' of kernel '%s' has type %s; no CUDA equivalent", b->name,
                       f->name, te_dtype_str(b->dtype));
@@ -407,7 +424,7 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, bool *wmma
     emit(&ce, f->body);
     te_str_append(&body, "}\n\n");
     if (!em->failed) te_str_append(out, body.data ? body.data : "");
-    *wmma |= ce.wmma.used;
+    *uses_half |= em->uses_half | (ce.wmma.used ? 4u : 0u);
     te_str_free(&body);
     if (em->an) te_analyzer_free(em->an);
     free(em->names);
@@ -419,16 +436,19 @@ const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *c
     te_str kernels, out;
     te_str_init(&kernels);
     te_str_init(&out);
-    bool wmma = false;
+    unsigned uses_half = 0;
     for (int p = 0; p < nprogs; ++p)
         for (int k = 0; k < progs[p]->nkernels; ++k)
-            if (emit_kernel(ctx, &progs[p]->kernels[k], &kernels, &wmma)) {
+            if (emit_kernel(ctx, &progs[p]->kernels[k], &kernels, &uses_half)) {
                 te_str_free(&kernels);
                 return NULL;
             }
-    /* Only tensor-core kernels need CUDA's headers (NVRTC finds them
-     * through the include directory runtime/cuda_nvrtc.c passes). */
-    if (wmma) te_str_append(&out, "#include <mma.h>\n");
+    /* The headers only for kernels that use the types: float32 kernels
+     * compile where CUDA's include directory is absent. */
+    if (uses_half & 1u) te_str_append(&out, "#include <cuda_fp16.h>\n");
+    if (uses_half & 2u) te_str_append(&out, "#include <cuda_bf16.h>\n");
+    /* tensor-core kernels: WMMA */
+    if (uses_half & 4u) te_str_append(&out, "#include <mma.h>\n");
     te_str_append(&out, prelude);
     te_str_append(&out, cg_c_helper_defs);
     te_str_append(&out, kernels.data ? kernels.data : "");

@@ -62,6 +62,11 @@ static LLVMTypeRef scalar_type(cg_llvm_emitter *em, te_dtype t) {
         if (t.bits == 64) return LLVMDoubleTypeInContext(em->lc);
         break;
     case TE_HANDLE: return em->t_ptr;
+    /* bfloat16 lives in i16: its conversions are bit operations
+     * (llvm_expr.c), so no bfloat libcall or AVX512-BF16 is needed */
+    case TE_BFLOAT:
+        if (t.bits == 16) return LLVMInt16TypeInContext(em->lc);
+        break;
     default: break;
     }
     cg_llvm__fail(em, "type %s in function '%s' has no LLVM equivalent", te_dtype_str(t),

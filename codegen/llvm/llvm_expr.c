@@ -25,9 +25,20 @@ static LLVMValueRef const_splat(LLVMValueRef c, int lanes) {
     return LLVMConstVector(vals, (unsigned)(lanes < 256 ? lanes : 256));
 }
 
+/* The bits of a bfloat16 value (v already rounded to bfloat16). */
+static unsigned long long bf16_bits(double v) {
+    if (v != v) return 0x7fc0;
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u >> 16;
+}
+
 static LLVMValueRef int_imm(cg_llvm_emitter *em, const te_expr *e) {
     LLVMTypeRef t = cg_llvm__type(em, te_dtype_element(e->dtype));
     if (!t) return NULL;
+    if (e->dtype.code == TE_BFLOAT)
+        return const_splat(LLVMConstInt(t, bf16_bits((double)e->u.ival), 0), lanes_of(e));
     if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind) { /* an int immediate of float type */
         return const_splat(LLVMConstReal(t, (double)e->u.ival), lanes_of(e));
     }
@@ -38,6 +49,8 @@ static LLVMValueRef int_imm(cg_llvm_emitter *em, const te_expr *e) {
 static LLVMValueRef float_imm(cg_llvm_emitter *em, const te_expr *e) {
     LLVMTypeRef t = cg_llvm__type(em, te_dtype_element(e->dtype));
     if (!t) return NULL;
+    if (e->dtype.code == TE_BFLOAT)
+        return const_splat(LLVMConstInt(t, bf16_bits(e->u.fval), 0), lanes_of(e));
     if (LLVMGetTypeKind(t) == LLVMIntegerTypeKind)
         return const_splat(LLVMConstInt(t, (unsigned long long)(int64_t)e->u.fval, 1), lanes_of(e));
     return const_splat(LLVMConstReal(t, e->u.fval), lanes_of(e));
@@ -189,13 +202,72 @@ static LLVMValueRef min_max(cg_llvm_emitter *em, const te_expr *e, LLVMValueRef 
     return LLVMBuildSelect(em->b, c, a, b, mn ? "min" : "max");
 }
 
+/* <lanes x i32> (or i32) and <lanes x float> (or float). */
+static LLVMTypeRef lanes_type(LLVMTypeRef s, int lanes) {
+    return lanes > 1 ? LLVMVectorType(s, (unsigned)lanes) : s;
+}
+
+/* bfloat16 bits (i16) to float32: the bits are float32's upper half. */
+static LLVMValueRef bf16_to_f32(cg_llvm_emitter *em, LLVMValueRef v, int lanes) {
+    LLVMBuilderRef B = em->b;
+    LLVMTypeRef i32 = lanes_type(LLVMInt32TypeInContext(em->lc), lanes);
+    LLVMValueRef w = LLVMBuildZExt(B, v, i32, "");
+    w = LLVMBuildShl(B, w, const_splat(LLVMConstInt(LLVMInt32TypeInContext(em->lc), 16, 0), lanes), "");
+    return LLVMBuildBitCast(B, w, lanes_type(LLVMFloatTypeInContext(em->lc), lanes), "bf2f");
+}
+
+/* float32 to bfloat16 bits, round to nearest even: add 0x7fff plus the
+ * lowest kept bit, keep the upper half (a carry into the exponent is the
+ * right result, up to infinity). A NaN keeps its sign and upper bits and
+ * is made quiet, so the rounding carry never turns it into infinity. */
+static LLVMValueRef f32_to_bf16(cg_llvm_emitter *em, LLVMValueRef v, int lanes) {
+    LLVMBuilderRef B = em->b;
+    LLVMTypeRef s32 = LLVMInt32TypeInContext(em->lc);
+    LLVMTypeRef i32 = lanes_type(s32, lanes);
+#define K(c) const_splat(LLVMConstInt(s32, (c), 0), lanes)
+    LLVMValueRef u = LLVMBuildBitCast(B, v, i32, "");
+    LLVMValueRef hi = LLVMBuildLShr(B, u, K(16), "");
+    LLVMValueRef lsb = LLVMBuildAnd(B, hi, K(1), "");
+    LLVMValueRef r = LLVMBuildAdd(B, u, LLVMBuildAdd(B, lsb, K(0x7fff), ""), "");
+    r = LLVMBuildLShr(B, r, K(16), "");
+    LLVMValueRef qnan = LLVMBuildOr(B, hi, K(0x40), "");
+    LLVMValueRef isnan = LLVMBuildFCmp(B, LLVMRealUNO, v, v, "");
+    r = LLVMBuildSelect(B, isnan, qnan, r, "");
+#undef K
+    return LLVMBuildTrunc(B, r, lanes_type(LLVMInt16TypeInContext(em->lc), lanes), "f2bf");
+}
+
+static LLVMValueRef convert(cg_llvm_emitter *em, const te_expr *e, const te_expr *x,
+                            LLVMValueRef v, te_dtype from, te_dtype dst, LLVMTypeRef to);
+
 static LLVMValueRef cast(cg_llvm_emitter *em, const te_expr *e) {
     const te_expr *x = e->u.un.a;
     LLVMValueRef v = cg_llvm__expr(em, x);
     LLVMTypeRef to = cg_llvm__type(em, e->dtype);
     if (!v || !to) return NULL;
-    v = widen(em, v, lanes_of(e));
+    int lanes = lanes_of(e);
+    v = widen(em, v, lanes);
     te_dtype from = te_dtype_element(x->dtype), dst = te_dtype_element(e->dtype);
+    if (from.code == dst.code && from.bits == dst.bits) return v;
+    /* bfloat16 meets other types through float32 (legalize_half leaves
+     * only float32 here; other sources are converted the same way) */
+    if (from.code == TE_BFLOAT) {
+        v = bf16_to_f32(em, v, lanes);
+        from = TE_FLOAT32;
+        if (te_dtype_eq(dst, from)) return v;
+    }
+    if (dst.code == TE_BFLOAT) {
+        if (!te_dtype_eq(from, TE_FLOAT32)) {
+            v = convert(em, e, x, v, from, TE_FLOAT32, lanes_type(LLVMFloatTypeInContext(em->lc), lanes));
+            if (!v) return NULL;
+        }
+        return f32_to_bf16(em, v, lanes);
+    }
+    return convert(em, e, x, v, from, dst, to);
+}
+
+static LLVMValueRef convert(cg_llvm_emitter *em, const te_expr *e, const te_expr *x,
+                            LLVMValueRef v, te_dtype from, te_dtype dst, LLVMTypeRef to) {
     LLVMBuilderRef B = em->b;
     if (from.code == dst.code && from.bits == dst.bits) return v;
     if (dst.code == TE_BOOL) {
@@ -758,10 +830,27 @@ static LLVMValueRef branchy_select(cg_llvm_emitter *em, LLVMValueRef c, const te
     return phi;
 }
 
+/* Arithmetic, comparison, select or call on 16-bit floats: what
+ * legalize_half rewrites; bfloat16 (i16 here) would otherwise compute on
+ * its bits as integers. */
+static bool computes_half(const te_expr *e) {
+    if (e->kind == TE_SELECT || e->kind == TE_CALL) return te_dtype_is_half(e->dtype);
+    if (e->kind < TE_ADD || e->kind > TE_GE) return false;
+    return te_dtype_is_half(e->dtype) || te_dtype_is_half(e->u.bin.a->dtype);
+}
+
 LLVMValueRef cg_llvm__expr(cg_llvm_emitter *em, const te_expr *e) {
     if (em->failed) return NULL;
     if (!e) {
         cg_llvm__fail(em, "NULL expression in function '%s'", em->func);
+        return NULL;
+    }
+    if (computes_half(e)) {
+        bool cmp = e->kind >= TE_EQ && e->kind <= TE_GE;
+        cg_llvm__fail(em, "%s on %s in function '%s' reached code generation; run "
+                          "tir_pass_legalize_half (tir_run_pipeline does) first",
+                      te_expr_kind_name(e->kind), te_dtype_str(cmp ? e->u.bin.a->dtype : e->dtype),
+                      em->func);
         return NULL;
     }
     LLVMBuilderRef B = em->b;

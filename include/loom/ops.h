@@ -58,7 +58,11 @@
  *                      dimension without keepdims gives shape [1].
  * OH = (H + 2 pad - dilation (R - 1) - 1) / stride + 1 (OW alike). Flags
  * (transpose_*, bias, keepdims) are 0 or 1. The dtype is float32 unless
- * the shape string says `dtype=float64`.
+ * the shape string says `dtype=float64`, or, for matmul, batch_matmul,
+ * conv2d_nchw and conv2d_nhwc, `dtype=float16` or `dtype=bfloat16`: then
+ * the inputs and the output have that type, the products are summed in
+ * float32 in a reduce stage of their own (C_acc, O_acc), and the output
+ * (C, O) is that stage cast to the 16-bit type (round to nearest even).
  *
  * FLOP counts count real work: a multiply-add is 2; padding taps of a
  * convolution are not counted (only taps that read the input); exp, erf,
@@ -150,7 +154,8 @@ typedef struct ops_workload {
 /* Builds operator `op` (a name or alias) with the parameters of `shape`:
  * comma-separated NAME=VALUE pairs in any order, e.g.
  * "N=1,C=64,H=56,W=56,K=64,R=3,S=3,stride=1,pad=1"; spaces around items
- * are ignored; VALUE is a decimal integer, except `dtype=float32|float64`.
+ * are ignored; VALUE is a decimal integer, except
+ * `dtype=float32|float64|float16|bfloat16` (16-bit: see above).
  * Missing parameters take their defaults. NULL or "" is an empty list.
  * Errors (NULL, message in ctx): unknown operator (the message lists the
  * known ones), malformed shape string (an item without '=' or a value that
@@ -158,7 +163,9 @@ typedef struct ops_workload {
  * parameters), a parameter given twice, a missing required parameter, a
  * non-positive extent, a flag other than 0/1, a kernel larger than the
  * padded input, channels not divisible by groups, an axes mask out of
- * range, an unsupported dtype. */
+ * range, an unsupported dtype ("ops: OP: unsupported dtype 'T' for
+ * parameter 'dtype' (allowed: ...)", naming the operators that take the
+ * 16-bit types when OP does not). */
 ops_workload *ops_build(te_ctx *ctx, const char *op, const char *shape);
 /* Builds the workload a key names: "OP(P=V,...,dtype=T)". Accepts any key
  * ops_build accepts the parts of (so a non-canonical key is canonicalised:
@@ -278,9 +285,13 @@ bool ops_packed_rows_outside(const te_tensor *operand); /* false for NULL */
  * input does not match. */
 int ops_reference(const ops_workload *w, DLTensor *const *ins, double *const *out);
 
-/* Tolerance to compare w's float32 outputs against its reference with:
+/* Tolerance to compare w's outputs against its reference with:
  * |got - want| <= atol + rtol |want| holds for a correct kernel on inputs
- * uniform in [-1, 1) (it grows with the reduction length). */
+ * uniform in [-1, 1) (it grows with the reduction length). A 16-bit
+ * output (rounded once from a float32 sum) has rtol 2^-10 (float16) or
+ * 2^-7 (bfloat16): twice the unit roundoff. 16-bit tensors are read and
+ * written as their bit patterns (ops_reference, ops_check_module; inputs
+ * rounded to nearest even). */
 void ops_tolerance(const ops_workload *w, double *rtol, double *atol);
 
 /* Checks a compiled module of w: fills fresh inputs uniform in [-1, 1)

@@ -252,10 +252,29 @@ int rt_nvrtc_version(int *major, int *minor);
  * `arch`: a real architecture ("sm_90", "sm_90a") gives PTX and that
  * GPU's machine code (so loading it needs no PTX compilation by the
  * driver), a virtual one ("compute_90"; NULL: compute_75, the oldest
- * NVRTC 13 accepts) PTX alone. Returns 0, or -1 with rt_last_error
- * holding NVRTC's message and log. */
+ * NVRTC 13 accepts) PTX alone. A source that includes <cuda_fp16.h> or
+ * <cuda_bf16.h> (which NVRTC does not build in) is compiled with
+ * -I<rt_cuda_include_dir>. Returns 0, or -1 with rt_last_error holding
+ * NVRTC's message and log, or the include lookup's error. */
 int rt_nvrtc_compile(const char *source, const char *name, const char *arch,
                      rt_nvrtc_output *out);
+/* The directory holding CUDA header `header` (e.g. "cuda_fp16.h") into
+ * dir (size bytes). Looked up: $LOOM_CUDA_INCLUDE when set and non-empty
+ * (then only there: a wrong setting is reported, not passed over); else
+ * <dir of the loaded libnvrtc>/../include (and /usr/local/cuda/include
+ * when that library is in /usr/lib/x86_64-linux-gnu), then
+ * /usr/local/cuda/include. Returns 0, or -1 with rt_last_error naming the
+ * header, the places looked in, and LOOM_CUDA_INCLUDE. */
+int rt_cuda_include_dir(const char *header, char *dir, size_t size);
+/* rt_cuda_include_dir's search over given places (for callers with their
+ * own, and for testing the errors): `env` (LOOM_CUDA_INCLUDE's value;
+ * NULL or "": unset) alone when set, else dirs[0..ndirs) in order (NULL
+ * entries skipped). 0 with dir filled, or -1 with rt_last_error:
+ * "CUDA header H not found in LOOM_CUDA_INCLUDE='D'; set ..." or
+ * "CUDA header H not found (looked in: D1, D2); set LOOM_CUDA_INCLUDE to
+ * the CUDA include directory that holds it". */
+int rt_cuda_include_search(const char *header, const char *env, const char *const *dirs,
+                           int ndirs, char *dir, size_t size);
 void rt_nvrtc_output_free(rt_nvrtc_output *out);
 
 /* One kernel launch of a CUDA host function. */

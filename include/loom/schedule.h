@@ -297,7 +297,9 @@ int sch_lower_constants(sch_schedule *s, int nargs, te_tensor *const *args,
  *   buffers          one per argument and per realised stage
  *   schedule_ops     the loop nests (one function; two with pre-computed
  *                    stages, each running the passes below)
- *   storage_flatten, simplify, loop_partition, simplify, remove_noop,
+ *   storage_flatten, legalize_half (when 16-bit floats occur), simplify,
+ *   loop_partition, simplify,
+ *   remove_noop,
  *   vectorize, [gpu: inject_vthread, simplify,] unroll, storage_rewrite,
  *   simplify, remove_noop, double_buffer, [gpu: thread_sync, verify_gpu]
  *   split_host_device  gpu: the kernels and their launch (target input)

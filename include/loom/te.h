@@ -83,7 +83,11 @@ typedef enum {
     TE_UINT = 1,
     TE_FLOAT = 2,
     TE_BOOL = 3,
-    TE_HANDLE = 4 /* an opaque pointer: a buffer's data */
+    TE_HANDLE = 4, /* an opaque pointer: a buffer's data */
+    /* bfloat16: float32's sign and 8 exponent bits, 7 mantissa bits. Not
+     * DLPack's number (kDLBfloat is 4, taken here by TE_HANDLE): code that
+     * crosses to DLDataType converts explicitly (cg_dtype_to_dl). */
+    TE_BFLOAT = 5
 } te_type_code;
 
 /* A scalar or vector type: `lanes` > 1 is a vector of `lanes` scalars. */
@@ -99,6 +103,8 @@ typedef struct {
 #define TE_FLOAT32 TE_DTYPE(TE_FLOAT, 32, 1)
 #define TE_FLOAT64 TE_DTYPE(TE_FLOAT, 64, 1)
 #define TE_BOOL1 TE_DTYPE(TE_BOOL, 1, 1)
+#define TE_FLOAT16 TE_DTYPE(TE_FLOAT, 16, 1)
+#define TE_BFLOAT16 TE_DTYPE(TE_BFLOAT, 16, 1)
 #define TE_HANDLE64 TE_DTYPE(TE_HANDLE, 64, 1)
 
 bool te_dtype_eq(te_dtype a, te_dtype b);
@@ -106,16 +112,27 @@ bool te_dtype_eq(te_dtype a, te_dtype b);
 te_dtype te_dtype_with_lanes(te_dtype t, int lanes);
 /* Scalar element type of a vector type. */
 te_dtype te_dtype_element(te_dtype t);
+/* True for float16/32/64 and bfloat16. */
 bool te_dtype_is_float(te_dtype t);
+/* True for the 16-bit float kinds (float16, bfloat16), which are only
+ * loaded, stored and converted once tir_pass_legalize_half has run. */
+bool te_dtype_is_half(te_dtype t);
 bool te_dtype_is_int(te_dtype t); /* signed or unsigned integer, not bool */
 bool te_dtype_is_bool(te_dtype t);
+/* v rounded to float type t as its immediates are: round to nearest
+ * even, infinity beyond the largest finite value, gradual underflow
+ * (float16: 10 fraction bits, bfloat16: 7 with float32's exponent range,
+ * float32: (float)v; float64 and non-float types: v). */
+double te_dtype_round(te_dtype t, double v);
 /* Storage size of one scalar element in bytes (bool: 1). */
 int te_dtype_bytes(te_dtype t);
 /* "float32", "int64", "bool", "float32x16", "handle". Static or ctx-free
  * storage: the returned string is owned by a small thread-local ring of
  * buffers and valid until 8 further calls in the same thread. */
 const char *te_dtype_str(te_dtype t);
-/* Parses "float32", "float64", "int32", "int64", "bool"; false if unknown. */
+/* Parses "float16", "bfloat16", "float32", "float64", "int8".."int64",
+ * "uint8".."uint64", "bool", "handle", each optionally with lanes
+ * ("float16x8"); false if unknown. */
 bool te_dtype_parse(const char *s, te_dtype *out);
 
 /* ------------------------------------------------------------------ */
@@ -125,7 +142,7 @@ bool te_dtype_parse(const char *s, te_dtype *out);
 /* Every expression kind, once. X(NAME) expands for each. */
 #define TE_EXPR_KINDS(X)                                                    \
     X(INT_IMM)     /* ival; dtype int*, uint* or bool                    */ \
-    X(FLOAT_IMM)   /* fval; dtype float32 or float64                     */ \
+    X(FLOAT_IMM)   /* fval (already rounded to the dtype); float*, bfloat16 */ \
     X(VAR)         /* var                                                */ \
     X(ADD) X(SUB) X(MUL)                                                    \
     X(DIV)         /* float: a / b. int: truncating (C semantics)        */ \

@@ -399,6 +399,17 @@ const char *tir_func_str(te_ctx *ctx, const tir_func *f);
 /* Multi-dimensional BUFFER_LOAD/BUFFER_STORE to flat LOAD/STORE using each
  * buffer's strides (TVM StorageFlatten). */
 tir_func *tir_pass_storage_flatten(te_ctx *ctx, const tir_func *f);
+/* float16/bfloat16 arithmetic, comparisons, min/max, select and
+ * intrinsic calls rebuilt in float32 with casts around them, and every
+ * conversion of a 16-bit float to or from a type other than float32 made
+ * to go through float32: afterwards 16-bit floats are only loaded, stored,
+ * broadcast and converted to or from float32 (TVM's FP16/BF16
+ * legalization). Functions without 16-bit floats come back unchanged. */
+tir_func *tir_pass_legalize_half(te_ctx *ctx, const tir_func *f);
+/* True when f has a float16/bfloat16 parameter, buffer or value: the
+ * lowering list runs legalize_half (and dumps it) only then, so float32
+ * programs keep their step list. */
+bool tir_func_uses_half(const tir_func *f);
 /* Canonical simplification of every expression with loop ranges bound;
  * IFs with decided conditions and loops of extent 0/1 removed (TVM
  * Simplify). */
@@ -533,7 +544,8 @@ typedef struct {
 /* The pass steps of the lowering list (sch_lower_program in
  * loom/schedule.h; its body, in schedule/lower_list.c, is the one place
  * their order is written) on a function already lowered:
- * storage_flatten, simplify, loop_partition, simplify, remove_noop (the
+ * storage_flatten, legalize_half (only for a function that uses 16-bit
+ * floats: tir_func_uses_half), simplify, loop_partition, simplify, remove_noop (the
  * three skipped with opts->skip_loop_partition), vectorize, unroll
  * (tir_pass_unroll_hinted with opts->unroll_hints_only), storage_rewrite,
  * simplify, remove_noop, double_buffer. With opts->gpu: inject_vthread
