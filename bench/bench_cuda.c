@@ -11,7 +11,7 @@
  *              [--min-ms MS] [--only NAME,...] [--dump DIR]
  *
  * Prints CSV on stdout: name,key,source,loom_ms,spread_ms,gflops,checked,error.
- * --dump DIR writes each workload's inputs and Loom's output as raw float32
+ * --dump DIR writes each workload's inputs and Loom's output as raw float32 (16-bit ones widened)
  * files (NAME.in0, NAME.in1, ..., NAME.out) for the PyTorch comparison.
  */
 #include <getopt.h>
@@ -47,7 +47,47 @@ static void dump(const char *dir, const char *name, const char *suffix, const DL
     fclose(f);
 }
 
-/* One workload: returns the CSV line's fields through printf. */
+/* The DLPack type of a tensor of w: float32, float16 or bfloat16. */
+static DLDataType dl_type(te_dtype t) {
+    if (t.bits == 16 && t.code == TE_BFLOAT) return (DLDataType){kDLBfloat, 16, 1};
+    return (DLDataType){kDLFloat, (uint8_t)t.bits, 1};
+}
+
+/* float32 <-> the 16-bit formats, for values already rounded to them (so
+ * narrowing is exact: float16 through _Float16, bfloat16 the top half). */
+static void narrow(const DLTensor *f, DLTensor *h) {
+    const float *src = f->data;
+    uint16_t *dst = h->data;
+    for (int64_t k = 0; k < rt_tensor_numel(f); k++) {
+        if (h->dtype.code == kDLBfloat) {
+            uint32_t u;
+            memcpy(&u, &src[k], 4);
+            dst[k] = (uint16_t)(u >> 16);
+        } else {
+            _Float16 x = (_Float16)src[k];
+            memcpy(&dst[k], &x, 2);
+        }
+    }
+}
+
+static void widen(const DLTensor *h, DLTensor *f) {
+    const uint16_t *src = h->data;
+    float *dst = f->data;
+    for (int64_t k = 0; k < rt_tensor_numel(f); k++) {
+        if (h->dtype.code == kDLBfloat) {
+            uint32_t u = (uint32_t)src[k] << 16;
+            memcpy(&dst[k], &u, 4);
+        } else {
+            _Float16 x;
+            memcpy(&x, &src[k], 2);
+            dst[k] = (float)x;
+        }
+    }
+}
+
+/* One workload: returns the CSV line's fields through printf. 16-bit
+ * workloads run on 16-bit tensors whose values (and the dumps, float32)
+ * are the float32 draws rounded to the type. */
 static void bench_one(const char *name, const char *op, const char *params, tdb_db *db,
                       const char *target, const char *arch, int repeat, double min_ms,
                       const char *dumpdir, uint64_t seed) {
@@ -55,7 +95,7 @@ static void bench_one(const char *name, const char *op, const char *params, tdb_
     char err[1024] = "", source[64] = "default";
     rt_module *m = NULL;
     ops_workload *w = NULL;
-    DLTensor *host[16] = {0}, *dev[16] = {0};
+    DLTensor *host[16] = {0}, *dev[16] = {0}, *h16[16] = {0};
     double *want = NULL;
     double ms = NAN, spread = NAN;
     bool checked = false;
@@ -75,18 +115,23 @@ static void bench_one(const char *name, const char *op, const char *params, tdb_
     }
     DLDataType f32 = {kDLFloat, 32, 1};
     for (int i = 0; i < w->nargs; ++i) {
+        te_dtype t = w->args[i]->dtype;
+        bool half = te_dtype_is_half(t);
         host[i] = rt_tensor_alloc(f32, w->args[i]->ndim, w->args[i]->shape);
-        dev[i] = rt_cuda_tensor_alloc(f32, w->args[i]->ndim, w->args[i]->shape, 0);
-        if (!host[i] || !dev[i]) {
+        dev[i] = rt_cuda_tensor_alloc(dl_type(t), w->args[i]->ndim, w->args[i]->shape, 0);
+        if (half) h16[i] = rt_tensor_alloc(dl_type(t), w->args[i]->ndim, w->args[i]->shape);
+        if (!host[i] || !dev[i] || (half && !h16[i])) {
             snprintf(err, sizeof err, "allocating '%s': %s", w->args[i]->name, rt_last_error());
             goto out;
         }
         float *p = host[i]->data;
         for (int64_t k = 0; k < rt_tensor_numel(host[i]); ++k) {
             seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-            p[k] = i < w->ninputs ? (float)((double)(seed >> 11) / 9007199254740992.0 * 2 - 1) : NAN;
+            double v = (double)(seed >> 11) / 9007199254740992.0 * 2 - 1;
+            p[k] = i < w->ninputs ? (float)(half ? te_dtype_round(t, v) : v) : NAN;
         }
-        if (rt_tensor_copy(dev[i], host[i])) {
+        if (half) narrow(host[i], h16[i]);
+        if (rt_tensor_copy(dev[i], half ? h16[i] : host[i])) {
             snprintf(err, sizeof err, "copy to the GPU: %s", rt_last_error());
             goto out;
         }
@@ -95,11 +140,12 @@ static void bench_one(const char *name, const char *op, const char *params, tdb_
         snprintf(err, sizeof err, "run: %s", rt_module_errmsg(m));
         goto out;
     }
-    DLTensor *out = host[w->ninputs];
-    if (rt_tensor_copy(out, dev[w->ninputs])) {
+    DLTensor *out = host[w->ninputs], *out16 = h16[w->ninputs];
+    if (rt_tensor_copy(out16 ? out16 : out, dev[w->ninputs])) {
         snprintf(err, sizeof err, "copy from the GPU: %s", rt_last_error());
         goto out;
     }
+    if (out16) widen(out16, out);
     for (int i = 0; i < w->ninputs; ++i) {
         char suffix[16];
         snprintf(suffix, sizeof suffix, "in%d", i);
@@ -110,7 +156,9 @@ static void bench_one(const char *name, const char *op, const char *params, tdb_
         int64_t n = rt_tensor_numel(out), bad = 0;
         double rtol, atol;
         want = malloc(sizeof(double) * (size_t)n);
-        if (!want || ops_reference(w, host, &want)) {
+        DLTensor *ref_in[16];
+        for (int i = 0; i < w->nargs; i++) ref_in[i] = h16[i] ? h16[i] : host[i];
+        if (!want || ops_reference(w, ref_in, &want)) {
             snprintf(err, sizeof err, "reference failed");
             goto out;
         }
@@ -133,7 +181,7 @@ out:
     printf("%s,\"%s\",%s,%.6f,%.6f,%.3f,%d,\"%s\"\n", name, key ? key : "", source, ms, spread,
            w && ms > 0 ? w->flops / (ms * 1e-3) * 1e-9 : NAN, checked, err);
     fflush(stdout);
-    for (int i = 0; i < 16; ++i) rt_tensor_free(host[i]), rt_tensor_free(dev[i]);
+    for (int i = 0; i < 16; ++i) rt_tensor_free(host[i]), rt_tensor_free(dev[i]), rt_tensor_free(h16[i]);
     free(want);
     rt_module_free(m);
     te_ctx_free(ctx);

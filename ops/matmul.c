@@ -142,6 +142,18 @@ static int matmul_sched(const ops_workload *w, sch_schedule *s, const int64_t *p
 static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
     const ops__priv *pv = w->priv;
     te_tensor *A = w->inputs[0], *B = w->inputs[1];
+    bool half = te_dtype_is_half(w->dtype);
+    if (pv->impl == &ops__matmul && p[MM_TF32] && half)
+        return te_error(sch_ctx(s), "matmul tf32=1 applies to float32 matmuls, not %s (whose "
+                                    "products run on tensor cores already)",
+                        te_dtype_str(w->dtype));
+    /* 16-bit: tensor cores when the shape allows, the float32 sums in a
+     * global buffer that a second kernel casts (WMMA stores float32) */
+    if (pv->impl == &ops__matmul && half && !p[MM_TA] && !p[MM_TB] &&
+        ops__cuda_wmma_fits(pv->t[0]))
+        return ops__cuda_wmma_gemm(s, pv->t[0], A, B) || ops__cuda_flat(s, pv->t[1], 256, NULL)
+                   ? -1
+                   : 0;
     if (pv->impl == &ops__matmul && p[MM_TF32]) {
         if (p[MM_TA] || p[MM_TB] || !ops__cuda_wmma_fits(pv->t[0]))
             return te_error(sch_ctx(s),

@@ -406,6 +406,51 @@ static void test_ops_tf32(void **state) {
     te_ctx_free(ctx);
 }
 
+/* matmul dtype=float16|bfloat16: the default CUDA schedule is the
+ * tensor-core GEMM into a float32 buffer, then the cast; checked against
+ * the operator's reference at ops_tolerance (products of 16-bit inputs
+ * are exact in float32, so only the sums' order and the final rounding
+ * differ). */
+static void test_ops_half(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    static const char *const shapes[] = {"M=256,N=128,K=96,dtype=float16",
+                                         "M=64,N=48,K=32,dtype=bfloat16",
+                                         "M=128,N=256,K=256,dtype=float16"};
+    for (int i = 0; i < 3; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, "matmul", shapes[i]);
+        if (!w) fail_msg("%s: %s", shapes[i], te_ctx_errmsg(ctx));
+        sch_schedule *s = ops_default_schedule(w, "cuda -arch=sm_80");
+        if (!s) fail_msg("%s: %s", w->key, te_ctx_errmsg(ctx));
+        rt_module *m = cg_build(s, w->nargs, w->args, "cuda -arch=sm_80", NULL);
+        if (!m) fail_msg("%s: %s", w->key, te_ctx_errmsg(ctx));
+        const char *src = rt_module_get_text(m, "source");
+        if (getenv("LOOM_TEST_DUMP")) fputs(src, stderr);
+        assert_non_null(strstr(src, "wmma::mma_sync"));
+        assert_non_null(strstr(src, i == 1 ? "__nv_bfloat16, nvcuda::wmma::row_major>"
+                                           : "__half, nvcuda::wmma::row_major>"));
+        if (i != 1) assert_non_null(strstr(src, "loom_cp_async16(")); /* K > one chunk */
+        assert_non_null(strstr(rt_module_get_text(m, "ptx"), "mma.sync.aligned"));
+        if (rt_cuda_available()) {
+            int64_t bad = ops_check_module(w, m, NULL, tu_seed());
+            if (bad) fprintf(stderr, "%s: %lld wrong (%s)\n", w->key, (long long)bad, te_ctx_errmsg(ctx));
+            assert_int_equal(bad, 0);
+        } else {
+            tu_skip_part("the GPU run", rt_last_error());
+        }
+        rt_module_free(m);
+        te_ctx_free(ctx);
+    }
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", "M=64,N=64,K=64,tf32=1,dtype=float16");
+    assert_non_null(w);
+    assert_null(ops_default_schedule(w, "cuda"));
+    assert_non_null(strstr(te_ctx_errmsg(ctx), "matmul tf32=1 applies to float32 matmuls, not "
+                                               "float16"));
+    te_ctx_free(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tf32_matmul),
@@ -414,6 +459,7 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_step_log),
         cmocka_unit_test(test_ops_tf32),
+        cmocka_unit_test(test_ops_half),
     };
     return tu_run_group(tests);
 }

@@ -24,7 +24,11 @@ import torch.nn.functional as F
 
 
 def parse_params(text):
-    return {k: int(v) for k, v in (item.split("=") for item in text.split(","))}
+    """name=value pairs: integers, and dtype as its name."""
+    return {k: (v if k == "dtype" else int(v)) for k, v in (item.split("=") for item in text.split(","))}
+
+
+TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 def shapes(op, p):
@@ -118,15 +122,16 @@ def main():
             continue
         p = parse_params(params)
         ins, call, flops = shapes(op, p)
+        dtype = p.get("dtype", "float32")
         # The same inputs Loom ran on, when bench_cuda dumped them.
         tensors = []
         for i, shape in enumerate(ins):
             path = os.path.join(dump, f"{name}.in{i}")
             if os.path.exists(path):
                 t = torch.from_file(path, size=int(torch.tensor(shape).prod()), dtype=torch.float32)
-                tensors.append(t.reshape(shape).cuda())
+                tensors.append(t.reshape(shape).cuda().to(TORCH_DTYPE[dtype]))
             else:
-                tensors.append(torch.rand(shape, device="cuda") * 2 - 1)
+                tensors.append((torch.rand(shape, device="cuda") * 2 - 1).to(TORCH_DTYPE[dtype]))
         # tf32=1 workloads: the peer runs TF32 too (cuBLAS on tensor cores);
         # the check allows tf32's rounding of both operands (2 x 2^-11 of
         # sum |a b|, bounded here by |a| |b| <= 1 times K).
@@ -141,7 +146,11 @@ def main():
             got = torch.from_file(out_path, size=ref.numel(), dtype=torch.float32)
             red = flops / 2 / ref.numel()
             tol = 1e-5 * red ** 0.5 + 1e-4
-            if tf32:
+            if dtype != "float32":
+                # a 16-bit output: its float32 sum rounded once (ops_tolerance)
+                rt = 2.0 ** -10 if dtype == "float16" else 2.0 ** -7
+                bad = int(((got - ref).abs() > tol + rt * ref.abs()).sum())
+            elif tf32:
                 mag = call(*[t.double().abs() for t in tensors]).float().cpu().flatten()
                 bad = int(((got - ref).abs() > 2 * 2.0 ** -11 * mag + 1e-4).sum())
             else:
@@ -149,7 +158,8 @@ def main():
             agree = "ok" if bad == 0 else f"{bad} differ"
         loom_ms = float(l.get("loom_ms", "nan") or "nan")
         torch.backends.cuda.matmul.allow_tf32 = False
-        rows.append(dict(workload=name, peer=("cublas" if "matmul" in op else "cudnn") + ("-tf32" if tf32 else ""),
+        rows.append(dict(workload=name, peer=("cublas" if "matmul" in op else "cudnn") +
+                         ("-tf32" if tf32 else "" if dtype == "float32" else "-" + dtype.replace("float", "f").replace("bf", "bf")),
                          peer_ms=peer_ms, peer_spread_ms=peer_spread, loom_ms=loom_ms,
                          loom_source=l.get("source", ""), ratio=peer_ms / loom_ms,
                          loom_tflops=flops / (loom_ms * 1e-3) * 1e-12,
