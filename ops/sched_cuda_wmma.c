@@ -42,24 +42,61 @@ bool ops__cuda_wmma_fits(const te_tensor *R) {
 }
 
 int ops__cuda_wmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *B) {
+    return ops_schedule_tc_gemm(s, F, A, B, NULL);
+}
+
+/* The shared bytes of the tiles of one chunk (both operands, padded rows). */
+static int64_t tile_bytes(int64_t bm, int64_t bn, int64_t kc, int bytes) {
+    return (bm * (kc + 16 / bytes) + kc * (bn + 16 / bytes)) * bytes;
+}
+
+int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *B,
+                         const ops_tc_config *cfg) {
+    te_ctx *ctx = sch_ctx(s);
+    if (!ops__cuda_wmma_fits(F) || A->ndim != 2 || B->ndim != 2)
+        return te_error(ctx, "tc_gemm: '%s' is not a 2-D matmul with M, N and K multiples of 16",
+                        F->name);
     int64_t M = F->shape[0], N = F->shape[1];
     int64_t K = F->body->u.reduce.axes[0]->u.var.extent;
     te_dtype t = A->dtype;
     int bytes = te_dtype_bytes(t);
     int64_t kk = bytes == 4 ? 8 : 16; /* the mma's k: tf32 16x16x8 */
+    ops_tc_config c = cfg ? *cfg : (ops_tc_config){0};
+    int stages = c.single_buffer ? 1 : 2;
     static const int64_t blk[] = {128, 64, 32, 16};
-    int64_t bm = pick(M, blk, 4), bn = pick(N, blk, 4);
-    int64_t wm = bm >= 64 ? bm / 2 : bm, wn = bn >= 64 ? bn / 2 : bn;
-    if (bn == 128) wn = 32; /* 2 x 4 warps on a 128 x 128 tile */
-    /* kc: the longest chunk whose double-buffered tiles fit the 48 KiB of
-     * static shared memory a block has */
-    int64_t kc = 0;
-    for (int64_t c = 64; c >= 16 && !kc; c /= 2)
-        if (K % c == 0 && (bm * (c + 16 / bytes) + c * (bn + 16 / bytes)) * bytes * 2 <= 49152)
-            kc = c;
-    if (!bm || !bn || !kc) return te_error(sch_ctx(s), "wmma gemm: %lldx%lldx%lld is not a multiple of 16",
-                                          (long long)M, (long long)N, (long long)K);
-    int64_t tz = bm / wm, ty = bn / wn;
+    if (!c.bm) c.bm = pick(M, blk, 4);
+    if (!c.bn) c.bn = pick(N, blk, 4);
+    if (!c.wm) c.wm = c.bm >= 64 ? c.bm / 2 : c.bm;
+    if (!c.wn) c.wn = c.bn == 128 ? 32 : c.bn >= 64 ? c.bn / 2 : c.bn; /* 2 x 4 warps on 128 x 128 */
+    /* kc: the longest chunk whose (double-buffered) tiles fit the 48 KiB
+     * of static shared memory a block has */
+    for (int64_t k = 64; k >= 16 && !c.kc; k /= 2)
+        if (K % k == 0 && tile_bytes(c.bm, c.bn, k, bytes) * stages <= 49152) c.kc = k;
+    int64_t bm = c.bm, bn = c.bn, wm = c.wm, wn = c.wn, kc = c.kc;
+    if (!kc || M % bm || N % bn || bm % wm || bn % wn || wm % 16 || wn % 16 || kc % 16 || K % kc)
+        return te_error(ctx,
+                        "tc_gemm: block %lldx%lld, warp %lldx%lld, chunk %lld do not tile "
+                        "%lldx%lldx%lld (blocks must divide M and N, warps the blocks, 16 the "
+                        "warps, the chunk K)",
+                        (long long)bm, (long long)bn, (long long)wm, (long long)wn, (long long)kc,
+                        (long long)M, (long long)N, (long long)K);
+    if (tile_bytes(bm, bn, kc, bytes) * stages > 49152)
+        return te_error(ctx, "tc_gemm: the shared tiles take %lld bytes; a block has 49152",
+                        (long long)(tile_bytes(bm, bn, kc, bytes) * stages));
+    int64_t tz = bm / wm, ty = bn / wn, vec = 16 / bytes;
+    if (tz * ty > 32)
+        return te_error(ctx, "tc_gemm: %lld warps a block; at most 32", (long long)(tz * ty));
+    /* every thread copies whole 16-byte vectors of both tiles (a copy
+     * shorter than the block would bind the thread axes with other
+     * extents than the warps' loops) */
+    int64_t threads = tz * ty * 32;
+    if ((bm * kc / vec) % threads || (kc * bn / vec) % threads)
+        return te_error(ctx,
+                        "tc_gemm: the %lldx%lld and %lldx%lld tiles of a chunk are not a "
+                        "multiple of %lld threads x %lld elements; use a longer chunk or fewer "
+                        "warps",
+                        (long long)bm, (long long)kc, (long long)kc, (long long)bn,
+                        (long long)threads, (long long)vec);
 
     te_tensor *CF = sch_cache_write(s, F, "wmma.accumulator");
     te_tensor *AS = CF ? sch_cache_read(s, A, "shared", 1, &CF) : NULL;
@@ -86,7 +123,8 @@ int ops__cuda_wmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *
         sch_split(s, CF, sch_reduce_axis(CF, 0), kc, &ko, &k1) ||
         sch_split(s, CF, k1, kk, &kf, &kii) ||
         sch_reorder(s, CF, 7, (te_expr *[]){ko, kf, cti, ctj, cii, cji, kii}) ||
-        sch_unroll(s, CF, cti) || sch_unroll(s, CF, ctj) || sch_tensorize(s, CF, cii, "wmma.mma"))
+        sch_unroll(s, CF, cti) || sch_unroll(s, CF, ctj) || sch_tensorize(s, CF, cii, "wmma.mma") ||
+        (c.unroll_k && sch_unroll(s, CF, kf)))
         return -1;
 
     /* fragments of this k step */
@@ -99,11 +137,11 @@ int ops__cuda_wmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *
         return -1;
 
     /* the block's operand tiles of this chunk, rows padded by 16 bytes */
-    int64_t vec = 16 / bytes, pad = 16 / bytes;
+    int64_t pad = 16 / bytes;
     if (sch_compute_at(s, AS, CF, ko) || sch_storage_align(s, AS, sch_axis(AS, 0), kc, pad) ||
         warp_fetch(s, AS, tz, ty, vec) || sch_compute_at(s, BS, CF, ko) ||
         sch_storage_align(s, BS, sch_axis(BS, 0), bn, pad) || warp_fetch(s, BS, tz, ty, vec) ||
-        (K > kc && (sch_double_buffer(s, AS) || sch_double_buffer(s, BS))))
+        (stages == 2 && K > kc && (sch_double_buffer(s, AS) || sch_double_buffer(s, BS))))
         return -1;
     return 0;
 }

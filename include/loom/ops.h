@@ -227,6 +227,30 @@ const char *ops_params_json(const ops_workload *w);
  *     threads, one element each. */
 sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
 
+/* The tensor-core GEMM's knobs (ops_schedule_tc_gemm). 0 fields take the
+ * shape-based defaults. bm x bn: a block's tile of C (multiples of wm and
+ * wn); wm x wn: a warp's tile (multiples of 16); kc: the k chunk staged in
+ * shared memory (a multiple of 16 dividing K); single_buffer: no double
+ * buffering of the shared tiles; unroll_k: the k steps within a chunk
+ * unrolled. */
+typedef struct {
+    int64_t bm, bn, wm, wn, kc;
+    bool single_buffer, unroll_k;
+} ops_tc_config;
+/* Schedules C[i, j] = sum_k f(A[i, k]) * f(B[k, j]) (C float32 and 2-D,
+ * computed at the root; A, B row-major [M, K], [K, N] of float16,
+ * bfloat16, or float32 run as tf32; f a cast to float32 or nothing) on
+ * NVIDIA tensor cores through sch_tensorize with the WMMA intrinsics
+ * (CUTLASS's and TVM's structure): blocks of bm x bn on blockIdx.y/x,
+ * (bm/wm) x (bn/wn) warps on threadIdx.z/y (32 lanes on threadIdx.x), the
+ * A and B tiles of each k chunk copied to shared memory with rows padded
+ * by 16 bytes (double-buffered with cp.async unless single_buffer), each
+ * warp accumulating its tile in 16x16 fragments. cfg NULL: defaults.
+ * M, N and K must be multiples of 16; tiles that do not divide them, or
+ * shared tiles over 48 KiB, are refused: -1 with a message in s's ctx. */
+int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *C, te_tensor *A, te_tensor *B,
+                         const ops_tc_config *cfg);
+
 /* The register tile of the CPU default convolution's micro-kernel
  * (vectors over output channels, an accumulator packed on them): `lanes`
  * output channels (vlen or 2 vlen, dividing vec_extent) x `rows` x `cols`
