@@ -50,24 +50,43 @@ static int64_t tile_bytes(int64_t bm, int64_t bn, int64_t kc, int bytes) {
     return (bm * (kc + 16 / bytes) + kc * (bn + 16 / bytes)) * bytes;
 }
 
+/* The reduction a float16 output F casts (F[i, j] = float16(R[i, j])), or NULL. */
+static te_tensor *cast_of(te_tensor *F) {
+    const te_expr *b = F->body;
+    if (!b || b->kind != TE_CAST || !(F->dtype.code == TE_FLOAT && F->dtype.bits == 16)) return NULL;
+    const te_expr *r = b->u.un.a;
+    if (r->kind != TE_READ || r->u.read.ndim != 2 || r->u.read.indices[0] != F->axes[0] ||
+        r->u.read.indices[1] != F->axes[1])
+        return NULL;
+    te_tensor *R = r->u.read.tensor;
+    return R->body && R->body->kind == TE_REDUCE ? R : NULL;
+}
+
 int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *B,
                          const ops_tc_config *cfg) {
     te_ctx *ctx = sch_ctx(s);
-    if (!ops__cuda_wmma_fits(F) || A->ndim != 2 || B->ndim != 2)
+    te_tensor *R = cast_of(F);
+    if (!R) R = F;
+    if (!ops__cuda_wmma_fits(R) || A->ndim != 2 || B->ndim != 2)
         return te_error(ctx, "tc_gemm: '%s' is not a 2-D matmul with M, N and K multiples of 16",
                         F->name);
     int64_t M = F->shape[0], N = F->shape[1];
-    int64_t K = F->body->u.reduce.axes[0]->u.var.extent;
+    int64_t K = R->body->u.reduce.axes[0]->u.var.extent;
     te_dtype t = A->dtype;
     int bytes = te_dtype_bytes(t);
     int64_t kk = bytes == 4 ? 8 : 16; /* the mma's k: tf32 16x16x8 */
     ops_tc_config c = cfg ? *cfg : (ops_tc_config){0};
     int stages = c.single_buffer ? 1 : 2;
     static const int64_t blk[] = {128, 64, 32, 16};
-    if (!c.bm) c.bm = pick(M, blk, 4);
-    if (!c.bn) c.bn = pick(N, blk, 4);
+    /* Defaults from the H200 sweep of bench_tc_gemm (bench/RESULTS.md,
+     * session 32): 128 x 128 blocks of four 64 x 64 warps where that makes
+     * a block for each of the GPU's ~132 SMs, else 64 x 64 of 32 x 32 */
+    int64_t big = (M % 128 == 0 && N % 128 == 0 && (M / 128) * (N / 128) >= 132) ? 128 : 64;
+    if (!c.bm) c.bm = pick(M, blk + (big == 128 ? 0 : 1), big == 128 ? 4 : 3);
+    if (!c.bn) c.bn = pick(N, blk + (big == 128 ? 0 : 1), big == 128 ? 4 : 3);
     if (!c.wm) c.wm = c.bm >= 64 ? c.bm / 2 : c.bm;
-    if (!c.wn) c.wn = c.bn == 128 ? 32 : c.bn >= 64 ? c.bn / 2 : c.bn; /* 2 x 4 warps on 128 x 128 */
+    if (!c.wn) c.wn = c.bn >= 64 ? c.bn / 2 : c.bn;
+    if (!cfg) c.unroll_k = bytes == 4; /* tf32's k steps: unrolled was faster */
     /* kc: the longest chunk whose (double-buffered) tiles fit the 48 KiB
      * of static shared memory a block has */
     for (int64_t k = 64; k >= 16 && !c.kc; k /= 2)
@@ -98,7 +117,10 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
                         (long long)bm, (long long)kc, (long long)kc, (long long)bn,
                         (long long)threads, (long long)vec);
 
-    te_tensor *CF = sch_cache_write(s, F, "wmma.accumulator");
+    /* a float16 output: the accumulators rounded as they are stored (the
+     * float32 copy stage of R inlined into the cast) */
+    te_tensor *CF = sch_cache_write(s, R, "wmma.accumulator");
+    if (CF && R != F && sch_compute_inline(s, R)) return -1;
     te_tensor *AS = CF ? sch_cache_read(s, A, "shared", 1, &CF) : NULL;
     te_tensor *BS = CF ? sch_cache_read(s, B, "shared", 1, &CF) : NULL;
     te_tensor *AF = AS ? sch_cache_read(s, AS, "wmma.matrix_a", 1, &CF) : NULL;

@@ -59,8 +59,10 @@ typedef struct {
     te_expr *axes[3];
 } decl;
 
-/* The declaration of kind k for element type t (the operands' type). */
-static int declare(te_ctx *ctx, intrin_kind k, te_dtype t, decl *d) {
+/* The declaration of kind k for element type t (the operands' type);
+ * out: the output's type (a store may round the float32 sums to
+ * float16). */
+static int declare(te_ctx *ctx, intrin_kind k, te_dtype t, te_dtype out, decl *d) {
     memset(d, 0, sizeof *d);
     int64_t kk = t.bits == 32 ? 8 : 16; /* tf32 tiles are 16x16x8 */
     te_dtype f32 = TE_FLOAT32;
@@ -94,7 +96,9 @@ static int declare(te_ctx *ctx, intrin_kind k, te_dtype t, decl *d) {
         i = te_axis(ctx, "i", rows);
         j = te_axis(ctx, "j", cols);
         if (!src || !i || !j) return -1;
-        d->out = te_compute(ctx, "c", TE_AXES(i, j), te_read(src, i, j));
+        te_expr *v = te_read(src, i, j);
+        if (k == IN_STORE && !te_dtype_eq(out, f32)) v = te_cast(out, v);
+        d->out = te_compute(ctx, "c", TE_AXES(i, j), v);
         d->nin = 1;
         d->in[0] = src;
         d->naxes = 2;
@@ -349,8 +353,14 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
         return refuse(&z, te_sprintf(ctx, "element type %s; WMMA takes float16, bfloat16 and ",
                                      te_dtype_str(t)),
                       "float32 (as tf32)");
+    te_dtype out_t = g->op->dtype;
+    if (kind == IN_STORE && !te_dtype_eq(out_t, TE_FLOAT32) &&
+        !(out_t.code == TE_FLOAT && out_t.bits == 16))
+        return refuse(&z, te_sprintf(ctx, "the output is %s; WMMA stores float32, or float16 ",
+                                     te_dtype_str(out_t)),
+                      "through a float16 accumulator (not bfloat16)");
     decl d;
-    if (declare(ctx, kind, t, &d)) return -1;
+    if (declare(ctx, kind, t, out_t, &d)) return -1;
     match_map m = {0};
     if (!match(d.out->body, body, &m) || m.nt != d.nin)
         return refuse(&z, te_sprintf(ctx, "its computation %s does not match the intrinsic's ",

@@ -344,6 +344,19 @@ static void test_errors(void **state) {
     assert_non_null(strstr(te_ctx_errmsg(m.ctx), "tensorize: stage 'C' at axis 'i' (wmma.store)"));
     te_ctx_free(m.ctx);
 
+    /* no bfloat16 accumulator in WMMA: a bfloat16 store is refused */
+    m.ctx = te_ctx_new();
+    A = te_placeholder(m.ctx, "A", TE_FLOAT32, TE_SHAPE(16, 16));
+    i = te_axis(m.ctx, "i", 16), j = te_axis(m.ctx, "j", 16);
+    C = te_compute(m.ctx, "C", TE_AXES(i, j), te_cast(TE_BFLOAT16, te_read(A, i, j)));
+    s = sch_create(m.ctx, 1, &C);
+    assert_int_equal(sch_tensorize(s, C, sch_axis(C, 0), "wmma.store"), 0);
+    args[0] = A, args[1] = C;
+    assert_null(cg_build(s, 2, args, "cuda", NULL));
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "the output is bfloat16; WMMA stores float32, or "
+                                                 "float16 through a float16 accumulator"));
+    te_ctx_free(m.ctx);
+
     /* the CPU has no tensor cores */
     m = make_mm(TE_FLOAT32, 64, 64, 32);
     s = sch_create(m.ctx, 1, &m.C);

@@ -244,6 +244,22 @@ void cg_cuda__wmma_call(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_stmt 
         te_str_append(em->out, ");\n");
         return;
     case TIR_WMMA_STORE:
+        if (arg_buffer(a[0])->dtype.bits == 16) {
+            /* float16 out: the sums rounded into a float16 accumulator,
+             * whose elements sit where the float32 one's do (the mma's
+             * accumulator layout is the same for both; the device tests
+             * check it). */
+            te_str_append(em->out, "{ " WMMA "fragment<" WMMA
+                                   "accumulator, 16, 16, 16, __half> loom_h; const auto &loom_f = ");
+            print_frag(em, w, a[1]);
+            te_str_append(em->out, "; for (int loom_t = 0; loom_t < loom_h.num_elements; loom_t++) "
+                                   "loom_h.x[loom_t] = __float2half_rn(loom_f.x[loom_t]); ");
+            te_str_append(em->out, WMMA "store_matrix_sync(");
+            print_ptr(em, a[0]);
+            te_str_printf(em->out, ", loom_h, %lld, " WMMA "%s); }\n", (long long)s->u.tcall.ld[0],
+                          s->u.tcall.col_major[0] ? "mem_col_major" : "mem_row_major");
+            return;
+        }
         te_str_append(em->out, WMMA "store_matrix_sync(");
         print_ptr(em, a[0]);
         te_str_append(em->out, ", ");

@@ -90,7 +90,8 @@ int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma,
  *                 tensor (16x16 tiles; 16x8 for float32);
  *   "wmma.load_b" likewise in wmma.matrix_b (16x16; 8x16 for float32);
  *   "wmma.store"  t (global or shared, float32) copied from a
- *                 wmma.accumulator tensor (16x16 tiles).
+ *                 wmma.accumulator tensor (16x16 tiles), or t float16
+ *                 holding float16(accumulator) (rounded on the way out).
  * The loops from `axis` inwards must be exactly the intrinsic's (two,
  * three for mma: one per tile dimension, in any order), each of the
  * tile's extent, over a computation of the intrinsic's form; fragment
