@@ -147,16 +147,11 @@ static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
         return te_error(sch_ctx(s), "matmul tf32=1 applies to float32 matmuls, not %s (whose "
                                     "products run on tensor cores already)",
                         te_dtype_str(w->dtype));
-    /* 16-bit: tensor cores when the shape allows. float16 rounds the
-     * sums as they are stored; bfloat16 (WMMA has no bfloat16
-     * accumulator) keeps them in a float32 buffer a second kernel casts */
+    /* 16-bit: tensor cores when the shape allows, the sums rounded as
+     * they are stored */
     if (pv->impl == &ops__matmul && half && !p[MM_TA] && !p[MM_TB] &&
-        ops__cuda_wmma_fits(pv->t[0])) {
-        if (w->dtype.code == TE_FLOAT) return ops_schedule_tc_gemm(s, pv->t[1], A, B, NULL);
-        return ops__cuda_wmma_gemm(s, pv->t[0], A, B) || ops__cuda_flat(s, pv->t[1], 256, NULL)
-                   ? -1
-                   : 0;
-    }
+        ops__cuda_wmma_fits(pv->t[0]))
+        return ops_schedule_tc_gemm(s, pv->t[1], A, B, NULL);
     if (pv->impl == &ops__matmul && p[MM_TF32]) {
         if (p[MM_TA] || p[MM_TB] || !ops__cuda_wmma_fits(pv->t[0]))
             return te_error(sch_ctx(s),

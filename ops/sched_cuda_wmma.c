@@ -50,10 +50,11 @@ static int64_t tile_bytes(int64_t bm, int64_t bn, int64_t kc, int bytes) {
     return (bm * (kc + 16 / bytes) + kc * (bn + 16 / bytes)) * bytes;
 }
 
-/* The reduction a float16 output F casts (F[i, j] = float16(R[i, j])), or NULL. */
+/* The reduction a 16-bit output F casts (F[i, j] = float16(R[i, j]) or
+ * bfloat16(...)), or NULL. */
 static te_tensor *cast_of(te_tensor *F) {
     const te_expr *b = F->body;
-    if (!b || b->kind != TE_CAST || !(F->dtype.code == TE_FLOAT && F->dtype.bits == 16)) return NULL;
+    if (!b || b->kind != TE_CAST || !te_dtype_is_half(F->dtype)) return NULL;
     const te_expr *r = b->u.un.a;
     if (r->kind != TE_READ || r->u.read.ndim != 2 || r->u.read.indices[0] != F->axes[0] ||
         r->u.read.indices[1] != F->axes[1])
@@ -89,8 +90,13 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
     if (!cfg) c.unroll_k = bytes == 4; /* tf32's k steps: unrolled was faster */
     /* kc: the longest chunk whose (double-buffered) tiles fit the 48 KiB
      * of static shared memory a block has */
+    /* a bfloat16 output is staged through 1 KiB of shared memory a warp */
+    int64_t stage = F->dtype.code == TE_BFLOAT && c.wm && c.wn && c.bm % c.wm == 0 &&
+                            c.bn % c.wn == 0
+                        ? (c.bm / c.wm) * (c.bn / c.wn) * 1024
+                        : 0;
     for (int64_t k = 64; k >= 16 && !c.kc; k /= 2)
-        if (K % k == 0 && tile_bytes(c.bm, c.bn, k, bytes) * stages <= 49152) c.kc = k;
+        if (K % k == 0 && tile_bytes(c.bm, c.bn, k, bytes) * stages + stage <= 49152) c.kc = k;
     int64_t bm = c.bm, bn = c.bn, wm = c.wm, wn = c.wn, kc = c.kc;
     if (!kc || M % bm || N % bn || bm % wm || bn % wn || wm % 16 || wn % 16 || kc % 16 || K % kc)
         return te_error(ctx,
@@ -99,9 +105,9 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
                         "warps, the chunk K)",
                         (long long)bm, (long long)bn, (long long)wm, (long long)wn, (long long)kc,
                         (long long)M, (long long)N, (long long)K);
-    if (tile_bytes(bm, bn, kc, bytes) * stages > 49152)
+    if (tile_bytes(bm, bn, kc, bytes) * stages + stage > 49152)
         return te_error(ctx, "tc_gemm: the shared tiles take %lld bytes; a block has 49152",
-                        (long long)(tile_bytes(bm, bn, kc, bytes) * stages));
+                        (long long)(tile_bytes(bm, bn, kc, bytes) * stages + stage));
     int64_t tz = bm / wm, ty = bn / wn, vec = 16 / bytes;
     if (tz * ty > 32)
         return te_error(ctx, "tc_gemm: %lld warps a block; at most 32", (long long)(tz * ty));

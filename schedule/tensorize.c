@@ -354,11 +354,10 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
                                      te_dtype_str(t)),
                       "float32 (as tf32)");
     te_dtype out_t = g->op->dtype;
-    if (kind == IN_STORE && !te_dtype_eq(out_t, TE_FLOAT32) &&
-        !(out_t.code == TE_FLOAT && out_t.bits == 16))
-        return refuse(&z, te_sprintf(ctx, "the output is %s; WMMA stores float32, or float16 ",
+    if (kind == IN_STORE && !te_dtype_eq(out_t, TE_FLOAT32) && !te_dtype_is_half(out_t))
+        return refuse(&z, te_sprintf(ctx, "the output is %s; WMMA stores float32, or float16 or ",
                                      te_dtype_str(out_t)),
-                      "through a float16 accumulator (not bfloat16)");
+                      "bfloat16 rounded from the float32 sums");
     decl d;
     if (declare(ctx, kind, t, out_t, &d)) return -1;
     match_map m = {0};

@@ -344,17 +344,17 @@ static void test_errors(void **state) {
     assert_non_null(strstr(te_ctx_errmsg(m.ctx), "tensorize: stage 'C' at axis 'i' (wmma.store)"));
     te_ctx_free(m.ctx);
 
-    /* no bfloat16 accumulator in WMMA: a bfloat16 store is refused */
+    /* a store of another type than float32/float16/bfloat16 is refused */
     m.ctx = te_ctx_new();
     A = te_placeholder(m.ctx, "A", TE_FLOAT32, TE_SHAPE(16, 16));
     i = te_axis(m.ctx, "i", 16), j = te_axis(m.ctx, "j", 16);
-    C = te_compute(m.ctx, "C", TE_AXES(i, j), te_cast(TE_BFLOAT16, te_read(A, i, j)));
+    C = te_compute(m.ctx, "C", TE_AXES(i, j), te_cast(TE_FLOAT64, te_read(A, i, j)));
     s = sch_create(m.ctx, 1, &C);
     assert_int_equal(sch_tensorize(s, C, sch_axis(C, 0), "wmma.store"), 0);
     args[0] = A, args[1] = C;
     assert_null(cg_build(s, 2, args, "cuda", NULL));
-    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "the output is bfloat16; WMMA stores float32, or "
-                                                 "float16 through a float16 accumulator"));
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "the output is float64; WMMA stores float32, or "
+                                                 "float16 or bfloat16 rounded from the float32 sums"));
     te_ctx_free(m.ctx);
 
     /* the CPU has no tensor cores */
@@ -443,6 +443,9 @@ static void test_ops_half(void **state) {
         assert_non_null(strstr(src, "wmma::mma_sync"));
         assert_non_null(strstr(src, i == 1 ? "__nv_bfloat16, nvcuda::wmma::row_major>"
                                            : "__half, nvcuda::wmma::row_major>"));
+        /* one kernel: the rounding is in the accumulator store */
+        assert_int_equal(tu_count_substr(src, "__global__"), 1);
+        if (i == 1) assert_non_null(strstr(src, "loom_wmma_stage["));
         if (i != 1) assert_non_null(strstr(src, "loom_cp_async16(")); /* K > one chunk */
         assert_non_null(strstr(rt_module_get_text(m, "ptx"), "mma.sync.aligned"));
         if (rt_cuda_available()) {

@@ -401,7 +401,7 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, unsigned *
         if (tir_buffer_size(f->params[i]) >= ((int64_t)1 << 31) / 4) small = false;
     ce.ivar = small ? "int" : "long long";
     memcpy(ce.block, k->block, sizeof ce.block);
-    cg_cuda__wmma_scan(em, f->body, &ce.wmma);
+    cg_cuda__wmma_scan(em, f->body, k->block, &ce.wmma);
     int64_t threads = k->block[0] * k->block[1] * k->block[2];
     te_str_printf(&body, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
                   (long long)threads, cg_c_name_of(em, f, f->name));
@@ -421,6 +421,7 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, unsigned *
                   (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2],
                   (long long)k->block[0], (long long)k->block[1], (long long)k->block[2]);
     em->indent = 1;
+    cg_cuda__wmma_prologue(em, &ce.wmma);
     emit(&ce, f->body);
     te_str_append(&body, "}\n\n");
     if (!em->failed) te_str_append(out, body.data ? body.data : "");

@@ -28,11 +28,18 @@ typedef struct {
 } cg_cuda_frag;
 typedef struct {
     bool used; /* the kernel has TENSOR_CALLs (needs <mma.h>) */
+    bool staged; /* a store to bfloat16 goes through the per-warp staging tile */
+    int64_t warps; /* warps of the block (its threads / 32) */
     int n;
     cg_cuda_frag frags[CG_CUDA_MAX_FRAGS];
 } cg_cuda_wmma;
-/* Reads the TENSOR_CALLs of a kernel body into w (fails em on a conflict). */
-void cg_cuda__wmma_scan(cg_c_emitter *em, const tir_stmt *body, cg_cuda_wmma *w);
+/* Reads the TENSOR_CALLs of a kernel body into w (fails em on a conflict);
+ * block: the kernel's thread extents. */
+void cg_cuda__wmma_scan(cg_c_emitter *em, const tir_stmt *body, const int64_t block[3],
+                        cg_cuda_wmma *w);
+/* Declares the kernel-wide state w needs (the staging tiles) at the top
+ * of the kernel body. */
+void cg_cuda__wmma_prologue(cg_c_emitter *em, const cg_cuda_wmma *w);
 /* Declares fragment buffer b (scope wmma.*) as an array of fragments. */
 void cg_cuda__wmma_declare(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_buffer *b);
 /* Writes TENSOR_CALL s as a WMMA call. */

@@ -52,6 +52,9 @@ static void scan_stmt(const tir_stmt *s, void *user) {
     const te_expr *const *a = (const te_expr *const *)s->u.tcall.args;
     cg_cuda_frag *f;
     switch (s->u.tcall.intrin) {
+    case TIR_WMMA_STORE:
+        if (arg_buffer(a[0])->dtype.code == TE_BFLOAT) sc->w->staged = true;
+        return;
     case TIR_WMMA_LOAD_A:
     case TIR_WMMA_LOAD_B: {
         if (!(f = frag_of(sc->w, arg_buffer(a[0])))) break;
@@ -115,8 +118,10 @@ static int stray_load(tir_visitor *v, const te_expr *e) {
     return ((scan_ctx *)v->user)->em->failed;
 }
 
-void cg_cuda__wmma_scan(cg_c_emitter *em, const tir_stmt *body, cg_cuda_wmma *w) {
+void cg_cuda__wmma_scan(cg_c_emitter *em, const tir_stmt *body, const int64_t block[3],
+                        cg_cuda_wmma *w) {
     memset(w, 0, sizeof *w);
+    w->warps = (block[0] * block[1] * block[2] + 31) / 32;
     scan_ctx sc = {w, em};
     tir_stmt_visit(body, scan_stmt, NULL, &sc);
     tir_visitor v = {.user = &sc, .pre = stray_access, .expr = stray_load};
@@ -169,6 +174,18 @@ void cg_cuda__wmma_declare(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_bu
                   b->scope == TIR_SCOPE_WMMA_A ? "matrix_a" : "matrix_b", k, elem_type(em, b->dtype),
                   f->layout ? "col_major" : "row_major", name, n);
     }
+}
+
+/* WMMA has no bfloat16 accumulator: a bfloat16 store goes through a
+ * 16x16 float32 tile of shared memory per warp, rounded lane by lane. */
+#define STAGE_FLOATS 256
+
+void cg_cuda__wmma_prologue(cg_c_emitter *em, const cg_cuda_wmma *w) {
+    if (!w->staged) return;
+    cg_c_line(em, "__shared__ __align__(32) float loom_wmma_stage[%lld];",
+              (long long)(w->warps * STAGE_FLOATS));
+    cg_c_line(em, "const int loom_tid = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + "
+                  "threadIdx.x;");
 }
 
 /* Prints the fragment of buffer b holding the tile at flattened load e. */
@@ -244,6 +261,24 @@ void cg_cuda__wmma_call(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_stmt 
         te_str_append(em->out, ");\n");
         return;
     case TIR_WMMA_STORE:
+        if (arg_buffer(a[0])->dtype.code == TE_BFLOAT) {
+            te_str_printf(em->out, "{ float *loom_s = &loom_wmma_stage[(loom_tid / 32) * %d]; " WMMA
+                                   "store_matrix_sync(loom_s, ",
+                          STAGE_FLOATS);
+            print_frag(em, w, a[1]);
+            te_str_append(em->out, ", 16, " WMMA "mem_row_major); __syncwarp(); "
+                                   "for (int loom_e = loom_tid % 32; loom_e < 256; loom_e += 32) ");
+            te_str_printf(em->out, "%s[(", cg_c_buffer_name(em, arg_buffer(a[0])));
+            cg_c_expr(em, a[0]->u.load.index);
+            if (s->u.tcall.col_major[0])
+                te_str_printf(em->out, ") + (loom_e %% 16) * %lld + loom_e / 16]",
+                              (long long)s->u.tcall.ld[0]);
+            else
+                te_str_printf(em->out, ") + (loom_e / 16) * %lld + loom_e %% 16]",
+                              (long long)s->u.tcall.ld[0]);
+            te_str_append(em->out, " = __float2bfloat16_rn(loom_s[loom_e]); __syncwarp(); }\n");
+            return;
+        }
         if (arg_buffer(a[0])->dtype.bits == 16) {
             /* float16 out: the sums rounded into a float16 accumulator,
              * whose elements sit where the float32 one's do (the mma's
