@@ -19,6 +19,9 @@
  *                   "build_s","checked","host_scale","wbuild","wrun"}
  *                   (wbuild / wrun: the worker's wall seconds on builds and
  *                   on runs for this candidate, tune_measurer_times)
+ *          or {"id","dropped":true}: the worker was stopped by a signal and
+ *          dropped the candidate (sent also when it stops while free, in
+ *          case a candidate is on its way; then never read)
  *   STOP   0 -> w  {} : the worker exits (status 0).
  * JSON because cJSON is already here and a candidate is a step log in JSON
  * anyway; a message is a few KiB against builds of 0.1 to 10 s.
@@ -35,6 +38,20 @@
  * `mpirun --mca orte_enable_recovery 1` the job lives on and the dead
  * rank is dropped at its deadline like a silent one (no error reaches
  * rank 0 from a dead peer in Open MPI 4.1: the deadline is the only sign).
+ *
+ * Ctrl-C: mpirun sends every rank SIGTERM, then SIGKILL a second later
+ * (Open MPI 4.1's odls_base_sigkill_timeout). Rank 0 returns the batch's
+ * results received so far for commit and drops the rest (stop_batch);
+ * workers drop their candidate and answer so; at_mpi_finish waits for
+ * those answers, bounded, so that no send is left unmatched.
+ *
+ * No overlap of the next round's search and training with the current
+ * round's measurements: the next round is chosen by the model retrained
+ * on this round's results, so starting it early would make the proposals
+ * depend on which results had arrived (timing, number of workers), and a
+ * seed must propose the same candidates whatever the workers (issue 33
+ * part 6). What overlaps is within a round: each candidate goes out the
+ * moment a worker is free.
  *
  * Mixed machines (--allow-mixed): a worker whose target key differs from
  * rank 0's is kept, and each of its results carries its key
