@@ -369,6 +369,10 @@ static int measure_schedule(tuner *t, tune_measurer *m, sch_schedule *s, int nar
     int hook = o->hook_for_trial ? o->hook_for_trial(o->user, sum->measured + 1) : 0;
     tune_result r;
     int rc = tune_measure(m, 1, (const char *const *)&json, &hook, 0, &r);
+    if (rc == 0 && r.dropped) {
+        free(json);
+        return 0;
+    }
     if (rc == 0) {
         hset_add(&t->measured, h);
         double lat = r.error_code ? -1 : r.median;
@@ -593,14 +597,24 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
                 if (err) *err = strdup(tune__measurer_errmsg(m));
                 goto out_batch;
             }
+            /* A candidate dropped at a stop request (a backend's, in
+             * flight) is no trial: neither counted nor learnt from. */
             double lat[64];
-            for (int j = 0; j < cn; j++) {
+            int idx[64], nk = 0;
+            for (int j = 0; j < cn; j++)
+                if (!res[j].dropped) idx[nk++] = j;
+            for (int k = 0; k < nk; k++) {
+                int j = idx[k];
                 hset_add(&t->measured, hs[j]);
-                lat[j] = res[j].error_code ? -1 : res[j].median;
-                if (lat[j] > 0) remember(t, &batch[c0 + j], lat[j]);
+                lat[k] = res[j].error_code ? -1 : res[j].median;
+                if (lat[k] > 0) remember(t, &batch[c0 + j], lat[k]);
                 take_result(t, flops, sum, &res[j]);
             }
-            for (int j = 0; j < cn; j++) rlat[nr++] = lat[j];
+            /* batch[0..nr) stays aligned with rlat for the training. */
+            for (int k = 0; k < nk; k++) {
+                batch[nr] = batch[c0 + idx[k]];
+                rlat[nr++] = lat[k];
+            }
             for (int j = 0; j < cn; j++) free(json[j]), json[j] = NULL;
         }
         /* Retrain once per round (Ansor), on the round's measurements;

@@ -5,11 +5,15 @@
  * commit order equal those of a run with 1 worker and the same seed; a
  * worker that reports another target key or another Loom version is
  * refused, named, and nothing is measured; a worker that stops answering
- * is dropped and its candidate measured by the other.
+ * is dropped and its candidate measured by the other; Ctrl-C on mpirun
+ * ends every rank with what was received saved, and --resume goes on.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -334,6 +338,118 @@ static void test_mixed_needs_mpi(void **st) {
     assert_int_not_equal(access(db, F_OK), 0);
 }
 
+/* The largest N of "N/TOTAL trials" in the file at path (0: none yet). */
+static int trials_shown(const char *path, int total) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    fclose(f);
+    out[n] = 0;
+    char pat[32];
+    snprintf(pat, sizeof pat, "/%d trials", total);
+    int best = 0;
+    for (char *p = strstr(out, pat); p; p = strstr(p + 1, pat)) {
+        char *q = p;
+        while (q > out && q[-1] >= '0' && q[-1] <= '9') q--;
+        int v = atoi(q);
+        if (v > best) best = v;
+    }
+    return best;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Ctrl-C on mpirun (SIGINT; Open MPI sends every rank SIGTERM, then
+ * SIGKILL 1 s later) once some trials are committed: mpirun ends within
+ * 20 s, no process of the run is left, rank 0 said it was interrupted
+ * and committed what it reported, the database opens; --resume with a
+ * larger budget completes it with no program measured twice. */
+static void test_ctrl_c_then_resume(void **st) {
+    (void)st;
+    char db[256], log[256], a[1024];
+    db_path(db, sizeof db, "int");
+    snprintf(log, sizeof log, "/tmp/loom_at_mpi_int_%d.out", (int)getpid());
+    unlink(log);
+    const char *common = "--op matmul --shape M=64,N=64,K=64 --per-round 8 --no-model "
+                         "--retime 0 --seed 7 --timeout 5 --progress-interval 0";
+    snprintf(a, sizeof a, "%s --trials 96 --db %s", common, db);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "exec " MPIRUN " -np 3 %s/autotune %s > %s 2>&1", tu_bindir(), a,
+             log);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    double t0 = now_s();
+    while (trials_shown(log, 96) < 8 && now_s() - t0 < 180) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    int shown = trials_shown(log, 96);
+    kill(pid, SIGINT);
+    double t1 = now_s();
+    int status = 0;
+    pid_t w = 0;
+    while ((w = waitpid(pid, &status, WNOHANG)) == 0 && now_s() - t1 < 20) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (w != pid) {
+        kill(-pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        fail_msg("mpirun did not end within 20 s of Ctrl-C");
+    }
+    assert_true(shown >= 8 && shown < 96);
+    /* Every rank and runner of the run is gone: none names the database
+     * (the bracket keeps pgrep's own shell from matching). */
+    char pg[512];
+    snprintf(pg, sizeof pg, "pgrep -f 'loom_at_mpi_in[t]_%d.db' > /dev/null", (int)getpid());
+    int left = 1;
+    for (int i = 0; i < 50 && left; i++) {
+        left = system(pg) == 0;
+        if (left) {
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    assert_false(left);
+    trials_shown(log, 96); /* reads the whole output into out */
+    tu_assert_msg_has(out, "autotune: stopping: the results received are saved",
+                      "trials measured and saved", "worker rank 1 (", "worker rank 2 (");
+    const char *p = strstr(out, "interrupted: ");
+    assert_non_null(p);
+    int said = atoi(p + strlen("interrupted: "));
+    char **l = NULL;
+    int k = commit_order(db, &l);
+    /* What rank 0 reported saved is what the database holds. */
+    assert_int_equal(k, said);
+    assert_true(k >= 8 && k < 96);
+    assert_distinct(l, k, NULL, 0);
+    char **before = l;
+
+    snprintf(a, sizeof a, "%s --trials %d --db %s --resume", common, k + 16, db);
+    int rc = tu_run(out, sizeof out, MPIRUN " -np 3 %s/autotune %s", tu_bindir(), a);
+    if (rc) fprintf(stderr, "%s\n", out);
+    assert_int_equal(rc, 0);
+    char want[128];
+    snprintf(want, sizeof want, "resume: %d trials already in ", k);
+    tu_assert_msg_has(out, want);
+    assert_worker_summary(out, 2, 16);
+    int n = commit_order(db, &l);
+    assert_int_equal(n, k + 16);
+    assert_distinct(l, n, NULL, 0);
+    for (int i = 0; i < k; i++) assert_string_equal(l[i], before[i]);
+    free_logs(l, n), free_logs(before, k);
+    unlink(db), unlink(log);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mixed_needs_mpi),
@@ -344,6 +460,9 @@ int main(void) {
         cmocka_unit_test(test_two_workers_match_one),
         cmocka_unit_test(test_stalled_worker_dropped),
         cmocka_unit_test(test_killed_worker),
+        cmocka_unit_test(test_ctrl_c_then_resume),
     };
+    /* ONLY=test_name runs one test (the whole file takes minutes). */
+    if (getenv("ONLY")) cmocka_set_test_filter(getenv("ONLY"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -683,6 +683,11 @@ typedef struct {
      * record under it. Borrowed from the backend (valid until tune_measure
      * returns the next batch); NULL: the run's key. */
     const char *target_key;
+    /* Not measured: a backend's candidate still in flight when the run
+     * was asked to stop (tune_options.stop; an MPI job's Ctrl-C). It is
+     * no trial: tune_task neither counts nor records it, so a --resume
+     * measures it then. Only a backend sets it (tune_measure_backend). */
+    bool dropped;
 } tune_result;
 
 /* Where a measurer's candidates are measured when not in this process's
@@ -705,7 +710,9 @@ struct tune_measure_backend {
                   const tune_measure_options *opts, char **err);
     /* As tune_measure (results[i] zeroed, steps_json set and host_scale 1
      * before the call); -1 when nothing can measure any more (the
-     * session's error then says why: errmsg). */
+     * session's error then says why: errmsg). A backend that is told to
+     * stop (as the run's tune_options.stop) may return at once with the
+     * results it has and the others marked dropped. */
     int (*measure)(void *session, int n, const char *const *steps_json, const int *hooks,
                    double best_so_far, tune_result *results);
     /* As tune_measurer_times, over the session (either pointer may be

@@ -136,7 +136,12 @@ static void on_sigint(int sig) {
      * quit at once (every record committed so far is already durable). */
     static const char msg[] =
         "\nautotune: stopping after the candidates being measured (Ctrl-C again to quit now)\n";
-    ssize_t w = write(2, msg, sizeof msg - 1);
+    /* Under mpirun the workers got the signal too: candidates in flight
+     * are dropped, not waited for (Open MPI kills the ranks soon after). */
+    static const char mpi_msg[] =
+        "\nautotune: stopping: the results received are saved, the candidates in flight "
+        "dropped\n";
+    ssize_t w = mpi ? write(2, mpi_msg, sizeof mpi_msg - 1) : write(2, msg, sizeof msg - 1);
     (void)w;
 }
 
@@ -781,6 +786,11 @@ static int run_main(int argc, char **argv) {
     sa.sa_handler = on_sigint;
     sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
+    /* mpirun (Open MPI) turns Ctrl-C into SIGTERM to every rank, then
+     * SIGKILL after odls_base_sigkill_timeout (1 s by default): rank 0
+     * stops as on Ctrl-C, saving what it received. */
+    if (mpi) sigaction(SIGTERM, &sa, NULL);
+    at_mpi_watch_stop(mpi, &stop_flag);
 
     view_t v = {.db_path = db_path, .names = ntasks > 1 ? names : NULL, .cur = -1,
                 .tty = isatty(1) != 0, .interval = progress_interval, .last_done = -1};

@@ -19,6 +19,9 @@
  *                   "build_s","checked","host_scale","wbuild","wrun"}
  *                   (wbuild / wrun: the worker's wall seconds on builds and
  *                   on runs for this candidate, tune_measurer_times)
+ *          or {"id","dropped":true}: the worker was stopped by a signal and
+ *          dropped the candidate (sent also when it stops while free, in
+ *          case a candidate is on its way; then never read)
  *   STOP   0 -> w  {} : the worker exits (status 0).
  * JSON because cJSON is already here and a candidate is a step log in JSON
  * anyway; a message is a few KiB against builds of 0.1 to 10 s.
@@ -35,6 +38,20 @@
  * `mpirun --mca orte_enable_recovery 1` the job lives on and the dead
  * rank is dropped at its deadline like a silent one (no error reaches
  * rank 0 from a dead peer in Open MPI 4.1: the deadline is the only sign).
+ *
+ * Ctrl-C: mpirun sends every rank SIGTERM, then SIGKILL a second later
+ * (Open MPI 4.1's odls_base_sigkill_timeout). Rank 0 returns the batch's
+ * results received so far for commit and drops the rest (stop_batch);
+ * workers drop their candidate and answer so; at_mpi_finish waits for
+ * those answers, bounded, so that no send is left unmatched.
+ *
+ * No overlap of the next round's search and training with the current
+ * round's measurements: the next round is chosen by the model retrained
+ * on this round's results, so starting it early would make the proposals
+ * depend on which results had arrived (timing, number of workers), and a
+ * seed must propose the same candidates whatever the workers (issue 33
+ * part 6). What overlaps is within a round: each candidate goes out the
+ * moment a worker is free.
  *
  * Mixed machines (--allow-mixed): a worker whose target key differs from
  * rank 0's is kept, and each of its results carries its key
@@ -72,6 +89,8 @@ typedef struct {
     char *rbuf, *sbuf;
     int count, failed;
     double build_s, run_s, busy_s;
+    /* Stopped with a candidate in flight: rreq / sreq still posted. */
+    bool pending;
     /* Its target key (the handshake's); NULL where it equals rank 0's:
      * results then carry no key of their own. */
     char *target_key;
@@ -85,6 +104,10 @@ struct at_mpi {
     char errmsg[512];
     tune_measure_backend be;
     bool aborted; /* a worker was dropped: it cannot be stopped */
+    /* The run's stop request (Ctrl-C: at_mpi_watch_stop); NULL: none. */
+    volatile int *stop;
+    bool stopped; /* a stop was seen: no candidate is handed out again */
+    double stop_wait; /* the longest candidate limit: at_mpi_finish's bound */
     /* --allow-mixed: the workers' target keys other than rank 0's, each
      * once, in rank order (malloc'd strings). */
     char **mixed;
@@ -107,10 +130,28 @@ static int send_json(at_mpi *m, int rank, int tag, cJSON *j) {
     return rc == MPI_SUCCESS ? 0 : -1;
 }
 
-/* Receives the next message from rank 0 (a worker): its tag and JSON. */
+/* A worker's stop request: mpirun turns Ctrl-C into SIGTERM to every
+ * rank (Open MPI), a launcher may send SIGINT. */
+static volatile sig_atomic_t worker_stop;
+static void on_worker_signal(int sig) {
+    (void)sig;
+    worker_stop = 1;
+}
+
+/* Receives the next message from rank 0 (a worker): its tag and JSON;
+ * NULL with *tag 0 when a stop request came first (polled, not
+ * MPI_Probe: a blocking probe would not return on a signal). */
 static cJSON *recv_any(MPI_Comm comm, int *tag) {
     MPI_Status st;
-    if (MPI_Probe(0, MPI_ANY_TAG, comm, &st) != MPI_SUCCESS) return NULL;
+    *tag = 0;
+    for (;;) {
+        int flag = 0;
+        if (MPI_Iprobe(0, MPI_ANY_TAG, comm, &flag, &st) != MPI_SUCCESS) return NULL;
+        if (flag) break;
+        if (worker_stop) return NULL;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     int n = 0;
     MPI_Get_count(&st, MPI_CHAR, &n);
     char *buf = malloc((size_t)n + 1);
@@ -229,9 +270,16 @@ static cJSON *work(cJSON *req, tune_measurer **mp, char **mkey) {
 }
 
 static int worker_main(at_mpi *m, int argc, char **argv) {
-    /* Ctrl-C on mpirun reaches every rank: rank 0 alone decides, and
-     * stops the workers with a message. */
-    signal(SIGINT, SIG_IGN);
+    /* Ctrl-C on mpirun reaches every rank as SIGTERM (then SIGKILL after
+     * odls_base_sigkill_timeout, 1 s by default): the worker drops the
+     * candidate it measures (its runner processes, in its process group,
+     * got the signal too; the rest die with it, PR_SET_PDEATHSIG) and
+     * leaves; rank 0 saves what it received. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_worker_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     int plugins = load_plugins(argc, argv);
     tune_measurer *meas = NULL;
     char *mkey = NULL;
@@ -240,7 +288,15 @@ static int worker_main(at_mpi *m, int argc, char **argv) {
         int tag = 0;
         cJSON *req = recv_any(m->comm, &tag);
         if (!req) {
-            rc = 1;
+            rc = worker_stop ? 0 : 1;
+            /* Stopped while free: the same word, in case rank 0 hands it
+             * a candidate meanwhile (else the message is never read). */
+            if (worker_stop) {
+                cJSON *bye = cJSON_CreateObject();
+                cJSON_AddBoolToObject(bye, "dropped", true);
+                send_json(m, 0, TAG_RESULT, bye);
+                cJSON_Delete(bye);
+            }
             break;
         }
         if (tag == TAG_STOP) {
@@ -273,6 +329,19 @@ static int worker_main(at_mpi *m, int argc, char **argv) {
             const char *die = getenv("LOOM_TEST_WORKER_DIE");
             if (die && ++nwork >= atoi(die)) raise(SIGKILL);
             rep = work(req, &meas, &mkey);
+            /* Stopped while measuring: the result may be the signal's
+             * doing (a killed runner). Rank 0 is told the candidate was
+             * dropped (its receive is posted: the send completes). */
+            if (worker_stop) {
+                cJSON_Delete(rep);
+                rep = cJSON_CreateObject();
+                cJSON_AddNumberToObject(rep, "id", num(req, "id"));
+                cJSON_AddBoolToObject(rep, "dropped", true);
+                cJSON_Delete(req);
+                send_json(m, 0, TAG_RESULT, rep);
+                cJSON_Delete(rep);
+                break;
+            }
         }
         cJSON_Delete(req);
         if (rep && send_json(m, 0, tag == TAG_HELLO ? TAG_HELLO : TAG_RESULT, rep)) rc = 1;
@@ -317,6 +386,7 @@ static void *be_open(void *user, const char *key, const char *target,
     s->timeout = 2 * bt + 5 * rt + AT_MPI_MARGIN_S;
     const char *t = getenv("LOOM_TEST_MPI_TIMEOUT_S");
     if (t && atof(t) > 0) s->timeout = atof(t);
+    if (s->timeout > m->stop_wait) m->stop_wait = s->timeout;
     (void)err;
     return s;
 }
@@ -375,6 +445,33 @@ static void take_result(session *s, worker *w, tune_result *res) {
     cJSON_Delete(o);
 }
 
+/* A stop request during a batch: the results that arrived are taken (the
+ * caller commits them), the candidates in flight or not sent are dropped
+ * (tune_result.dropped: a --resume measures them), and no candidate is
+ * handed out again. Nothing is waited for here: under mpirun the workers
+ * got the signal too, and Open MPI kills every rank
+ * odls_base_sigkill_timeout (1 s) after it, so the commits come first. */
+static void stop_batch(session *s, tune_result *results, bool *have) {
+    at_mpi *m = s->m;
+    m->stopped = true;
+    for (int i = 0; i < m->nw; i++) {
+        worker *w = &m->w[i];
+        if (w->dead || w->cand < 0) continue;
+        int flag = 0;
+        if (MPI_Test(&w->rreq, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
+            take_result(s, w, &results[w->cand]);
+            have[w->cand] = true;
+        } else {
+            /* Its answer (the result, or word that it dropped the
+             * candidate) is awaited at at_mpi_finish, after the commits. */
+            w->pending = true;
+        }
+        w->busy_s += rt_now() - w->sent;
+        w->cand = -1;
+        m->busy_now--;
+    }
+}
+
 static int be_measure(void *p, int n, const char *const *steps, const int *hooks, double best,
                       tune_result *results) {
     session *s = p;
@@ -391,7 +488,16 @@ static int be_measure(void *p, int n, const char *const *steps, const int *hooks
     }
     int rc = 0;
     m->busy_max = 0;
+    bool *have = calloc((size_t)(n > 0 ? n : 1), sizeof *have);
+    if (!have) {
+        free(queue), free(rq);
+        return -1;
+    }
     while (done < n) {
+        if (m->stopped || (m->stop && *m->stop)) {
+            stop_batch(s, results, have);
+            break;
+        }
         for (int i = 0; i < m->nw && nq > 0; i++) {
             worker *w = &m->w[i];
             if (w->dead || w->cand >= 0) continue;
@@ -441,7 +547,21 @@ static int be_measure(void *p, int n, const char *const *steps, const int *hooks
             worker *w = &m->w[idx];
             w->rreq = MPI_REQUEST_NULL;
             MPI_Wait(&w->sreq, MPI_STATUS_IGNORE);
+            if (strstr(w->rbuf, "\"dropped\":true")) {
+                /* A worker stopped by a signal of its own: gone, finalizing
+                 * (no MPI_Abort needed); its candidate goes to another. */
+                fprintf(stderr,
+                        "autotune: MPI rank %d (%s) was stopped (a signal); its candidate "
+                        "goes to another worker\n",
+                        w->rank, w->host);
+                w->dead = true;
+                queue[nq++] = w->cand;
+                w->cand = -1;
+                m->busy_now--;
+                continue;
+            }
             take_result(s, w, &results[w->cand]);
+            have[w->cand] = true;
             w->busy_s += rt_now() - w->sent;
             w->cand = -1;
             m->busy_now--;
@@ -468,8 +588,11 @@ static int be_measure(void *p, int n, const char *const *steps, const int *hooks
         struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
+    if (m->stopped)
+        for (int i = 0; i < n; i++) results[i].dropped = !have[i];
     free(rq);
     free(queue);
+    free(have);
     return rc;
 }
 
@@ -525,6 +648,10 @@ int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_rc) {
 }
 
 const tune_measure_backend *at_mpi_backend(at_mpi *m) { return m ? &m->be : NULL; }
+
+void at_mpi_watch_stop(at_mpi *m, volatile int *stop) {
+    if (m) m->stop = stop;
+}
 
 /* Takes worker w's target key tk, which differs from rank 0's, into the
  * run's mixed keys. 0, or -1 when out of memory. */
@@ -669,8 +796,38 @@ void at_mpi_report(at_mpi *m, FILE *f) {
             live_workers(m), m->nw, count, failed, build, run);
 }
 
+/* After a stop: waits for the answers of the workers whose candidates
+ * were dropped in flight (each finishes it or drops it, and answers), so
+ * that no send is left unmatched; past the longest candidate limit, the
+ * rank that did not answer is given up (the job then ends with
+ * MPI_Abort). */
+static void wait_pending(at_mpi *m) {
+    double deadline = rt_now() + m->stop_wait + AT_MPI_MARGIN_S;
+    for (int i = 0; i < m->nw; i++) {
+        worker *w = &m->w[i];
+        if (!w->pending || w->dead) continue;
+        int fr = 0, fs = 0;
+        while (rt_now() < deadline) {
+            if (!fr && MPI_Test(&w->rreq, &fr, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+            if (!fs && MPI_Test(&w->sreq, &fs, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+            if (fr && fs) break;
+            struct timespec ts = {0, 2 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        w->pending = false;
+        if (!(fr && fs)) {
+            fprintf(stderr, "autotune: MPI rank %d (%s) did not answer after the stop\n",
+                    w->rank, w->host);
+            w->dead = m->aborted = true;
+        } else if (strstr(w->rbuf, "\"dropped\":true")) {
+            w->dead = true; /* it has left on its own: no STOP for it */
+        }
+    }
+}
+
 int at_mpi_finish(at_mpi *m, int rc) {
     if (!m) return rc;
+    if (m->stopped) wait_pending(m);
     cJSON *stop = cJSON_CreateObject();
     for (int i = 0; i < m->nw; i++)
         if (!m->w[i].dead) send_json(m, m->w[i].rank, TAG_STOP, stop);
@@ -682,12 +839,12 @@ int at_mpi_finish(at_mpi *m, int rc) {
         fprintf(stderr, "autotune: ending the MPI job with MPI_Abort (a worker was dropped)\n");
         MPI_Abort(m->comm, rc ? rc : 3);
     }
+    MPI_Comm_free(&m->comm);
+    MPI_Finalize();
     for (int i = 0; i < m->nw; i++) free(m->w[i].rbuf), free(m->w[i].sbuf), free(m->w[i].target_key);
     free(m->w);
     for (int i = 0; i < m->nmixed; i++) free(m->mixed[i]);
     free(m->mixed);
-    MPI_Comm_free(&m->comm);
     free(m);
-    MPI_Finalize();
     return rc;
 }

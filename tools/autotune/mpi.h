@@ -35,6 +35,12 @@ int at_mpi_handshake(at_mpi *m, const char *target, bool allow_mixed);
 int at_mpi_mixed_keys(at_mpi *m, const char *const **keys);
 /* The backend that measures on the workers (valid until at_mpi_finish). */
 const tune_measure_backend *at_mpi_backend(at_mpi *m);
+/* The run's stop request (tune_options.stop, set by a signal handler):
+ * once *stop is non-zero the backend hands out no candidate, returns the
+ * results received (the caller commits them) and drops those in flight
+ * (tune_result.dropped); at_mpi_finish then waits, bounded, for the
+ * workers' answers. */
+void at_mpi_watch_stop(at_mpi *m, volatile int *stop);
 /* Workers alive, and the most that were busy at once while the latest
  * batch of candidates was measured. */
 void at_mpi_load(at_mpi *m, int *busy, int *total);
@@ -61,6 +67,7 @@ static inline const tune_measure_backend *at_mpi_backend(at_mpi *m) {
     (void)m;
     return NULL;
 }
+static inline void at_mpi_watch_stop(at_mpi *m, volatile int *stop) { (void)m, (void)stop; }
 static inline void at_mpi_load(at_mpi *m, int *busy, int *total) {
     (void)m;
     *busy = *total = 0;
