@@ -10,9 +10,20 @@
  *       X [N, C/b, H, W, b]; W [K/o, C/b, R, S, b, o] (group 1: W[ko,
  *       co, r, s, ci, ki] is the Conv's weight of output channel
  *       ko*o+ki, input channel co*b+ci; the output block o may differ
- *       from the input's) or [K/b, 1, R, S, 1, b] (depthwise: group == C
- *       == K, o == b); B [K/o, o]; output [N, K/o, OH, OW, o]. Pads are
- *       explicit (no auto_pad). */
+ *       from the input's), [K/o, C/group/b, R, S, b, o] (grouped: C/group
+ *       a multiple of b, K/group of o; output block ko reads the input
+ *       blocks of its group, ko*o / (K/group) * (C/group/b) + co) or
+ *       [K/b, 1, R, S, 1, b] (depthwise: group == C == K, o == b);
+ *       B [K/o, o]; output [N, K/o, OH, OW, o]. Pads are explicit (no
+ *       auto_pad).
+ *   loom:MaxPoolNCHWc(X){ceil_mode, dilations, kernel_shape, pads, strides}
+ *   loom:AveragePoolNCHWc(X){ceil_mode, count_include_pad, dilations,
+ *       kernel_shape, pads, strides}
+ *       X [N, C/b, H, W, b] -> [N, C/b, OH, OW, b], each lane pooled as
+ *       the ONNX operator pools its channel; pads explicit, no Indices,
+ *       any other attribute refused (graph/infer_nn.c).
+ *   loom:GlobalAveragePoolNCHWc(X), loom:GlobalMaxPoolNCHWc(X)
+ *       X [N, C/b, H, W, b] -> [N, C/b, 1, 1, b]. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -59,11 +70,16 @@ static bool infer_conv_nchwc(gr_ictx *c)
     int64_t b = x->shape[4], bo = w->shape[5], C = x->shape[1] * b, K = w->shape[0] * bo;
     int64_t group = gr_iattr_int(c, "group", 1);
     bool depthwise = group == C && group == K && group > 1;
+    /* Grouped: every group whole input blocks, every output block in one group. */
+    bool grouped = !depthwise && group > 1 && C % group == 0 && K % group == 0 &&
+                   (C / group) % b == 0 && (K / group) % bo == 0;
     if (depthwise ? (bo != b || w->shape[1] != 1 || w->shape[4] != 1 || w->shape[0] != x->shape[1])
+        : grouped ? (w->shape[1] != C / group / b || w->shape[4] != b)
                   : (group != 1 || w->shape[1] != x->shape[1] || w->shape[4] != b))
         return gr_ifail(c, "W [%" PRId64 ",%" PRId64 ",..,%" PRId64 ",%" PRId64 "] does not "
                            "fit X with %" PRId64 " channels in blocks of %" PRId64 " and group %"
-                           PRId64 " (group 1 or depthwise only)",
+                           PRId64 " (group 1, depthwise, or groups of whole input and output "
+                           "blocks)",
                         w->shape[0], w->shape[1], w->shape[4], w->shape[5], C, b, group);
     const gr_type *bias = gr_iin(c, 2);
     if (bias && (bias->ndim != 2 || bias->shape[0] != w->shape[0] || bias->shape[1] != bo))
@@ -87,5 +103,9 @@ gr_infer_fn gr_infer_layout_rule(const char *op)
     if (strcmp(op, "ConvNCHWc") == 0) return infer_conv_nchwc;
     if (strcmp(op, "ToNCHWc") == 0) return infer_to_nchwc;
     if (strcmp(op, "FromNCHWc") == 0) return infer_from_nchwc;
+    if (strcmp(op, "MaxPoolNCHWc") == 0 || strcmp(op, "AveragePoolNCHWc") == 0)
+        return gr_infer_pool_nchwc;
+    if (strcmp(op, "GlobalAveragePoolNCHWc") == 0 || strcmp(op, "GlobalMaxPoolNCHWc") == 0)
+        return gr_infer_global_pool_nchwc;
     return NULL;
 }

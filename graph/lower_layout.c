@@ -66,7 +66,10 @@ static bool lower_conv_nchwc(gr_lctx *c)
     attr_ints(c, "strides", 2, 1, s);
     attr_ints(c, "dilations", 2, 1, d);
     attr_ints(c, "pads", 4, 0, p);
-    bool depthwise = attr_int(c, "group", 1) != 1;
+    int64_t group = attr_int(c, "group", 1), C = X->shape[1] * X->shape[4];
+    /* Grouped blocked convolutions have whole input blocks per group
+     * (graph/infer_layout.c); only depthwise has group == C. */
+    bool depthwise = group > 1 && group == C;
 
     /* The padded input, as far as the windows read it. */
     te_tensor *Xp = X;
@@ -122,13 +125,20 @@ static bool lower_conv_nchwc(gr_lctx *c)
                           2, r);
         taps = (double)(k[0] * k[1]);
     } else {
-        /* Input blocks outside the window's taps, lanes innermost. */
-        int64_t rs[4] = {X->shape[1], k[0], k[1], X->shape[4]};
+        /* Input blocks (of the output block's group) outside the window's
+         * taps, lanes innermost. */
+        int64_t rs[4] = {W->shape[1], k[0], k[1], X->shape[4]};
         if (!gr_lfresh_axes(c, "r", true, 4, rs, r)) return false;
         te_expr *ih = te_add(oh, d[0] == 1 ? r[1] : te_mul(r[1], te_int(ctx, d[0])));
         te_expr *iw = te_add(ow, d[1] == 1 ? r[2] : te_mul(r[2], te_int(ctx, d[1])));
+        te_expr *ib = r[0];
+        if (group > 1) {
+            int64_t per_group = shape[1] * shape[4] / group / shape[4]; /* output blocks */
+            ib = te_add(te_mul(te_floordiv(cax[1], te_int(ctx, per_group)), te_int(ctx, W->shape[1])),
+                        r[0]);
+        }
         sum = te_reduce_n(TE_REDUCE_SUM,
-                          te_mul(te_read(Xp, cax[0], r[0], ih, iw, r[3]),
+                          te_mul(te_read(Xp, cax[0], ib, ih, iw, r[3]),
                                  te_read(W, cax[1], r[0], r[1], r[2], r[3], cax[4])),
                           4, r);
         taps = (double)(rs[0] * rs[1] * rs[2] * rs[3]);
