@@ -15,7 +15,9 @@
  *       blocks of its group, ko*o / (K/group) * (C/group/b) + co) or
  *       [K/b, 1, R, S, 1, b] (depthwise: group == C == K, o == b);
  *       B [K/o, o]; output [N, K/o, OH, OW, o]. Pads are explicit (no
- *       auto_pad).
+ *       auto_pad). X may also be plain [N, C, H, W] with group 1 and W
+ *       [K/o, C, R, S, 1, o]: a block of one channel, read in place (a
+ *       network's stem, C < o).
  *   loom:MaxPoolNCHWc(X){ceil_mode, dilations, kernel_shape, pads, strides}
  *   loom:AveragePoolNCHWc(X){ceil_mode, count_include_pad, dilations,
  *       kernel_shape, pads, strides}
@@ -65,10 +67,17 @@ static bool infer_conv_nchwc(gr_ictx *c)
 {
     const gr_type *x, *w;
     if (!gr_iin_req(c, 0, "X", &x) || !gr_iin_req(c, 1, "W", &w)) return false;
-    if (x->ndim != 5) return gr_ifail(c, "input X has rank %d (needs 5: N, C/b, H, W, b)", x->ndim);
+    if (x->ndim != 5 && x->ndim != 4)
+        return gr_ifail(c, "input X has rank %d (needs 5: N, C/b, H, W, b; or 4: N, C, H, W "
+                           "with group 1)",
+                        x->ndim);
     if (w->ndim != 6) return gr_ifail(c, "input W has rank %d (needs 6)", w->ndim);
-    int64_t b = x->shape[4], bo = w->shape[5], C = x->shape[1] * b, K = w->shape[0] * bo;
+    /* A plain X is read as blocks of one channel. */
+    int64_t b = x->ndim == 5 ? x->shape[4] : 1, bo = w->shape[5], C = x->shape[1] * b,
+            K = w->shape[0] * bo;
     int64_t group = gr_iattr_int(c, "group", 1);
+    if (x->ndim == 4 && group != 1)
+        return gr_ifail(c, "a plain (rank 4) X needs group 1, not %" PRId64, group);
     bool depthwise = group == C && group == K && group > 1;
     /* Grouped: every group whole input blocks, every output block in one group. */
     bool grouped = !depthwise && group > 1 && C % group == 0 && K % group == 0 &&

@@ -19,7 +19,13 @@
  *     the output's (ResNeXt-50 32x4d's 3x3 convolutions from 8 channels a
  *     group on 8 lanes, from 16 on 16), becomes loom:ConvNCHWc reading the blocked twin of its
  *     input (a loom:ToNCHWc added the first time one is needed) and
- *     writing a blocked twin of its output. Other grouped convolutions
+ *     writing a blocked twin of its output. A group-1 Conv with fewer
+ *     input channels than b (a network's stem: 3 channels of an image)
+ *     reads its input as it is, plain NCHW (a block of 1, so no
+ *     ToNCHWc), and writes blocked: the first transform of ResNet and
+ *     MobileNet, on the stem's output, goes away and the pool after the
+ *     stem runs blocked (ONNX Runtime's NCHWc transformer reads the stem's
+ *     NCHW input the same way). Other grouped convolutions
  *     (its first stage's 4 channels a group) stay plain: a tensor
  *     has one block for all its readers, and a smaller block for one
  *     convolution would re-block its input and output, a copy each, which
@@ -99,10 +105,17 @@ static bool is_float4(const gr_type *t)
     return t->kind == GR_TYPE_TENSOR && t->elem_type == GR_FLOAT && t->ndim == 4;
 }
 
+/* How a converted Conv reads its input. */
+typedef enum {
+    CONV_BLOCKED,   /* the blocked twin (group 1 or grouped) */
+    CONV_DEPTHWISE, /* the blocked twin, one channel a group */
+    CONV_PLAIN_IN   /* plain NCHW: fewer channels than a block (a network's stem) */
+} conv_form;
+
 /* A Conv the pass converts: its explicit pads, strides, dilations in
- * *geo (pads[4], strides[2], dilations[2]) and whether it is depthwise. */
+ * *geo (pads[4], strides[2], dilations[2]) and how it reads its input. */
 static bool convertible_conv(const gr_graph *g, const gr_node *n, int64_t b, int64_t *geo,
-                             bool *depthwise)
+                             conv_form *form)
 {
     if (!is_op(n, "Conv") || n->n_inputs < 2 || n->n_outputs != 1 || n->outputs[0] < 0) return false;
     int x = n->inputs[0], w = n->inputs[1], bias = n->n_inputs > 2 ? n->inputs[2] : -1;
@@ -117,15 +130,22 @@ static bool convertible_conv(const gr_graph *g, const gr_node *n, int64_t b, int
     const int64_t *xs = g->values[x].type.shape, *ys = g->values[n->outputs[0]].type.shape;
     int64_t C = xs[1], K = wt->shape[0], group = attr_int(n, "group", 1);
     int64_t bi = block_of(b, C), bo = block_of(b, K);
-    if (!bi || !bo) return false;
-    if (group == 1) *depthwise = false;
-    else if (group == C && group == K && wt->shape[1] == 1) *depthwise = true;
+    if (!bo) return false;
+    if (!bi) {
+        if (group != 1 || C >= b) return false;
+        *form = CONV_PLAIN_IN;
+    } else if (group == 1) {
+        *form = CONV_BLOCKED;
+    } else if (group == C && group == K && wt->shape[1] == 1) {
+        *form = CONV_DEPTHWISE;
     /* Grouped: each output block within one group, each group's inputs
      * whole input blocks (see the file's comment). */
-    else if (group > 1 && C % group == 0 && K % group == 0 && (C / group) % bi == 0 &&
-             (K / group) % bo == 0)
-        *depthwise = false;
-    else return false;
+    } else if (group > 1 && C % group == 0 && K % group == 0 && (C / group) % bi == 0 &&
+               (K / group) % bo == 0) {
+        *form = CONV_BLOCKED;
+    } else {
+        return false;
+    }
     int64_t *pads = geo, *s = geo + 4, *d = geo + 6;
     if (!attr_ints(n, "strides", 2, 1, s) || !attr_ints(n, "dilations", 2, 1, d) ||
         !attr_ints(n, "pads", 4, 0, pads))
@@ -249,7 +269,7 @@ static bool to_plain(walk *w, int v)
 }
 
 /* W [K, C/group, R, S] as [K/bo, C/group/bi, R, S, bi, bo], bi the
- * input's block (1 when depthwise). */
+ * input's block (1 when depthwise or read plain). */
 static gr_tensor *block_weights(walk *w, const gr_tensor *wt, int64_t bi)
 {
     int64_t K = wt->shape[0], Cg = wt->shape[1], R = wt->shape[2], S = wt->shape[3];
@@ -294,14 +314,15 @@ static gr_attr ints_attr(gr_arena *a, const char *name, int n, const int64_t *v)
     return at;
 }
 
-static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, bool depthwise)
+static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, conv_form form)
 {
     gr_rw *rw = w->rw;
     int y = n->outputs[0];
-    int xb = to_blocked(w, n->inputs[0]);
-    if (xb < 0) return false;
+    int xb = n->inputs[0];
+    if (form == CONV_PLAIN_IN ? !to_plain(w, xb) : (xb = to_blocked(w, xb)) < 0) return false;
     const gr_tensor *wt = rw->g->values[n->inputs[1]].data;
-    gr_tensor *wb = block_weights(w, wt, depthwise ? 1 : rw->g->values[xb].type.shape[4]);
+    gr_tensor *wb =
+        block_weights(w, wt, form == CONV_BLOCKED ? rw->g->values[xb].type.shape[4] : 1);
     char base[1024];
     snprintf(base, sizeof base, "%s_nchwc", rw->g->values[n->inputs[1]].name);
     int wv = wb ? gr_rw_add_const(rw, base, wb) : -1;
@@ -514,10 +535,11 @@ int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
     gr_rw_begin(&rw, m, st, err);
     gr_graph *g = rw.g;
     int64_t geo[8], pgeo[12];
-    bool dw, any = false;
+    conv_form form;
+    bool any = false;
     size_t cap = (size_t)g->n_outputs + 1;
     for (int i = 0; i < g->n_nodes; i++) {
-        any |= convertible_conv(g, &g->nodes[i], block, geo, &dw);
+        any |= convertible_conv(g, &g->nodes[i], block, geo, &form);
         cap += (size_t)g->nodes[i].n_inputs + 1;
     }
     if (!any) return 0;
@@ -530,8 +552,8 @@ int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
     for (int v = 0; ok && v < g->n_values; v++) w.blk[v] = -1;
     for (int i = 0; ok && i < g->n_nodes; i++) {
         const gr_node *n = &g->nodes[i];
-        if (convertible_conv(g, n, block, geo, &dw)) {
-            ok = convert_conv(&w, n, geo, dw);
+        if (convertible_conv(g, n, block, geo, &form)) {
+            ok = convert_conv(&w, n, geo, form);
         } else if (elemwise_blocked(&w, n)) {
             ok = convert_elemwise(&w, n);
         } else if (pool_blocked(&w, n, pgeo)) {

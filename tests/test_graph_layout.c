@@ -720,6 +720,54 @@ static void test_pools_left_plain(void **state)
     free_conv(&c1);
 }
 
+/* A network's stem (3 channels, no block) reads its image as it is and
+ * writes blocked, so its pool runs blocked too: image -> conv -> relu ->
+ * maxpool -> conv has no transform but the FromNCHWc of the output. */
+static void test_stem_plain_input(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 3, K = 2 * host_block(), H = 13, W = 10;
+    conv_w c1 = rand_conv(&rng, K, C, 3, 3), c2 = rand_conv(&rng, K, K, 1, 1);
+    const pool_case mp = {"MaxPool", {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, -1, -1};
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    add_conv(w, "c1", &c1, "x", "h", 1, 2, 1);
+    ow_node_add(w, "", "Relu", "h", "hr");
+    add_pool(w, &mp, "hr", "p");
+    add_conv(w, "c2", &c2, "p", "y", 1, 1, 0);
+    ow_output(w, "y");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    const gr_graph *g = m1->graph;
+    /* ConvNCHWc (reading x), Relu, MaxPoolNCHWc, ConvNCHWc, From. */
+    assert_int_equal(g->n_nodes, 5);
+    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 0);
+    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    assert_int_equal(find_op(g, "loom", "ConvNCHWc", 0), 0);
+    assert_int_equal(find_op(g, "loom", "MaxPoolNCHWc", 0), 2);
+    assert_string_equal(g->values[g->nodes[0].inputs[0]].name, "x");
+    const gr_value *wv = &g->values[g->nodes[0].inputs[1]];
+    assert_int_equal(wv->type.ndim, 6);
+    assert_int_equal(wv->type.shape[1], C);
+    assert_int_equal(wv->type.shape[4], 1);
+
+    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+    double *xd = input_double(x);
+    int64_t oh, ow, ph, pw, oh2, ow2;
+    double *h = ref_conv(xd, C, H, W, &c1, 1, 2, 1, &oh, &ow);
+    relu(h, K * oh * ow);
+    double *p = ref_pool(h, K, oh, ow, &mp, &ph, &pw);
+    double *ref = ref_conv(p, K, ph, pw, &c2, 1, 1, 0, &oh2, &ow2);
+    check_both(e1, e2, x, 0, ref, K * oh2 * ow2);
+    free(ref), free(p), free(h), free(xd);
+    rt_tensor_free(x);
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1), free_conv(&c2);
+}
+
 /* Grouped convolutions whose groups are whole blocks run blocked (two
  * and four groups, strided, padded); one with half a block a group stays
  * a plain Conv between a FromNCHWc and a ToNCHWc. */
@@ -949,6 +997,16 @@ static void test_key_refusals(void **state)
     expect_key_error("onnx(opset=13;x v0:float[1,4,8,8,16];w v1:float[4,1,3,3,16,16];"
                      "n v2=loom:ConvNCHWc(v0,v1){group=i8};out v2)",
                      "does not fit X with 64 channels in blocks of 16 and group 8");
+    /* A plain X: group 1, W of one-channel input blocks. */
+    expect_key_error("onnx(opset=13;x v0:float[1,4,8,8];w v1:float[2,2,3,3,1,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1){group=i2};out v2)",
+                     "a plain (rank 4) X needs group 1, not 2");
+    expect_key_error("onnx(opset=13;x v0:float[1,3,8,8];w v1:float[2,3,3,3,4,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1);out v2)",
+                     "does not fit X with 3 channels in blocks of 1 and group 1");
+    expect_key_error("onnx(opset=13;x v0:float[1,3,8];w v1:float[2,3,3,3,1,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1);out v2)",
+                     "input X has rank 3 (needs 5: N, C/b, H, W, b; or 4: N, C, H, W with group 1)");
     /* Blocked pools: explicit pads, no Indices, no attribute they would ignore. */
     expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
                      "n v1=loom:MaxPoolNCHWc(v0){kernel_shape=I[2,2],auto_pad=s'SAME_UPPER'};out v1)",
@@ -1001,6 +1059,8 @@ static void test_blocked_keys_build(void **state)
         "onnx(opset=13;x v0:float[1,2,9,9,16];n v1=loom:GlobalMaxPoolNCHWc(v0);out v1)",
         "onnx(opset=13;x v0:float[1,4,8,8,16];w v1:float[4,2,3,3,16,16];"
         "n v2=loom:ConvNCHWc(v0,v1){group=i2,pads=I[1,1,1,1]};out v2)",
+        "onnx(opset=13;x v0:float[1,3,9,9];w v1:float[2,3,3,3,1,16];w v2:float[2,16];"
+        "n v3=loom:ConvNCHWc(v0,v1,v2){pads=I[1,1,1,1],strides=I[2,2]};out v3)",
     };
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         te_ctx *ctx = te_ctx_new();
@@ -1023,6 +1083,7 @@ int main(void)
         cmocka_unit_test(test_global_pool_classifier),
         cmocka_unit_test(test_pools_left_plain),
         cmocka_unit_test(test_grouped_conv),
+        cmocka_unit_test(test_stem_plain_input),
         cmocka_unit_test(test_dump_graph),
         cmocka_unit_test(test_blocked_conv_schedule),
         cmocka_unit_test(test_blocked_conv_epilogue_in_tile),
