@@ -180,9 +180,11 @@ bool gr_infer_pool_nchwc(gr_ictx *c)
         return false;
     if (c->n->n_outputs > 1) return gr_ifail(c, "has %d outputs (1: no Indices)", c->n->n_outputs);
     int64_t k[2], out[5] = {x->shape[0], x->shape[1], 0, 0, x->shape[4]};
-    if (!gr_node_attr(c->n, "kernel_shape")) return gr_ifail(c, "attribute 'kernel_shape' is missing");
+    if (!gr_node_attr(c->n, "kernel_shape"))
+        return gr_ifail(c, "attribute 'kernel_shape' is missing");
     if (!window_attr(c, "kernel_shape", 2, 0, 1, k)) return false;
-    int64_t ceil_mode = gr_iattr_int(c, "ceil_mode", 0), incl = gr_iattr_int(c, "count_include_pad", 0);
+    int64_t ceil_mode = gr_iattr_int(c, "ceil_mode", 0);
+    int64_t incl = gr_iattr_int(c, "count_include_pad", 0);
     if (ceil_mode != 0 && ceil_mode != 1)
         return gr_ifail(c, "attribute 'ceil_mode' is %" PRId64 " (0 or 1)", ceil_mode);
     if (incl != 0 && incl != 1)

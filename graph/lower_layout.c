@@ -139,8 +139,8 @@ static bool lower_conv_nchwc(gr_lctx *c)
         te_expr *ib = r[0];
         if (group > 1) {
             int64_t per_group = shape[1] * shape[4] / group / shape[4]; /* output blocks */
-            ib = te_add(te_mul(te_floordiv(cax[1], te_int(ctx, per_group)), te_int(ctx, W->shape[1])),
-                        r[0]);
+            te_expr *grp = te_floordiv(cax[1], te_int(ctx, per_group));
+            ib = te_add(te_mul(grp, te_int(ctx, W->shape[1])), r[0]);
         }
         te_expr *xv = xnd == 5 ? te_read(Xp, cax[0], ib, ih, iw, r[3])
                                : te_read(Xp, cax[0], ib, ih, iw);

@@ -17,19 +17,19 @@
  *     tensor has its own block), group 1, depthwise (group == C == K), or
  *     grouped with C/group a multiple of the input's block and K/group of
  *     the output's (ResNeXt-50 32x4d's 3x3 convolutions from 8 channels a
- *     group on 8 lanes, from 16 on 16), becomes loom:ConvNCHWc reading the blocked twin of its
- *     input (a loom:ToNCHWc added the first time one is needed) and
- *     writing a blocked twin of its output. A group-1 Conv with fewer
- *     input channels than b (a network's stem: 3 channels of an image)
- *     reads its input as it is, plain NCHW (a block of 1, so no
- *     ToNCHWc), and writes blocked: the first transform of ResNet and
- *     MobileNet, on the stem's output, goes away and the pool after the
- *     stem runs blocked (ONNX Runtime's NCHWc transformer reads the stem's
- *     NCHW input the same way). Other grouped convolutions
- *     (its first stage's 4 channels a group) stay plain: a tensor
- *     has one block for all its readers, and a smaller block for one
- *     convolution would re-block its input and output, a copy each, which
- *     is what the FromNCHWc/ToNCHWc around the plain Conv already cost;
+ *     group on 8 lanes, from 16 on 16), becomes loom:ConvNCHWc reading
+ *     the blocked twin of its input (a loom:ToNCHWc added the first time
+ *     one is needed) and writing a blocked twin of its output. A group-1
+ *     Conv with fewer input channels than b (a network's stem: the 3
+ *     channels of an image) reads its input as it is, plain NCHW (blocks
+ *     of one channel, no ToNCHWc), and writes blocked: the transform of
+ *     the stem's output goes away and the pool after the stem runs
+ *     blocked (ONNX Runtime's NCHWc transformer reads a stem's NCHW input
+ *     the same way). Other grouped convolutions (ResNeXt's first stage,
+ *     4 channels a group) stay plain: a tensor has one block for all its
+ *     readers, and a smaller block for one convolution would re-block its
+ *     input and output, a copy each, which is what the FromNCHWc/ToNCHWc
+ *     around the plain Conv already cost;
  *   - MaxPool, AveragePool (any ceil_mode, count_include_pad, dilations;
  *     auto_pad resolved to explicit pads), GlobalAveragePool and
  *     GlobalMaxPool of a blocked value become loom:*PoolNCHWc on its
@@ -447,7 +447,8 @@ static bool convert_pool(walk *w, const gr_node *n, const int64_t *geo)
         int na = 0;
         p.attrs[na++] = (gr_attr){.name = "ceil_mode", .kind = GR_ATTR_INT, .i = geo[10]};
         if (avg)
-            p.attrs[na++] = (gr_attr){.name = "count_include_pad", .kind = GR_ATTR_INT, .i = geo[11]};
+            p.attrs[na++] =
+                (gr_attr){.name = "count_include_pad", .kind = GR_ATTR_INT, .i = geo[11]};
         p.attrs[na++] = ints_attr(rw->a, "dilations", 2, geo + 6);
         p.attrs[na++] = ints_attr(rw->a, "kernel_shape", 2, geo + 8);
         p.attrs[na++] = ints_attr(rw->a, "pads", 4, geo);

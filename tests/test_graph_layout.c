@@ -641,7 +641,8 @@ static void test_global_pool_classifier(void **state)
     assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
     assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
     assert_int_equal(count_op(g, "", "GlobalAveragePool"), 0);
-    int p = find_op(g, "loom", "GlobalAveragePoolNCHWc", 0), from = find_op(g, "loom", "FromNCHWc", 0);
+    int p = find_op(g, "loom", "GlobalAveragePoolNCHWc", 0);
+    int from = find_op(g, "loom", "FromNCHWc", 0);
     assert_true(p >= 0);
     assert_int_equal(from, p + 1);
     const gr_type *ft = out_type(g, from);
@@ -1006,10 +1007,12 @@ static void test_key_refusals(void **state)
                      "does not fit X with 3 channels in blocks of 1 and group 1");
     expect_key_error("onnx(opset=13;x v0:float[1,3,8];w v1:float[2,3,3,3,1,16];"
                      "n v2=loom:ConvNCHWc(v0,v1);out v2)",
-                     "input X has rank 3 (needs 5: N, C/b, H, W, b; or 4: N, C, H, W with group 1)");
+                     "input X has rank 3 (needs 5: N, C/b, H, W, b; or 4: N, C, H, W with "
+                     "group 1)");
     /* Blocked pools: explicit pads, no Indices, no attribute they would ignore. */
     expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
-                     "n v1=loom:MaxPoolNCHWc(v0){kernel_shape=I[2,2],auto_pad=s'SAME_UPPER'};out v1)",
+                     "n v1=loom:MaxPoolNCHWc(v0){kernel_shape=I[2,2],auto_pad=s'SAME_UPPER'};"
+                     "out v1)",
                      "node #0 (MaxPoolNCHWc): attribute 'auto_pad' is not taken by MaxPoolNCHWc "
                      "(kernel_shape, strides, pads, dilations, ceil_mode; pads are explicit, no "
                      "Indices)");
@@ -1020,7 +1023,8 @@ static void test_key_refusals(void **state)
                      "n v1=loom:MaxPoolNCHWc(v0){kernel_shape=I[2,2],count_include_pad=i1};out v1)",
                      "attribute 'count_include_pad' is not taken by MaxPoolNCHWc");
     expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
-                     "n v1=loom:AveragePoolNCHWc(v0){kernel_shape=I[2,2],auto_pad=s'VALID'};out v1)",
+                     "n v1=loom:AveragePoolNCHWc(v0){kernel_shape=I[2,2],auto_pad=s'VALID'};"
+                     "out v1)",
                      "attribute 'auto_pad' is not taken by AveragePoolNCHWc (kernel_shape, "
                      "strides, pads, dilations, ceil_mode, count_include_pad; pads are explicit)");
     expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
