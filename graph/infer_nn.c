@@ -179,7 +179,8 @@ bool gr_infer_pool_nchwc(gr_ictx *c)
                           "no Indices"))
         return false;
     if (c->n->n_outputs > 1) return gr_ifail(c, "has %d outputs (1: no Indices)", c->n->n_outputs);
-    int64_t k[2], out[5] = {x->shape[0], x->shape[1], 0, 0, x->shape[4]};
+    /* window_attr reads the whole attribute before checking its length. */
+    int64_t k[2 * GR_MAX_DIMS], out[5] = {x->shape[0], x->shape[1], 0, 0, x->shape[4]};
     if (!gr_node_attr(c->n, "kernel_shape"))
         return gr_ifail(c, "attribute 'kernel_shape' is missing");
     if (!window_attr(c, "kernel_shape", 2, 0, 1, k)) return false;
