@@ -34,7 +34,8 @@ typedef enum {
  *   reduce       ReduceMean ReduceSum Softmax LayerNormalization, and
  *                BatchNormalization with training_mode 1 (batch statistics);
  *   out-fusable  Conv Gemm MatMul, and MaxPool AveragePool GlobalAveragePool
- *                as TVM registers pools (OUT_ELEMWISE_FUSABLE): a pool reads
+ *                GlobalMaxPool (and their loom:*NCHWc twins) as TVM
+ *                registers pools (OUT_ELEMWISE_FUSABLE): a pool reads
  *                a window of a materialized (padded) input, so producers are
  *                not inlined into it, while its consumers' elementwise work
  *                folds into its output loop;

@@ -290,6 +290,7 @@ static const op_rule rules[] = {
     {"MaxPool", gr_infer_pool},
     {"AveragePool", gr_infer_pool},
     {"GlobalAveragePool", gr_infer_global_pool},
+    {"GlobalMaxPool", gr_infer_global_pool},
     {"Flatten", gr_infer_flatten},
     {"Reshape", gr_infer_reshape},
     {"Transpose", gr_infer_transpose},

@@ -67,6 +67,10 @@ bool gr_ibroadcast(gr_ictx *c, int na, const int64_t *a, int nb, const int64_t *
 bool gr_infer_conv(gr_ictx *c);
 bool gr_infer_pool(gr_ictx *c);
 bool gr_infer_global_pool(gr_ictx *c);
+/* The blocked pools (loom:MaxPoolNCHWc, AveragePoolNCHWc, and the
+ * Global ones; graph/infer_layout.c describes them). */
+bool gr_infer_pool_nchwc(gr_ictx *c);
+bool gr_infer_global_pool_nchwc(gr_ictx *c);
 bool gr_infer_gemm(gr_ictx *c);
 bool gr_infer_matmul(gr_ictx *c);
 bool gr_infer_batchnorm(gr_ictx *c);

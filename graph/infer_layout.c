@@ -10,9 +10,22 @@
  *       X [N, C/b, H, W, b]; W [K/o, C/b, R, S, b, o] (group 1: W[ko,
  *       co, r, s, ci, ki] is the Conv's weight of output channel
  *       ko*o+ki, input channel co*b+ci; the output block o may differ
- *       from the input's) or [K/b, 1, R, S, 1, b] (depthwise: group == C
- *       == K, o == b); B [K/o, o]; output [N, K/o, OH, OW, o]. Pads are
- *       explicit (no auto_pad). */
+ *       from the input's), [K/o, C/group/b, R, S, b, o] (grouped: C/group
+ *       a multiple of b, K/group of o; output block ko reads the input
+ *       blocks of its group, ko*o / (K/group) * (C/group/b) + co) or
+ *       [K/b, 1, R, S, 1, b] (depthwise: group == C == K, o == b);
+ *       B [K/o, o]; output [N, K/o, OH, OW, o]. Pads are explicit (no
+ *       auto_pad). X may also be plain [N, C, H, W] with group 1 and W
+ *       [K/o, C, R, S, 1, o]: a block of one channel, read in place (a
+ *       network's stem, C < o).
+ *   loom:MaxPoolNCHWc(X){ceil_mode, dilations, kernel_shape, pads, strides}
+ *   loom:AveragePoolNCHWc(X){ceil_mode, count_include_pad, dilations,
+ *       kernel_shape, pads, strides}
+ *       X [N, C/b, H, W, b] -> [N, C/b, OH, OW, b], each lane pooled as
+ *       the ONNX operator pools its channel; pads explicit, no Indices,
+ *       any other attribute refused (graph/infer_nn.c).
+ *   loom:GlobalAveragePoolNCHWc(X), loom:GlobalMaxPoolNCHWc(X)
+ *       X [N, C/b, H, W, b] -> [N, C/b, 1, 1, b]. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -54,16 +67,28 @@ static bool infer_conv_nchwc(gr_ictx *c)
 {
     const gr_type *x, *w;
     if (!gr_iin_req(c, 0, "X", &x) || !gr_iin_req(c, 1, "W", &w)) return false;
-    if (x->ndim != 5) return gr_ifail(c, "input X has rank %d (needs 5: N, C/b, H, W, b)", x->ndim);
+    if (x->ndim != 5 && x->ndim != 4)
+        return gr_ifail(c, "input X has rank %d (needs 5: N, C/b, H, W, b; or 4: N, C, H, W "
+                           "with group 1)",
+                        x->ndim);
     if (w->ndim != 6) return gr_ifail(c, "input W has rank %d (needs 6)", w->ndim);
-    int64_t b = x->shape[4], bo = w->shape[5], C = x->shape[1] * b, K = w->shape[0] * bo;
+    /* A plain X is read as blocks of one channel. */
+    int64_t b = x->ndim == 5 ? x->shape[4] : 1, bo = w->shape[5], C = x->shape[1] * b,
+            K = w->shape[0] * bo;
     int64_t group = gr_iattr_int(c, "group", 1);
+    if (x->ndim == 4 && group != 1)
+        return gr_ifail(c, "a plain (rank 4) X needs group 1, not %" PRId64, group);
     bool depthwise = group == C && group == K && group > 1;
+    /* Grouped: every group whole input blocks, every output block in one group. */
+    bool grouped = !depthwise && group > 1 && C % group == 0 && K % group == 0 &&
+                   (C / group) % b == 0 && (K / group) % bo == 0;
     if (depthwise ? (bo != b || w->shape[1] != 1 || w->shape[4] != 1 || w->shape[0] != x->shape[1])
+        : grouped ? (w->shape[1] != C / group / b || w->shape[4] != b)
                   : (group != 1 || w->shape[1] != x->shape[1] || w->shape[4] != b))
         return gr_ifail(c, "W [%" PRId64 ",%" PRId64 ",..,%" PRId64 ",%" PRId64 "] does not "
                            "fit X with %" PRId64 " channels in blocks of %" PRId64 " and group %"
-                           PRId64 " (group 1 or depthwise only)",
+                           PRId64 " (group 1, depthwise, or groups of whole input and output "
+                           "blocks)",
                         w->shape[0], w->shape[1], w->shape[4], w->shape[5], C, b, group);
     const gr_type *bias = gr_iin(c, 2);
     if (bias && (bias->ndim != 2 || bias->shape[0] != w->shape[0] || bias->shape[1] != bo))
@@ -87,5 +112,9 @@ gr_infer_fn gr_infer_layout_rule(const char *op)
     if (strcmp(op, "ConvNCHWc") == 0) return infer_conv_nchwc;
     if (strcmp(op, "ToNCHWc") == 0) return infer_to_nchwc;
     if (strcmp(op, "FromNCHWc") == 0) return infer_from_nchwc;
+    if (strcmp(op, "MaxPoolNCHWc") == 0 || strcmp(op, "AveragePoolNCHWc") == 0)
+        return gr_infer_pool_nchwc;
+    if (strcmp(op, "GlobalAveragePoolNCHWc") == 0 || strcmp(op, "GlobalMaxPoolNCHWc") == 0)
+        return gr_infer_global_pool_nchwc;
     return NULL;
 }

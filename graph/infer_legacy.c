@@ -30,7 +30,7 @@ static const op_first firsts[] = {
     {"Erf", 9},        {"Add", 1},           {"Sub", 1},
     {"Mul", 1},        {"Div", 1},           {"Pow", 1},
     {"Sqrt", 1},       {"Reciprocal", 1},    {"MaxPool", 1},
-    {"AveragePool", 1}, {"GlobalAveragePool", 1}, {"Flatten", 1},
+    {"AveragePool", 1}, {"GlobalAveragePool", 1}, {"GlobalMaxPool", 1}, {"Flatten", 1},
     {"Reshape", 1},    {"Transpose", 1},     {"Concat", 1},
     {"Split", 1},      {"Slice", 1},         {"Gather", 1},
     {"Squeeze", 1},    {"Unsqueeze", 1},     {"Softmax", 1},

@@ -138,6 +138,71 @@ bool gr_infer_global_pool(gr_ictx *c)
     return gr_iout(c, 0, x->elem_type, x->ndim, out);
 }
 
+/* ---------------- blocked pools (loom:*PoolNCHWc, graph/infer_layout.c) ---------------- */
+
+/* Refuses any attribute outside `known` (a NULL-ended list): a blocked
+ * pool takes only what graph/pass_alter_layout.c writes, so anything
+ * else would be an attribute the lowering silently ignored. */
+static bool only_attrs(gr_ictx *c, const char *const *known, const char *rule)
+{
+    for (int a = 0; a < c->n->n_attrs; a++) {
+        bool ok = false;
+        for (int k = 0; known[k] && !ok; k++) ok = strcmp(c->n->attrs[a].name, known[k]) == 0;
+        if (!ok)
+            return gr_ifail(c, "attribute '%s' is not taken by %s (%s)", c->n->attrs[a].name,
+                            c->n->op_type, rule);
+    }
+    return true;
+}
+
+static bool blocked_input(gr_ictx *c, const gr_type **x)
+{
+    if (!gr_iin_req(c, 0, "X", x)) return false;
+    if ((*x)->ndim != 5)
+        return gr_ifail(c, "input X has rank %d (needs 5: N, C/b, H, W, b)", (*x)->ndim);
+    return true;
+}
+
+bool gr_infer_pool_nchwc(gr_ictx *c)
+{
+    static const char *const max_attrs[] = {"kernel_shape", "strides", "pads", "dilations",
+                                            "ceil_mode", NULL};
+    static const char *const avg_attrs[] = {"kernel_shape", "strides", "pads", "dilations",
+                                            "ceil_mode", "count_include_pad", NULL};
+    bool avg = strcmp(c->n->op_type, "AveragePoolNCHWc") == 0;
+    const gr_type *x;
+    if (!blocked_input(c, &x) ||
+        !only_attrs(c, avg ? avg_attrs : max_attrs,
+                    avg ? "kernel_shape, strides, pads, dilations, ceil_mode, count_include_pad; "
+                          "pads are explicit"
+                        : "kernel_shape, strides, pads, dilations, ceil_mode; pads are explicit, "
+                          "no Indices"))
+        return false;
+    if (c->n->n_outputs > 1) return gr_ifail(c, "has %d outputs (1: no Indices)", c->n->n_outputs);
+    /* window_attr reads the whole attribute before checking its length. */
+    int64_t k[2 * GR_MAX_DIMS], out[5] = {x->shape[0], x->shape[1], 0, 0, x->shape[4]};
+    if (!gr_node_attr(c->n, "kernel_shape"))
+        return gr_ifail(c, "attribute 'kernel_shape' is missing");
+    if (!window_attr(c, "kernel_shape", 2, 0, 1, k)) return false;
+    int64_t ceil_mode = gr_iattr_int(c, "ceil_mode", 0);
+    int64_t incl = gr_iattr_int(c, "count_include_pad", 0);
+    if (ceil_mode != 0 && ceil_mode != 1)
+        return gr_ifail(c, "attribute 'ceil_mode' is %" PRId64 " (0 or 1)", ceil_mode);
+    if (incl != 0 && incl != 1)
+        return gr_ifail(c, "attribute 'count_include_pad' is %" PRId64 " (0 or 1)", incl);
+    if (!window_out(c, 2, x->shape + 2, k, ceil_mode, out + 2)) return false;
+    return gr_iout(c, 0, x->elem_type, 5, out);
+}
+
+bool gr_infer_global_pool_nchwc(gr_ictx *c)
+{
+    static const char *const none[] = {NULL};
+    const gr_type *x;
+    if (!blocked_input(c, &x) || !only_attrs(c, none, "it has none")) return false;
+    int64_t out[5] = {x->shape[0], x->shape[1], 1, 1, x->shape[4]};
+    return gr_iout(c, 0, x->elem_type, 5, out);
+}
+
 /* ---------------- matrix products ---------------- */
 
 bool gr_infer_gemm(gr_ictx *c)

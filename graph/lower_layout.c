@@ -66,11 +66,17 @@ static bool lower_conv_nchwc(gr_lctx *c)
     attr_ints(c, "strides", 2, 1, s);
     attr_ints(c, "dilations", 2, 1, d);
     attr_ints(c, "pads", 4, 0, p);
-    bool depthwise = attr_int(c, "group", 1) != 1;
+    /* A plain (rank 4) X: blocks of one channel, no lane index. */
+    int xnd = X->ndim;
+    int64_t bi = xnd == 5 ? X->shape[4] : 1;
+    int64_t group = attr_int(c, "group", 1), C = X->shape[1] * bi;
+    /* Grouped blocked convolutions have whole input blocks per group
+     * (graph/infer_layout.c); only depthwise has group == C. */
+    bool depthwise = group > 1 && group == C;
 
     /* The padded input, as far as the windows read it. */
     te_tensor *Xp = X;
-    int64_t pshape[5] = {X->shape[0], X->shape[1], 0, 0, X->shape[4]};
+    int64_t pshape[5] = {X->shape[0], X->shape[1], 0, 0, bi};
     bool need = false;
     for (int i = 0; i < 2; i++) {
         pshape[2 + i] = (shape[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1;
@@ -78,8 +84,9 @@ static bool lower_conv_nchwc(gr_lctx *c)
     }
     if (need) {
         te_expr *pa[5], *idx[5], *inside = NULL;
-        if (!gr_lfresh_axes(c, "p", false, 5, pshape, pa)) return false;
-        idx[0] = pa[0], idx[1] = pa[1], idx[4] = pa[4];
+        if (!gr_lfresh_axes(c, "p", false, xnd, pshape, pa)) return false;
+        idx[0] = pa[0], idx[1] = pa[1];
+        if (xnd == 5) idx[4] = pa[4];
         for (int i = 0; i < 2; i++) {
             te_expr *q = te_sub(pa[2 + i], te_int(ctx, p[i]));
             /* Clamped: both sides of the select are evaluated. */
@@ -95,8 +102,8 @@ static bool lower_conv_nchwc(gr_lctx *c)
             }
             idx[2 + i] = q;
         }
-        te_expr *x = te_read_n(X, 5, idx);
-        Xp = gr_lstage(c, "pad", 5, pa, inside ? te_select(inside, x, te_const(ctx, dt, 0)) : x);
+        te_expr *x = te_read_n(X, xnd, idx);
+        Xp = gr_lstage(c, "pad", xnd, pa, inside ? te_select(inside, x, te_const(ctx, dt, 0)) : x);
         if (!Xp) return false;
     }
 
@@ -122,15 +129,24 @@ static bool lower_conv_nchwc(gr_lctx *c)
                           2, r);
         taps = (double)(k[0] * k[1]);
     } else {
-        /* Input blocks outside the window's taps, lanes innermost. */
-        int64_t rs[4] = {X->shape[1], k[0], k[1], X->shape[4]};
-        if (!gr_lfresh_axes(c, "r", true, 4, rs, r)) return false;
+        /* Input blocks (of the output block's group) outside the window's
+         * taps, lanes innermost. */
+        int64_t rs[4] = {W->shape[1], k[0], k[1], bi};
+        int nr = xnd == 5 ? 4 : 3;
+        if (!gr_lfresh_axes(c, "r", true, nr, rs, r)) return false;
         te_expr *ih = te_add(oh, d[0] == 1 ? r[1] : te_mul(r[1], te_int(ctx, d[0])));
         te_expr *iw = te_add(ow, d[1] == 1 ? r[2] : te_mul(r[2], te_int(ctx, d[1])));
+        te_expr *ib = r[0];
+        if (group > 1) {
+            int64_t per_group = shape[1] * shape[4] / group / shape[4]; /* output blocks */
+            te_expr *grp = te_floordiv(cax[1], te_int(ctx, per_group));
+            ib = te_add(te_mul(grp, te_int(ctx, W->shape[1])), r[0]);
+        }
+        te_expr *xv = xnd == 5 ? te_read(Xp, cax[0], ib, ih, iw, r[3])
+                               : te_read(Xp, cax[0], ib, ih, iw);
+        te_expr *lane = xnd == 5 ? r[3] : te_int(ctx, 0);
         sum = te_reduce_n(TE_REDUCE_SUM,
-                          te_mul(te_read(Xp, cax[0], r[0], ih, iw, r[3]),
-                                 te_read(W, cax[1], r[0], r[1], r[2], r[3], cax[4])),
-                          4, r);
+                          te_mul(xv, te_read(W, cax[1], r[0], r[1], r[2], lane, cax[4])), nr, r);
         taps = (double)(rs[0] * rs[1] * rs[2] * rs[3]);
     }
     double out = (double)(shape[0] * shape[1] * shape[2] * shape[3] * shape[4]);

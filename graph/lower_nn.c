@@ -169,13 +169,15 @@ static int64_t window_span(const window *w, int i)
     return (w->out[i] - 1) * w->s[i] + (w->k[i] - 1) * w->d[i] + 1;
 }
 
-/* X (N, C, spatial...) padded with `value` as the windows read it: index
- * p of spatial dimension i holds X[p - pb] when that is inside. X itself
- * when no window reads outside it. */
+/* X (N, C, spatial..., lanes...) padded with `value` as the windows read
+ * it: index p of spatial dimension i holds X[p - pb] when that is inside.
+ * X itself when no window reads outside it. Dimensions after the spatial
+ * ones (the block lane of NCHW[b]c) are carried through. */
 static te_tensor *pad_window(gr_lctx *c, te_tensor *X, const window *w, te_expr *value)
 {
-    int nd = 2 + w->sp;
+    int nd = X->ndim;
     int64_t shape[TE_MAX_DIMS] = {X->shape[0], X->shape[1]};
+    for (int d = 2 + w->sp; d < nd; d++) shape[d] = X->shape[d];
     bool need = false;
     for (int i = 0; i < w->sp; i++) {
         shape[2 + i] = window_span(w, i);
@@ -188,6 +190,7 @@ static te_tensor *pad_window(gr_lctx *c, te_tensor *X, const window *w, te_expr 
     te_expr *inside = NULL;
     idx[0] = ax[0];
     idx[1] = ax[1];
+    for (int d = 2 + w->sp; d < nd; d++) idx[d] = ax[d];
     for (int i = 0; i < w->sp; i++) {
         te_expr *p = ax[2 + i], *q = te_sub(p, te_int(ctx, w->pb[i]));
         /* Clamped so the read stays in bounds whichever side the select
@@ -268,14 +271,29 @@ static bool lower_conv(gr_lctx *c)
 
 /* ---------------- pools ---------------- */
 
+/* Loom's blocked twins (loom:MaxPoolNCHWc, ...: graph/infer_layout.c)
+ * hold one block lane after the spatial dimensions, which every pool
+ * carries through as it does N and C; their pads are explicit. */
+static int pool_lanes(const gr_lctx *c) { return strcmp(c->n->domain, "loom") == 0 ? 1 : 0; }
+
 static bool pool_window(gr_lctx *c, te_tensor *X, int nd, const int64_t *shape, window *w)
 {
     int64_t k[TE_MAX_DIMS];
-    int n = 0;
-    if (!attr_ints(c, "kernel_shape", k, TE_MAX_DIMS, &n) || n != nd - 2)
+    int n = 0, sp = nd - 2 - pool_lanes(c);
+    if (!attr_ints(c, "kernel_shape", k, TE_MAX_DIMS, &n) || n != sp)
         return gr_lfail(c, "attribute 'kernel_shape' is missing or has the wrong length");
-    window_read(c, nd - 2, X->shape + 2, k, shape + 2, w);
+    window_read(c, sp, X->shape + 2, k, shape + 2, w);
     return true;
+}
+
+/* The window's read of the padded input at output axes ax, taps r. */
+static void pool_index(te_ctx *ctx, const window *w, int nd, te_expr *const *ax, te_expr *const *r,
+                       te_expr **xi)
+{
+    xi[0] = ax[0];
+    xi[1] = ax[1];
+    for (int d = 2 + w->sp; d < nd; d++) xi[d] = ax[d];
+    window_index(ctx, w, ax, r, xi);
 }
 
 /* Flat index (row-major, or column-major over the spatial dimensions
@@ -357,13 +375,13 @@ static bool lower_maxpool(gr_lctx *c)
     int64_t order = attr_int(c, "storage_order", 0);
     if (order != 0 && order != 1)
         return gr_lfail(c, "attribute 'storage_order' is %" PRId64 " (0 or 1)", order);
+    if (pool_lanes(c) && c->n_outputs > 1)
+        return gr_lfail(c, "the blocked MaxPool has no Indices output");
     te_ctx *ctx = c->ctx;
     /* Padding never wins a maximum: a window always holds a real element. */
     te_tensor *Xp = pad_window(c, X, &w, te_reduce_identity(ctx, TE_REDUCE_MAX, dt));
     if (!Xp || !gr_lfresh_axes(c, "r", true, w.sp, w.k, r)) return false;
-    xi[0] = ax[0];
-    xi[1] = ax[1];
-    window_index(ctx, &w, ax, r, xi);
+    pool_index(ctx, &w, nd, ax, r, xi);
     c->flops += (double)numel(nd, shape) * (double)numel(w.sp, w.k);
     if (!gr_lout(c, 0, nd, ax, te_reduce_n(TE_REDUCE_MAX, te_read_n(Xp, nd, xi), w.sp, r)))
         return false;
@@ -413,9 +431,7 @@ static bool lower_avgpool(gr_lctx *c)
     if (!Xp || !gr_lfresh_axes(c, "r", true, w.sp, w.k, r) ||
         !gr_lfresh_axes(c, "a", false, nd, shape, sax))
         return false;
-    xi[0] = sax[0];
-    xi[1] = sax[1];
-    window_index(ctx, &w, sax, r, xi);
+    pool_index(ctx, &w, nd, sax, r, xi);
     te_tensor *S =
         gr_lstage(c, "sum", nd, sax, te_reduce_n(TE_REDUCE_SUM, te_read_n(Xp, nd, xi), w.sp, r));
     if (!S) return false;
@@ -439,7 +455,9 @@ static bool lower_avgpool(gr_lctx *c)
     return gr_lout(c, 0, nd, ax, te_div(te_read_n(S, nd, ax), div));
 }
 
-static bool lower_global_avgpool(gr_lctx *c)
+/* GlobalAveragePool, GlobalMaxPool and their blocked twins: the spatial
+ * dimensions (all but N, C and the block lane) reduced. */
+static bool lower_global_pool(gr_lctx *c)
 {
     te_tensor *X;
     te_dtype dt;
@@ -447,14 +465,27 @@ static bool lower_global_avgpool(gr_lctx *c)
     int64_t shape[TE_MAX_DIMS];
     te_expr *ax[TE_MAX_DIMS];
     if (!gr_lin(c, 0, "X", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    bool max = strstr(c->n->op_type, "Max") != NULL;
+    int lanes = pool_lanes(c);
     bool mask[TE_MAX_DIMS] = {false};
-    for (int d = 2; d < nd; d++) mask[d] = true;
-    if (nd <= 2) return gr_lout(c, 0, nd, ax, te_read_n(X, nd, ax));
+    for (int d = 2; d < nd - lanes; d++) mask[d] = true;
+    if (nd - lanes <= 2) return gr_lout(c, 0, nd, ax, te_read_n(X, nd, ax));
+    c->flops += (double)numel(nd, X->shape);
+    if (max) {
+        /* One reduction, the output's own axes outside it. */
+        int64_t rshape[TE_MAX_DIMS];
+        te_expr *r[TE_MAX_DIMS], *xi[TE_MAX_DIMS];
+        int nr = 0;
+        for (int d = 2; d < nd - lanes; d++) rshape[nr++] = X->shape[d];
+        if (!gr_lfresh_axes(c, "r", true, nr, rshape, r)) return false;
+        for (int d = 0; d < nd; d++) xi[d] = mask[d] ? r[d - 2] : ax[d];
+        return gr_lout(c, 0, nd, ax, te_reduce_n(TE_REDUCE_MAX, te_read_n(X, nd, xi), nr, r));
+    }
     red_iter it;
     if (!red_iter_init(c, nd, X->shape, mask, &it)) return false;
     te_tensor *S = reduce_stage(c, "sum", &it, TE_REDUCE_SUM, te_read_n(X, nd, it.idx));
     if (!S) return false;
-    c->flops += (double)numel(nd, X->shape) + (double)numel(nd, shape);
+    c->flops += (double)numel(nd, shape);
     te_expr *n = te_const(c->ctx, dt, (double)it.count);
     return gr_lout(c, 0, nd, ax, te_div(te_read_n(S, nd, ax), n));
 }
@@ -794,7 +825,12 @@ const gr_lower_rule gr_lower_rules_nn[] = {
     {"", "BatchNormalization", lower_batchnorm, 0, 0},
     {"", "MaxPool", lower_maxpool, 0, 0},
     {"", "AveragePool", lower_avgpool, 0, 0},
-    {"", "GlobalAveragePool", lower_global_avgpool, 0, 0},
+    {"", "GlobalAveragePool", lower_global_pool, 0, 0},
+    {"", "GlobalMaxPool", lower_global_pool, 0, 0},
+    {"loom", "MaxPoolNCHWc", lower_maxpool, 0, 0},
+    {"loom", "AveragePoolNCHWc", lower_avgpool, 0, 0},
+    {"loom", "GlobalAveragePoolNCHWc", lower_global_pool, 0, 0},
+    {"loom", "GlobalMaxPoolNCHWc", lower_global_pool, 0, 0},
     {"", "Softmax", lower_softmax, 0, 0},
     {"", "LayerNormalization", lower_layernorm, 0, 0},
     /* Axes became an input: ReduceSum at opset 13, ReduceMean at 18. */

@@ -23,7 +23,7 @@ static const char *const injective_ops[] = {"Reshape", "Flatten", "Squeeze", "Un
 static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "Softmax",
                                          "LayerNormalization", NULL};
 static const char *const out_fusable_ops[] = {"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
-                                              "GlobalAveragePool", NULL};
+                                              "GlobalAveragePool", "GlobalMaxPool", NULL};
 
 static bool same_shape(const gr_type *a, const gr_type *b)
 {
@@ -57,10 +57,13 @@ gr_op_kind gr_node_kind(const gr_graph *g, int node)
     if (strcmp(dom, "com.microsoft") == 0)
         return strcmp(op, "Gelu") == 0 ? GR_KIND_ELEMWISE : GR_KIND_OPAQUE;
     /* The layout operators (graph/infer_layout.c): a blocked convolution
-     * takes elementwise consumers as the plain one does; the transforms
+     * or pool takes elementwise consumers as the plain one does; the transforms
      * move elements, as Transpose. */
     if (strcmp(dom, "loom") == 0) {
-        if (strcmp(op, "ConvNCHWc") == 0) return GR_KIND_OUT_FUSABLE;
+        if (strcmp(op, "ConvNCHWc") == 0 || strcmp(op, "MaxPoolNCHWc") == 0 ||
+            strcmp(op, "AveragePoolNCHWc") == 0 || strcmp(op, "GlobalAveragePoolNCHWc") == 0 ||
+            strcmp(op, "GlobalMaxPoolNCHWc") == 0)
+            return GR_KIND_OUT_FUSABLE;
         if (strcmp(op, "ToNCHWc") == 0 || strcmp(op, "FromNCHWc") == 0) return GR_KIND_INJECTIVE;
         return GR_KIND_OPAQUE;
     }

@@ -12,12 +12,33 @@
  * The rewrite, one walk over the nodes in order, building a new node list
  * (so everything inserted lands right before its first reader and the
  * order stays topological):
- *   - a float32 2-D Conv with initializer weights (and bias), group 1 with
- *     input and output channels multiples of b (or of b/2 where b >= 16:
- *     each tensor has its own block), or depthwise (group == C == K),
- *     becomes loom:ConvNCHWc reading the blocked
- *     twin of its input (a loom:ToNCHWc added the first time one is
- *     needed) and writing a blocked twin of its output;
+ *   - a float32 2-D Conv with initializer weights (and bias), with input
+ *     and output channels multiples of b (or of b/2 where b >= 16: each
+ *     tensor has its own block), group 1, depthwise (group == C == K), or
+ *     grouped with C/group a multiple of the input's block and K/group of
+ *     the output's (ResNeXt-50 32x4d's 3x3 convolutions from 8 channels a
+ *     group on 8 lanes, from 16 on 16), becomes loom:ConvNCHWc reading
+ *     the blocked twin of its input (a loom:ToNCHWc added the first time
+ *     one is needed) and writing a blocked twin of its output. A group-1
+ *     Conv with fewer input channels than b (a network's stem: the 3
+ *     channels of an image) reads its input as it is, plain NCHW (blocks
+ *     of one channel, no ToNCHWc), and writes blocked: the transform of
+ *     the stem's output goes away and the pool after the stem runs
+ *     blocked (ONNX Runtime's NCHWc transformer reads a stem's NCHW input
+ *     the same way). Other grouped convolutions (ResNeXt's first stage,
+ *     4 channels a group) stay plain: a tensor has one block for all its
+ *     readers, and a smaller block for one convolution would re-block its
+ *     input and output, a copy each, which is what the FromNCHWc/ToNCHWc
+ *     around the plain Conv already cost;
+ *   - MaxPool, AveragePool (any ceil_mode, count_include_pad, dilations;
+ *     auto_pad resolved to explicit pads), GlobalAveragePool and
+ *     GlobalMaxPool of a blocked value become loom:*PoolNCHWc on its
+ *     twin, the output blocked like the input: a pool between blocked
+ *     convolutions (ResNet's last stage and its global pool) costs no
+ *     transform. A pool of a plain value stays plain (blocking its input
+ *     first would copy the larger tensor), as does a MaxPool whose
+ *     Indices are asked for (plain NCHW positions) or a pool with an
+ *     attribute the pass does not know;
  *   - Relu, Clip, Sigmoid, Tanh, HardSwish, Sqrt, Reciprocal, Erf of a
  *     blocked value, and Add, Sub, Mul, Div whose inputs are blocked
  *     values of the output's shape, scalars, or per-channel initializers
@@ -29,8 +50,8 @@
  *     index kept), as does a graph output, so the interface and every
  *     operator not known to be layout-agnostic see plain NCHW.
  * Values left unread (plain outputs of converted nodes nothing needs)
- * are dropped. Nothing else changes: pooling, Concat, Flatten, Gemm read
- * plain NCHW through a FromNCHWc. */
+ * are dropped. Nothing else changes: Concat, Flatten, Gemm read plain
+ * NCHW through a FromNCHWc. */
 #include "graph/rewrite.h"
 
 #include <stdio.h>
@@ -84,10 +105,17 @@ static bool is_float4(const gr_type *t)
     return t->kind == GR_TYPE_TENSOR && t->elem_type == GR_FLOAT && t->ndim == 4;
 }
 
+/* How a converted Conv reads its input. */
+typedef enum {
+    CONV_BLOCKED,   /* the blocked twin (group 1 or grouped) */
+    CONV_DEPTHWISE, /* the blocked twin, one channel a group */
+    CONV_PLAIN_IN   /* plain NCHW: fewer channels than a block (a network's stem) */
+} conv_form;
+
 /* A Conv the pass converts: its explicit pads, strides, dilations in
- * *geo (pads[4], strides[2], dilations[2]) and whether it is depthwise. */
+ * *geo (pads[4], strides[2], dilations[2]) and how it reads its input. */
 static bool convertible_conv(const gr_graph *g, const gr_node *n, int64_t b, int64_t *geo,
-                             bool *depthwise)
+                             conv_form *form)
 {
     if (!is_op(n, "Conv") || n->n_inputs < 2 || n->n_outputs != 1 || n->outputs[0] < 0) return false;
     int x = n->inputs[0], w = n->inputs[1], bias = n->n_inputs > 2 ? n->inputs[2] : -1;
@@ -101,10 +129,23 @@ static bool convertible_conv(const gr_graph *g, const gr_node *n, int64_t b, int
         return false;
     const int64_t *xs = g->values[x].type.shape, *ys = g->values[n->outputs[0]].type.shape;
     int64_t C = xs[1], K = wt->shape[0], group = attr_int(n, "group", 1);
-    if (!block_of(b, C) || !block_of(b, K)) return false;
-    if (group == 1) *depthwise = false;
-    else if (group == C && group == K && wt->shape[1] == 1) *depthwise = true;
-    else return false;
+    int64_t bi = block_of(b, C), bo = block_of(b, K);
+    if (!bo) return false;
+    if (!bi) {
+        if (group != 1 || C >= b) return false;
+        *form = CONV_PLAIN_IN;
+    } else if (group == 1) {
+        *form = CONV_BLOCKED;
+    } else if (group == C && group == K && wt->shape[1] == 1) {
+        *form = CONV_DEPTHWISE;
+    /* Grouped: each output block within one group, each group's inputs
+     * whole input blocks (see the file's comment). */
+    } else if (group > 1 && C % group == 0 && K % group == 0 && (C / group) % bi == 0 &&
+               (K / group) % bo == 0) {
+        *form = CONV_BLOCKED;
+    } else {
+        return false;
+    }
     int64_t *pads = geo, *s = geo + 4, *d = geo + 6;
     if (!attr_ints(n, "strides", 2, 1, s) || !attr_ints(n, "dilations", 2, 1, d) ||
         !attr_ints(n, "pads", 4, 0, pads))
@@ -227,10 +268,12 @@ static bool to_plain(walk *w, int v)
     return emit(w, &n);
 }
 
-static gr_tensor *block_weights(walk *w, const gr_tensor *wt, bool depthwise)
+/* W [K, C/group, R, S] as [K/bo, C/group/bi, R, S, bi, bo], bi the
+ * input's block (1 when depthwise or read plain). */
+static gr_tensor *block_weights(walk *w, const gr_tensor *wt, int64_t bi)
 {
     int64_t K = wt->shape[0], Cg = wt->shape[1], R = wt->shape[2], S = wt->shape[3];
-    int64_t bo = block_of(w->b, K), bi = depthwise ? 1 : block_of(w->b, Cg);
+    int64_t bo = block_of(w->b, K);
     int64_t shape[6] = {K / bo, Cg / bi, R, S, bi, bo};
     gr_tensor *t = gr_rw_new_tensor(w->rw, GR_FLOAT, 6, shape);
     if (!t) return NULL;
@@ -271,14 +314,15 @@ static gr_attr ints_attr(gr_arena *a, const char *name, int n, const int64_t *v)
     return at;
 }
 
-static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, bool depthwise)
+static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, conv_form form)
 {
     gr_rw *rw = w->rw;
     int y = n->outputs[0];
-    int xb = to_blocked(w, n->inputs[0]);
-    if (xb < 0) return false;
+    int xb = n->inputs[0];
+    if (form == CONV_PLAIN_IN ? !to_plain(w, xb) : (xb = to_blocked(w, xb)) < 0) return false;
     const gr_tensor *wt = rw->g->values[n->inputs[1]].data;
-    gr_tensor *wb = block_weights(w, wt, depthwise);
+    gr_tensor *wb =
+        block_weights(w, wt, form == CONV_BLOCKED ? rw->g->values[xb].type.shape[4] : 1);
     char base[1024];
     snprintf(base, sizeof base, "%s_nchwc", rw->g->values[n->inputs[1]].name);
     int wv = wb ? gr_rw_add_const(rw, base, wb) : -1;
@@ -310,6 +354,110 @@ static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, bool dep
     if (!c.attrs[0].ints || !c.attrs[2].ints || !c.attrs[3].ints) return oom(w);
     c.n_attrs = 4;
     if (!emit(w, &c)) return false;
+    w->blk[y] = yb;
+    w->pending[y] = true;
+    rw->g->values[y].producer = -1;
+    w->rewrites++;
+    return true;
+}
+
+/* A pool the pass converts: MaxPool, AveragePool, GlobalAveragePool or
+ * GlobalMaxPool of a blocked float value, with one output. *geo gets
+ * pads[4], strides[2], dilations[2], kernel_shape[2], ceil_mode and
+ * count_include_pad, auto_pad resolved to explicit pads. An attribute the
+ * pass does not know, or geometry whose explicit form would not give the
+ * inferred output extents, leaves the node plain: never an attribute
+ * dropped. */
+static bool pool_blocked(const walk *w, const gr_node *n, int64_t *geo)
+{
+    static const char *const max_attrs[] = {"kernel_shape", "strides", "pads", "auto_pad",
+                                            "dilations", "ceil_mode", "storage_order", NULL};
+    static const char *const avg_attrs[] = {"kernel_shape", "strides", "pads", "auto_pad",
+                                            "dilations", "ceil_mode", "count_include_pad", NULL};
+    static const char *const none[] = {NULL};
+    const gr_graph *g = w->rw->g;
+    bool global = is_op(n, "GlobalAveragePool") || is_op(n, "GlobalMaxPool");
+    bool max = is_op(n, "MaxPool");
+    if (!global && !max && !is_op(n, "AveragePool")) return false;
+    if (n->n_inputs != 1 || n->n_outputs < 1 || n->outputs[0] < 0) return false;
+    /* MaxPool's Indices are positions in plain NCHW: a node asked for them stays plain. */
+    for (int k = 1; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) return false;
+    int x = n->inputs[0], y = n->outputs[0];
+    if (x < 0 || x >= w->nv0 || w->blk[x] < 0) return false;
+    if (!is_float4(&g->values[x].type) || !is_float4(&g->values[y].type)) return false;
+    const char *const *known = global ? none : max ? max_attrs : avg_attrs;
+    for (int a = 0; a < n->n_attrs; a++) {
+        bool ok = false;
+        for (int k = 0; known[k] && !ok; k++) ok = strcmp(n->attrs[a].name, known[k]) == 0;
+        if (!ok) return false;
+    }
+    if (global) return true;
+    const int64_t *xs = g->values[x].type.shape, *ys = g->values[y].type.shape;
+    int64_t *pads = geo, *s = geo + 4, *d = geo + 6, *k = geo + 8;
+    const gr_attr *ks = gr_node_attr(n, "kernel_shape");
+    if (!ks || !attr_ints(n, "kernel_shape", 2, 1, k) || !attr_ints(n, "strides", 2, 1, s) ||
+        !attr_ints(n, "dilations", 2, 1, d) || !attr_ints(n, "pads", 4, 0, pads))
+        return false;
+    int64_t ceil_mode = attr_int(n, "ceil_mode", 0), incl = attr_int(n, "count_include_pad", 0);
+    if ((ceil_mode != 0 && ceil_mode != 1) || (incl != 0 && incl != 1)) return false;
+    const gr_attr *ap = gr_node_attr(n, "auto_pad");
+    const char *mode = ap && ap->kind == GR_ATTR_STRING ? ap->s.data : "NOTSET";
+    if (strcmp(mode, "VALID") == 0) {
+        memset(pads, 0, 4 * sizeof *pads);
+    } else if (strcmp(mode, "SAME_UPPER") == 0 || strcmp(mode, "SAME_LOWER") == 0) {
+        /* SAME sets the extents itself: ceil_mode plays no part. */
+        ceil_mode = 0;
+        for (int i = 0; i < 2; i++) {
+            int64_t total = (ys[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - xs[2 + i];
+            if (total < 0) total = 0;
+            pads[i] = mode[5] == 'U' ? total / 2 : total - total / 2;
+            pads[2 + i] = total - pads[i];
+        }
+    } else if (strcmp(mode, "NOTSET") != 0) {
+        return false;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (s[i] < 1 || d[i] < 1 || k[i] < 1 || pads[i] < 0 || pads[2 + i] < 0) return false;
+        int64_t room = xs[2 + i] + pads[i] + pads[2 + i] - ((k[i] - 1) * d[i] + 1);
+        if (room < 0) return false;
+        int64_t o = (ceil_mode ? (room + s[i] - 1) / s[i] : room / s[i]) + 1;
+        if (ceil_mode && (o - 1) * s[i] >= xs[2 + i] + pads[i]) o--;
+        if (o != ys[2 + i]) return false;
+    }
+    geo[10] = ceil_mode;
+    geo[11] = incl;
+    return true;
+}
+
+static bool convert_pool(walk *w, const gr_node *n, const int64_t *geo)
+{
+    gr_rw *rw = w->rw;
+    int y = n->outputs[0], yb = blocked_shape_value(w, y);
+    if (yb < 0) return false;
+    char op[64];
+    snprintf(op, sizeof op, "%sNCHWc", n->op_type);
+    gr_node p = layout_node(w, gr_arena_strdup(rw->a, op), n->name, w->blk[n->inputs[0]], yb);
+    if (!p.inputs || !p.outputs || !p.op_type) return oom(w);
+    if (!is_op(n, "GlobalAveragePool") && !is_op(n, "GlobalMaxPool")) {
+        bool avg = is_op(n, "AveragePool");
+        p.attrs = gr_arena_alloc(rw->a, 6, sizeof *p.attrs);
+        if (!p.attrs) return oom(w);
+        /* In name order, as ConvNCHWc's. */
+        int na = 0;
+        p.attrs[na++] = (gr_attr){.name = "ceil_mode", .kind = GR_ATTR_INT, .i = geo[10]};
+        if (avg)
+            p.attrs[na++] =
+                (gr_attr){.name = "count_include_pad", .kind = GR_ATTR_INT, .i = geo[11]};
+        p.attrs[na++] = ints_attr(rw->a, "dilations", 2, geo + 6);
+        p.attrs[na++] = ints_attr(rw->a, "kernel_shape", 2, geo + 8);
+        p.attrs[na++] = ints_attr(rw->a, "pads", 4, geo);
+        p.attrs[na++] = ints_attr(rw->a, "strides", 2, geo + 4);
+        for (int i = na - 4; i < na; i++)
+            if (!p.attrs[i].ints) return oom(w);
+        p.n_attrs = na;
+    }
+    if (!emit(w, &p)) return false;
     w->blk[y] = yb;
     w->pending[y] = true;
     rw->g->values[y].producer = -1;
@@ -387,11 +535,12 @@ int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
     gr_rw rw;
     gr_rw_begin(&rw, m, st, err);
     gr_graph *g = rw.g;
-    int64_t geo[8];
-    bool dw, any = false;
+    int64_t geo[8], pgeo[12];
+    conv_form form;
+    bool any = false;
     size_t cap = (size_t)g->n_outputs + 1;
     for (int i = 0; i < g->n_nodes; i++) {
-        any |= convertible_conv(g, &g->nodes[i], block, geo, &dw);
+        any |= convertible_conv(g, &g->nodes[i], block, geo, &form);
         cap += (size_t)g->nodes[i].n_inputs + 1;
     }
     if (!any) return 0;
@@ -404,10 +553,12 @@ int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
     for (int v = 0; ok && v < g->n_values; v++) w.blk[v] = -1;
     for (int i = 0; ok && i < g->n_nodes; i++) {
         const gr_node *n = &g->nodes[i];
-        if (convertible_conv(g, n, block, geo, &dw)) {
-            ok = convert_conv(&w, n, geo, dw);
+        if (convertible_conv(g, n, block, geo, &form)) {
+            ok = convert_conv(&w, n, geo, form);
         } else if (elemwise_blocked(&w, n)) {
             ok = convert_elemwise(&w, n);
+        } else if (pool_blocked(&w, n, pgeo)) {
+            ok = convert_pool(&w, n, pgeo);
         } else {
             for (int k = 0; ok && k < n->n_inputs; k++) ok = to_plain(&w, n->inputs[k]);
             ok = ok && emit(&w, n);

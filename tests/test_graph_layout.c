@@ -415,6 +415,415 @@ static void test_channels_not_blocked(void **state)
     free_conv(&c1);
 }
 
+/* ---------------- pools and grouped convolutions on NCHW[b]c ---------------- */
+
+typedef struct {
+    const char *op;       /* MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool */
+    int64_t k[2], s[2], d[2];
+    int64_t pads[4];      /* begin h, begin w, end h, end w */
+    const char *auto_pad; /* NULL: not set */
+    int ceil, incl;       /* ceil_mode, count_include_pad (-1: attribute not set) */
+} pool_case;
+
+static void add_pool(ow_model *m, const pool_case *pc, const char *x, const char *y)
+{
+    ow_node *n = ow_node_add(m, "", pc->op, x, y);
+    if (strncmp(pc->op, "Global", 6) == 0) return;
+    ow_attr_ints(n, "kernel_shape", 2, pc->k);
+    ow_attr_ints(n, "strides", 2, pc->s);
+    if (pc->d[0] != 1 || pc->d[1] != 1) ow_attr_ints(n, "dilations", 2, pc->d);
+    if (pc->auto_pad) ow_attr_str(n, "auto_pad", pc->auto_pad);
+    else ow_attr_ints(n, "pads", 4, pc->pads);
+    if (pc->ceil >= 0) ow_attr_int(n, "ceil_mode", pc->ceil);
+    if (pc->incl >= 0) ow_attr_int(n, "count_include_pad", pc->incl);
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* ONNX's pooling in double over x [1, C, H, W]. */
+static double *ref_pool(const double *x, int64_t C, int64_t H, int64_t W, const pool_case *pc,
+                        int64_t *oh, int64_t *ow)
+{
+    bool global = strncmp(pc->op, "Global", 6) == 0, max = strstr(pc->op, "Max") != NULL;
+    int64_t in[2] = {H, W}, out[2], pb[2], pe[2], k[2], s[2], d[2];
+    for (int i = 0; i < 2; i++) {
+        k[i] = global ? in[i] : pc->k[i];
+        s[i] = global ? 1 : pc->s[i];
+        d[i] = global ? 1 : pc->d[i];
+        int64_t span = (k[i] - 1) * d[i] + 1;
+        if (!global && pc->auto_pad && strncmp(pc->auto_pad, "SAME", 4) == 0) {
+            out[i] = cdiv(in[i], s[i]);
+            int64_t total = (out[i] - 1) * s[i] + span - in[i];
+            if (total < 0) total = 0;
+            pb[i] = strcmp(pc->auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+            pe[i] = total - pb[i];
+        } else {
+            bool valid = global || (pc->auto_pad && strcmp(pc->auto_pad, "VALID") == 0);
+            pb[i] = valid ? 0 : pc->pads[i];
+            pe[i] = valid ? 0 : pc->pads[2 + i];
+            int64_t room = in[i] + pb[i] + pe[i] - span;
+            out[i] = (pc->ceil == 1 ? cdiv(room, s[i]) : room / s[i]) + 1;
+            if (pc->ceil == 1 && (out[i] - 1) * s[i] >= in[i] + pb[i]) out[i]--;
+        }
+    }
+    *oh = out[0];
+    *ow = out[1];
+    double *y = malloc(sizeof *y * (size_t)(C * out[0] * out[1]));
+    assert_non_null(y);
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t i = 0; i < out[0]; i++)
+            for (int64_t j = 0; j < out[1]; j++) {
+                double acc = max ? -INFINITY : 0;
+                int64_t inside = 0, counted[2] = {0, 0};
+                for (int64_t r = 0; r < k[0]; r++)
+                    for (int64_t t = 0; t < k[1]; t++) {
+                        int64_t h = i * s[0] - pb[0] + r * d[0], v = j * s[1] - pb[1] + t * d[1];
+                        if (h < 0 || h >= H || v < 0 || v >= W) continue;
+                        double e = x[(c * H + h) * W + v];
+                        acc = max ? (e > acc ? e : acc) : acc + e;
+                        inside++;
+                    }
+                /* count_include_pad counts the pads, not past the end pad. */
+                int64_t pos[2] = {i, j};
+                for (int a = 0; a < 2; a++)
+                    for (int64_t r = 0; r < k[a]; r++) {
+                        int64_t q = pos[a] * s[a] - pb[a] + r * d[a];
+                        counted[a] += q >= -pb[a] && q < in[a] + pe[a];
+                    }
+                double div = pc->incl == 1 ? (double)(counted[0] * counted[1]) : (double)inside;
+                y[(c * out[0] + i) * out[1] + j] = max ? acc : acc / div;
+            }
+    return y;
+}
+
+static char *pool_op_name(const pool_case *pc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%sNCHWc", pc->op);
+    return buf;
+}
+
+/* Each pool (every attribute the plain lowering takes) after a blocked
+ * convolution runs on the blocked twin: no transform between the two, one
+ * FromNCHWc after the pool for the graph output; the values those of
+ * ONNX's pool in double and of the plain graph. Odd spatial sizes; whole
+ * and half blocks. */
+static void test_pools_blocked(void **state)
+{
+    (void)state;
+    static const pool_case cases[] = {
+        {"MaxPool", {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, -1, -1},
+        {"MaxPool", {3, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, NULL, 1, -1},
+        {"MaxPool", {2, 2}, {1, 2}, {2, 2}, {1, 0, 0, 1}, NULL, 0, -1},
+        {"MaxPool", {3, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}, "SAME_UPPER", -1, -1},
+        {"MaxPool", {2, 3}, {3, 2}, {1, 1}, {1, 1, 1, 1}, NULL, 1, -1},
+        {"AveragePool", {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, -1, 0},
+        {"AveragePool", {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, -1, 1},
+        {"AveragePool", {3, 2}, {2, 2}, {1, 1}, {1, 0, 1, 1}, NULL, 1, 1},
+        {"AveragePool", {3, 2}, {2, 2}, {1, 1}, {1, 0, 1, 1}, NULL, 1, 0},
+        {"AveragePool", {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, "SAME_LOWER", -1, 1},
+        {"AveragePool", {2, 3}, {1, 2}, {1, 1}, {0, 0, 0, 0}, "VALID", 0, 0},
+        {"AveragePool", {2, 2}, {1, 1}, {2, 1}, {1, 1, 1, 1}, NULL, 0, 1},
+        {"GlobalAveragePool", {0}, {0}, {1, 1}, {0}, NULL, -1, -1},
+        {"GlobalMaxPool", {0}, {0}, {1, 1}, {0}, NULL, -1, -1},
+    };
+    uint64_t rng = tu_seed();
+    const int64_t b = host_block(), H = 9, W = 11;
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        const pool_case *pc = &cases[t];
+        /* Every other case on 1.5 blocks: blocked by half the lanes where
+         * there are 16 or more. */
+        bool half = t % 2 == 1 && b >= 16;
+        const int64_t C = half ? b / 2 * 3 : 2 * b;
+        conv_w c1 = rand_conv(&rng, C, C, 1, 1);
+        ow_model *w = ow_new(13);
+        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+        add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
+        add_pool(w, pc, "a", "y");
+        ow_output(w, "y");
+        gr_model *m1, *m2;
+        gr_exec *e1, *e2;
+        compile_both(w, &m1, &e1, &m2, &e2);
+        const gr_graph *g = m1->graph;
+        char op[64];
+        pool_op_name(pc, op, sizeof op);
+        int p = find_op(g, "loom", op, 0), from = find_op(g, "loom", "FromNCHWc", 0);
+        if (p < 0) fail_msg("case %zu: no %s", t, op);
+        assert_int_equal(count_op(g, "", pc->op), 0);
+        assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
+        assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+        assert_int_equal(from, p + 1);
+        assert_int_equal(g->nodes[from].inputs[0], g->nodes[p].outputs[0]);
+        assert_int_equal(out_type(g, p)->ndim, 5);
+        assert_int_equal(out_type(g, p)->shape[4], half ? b / 2 : b);
+
+        DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+        double *xd = input_double(x);
+        int64_t oh, ow;
+        double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+        double *ref = ref_pool(a, C, H, W, pc, &oh, &ow);
+        assert_int_equal(out_type(g, from)->shape[2], oh);
+        assert_int_equal(out_type(g, from)->shape[3], ow);
+        check_both(e1, e2, x, 0, ref, C * oh * ow);
+        free(ref), free(a), free(xd);
+        rt_tensor_free(x);
+        free_all(m1, e1, m2, e2);
+        ow_free(w);
+        free_conv(&c1);
+    }
+}
+
+/* conv -> relu -> maxpool -> conv (ResNet's stem, blocked): nothing
+ * between the convolutions leaves the blocked layout. */
+static void test_conv_maxpool_conv(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 2 * host_block(), H = 11, W = 9;
+    conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, 2 * C, C, 1, 1);
+    const pool_case mp = {"MaxPool", {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, -1, -1};
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
+    ow_node_add(w, "", "Relu", "h", "hr");
+    add_pool(w, &mp, "hr", "p");
+    add_conv(w, "c2", &c2, "p", "y", 1, 1, 0);
+    ow_output(w, "y");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    const gr_graph *g = m1->graph;
+    /* To, ConvNCHWc, Relu, MaxPoolNCHWc, ConvNCHWc, From. */
+    assert_int_equal(g->n_nodes, 6);
+    assert_int_equal(find_op(g, "loom", "ToNCHWc", 0), 0);
+    assert_int_equal(find_op(g, "loom", "MaxPoolNCHWc", 0), 3);
+    assert_int_equal(find_op(g, "loom", "ConvNCHWc", 2), 4);
+    assert_int_equal(find_op(g, "loom", "FromNCHWc", 0), 5);
+    assert_int_equal(count_op(g, "loom", "ToNCHWc") + count_op(g, "loom", "FromNCHWc"), 2);
+    /* Before: the pool read plain NCHW, a FromNCHWc and a ToNCHWc around it. */
+    assert_int_equal(count_op(m2->graph, "", "MaxPool"), 1);
+
+    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+    double *xd = input_double(x);
+    int64_t oh, ow, ph, pw, oh2, ow2;
+    double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+    relu(h, C * oh * ow);
+    double *p = ref_pool(h, C, oh, ow, &mp, &ph, &pw);
+    double *ref = ref_conv(p, C, ph, pw, &c2, 1, 1, 0, &oh2, &ow2);
+    check_both(e1, e2, x, 0, ref, 2 * C * oh2 * ow2);
+    free(ref), free(p), free(h), free(xd);
+    rt_tensor_free(x);
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1), free_conv(&c2);
+}
+
+/* conv -> relu -> GlobalAveragePool -> Flatten -> Gemm (a classifier
+ * head): the pool blocked, one FromNCHWc on its [N, C, 1, 1] output. */
+static void test_global_pool_classifier(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 2 * host_block(), H = 7, W = 5, M = 10;
+    conv_w c1 = rand_conv(&rng, C, C, 3, 3);
+    float *gw = malloc(sizeof(float) * (size_t)(C * M)), gb[10];
+    assert_non_null(gw);
+    for (int64_t i = 0; i < C * M; i++) gw[i] = (float)tu_rand_uniform(&rng, -0.5, 0.5);
+    for (int64_t i = 0; i < M; i++) gb[i] = (float)tu_rand_uniform(&rng, -0.5, 0.5);
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    ow_init(w, "gw", GR_FLOAT, 2, (int64_t[]){C, M}, gw, sizeof(float) * (size_t)(C * M));
+    ow_init(w, "gb", GR_FLOAT, 1, (int64_t[]){M}, gb, sizeof gb);
+    add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
+    ow_node_add(w, "", "Relu", "h", "hr");
+    ow_node_add(w, "", "GlobalAveragePool", "hr", "p");
+    ow_node_add(w, "", "Flatten", "p", "f");
+    ow_node_add(w, "", "Gemm", "f,gw,gb", "y");
+    ow_output(w, "y");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    const gr_graph *g = m1->graph;
+    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
+    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    assert_int_equal(count_op(g, "", "GlobalAveragePool"), 0);
+    int p = find_op(g, "loom", "GlobalAveragePoolNCHWc", 0);
+    int from = find_op(g, "loom", "FromNCHWc", 0);
+    assert_true(p >= 0);
+    assert_int_equal(from, p + 1);
+    const gr_type *ft = out_type(g, from);
+    assert_int_equal(ft->ndim, 4);
+    assert_int_equal(ft->shape[1], C);
+    assert_int_equal(ft->shape[2], 1);
+    assert_int_equal(ft->shape[3], 1);
+
+    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+    double *xd = input_double(x);
+    int64_t oh, ow;
+    double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+    relu(h, C * oh * ow);
+    double ref[10];
+    for (int64_t m = 0; m < M; m++) {
+        ref[m] = gb[m];
+        for (int64_t c = 0; c < C; c++) {
+            double mean = 0;
+            for (int64_t i = 0; i < oh * ow; i++) mean += h[c * oh * ow + i];
+            ref[m] += mean / (double)(oh * ow) * (double)gw[c * M + m];
+        }
+    }
+    check_both(e1, e2, x, 0, ref, M);
+    free(h), free(xd), free(gw);
+    rt_tensor_free(x);
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1);
+}
+
+/* Pools that stay plain: of a graph input (blocking it first would copy
+ * the larger tensor), of channels no multiple of the block, and a MaxPool
+ * whose Indices are asked for. */
+static void test_pools_left_plain(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t b = host_block(), H = 6, W = 7;
+    const pool_case mp = {"MaxPool", {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, NULL, -1, -1};
+    /* A pool of a graph input and one of 3 channels: no layout operator. */
+    for (int t = 0; t < 2; t++) {
+        int64_t C = t == 0 ? 2 * b : 3;
+        ow_model *w = ow_new(13);
+        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+        add_pool(w, &mp, "x", "y");
+        ow_output(w, "y");
+        gr_model *m;
+        char *err = NULL;
+        gr_exec *e = ow_compile(w, &m, &err);
+        if (!e) fail_msg("%s", err);
+        assert_int_equal(count_op(m->graph, "", "MaxPool"), 1);
+        assert_int_equal(m->graph->n_nodes, 1);
+        gr_exec_free(e);
+        gr_model_free(m);
+        ow_free(w);
+    }
+    /* Indices asked for: plain NCHW positions, so the pool reads plain. */
+    const int64_t C = 2 * b;
+    conv_w c1 = rand_conv(&rng, C, C, 1, 1);
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
+    ow_node *n = ow_node_add(w, "", "MaxPool", "a", "y,idx");
+    ow_attr_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
+    ow_output(w, "y");
+    ow_output(w, "idx");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    assert_int_equal(count_op(m1->graph, "", "MaxPool"), 1);
+    assert_int_equal(count_op(m1->graph, "loom", "MaxPoolNCHWc"), 0);
+    assert_int_equal(find_op(m1->graph, "loom", "FromNCHWc", 0) + 1,
+                     find_op(m1->graph, "", "MaxPool", 0));
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1);
+}
+
+/* A network's stem (3 channels, no block) reads its image as it is and
+ * writes blocked, so its pool runs blocked too: image -> conv -> relu ->
+ * maxpool -> conv has no transform but the FromNCHWc of the output. */
+static void test_stem_plain_input(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 3, K = 2 * host_block(), H = 13, W = 10;
+    conv_w c1 = rand_conv(&rng, K, C, 3, 3), c2 = rand_conv(&rng, K, K, 1, 1);
+    const pool_case mp = {"MaxPool", {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, -1, -1};
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    add_conv(w, "c1", &c1, "x", "h", 1, 2, 1);
+    ow_node_add(w, "", "Relu", "h", "hr");
+    add_pool(w, &mp, "hr", "p");
+    add_conv(w, "c2", &c2, "p", "y", 1, 1, 0);
+    ow_output(w, "y");
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    compile_both(w, &m1, &e1, &m2, &e2);
+    const gr_graph *g = m1->graph;
+    /* ConvNCHWc (reading x), Relu, MaxPoolNCHWc, ConvNCHWc, From. */
+    assert_int_equal(g->n_nodes, 5);
+    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 0);
+    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    assert_int_equal(find_op(g, "loom", "ConvNCHWc", 0), 0);
+    assert_int_equal(find_op(g, "loom", "MaxPoolNCHWc", 0), 2);
+    assert_string_equal(g->values[g->nodes[0].inputs[0]].name, "x");
+    const gr_value *wv = &g->values[g->nodes[0].inputs[1]];
+    assert_int_equal(wv->type.ndim, 6);
+    assert_int_equal(wv->type.shape[1], C);
+    assert_int_equal(wv->type.shape[4], 1);
+
+    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+    double *xd = input_double(x);
+    int64_t oh, ow, ph, pw, oh2, ow2;
+    double *h = ref_conv(xd, C, H, W, &c1, 1, 2, 1, &oh, &ow);
+    relu(h, K * oh * ow);
+    double *p = ref_pool(h, K, oh, ow, &mp, &ph, &pw);
+    double *ref = ref_conv(p, K, ph, pw, &c2, 1, 1, 0, &oh2, &ow2);
+    check_both(e1, e2, x, 0, ref, K * oh2 * ow2);
+    free(ref), free(p), free(h), free(xd);
+    rt_tensor_free(x);
+    free_all(m1, e1, m2, e2);
+    ow_free(w);
+    free_conv(&c1), free_conv(&c2);
+}
+
+/* Grouped convolutions whose groups are whole blocks run blocked (two
+ * and four groups, strided, padded); one with half a block a group stays
+ * a plain Conv between a FromNCHWc and a ToNCHWc. */
+static void test_grouped_conv(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t b = host_block(), C = 4 * b, H = 9, W = 7;
+    const int64_t groups[] = {2, 4, 8};
+    for (int t = 0; t < 3; t++) {
+        int64_t group = groups[t];
+        bool blocked = (C / group) % b == 0;
+        conv_w c1 = rand_conv(&rng, C, C, 1, 1), gc = rand_conv(&rng, C, C / group, 3, 3);
+        ow_model *w = ow_new(13);
+        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+        add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
+        ow_node_add(w, "", "Relu", "a", "ar");
+        add_conv(w, "gc", &gc, "ar", "y", group, 2, 1);
+        ow_output(w, "y");
+        gr_model *m1, *m2;
+        gr_exec *e1, *e2;
+        compile_both(w, &m1, &e1, &m2, &e2);
+        const gr_graph *g = m1->graph;
+        assert_int_equal(count_op(g, "loom", "ConvNCHWc"), blocked ? 2 : 1);
+        assert_int_equal(count_op(g, "", "Conv"), blocked ? 0 : 1);
+        assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+        if (blocked) {
+            int gcn = find_op(g, "loom", "ConvNCHWc", 2);
+            const gr_value *wv = &g->values[g->nodes[gcn].inputs[1]];
+            assert_int_equal(wv->type.ndim, 6);
+            assert_int_equal(wv->type.shape[1], C / group / b);
+        } else {
+            assert_int_equal(find_op(g, "loom", "FromNCHWc", 0) + 1, find_op(g, "", "Conv", 0));
+        }
+
+        DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+        double *xd = input_double(x);
+        int64_t oh, ow;
+        double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+        relu(a, C * H * W);
+        double *ref = ref_conv(a, C, H, W, &gc, group, 2, 1, &oh, &ow);
+        check_both(e1, e2, x, 0, ref, C * oh * ow);
+        free(ref), free(a), free(xd);
+        rt_tensor_free(x);
+        free_all(m1, e1, m2, e2);
+        ow_free(w);
+        free_conv(&c1), free_conv(&gc);
+    }
+}
+
 static void test_dump_graph(void **state)
 {
     (void)state;
@@ -586,6 +995,88 @@ static void test_key_refusals(void **state)
     expect_key_error("onnx(opset=13;x v0:float[1,2,2,2,16];w v1:float[2,2,3,3,16,16];"
                      "n v2=loom:ConvNCHWc(v0,v1);out v2)",
                      "the kernel is larger than the padded input");
+    /* Grouped: W's input blocks are those of one group. */
+    expect_key_error("onnx(opset=13;x v0:float[1,4,8,8,16];w v1:float[4,4,3,3,16,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1){group=i2};out v2)",
+                     "does not fit X with 64 channels in blocks of 16 and group 2 (group 1, "
+                     "depthwise, or groups of whole input and output blocks)");
+    expect_key_error("onnx(opset=13;x v0:float[1,4,8,8,16];w v1:float[4,1,3,3,16,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1){group=i8};out v2)",
+                     "does not fit X with 64 channels in blocks of 16 and group 8");
+    /* A plain X: group 1, W of one-channel input blocks. */
+    expect_key_error("onnx(opset=13;x v0:float[1,4,8,8];w v1:float[2,2,3,3,1,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1){group=i2};out v2)",
+                     "a plain (rank 4) X needs group 1, not 2");
+    expect_key_error("onnx(opset=13;x v0:float[1,3,8,8];w v1:float[2,3,3,3,4,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1);out v2)",
+                     "does not fit X with 3 channels in blocks of 1 and group 1");
+    expect_key_error("onnx(opset=13;x v0:float[1,3,8];w v1:float[2,3,3,3,1,16];"
+                     "n v2=loom:ConvNCHWc(v0,v1);out v2)",
+                     "input X has rank 3 (needs 5: N, C/b, H, W, b; or 4: N, C, H, W with "
+                     "group 1)");
+    /* Blocked pools: explicit pads, no Indices, no attribute they would ignore. */
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
+                     "n v1=loom:MaxPoolNCHWc(v0){kernel_shape=I[2,2],auto_pad=s'SAME_UPPER'};"
+                     "out v1)",
+                     "node #0 (MaxPoolNCHWc): attribute 'auto_pad' is not taken by MaxPoolNCHWc "
+                     "(kernel_shape, strides, pads, dilations, ceil_mode; pads are explicit, no "
+                     "Indices)");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
+                     "n v1=loom:MaxPoolNCHWc(v0){kernel_shape=I[2,2],storage_order=i1};out v1)",
+                     "attribute 'storage_order' is not taken by MaxPoolNCHWc");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
+                     "n v1=loom:MaxPoolNCHWc(v0){kernel_shape=I[2,2],count_include_pad=i1};out v1)",
+                     "attribute 'count_include_pad' is not taken by MaxPoolNCHWc");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
+                     "n v1=loom:AveragePoolNCHWc(v0){kernel_shape=I[2,2],auto_pad=s'VALID'};"
+                     "out v1)",
+                     "attribute 'auto_pad' is not taken by AveragePoolNCHWc (kernel_shape, "
+                     "strides, pads, dilations, ceil_mode, count_include_pad; pads are explicit)");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
+                     "n v1=loom:AveragePoolNCHWc(v0){kernel_shape=I[2,2],count_include_pad=i2};"
+                     "out v1)",
+                     "attribute 'count_include_pad' is 2 (0 or 1)");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
+                     "n v1=loom:AveragePoolNCHWc(v0){kernel_shape=I[2,2],ceil_mode=i3};out v1)",
+                     "attribute 'ceil_mode' is 3 (0 or 1)");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
+                     "n v1=loom:MaxPoolNCHWc(v0){strides=I[2,2]};out v1)",
+                     "attribute 'kernel_shape' is missing");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
+                     "n v1=loom:MaxPoolNCHWc(v0){kernel_shape=I[2,2,2]};out v1)",
+                     "attribute 'kernel_shape' has 3 values, the input needs 2");
+    expect_key_error("onnx(opset=13;x v0:float[1,32,8,8];"
+                     "n v1=loom:MaxPoolNCHWc(v0){kernel_shape=I[2,2]};out v1)",
+                     "node #0 (MaxPoolNCHWc): input X has rank 4 (needs 5: N, C/b, H, W, b)");
+    expect_key_error("onnx(opset=13;x v0:float[1,32,8,8];n v1=loom:GlobalMaxPoolNCHWc(v0);out v1)",
+                     "node #0 (GlobalMaxPoolNCHWc): input X has rank 4 (needs 5: N, C/b, H, W, b)");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];"
+                     "n v1=loom:GlobalAveragePoolNCHWc(v0){kernel_shape=I[2,2]};out v1)",
+                     "attribute 'kernel_shape' is not taken by GlobalAveragePoolNCHWc (it has "
+                     "none)");
+}
+
+/* Keys of blocked pools and a grouped blocked convolution build. */
+static void test_blocked_keys_build(void **state)
+{
+    (void)state;
+    const char *keys[] = {
+        "onnx(opset=13;x v0:float[1,2,9,9,16];n v1=loom:MaxPoolNCHWc(v0){ceil_mode=i1,"
+        "kernel_shape=I[3,3],pads=I[1,1,1,1],strides=I[2,2]};out v1)",
+        "onnx(opset=13;x v0:float[1,2,9,9,16];n v1=loom:AveragePoolNCHWc(v0){ceil_mode=i0,"
+        "count_include_pad=i1,kernel_shape=I[3,3],pads=I[1,1,1,1],strides=I[2,2]};out v1)",
+        "onnx(opset=13;x v0:float[1,2,9,9,16];n v1=loom:GlobalMaxPoolNCHWc(v0);out v1)",
+        "onnx(opset=13;x v0:float[1,4,8,8,16];w v1:float[4,2,3,3,16,16];"
+        "n v2=loom:ConvNCHWc(v0,v1){group=i2,pads=I[1,1,1,1]};out v2)",
+        "onnx(opset=13;x v0:float[1,3,9,9];w v1:float[2,3,3,3,1,16];w v2:float[2,16];"
+        "n v3=loom:ConvNCHWc(v0,v1,v2){pads=I[1,1,1,1],strides=I[2,2]};out v3)",
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_built bt;
+        if (ops_build_key(ctx, keys[i], &bt) != 0) fail_msg("%s: %s", keys[i], te_ctx_errmsg(ctx));
+        te_ctx_free(ctx);
+    }
 }
 
 int main(void)
@@ -596,11 +1087,18 @@ int main(void)
         cmocka_unit_test(test_depthwise_and_middle_output),
         cmocka_unit_test(test_half_blocks),
         cmocka_unit_test(test_channels_not_blocked),
+        cmocka_unit_test(test_pools_blocked),
+        cmocka_unit_test(test_conv_maxpool_conv),
+        cmocka_unit_test(test_global_pool_classifier),
+        cmocka_unit_test(test_pools_left_plain),
+        cmocka_unit_test(test_grouped_conv),
+        cmocka_unit_test(test_stem_plain_input),
         cmocka_unit_test(test_dump_graph),
         cmocka_unit_test(test_blocked_conv_schedule),
         cmocka_unit_test(test_blocked_conv_epilogue_in_tile),
         cmocka_unit_test(test_matmul_gelu_in_tile),
         cmocka_unit_test(test_key_refusals),
+        cmocka_unit_test(test_blocked_keys_build),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -294,14 +294,14 @@ bool gr_input_shape_parse(const char *spec, gr_input_shape *out, char **err);
  * "ai.onnx" for the default domain) at that domain's opset version:
  * default-domain Conv, Gemm, MatMul, BatchNormalization, Relu, Clip,
  * Sigmoid, Tanh, Erf, Gelu, HardSwish, Add, Sub, Mul, Div, Pow, Sqrt,
- * Reciprocal, MaxPool, AveragePool, GlobalAveragePool, Flatten, Reshape,
- * Transpose, Concat, Split, Slice, Gather, Squeeze, Unsqueeze, Softmax,
- * LayerNormalization, ReduceMean, ReduceSum, Cast, Where, Shape, Constant,
- * ConstantOfShape and Identity from their first ONNX version to opset 18
- * (Erf, Where and ConstantOfShape from 9; HardSwish, LayerNormalization and
- * Gelu from 11; the others from 1), and com.microsoft Gelu. The older
- * versions' forms are read with their semantics: Reshape-1's and Slice-1's
- * attributes, Concat-1's default axis 1, Cast-1's type name, legacy
+ * Reciprocal, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
+ * Flatten, Reshape, Transpose, Concat, Split, Slice, Gather, Squeeze,
+ * Unsqueeze, Softmax, LayerNormalization, ReduceMean, ReduceSum, Cast,
+ * Where, Shape, Constant, ConstantOfShape and Identity from their first
+ * ONNX version to opset 18 (Erf, Where and ConstantOfShape from 9;
+ * HardSwish, LayerNormalization and Gelu from 11; the others from 1), and
+ * com.microsoft Gelu. The older versions' forms are read with their
+ * semantics: Reshape-1's and Slice-1's attributes, Concat-1's default axis 1, Cast-1's type name, legacy
  * broadcasting (attributes broadcast and axis) of Add, Sub, Mul, Div and
  * Pow before opset 7 and of Gemm's C before 7. What they cannot compute
  * is refused by gr_infer_shapes naming the node and the attribute:
