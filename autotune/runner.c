@@ -146,6 +146,50 @@ static int reply(int fd, cJSON *o) {
 
 static uint64_t xs(uint64_t *s) { return tune_rand(s); }
 
+/* float16 / bfloat16 element k of t as a float, and set from one. */
+static float get16(const DLTensor *t, int64_t k) {
+    uint16_t h = ((const uint16_t *)t->data)[k];
+    if (t->dtype.code == kDLBfloat) {
+        uint32_t u = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    _Float16 x;
+    memcpy(&x, &h, 2);
+    return (float)x;
+}
+
+static void set16(DLTensor *t, int64_t k, float v) {
+    uint16_t h;
+    if (t->dtype.code == kDLBfloat) {
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        h = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); /* nearest even (v finite) */
+    } else {
+        _Float16 x = (_Float16)v;
+        memcpy(&h, &x, 2);
+    }
+    ((uint16_t *)t->data)[k] = h;
+}
+
+static bool is16(const DLTensor *t) {
+    return t->dtype.bits == 16 && t->dtype.lanes == 1 &&
+           (t->dtype.code == kDLFloat || t->dtype.code == kDLBfloat);
+}
+
+/* Element k of an output of float32, float64 or a 16-bit float type. */
+static double get_elem(const DLTensor *t, int64_t k) {
+    if (is16(t)) return get16(t, k);
+    return t->dtype.bits == 32 ? ((const float *)t->data)[k] : ((const double *)t->data)[k];
+}
+
+static void set_nan(DLTensor *t, int64_t k) {
+    if (is16(t)) set16(t, k, NAN);
+    else if (t->dtype.bits == 32) ((float *)t->data)[k] = NAN;
+    else ((double *)t->data)[k] = NAN;
+}
+
 static void fill_inputs(built *b, uint64_t seed) {
     uint64_t st = seed ? seed : 1;
     int nin = b->w.nargs - b->w.nouts;
@@ -158,6 +202,11 @@ static void fill_inputs(built *b, uint64_t seed) {
         } else if (t->dtype.code == kDLFloat && t->dtype.bits == 64) {
             double *d = t->data;
             for (int64_t k = 0; k < n; k++) d[k] = (double)(xs(&st) >> 11) * 0x1p-52 - 1.0;
+        } else if (is16(t)) {
+            /* zeros would let a wrong kernel pass the check (and time
+             * tensor cores on inputs of no switching activity) */
+            for (int64_t k = 0; k < n; k++)
+                set16(t, k, (float)((double)(xs(&st) >> 11) * 0x1p-52 - 1.0));
         } else {
             memset(t->data, 0, rt_tensor_nbytes(t));
         }
@@ -242,6 +291,7 @@ static void corrupt(built *b) {
     DLTensor *t = b->args[b->w.nargs - 1];
     if (t->dtype.code == kDLFloat && t->dtype.bits == 32) ((float *)t->data)[0] += 1.0f;
     else if (t->dtype.code == kDLFloat && t->dtype.bits == 64) ((double *)t->data)[0] += 1.0;
+    else if (is16(t)) set16(t, 0, get16(t, 0) + 1.0f);
 }
 
 /* The message of a failed call: the module's own (a kernel's error), else
@@ -356,7 +406,6 @@ static int do_run(built *b, built *base, int out, cJSON *req) {
 static int compute_reference(built *b, ref_cache *c, char *msg, size_t cap) {
     DLTensor *o = b->args[b->w.nargs - 1];
     int64_t n = rt_tensor_numel(o);
-    bool f32 = o->dtype.bits == 32;
     double *want = malloc(sizeof(double) * (size_t)n);
     if (!want) {
         snprintf(msg, cap, "out of memory for the reference");
@@ -380,8 +429,7 @@ static int compute_reference(built *b, ref_cache *c, char *msg, size_t cap) {
         for (int i = 0; i < b->nargs; i++) rargs[i] = b->args[i];
         rargs[b->nargs - 1] = ro;
         if (ref && ro && rt_call(ref, "default", b->nargs, rargs) == 0) {
-            for (int64_t k = 0; k < n; k++)
-                want[k] = f32 ? ((float *)ro->data)[k] : ((double *)ro->data)[k];
+            for (int64_t k = 0; k < n; k++) want[k] = get_elem(ro, k);
             int64_t red = 1;
             te_tensor *t = b->w.outs[0];
             for (int r = 0; r < nreduce_of(t); r++) red *= t->body->u.reduce.axes[r]->u.var.extent;
@@ -413,7 +461,6 @@ static int64_t check_against_reference(built *b, ref_cache *c, uint64_t seed, in
     fill_inputs(b, seed);
     DLTensor *o = b->args[b->w.nargs - 1];
     int64_t n = rt_tensor_numel(o);
-    bool f32 = o->dtype.bits == 32;
     if (!(c->want && c->seed == seed && c->n == n && c->key && !strcmp(c->key, b->key))) {
         ref_cache_clear(c);
         if (compute_reference(b, c, msg, cap)) return -1;
@@ -424,10 +471,7 @@ static int64_t check_against_reference(built *b, ref_cache *c, uint64_t seed, in
             return -1;
         }
     }
-    for (int64_t k = 0; k < n; k++) {
-        if (f32) ((float *)o->data)[k] = NAN;
-        else ((double *)o->data)[k] = NAN;
-    }
+    for (int64_t k = 0; k < n; k++) set_nan(o, k);
     if (b->cuda) {
         /* Run on the GPU, compare on the host. */
         if (upload(b, true) || rt_call(b->mod, "default", b->nargs, b->dev) ||
@@ -442,7 +486,7 @@ static int64_t check_against_reference(built *b, ref_cache *c, uint64_t seed, in
     if (hook == TUNE_HOOK_WRONG) corrupt(b);
     int64_t bad = 0;
     for (int64_t k = 0; k < n; k++) {
-        double g = f32 ? ((float *)o->data)[k] : ((double *)o->data)[k];
+        double g = get_elem(o, k);
         if (!(fabs(g - c->want[k]) <= c->atol + c->rtol * fabs(c->want[k]))) {
             if (bad == 0)
                 snprintf(msg, cap, "output element %lld is %g, the reference %g", (long long)k, g,

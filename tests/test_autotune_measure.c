@@ -191,6 +191,32 @@ static void test_retime(void **st) {
     free(a), free(b);
 }
 
+/* 16-bit workloads: the runner fills their inputs with random values and
+ * the check catches a wrong output (zero inputs let anything pass). */
+static void test_half_inputs_checked(void **st) {
+    (void)st;
+    char *err = NULL;
+    tune_measure_options o = mopts();
+    const char *keys[] = {"matmul(M=32,N=32,K=32,dtype=float16)",
+                          "matmul(M=32,N=32,K=32,dtype=bfloat16)"};
+    for (int q = 0; q < 2; q++) {
+        tune_measurer *m = tune_measurer_new(keys[q], "llvm", &o, &err);
+        if (!m) fail_msg("%s: %s", keys[q], err ? err : "?");
+        char *a = random_log(keys[q], 5);
+        const char *logs[] = {a, a};
+        int hooks[] = {TUNE_HOOK_NONE, TUNE_HOOK_WRONG};
+        tune_result res[2];
+        assert_int_equal(tune_retime(m, 2, logs, hooks, 1, res), 0);
+        if (res[0].error_code) fprintf(stderr, "%s: %s\n", keys[q], res[0].error_msg);
+        assert_int_equal(res[0].error_code, TUNE_OK);
+        assert_true(res[0].checked);
+        assert_int_equal(res[1].error_code, TUNE_ERR_WRONG_ANSWER);
+        tu_assert_msg_has(res[1].error_msg, "differ from the reference");
+        tune_measurer_free(m);
+        free(a);
+    }
+}
+
 /* Re-timing cuts nothing and checks every run: the unscheduled program
  * (many times slower than the default schedule timed before it in each
  * round) gets its latencies and its check in every round. */
@@ -575,6 +601,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_hung_builds_overlap),
         cmocka_unit_test(test_retime),
         cmocka_unit_test(test_retime_uncut),
+        cmocka_unit_test(test_half_inputs_checked),
         cmocka_unit_test(test_baseline_pacing),
         cmocka_unit_test(test_drift_remeasured),
         cmocka_unit_test(test_builder_workload),
