@@ -146,48 +146,9 @@ static int reply(int fd, cJSON *o) {
 
 static uint64_t xs(uint64_t *s) { return tune_rand(s); }
 
-/* float16 / bfloat16 element k of t as a float, and set from one. */
-static float get16(const DLTensor *t, int64_t k) {
-    uint16_t h = ((const uint16_t *)t->data)[k];
-    if (t->dtype.code == kDLBfloat) {
-        uint32_t u = (uint32_t)h << 16;
-        float f;
-        memcpy(&f, &u, 4);
-        return f;
-    }
-    _Float16 x;
-    memcpy(&x, &h, 2);
-    return (float)x;
-}
-
-static void set16(DLTensor *t, int64_t k, float v) {
-    uint16_t h;
-    if (t->dtype.code == kDLBfloat) {
-        uint32_t u;
-        memcpy(&u, &v, 4);
-        h = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); /* nearest even (v finite) */
-    } else {
-        _Float16 x = (_Float16)v;
-        memcpy(&h, &x, 2);
-    }
-    ((uint16_t *)t->data)[k] = h;
-}
-
-static bool is16(const DLTensor *t) {
-    return t->dtype.bits == 16 && t->dtype.lanes == 1 &&
-           (t->dtype.code == kDLFloat || t->dtype.code == kDLBfloat);
-}
-
-/* Element k of an output of float32, float64 or a 16-bit float type. */
-static double get_elem(const DLTensor *t, int64_t k) {
-    if (is16(t)) return get16(t, k);
-    return t->dtype.bits == 32 ? ((const float *)t->data)[k] : ((const double *)t->data)[k];
-}
-
-static void set_nan(DLTensor *t, int64_t k) {
-    if (is16(t)) set16(t, k, NAN);
-    else if (t->dtype.bits == 32) ((float *)t->data)[k] = NAN;
-    else ((double *)t->data)[k] = NAN;
+/* Whether t holds floating-point elements rt_tensor_get/set read and write. */
+static bool is_float(const DLTensor *t) {
+    return t->dtype.lanes == 1 && (t->dtype.code == kDLFloat || t->dtype.code == kDLBfloat);
 }
 
 static void fill_inputs(built *b, uint64_t seed) {
@@ -196,17 +157,10 @@ static void fill_inputs(built *b, uint64_t seed) {
     for (int i = 0; i < nin; i++) {
         DLTensor *t = b->args[i];
         int64_t n = rt_tensor_numel(t);
-        if (t->dtype.code == kDLFloat && t->dtype.bits == 32) {
-            float *d = t->data;
-            for (int64_t k = 0; k < n; k++) d[k] = (float)((double)(xs(&st) >> 11) * 0x1p-52 - 1.0);
-        } else if (t->dtype.code == kDLFloat && t->dtype.bits == 64) {
-            double *d = t->data;
-            for (int64_t k = 0; k < n; k++) d[k] = (double)(xs(&st) >> 11) * 0x1p-52 - 1.0;
-        } else if (is16(t)) {
-            /* zeros would let a wrong kernel pass the check (and time
-             * tensor cores on inputs of no switching activity) */
+        if (is_float(t)) {
+            /* 16-bit too: zeros would let a wrong kernel pass the check */
             for (int64_t k = 0; k < n; k++)
-                set16(t, k, (float)((double)(xs(&st) >> 11) * 0x1p-52 - 1.0));
+                rt_tensor_set(t, k, (double)(xs(&st) >> 11) * 0x1p-52 - 1.0);
         } else {
             memset(t->data, 0, rt_tensor_nbytes(t));
         }
@@ -289,9 +243,7 @@ static int do_build(built *b, int out, cJSON *req) {
 
 static void corrupt(built *b) {
     DLTensor *t = b->args[b->w.nargs - 1];
-    if (t->dtype.code == kDLFloat && t->dtype.bits == 32) ((float *)t->data)[0] += 1.0f;
-    else if (t->dtype.code == kDLFloat && t->dtype.bits == 64) ((double *)t->data)[0] += 1.0;
-    else if (is16(t)) set16(t, 0, get16(t, 0) + 1.0f);
+    if (is_float(t)) rt_tensor_set(t, 0, rt_tensor_get(t, 0) + 1.0);
 }
 
 /* The message of a failed call: the module's own (a kernel's error), else
@@ -429,7 +381,7 @@ static int compute_reference(built *b, ref_cache *c, char *msg, size_t cap) {
         for (int i = 0; i < b->nargs; i++) rargs[i] = b->args[i];
         rargs[b->nargs - 1] = ro;
         if (ref && ro && rt_call(ref, "default", b->nargs, rargs) == 0) {
-            for (int64_t k = 0; k < n; k++) want[k] = get_elem(ro, k);
+            for (int64_t k = 0; k < n; k++) want[k] = rt_tensor_get(ro, k);
             int64_t red = 1;
             te_tensor *t = b->w.outs[0];
             for (int r = 0; r < nreduce_of(t); r++) red *= t->body->u.reduce.axes[r]->u.var.extent;
@@ -471,7 +423,7 @@ static int64_t check_against_reference(built *b, ref_cache *c, uint64_t seed, in
             return -1;
         }
     }
-    for (int64_t k = 0; k < n; k++) set_nan(o, k);
+    for (int64_t k = 0; k < n; k++) rt_tensor_set(o, k, NAN);
     if (b->cuda) {
         /* Run on the GPU, compare on the host. */
         if (upload(b, true) || rt_call(b->mod, "default", b->nargs, b->dev) ||
@@ -486,7 +438,7 @@ static int64_t check_against_reference(built *b, ref_cache *c, uint64_t seed, in
     if (hook == TUNE_HOOK_WRONG) corrupt(b);
     int64_t bad = 0;
     for (int64_t k = 0; k < n; k++) {
-        double g = get_elem(o, k);
+        double g = rt_tensor_get(o, k);
         if (!(fabs(g - c->want[k]) <= c->atol + c->rtol * fabs(c->want[k]))) {
             if (bad == 0)
                 snprintf(msg, cap, "output element %lld is %g, the reference %g", (long long)k, g,

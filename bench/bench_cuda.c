@@ -47,44 +47,6 @@ static void dump(const char *dir, const char *name, const char *suffix, const DL
     fclose(f);
 }
 
-/* The DLPack type of a tensor of w: float32, float16 or bfloat16. */
-static DLDataType dl_type(te_dtype t) {
-    if (t.bits == 16 && t.code == TE_BFLOAT) return (DLDataType){kDLBfloat, 16, 1};
-    return (DLDataType){kDLFloat, (uint8_t)t.bits, 1};
-}
-
-/* float32 <-> the 16-bit formats, for values already rounded to them (so
- * narrowing is exact: float16 through _Float16, bfloat16 the top half). */
-static void narrow(const DLTensor *f, DLTensor *h) {
-    const float *src = f->data;
-    uint16_t *dst = h->data;
-    for (int64_t k = 0; k < rt_tensor_numel(f); k++) {
-        if (h->dtype.code == kDLBfloat) {
-            uint32_t u;
-            memcpy(&u, &src[k], 4);
-            dst[k] = (uint16_t)(u >> 16);
-        } else {
-            _Float16 x = (_Float16)src[k];
-            memcpy(&dst[k], &x, 2);
-        }
-    }
-}
-
-static void widen(const DLTensor *h, DLTensor *f) {
-    const uint16_t *src = h->data;
-    float *dst = f->data;
-    for (int64_t k = 0; k < rt_tensor_numel(f); k++) {
-        if (h->dtype.code == kDLBfloat) {
-            uint32_t u = (uint32_t)src[k] << 16;
-            memcpy(&dst[k], &u, 4);
-        } else {
-            _Float16 x;
-            memcpy(&x, &src[k], 2);
-            dst[k] = (float)x;
-        }
-    }
-}
-
 /* One workload: returns the CSV line's fields through printf. 16-bit
  * workloads run on 16-bit tensors whose values (and the dumps, float32)
  * are the float32 draws rounded to the type. */
@@ -118,8 +80,8 @@ static void bench_one(const char *name, const char *op, const char *params, tdb_
         te_dtype t = w->args[i]->dtype;
         bool half = te_dtype_is_half(t);
         host[i] = rt_tensor_alloc(f32, w->args[i]->ndim, w->args[i]->shape);
-        dev[i] = rt_cuda_tensor_alloc(dl_type(t), w->args[i]->ndim, w->args[i]->shape, 0);
-        if (half) h16[i] = rt_tensor_alloc(dl_type(t), w->args[i]->ndim, w->args[i]->shape);
+        dev[i] = rt_cuda_tensor_alloc(cg_dl_type(t), w->args[i]->ndim, w->args[i]->shape, 0);
+        if (half) h16[i] = rt_tensor_alloc(cg_dl_type(t), w->args[i]->ndim, w->args[i]->shape);
         if (!host[i] || !dev[i] || (half && !h16[i])) {
             snprintf(err, sizeof err, "allocating '%s': %s", w->args[i]->name, rt_last_error());
             goto out;
@@ -130,7 +92,8 @@ static void bench_one(const char *name, const char *op, const char *params, tdb_
             double v = (double)(seed >> 11) / 9007199254740992.0 * 2 - 1;
             p[k] = i < w->ninputs ? (float)(half ? te_dtype_round(t, v) : v) : NAN;
         }
-        if (half) narrow(host[i], h16[i]);
+        for (int64_t k = 0; half && k < rt_tensor_numel(host[i]); ++k)
+            rt_tensor_set(h16[i], k, p[k]); /* exact: p[k] is already rounded */
         if (rt_tensor_copy(dev[i], half ? h16[i] : host[i])) {
             snprintf(err, sizeof err, "copy to the GPU: %s", rt_last_error());
             goto out;
@@ -145,7 +108,8 @@ static void bench_one(const char *name, const char *op, const char *params, tdb_
         snprintf(err, sizeof err, "copy from the GPU: %s", rt_last_error());
         goto out;
     }
-    if (out16) widen(out16, out);
+    for (int64_t k = 0; out16 && k < rt_tensor_numel(out); ++k)
+        ((float *)out->data)[k] = (float)rt_tensor_get(out16, k);
     for (int i = 0; i < w->ninputs; ++i) {
         char suffix[16];
         snprintf(suffix, sizeof suffix, "in%d", i);

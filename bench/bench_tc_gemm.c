@@ -17,11 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static DLDataType dl_of(te_dtype t) {
-    if (t.code == TE_BFLOAT) return (DLDataType){kDLBfloat, 16, 1};
-    return (DLDataType){kDLFloat, (uint8_t)t.bits, 1};
-}
-
 static bool compile_only;
 
 static void run(te_dtype t, const char *dname, int64_t M, int64_t N, int64_t K, const char *arch,
@@ -49,7 +44,7 @@ static void run(te_dtype t, const char *dname, int64_t M, int64_t N, int64_t K, 
     if (compile_only) goto out;
     int64_t shapes[3][2] = {{M, K}, {K, N}, {M, N}};
     for (int q = 0; q < 3; q++) {
-        d[q] = rt_cuda_tensor_alloc(q == 2 ? (DLDataType){kDLFloat, 32, 1} : dl_of(t), 2,
+        d[q] = rt_cuda_tensor_alloc(q == 2 ? (DLDataType){kDLFloat, 32, 1} : cg_dl_type(t), 2,
                                     shapes[q], 0);
         if (!d[q]) {
             snprintf(err, sizeof err, "alloc: %s", rt_last_error());

@@ -12,54 +12,6 @@
 
 static te_ctx *wctx(const ops_workload *w) { return w->args[0]->ctx; }
 
-/* ---- elements of w's dtype ---- */
-
-static double half_value(te_dtype t, uint16_t h) {
-    if (t.code == TE_BFLOAT) {
-        uint32_t u = (uint32_t)h << 16;
-        float f;
-        memcpy(&f, &u, sizeof f);
-        return f;
-    }
-    int e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 31 ? (m ? NAN : INFINITY) : e == 0 ? ldexp(m, -24) : ldexp(1024 + m, e - 25);
-    return h >> 15 ? -v : v;
-}
-
-/* The bits of v (already rounded to t, as te_float_t rounds it). */
-static uint16_t half_bits(te_dtype t, double v) {
-    if (t.code == TE_BFLOAT) {
-        float f = (float)v;
-        uint32_t u;
-        memcpy(&u, &f, sizeof u);
-        return isnan(v) ? 0x7fc0 : (uint16_t)(u >> 16);
-    }
-    if (isnan(v)) return 0x7e00;
-    uint16_t s = signbit(v) ? 0x8000 : 0;
-    double a = fabs(v);
-    if (isinf(a)) return s | 0x7c00;
-    if (a < 0x1p-14) return s | (uint16_t)(a * 0x1p24);
-    int e;
-    double m = frexp(a, &e);
-    return s | (uint16_t)((e + 14) << 10) | (uint16_t)((m * 2 - 1) * 1024);
-}
-
-static double get_elem(te_dtype t, const void *base, int64_t k) {
-    if (te_dtype_is_half(t)) return half_value(t, ((const uint16_t *)base)[k]);
-    return t.bits == 64 ? ((const double *)base)[k] : ((const float *)base)[k];
-}
-
-/* Stores v rounded to t. */
-static void set_elem(te_dtype t, void *base, int64_t k, double v) {
-    if (te_dtype_is_half(t)) {
-        ((uint16_t *)base)[k] = half_bits(t, te_dtype_round(t, v));
-    } else if (t.bits == 64) {
-        ((double *)base)[k] = v;
-    } else {
-        ((float *)base)[k] = (float)v;
-    }
-}
-
 static int64_t numel(const te_tensor *t) {
     int64_t n = 1;
     for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
@@ -108,8 +60,7 @@ int ops_reference(const ops_workload *w, DLTensor *const *ins, double *const *ou
             rc = te_error(wctx(w), "ops: %s: out of memory for the reference", w->op);
             goto done;
         }
-        const char *base = (const char *)ins[i]->data + ins[i]->byte_offset;
-        for (int64_t k = 0; k < n; k++) in[i][k] = get_elem(w->dtype, base, k);
+        for (int64_t k = 0; k < n; k++) in[i][k] = rt_tensor_get(ins[i], k);
     }
     pv->impl->reference(w, w->param_values, (const double *const *)in, out);
 done:
@@ -160,7 +111,7 @@ int64_t ops_check_module(const ops_workload *w, rt_module *m, const char *fn, ui
         bool out = i >= w->ninputs;
         for (int64_t k = 0; k < n; k++) {
             double v = out ? NAN : (double)(next(&st) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
-            set_elem(w->dtype, t[i]->data, k, v);
+            rt_tensor_set(t[i], k, v);
         }
     }
     for (int o = 0; o < w->nouts; o++) {
@@ -209,7 +160,7 @@ int64_t ops_check_module(const ops_workload *w, rt_module *m, const char *fn, ui
         const DLTensor *x = t[w->ninputs + o];
         int64_t n = rt_tensor_numel(x);
         for (int64_t k = 0; k < n; k++) {
-            double got = get_elem(w->dtype, x->data, k);
+            double got = rt_tensor_get(x, k);
             double d = fabs(got - want[o][k]);
             /* Equal infinities (a max over padding) match. */
             if (!(d <= atol + rtol * fabs(want[o][k])) && !(got == want[o][k])) bad++;

@@ -4,6 +4,7 @@
  * pointer; data is separate and 64-byte aligned (a cache line, and the
  * widest vector loads the backends emit).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,4 +104,57 @@ int64_t rt_tensor_numel(const DLTensor *t) {
 size_t rt_tensor_nbytes(const DLTensor *t) {
     if (!t) return 0;
     return (size_t)rt_tensor_numel(t) * rt__elem_bytes(t->dtype);
+}
+
+/* ---- elements as double ---- */
+
+static bool elem_kind(const DLTensor *t, int *bits, bool *bf) {
+    if (!t || !t->data || t->dtype.lanes != 1) return false;
+    *bits = t->dtype.bits;
+    *bf = t->dtype.code == kDLBfloat;
+    if (*bf) return *bits == 16;
+    return t->dtype.code == kDLFloat && (*bits == 16 || *bits == 32 || *bits == 64);
+}
+
+double rt_tensor_get(const DLTensor *t, int64_t k) {
+    int bits;
+    bool bf;
+    if (!elem_kind(t, &bits, &bf)) return NAN;
+    const char *base = (const char *)t->data + t->byte_offset;
+    if (bits == 64) return ((const double *)base)[k];
+    if (bits == 32) return ((const float *)base)[k];
+    uint16_t h = ((const uint16_t *)base)[k];
+    if (bf) {
+        uint32_t u = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return f;
+    }
+    _Float16 x;
+    memcpy(&x, &h, sizeof x);
+    return (double)x;
+}
+
+int rt_tensor_set(DLTensor *t, int64_t k, double v) {
+    int bits;
+    bool bf;
+    if (!elem_kind(t, &bits, &bf))
+        return rt_set_error("rt_tensor_set: the tensor is missing or not of a float type");
+    char *base = (char *)t->data + t->byte_offset;
+    if (bits == 64) {
+        ((double *)base)[k] = v;
+    } else if (bits == 32) {
+        ((float *)base)[k] = (float)v;
+    } else if (bf) {
+        /* nearest even from float32 (bfloat16 keeps float32's exponent) */
+        float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        ((uint16_t *)base)[k] =
+            isnan(f) ? (uint16_t)((u >> 16) | 0x40) : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    } else {
+        _Float16 x = (_Float16)v; /* nearest even, overflow to infinity */
+        memcpy(&((uint16_t *)base)[k], &x, sizeof x);
+    }
+    return 0;
 }

@@ -4,6 +4,7 @@
  * wrapping, copies on the CPU and to and from a GPU (where there is one),
  * bit for bit, and the dtype names in messages.
  */
+#include <math.h>
 #include <string.h>
 
 #include "gpu_skip.h"
@@ -63,10 +64,46 @@ static void test_copy_gpu(void **state) {
     }
 }
 
+/* rt_tensor_get/set: values rounded to nearest even per type, NaN and
+ * overflow, and the refusal of a non-float tensor. */
+static void test_get_set(void **state) {
+    (void)state;
+    int64_t n = 4;
+    DLTensor *h = rt_tensor_alloc((DLDataType){kDLFloat, 16, 1}, 1, &n);
+    DLTensor *b = rt_tensor_alloc((DLDataType){kDLBfloat, 16, 1}, 1, &n);
+    DLTensor *f = rt_tensor_alloc((DLDataType){kDLFloat, 32, 1}, 1, &n);
+    DLTensor *i = rt_tensor_alloc((DLDataType){kDLInt, 32, 1}, 1, &n);
+    assert_non_null(h), assert_non_null(b), assert_non_null(f), assert_non_null(i);
+    /* 1 + 2^-11 is a tie in float16: to even (1); 1 + 3 * 2^-11 rounds up */
+    assert_int_equal(rt_tensor_set(h, 0, 1 + 0x1p-11), 0);
+    assert_true(rt_tensor_get(h, 0) == 1.0);
+    assert_int_equal(rt_tensor_set(h, 1, 1 + 3 * 0x1p-11), 0);
+    assert_true(rt_tensor_get(h, 1) == 1 + 0x1p-9);
+    assert_int_equal(rt_tensor_set(h, 2, 70000.0), 0); /* over 65504 */
+    assert_true(isinf(rt_tensor_get(h, 2)));
+    assert_int_equal(rt_tensor_set(h, 3, NAN), 0);
+    assert_true(isnan(rt_tensor_get(h, 3)));
+    /* bfloat16 keeps 8 bits: 1 + 2^-8 is a tie (to 1), 1 + 3 * 2^-8 up */
+    assert_int_equal(rt_tensor_set(b, 0, 1 + 0x1p-8), 0);
+    assert_true(rt_tensor_get(b, 0) == 1.0);
+    assert_int_equal(rt_tensor_set(b, 1, 1 + 3 * 0x1p-8), 0);
+    assert_true(rt_tensor_get(b, 1) == 1 + 0x1p-6);
+    assert_int_equal(rt_tensor_set(b, 2, NAN), 0);
+    assert_true(isnan(rt_tensor_get(b, 2)));
+    assert_int_equal(rt_tensor_set(f, 0, 0.1), 0);
+    assert_true(rt_tensor_get(f, 0) == (double)0.1f);
+    assert_int_equal(rt_tensor_set(i, 0, 1.0), -1);
+    assert_non_null(strstr(rt_last_error(), "rt_tensor_set: the tensor is missing or not of a float type"));
+    assert_true(isnan(rt_tensor_get(i, 0)));
+    assert_int_equal(rt_tensor_set(NULL, 0, 1.0), -1);
+    rt_tensor_free(h), rt_tensor_free(b), rt_tensor_free(f), rt_tensor_free(i);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alloc_copy_cpu),
         cmocka_unit_test(test_copy_gpu),
+        cmocka_unit_test(test_get_set),
     };
     return tu_run_group(tests);
 }

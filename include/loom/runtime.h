@@ -41,6 +41,14 @@ void rt_tensor_free_header(DLTensor *t);
 /* Number of elements; bytes of data. */
 int64_t rt_tensor_numel(const DLTensor *t);
 size_t rt_tensor_nbytes(const DLTensor *t);
+/* Element k (flat, row-major; 0 <= k < rt_tensor_numel, not checked) of a
+ * host tensor of float16, bfloat16, float32 or float64, as a double. NaN
+ * for a missing tensor or another dtype. */
+double rt_tensor_get(const DLTensor *t, int64_t k);
+/* Stores v into element k, rounded to the tensor's type to nearest even
+ * (16-bit: infinity on overflow, NaN kept a quiet NaN). 0, or -1 with
+ * rt_last_error for a missing tensor or another dtype. */
+int rt_tensor_set(DLTensor *t, int64_t k, double v);
 
 /* ---------------- thread pool ---------------- */
 
