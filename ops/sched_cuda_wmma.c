@@ -75,7 +75,7 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
     int64_t K = R->body->u.reduce.axes[0]->u.var.extent;
     te_dtype t = A->dtype;
     int bytes = te_dtype_bytes(t);
-    int64_t kk = bytes == 4 ? 8 : 16; /* the mma's k: tf32 16x16x8 */
+    int64_t kk = tir_wmma_k(t);
     ops_tc_config c = cfg ? *cfg : (ops_tc_config){0};
     int stages = c.single_buffer ? 1 : 2;
     static const int64_t blk[] = {128, 64, 32, 16};

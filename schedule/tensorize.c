@@ -64,7 +64,7 @@ typedef struct {
  * float16). */
 static int declare(te_ctx *ctx, intrin_kind k, te_dtype t, te_dtype out, decl *d) {
     memset(d, 0, sizeof *d);
-    int64_t kk = t.bits == 32 ? 8 : 16; /* tf32 tiles are 16x16x8 */
+    int64_t kk = tir_wmma_k(t);
     te_dtype f32 = TE_FLOAT32;
     te_expr *i, *j;
     switch (k) {
@@ -386,12 +386,13 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
                                      nt),
                       te_sprintf(ctx, "%d (one per tile dimension)", d.naxes));
     int leaf_axis[3];
+    te_expr *root_val[3];
+    for (int a = 0; a < d.naxes; a++) root_val[a] = sch__lower_value(L, st, (te_expr *)root_of_axis[a]);
     for (int l = 0; l < nt; l++) {
         te_expr *lv = g->leaf[pos + l];
         leaf_axis[l] = -1;
         for (int a = 0; a < d.naxes; a++) {
-            te_expr *val = sch__lower_value(L, st, (te_expr *)root_of_axis[a]);
-            if (val && te_expr_uses_var(val, lv)) {
+            if (root_val[a] && te_expr_uses_var(root_val[a], lv)) {
                 if (leaf_axis[l] >= 0)
                     return refuse(&z, te_sprintf(ctx, "loop '%s' steps more than one tile ",
                                                  lv->u.var.name),
@@ -423,13 +424,6 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
     }
     int leaf_of[3] = {-1, -1, -1}; /* intrinsic axis -> index in zero_vars */
     for (int l = 0; l < nt; l++) leaf_of[leaf_axis[l]] = l;
-    int first_red = g->nleaf;
-    for (int k = 0; k < g->nleaf; k++)
-        if (g->leaf[k]->u.var.iter == TE_ITER_REDUCE) {
-            first_red = k;
-            break;
-        }
-    (void)first_red; /* outer reduce loops, if any, accumulate tile by tile */
     tir_stmt *marker = tir_noop(ctx);
     if (sch__lower_guards(L, st, 0, g->nroot, marker) != marker)
         return refuse(&z, "the tiles do not divide the stage's extents (the nest needs bounds ",
@@ -459,7 +453,7 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
     }
 
     /* 4. the intrinsic's rules and the call */
-    int64_t kk = t.bits == 32 ? 8 : 16;
+    int64_t kk = tir_wmma_k(t);
     int64_t ld[MAXOP] = {0};
     bool cm[MAXOP] = {false};
     tir_tensor_intrin call = TIR_WMMA_MMA;

@@ -467,6 +467,72 @@ static void test_ops_half(void **state) {
     te_ctx_free(ctx);
 }
 
+/* ops_schedule_tc_gemm refuses what it cannot tile, with the rule. */
+static void expect_tc_error(te_dtype t, int64_t M, int64_t N, int64_t K, ops_tc_config c,
+                            const char *msg) {
+    mm m = make_mm(t, M, N, K);
+    sch_schedule *s = sch_create(m.ctx, 1, &m.C);
+    assert_int_equal(ops_schedule_tc_gemm(s, m.C, m.A, m.B, &c), -1);
+    if (!strstr(te_ctx_errmsg(m.ctx), msg)) fprintf(stderr, "got: %s\n", te_ctx_errmsg(m.ctx));
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), msg));
+    te_ctx_free(m.ctx);
+}
+
+/* C (a store from the accumulator) tiled 16x16 with blocks bound, then
+ * tensorized at axis `at` (0: the outer i loop, 2: the inner one). */
+static void store_error(int64_t M, int at, const char *msg) {
+    mm m = make_mm(TE_FLOAT32, M, 64, 32);
+    sch_schedule *s = sch_create(m.ctx, 1, &m.C);
+    te_tensor *CF = sch_cache_write(s, m.C, "wmma.accumulator");
+    te_expr *io, *ii, *jo, *ji;
+    assert_int_equal(sch_tile(s, m.C, sch_axis(m.C, 0), sch_axis(m.C, 1), 16, 16, &io, &jo, &ii, &ji) ||
+                         sch_bind(s, m.C, io, "blockIdx.y") || sch_bind(s, m.C, jo, "blockIdx.x") ||
+                         sch_tensorize(s, m.C, at ? ii : io, "wmma.store") ||
+                         sch_compute_at(s, CF, m.C, jo),
+                     0);
+    te_tensor *args[3] = {m.A, m.B, m.C};
+    assert_null(cg_build(s, 3, args, "cuda", NULL));
+    if (!strstr(te_ctx_errmsg(m.ctx), msg)) fprintf(stderr, "got: %s\n", te_ctx_errmsg(m.ctx));
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), msg));
+    te_ctx_free(m.ctx);
+}
+
+static void test_tc_gemm_errors(void **state) {
+    (void)state;
+    store_error(64, 0, "4 loops from this axis inwards; the intrinsic takes 2 (one per tile "
+                       "dimension)");
+    store_error(40, 2, "the tiles do not divide the stage's extents (the nest needs bounds guards)");
+    expect_tc_error(TE_FLOAT32, 64, 64, 40, (ops_tc_config){0},
+                    "tc_gemm: 'C' is not a 2-D matmul with M, N and K multiples of 16");
+    expect_tc_error(TE_FLOAT16, 64, 64, 32, (ops_tc_config){.bm = 48, .bn = 64, .wm = 16, .wn = 32},
+                    "tc_gemm: block 48x64, warp 16x32, chunk 32 do not tile 64x64x32");
+    expect_tc_error(TE_FLOAT32, 128, 128, 128,
+                    (ops_tc_config){.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 64},
+                    "tc_gemm: the shared tiles take 137216 bytes; a block has 49152");
+    expect_tc_error(TE_FLOAT16, 256, 256, 32,
+                    (ops_tc_config){.bm = 256, .bn = 256, .wm = 16, .wn = 16, .kc = 16,
+                                    .single_buffer = true},
+                    "tc_gemm: 256 warps a block; at most 32");
+    expect_tc_error(TE_FLOAT16, 64, 64, 32,
+                    (ops_tc_config){.bm = 32, .bn = 32, .wm = 16, .wn = 16, .kc = 16},
+                    "tc_gemm: the 32x16 and 16x32 tiles of a chunk are not a multiple of 128 "
+                    "threads x 8 elements");
+    /* double buffering needs a serial loop */
+    mm m = make_mm(TE_FLOAT32, 64, 64, 32);
+    sch_schedule *s = sch_create(m.ctx, 1, &m.C);
+    te_tensor *AL = sch_cache_read(s, m.A, "local", 1, &m.C);
+    te_expr *io, *ii;
+    assert_int_equal(sch_split(s, m.C, sch_axis(m.C, 0), 16, &io, &ii) ||
+                         sch_parallel(s, m.C, io) || sch_compute_at(s, AL, m.C, io) ||
+                         sch_double_buffer(s, AL),
+                     0);
+    te_tensor *args[3] = {m.A, m.B, m.C};
+    assert_null(cg_build(s, 3, args, "llvm", NULL));
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "double_buffer: the loop 'i.outer' that the copies "
+                                                 "are computed at is parallel; it must be serial"));
+    te_ctx_free(m.ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tf32_matmul),
@@ -476,6 +542,7 @@ int main(void) {
         cmocka_unit_test(test_step_log),
         cmocka_unit_test(test_ops_tf32),
         cmocka_unit_test(test_ops_half),
+        cmocka_unit_test(test_tc_gemm_errors),
     };
     return tu_run_group(tests);
 }

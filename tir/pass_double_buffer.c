@@ -139,9 +139,8 @@ static tir_stmt *pipeline(te_ctx *ctx, tir_stmt *s) {
             if (q.b && allocs[i]->u.alloc.buffer == q.b) a = i;
         if (!q.b || q.many || a < 0 || find(&cur, q.b) >= 0 || cur.nb == DB_MAX) {
             te_error(ctx, "double_buffer: the copy at loop '%s' must store to one buffer allocated "
-                          "in that loop's body%s%s",
-                     k->u.var.name, q.b ? " (it stores to '" : "", q.b ? q.b->name : "");
-            if (q.b) te_error(ctx, "%s')", te_ctx_errmsg(ctx));
+                          "in that loop's body (it stores to '%s'%s)",
+                     k->u.var.name, q.b ? q.b->name : "nothing", q.many ? " and others" : "");
             return NULL;
         }
         db_alloc[a] = true;

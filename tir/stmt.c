@@ -429,6 +429,8 @@ int tir_tensor_intrin_nargs(tir_tensor_intrin k) {
     }
 }
 
+int tir_wmma_k(te_dtype t) { return t.bits == 32 ? 8 : 16; }
+
 tir_stmt *tir_tensor_call(te_ctx *ctx, tir_tensor_intrin k, int nargs, te_expr *const *args,
                           const int64_t *ld, const bool *col_major) {
     if (!ctx) return NULL;

@@ -37,8 +37,6 @@ static const tir_buffer *arg_buffer(const te_expr *e) {
     return e->kind == TE_LOAD ? e->u.load.buffer : e->u.bload.buffer;
 }
 
-/* k of an mma whose a operand has element type t: 16, or 8 for tf32. */
-static int mma_k(te_dtype t) { return t.bits == 32 ? 8 : 16; }
 
 typedef struct {
     cg_cuda_wmma *w;
@@ -71,7 +69,7 @@ static void scan_stmt(const tir_stmt *s, void *user) {
     }
     case TIR_WMMA_MMA:
         if (!(f = frag_of(sc->w, arg_buffer(a[0])))) break;
-        int k = mma_k(arg_buffer(a[1])->dtype);
+        int k = tir_wmma_k(arg_buffer(a[1])->dtype);
         if (f->k && f->k != k) {
             cg_c_fail(sc->em, "accumulator '%s' in kernel '%s' is used by mma of k %d and %d",
                       f->b->name, sc->em->func, f->k, k);
@@ -151,7 +149,7 @@ void cg_cuda__wmma_declare(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_bu
     if (b->scope == TIR_SCOPE_WMMA_ACC) {
         k = f && f->k ? f->k : 16;
     } else {
-        k = mma_k(b->dtype);
+        k = tir_wmma_k(b->dtype);
         if (!f || f->layout < 0) {
             cg_c_fail(em, "fragment buffer '%s' in kernel '%s' is never loaded (wmma.load_%c)",
                       b->name, em->func, b->scope == TIR_SCOPE_WMMA_A ? 'a' : 'b');
@@ -196,7 +194,7 @@ static void print_frag(cg_c_emitter *em, const cg_cuda_wmma *w, const te_expr *e
         for (int i = 0; i < w->n; i++)
             if (w->frags[i].b == b && w->frags[i].k) k = w->frags[i].k;
     } else {
-        k = mma_k(b->dtype);
+        k = tir_wmma_k(b->dtype);
     }
     int tr, tc;
     tile_of(b, k, &tr, &tc);

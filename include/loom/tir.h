@@ -120,6 +120,9 @@ typedef enum {
 const char *tir_tensor_intrin_name(tir_tensor_intrin k);
 /* Operands of intrinsic k (args[0] included). */
 int tir_tensor_intrin_nargs(tir_tensor_intrin k);
+/* The k extent of the WMMA tile for operands of element type t: 8 for
+ * float32 (tf32, 16x16x8), 16 for float16 and bfloat16 (16x16x16). */
+int tir_wmma_k(te_dtype t);
 
 struct tir_stmt {
     tir_stmt_kind kind;
