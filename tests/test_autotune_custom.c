@@ -607,6 +607,50 @@ static void test_plugins(void **st) {
     recorder_free(&rec);
 }
 
+/* The runner checks a registered workload against its unscheduled
+ * computation in float32: a schedule that sums C's long reduction in
+ * another order differs from it by rounding, and the tolerance must be
+ * that of the longest reduction any stage computes, not of the output
+ * stage's own (D = C + bias sums nothing: its tolerance alone flagged
+ * correct programs of fused conv + relu groups as wrong answers). */
+static void test_check_tolerance_of_inner_reduction(void **st) {
+    (void)st;
+    const char *key = "test.mmb(M=32,N=64,K=4096)";
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    te_tensor *C;
+    assert_int_equal(custom_mmb_declare(ctx, key, &w, &C), 0);
+    sch_schedule *s = sch_create(ctx, w.nouts, w.outs);
+    te_expr *ko, *ki;
+    assert_int_equal(sch_split(s, C, sch_reduce_axis(C, 0), 64, &ko, &ki), 0);
+    te_expr *order[] = {sch_axis(C, 0), sch_axis(C, 1), ki, ko};
+    assert_int_equal(sch_reorder(s, C, 4, order), 0);
+    char *log = tdb_schedule_to_json(s);
+    assert_non_null(log);
+    te_ctx_free(ctx);
+
+    tune_measure_options o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    o.build_timeout = 20;
+    o.run_timeout = 5;
+    o.repeat = 1;
+    o.num_threads = 1;
+    o.check = 1;
+    char *err = NULL;
+    tune_measurer *m = tune_measurer_new(key, "llvm", &o, &err);
+    assert_non_null(m);
+    const char *logs[] = {log};
+    tune_result res[1];
+    assert_int_equal(tune_measure(m, 1, logs, NULL, 0, res), 0);
+    print_message("reordered reduction: %s %s\n", tune_error_name(res[0].error_code),
+                  res[0].error_msg);
+    assert_int_equal(res[0].error_code, TUNE_OK);
+    assert_true(res[0].checked);
+    tune_measurer_free(m);
+    free(log);
+}
+
 int main(int argc, char **argv) {
     tune_register_builder("test.mmb", custom_mmb_build);
     tune_runner_maybe_run(argc, argv);
@@ -619,6 +663,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_plugins),
         cmocka_unit_test(test_task_db),
         cmocka_unit_test(test_failed_not_measured_again),
+        cmocka_unit_test(test_check_tolerance_of_inner_reduction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
