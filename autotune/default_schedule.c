@@ -31,9 +31,11 @@
  * 4. sch_create as it is.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autotune/tune_internal.h"
+#include "loom/codegen.h"
 #include "loom/ops.h"
 
 
@@ -441,17 +443,27 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
         te_error(ctx, "autotune: tune_default_schedule: no workload (NULL or without outputs)");
         return NULL;
     }
-    const char *tg = target ? target : "";
-    size_t tl = strcspn(tg, " ");
-    if (!((tl == 4 && !strncmp(tg, "llvm", 4)) || (tl == 1 && tg[0] == 'c'))) {
-        te_error(ctx, "autotune: tune_default_schedule: unknown target '%s' (llvm, c)", tg);
+    cg_target tg;
+    char *why = NULL;
+    if (cg_target_parse(target ? target : "", &tg, &why)) {
+        te_error(ctx, "autotune: tune_default_schedule: %s", why ? why : "out of memory");
+        free(why);
+        return NULL;
+    }
+    int vlen = tg.vector_lanes;
+    bool cuda = tg.kind == CG_TARGET_CUDA;
+    cg_target_free(&tg);
+    if (cuda) {
+        te_error(ctx, "autotune: tune_default_schedule: unknown target '%s' (llvm, c): "
+                      "schedules derived from a workload's structure are for CPUs (on cuda, "
+                      "operators have ops_default_schedule)",
+                 target);
         return NULL;
     }
     /* A plain schedule first: if sch_create refuses the workload, so is
      * every attempt below, with sch_create's message. */
     sch_schedule *plain = sch_create(ctx, w->nouts, w->outs);
     if (!plain) return NULL;
-    int vlen = tune_host_vector_lanes();
     sch_schedule *att = tune__attention_schedule(ctx, w, vlen);
     if (lowers(att, w)) {
         if (how) *how = te_strdup(ctx, "attention: scores, softmax and V product per block of rows");

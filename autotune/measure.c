@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "autotune/tune_internal.h"
+#include "loom/codegen.h"
 #include "loom/runtime.h"
 
 extern char **environ;
@@ -130,9 +131,9 @@ void tune_measurer_free(tune_measurer *m) {
  * TUNE__RUNNERS_PER_JOB per build slot, fewer when the runners together
  * would hold more than TUNE__RUNNER_BYTES of arguments; on the GPU one per
  * job (each runner holds a CUDA context). */
-static int runner_slots(const char *key, const char *target, int jobs) {
+static int runner_slots(const char *key, bool cuda, int jobs) {
     int slots = jobs;
-    if (tune_target_is_cuda(target)) return slots;
+    if (cuda) return slots;
     slots = jobs * TUNE__RUNNERS_PER_JOB;
     if (slots > TUNE__MAX_RUNNERS) slots = TUNE__MAX_RUNNERS;
     te_ctx *ctx = te_ctx_new();
@@ -184,12 +185,23 @@ tune_measurer *tune_measurer_new(const char *key, const char *target,
         m->be = be;
         return m;
     }
+    /* Runners build for the target: it is checked once, here. */
+    cg_target tg;
+    char *terr = NULL;
+    if (!m->target || cg_target_parse(m->target, &tg, &terr)) {
+        if (err && m->target) *err = tune__strdupf("autotune: %s", terr ? terr : "out of memory");
+        free(terr);
+        tune_measurer_free(m);
+        return NULL;
+    }
+    bool cuda = tg.kind == CG_TARGET_CUDA, llvm = tg.kind == CG_TARGET_LLVM;
+    cg_target_free(&tg);
     /* GPU timings hold steady; the baseline is for shared CPU hosts. */
-    if (m->o.baseline_steps && !tune_target_is_cuda(m->target))
+    if (m->o.baseline_steps && !cuda)
         m->baseline = strdup(m->o.baseline_steps);
     m->o.baseline_steps = NULL;
     m->jobs = m->o.threads;
-    m->n = runner_slots(m->key, m->target, m->jobs);
+    m->n = runner_slots(m->key, cuda, m->jobs);
     m->r = calloc((size_t)m->n, sizeof *m->r);
     int ne = 0;
     while (environ && environ[ne]) ne++;
@@ -211,7 +223,7 @@ tune_measurer *tune_measurer_new(const char *key, const char *target,
         m->envp[k++] = m->env_threads;
     }
     for (int i = 0; i < m->n; i++) m->r[i] = (runner){-1, -1, false};
-    if (tune_target_is_cuda(m->target)) {
+    if (cuda) {
         /* Runners build with NVRTC and time on GPU 0: without a driver
          * and a device nothing can be measured. */
         if (!rt_cuda_available()) {
@@ -222,7 +234,7 @@ tune_measurer *tune_measurer_new(const char *key, const char *target,
             tune_measurer_free(m);
             return NULL;
         }
-    } else if (strncmp(m->target, "llvm", 4)) {
+    } else if (!llvm) {
         if (err) *err = tune__strdupf("autotune: target '%s' cannot be measured here (llvm or "
                                       "cuda only)",
                                       m->target);

@@ -72,10 +72,9 @@ static int host_lanes = 4;
 static pthread_once_t host_lanes_once = PTHREAD_ONCE_INIT;
 
 static void detect_host_lanes(void) {
-    char *f = cg_llvm_host_features();
-    if (f && strstr(f, "+avx512f")) host_lanes = 16;
-    else if (f && strstr(f, "+avx2")) host_lanes = 8;
-    free(f);
+    cg_target t;
+    if (!cg_target_parse("llvm", &t, NULL)) host_lanes = t.vector_lanes;
+    cg_target_free(&t);
 }
 
 int tune_host_vector_lanes(void) {

@@ -31,9 +31,14 @@
 #include <string.h>
 
 #include "autotune/tune_internal.h"
+#include "loom/codegen.h"
 
 bool tune_target_is_cuda(const char *target) {
-    return target && !strncmp(target, "cuda", 4) && (!target[4] || target[4] == ' ');
+    cg_target t;
+    if (cg_target_parse(target, &t, NULL)) return false;
+    bool cuda = t.kind == CG_TARGET_CUDA;
+    cg_target_free(&t);
+    return cuda;
 }
 
 bool tune_sketch_is_gpu(const tune_sketch *sk) {

@@ -17,35 +17,45 @@
 #include "loom/codegen.h"
 #include "loom/runtime.h"
 
-char *tune_target_key(const char *target, char **err) {
-    if (err) *err = NULL;
-    bool cuda = target && tune_target_is_cuda(target);
-    if (cuda && !rt_cuda_available()) {
+/* The key of parsed target t (its text: target). */
+static char *key_of(const cg_target *t, const char *target, char **err) {
+    if (t->kind == CG_TARGET_C) {
+        if (err) *err = tune__strdupf("autotune: target '%s' cannot be tuned (known: llvm, cuda)",
+                                      target);
+        return NULL;
+    }
+    if (t->kind == CG_TARGET_CUDA && !rt_cuda_available()) {
         if (err)
             *err = tune__strdupf("autotune: target '%s': no CUDA device is available here (%s); "
                                  "tune on the host CPU with target llvm",
                                  target, rt_last_error());
         return NULL;
     }
-    if (!cuda && (!target || strncmp(target, "llvm", 4) || (target[4] && target[4] != ' '))) {
-        if (err) *err = tune__strdupf("autotune: unknown target '%s' (known: llvm, cuda)",
-                                      target ? target : "(null)");
+    bool cuda = t->kind == CG_TARGET_CUDA, host = !cuda && !t->cpu && !t->features;
+    char *key = cuda ? tdb_cuda_target(0) : host ? tdb_host_target() : cg_target_str(t);
+    if (!key && err)
+        *err = tune__strdupf("autotune: target '%s': %s", target,
+                             cuda ? rt_last_error() : "out of memory");
+    return key;
+}
+
+char *tune_target_key(const char *target, char **err) {
+    if (err) *err = NULL;
+    if (!target) {
+        if (err) *err = tune__strdupf("autotune: no target (NULL; known: llvm, cuda)");
         return NULL;
     }
     /* An unknown -mcpu or -mattr would file every record under a key no
      * machine has (and LLVM may abort on it while compiling). */
+    cg_target t;
     char *terr = NULL;
-    if (cg_target_check(target, &terr)) {
-        if (err) *err = tune__strdupf("autotune: %s", terr ? terr : "bad target");
+    if (cg_target_parse(target, &t, &terr)) {
+        if (err) *err = tune__strdupf("autotune: %s", terr ? terr : "out of memory");
         free(terr);
         return NULL;
     }
-    char *key = cuda ? tdb_cuda_target(0)
-                : !strncmp(target, "llvm -", 6) ? strdup(target)
-                                                : tdb_host_target();
-    if (!key && err)
-        *err = tune__strdupf("autotune: target '%s': %s", target,
-                             cuda ? rt_last_error() : "out of memory");
+    char *key = key_of(&t, target, err);
+    cg_target_free(&t);
     return key;
 }
 

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/target.h"
 #include "loom/codegen.h"
 
 rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const char *target,
@@ -23,17 +22,17 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
     cg_cuda_options cuda = opts->cuda;
     cg_target t;
     char *why = NULL;
-    if (cg__target_parse(target, &t, &why)) {
+    if (cg_target_parse(target, &t, &why)) {
         te_error(ctx, "cg_build: %s", why ? why : "out of memory");
         free(why);
         return NULL;
     }
     bool is_llvm = t.kind == CG_TARGET_LLVM, is_c = t.kind == CG_TARGET_C,
          is_cuda = t.kind == CG_TARGET_CUDA;
-    if (t.mcpu) llvm.mcpu = te_strdup(ctx, t.mcpu);
-    if (t.mattr) llvm.features = te_strdup(ctx, t.mattr);
+    if (t.cpu) llvm.mcpu = te_strdup(ctx, t.cpu);
+    if (t.features) llvm.features = te_strdup(ctx, t.features);
     if (t.arch) cuda.arch = te_strdup(ctx, t.arch);
-    free(t.buf);
+    cg_target_free(&t);
 
     if (opts->bounds_check && !is_llvm) {
         te_error(ctx, "cg_build: bounds_check is supported on the llvm target only, not '%s'",

@@ -148,17 +148,16 @@ static char *group_label(const gr_graph *g, const gr_instance *inst)
 
 /* NCHW[x]c convolutions (graph/pass_alter_layout.c), x the target's
  * float32 lanes; CPU (llvm) targets only, as the block is a CPU vector. */
-static bool alter_layout(gr_model *m, const char *target, char **err)
+static bool alter_layout(gr_model *m, const cg_target *t, char **err)
 {
-    const char *t = target ? target : "llvm";
-    if (strncmp(t, "llvm", 4) != 0 || (t[4] && t[4] != ' ')) return true;
-    if (gr_pass_alter_layout(m, tune_target_vector_bytes(t) / 4, NULL, err) < 0) return false;
+    if (t->kind != CG_TARGET_LLVM) return true;
+    if (gr_pass_alter_layout(m, t->vector_lanes, NULL, err) < 0) return false;
     gr_dump_graph(m, gr_pass_count(), "alter_layout");
     return true;
 }
 
 /* Fills e's groups and kernels (keys, uses, labels; nothing built). */
-static bool plan(gr_exec *e, const gr_compile_options *o, char **err)
+static bool plan(gr_exec *e, const gr_compile_options *o, const cg_target *t, char **err)
 {
     gr_model *m = e->m;
     gr_graph *g = m->graph;
@@ -167,7 +166,7 @@ static bool plan(gr_exec *e, const gr_compile_options *o, char **err)
      * with their nodes): gr_op_supported and the rule tables agree, which
      * test_graph_group checks. */
     if (!o->no_passes && gr_optimize(m, NULL, err) < 0) return false;
-    if (!o->no_layout && !alter_layout(m, o->target, err)) return false;
+    if (!o->no_layout && !alter_layout(m, t, err)) return false;
     int *group_of = malloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *group_of);
     if (!group_of) goto oom;
     int ng = form_groups(m, !o->no_fuse, group_of, err);
@@ -240,7 +239,11 @@ int gr_extract_tasks(gr_model *m, const gr_compile_options *o, gr_task **tasks, 
     }
     e->m = m;
     int rc = -1;
-    if (plan(e, o ? o : &none, err)) {
+    if (!o) o = &none;
+    cg_target t;
+    bool ok = cg_target_parse(o->target, &t, err) == 0 && plan(e, o, &t, err);
+    cg_target_free(&t);
+    if (ok) {
         gr_task *t = calloc((size_t)(e->nkernels ? e->nkernels : 1), sizeof *t);
         if (t) {
             for (int k = 0; k < e->nkernels; k++) {
@@ -479,16 +482,23 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
         gr_set_err(err, "gr_compile: no model");
         return NULL;
     }
-    if (cg_target_check(target, err) != 0) return NULL;
+    cg_target t;
+    if (cg_target_parse(target, &t, err) != 0) return NULL;
     if (gr_register_builder() != 0) {
         gr_set_err(err, "gr_compile: could not register the group builder");
+        cg_target_free(&t);
         return NULL;
     }
     gr_graph *g = m->graph;
     gr_exec *e = calloc(1, sizeof *e);
-    if (!e) goto oom;
+    if (!e) {
+        cg_target_free(&t);
+        goto oom;
+    }
     e->m = m;
-    if (!plan(e, o, err)) goto fail;
+    bool planned = plan(e, o, &t, err);
+    cg_target_free(&t);
+    if (!planned) goto fail;
     e->bufs = calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *e->bufs);
     e->inputs = calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof(int));
     e->outputs = calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof(int));

@@ -1,16 +1,14 @@
 /* graph/names.c — value names to indices while a graph loads. */
 #include "graph/gr_internal.h"
+#include "loom/te.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static size_t hash(const char *s)
-{
-    size_t h = 1469598103934665603u; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
+/* The library's one string hash (te_hash_str); the table's order is
+ * never observed, so its values need only spread the names. */
+static size_t hash(const char *s) { return (size_t)te_hash_str(s); }
 
 bool gr_names_init(gr_names *t, size_t expect)
 {

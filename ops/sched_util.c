@@ -4,25 +4,12 @@
  * the target's vector width and applies the operator's CPU or CUDA
  * schedule.
  */
-#include <pthread.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "loom/codegen.h"
 #include "ops_internal.h"
-
-static int host_vlen = 8;
-static pthread_once_t vlen_once = PTHREAD_ONCE_INIT;
-
-static void detect_vlen(void) {
-    char *f = cg_llvm_host_features();
-    if (f && strstr(f, "+avx512f")) host_vlen = 16;
-    else if (f && (strstr(f, "+avx2") || strstr(f, "+avx,") || strstr(f, "+avx")))
-        host_vlen = 8;
-    else host_vlen = 4;
-    free(f);
-}
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -380,25 +367,25 @@ int ops__sched_reduce_inner(sch_schedule *s, te_tensor *R, bool vectorize) {
 sch_schedule *ops_default_schedule(const ops_workload *w, const char *target) {
     if (!w) return NULL;
     te_ctx *ctx = w->args[0]->ctx;
-    const char *t = target ? target : "";
-    size_t n = strcspn(t, " ");
-    bool llvm = n == 4 && !strncmp(t, "llvm", 4), c = n == 1 && t[0] == 'c';
-    bool cuda = n == 4 && !strncmp(t, "cuda", 4);
-    if (!llvm && !c && !cuda) {
-        te_error(ctx, "ops: %s: unknown target '%s' for a default schedule (llvm, c, cuda)",
-                 w->op, t);
+    cg_target t;
+    char *why = NULL;
+    if (cg_target_parse(target ? target : "", &t, &why)) {
+        te_error(ctx, "ops: %s: no default schedule for %s", w->op, why ? why : "out of memory");
+        free(why);
         return NULL;
     }
+    bool cuda = t.kind == CG_TARGET_CUDA;
+    int vlen = t.vector_lanes;
+    cg_target_free(&t);
     const ops__priv *pv = w->priv;
     if (cuda && !pv->impl->cuda_schedule) {
         te_error(ctx, "ops: %s: no default schedule for target 'cuda'", w->op);
         return NULL;
     }
-    if (!cuda) pthread_once(&vlen_once, detect_vlen);
     sch_schedule *s = sch_create(ctx, w->nouts, w->outs);
     if (!s) return NULL;
     int rc = cuda ? pv->impl->cuda_schedule(w, s, w->param_values)
-                  : pv->impl->schedule ? pv->impl->schedule(w, s, w->param_values, host_vlen) : 0;
+                  : pv->impl->schedule ? pv->impl->schedule(w, s, w->param_values, vlen) : 0;
     if (rc) {
         const char *why = te_ctx_errmsg(ctx);
         te_error(ctx, "ops: %s: default %s schedule failed: %s", w->op, cuda ? "cuda" : "cpu",

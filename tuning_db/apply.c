@@ -20,10 +20,8 @@
 
 char *tdb_host_target(void) {
     char *cpu = cg_llvm_host_cpu();
-    const char *name = cpu && *cpu ? cpu : "generic";
-    size_t n = strlen(name) + 16;
-    char *key = malloc(n);
-    if (key) snprintf(key, n, "llvm -mcpu=%s", name);
+    cg_target t = {.kind = CG_TARGET_LLVM, .cpu = cpu && *cpu ? cpu : (char *)"generic"};
+    char *key = cg_target_str(&t);
     free(cpu);
     return key;
 }
@@ -31,21 +29,10 @@ char *tdb_host_target(void) {
 char *tdb_cuda_target(int device) {
     rt_cuda_props p;
     if (rt_cuda_get_props(device, &p)) return NULL;
-    size_t n = strlen(p.name) + 32;
-    char *key = malloc(n);
-    if (key) snprintf(key, n, "cuda sm_%d%d %s", p.cc_major, p.cc_minor, p.name);
-    return key;
-}
-
-/* What cg_build takes for a stored target key: a GPU's key ("cuda sm_90
- * NVIDIA H100 80GB HBM3", tdb_cuda_target) names the architecture the
- * way cg_build does ("cuda -arch=sm_90"); any other key is passed as is. */
-static const char *build_target_of(te_ctx *ctx, const char *key) {
-    int len = 0;
-    if (!strncmp(key, "cuda sm_", 8) && sscanf(key + 8, "%*[0-9a-z]%n", &len) == 0 && len > 0 &&
-        (key[8 + len] == ' ' || !key[8 + len]))
-        return te_sprintf(ctx, "cuda -arch=sm_%.*s", len, key + 8);
-    return key;
+    char arch[32];
+    snprintf(arch, sizeof arch, "sm_%d%d", p.cc_major, p.cc_minor);
+    cg_target t = {.kind = CG_TARGET_CUDA, .arch = arch, .device = p.name};
+    return cg_target_str(&t);
 }
 
 int tdb__validate_log(tdb_db *db, const char *workload_key, int nsteps, const sch_step *steps) {
@@ -208,14 +195,14 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
     info->nouts = w.nouts;
     info->args = w.args;
     info->constant_args = w.constant_args;
-    const char *build = build_target_of(ctx, target);
+    /* A GPU's key ("cuda sm_90 NAME") is a build target too (cg_target). */
     tdb_record *recs = NULL;
     int n = tdb_best(db, key, target, APPLY_TRIES, &recs);
     if (n < 0) return NULL;
     char why[400] = "";
     for (int i = 0; i < n; i++) {
         char reason[400];
-        rt_module *m = build_record(ctx, &w, &recs[i], build, opts, reason, sizeof reason);
+        rt_module *m = build_record(ctx, &w, &recs[i], target, opts, reason, sizeof reason);
         if (m) {
             info->record_id = recs[i].id;
             info->latency = recs[i].median;
@@ -243,8 +230,8 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
                  "none of the %d best records of workload '%s' for target '%s' builds (%.300s): "
                  "using %s",
                  n, key, target, why, instead);
-    sch_schedule *s = ow ? ops_default_schedule(ow, build) : sch_create(ctx, w.nouts, w.outs);
-    rt_module *m = s ? cg_build(s, w.nargs, w.args, build, opts) : NULL;
+    sch_schedule *s = ow ? ops_default_schedule(ow, target) : sch_create(ctx, w.nouts, w.outs);
+    rt_module *m = s ? cg_build(s, w.nargs, w.args, target, opts) : NULL;
     if (!m)
         tdb__err(db, "apply_best: %s; the %s schedule failed too: %s", info->message,
                  ow ? "default" : "plain", te_ctx_errmsg(ctx));

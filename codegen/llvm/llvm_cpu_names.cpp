@@ -1,6 +1,6 @@
 /*
  * codegen/llvm/llvm_cpu_names.cpp — whether LLVM knows a CPU name and
- * feature names for a triple.
+ * feature names for a triple, and the SIMD width a CPU with features has.
  *
  * Why C++ in a C11 project: LLVM takes an unknown -mcpu with a warning on
  * stderr and builds a subtarget without features; for x86-64 that subtarget
@@ -21,6 +21,7 @@
 
 extern "C" int cg_llvm__mc_check(const char *triple, const char *cpu, const char *features,
                                  char **bad);
+extern "C" int cg_llvm__vector_lanes(const char *triple, const char *cpu, const char *features);
 
 static char *dup_string(const std::string &s) {
     char *r = static_cast<char *>(std::malloc(s.size() + 1));
@@ -63,4 +64,26 @@ extern "C" int cg_llvm__mc_check(const char *triple, const char *cpu, const char
         }
     }
     return 0;
+}
+
+/* float32 lanes of the widest vector register cpu with features has: 16
+ * with AVX-512F, 8 with AVX (its 256-bit registers hold 8 floats; AVX2
+ * adds integer operations), else 4 (SSE, NEON, or a target whose feature
+ * names are not x86's: asking an ARM subtarget for "+avx" would only print
+ * LLVM's "not a recognized feature" warning). cpu and features as the
+ * target machine gets them (features applied after the CPU's own). */
+extern "C" int cg_llvm__vector_lanes(const char *triple, const char *cpu, const char *features) {
+    std::string t(triple ? triple : "");
+    bool x86 = t.rfind("x86_64", 0) == 0 ||
+               (t.size() > 3 && t[0] == 'i' && t.compare(2, 2, "86") == 0);
+    if (!x86) return 4;
+    std::string err;
+    const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t, err);
+    if (!target) return 4;
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(
+        target->createMCSubtargetInfo(t, cpu ? cpu : "", features ? features : ""));
+    if (!sti) return 4;
+    if (sti->checkFeatures("+avx512f")) return 16;
+    if (sti->checkFeatures("+avx")) return 8;
+    return 4;
 }

@@ -84,6 +84,10 @@ char *cg_llvm__check_cpu(const char *cpu, const char *features);
  * unknown feature or one without '+'/'-' (*bad: that item, malloc'd);
  * -1: no target for the triple. */
 int cg_llvm__mc_check(const char *triple, const char *cpu, const char *features, char **bad);
+/* float32 lanes of one SIMD register of cpu with features (NULL: the
+ * generic CPU, no extra features) for triple: 16 (AVX-512F), 8 (AVX), 4
+ * (anything else, every non-x86 triple included). */
+int cg_llvm__vector_lanes(const char *triple, const char *cpu, const char *features);
 
 /* ---- llvm_jit.c ---- */
 /* The error's text (malloc-owned); consumes err. */

@@ -380,7 +380,9 @@ int tune_generate_sketches_gpu_ex(te_ctx *ctx, const tune_workload *w, tune_sket
                                   int max, int *dropped);
 /* True for a sketch of tune_generate_sketches_gpu (it has GPU units). */
 bool tune_sketch_is_gpu(const tune_sketch *sk);
-/* True when target names the CUDA backend ("cuda", "cuda -arch=..."). */
+/* True when target parses (cg_target_parse) as a CUDA target ("cuda",
+ * "cuda -arch=sm_90", a GPU's key "cuda sm_90 NAME"); false for any other
+ * target and for a malformed one ("cudax", "cuda -O3"). */
 bool tune_target_is_cuda(const char *target);
 /* The GPU limits programs are annotated and verified against: GPU 0's
  * max threads per block and shared memory per block where a device
@@ -399,7 +401,10 @@ typedef struct {
 /* Random generator (xorshift64*); state must be non-zero. */
 uint64_t tune_rand(uint64_t *state);
 
-/* Host SIMD width in float32 lanes (16 with AVX-512, 8 with AVX2, else 4). */
+/* Host SIMD width in float32 lanes: the vector_lanes of target "llvm"
+ * (cg_target: 16 with AVX-512F, 8 with AVX or AVX2, else 4). The CPU
+ * search space (sketches, programs) is the host's: the tuner measures
+ * CPU targets on the host. */
 int tune_host_vector_lanes(void);
 /* The vector register width in bytes that the cost model's features
  * (vec_lane_waste) assume for target: 16 on cuda (a thread's widest
@@ -476,10 +481,11 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
  *    reduction) its innermost axis split by a vector and vectorized where
  *    a vector divides it.
  * 4. The plain sch_create schedule.
- * target: "llvm" (with options: vectors of the host's width,
- * tune_host_vector_lanes) or "c". Returns a new schedule in ctx (w built
- * in ctx), or NULL with an error in ctx: w NULL or without outputs
- * ("autotune: tune_default_schedule: no workload ..."), another target
+ * target: "llvm" (with options: vectors of the target's width,
+ * cg_target.vector_lanes) or "c" (the host's width). Returns a new
+ * schedule in ctx (w built in ctx), or NULL with an error in ctx: w NULL
+ * or without outputs ("autotune: tune_default_schedule: no workload
+ * ..."), a target cg_target_parse refuses (its message), cuda
  * ("autotune: tune_default_schedule: unknown target 'cuda' (llvm, c)"),
  * or sch_create's error (it refuses the workload). Never fails for a
  * workload sch_create accepts. *how (how may be NULL) receives what was
@@ -729,6 +735,9 @@ typedef struct tune_measurer tune_measurer;
  * "cuda..."): it starts one runner process now (TUNE_RUNNER_NAME says
  * which program) and the others (see tune_measure_options.threads) when
  * first needed. Returns NULL and a malloc'd message in *err: among them
+ * cg_target_parse's refusal of target ("autotune: unknown target 'tpu'
+ * (known: ...)"; a measurement backend gets target unchecked: it may
+ * measure elsewhere), "autotune: target 'c' cannot be measured here",
  * "LOOM_RUNNER names 'P', which is no program to run: ...", "no
  * loom-runner program to measure with (tried ...)", and "workload 'K' is
  * built by a builder this program registered (tune_register_builder),
@@ -963,14 +972,16 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char 
 /* Tuning into a database: what the `autotune` command does            */
 /* ------------------------------------------------------------------ */
 
-/* The record key of a tuning target: "llvm" -> the host's
- * (tdb_host_target, "llvm -mcpu=NAME"); "llvm -mcpu=..." as given; a
- * CUDA target ("cuda", "cuda -arch=...") -> GPU 0's (tdb_cuda_target,
- * "cuda sm_90 NVIDIA H100 80GB HBM3"). Returns it malloc'd, or NULL with
- * a malloc'd message in *err (err may be NULL): an unknown target
- * ("unknown target 'tpu' (known: llvm, cuda)"), a CPU target that
- * cg_target_check refuses (an unknown -mcpu or -mattr name), or a CUDA
- * target where no device is available. */
+/* The record key of a tuning target: "llvm" without options -> the
+ * host's (tdb_host_target, "llvm -mcpu=NAME"); "llvm" with -mcpu or
+ * -mattr -> its canonical text (cg_target_str: "llvm -mcpu=X -mattr=Y",
+ * -mcpu first whatever the order given); a CUDA target ("cuda", "cuda
+ * -arch=...") -> GPU 0's (tdb_cuda_target, "cuda sm_90 NVIDIA H100 80GB
+ * HBM3"). Returns it malloc'd, or NULL with a malloc'd message in *err
+ * (err may be NULL): a target cg_target_parse refuses ("autotune:
+ * unknown target 'tpu' (known: ...)", an unknown -mcpu or -mattr name),
+ * "c" ("autotune: target 'c' cannot be tuned (known: llvm, cuda)"), or a
+ * CUDA target where no device is available. */
 char *tune_target_key(const char *target, char **err);
 
 /* The cost model of a run of tune_task_db / tune_tasks_db. */

@@ -101,6 +101,69 @@ DLDataType cg_dl_type(te_dtype t);
  * the name is taken (reason in rt_module_errmsg(m) for the latter). */
 int cg_module_add_tir_func(rt_module *m, const tir_func *fn, rt_packed_fn entry);
 
+/* ---- targets ---- */
+
+typedef enum { CG_TARGET_LLVM, CG_TARGET_C, CG_TARGET_CUDA } cg_target_kind;
+
+/* A target, parsed once from its string (cg_target_parse) and printed
+ * back canonically (cg_target_str). The grammar, options separated by
+ * spaces, each at most once:
+ *   llvm [-mcpu=NAME] [-mattr=+FEATURE,-FEATURE,...]   (LLVM's names)
+ *   c
+ *   cuda [-arch=sm_XX]                                 (sm_80, sm_90a, ...)
+ *   cuda sm_XX NAME    a GPU's tuning-database key (tdb_cuda_target,
+ *                      "cuda sm_90 NVIDIA H100 80GB HBM3"): the
+ *                      architecture, then the device's name, a label.
+ * The strings belong to the struct: cg_target_free releases them. */
+typedef struct {
+    cg_target_kind kind;
+    /* llvm: the triple code is generated for, the host's, normalised
+     * ("x86_64-pc-linux-gnu"); NULL for c and cuda. */
+    char *triple;
+    /* llvm: -mcpu's CPU name; NULL: not given, the host's CPU. */
+    char *cpu;
+    /* llvm: -mattr's list as given ("+avx2,-fma"), applied after the
+     * CPU's own features; NULL: not given (with no cpu either: the host's
+     * features, else the CPU's). */
+    char *features;
+    /* cuda: the architecture, "sm_90"; NULL: not given (cg_build takes
+     * GPU 0's compute capability, or sm_75 without a GPU). */
+    char *arch;
+    /* cuda: the device name of a database key ("NVIDIA H100 80GB HBM3");
+     * NULL: none. It labels records, builds ignore it. */
+    char *device;
+    /* float32 lanes of one SIMD register, the vector width default
+     * schedules and the tuner split by: llvm 16 with AVX-512F, 8 with AVX
+     * or AVX2, else 4 (of cpu with features, as LLVM compiles for it); c
+     * the host's (it compiles with -march=native); cuda 4 (a float4). */
+    int vector_lanes;
+} cg_target;
+
+/* Parses s (NULL is "llvm") into *out and checks it: the kind, each
+ * option's name and that it appears once, -arch's form, and for llvm the
+ * CPU and feature names against LLVM's tables for the host triple (LLVM
+ * would take an unknown CPU with a warning and may abort the process when
+ * compiling). Returns 0 (release *out with cg_target_free), or -1 with
+ * *out zeroed and, when err is not NULL, *err a malloc'd message naming
+ * the target and the rule, e.g. "unknown target 'opencl' (known: llvm
+ * [-mcpu=NAME] [-mattr=+F,-G], c, cuda [-arch=sm_XX])", "target 'llvm
+ * -O3': unknown option '-O3' (llvm takes ...)", "target 'llvm -mcpu=a
+ * -mcpu=b': -mcpu is given twice", "target 'cuda -arch=gfx90a':
+ * architecture 'gfx90a' is not sm_XX (...)", "target 'llvm
+ * -mcpu=notacpu': unknown CPU 'notacpu' for x86_64-pc-linux-gnu (this
+ * host's CPU is 'znver5')" (*err NULL when even that is out of memory). */
+int cg_target_parse(const char *s, cg_target *out, char **err);
+/* Releases t's strings and zeroes it (NULL: nothing). */
+void cg_target_free(cg_target *t);
+/* The canonical text of t, malloc'd (NULL when out of memory): the kind,
+ * then -mcpu before -mattr ("llvm -mcpu=sapphirerapids -mattr=+avx2"),
+ * "c", "cuda", "cuda -arch=sm_90", or with a device "cuda sm_90 NAME".
+ * The tuning database's target keys are these texts (a plain "llvm" is
+ * filed under the host's "llvm -mcpu=NAME", see tune_target_key), and
+ * cg_target_parse gives t back from it. Reads only kind, cpu, features,
+ * arch and device: a struct filled by hand prints too. */
+char *cg_target_str(const cg_target *t);
+
 /* ---- one call from schedule to module ---- */
 
 typedef struct {
@@ -125,25 +188,20 @@ typedef struct {
 
 /* Lowers schedule s with the given argument tensors (inputs and outputs in
  * the order the caller will pass them), runs the tir pipeline and compiles
- * for target "llvm" (optionally "llvm -mcpu=NAME -mattr=+FEATURE,-FEATURE":
- * LLVM's names, which override opts->llvm's mcpu and features), "c", or
- * "cuda" (optionally "cuda -arch=sm_XX"; loops bound with sch_bind). opts
- * may be NULL. Errors: an argument list that misses an input or output of
- * the schedule, a target cg_target_check refuses ("cg_build: target
- * '...': ..."), constant_args on cuda or naming an output or a missing
- * argument, any lowering or compile error. */
+ * for target (cg_target's grammar; NULL is "llvm"): "llvm" (-mcpu and
+ * -mattr override opts->llvm's mcpu and features), "c", or "cuda" (-arch,
+ * or a GPU key's architecture, overrides opts->cuda.arch; loops bound with
+ * sch_bind). opts may be NULL. Errors: an argument list that misses an
+ * input or output of the schedule, a target cg_target_parse refuses
+ * ("cg_build: target '...': ..."), constant_args on cuda or naming an
+ * output or a missing argument, any lowering or compile error. */
 rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const char *target,
                     const cg_build_options *opts);
 
-/* Checks a target string as cg_build would, without building: its syntax
- * (see cg_build; NULL is "llvm") and, for llvm, the CPU and feature names
- * against LLVM's tables for this host's triple (LLVM would otherwise take
- * an unknown CPU with a warning and may abort the process when compiling).
- * Returns 0, or -1 with *err (when err is not NULL) a malloc'd message the
- * caller frees, e.g. "target 'llvm -mcpu=notacpu': unknown CPU 'notacpu'
- * for x86_64-pc-linux-gnu (this host's CPU is 'znver5')", "target 'llvm
- * -mattr=+nofeat': unknown feature '+nofeat' for ...", "unknown target
- * 'opencl' (known: ...)". */
+/* Checks a target string as cg_build would, without building:
+ * cg_target_parse without keeping the result. Returns 0, or -1 with *err
+ * (when err is not NULL) cg_target_parse's message, malloc'd ("out of
+ * memory" when there was none), which the caller frees. */
 int cg_target_check(const char *target, char **err);
 
 LOOM_API_END

@@ -188,16 +188,17 @@ const char *ops_params_json(const ops_workload *w);
  * -arch=sm_XX"; the schedule does not depend on the architecture): not
  * tuned, but not naive. Each call returns a new schedule (in w's ctx)
  * made of ordinary primitives, so its step log replays on a rebuilt
- * workload. NULL with an error for an unknown target (the message lists
- * llvm, c, cuda).
+ * workload. NULL with an error for a target cg_target_parse refuses
+ * ("ops: OP: no default schedule for unknown target 'opencl' (known:
+ * ...)"), and for cuda where the operator has no GPU schedule.
  *
  * CPU (llvm, c): reductions as register tiles (cache_write or compute_at
  * into the output tile, reduction loops outside a vectorized inner axis),
  * padding stages materialised or computed at the output loop, elementwise
  * tails inlined, the innermost axis vectorized, the outer loops fused and
- * parallel. Tile widths follow the host's vector width (LLVM's host
- * features), also for "llvm -mcpu=..."; the computation itself never
- * depends on the host.
+ * parallel. Tile widths follow the target's vector width
+ * (cg_target.vector_lanes: a named CPU's, else the host's); the
+ * computation itself never depends on the host.
  *
  * CUDA (loops bound with sch_bind; at most 256 threads per block and at
  * most 16 KiB of shared memory per block for any shape, so the GPU

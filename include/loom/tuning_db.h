@@ -380,12 +380,15 @@ void tdb_cost_models_free(tdb_cost_model_entry *e, int n);
 
 /* ---- targets and applying ---- */
 
-/* The key of the host CPU target, "llvm -mcpu=NAME" (malloc'd). */
+/* The key of the host CPU target, "llvm -mcpu=NAME" (malloc'd; NULL when
+ * out of memory): cg_target_str of the host's CPU ("generic" when LLVM
+ * names none). */
 char *tdb_host_target(void);
 /* The key of GPU `device` (0-based): "cuda sm_XY NAME", e.g. "cuda sm_90
  * NVIDIA H100 80GB HBM3" (compute capability and the driver's device
  * name), malloc'd; the key `autotune --target cuda` stores its records
- * under. NULL with rt_last_error() when no driver or no such device. */
+ * under; cg_target_str of a cg_target with its arch and device. NULL
+ * with rt_last_error() when no driver or no such device. */
 char *tdb_cuda_target(int device);
 
 struct ops_workload; /* loom/ops.h */
@@ -423,8 +426,9 @@ typedef struct {
  * log fails to replay or build — it builds the operator's default
  * schedule instead (a registered builder's workload: its plain schedule)
  * and says so in info->message (info may be NULL). target: a key as
- * stored ("llvm -mcpu=znver5", or a GPU's tdb_cuda_target key, built as
- * "cuda -arch=sm_XY"). Returns NULL with the reason in tdb_errmsg(db)
+ * stored ("llvm -mcpu=znver5", or a GPU's tdb_cuda_target key, built for
+ * its architecture: cg_target reads "cuda sm_XY NAME" as "cuda
+ * -arch=sm_XY" labelled NAME). Returns NULL with the reason in tdb_errmsg(db)
  * when nothing builds, when the workload does not rebuild (the builder's
  * or the registry's message), or when no builder knows the key ("workload
  * 'K' has no builder: register one with tune_register_builder (or load

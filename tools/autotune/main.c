@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "loom/autotune.h"
+#include "loom/codegen.h"
 #include "loom/cost_model.h"
 #include "loom/graph.h"
 #include "loom/runtime.h"
@@ -289,6 +290,28 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
     fputc('\n', stderr);
     va_end(ap);
     return 2;
+}
+
+/* The key of --eval-model's records: plain llvm is the host's, any other
+ * target its canonical text (a GPU's key as stored, "cuda sm_90 NAME",
+ * names records of a GPU this machine may not have). 0, or 2 after the
+ * message. */
+static int eval_target_key(const char *target, char **key) {
+    cg_target t;
+    char *err = NULL;
+    if (cg_target_parse(target, &t, &err)) {
+        int rc = usage_error("%s", err ? err : "out of memory");
+        free(err);
+        return rc;
+    }
+    if (t.kind == CG_TARGET_C) {
+        cg_target_free(&t);
+        return usage_error("target 'c' has no tuning records (known: llvm, cuda)");
+    }
+    bool host = t.kind == CG_TARGET_LLVM && !t.cpu && !t.features;
+    *key = host ? tdb_host_target() : cg_target_str(&t);
+    cg_target_free(&t);
+    return *key ? 0 : usage_error("out of memory");
 }
 
 /* The options, as getopt_long takes them (each returns 0 and its index;
@@ -700,12 +723,14 @@ static int run_main(int argc, char **argv) {
             return usage_error("--eval-model evaluates the cost model on stored records; --%s "
                                "applies to a search only", tune_only);
         if (have_seed) cp.seed = (uint64_t)seed;
-        if (strncmp(target, "llvm", 4) && strncmp(target, "cuda", 4))
-            return usage_error("unknown target '%s' (known: llvm, cuda)", target);
+        char *tk = NULL;
+        if (eval_target_key(target, &tk)) return 2;
         task_line *st = NULL;
         int nst = suite ? load_suite(suite, &st) : 0;
-        if (nst < 0) return 2;
-        char *tk = !strcmp(target, "llvm") ? tdb_host_target() : strdup(target);
+        if (nst < 0) {
+            free(tk);
+            return 2;
+        }
         int erc = eval_model(db_path, tk, &cp, suite, st, nst);
         free(tk);
         free(st);
