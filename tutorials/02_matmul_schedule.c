@@ -37,9 +37,11 @@ static int64_t M, N, K;
 static int64_t MR = 6, BN = 16;
 
 static void pick_register_tile(void) {
-    char *features = cg_llvm_host_features();
-    bool avx512 = features && strstr(features, "+avx512f");
-    free(features);
+    /* The target we build for says how many floats a vector register
+     * holds (16 with AVX-512). */
+    cg_target t;
+    bool avx512 = cg_target_parse("llvm", &t, NULL) == 0 && t.vector_lanes >= 16;
+    cg_target_free(&t);
     BN = avx512 ? 64 : 16;
 }
 
