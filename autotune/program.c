@@ -147,7 +147,7 @@ void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
     out->sketch = sketch_index;
     for (int i = 0; i < sk->nholes; i++) {
         const tune_hole *h = &sk->holes[i];
-        const tune_rule *r = tune__unit_rule(sk->units[h->unit].kind);
+        const tune_rule *r = tune__hole_rule(sk, h);
         if (r->random_hole) r->random_hole(h, rng, out->vals + h->offset);
     }
     for (int u = 0; u < sk->nunits; u++) {
@@ -255,14 +255,14 @@ int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p) {
     const tune_rule_list *l = tune__rules_of(sk);
     int weight[TUNE_MAX_HOLES], total = 0;
     for (int i = 0; i < sk->nholes; i++)
-        total += weight[i] = tune__mutate_weight(l, sk->units[sk->holes[i].unit].kind);
+        total += weight[i] = tune__mutate_weight(l, tune__hole_rule(sk, &sk->holes[i]));
     if (total == 0) return -1;
     for (int tries = 0; tries < l->mutate_tries; tries++) {
         int64_t pick = tune__rand_below(rng, total);
         int i = 0;
         while (pick >= weight[i]) pick -= weight[i++];
         const tune_hole *h = &sk->holes[i];
-        const tune_rule *r = tune__unit_rule(sk->units[h->unit].kind);
+        const tune_rule *r = tune__hole_rule(sk, h);
         if (r->mutate_hole && r->mutate_hole(sk, h, rng, p->vals) == 0) return 0;
     }
     return -1;

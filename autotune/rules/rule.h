@@ -85,11 +85,15 @@ struct tune_rule {
     tune_rule_when when;
     bool gpu;            /* a rule of GPU sketches (tune_sketch_is_gpu) */
     int unit;            /* the tune_unit_kind it adds, -1 for none */
-    /* Sketch generation. condition: NULL for ON_SKETCH rules. apply:
-     * changes sk (a copy of the partial sketch) into the variant; 0, or a
-     * TUNE__CAP_ code (-1: other failure). ON_VARIANT: condition and apply
-     * see `made_by`, the stage rule whose variant it derives from;
-     * ON_SKETCH (GPU): apply returns 1 when it made a variant. */
+    /* Sketch generation. condition: whether and how the rule takes
+     * `stage` of partial sketch sk (ON_STAGE; made_by NULL); the variant
+     * of `stage` that stage rule made_by derives from sk (ON_VARIANT: sk
+     * is the partial sketch before that rule); or the whole sketch sk
+     * (ON_SKETCH, stage -1: APPLY derives a variant, placed before sk;
+     * APPLY_AND_SKIP changes sk itself). apply: changes sk (a copy, or
+     * sk itself) into what the rule makes of it; 0, or a TUNE__CAP_ code
+     * (-1: other failure); the epilogue rule returns 1 when it fused,
+     * 0 when the tile has no tail. */
     tune_rule_cond (*condition)(const tune_gen *g, const tune_sketch *sk, int stage,
                                 const tune_rule *made_by);
     int (*apply)(const tune_gen *g, tune_sketch *sk, int stage);
@@ -147,10 +151,13 @@ extern const tune_rule_list tune__rules_cpu, tune__rules_cuda;
 
 /* The list of sk's target (by tune_sketch_is_gpu). */
 const tune_rule_list *tune__rules_of(const tune_sketch *sk);
-/* The rule that adds units of kind k (every kind has one). */
+/* The rule that adds units of kind k (every kind has one; a rule without
+ * hooks for a kind that does not exist). */
 const tune_rule *tune__unit_rule(tune_unit_kind k);
-/* The mutation weight of the holes of unit kind k in list l (0: none). */
-int tune__mutate_weight(const tune_rule_list *l, tune_unit_kind k);
+/* The rule of the unit that hole h of sk belongs to. */
+const tune_rule *tune__hole_rule(const tune_sketch *sk, const tune_hole *h);
+/* The mutation weight of the holes of rule r in list l (0: not in it). */
+int tune__mutate_weight(const tune_rule_list *l, const tune_rule *r);
 
 /* The rules. CPU (autotune/rules/rule_*.c): */
 extern const tune_rule tune_rule_skip_placeholder, tune_rule_always_inline,

@@ -92,16 +92,32 @@ static const tune_rule *const unit_rules[] = {
     [TUNE_UNIT_GPU_XREDUCE] = &tune_rule_gpu_xreduce,
 };
 
+static const char *unknown_text(const tune_unit *un, const tune_dag *dag, const char **object) {
+    (void)un, (void)dag;
+    *object = NULL;
+    return "?";
+}
+
+/* A unit of no known kind (a sketch not made by the generators) has no
+ * holes to fill and no steps: the drivers skip it rather than crash. */
+static const tune_rule unknown = {.name = "unknown", .unit = -1, .text = unknown_text};
+
 const tune_rule *tune__unit_rule(tune_unit_kind k) {
-    return (unsigned)k < sizeof unit_rules / sizeof unit_rules[0] ? unit_rules[k] : NULL;
+    return (unsigned)k < sizeof unit_rules / sizeof unit_rules[0] && unit_rules[k] ? unit_rules[k]
+                                                                                  : &unknown;
+}
+
+const tune_rule *tune__hole_rule(const tune_sketch *sk, const tune_hole *h) {
+    return h->unit >= 0 && h->unit < sk->nunits ? tune__unit_rule(sk->units[h->unit].kind)
+                                                : &unknown;
 }
 
 const tune_rule_list *tune__rules_of(const tune_sketch *sk) {
     return tune_sketch_is_gpu(sk) ? &tune__rules_cuda : &tune__rules_cpu;
 }
 
-int tune__mutate_weight(const tune_rule_list *l, tune_unit_kind k) {
+int tune__mutate_weight(const tune_rule_list *l, const tune_rule *r) {
     for (int i = 0; i < l->nrules; i++)
-        if (l->rules[i].rule->unit == (int)k) return l->rules[i].mutate_weight;
+        if (l->rules[i].rule == r) return l->rules[i].mutate_weight;
     return 0;
 }
