@@ -35,13 +35,33 @@ static const char *KEYS[] = {
 
 enum { NKINDS = TUNE_UNIT_GPU_XREDUCE + 1 };
 
-static int sketches_of(te_ctx *ctx, const char *key, bool gpu, tune_workload *w,
-                       tune_sketch *sk) {
-    assert_int_equal(tune_build_workload(ctx, key, w), 0);
-    int n = gpu ? tune_generate_sketches_gpu(ctx, w, sk, TUNE_MAX_SKETCHES)
-                : tune_generate_sketches(ctx, w, sk, TUNE_MAX_SKETCHES);
-    if (n < 1) fail_msg("%s: %s", key, te_ctx_errmsg(ctx));
-    return n;
+/* One sketch of a test workload, with what the checks need. */
+typedef struct {
+    te_ctx *ctx;
+    const char *key;
+    bool gpu;
+    const tune_workload *w;
+    const tune_sketch *sk; /* all the workload's sketches */
+    int n, i;              /* how many; this one */
+} sketch_case;
+
+/* Calls check on every sketch of every test workload, CPU and CUDA. */
+static void each_sketch(void (*check)(const sketch_case *c, void *user), void *user) {
+    for (int gpu = 0; gpu < 2; gpu++)
+        for (size_t k = 0; k < sizeof KEYS / sizeof *KEYS; k++) {
+            te_ctx *ctx = te_ctx_new();
+            tune_workload w;
+            tune_sketch sk[TUNE_MAX_SKETCHES];
+            assert_int_equal(tune_build_workload(ctx, KEYS[k], &w), 0);
+            int n = gpu ? tune_generate_sketches_gpu(ctx, &w, sk, TUNE_MAX_SKETCHES)
+                        : tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+            if (n < 1) fail_msg("%s: %s", KEYS[k], te_ctx_errmsg(ctx));
+            for (int i = 0; i < n; i++) {
+                sketch_case c = {ctx, KEYS[k], gpu, &w, sk, n, i};
+                check(&c, user);
+            }
+            te_ctx_free(ctx);
+        }
 }
 
 /* Whether p's log decoded back (tune_program_from_steps) gives a program
@@ -65,43 +85,40 @@ static int round_trips(te_ctx *ctx, const char *key, const tune_workload *w,
     return 1;
 }
 
-/* Each kind of unit: described, and its random fills (and the heuristic
- * ones, where its rule has a heuristic) decode to steps and back. */
+/* Sketch c: described, of its target, and its random fills (and the
+ * heuristic ones, where its rules have a heuristic) decode to steps and
+ * back; counts per unit kind the programs decoded back in user. */
+static void decodes(const sketch_case *c, void *user) {
+    int *back = user;
+    const tune_sketch *sk = &c->sk[c->i];
+    /* A unit without a text would show as '?'. */
+    assert_null(strchr(sk->desc, '?'));
+    assert_int_equal(tune_sketch_is_gpu(sk), c->gpu);
+    uint64_t rng = 7 + (uint64_t)c->i;
+    int applied = 0, found = 0;
+    for (int r = 0; r < 16 && applied < 3; r++) {
+        tune_program p;
+        tune_program_random(sk, c->i, &rng, &p);
+        int rc = round_trips(c->ctx, c->key, c->w, c->sk, c->n, &p);
+        applied += rc >= 0;
+        found += rc > 0;
+    }
+    if (applied == 0) fail_msg("%s: no random program of '%s' applies", c->key, sk->desc);
+    tune_program hp[TUNE_MAX_HEURISTIC];
+    int nh = tune_program_heuristic(sk, c->i, c->w, 8, hp, TUNE_MAX_HEURISTIC);
+    for (int h = 0; h < nh; h++) {
+        int rc = round_trips(c->ctx, c->key, c->w, c->sk, c->n, &hp[h]);
+        assert_true(rc >= 0); /* a heuristic program always applies */
+        found += rc;
+    }
+    for (int u = 0; u < sk->nunits; u++) back[sk->units[u].kind] += found;
+}
+
+/* Every kind of unit is in some sketch and decodes. */
 static void test_every_unit_kind_decodes(void **st) {
     (void)st;
     int back[NKINDS] = {0}; /* programs with a unit of the kind decoded back */
-    for (int gpu = 0; gpu < 2; gpu++)
-        for (size_t k = 0; k < sizeof KEYS / sizeof *KEYS; k++) {
-            te_ctx *ctx = te_ctx_new();
-            tune_workload w;
-            tune_sketch sk[TUNE_MAX_SKETCHES];
-            int n = sketches_of(ctx, KEYS[k], gpu, &w, sk);
-            for (int i = 0; i < n; i++) {
-                /* A unit without a text would show as '?'. */
-                assert_null(strchr(sk[i].desc, '?'));
-                assert_int_equal(tune_sketch_is_gpu(&sk[i]), gpu);
-                uint64_t rng = 7 + (uint64_t)i;
-                int applied = 0, found = 0;
-                for (int r = 0; r < 16 && applied < 3; r++) {
-                    tune_program p;
-                    tune_program_random(&sk[i], i, &rng, &p);
-                    int rc = round_trips(ctx, KEYS[k], &w, sk, n, &p);
-                    applied += rc >= 0;
-                    found += rc > 0;
-                }
-                if (applied == 0)
-                    fail_msg("%s: no random program of '%s' applies", KEYS[k], sk[i].desc);
-                tune_program hp[TUNE_MAX_HEURISTIC];
-                int nh = tune_program_heuristic(&sk[i], i, &w, 8, hp, TUNE_MAX_HEURISTIC);
-                for (int h = 0; h < nh; h++) {
-                    int rc = round_trips(ctx, KEYS[k], &w, sk, n, &hp[h]);
-                    assert_true(rc >= 0); /* a heuristic program always applies */
-                    found += rc;
-                }
-                for (int u = 0; u < sk[i].nunits; u++) back[sk[i].units[u].kind] += found;
-            }
-            te_ctx_free(ctx);
-        }
+    each_sketch(decodes, back);
     for (int kind = 0; kind < NKINDS; kind++)
         if (!back[kind]) fail_msg("unit kind %d: no program with it decoded back", kind);
 }
@@ -120,40 +137,36 @@ static bool has_choice(const tune_hole *h) {
     }
 }
 
-/* Mutation reaches every hole that has a choice, of every rule. */
+/* Mutation reaches every hole of sketch c that has a choice, of every
+ * rule. */
+static void mutates(const sketch_case *c, void *user) {
+    (void)user;
+    const tune_sketch *sk = &c->sk[c->i];
+    uint64_t rng = 99 + (uint64_t)c->i;
+    tune_program p;
+    tune_program_random(sk, c->i, &rng, &p);
+    bool reached[TUNE_MAX_HOLES] = {false};
+    for (int t = 0; t < 4000; t++) {
+        tune_program q = p;
+        if (tune_program_mutate(sk, &rng, &q)) continue;
+        for (int h = 0; h < sk->nholes; h++)
+            if (memcmp(q.vals + sk->holes[h].offset, p.vals + sk->holes[h].offset,
+                       sizeof(int64_t) * (size_t)sk->holes[h].nvals))
+                reached[h] = true;
+        /* From the mutated program too, so a hole whose one start value
+         * allows no move gets other starts. */
+        if (t % 64 == 63) p = q;
+    }
+    for (int h = 0; h < sk->nholes; h++)
+        if (has_choice(&sk->holes[h]) && !reached[h])
+            fail_msg("%s %s sketch %d (%s): hole %d (kind %d, unit kind %d) never mutated",
+                     c->gpu ? "cuda" : "llvm", c->key, c->i, sk->desc, h, sk->holes[h].kind,
+                     sk->units[sk->holes[h].unit].kind);
+}
+
 static void test_mutation_reaches_every_hole(void **st) {
     (void)st;
-    for (int gpu = 0; gpu < 2; gpu++)
-        for (size_t k = 0; k < sizeof KEYS / sizeof *KEYS; k++) {
-            te_ctx *ctx = te_ctx_new();
-            tune_workload w;
-            tune_sketch sk[TUNE_MAX_SKETCHES];
-            int n = sketches_of(ctx, KEYS[k], gpu, &w, sk);
-            for (int i = 0; i < n; i++) {
-                uint64_t rng = 99 + (uint64_t)i;
-                tune_program p;
-                tune_program_random(&sk[i], i, &rng, &p);
-                bool reached[TUNE_MAX_HOLES] = {false};
-                for (int t = 0; t < 4000; t++) {
-                    tune_program q = p;
-                    if (tune_program_mutate(&sk[i], &rng, &q)) continue;
-                    for (int h = 0; h < sk[i].nholes; h++)
-                        if (memcmp(q.vals + sk[i].holes[h].offset, p.vals + sk[i].holes[h].offset,
-                                   sizeof(int64_t) * (size_t)sk[i].holes[h].nvals))
-                            reached[h] = true;
-                    /* From the mutated program too, so a hole whose one
-                     * start value allows no move gets other starts. */
-                    if (t % 64 == 63) p = q;
-                }
-                for (int h = 0; h < sk[i].nholes; h++)
-                    if (has_choice(&sk[i].holes[h]) && !reached[h])
-                        fail_msg("%s %s sketch %d (%s): hole %d (kind %d, unit kind %d) never "
-                                 "mutated",
-                                 gpu ? "cuda" : "llvm", KEYS[k], i, sk[i].desc, h,
-                                 sk[i].holes[h].kind, sk[i].units[sk[i].holes[h].unit].kind);
-            }
-            te_ctx_free(ctx);
-        }
+    each_sketch(mutates, NULL);
 }
 
 int main(void) {

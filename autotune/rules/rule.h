@@ -250,5 +250,10 @@ bool tune__fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t l
                      int64_t par, bool taps_outside, tune_program *p);
 /* The largest divisor of n not above cap that is a multiple of m; 0 if none. */
 int64_t tune__divisor_multiple(int64_t n, int64_t cap, int64_t m);
+static inline int64_t tune__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* The three levels of a tile's spatial axis (outer to innermost). */
+static inline void tune__set3(int64_t *v, int64_t a, int64_t b, int64_t c) {
+    v[0] = a, v[1] = b, v[2] = c;
+}
 
 #endif

@@ -31,10 +31,6 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
                              : "cache_write, tile SSRSRS, fuse into copy";
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-static void set3(int64_t *v, int64_t a, int64_t b, int64_t c) { v[0] = a, v[1] = b, v[2] = c; }
-
 /* A convolution on NCHW[vlen]c (graph/pass_alter_layout.c: output
  * [N, K/vlen, OH, OW, vlen], one vector of columns): the GEMM tile's 6
  * rows by one vector leave registers idle and put a guard in every row
@@ -85,7 +81,7 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     if (!nb) return false;
     int64_t mr = shape[row] < 6 ? shape[row] : 6;
     int64_t lv[TE_MAX_DIMS][3];
-    for (int d = 0; d < nsp; d++) set3(lv[d], 1, 1, 1);
+    for (int d = 0; d < nsp; d++) tune__set3(lv[d], 1, 1, 1);
     if (tune__blocked_conv_tile(t, vlen, lv)) {
         if (!tune__fill_tile(sk, u, t, lv, nsp, false, p)) return false;
         /* The whole tile unrolled (64 steps), so that its accumulators
@@ -96,8 +92,8 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
         return true;
     }
     /* Rows in level 1, so the column panels' level-0 loop is outside them. */
-    set3(lv[row], ceil_div(shape[row], mr), 1, mr);
-    set3(lv[col], 1, 1, nb);
+    tune__set3(lv[row], tune__ceil_div(shape[row], mr), 1, mr);
+    tune__set3(lv[col], 1, 1, nb);
     return tune__fill_tile(sk, u, t, lv, nsp, false, p);
 }
 

@@ -49,10 +49,6 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
                                "fuse into copy";
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-static void set3(int64_t *v, int64_t a, int64_t b, int64_t c) { v[0] = a, v[1] = b, v[2] = c; }
-
 /* The tile with or without a column tail, its reduction in the default's
  * order or (other_order) the other, its row tiles outside the channel
  * blocks (rows_outside) or inside: which orders win depends on the layer,
@@ -73,13 +69,14 @@ static bool fill_packed(const tune_sketch *sk, int u, const te_tensor *t, int vl
         return false;
     int64_t lv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++)
-        set3(lv[d], 1, 1, d == vd ? tile.lanes : d == row ? tile.rows : d == col ? tile.cols : 1);
+        tune__set3(lv[d], 1, 1,
+                   d == vd ? tile.lanes : d == row ? tile.rows : d == col ? tile.cols : 1);
     if (rows_outside && row >= 0) {
         /* ops_packed_rows_outside: the blocks of lanes and the column tiles
          * in level 1, so the row tiles' level-0 loop is outside them (the
          * default's n, y.o, k.o, x.o). */
-        set3(lv[vd], shape[vd] / tile.lanes, 1, tile.lanes);
-        set3(lv[col], ceil_div(shape[col], tile.cols), 1, tile.cols);
+        tune__set3(lv[vd], shape[vd] / tile.lanes, 1, tile.lanes);
+        tune__set3(lv[col], tune__ceil_div(shape[col], tile.cols), 1, tile.cols);
     }
     return tune__fill_tile(sk, u, t, lv, nsp - 1,
                            ops_packed_taps_outside(&tile, vlen) != other_order, p);
