@@ -113,7 +113,8 @@ void tune__describe_cpu(tune_sketch *sk, const tune_dag *dag) {
         for (int u = 0; u < sk->nunits && len < sizeof sk->desc; u++) {
             if (sk->units[u].stage != i) continue;
             const char *object = NULL;
-            const char *text = tune__unit_rule(sk->units[u].kind)->text(&sk->units[u], dag, &object);
+            const tune_rule *r = tune__unit_rule(sk->units[u].kind);
+            const char *text = r->text(&sk->units[u], dag, &object);
             len += (size_t)snprintf(sk->desc + len, sizeof sk->desc - len, "%s%s: %s%s%s",
                                     len ? "; " : "", name, text, object ? " " : "",
                                     object ? object : "");

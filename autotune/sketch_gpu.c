@@ -54,8 +54,9 @@ static void describe(tune_sketch *sk, const tune_dag *dag) {
             if (un->stage != i) continue;
             const char *other = "";
             const char *text = tune__unit_rule(un->kind)->text(un, dag, &other);
-            len += (size_t)snprintf(sk->desc + len, cap - len, "%s%s%s%s%s", first && len ? "; " : "",
-                                    first ? name : ", ", first ? ": " : "", text, other);
+            len += (size_t)snprintf(sk->desc + len, cap - len, "%s%s%s%s%s",
+                                    first && len ? "; " : "", first ? name : ", ",
+                                    first ? ": " : "", text, other);
             first = false;
         }
         for (int k = 0; k < sk->ninline && len < cap; k++)

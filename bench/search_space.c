@@ -112,7 +112,8 @@ static void run(const char *key, int gpu, int nrand) {
             memset(&q, 0, sizeof q);
             int rc = tune_program_from_steps(key, sk, n, js, &q, &err);
             printf("  decode rc %d sketch %d vals", rc, q.sketch);
-            for (int i = 0; rc == 1 && i < sk[q.sketch].nvals; i++) printf(" %lld", (long long)q.vals[i]);
+            for (int i = 0; rc == 1 && i < sk[q.sketch].nvals; i++)
+                printf(" %lld", (long long)q.vals[i]);
             printf(" %s\n", err ? err : "");
             free(js); free(err);
         }

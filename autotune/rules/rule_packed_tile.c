@@ -27,11 +27,13 @@ static tune_rule_cond condition(const tune_gen *g, const tune_sketch *sk, int st
     (void)sk, (void)made_by;
     const tune_stage_info *si = &g->dag->stages[stage];
     int dim, input;
-    return si->needs_tiling && tune__pack_candidate(g->dag, stage, si->tensor->ndim - 1, &dim) < 0 &&
-                   (!si->is_output || si->is_reduction) &&
-                   tune__packed_vector_axis(g->dag, stage, &input, &dim) >= 0
-               ? TUNE_RULE_APPLY
-               : TUNE_RULE_PASS;
+    /* Vectors over another axis only when no input is walked along the
+     * last one (NCHW convolution: the image row). */
+    if (!si->needs_tiling || (si->is_output && !si->is_reduction) ||
+        tune__pack_candidate(g->dag, stage, si->tensor->ndim - 1, &dim) >= 0)
+        return TUNE_RULE_PASS;
+    return tune__packed_vector_axis(g->dag, stage, &input, &dim) >= 0 ? TUNE_RULE_APPLY
+                                                                        : TUNE_RULE_PASS;
 }
 
 static int apply(const tune_gen *g, tune_sketch *sk, int stage) {

@@ -332,10 +332,10 @@ typedef struct {
 /* Generates the CPU sketches of a workload (rules applied last stage to
  * first: skip, always-inline, multi-level tiling, tiling with consumer
  * fusion, add cache_write, add rfactor; the ordered list is in
- * autotune/rules/targets.c, one file per rule beside it). An inlinable stage with a branch
- * (a select: padding) read by a single stage is not always inlined: it
- * gets a TUNE_UNIT_PLACE unit whose LOCATION hole picks inline, root or an
- * outer tile loop of its consumer. The SPLIT holes of a tiled stage's
+ * autotune/rules/targets.c, one file per rule beside it). An inlinable
+ * stage with a branch (a select: padding) read by a single stage is not
+ * always inlined: it gets a TUNE_UNIT_PLACE unit whose LOCATION hole
+ * picks inline, root or an outer tile loop of its consumer. The SPLIT holes of a tiled stage's
  * spatial axes other than the vectorized one have `tail` set (their
  * innermost factor need not divide the extent: TUNE_HOLE_SPLIT).
  * Epilogue fusion: a register tile with an accumulator (TILE_CACHE,
