@@ -90,7 +90,7 @@ static inline int nreduce_of(const te_tensor *t) {
  * output; matmul -> bias -> gelu alike, its annotated Erf inlined): the
  * unit's consumer set to the tail, the tail's ANNOTATE unit and those of
  * annotated stages between dropped (those inlined), holes and description
- * rebuilt. The epilogue-fusion rule of tune_generate_sketches (sketch.c)
+ * rebuilt. The epilogue-fusion rule (autotune/rules/rule_epilogue.c)
  * applies it. 1 when sk was changed; 0 when unit u has no such tile or
  * tail (sk unchanged); a TUNE__CAP_ code when the rebuilt sketch would
  * not fit (sk unchanged). */
@@ -128,7 +128,8 @@ int64_t tune__rand_inner(const tune_hole *h, uint64_t *rng);
 int tune__move_split_factor(const tune_hole *h, uint64_t *rng, int64_t *v);
 /* The k-th hole of unit u of sk, NULL when there is none. */
 const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k);
-/* The register tile of a convolution on NCHW[vlen]c (autotune/seed.c):
+/* The register tile of a convolution on NCHW[vlen]c
+ * (autotune/rules/rule_cache_write.c):
  * true, with lv[d][2] the innermost tile factor of axes 1, 3, 4 (lv[d][0]
  * and [1] set to 1), for a 5-D reduction whose last axis is one vector. */
 bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]);
@@ -144,8 +145,8 @@ uint64_t tune__step_hash(const sch_step *st);
 /* Number of CPU cores online. */
 int tune__num_cores(void);
 
-/* Which sketch cap a rule hit (sketch.c / sketch_gpu.c add_unit,
- * add_hole); other failures are -1. */
+/* Which sketch cap a rule hit (tune__add_unit, tune__add_hole,
+ * autotune/rules/); other failures are -1. */
 enum { TUNE__CAP_UNITS = -2, TUNE__CAP_HOLES = -3 };
 /* Records in ctx that workload w (named by its outputs) needs more than
  * the cap (TUNE__CAP_UNITS or TUNE__CAP_HOLES) allows in `what` ("a
@@ -154,15 +155,6 @@ int tune__cap_error(te_ctx *ctx, const tune_workload *w, int cap, const char *wh
 /* Prefixes ctx's error (from tune_dag_analyze) with the workload's name;
  * returns -1. */
 int tune__workload_error(te_ctx *ctx, const tune_workload *w);
-
-/* GPU programs (program_gpu.c): the GPU counterparts of
- * tune_program_random / _mutate / _apply, which dispatch to them for
- * sketches with GPU units (tune_sketch_is_gpu). */
-void tune__gpu_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
-                              tune_program *out);
-int tune__gpu_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p);
-sch_schedule *tune__gpu_program_apply(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
-                                      const tune_program *p);
 
 /* Table sizes of the GPU holes' index values (program_gpu.c). */
 #define TUNE__GPU_NUNROLL 5

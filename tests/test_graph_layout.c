@@ -17,9 +17,9 @@
  *     under no_layout, is left alone;
  *   - LOOM_DUMP_GRAPH shows the graph after the pass;
  *   - the default schedule gives a blocked convolution its register tile
- *     (autotune/seed.c, autotune/default_schedule.c), its bias, residual
- *     Add and Relu computed in the tile's copy-out (a MatMul's bias and
- *     gelu alike);
+ *     (autotune/rules/rule_cache_write.c, autotune/default_schedule.c),
+ *     its bias, residual Add and Relu computed in the tile's copy-out (a
+ *     MatMul's bias and gelu alike);
  *   - keys with malformed layout operators are refused with the rule.
  */
 #include <math.h>
@@ -917,9 +917,9 @@ static int count_substr(const char *text, const char *sub)
 }
 
 /* A blocked convolution's bias, residual Add and Relu computed in its
- * register tile's copy-out (autotune/sketch.c tune__sketch_fuse_epilogue):
- * one parallel loop nest writing the output, no second pass over a
- * whole-output buffer of the convolution. */
+ * register tile's copy-out (tune__sketch_fuse_epilogue,
+ * autotune/rules/rule_epilogue.c): one parallel loop nest writing the
+ * output, no second pass over a whole-output buffer of the convolution. */
 static void test_blocked_conv_epilogue_in_tile(void **state)
 {
     (void)state;

@@ -331,10 +331,11 @@ typedef struct {
 
 /* Generates the CPU sketches of a workload (rules applied last stage to
  * first: skip, always-inline, multi-level tiling, tiling with consumer
- * fusion, add cache_write, add rfactor). An inlinable stage with a branch
- * (a select: padding) read by a single stage is not always inlined: it
- * gets a TUNE_UNIT_PLACE unit whose LOCATION hole picks inline, root or an
- * outer tile loop of its consumer. The SPLIT holes of a tiled stage's
+ * fusion, add cache_write, add rfactor; the ordered list is in
+ * autotune/rules/targets.c, one file per rule beside it). An inlinable
+ * stage with a branch (a select: padding) read by a single stage is not
+ * always inlined: it gets a TUNE_UNIT_PLACE unit whose LOCATION hole
+ * picks inline, root or an outer tile loop of its consumer. The SPLIT holes of a tiled stage's
  * spatial axes other than the vectorized one have `tail` set (their
  * innermost factor need not divide the extent: TUNE_HOLE_SPLIT).
  * Epilogue fusion: a register tile with an accumulator (TILE_CACHE,
@@ -427,7 +428,8 @@ void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
                          tune_program *out);
 /* Programs of CPU sketch sk (its index sketch_index; w the workload it
  * was generated from) whose holes follow the rules of the operator
- * library's CPU default schedules rather than chance (autotune/seed.c):
+ * library's CPU default schedules rather than chance (autotune/seed.c,
+ * each unit by its rule's heuristic in autotune/rules/):
  * a packed register tile (TUNE_UNIT_TILE_CACHE_PACKED) of
  * ops_packed_tile_shape's size, with and without a column tail, each with
  * the reduction in the default's order (ops_packed_taps_outside) and in

@@ -1,0 +1,259 @@
+/*
+ * autotune/rules/rule.h — the search space as rule objects (the shape of
+ * TVM's sketch_policy_rules.h): one `tune_rule` per derivation rule, in
+ * a file of its own under autotune/rules/, saying everything the tuner
+ * does with the kind of unit it adds to a sketch — when it applies to a
+ * stage, how it changes the sketch, its holes, how a program fills them
+ * at random, by the heuristic and by mutation, and how a program's values
+ * become schedule steps. The ordered rule list of each target, with the
+ * mutation weights beside the rules, is in targets.c.
+ *
+ * The drivers stay where the public functions are (sketch.c,
+ * sketch_gpu.c: generation; program.c: random, mutate, apply; seed.c:
+ * heuristic programs); they only loop over the rules, so a new kind of
+ * unit is one new file and one line in a list.
+ */
+#ifndef LOOM_TUNE_RULE_H
+#define LOOM_TUNE_RULE_H
+
+#include "autotune/tune_internal.h"
+
+/* ---- sketch generation ---- */
+
+/* What a rule does with a stage (TVM's SketchGenerationRule::ConditionKind):
+ * nothing; derive a variant of the partial sketch and let the later rules
+ * derive theirs; or derive the stage's only variant. */
+typedef enum { TUNE_RULE_PASS, TUNE_RULE_APPLY, TUNE_RULE_APPLY_AND_SKIP } tune_rule_cond;
+
+/* When the generator consults a rule: on each stage (last to first), on
+ * each variant a stage rule derived (CPU: a packed twin, a fused
+ * epilogue), or once on the whole sketch after the stages (GPU: shared
+ * copies, cross-thread reduction). */
+typedef enum { TUNE_RULE_ON_STAGE, TUNE_RULE_ON_VARIANT, TUNE_RULE_ON_SKETCH } tune_rule_when;
+
+/* What a rule's condition sees. */
+typedef struct {
+    const tune_dag *dag;
+} tune_gen;
+
+/* ---- programs ---- */
+
+/* A program being turned into schedule steps (tune_program_apply): the
+ * schedule, and what one unit's steps leave for a later unit's. */
+typedef struct {
+    sch_schedule *s;
+    const tune_sketch *sk;
+    const tune_program *p;
+    te_tensor *stage[TUNE_MAX_STAGES];
+    /* CPU, per unit: the stage whose outer spatial tile loops a placed
+     * producer can be computed at, and those loops (outermost first;
+     * loops fused into the parallel loop appear as that loop). */
+    te_tensor *holder[TUNE_MAX_UNITS];
+    int nloops[TUNE_MAX_UNITS];
+    te_expr *loops[TUNE_MAX_UNITS][2 * TE_MAX_DIMS];
+    /* GPU */
+    te_tensor *local[TUNE_MAX_STAGES];  /* the "local" cache of a stage */
+    te_tensor *shared[TUNE_MAX_UNITS];  /* per GPU_SHARED unit: the copy */
+    te_expr *fetch_at[TUNE_MAX_STAGES]; /* per tiled stage: its last outer reduce loop */
+    int64_t threads[TUNE_MAX_STAGES];   /* per tiled stage: threads per block */
+} tune_decoder;
+
+/* The passes of tune_program_apply over the units. A target's list
+ * orders them (targets.c); each rule decodes its unit in the passes it
+ * needs: a unit whose steps refer to another unit's loops or caches comes
+ * in a later pass. */
+typedef enum {
+    TUNE_PHASE_ACCUMULATE, /* GPU: "local" accumulators */
+    TUNE_PHASE_CACHE_READ, /* GPU: shared copies created */
+    TUNE_PHASE_INLINE,     /* the sketch's always-inlined stages (no rule) */
+    TUNE_PHASE_MAIN,       /* tiling, annotation, rfactor */
+    TUNE_PHASE_LATE,       /* CPU: placing, packing; GPU: shared copies fetched */
+    TUNE_PHASE_BIND,       /* GPU: flat and cross-thread stages bound */
+    TUNE_NPHASES
+} tune_phase;
+
+/* What the heuristic fill sees (tune_program_heuristic). */
+typedef struct {
+    const tune_sketch *sk;
+    const tune_dag *dag;
+    int vlen; /* float32 lanes per vector */
+} tune_heur;
+
+typedef struct tune_rule tune_rule;
+struct tune_rule {
+    const char *name;
+    tune_rule_when when;
+    bool gpu;            /* a rule of GPU sketches (tune_sketch_is_gpu) */
+    int unit;            /* the tune_unit_kind it adds, -1 for none */
+    /* Sketch generation. condition: whether and how the rule takes
+     * `stage` of partial sketch sk (ON_STAGE; made_by NULL); the variant
+     * of `stage` that stage rule made_by derives from sk (ON_VARIANT: sk
+     * is the partial sketch before that rule); or the whole sketch sk
+     * (ON_SKETCH, stage -1: APPLY derives a variant, placed before sk;
+     * APPLY_AND_SKIP changes sk itself). apply: changes sk (a copy, or
+     * sk itself) into what the rule makes of it; 0, or a TUNE__CAP_ code
+     * (-1: other failure); the epilogue rule returns 1 when it fused,
+     * 0 when the tile has no tail. */
+    tune_rule_cond (*condition)(const tune_gen *g, const tune_sketch *sk, int stage,
+                                const tune_rule *made_by);
+    int (*apply)(const tune_gen *g, tune_sketch *sk, int stage);
+    /* Flags that ON_VARIANT rules test on the variant's rule. */
+    bool tiles_last_axis; /* a multi-level tile vectorized on the last axis */
+    bool accumulates;     /* a register tile with a local accumulator */
+    /* Appends the holes of unit u (sk->units[u], of this rule's kind):
+     * 0 or TUNE__CAP_HOLES. NULL: no holes. */
+    int (*holes)(tune_sketch *sk, const tune_dag *dag, int u);
+    /* The unit's text in sketch descriptions; *object: the stage or copy
+     * it names after the text, or NULL. */
+    const char *(*text)(const tune_unit *un, const tune_dag *dag, const char **object);
+    /* Random annotation: each hole of the unit in sketch order, then
+     * (random_unit, may be NULL) the unit as a whole, after every hole of
+     * the sketch (GPU tiles: rejection sampling of their thread counts). */
+    void (*random_hole)(const tune_hole *h, uint64_t *rng, int64_t *v);
+    void (*random_unit)(const tune_sketch *sk, int u, uint64_t *rng, int64_t *vals);
+    /* Mutation of one hole of the unit: 0, or -1 when this try changed
+     * nothing. */
+    int (*mutate_hole)(const tune_sketch *sk, const tune_hole *h, uint64_t *rng, int64_t *vals);
+    /* Heuristic fill (tune_program_heuristic): NULL when the rules of the
+     * library's defaults do not cover the unit (the sketch then gets no
+     * heuristic programs). A register tile has heuristic_programs > 0
+     * variants, one per program (a sketch with two gets none); other
+     * units are filled once (variant 0). false when a value breaks its
+     * hole's rule. */
+    bool (*heuristic)(const tune_heur *c, int u, int variant, tune_program *p);
+    int heuristic_programs;
+    /* Schedule steps of unit u in each pass (NULL: none): 0, or -1 with
+     * the primitive's error in the schedule's ctx. */
+    int (*decode[TUNE_NPHASES])(tune_decoder *d, int u);
+};
+
+/* A rule in a target's list, and the weight of each of its holes when
+ * mutation picks a hole (a hole of weight w is picked w times as often as
+ * one of weight 1; 0: never). */
+typedef struct {
+    const tune_rule *rule;
+    int mutate_weight;
+} tune_rule_use;
+
+/* The rules of a target, in the order the generator tries them. */
+typedef struct {
+    const char *name;
+    const tune_rule_use *rules;
+    int nrules;
+    int mutate_tries;            /* holes tried before a mutation gives up */
+    tune_phase phases[TUNE_NPHASES]; /* tune_program_apply's passes, in order */
+    bool phase_reverse[TUNE_NPHASES]; /* per pass: units last to first (the
+                                         stages first to last) */
+    int nphases;
+} tune_rule_list;
+
+extern const tune_rule_list tune__rules_cpu, tune__rules_cuda;
+
+/* The list of sk's target (by tune_sketch_is_gpu). */
+const tune_rule_list *tune__rules_of(const tune_sketch *sk);
+/* The rule that adds units of kind k (every kind has one; a rule without
+ * hooks for a kind that does not exist). */
+const tune_rule *tune__unit_rule(tune_unit_kind k);
+/* The rule of the unit that hole h of sk belongs to. */
+const tune_rule *tune__hole_rule(const tune_sketch *sk, const tune_hole *h);
+/* The mutation weight of the holes of rule r in list l (0: not in it). */
+int tune__mutate_weight(const tune_rule_list *l, const tune_rule *r);
+
+/* The rules. CPU (autotune/rules/rule_*.c): */
+extern const tune_rule tune_rule_skip_placeholder, tune_rule_always_inline,
+    tune_rule_compute_location, tune_rule_tile_fuse, tune_rule_multi_level_tile,
+    tune_rule_cache_write, tune_rule_packed_tile, tune_rule_annotate, tune_rule_rfactor,
+    tune_rule_pack, tune_rule_epilogue_fusion;
+/* GPU: */
+extern const tune_rule tune_rule_gpu_flat, tune_rule_gpu_tile, tune_rule_gpu_shared,
+    tune_rule_gpu_xreduce;
+
+/* ---- helpers the rules share ---- */
+
+/* sketch.c: appends a unit of kind k with its holes (the kind's rule's
+ * holes): 0, TUNE__CAP_UNITS or TUNE__CAP_HOLES. */
+int tune__add_unit(tune_sketch *sk, const tune_dag *dag, tune_unit_kind kind, int stage,
+                   int consumer, int vec_dim);
+/* Appends a hole (no tail): 0 or TUNE__CAP_HOLES. */
+int tune__add_hole(tune_sketch *sk, tune_hole_kind kind, int unit, int nvals, int64_t extent,
+                   bool reduce);
+/* Removes the ANNOTATE unit of `stage`; the caller rebuilds the holes. */
+void tune__drop_annotate(tune_sketch *sk, int stage);
+/* Recomputes every hole of sk from its units: 0 or a TUNE__CAP_ code. */
+int tune__rebuild_holes(tune_sketch *sk, const tune_dag *dag);
+/* The CPU description of sk (sketch.c). */
+void tune__describe_cpu(tune_sketch *sk, const tune_dag *dag);
+/* True when consumer c reads p, and only at exactly its own axes (with
+ * `ones`, a constant 0 also where the extent is 1: the graph's
+ * elementwise operators index a batch of one so); *seen: c reads p. */
+bool tune__reads_at_axes(const te_expr *e, const te_tensor *c, const te_tensor *p, bool ones,
+                         bool *seen);
+bool tune__inlined_in(const tune_sketch *sk, int stage);
+/* The unit of kind k that `stage` has in sk, -1 when none. */
+int tune__unit_of(const tune_sketch *sk, int stage, tune_unit_kind k);
+
+/* rule_tile_fuse.c: the consumer stage a tile of `stage` can be fused
+ * into (its only consumer, annotated, elementwise on it), -1 when none. */
+int tune__fusable_consumer(const tune_gen *g, const tune_sketch *sk, int stage);
+
+/* rule_pack.c: the input worth packing for tiled stage i vectorized on
+ * spatial axis `axis` (*dim: its dimension there), -1 when none; and the
+ * axis (not the last) a packed accumulator vectorizes, -1 when none. */
+int tune__pack_candidate(const tune_dag *dag, int i, int axis, int *dim);
+int tune__packed_vector_axis(const tune_dag *dag, int i, int *input, int *dim);
+
+/* program.c: CPU holes filled at random and mutated by their kind. */
+void tune__random_hole_cpu(const tune_hole *h, uint64_t *rng, int64_t *v);
+int tune__mutate_hole_cpu(const tune_sketch *sk, const tune_hole *h, uint64_t *rng,
+                          int64_t *vals);
+/* program_gpu.c: GPU holes but tile sizes (unroll, fetch lanes, threads)
+ * at random; a GPU hole mutated (a tile size by moving a prime factor,
+ * kept within the hard tile rules); the tile rules: 0 fine, 1 under a
+ * warp of threads only, 2 a hard rule broken. */
+void tune__random_hole_gpu(const tune_hole *h, uint64_t *rng, int64_t *v);
+int tune__mutate_hole_gpu(const tune_sketch *sk, const tune_hole *h, uint64_t *rng,
+                          int64_t *vals);
+int tune__gpu_tile_check(const tune_sketch *sk, int u, const int64_t *vals);
+/* rule_gpu_flat.c: the GPU_THREADS hole of a flat or cross-thread unit. */
+int tune__gpu_threads_hole(tune_sketch *sk, const tune_dag *dag, int u);
+/* Fuses the n loops ax of t into one (NULL on failure). */
+te_expr *tune__fuse_all(tune_decoder *a, te_tensor *t, te_expr **ax, int n);
+enum { TUNE__GPU_MAX_VTHREAD = 8, TUNE__GPU_MAX_PER_THREAD = 256 };
+extern const int64_t tune__gpu_unroll[TUNE__GPU_NUNROLL];
+extern const int64_t tune__gpu_threads[TUNE__GPU_NTHREADS];
+extern const int64_t tune__gpu_fetch[TUNE__GPU_NFETCH];
+
+/* The values of the k-th hole of unit u in the program being decoded. */
+static inline const int64_t *tune__hv(const tune_decoder *d, int u, int k) {
+    return d->p->vals + tune__unit_hole(d->sk, u, k)->offset;
+}
+
+/* rules/tile.c: the CPU multi-level tiles (TILE, TILE_FUSE, TILE_CACHE,
+ * TILE_CACHE_PACKED). */
+int tune__tile_holes(tune_sketch *sk, const tune_dag *dag, int u);
+/* Fuses the first k of n loops of t and makes the result parallel. */
+te_expr *tune__fuse_parallel(tune_decoder *d, te_tensor *t, te_expr **loops, int n, int64_t k);
+/* auto_unroll_max_step on loop x of t, the loops under it unrolled
+ * explicitly. */
+int tune__unroll_pragmas(tune_decoder *d, te_tensor *t, te_expr *x, int64_t steps);
+/* Splits every axis of t into its levels (see rules/tile.c). */
+int tune__tile_levels(tune_decoder *d, int u, te_tensor *t, te_expr *l[][4], te_expr *r[][2],
+                      int64_t *inner, int vd);
+/* Tiles producer pr of unit u and fuses it into co at the chosen level
+ * (vd >= 0: pr packed on spatial axis vd). */
+int tune__tile_fused(tune_decoder *d, int u, te_tensor *pr, te_tensor *co, int vd);
+/* The stage whose loops copy a register tile's accumulator out. */
+te_tensor *tune__copy_out(tune_decoder *d, const tune_unit *un, te_tensor *t);
+/* Fills the holes of tiling unit u from each spatial axis's level values
+ * (heuristic programs). */
+bool tune__fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t lv[][3],
+                     int64_t par, bool taps_outside, tune_program *p);
+/* The largest divisor of n not above cap that is a multiple of m; 0 if none. */
+int64_t tune__divisor_multiple(int64_t n, int64_t cap, int64_t m);
+static inline int64_t tune__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* The three levels of a tile's spatial axis (outer to innermost). */
+static inline void tune__set3(int64_t *v, int64_t a, int64_t b, int64_t c) {
+    v[0] = a, v[1] = b, v[2] = c;
+}
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * autotune/rules/rule_annotate.c — a compute stage without data reuse
+ * keeps its loops (TUNE_UNIT_ANNOTATE; Ansor's random annotation of
+ * untiled stages): the innermost axis split by a VECTOR hole and
+ * vectorized, the outer loops (how many: a PARALLEL hole) fused into one
+ * parallel loop, a reduction's reduce axes between the two.
+ *
+ * Heuristic: every loop fused parallel, the innermost split by the
+ * widest divisor up to a vector.
+ */
+#include "autotune/rules/rule.h"
+
+static tune_rule_cond condition(const tune_gen *g, const tune_sketch *sk, int stage,
+                                const tune_rule *made_by) {
+    (void)sk, (void)made_by;
+    return g->dag->stages[stage].needs_tiling ? TUNE_RULE_PASS : TUNE_RULE_APPLY;
+}
+
+static int apply(const tune_gen *g, tune_sketch *sk, int stage) {
+    return tune__add_unit(sk, g->dag, TUNE_UNIT_ANNOTATE, stage, -1, 0);
+}
+
+static int holes(tune_sketch *sk, const tune_dag *dag, int u) {
+    const te_tensor *t = dag->stages[sk->units[u].stage].tensor;
+    int nsp = t->ndim;
+    if (tune__add_hole(sk, TUNE_HOLE_VECTOR, u, 1, t->shape[nsp - 1], false))
+        return TUNE__CAP_HOLES;
+    return tune__add_hole(sk, TUNE_HOLE_PARALLEL, u, 1, nsp, false);
+}
+
+static const char *text(const tune_unit *un, const tune_dag *dag, const char **object) {
+    *object = un->consumer >= 0 ? dag->stages[un->consumer].tensor->name : NULL;
+    return "annotate";
+}
+
+static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
+    (void)variant;
+    const tune_hole *h0 = tune__unit_hole(c->sk, u, 0), *h1 = tune__unit_hole(c->sk, u, 1);
+    if (!h0 || !h1) return false;
+    p->vals[h0->offset] = tune__divisor_multiple(h0->extent, c->vlen, 1);
+    p->vals[h1->offset] = h1->extent;
+    return true;
+}
+
+static int decode(tune_decoder *a, int u) {
+    te_tensor *t = a->stage[a->sk->units[u].stage];
+    int n = t->ndim, nr = nreduce_of(t);
+    int64_t vec = tune__hv(a, u, 0)[0], par = tune__hv(a, u, 1)[0];
+    te_expr *ax[TE_MAX_DIMS + 1], *lo, *li;
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(t, d))) return -1;
+    if (sch_split(a->s, t, ax[n - 1], vec, &lo, &li)) return -1;
+    ax[n - 1] = lo;
+    if (nr > 0) {
+        te_expr *order[2 * TE_MAX_DIMS + 1];
+        int k = 0;
+        for (int d = 0; d < n; d++) order[k++] = ax[d];
+        for (int r = 0; r < nr; r++)
+            if (!(order[k++] = sch_reduce_axis(t, r))) return -1;
+        order[k++] = li;
+        if (sch_reorder(a->s, t, k, order)) return -1;
+    }
+    te_expr *f = tune__fuse_parallel(a, t, ax, n, par);
+    if (!f) return -1;
+    a->holder[u] = t;
+    a->nloops[u] = 1;
+    a->loops[u][0] = f;
+    if (vec > 1 && sch_vectorize(a->s, t, li)) return -1;
+    return 0;
+}
+
+const tune_rule tune_rule_annotate = {
+    .name = "annotate",
+    .when = TUNE_RULE_ON_STAGE,
+    .unit = TUNE_UNIT_ANNOTATE,
+    .condition = condition,
+    .apply = apply,
+    .holes = holes,
+    .text = text,
+    .random_hole = tune__random_hole_cpu,
+    .mutate_hole = tune__mutate_hole_cpu,
+    .heuristic = heuristic,
+    .decode = {[TUNE_PHASE_MAIN] = decode},
+};

@@ -1,0 +1,122 @@
+/*
+ * autotune/rules/rule_cache_write.c — multi-level tiling with a "local"
+ * accumulator (TUNE_UNIT_TILE_CACHE; Ansor's RuleAddCacheWrite followed
+ * by tiling with fusion): the stage's results accumulate in a register
+ * tile (its cache_write copy, tiled SSRSRS) that is copied out by the
+ * original stage's loops — or, once the epilogue-fusion rule derived the
+ * variant (rule_epilogue.c), by its elementwise tail's. Not for an output
+ * that is no reduction (nothing to accumulate).
+ *
+ * Heuristic program: the library's default GEMM register tile.
+ */
+#include "autotune/rules/rule.h"
+
+static tune_rule_cond condition(const tune_gen *g, const tune_sketch *sk, int stage,
+                                const tune_rule *made_by) {
+    (void)made_by;
+    const tune_stage_info *si = &g->dag->stages[stage];
+    return si->needs_tiling && tune__fusable_consumer(g, sk, stage) < 0 &&
+                   (!si->is_output || si->is_reduction)
+               ? TUNE_RULE_APPLY
+               : TUNE_RULE_PASS;
+}
+
+static int apply(const tune_gen *g, tune_sketch *sk, int stage) {
+    return tune__add_unit(sk, g->dag, TUNE_UNIT_TILE_CACHE, stage, -1, 0);
+}
+
+static const char *text(const tune_unit *un, const tune_dag *dag, const char **object) {
+    *object = un->consumer >= 0 ? dag->stages[un->consumer].tensor->name : NULL;
+    return un->consumer >= 0 ? "cache_write, tile SSRSRS, fuse into its elementwise tail"
+                             : "cache_write, tile SSRSRS, fuse into copy";
+}
+
+/* A convolution on NCHW[vlen]c (graph/pass_alter_layout.c: output
+ * [N, K/vlen, OH, OW, vlen], one vector of columns): the GEMM tile's 6
+ * rows by one vector leave registers idle and put a guard in every row
+ * tile of a 56-wide image; instead up to 8 output columns (a divisor of
+ * OW: no tail) by 2 channel blocks where they divide (16 accumulators;
+ * TVM's conv2d_NCHWc tiles ow by oc blocks the same way), every other
+ * axis outside in level 0 (lv[d] = {1, 1, inner}; other axes' entries are
+ * left alone). Measured on AVX-512 (1 thread, 64->64 3x3 and
+ * 64->256 1x1 at 56x56): 8x2 and 7x2 run 1.8-2x the NCHW default; 14x2
+ * (28 accumulators) spills and runs at 0.57x of 8x2, 14x1 at 0.95x. */
+bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
+    const int64_t *shape = t->shape;
+    /* Half a vector too: a tensor blocked by half the lanes (24 channels
+     * on AVX-512, graph/pass_alter_layout.c). */
+    if (t->ndim != 5 || (shape[4] != vlen && 2 * shape[4] != vlen) || !t->body ||
+        t->body->kind != TE_REDUCE)
+        return false;
+    int64_t ow = shape[3] <= 8 ? shape[3] : tune__divisor_multiple(shape[3], 8, 1);
+    int64_t kb = shape[1] % 2 == 0 ? 2 : 1;
+    lv[1][0] = lv[1][1] = lv[3][0] = lv[3][1] = lv[4][0] = lv[4][1] = 1;
+    lv[1][2] = kb;
+    lv[3][2] = ow;
+    lv[4][2] = shape[4];
+    return true;
+}
+
+/* The default GEMM register tile: 6 rows (a tail allowed) by 2 host
+ * vectors of columns (4 on AVX-512; a divisor of the columns, else the
+ * largest multiple of a vector that divides them), the rows in the
+ * second level so the column panels stay outer, the outer loops fused
+ * parallel. Only when the column operand is packed (a PACK unit: the
+ * default's panels); without that, 6 rows by 16 columns is no fast point
+ * (an NCHW convolution tiled on its image rows: 1.8-4x the default). */
+static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
+    (void)variant;
+    const tune_sketch *sk = c->sk;
+    int vlen = c->vlen;
+    bool packs = false;
+    for (int k = 0; k < sk->nunits; k++) packs |= sk->units[k].kind == TUNE_UNIT_PACK;
+    if (!packs) return false;
+    const te_tensor *t = c->dag->stages[sk->units[u].stage].tensor;
+    int nsp = t->ndim;
+    const int64_t *shape = t->shape;
+    int col = nsp - 1, row = nsp - 2;
+    if (row < 0) return false;
+    int64_t nb = vlen >= 16 ? 4 * vlen : 2 * vlen;
+    nb = shape[col] <= nb ? shape[col] : tune__divisor_multiple(shape[col], nb, vlen);
+    if (!nb) return false;
+    int64_t mr = shape[row] < 6 ? shape[row] : 6;
+    int64_t lv[TE_MAX_DIMS][3];
+    for (int d = 0; d < nsp; d++) tune__set3(lv[d], 1, 1, 1);
+    if (tune__blocked_conv_tile(t, vlen, lv)) {
+        if (!tune__fill_tile(sk, u, t, lv, nsp, false, p)) return false;
+        /* The whole tile unrolled (64 steps), so that its accumulators
+         * live in registers: 16 steps leave a 2 x 8 tile a loop (0.55x). */
+        const tune_hole *h;
+        for (int k = 0; (h = tune__unit_hole(sk, u, k)) != NULL; k++)
+            if (h->kind == TUNE_HOLE_UNROLL) p->vals[h->offset] = 2;
+        return true;
+    }
+    /* Rows in level 1, so the column panels' level-0 loop is outside them. */
+    tune__set3(lv[row], tune__ceil_div(shape[row], mr), 1, mr);
+    tune__set3(lv[col], 1, 1, nb);
+    return tune__fill_tile(sk, u, t, lv, nsp, false, p);
+}
+
+static int decode(tune_decoder *a, int u) {
+    const tune_unit *un = &a->sk->units[u];
+    te_tensor *t = a->stage[un->stage];
+    te_tensor *cache = sch_cache_write(a->s, t, "local");
+    return cache ? tune__tile_fused(a, u, cache, tune__copy_out(a, un, t), -1) : -1;
+}
+
+const tune_rule tune_rule_cache_write = {
+    .name = "add cache_write",
+    .when = TUNE_RULE_ON_STAGE,
+    .unit = TUNE_UNIT_TILE_CACHE,
+    .condition = condition,
+    .apply = apply,
+    .tiles_last_axis = true,
+    .accumulates = true,
+    .holes = tune__tile_holes,
+    .text = text,
+    .random_hole = tune__random_hole_cpu,
+    .mutate_hole = tune__mutate_hole_cpu,
+    .heuristic = heuristic,
+    .heuristic_programs = 1,
+    .decode = {[TUNE_PHASE_MAIN] = decode},
+};
