@@ -76,6 +76,15 @@ bool gr_infer_matmul(gr_ictx *c);
 bool gr_infer_batchnorm(gr_ictx *c);
 bool gr_infer_layernorm(gr_ictx *c);
 bool gr_infer_reduce(gr_ictx *c);
+bool gr_infer_argminmax(gr_ictx *c);
+/* infer_math.c: unary functions and activations, PRelu, comparisons,
+ * logic, Mod, the variadic Max/Min/Mean/Sum. */
+bool gr_infer_math_unary(gr_ictx *c);
+bool gr_infer_prelu(gr_ictx *c);
+bool gr_infer_compare(gr_ictx *c);
+bool gr_infer_logic(gr_ictx *c);
+bool gr_infer_mod(gr_ictx *c);
+bool gr_infer_variadic(gr_ictx *c);
 
 bool gr_infer_flatten(gr_ictx *c);
 bool gr_infer_reshape(gr_ictx *c);

@@ -1,5 +1,5 @@
 /* graph/lower_nn.c — convolution, pooling, matrix products,
- * normalization, reductions and softmax.
+ * normalization and softmax (the Reduce operators: lower_reduce.c).
  *
  * A te reduction must be the whole body of its compute, so every
  * operator that combines a reduction with other arithmetic (bias, alpha,
@@ -755,69 +755,6 @@ static bool lower_softmax(gr_lctx *c)
     return gr_lout(c, 0, nd, ax, te_div(te_read_n(E, nd, ax), read_stat(S, mask, ax)));
 }
 
-/* ---------------- ReduceSum, ReduceMean ---------------- */
-
-/* Which dimensions the node reduces; *noop when it reduces none. */
-static bool reduce_mask(gr_lctx *c, int rank, bool *mask, bool *noop)
-{
-    bool axes_input = c->opset >= (strcmp(c->n->op_type, "ReduceSum") == 0 ? 13 : 18);
-    int64_t axes[TE_MAX_DIMS];
-    int na = 0;
-    if (axes_input) {
-        if (c->n_inputs > 1 && c->tin[1]) {
-            if (!c->cin[1] || !gr_tensor_ints(c->cin[1], axes, TE_MAX_DIMS, &na))
-                return gr_lfail(c, "input 1 (axes) must be a known int64 tensor of at most %d "
-                                   "values",
-                                TE_MAX_DIMS);
-        }
-    } else if (!attr_ints(c, "axes", axes, TE_MAX_DIMS, &na)) {
-        na = 0;
-    }
-    *noop = na == 0 && axes_input && attr_int(c, "noop_with_empty_axes", 0) != 0;
-    for (int d = 0; d < rank; d++) mask[d] = na == 0;
-    for (int i = 0; i < na; i++) mask[axes[i] < 0 ? axes[i] + rank : axes[i]] = true;
-    return true;
-}
-
-static bool lower_reduce(gr_lctx *c)
-{
-    te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *sax[TE_MAX_DIMS], *xi[TE_MAX_DIMS], *r[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "data", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
-    int rank = gr_lin_rank(c, 0);
-    bool mask[TE_MAX_DIMS] = {false}, noop = false;
-    if (!reduce_mask(c, rank, mask, &noop)) return false;
-    if (noop || rank == 0) return gr_lout(c, 0, nd, ax, te_read_n(X, X->ndim, ax));
-    bool keep = attr_int(c, "keepdims", 1) != 0, mean = strcmp(c->n->op_type, "ReduceMean") == 0;
-    int64_t rshape[TE_MAX_DIMS];
-    int nr = 0;
-    for (int d = 0; d < rank; d++)
-        if (mask[d]) rshape[nr++] = X->shape[d];
-    if (!gr_lfresh_axes(c, "r", true, nr, rshape, r)) return false;
-    if (mean && !gr_lfresh_axes(c, "a", false, nd, shape, sax)) return false;
-    te_expr *const *oax = mean ? sax : ax;
-    /* Output dimensions follow the kept ones (and the reduced ones with keepdims). */
-    for (int d = 0, o = 0, k = 0; d < rank; d++) {
-        if (mask[d]) {
-            xi[d] = r[k++];
-            if (keep) o++;
-        } else {
-            xi[d] = oax[o++];
-        }
-    }
-    te_expr *sum = te_reduce_n(TE_REDUCE_SUM, te_read_n(X, rank, xi), nr, r);
-    c->flops += (double)numel(rank, X->shape);
-    if (!mean) return gr_lout(c, 0, nd, ax, sum);
-    te_tensor *S = gr_lstage(c, "sum", nd, sax, sum);
-    if (!S) return false;
-    c->flops += (double)numel(nd, shape);
-    te_expr *n = te_const(c->ctx, dt, (double)numel(nr, rshape));
-    return gr_lout(c, 0, nd, ax, te_div(te_read_n(S, nd, ax), n));
-}
-
 const gr_lower_rule gr_lower_rules_nn[] = {
     {"", "Conv", lower_conv, 0, 0},
     {"", "Gemm", lower_gemm, 0, 0},
@@ -833,8 +770,5 @@ const gr_lower_rule gr_lower_rules_nn[] = {
     {"loom", "GlobalMaxPoolNCHWc", lower_global_pool, 0, 0},
     {"", "Softmax", lower_softmax, 0, 0},
     {"", "LayerNormalization", lower_layernorm, 0, 0},
-    /* Axes became an input: ReduceSum at opset 13, ReduceMean at 18. */
-    {"", "ReduceSum", lower_reduce, 1u << 1, 13},
-    {"", "ReduceMean", lower_reduce, 1u << 1, 18},
     {0},
 };
