@@ -365,6 +365,18 @@ static const op_rule rules[] = {
     {"ReduceLogSumExp", gr_infer_reduce},
     {"ReduceSumSquare", gr_infer_reduce},
     {"ArgMax", gr_infer_argminmax},
+    {"LogSoftmax", infer_softmax},
+    {"Size", gr_infer_size},
+    {"Expand", gr_infer_expand},
+    {"Tile", gr_infer_tile},
+    {"Pad", gr_infer_pad},
+    {"DepthToSpace", gr_infer_depth_space},
+    {"SpaceToDepth", gr_infer_depth_space},
+    {"Trilu", gr_infer_trilu},
+    {"CumSum", gr_infer_cumsum},
+    {"Range", gr_infer_range},
+    {"Hardmax", infer_softmax},
+    {"InstanceNormalization", gr_infer_instancenorm},
     {"ArgMin", gr_infer_argminmax},
 };
 

@@ -53,6 +53,9 @@ static const op_first firsts[] = {
     {"Sum", 1}, {"Mean", 1}, {"ReduceMax", 1}, {"ReduceMin", 1},
     {"ReduceProd", 1}, {"ReduceL1", 1}, {"ReduceL2", 1}, {"ReduceLogSum", 1},
     {"ReduceLogSumExp", 1}, {"ReduceSumSquare", 1}, {"ArgMax", 1}, {"ArgMin", 1},
+    {"LogSoftmax", 1}, {"Hardmax", 1}, {"InstanceNormalization", 1}, {"Size", 1},
+    {"Expand", 8}, {"Tile", 6}, {"Pad", 1}, {"DepthToSpace", 1}, {"SpaceToDepth", 1},
+    {"Trilu", 14}, {"CumSum", 11}, {"Range", 11},
 };
 
 int64_t gr_op_first_opset(const char *op)
@@ -192,7 +195,7 @@ static const dropped_attr dropped[] = {
     {"Abs", "consumed_inputs", 5}, {"Neg", "consumed_inputs", 5}, {"Exp", "consumed_inputs", 5},
     {"Log", "consumed_inputs", 5}, {"Ceil", "consumed_inputs", 5}, {"Floor", "consumed_inputs", 5},
     {"LeakyRelu", "consumed_inputs", 5}, {"Elu", "consumed_inputs", 5}, {"Selu", "consumed_inputs", 5},
-    {"HardSigmoid", "consumed_inputs", 5}, {"Max", "consumed_inputs", 5}, {"Min", "consumed_inputs", 5},
+    {"HardSigmoid", "consumed_inputs", 5}, {"Max", "consumed_inputs", 5}, {"InstanceNormalization", "consumed_inputs", 5}, {"Min", "consumed_inputs", 5},
     {"Sum", "consumed_inputs", 5}, {"Mean", "consumed_inputs", 5},
 };
 

@@ -372,3 +372,24 @@ bool gr_infer_argminmax(gr_ictx *c)
     }
     return gr_iout(c, 0, GR_INT64, n, s);
 }
+
+/* InstanceNormalization: X [N, C, D1, ...] (rank >= 3), scale and B [C]. */
+bool gr_infer_instancenorm(gr_ictx *c)
+{
+    const gr_type *x, *s, *b;
+    if (!gr_iin_req(c, 0, "input", &x) || !gr_iin_req(c, 1, "scale", &s) ||
+        !gr_iin_req(c, 2, "B", &b))
+        return false;
+    if (x->ndim < 3)
+        return gr_ifail(c, "input has rank %d; it must be [N, C, D1, ...] (rank >= 3)", x->ndim);
+    const gr_type *p[2] = {s, b};
+    const char *names[2] = {"scale", "B"};
+    for (int k = 0; k < 2; k++) {
+        if (p[k]->ndim != 1 || p[k]->shape[0] != x->shape[1])
+            return gr_ifail(c, "input %s must be [C] = [%" PRId64 "]", names[k], x->shape[1]);
+        if (p[k]->elem_type != x->elem_type)
+            return gr_ifail(c, "input %s is %s, input is %s: they need one element type", names[k],
+                            gr_elem_type_name(p[k]->elem_type), gr_elem_type_name(x->elem_type));
+    }
+    return gr_iout(c, 0, x->elem_type, x->ndim, x->shape);
+}

@@ -66,6 +66,9 @@ extern const gr_lower_rule gr_lower_rules_tensor[];
 extern const gr_lower_rule gr_lower_rules_math[];
 extern const gr_lower_rule gr_lower_rules_compare[];
 extern const gr_lower_rule gr_lower_rules_reduce[];
+/* lower_movement.c (Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Trilu,
+ * Range, CumSum). */
+extern const gr_lower_rule gr_lower_rules_movement[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

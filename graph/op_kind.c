@@ -22,7 +22,9 @@ static const char *const elemwise_ops[] = {"Relu", "Clip", "Sigmoid", "Tanh", "E
                                            "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
                                            "Softsign", "Mish", "IsNaN", "IsInf", "Not",
                                            "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid",
-                                           "ThresholdedRelu", "Shrink", NULL};
+                                           "ThresholdedRelu", "Shrink",
+                                           /* a fill from scalars */
+                                           "Range", NULL};
 /* Elementwise when no input broadcasts. */
 static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Mod",
                                          "PRelu", "Equal", "Greater", "GreaterOrEqual", "Less",
@@ -30,11 +32,13 @@ static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Whe
                                          "Mean", "Sum", NULL};
 static const char *const injective_ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                             "Transpose", "Concat", "Split", "Slice", "Gather",
-                                            NULL};
+                                            "Expand", "Tile", "Pad", "DepthToSpace",
+                                            "SpaceToDepth", "Trilu", NULL};
 static const char *const reduce_ops[] = {
     "ReduceMean", "ReduceSum",  "ReduceMax",       "ReduceMin",       "ReduceProd",
     "ReduceL1",   "ReduceL2",   "ReduceLogSum",    "ReduceLogSumExp", "ReduceSumSquare",
-    "ArgMax",     "ArgMin",     "Softmax",         "LayerNormalization", NULL};
+    "ArgMax",     "ArgMin",     "Softmax",         "LayerNormalization", "LogSoftmax",
+    "Hardmax",    "InstanceNormalization", "CumSum", NULL};
 static const char *const out_fusable_ops[] = {"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
                                               "GlobalAveragePool", "GlobalMaxPool", NULL};
 
