@@ -108,7 +108,7 @@ static void run_elem(uint64_t *rng, const ecase *c, attr_fn attrs, ref_fn ref, c
                      int nspecial)
 {
     ow_model *w = ow_new(c->opset);
-    char names[MAXIN][8], list[64] = "";
+    char names[MAXIN][16], list[80] = "";
     int on = 0;
     int64_t os[4] = {1, 1, 1, 1};
     for (int k = 0; k < c->nin; k++) {
