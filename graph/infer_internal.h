@@ -76,6 +76,36 @@ bool gr_infer_matmul(gr_ictx *c);
 bool gr_infer_batchnorm(gr_ictx *c);
 bool gr_infer_layernorm(gr_ictx *c);
 bool gr_infer_reduce(gr_ictx *c);
+bool gr_infer_argminmax(gr_ictx *c);
+bool gr_infer_instancenorm(gr_ictx *c);
+/* infer_movement.c */
+bool gr_infer_size(gr_ictx *c);
+bool gr_infer_expand(gr_ictx *c);
+bool gr_infer_tile(gr_ictx *c);
+bool gr_infer_pad(gr_ictx *c);
+bool gr_infer_depth_space(gr_ictx *c);
+bool gr_infer_trilu(gr_ictx *c);
+bool gr_infer_cumsum(gr_ictx *c);
+bool gr_infer_range(gr_ictx *c);
+/* Pad's amounts before (begin) and after (end) each of `rank` dimensions:
+ * from the attribute 'paddings' (opset 1) or 'pads' (2-10), or the
+ * inputs pads and axes (11 on; axes from 18, NULL when absent). False
+ * and *why when they are missing or malformed. */
+bool gr_pad_amounts(const gr_node *n, int64_t opset, const gr_tensor *pads_in,
+                    const gr_tensor *axes_in, int rank, int64_t *begin, int64_t *end,
+                    const char **why);
+/* Range's length: max(ceil((limit - start) / delta), 0), in integers for
+ * the integer types. */
+int64_t gr_range_length(int elem_type, double start, double limit, double delta, int64_t istart,
+                        int64_t ilimit, int64_t idelta);
+/* infer_math.c: unary functions and activations, PRelu, comparisons,
+ * logic, Mod, the variadic Max/Min/Mean/Sum. */
+bool gr_infer_math_unary(gr_ictx *c);
+bool gr_infer_prelu(gr_ictx *c);
+bool gr_infer_compare(gr_ictx *c);
+bool gr_infer_logic(gr_ictx *c);
+bool gr_infer_mod(gr_ictx *c);
+bool gr_infer_variadic(gr_ictx *c);
 
 bool gr_infer_flatten(gr_ictx *c);
 bool gr_infer_reshape(gr_ictx *c);

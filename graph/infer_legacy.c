@@ -37,6 +37,25 @@ static const op_first firsts[] = {
     {"ReduceMean", 1}, {"ReduceSum", 1},     {"Cast", 1},
     {"Where", 9},      {"Shape", 1},         {"Constant", 1},
     {"ConstantOfShape", 9},                  {"Identity", 1},
+    /* Equal, Greater, Less, And, Or, Xor before 7 and PRelu before 7
+     * broadcast in ways numpy does not: refused there. */
+    {"Abs", 1}, {"Neg", 1}, {"Sign", 9}, {"Exp", 1},
+    {"Log", 1}, {"Ceil", 1}, {"Floor", 1}, {"Round", 11},
+    {"Sin", 7}, {"Cos", 7}, {"Tan", 7}, {"Asin", 7},
+    {"Acos", 7}, {"Atan", 7}, {"Sinh", 9}, {"Cosh", 9},
+    {"Asinh", 9}, {"Acosh", 9}, {"Atanh", 9}, {"Softplus", 1},
+    {"Softsign", 1}, {"Mish", 18}, {"IsNaN", 9}, {"IsInf", 10},
+    {"Not", 1}, {"LeakyRelu", 1}, {"Elu", 1}, {"Selu", 1},
+    {"Celu", 12}, {"HardSigmoid", 1}, {"ThresholdedRelu", 10}, {"Shrink", 9},
+    {"PRelu", 7}, {"Equal", 7}, {"Greater", 7}, {"Less", 7},
+    {"GreaterOrEqual", 12}, {"LessOrEqual", 12}, {"And", 7}, {"Or", 7},
+    {"Xor", 7}, {"Mod", 10}, {"Max", 1}, {"Min", 1},
+    {"Sum", 1}, {"Mean", 1}, {"ReduceMax", 1}, {"ReduceMin", 1},
+    {"ReduceProd", 1}, {"ReduceL1", 1}, {"ReduceL2", 1}, {"ReduceLogSum", 1},
+    {"ReduceLogSumExp", 1}, {"ReduceSumSquare", 1}, {"ArgMax", 1}, {"ArgMin", 1},
+    {"LogSoftmax", 1}, {"Hardmax", 1}, {"InstanceNormalization", 1}, {"Size", 1},
+    {"Expand", 8}, {"Tile", 6}, {"Pad", 1}, {"DepthToSpace", 1}, {"SpaceToDepth", 1},
+    {"Trilu", 14}, {"CumSum", 11}, {"Range", 11},
 };
 
 int64_t gr_op_first_opset(const char *op)
@@ -173,6 +192,11 @@ static const dropped_attr dropped[] = {
     {"Relu", "consumed_inputs", 5},                {"Sigmoid", "consumed_inputs", 5},
     {"Tanh", "consumed_inputs", 5},                {"Sqrt", "consumed_inputs", 5},
     {"Reciprocal", "consumed_inputs", 5},          {"Clip", "consumed_inputs", 5},
+    {"Abs", "consumed_inputs", 5}, {"Neg", "consumed_inputs", 5}, {"Exp", "consumed_inputs", 5},
+    {"Log", "consumed_inputs", 5}, {"Ceil", "consumed_inputs", 5}, {"Floor", "consumed_inputs", 5},
+    {"LeakyRelu", "consumed_inputs", 5}, {"Elu", "consumed_inputs", 5}, {"Selu", "consumed_inputs", 5},
+    {"HardSigmoid", "consumed_inputs", 5}, {"Max", "consumed_inputs", 5}, {"InstanceNormalization", "consumed_inputs", 5}, {"Min", "consumed_inputs", 5},
+    {"Sum", "consumed_inputs", 5}, {"Mean", "consumed_inputs", 5},
 };
 
 bool gr_infer_dropped_attrs(gr_ictx *c)

@@ -344,3 +344,52 @@ bool gr_infer_reduce(gr_ictx *c)
     }
     return gr_iout(c, 0, x->elem_type, n, s);
 }
+
+/* ArgMax, ArgMin: int64 positions along `axis` (select_last_index from
+ * opset 12 picks the last of equal extremes). */
+bool gr_infer_argminmax(gr_ictx *c)
+{
+    const gr_type *x;
+    if (!gr_iin_req(c, 0, "data", &x)) return false;
+    if (x->ndim < 1) return gr_ifail(c, "input data is a scalar; it needs rank >= 1");
+    if (x->elem_type == GR_BOOL || !gr_elem_type_size(x->elem_type))
+        return gr_ifail(c, "input data is %s; %s is defined for numbers only",
+                        gr_elem_type_name(x->elem_type), c->n->op_type);
+    int axis;
+    if (!gr_iaxis(c, gr_iattr_int(c, "axis", 0), x->ndim, "attribute 'axis'", &axis)) return false;
+    const gr_attr *sl = gr_node_attr(c->n, "select_last_index");
+    if (sl && (sl->kind != GR_ATTR_INT || (sl->i != 0 && sl->i != 1)))
+        return gr_ifail(c, "attribute 'select_last_index' must be 0 or 1");
+    if (sl && c->opset < 12)
+        return gr_ifail(c, "attribute 'select_last_index' is not defined at opset %" PRId64
+                           " (from 12 on)", c->opset);
+    bool keep = gr_iattr_int(c, "keepdims", 1) != 0;
+    int64_t s[GR_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (i != axis) s[n++] = x->shape[i];
+        else if (keep) s[n++] = 1;
+    }
+    return gr_iout(c, 0, GR_INT64, n, s);
+}
+
+/* InstanceNormalization: X [N, C, D1, ...] (rank >= 3), scale and B [C]. */
+bool gr_infer_instancenorm(gr_ictx *c)
+{
+    const gr_type *x, *s, *b;
+    if (!gr_iin_req(c, 0, "input", &x) || !gr_iin_req(c, 1, "scale", &s) ||
+        !gr_iin_req(c, 2, "B", &b))
+        return false;
+    if (x->ndim < 3)
+        return gr_ifail(c, "input has rank %d; it must be [N, C, D1, ...] (rank >= 3)", x->ndim);
+    const gr_type *p[2] = {s, b};
+    const char *names[2] = {"scale", "B"};
+    for (int k = 0; k < 2; k++) {
+        if (p[k]->ndim != 1 || p[k]->shape[0] != x->shape[1])
+            return gr_ifail(c, "input %s must be [C] = [%" PRId64 "]", names[k], x->shape[1]);
+        if (p[k]->elem_type != x->elem_type)
+            return gr_ifail(c, "input %s is %s, input is %s: they need one element type", names[k],
+                            gr_elem_type_name(p[k]->elem_type), gr_elem_type_name(x->elem_type));
+    }
+    return gr_iout(c, 0, x->elem_type, x->ndim, x->shape);
+}

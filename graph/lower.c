@@ -10,8 +10,9 @@ static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.on
 
 const gr_lower_rule *gr_lower_rule_for(const char *domain, const char *op_type)
 {
-    static const gr_lower_rule *const tables[] = {gr_lower_rules_nn, gr_lower_rules_elemwise,
-                                                  gr_lower_rules_tensor, gr_lower_rules_layout};
+    static const gr_lower_rule *const tables[] = {
+        gr_lower_rules_nn,   gr_lower_rules_elemwise, gr_lower_rules_tensor, gr_lower_rules_layout,
+        gr_lower_rules_math, gr_lower_rules_compare,  gr_lower_rules_reduce, gr_lower_rules_movement};
     for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
         for (const gr_lower_rule *r = tables[t]; r->op_type; r++) {
             bool dom = default_domain(r->domain) ? default_domain(domain)
@@ -209,7 +210,8 @@ bool gr_op_runnable(const char *domain, const char *op_type, int64_t opset)
 {
     if (!domain || !op_type || !gr_op_supported(domain, op_type, opset)) return false;
     /* Inference always knows these outputs: they are folded, never run. */
-    if (default_domain(domain) && (strcmp(op_type, "Constant") == 0 || strcmp(op_type, "Shape") == 0))
+    if (default_domain(domain) && (strcmp(op_type, "Constant") == 0 || strcmp(op_type, "Shape") == 0 ||
+                                   strcmp(op_type, "Size") == 0))
         return true;
     return gr_lower_rule_for(domain, op_type) != NULL;
 }

@@ -61,6 +61,14 @@ typedef struct {
 extern const gr_lower_rule gr_lower_rules_nn[];
 extern const gr_lower_rule gr_lower_rules_elemwise[];
 extern const gr_lower_rule gr_lower_rules_tensor[];
+/* lower_math.c (unary functions, activations, PRelu), lower_compare.c
+ * (comparisons, logic), lower_reduce.c (Reduce*, ArgMax, ArgMin). */
+extern const gr_lower_rule gr_lower_rules_math[];
+extern const gr_lower_rule gr_lower_rules_compare[];
+extern const gr_lower_rule gr_lower_rules_reduce[];
+/* lower_movement.c (Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Trilu,
+ * Range, CumSum). */
+extern const gr_lower_rule gr_lower_rules_movement[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

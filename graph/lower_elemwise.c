@@ -1,9 +1,12 @@
 /* graph/lower_elemwise.c — elementwise operators: unary functions, binary
- * arithmetic with numpy broadcasting, Clip, Where, Cast.
+ * arithmetic with numpy broadcasting, Mod, the variadic Max, Min, Mean and
+ * Sum, Clip, Where, Cast. (More unary functions: lower_math.c;
+ * comparisons: lower_compare.c.)
  *
  * FLOPs: one per arithmetic operation per output element (exp, erf, tanh,
- * sqrt, pow and divisions count 1 each); Cast and Where count 0: they
- * move values and compute nothing. */
+ * sqrt, pow and divisions count 1 each; a variadic operator of n inputs
+ * n - 1, Mean n); Cast and Where count 0: they move values and compute
+ * nothing. */
 #include "graph/infer_internal.h"
 #include "graph/lower.h"
 
@@ -37,6 +40,12 @@ static const char *attr_str(const gr_node *n, const char *name, const char *dflt
 {
     const gr_attr *a = gr_node_attr(n, name);
     return a && a->kind == GR_ATTR_STRING && a->s.data ? a->s.data : dflt;
+}
+
+static int64_t attr_int(const gr_node *n, const char *name, int64_t dflt)
+{
+    const gr_attr *a = gr_node_attr(n, name);
+    return a && a->kind == GR_ATTR_INT ? a->i : dflt;
 }
 
 static float attr_float(const gr_node *n, const char *name, float dflt)
@@ -180,6 +189,65 @@ static bool lower_binary(gr_lctx *c)
     return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
+/* ---------------- Mod ---------------- */
+
+/* Mod: fmod=1 keeps the dividend's sign (C's fmod and %), fmod=0 (integers
+ * only, checked by inference) the divisor's (Python's %). A zero divisor,
+ * which ONNX leaves undefined, gives 0, and so does INT_MIN mod -1 (the
+ * remainder of every division by -1), instead of the processor's trap:
+ * the division never sees 0 or -1. */
+static te_expr *mod_expr(gr_lctx *c, const lout *o, te_expr *a, te_expr *b)
+{
+    if (te_dtype_is_float(o->dt)) {
+        te_expr *args[2] = {a, b};
+        return te_call(TE_INTRIN_FMOD, 2, args);
+    }
+    te_expr *zero = te_const(c->ctx, o->dt, 0), *one = te_const(c->ctx, o->dt, 1);
+    te_expr *trivial = te_eq(b, zero);
+    if (o->dt.code != TE_UINT) trivial = te_or(trivial, te_eq(b, te_const(c->ctx, o->dt, -1)));
+    te_expr *bs = te_select(trivial, one, b);
+    te_expr *r = attr_int(c->n, "fmod", 0) ? te_sub(a, te_mul(te_div(a, bs), bs))
+                                           : te_floormod(a, bs);
+    return te_select(trivial, zero, r);
+}
+
+static bool lower_mod(gr_lctx *c)
+{
+    te_tensor *A, *B;
+    lout o;
+    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !out0(c, &o)) return false;
+    c->flops += numel(&o);
+    return gr_lout(c, 0, o.nd, o.ax, mod_expr(c, &o, bread(c, A, 0, &o), bread(c, B, 1, &o)));
+}
+
+/* ---------------- Max, Min, Mean, Sum ---------------- */
+
+/* Every input broadcast to the output, combined left to right. */
+static bool lower_variadic(gr_lctx *c)
+{
+    lout o;
+    if (!out0(c, &o)) return false;
+    const char *op = c->n->op_type;
+    te_expr *y = NULL;
+    for (int k = 0; k < c->n_inputs; k++) {
+        te_tensor *X;
+        if (!gr_lin(c, k, "data", &X)) return false;
+        te_expr *x = bread(c, X, k, &o);
+        if (!y)
+            y = x;
+        else if (strcmp(op, "Max") == 0)
+            y = te_max(y, x);
+        else if (strcmp(op, "Min") == 0)
+            y = te_min(y, x);
+        else
+            y = te_add(y, x);
+    }
+    bool mean = strcmp(op, "Mean") == 0;
+    if (mean) y = te_div(y, te_const(c->ctx, o.dt, c->n_inputs));
+    c->flops += (double)(c->n_inputs - 1 + mean) * numel(&o);
+    return gr_lout(c, 0, o.nd, o.ax, y);
+}
+
 /* ---------------- Clip ---------------- */
 
 /* A bound of Clip: input k (a scalar tensor) from opset 11, the attribute
@@ -268,5 +336,10 @@ const gr_lower_rule gr_lower_rules_elemwise[] = {
     {"", "Clip", lower_clip, 0, 0},
     {"", "Cast", lower_cast, 0, 0},
     {"", "Where", lower_where, 0, 0},
+    {"", "Mod", lower_mod, 0, 0},
+    {"", "Max", lower_variadic, 0, 0},
+    {"", "Min", lower_variadic, 0, 0},
+    {"", "Mean", lower_variadic, 0, 0},
+    {"", "Sum", lower_variadic, 0, 0},
     {0},
 };

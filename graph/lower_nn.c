@@ -1,5 +1,6 @@
 /* graph/lower_nn.c — convolution, pooling, matrix products,
- * normalization, reductions and softmax.
+ * normalization, Softmax, LogSoftmax and Hardmax (the Reduce operators:
+ * lower_reduce.c).
  *
  * A te reduction must be the whole body of its compute, so every
  * operator that combines a reduction with other arithmetic (bias, alpha,
@@ -677,6 +678,33 @@ static bool lower_batchnorm(gr_lctx *c)
     return bn_running(c, 1, M, mo.sum, inv, momentum) && bn_running(c, 2, V, mo.dev, inv, momentum);
 }
 
+/* InstanceNormalization: each (n, c) plane normalized over its spatial
+ * dimensions, then scale[c] x + B[c]. */
+static bool lower_instancenorm(gr_lctx *c)
+{
+    te_tensor *X, *Sc, *Bb;
+    te_dtype dt;
+    int nd;
+    int64_t shape[TE_MAX_DIMS];
+    te_expr *ax[TE_MAX_DIMS];
+    if (!gr_lin(c, 0, "input", &X) || !gr_lin(c, 1, "scale", &Sc) || !gr_lin(c, 2, "B", &Bb) ||
+        !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+        return false;
+    if (!te_dtype_is_float(dt))
+        return gr_lfail(c, "input has element type %s (InstanceNormalization needs floats)",
+                        te_dtype_str(dt));
+    bool mask[TE_MAX_DIMS];
+    for (int d = 0; d < nd; d++) mask[d] = d >= 2;
+    moments mo;
+    if (!moments_of(c, X, mask, dt, &mo)) return false;
+    te_ctx *ctx = c->ctx;
+    te_expr *eps = te_const(ctx, dt, attr_float(c, "epsilon", 1e-5));
+    te_expr *xn = te_div(te_sub(te_read_n(X, nd, ax), moments_mean(&mo, ax)),
+                         te_sqrt(te_add(moments_var(&mo, ax), eps)));
+    c->flops += 6.0 * (double)numel(nd, shape);
+    return gr_lout(c, 0, nd, ax, te_add(te_mul(xn, te_read(Sc, ax[1])), te_read(Bb, ax[1])));
+}
+
 static bool lower_layernorm(gr_lctx *c)
 {
     te_tensor *X, *Sc, *Bb = NULL;
@@ -752,70 +780,51 @@ static bool lower_softmax(gr_lctx *c)
     te_tensor *S = reduce_stage(c, "sum", &b, TE_REDUCE_SUM, te_read_n(E, nd, b.idx));
     if (!S) return false;
     c->flops += 5.0 * (double)numel(nd, shape);
+    if (strcmp(c->n->op_type, "LogSoftmax") == 0) {
+        /* (x - max) - log(sum): no log of an underflowed exp. */
+        c->flops += 2.0 * (double)numel(nd, shape);
+        te_expr *shifted = te_sub(te_read_n(X, nd, ax), read_stat(M, mask, ax));
+        return gr_lout(c, 0, nd, ax, te_sub(shifted, te_log(read_stat(S, mask, ax))));
+    }
     return gr_lout(c, 0, nd, ax, te_div(te_read_n(E, nd, ax), read_stat(S, mask, ax)));
 }
 
-/* ---------------- ReduceSum, ReduceMean ---------------- */
-
-/* Which dimensions the node reduces; *noop when it reduces none. */
-static bool reduce_mask(gr_lctx *c, int rank, bool *mask, bool *noop)
-{
-    bool axes_input = c->opset >= (strcmp(c->n->op_type, "ReduceSum") == 0 ? 13 : 18);
-    int64_t axes[TE_MAX_DIMS];
-    int na = 0;
-    if (axes_input) {
-        if (c->n_inputs > 1 && c->tin[1]) {
-            if (!c->cin[1] || !gr_tensor_ints(c->cin[1], axes, TE_MAX_DIMS, &na))
-                return gr_lfail(c, "input 1 (axes) must be a known int64 tensor of at most %d "
-                                   "values",
-                                TE_MAX_DIMS);
-        }
-    } else if (!attr_ints(c, "axes", axes, TE_MAX_DIMS, &na)) {
-        na = 0;
-    }
-    *noop = na == 0 && axes_input && attr_int(c, "noop_with_empty_axes", 0) != 0;
-    for (int d = 0; d < rank; d++) mask[d] = na == 0;
-    for (int i = 0; i < na; i++) mask[axes[i] < 0 ? axes[i] + rank : axes[i]] = true;
-    return true;
-}
-
-static bool lower_reduce(gr_lctx *c)
+/* Hardmax: 1 at the first maximum along `axis` (before opset 13: of each
+ * row of the matrix the dimensions from `axis` on flatten to), 0
+ * elsewhere. The first maximum is the smallest row-major position within
+ * the reduced dimensions that holds the maximum. */
+static bool lower_hardmax(gr_lctx *c)
 {
     te_tensor *X;
     te_dtype dt;
     int nd;
     int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *sax[TE_MAX_DIMS], *xi[TE_MAX_DIMS], *r[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "data", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
-    int rank = gr_lin_rank(c, 0);
-    bool mask[TE_MAX_DIMS] = {false}, noop = false;
-    if (!reduce_mask(c, rank, mask, &noop)) return false;
-    if (noop || rank == 0) return gr_lout(c, 0, nd, ax, te_read_n(X, X->ndim, ax));
-    bool keep = attr_int(c, "keepdims", 1) != 0, mean = strcmp(c->n->op_type, "ReduceMean") == 0;
-    int64_t rshape[TE_MAX_DIMS];
-    int nr = 0;
-    for (int d = 0; d < rank; d++)
-        if (mask[d]) rshape[nr++] = X->shape[d];
-    if (!gr_lfresh_axes(c, "r", true, nr, rshape, r)) return false;
-    if (mean && !gr_lfresh_axes(c, "a", false, nd, shape, sax)) return false;
-    te_expr *const *oax = mean ? sax : ax;
-    /* Output dimensions follow the kept ones (and the reduced ones with keepdims). */
-    for (int d = 0, o = 0, k = 0; d < rank; d++) {
-        if (mask[d]) {
-            xi[d] = r[k++];
-            if (keep) o++;
-        } else {
-            xi[d] = oax[o++];
-        }
+    te_expr *ax[TE_MAX_DIMS];
+    if (!gr_lin(c, 0, "input", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    int rank = gr_lin_rank(c, 0) > 0 ? gr_lin_rank(c, 0) : 1;
+    int64_t axis = attr_int(c, "axis", c->opset >= 13 ? -1 : 1);
+    if (axis < 0) axis += rank;
+    bool mask[TE_MAX_DIMS];
+    for (int d = 0; d < nd; d++) mask[d] = c->opset >= 13 ? d == axis : d >= axis;
+    te_ctx *ctx = c->ctx;
+    red_iter a, b;
+    if (!red_iter_init(c, nd, X->shape, mask, &a)) return false;
+    te_tensor *M = reduce_stage(c, "max", &a, TE_REDUCE_MAX, te_read_n(X, nd, a.idx));
+    if (!M || !red_iter_init(c, nd, X->shape, mask, &b)) return false;
+    /* The row-major position of an index within the reduced dimensions. */
+    te_expr *pos_b = te_int(ctx, 0), *pos_o = te_int(ctx, 0);
+    for (int d = 0; d < nd; d++) {
+        if (!mask[d]) continue;
+        pos_b = te_add(te_mul(pos_b, te_int(ctx, X->shape[d])), b.idx[d]);
+        pos_o = te_add(te_mul(pos_o, te_int(ctx, X->shape[d])), ax[d]);
     }
-    te_expr *sum = te_reduce_n(TE_REDUCE_SUM, te_read_n(X, rank, xi), nr, r);
-    c->flops += (double)numel(rank, X->shape);
-    if (!mean) return gr_lout(c, 0, nd, ax, sum);
-    te_tensor *S = gr_lstage(c, "sum", nd, sax, sum);
-    if (!S) return false;
-    c->flops += (double)numel(nd, shape);
-    te_expr *n = te_const(c->ctx, dt, (double)numel(nr, rshape));
-    return gr_lout(c, 0, nd, ax, te_div(te_read_n(S, nd, ax), n));
+    te_expr *hit = te_eq(te_read_n(X, nd, b.idx), read_stat(M, mask, b.idx));
+    te_tensor *F = reduce_stage(c, "first", &b, TE_REDUCE_MIN,
+                                te_select(hit, pos_b, te_int(ctx, b.count)));
+    if (!F) return false;
+    c->flops += 2.0 * (double)numel(nd, shape);
+    te_expr *y = te_select(te_eq(pos_o, read_stat(F, mask, ax)), te_const(ctx, dt, 1), te_const(ctx, dt, 0));
+    return gr_lout(c, 0, nd, ax, y);
 }
 
 const gr_lower_rule gr_lower_rules_nn[] = {
@@ -832,9 +841,9 @@ const gr_lower_rule gr_lower_rules_nn[] = {
     {"loom", "GlobalAveragePoolNCHWc", lower_global_pool, 0, 0},
     {"loom", "GlobalMaxPoolNCHWc", lower_global_pool, 0, 0},
     {"", "Softmax", lower_softmax, 0, 0},
+    {"", "LogSoftmax", lower_softmax, 0, 0},
+    {"", "Hardmax", lower_hardmax, 0, 0},
+    {"", "InstanceNormalization", lower_instancenorm, 0, 0},
     {"", "LayerNormalization", lower_layernorm, 0, 0},
-    /* Axes became an input: ReduceSum at opset 13, ReduceMean at 18. */
-    {"", "ReduceSum", lower_reduce, 1u << 1, 13},
-    {"", "ReduceMean", lower_reduce, 1u << 1, 18},
     {0},
 };

@@ -15,13 +15,30 @@ static bool in_list(const char *op, const char *const *list)
 static const char *const elemwise_ops[] = {"Relu", "Clip", "Sigmoid", "Tanh", "Erf", "Gelu",
                                            "HardSwish", "Sqrt", "Reciprocal", "Cast", "Identity",
                                            /* a fill, like TVM's `full` */
-                                           "ConstantOfShape", NULL};
-static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", NULL};
+                                           "ConstantOfShape",
+                                           /* graph/lower_math.c */
+                                           "Abs", "Neg", "Sign", "Exp", "Log", "Ceil", "Floor",
+                                           "Round", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
+                                           "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
+                                           "Softsign", "Mish", "IsNaN", "IsInf", "Not",
+                                           "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid",
+                                           "ThresholdedRelu", "Shrink",
+                                           /* a fill from scalars */
+                                           "Range", NULL};
+/* Elementwise when no input broadcasts. */
+static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Mod",
+                                         "PRelu", "Equal", "Greater", "GreaterOrEqual", "Less",
+                                         "LessOrEqual", "And", "Or", "Xor", "Max", "Min",
+                                         "Mean", "Sum", NULL};
 static const char *const injective_ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                             "Transpose", "Concat", "Split", "Slice", "Gather",
-                                            NULL};
-static const char *const reduce_ops[] = {"ReduceMean", "ReduceSum", "Softmax",
-                                         "LayerNormalization", NULL};
+                                            "Expand", "Tile", "Pad", "DepthToSpace",
+                                            "SpaceToDepth", "Trilu", NULL};
+static const char *const reduce_ops[] = {
+    "ReduceMean", "ReduceSum",  "ReduceMax",       "ReduceMin",       "ReduceProd",
+    "ReduceL1",   "ReduceL2",   "ReduceLogSum",    "ReduceLogSumExp", "ReduceSumSquare",
+    "ArgMax",     "ArgMin",     "Softmax",         "LayerNormalization", "LogSoftmax",
+    "Hardmax",    "InstanceNormalization", "CumSum", NULL};
 static const char *const out_fusable_ops[] = {"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
                                               "GlobalAveragePool", "GlobalMaxPool", NULL};
 

@@ -481,7 +481,7 @@ static void case_vector_in_place(const cgc_backend *be) {
 static te_expr *math_expr(te_ctx *ctx, te_expr *a, int lanes) {
 #define K(v) (lanes > 1 ? tir_broadcast(te_float(ctx, (v)), lanes) : te_float(ctx, (v)))
     te_expr *abs1 = te_add(te_fabs(a), K(1.0));
-    te_expr *a4 = te_mul(a, K(4.0));
+    te_expr *a4 = te_mul(a, K(4.0)), *half = te_mul(a, K(0.5));
     te_expr *terms[] = {
         te_sigmoid(a),
         te_mul(te_exp(a), te_tanh(a)),
@@ -494,6 +494,21 @@ static te_expr *math_expr(te_ctx *ctx, te_expr *a, int lanes) {
         te_select(te_lt(a, K(0.0)), K(-1.0), K(1.0)),
         te_min(a, K(0.25)),
         te_max(a, K(-0.25)),
+        /* rint: ties to even (2.5 -> 2), not C round's away from zero */
+        te_call(TE_INTRIN_RINT, 1, &a4),
+        te_call(TE_INTRIN_RINT, 1, (te_expr *[]){K(2.5)}),
+        te_call(TE_INTRIN_FMOD, 2, (te_expr *[]){a4, K(0.75)}),
+        te_call(TE_INTRIN_SIN, 1, &a),
+        te_call(TE_INTRIN_COS, 1, &a),
+        te_call(TE_INTRIN_TAN, 1, &a),
+        te_call(TE_INTRIN_ASIN, 1, &half),
+        te_call(TE_INTRIN_ACOS, 1, &half),
+        te_call(TE_INTRIN_ATAN, 1, &a4),
+        te_call(TE_INTRIN_SINH, 1, &a),
+        te_call(TE_INTRIN_COSH, 1, &a),
+        te_call(TE_INTRIN_ASINH, 1, &a4),
+        te_call(TE_INTRIN_ACOSH, 1, &abs1),
+        te_call(TE_INTRIN_ATANH, 1, &half),
     };
 #undef K
     te_expr *sum = terms[0];
@@ -505,7 +520,9 @@ static te_expr *math_expr(te_ctx *ctx, te_expr *a, int lanes) {
 static double math_ref(double x) {
     return 1 / (1 + exp(-x)) + exp(x) * tanh(x) + sqrt(fabs(x)) + pow(fabs(x) + 1, 1.5) + erf(x) +
            floor(4 * x) + ceil(4 * x) + log(fabs(x) + 1) + (x < 0 ? -1 : 1) + (x < 0.25 ? x : 0.25) +
-           (x > -0.25 ? x : -0.25);
+           (x > -0.25 ? x : -0.25) + nearbyint(4 * x) + 2 + fmod(4 * x, 0.75) + sin(x) + cos(x) +
+           tan(x) + asin(x / 2) + acos(x / 2) + atan(4 * x) + sinh(x) + cosh(x) + asinh(4 * x) +
+           acosh(fabs(x) + 1) + atanh(x / 2);
 }
 
 /* Every intrinsic, select, min/max and a LIKELY guard, scalar and in

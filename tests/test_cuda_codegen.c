@@ -110,6 +110,50 @@ static void test_unroll_pragma(void **state) {
     check(&c, s, "cuda", needles);
 }
 
+/* Every math intrinsic in one kernel, float32 and float64: the names CUDA's
+ * math library gives them (rint rounds ties to even, as ONNX's Round),
+ * compiled by NVRTC. */
+static void test_math_intrinsics(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    for (int wide = 0; wide < 2; wide++) {
+        te_ctx *ctx = te_ctx_new();
+        te_dtype t = wide ? TE_FLOAT64 : TE_FLOAT32;
+        te_tensor *A = te_placeholder(ctx, "A", t, TE_SHAPE(256));
+        te_expr *i = te_axis(ctx, "i", 256);
+        te_expr *a = te_read(A, i), *h = te_mul(a, te_const(ctx, t, 0.5));
+        te_expr *a1 = te_add(te_fabs(a), te_const(ctx, t, 1));
+        te_expr *sum = te_call(TE_INTRIN_FMOD, 2, (te_expr *[]){a, te_const(ctx, t, 0.75)});
+        const te_intrin on_a[] = {TE_INTRIN_RINT, TE_INTRIN_SIN,   TE_INTRIN_COS, TE_INTRIN_TAN,
+                                  TE_INTRIN_ATAN, TE_INTRIN_SINH,  TE_INTRIN_COSH, TE_INTRIN_ASINH,
+                                  TE_INTRIN_FLOOR, TE_INTRIN_CEIL, TE_INTRIN_EXP};
+        const te_intrin on_h[] = {TE_INTRIN_ASIN, TE_INTRIN_ACOS, TE_INTRIN_ATANH};
+        for (size_t k = 0; k < sizeof on_a / sizeof *on_a; k++) sum = te_add(sum, te_call(on_a[k], 1, &a));
+        for (size_t k = 0; k < sizeof on_h / sizeof *on_h; k++) sum = te_add(sum, te_call(on_h[k], 1, &h));
+        sum = te_add(sum, te_call(TE_INTRIN_ACOSH, 1, &a1));
+        te_tensor *B = te_compute(ctx, "B", TE_AXES(i), sum);
+        assert_non_null(B);
+        sch_schedule *s = sch_create(ctx, 1, &B);
+        te_expr *bx, *tx;
+        assert_int_equal(sch_split(s, B, B->axes[0], 64, &bx, &tx), 0);
+        assert_int_equal(sch_bind(s, B, bx, "blockIdx.x"), 0);
+        assert_int_equal(sch_bind(s, B, tx, "threadIdx.x"), 0);
+        rt_module *m = cg_build(s, 2, (te_tensor *[]){A, B}, "cuda", NULL);
+        if (!m) fail_msg("%s", te_ctx_errmsg(ctx));
+        const char *src = rt_module_get_text(m, "source");
+        const char *names[] = {"rint", "fmod", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+                               "cosh", "asinh", "acosh", "atanh"};
+        for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+            char call[16];
+            snprintf(call, sizeof call, "%s%s(", names[k], wide ? "" : "f");
+            if (!strstr(src, call)) fail_msg("source lacks '%s':\n%s", call, src);
+        }
+        assert_non_null(rt_module_get_text(m, "ptx"));
+        rt_module_free(m);
+        te_ctx_free(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_naive),
@@ -120,6 +164,7 @@ int main(void) {
         cmocka_unit_test(test_conv2d_naive),
         cmocka_unit_test(test_conv2d_shared),
         cmocka_unit_test(test_unroll_pragma),
+        cmocka_unit_test(test_math_intrinsics),
     };
     return tu_run_group(tests);
 }

@@ -200,6 +200,21 @@ static void print_call(cg_c_emitter *em, const te_expr *e) {
     case TE_INTRIN_ERF: name = f ? "erff" : "erf"; break;
     case TE_INTRIN_FLOOR: name = f ? "floorf" : "floor"; break;
     case TE_INTRIN_CEIL: name = f ? "ceilf" : "ceil"; break;
+    /* rint rounds ties to even in the default rounding mode, which
+     * generated code never changes. */
+    case TE_INTRIN_RINT: name = f ? "rintf" : "rint"; break;
+    case TE_INTRIN_FMOD: name = f ? "fmodf" : "fmod"; break;
+    case TE_INTRIN_SIN: name = f ? "sinf" : "sin"; break;
+    case TE_INTRIN_COS: name = f ? "cosf" : "cos"; break;
+    case TE_INTRIN_TAN: name = f ? "tanf" : "tan"; break;
+    case TE_INTRIN_ASIN: name = f ? "asinf" : "asin"; break;
+    case TE_INTRIN_ACOS: name = f ? "acosf" : "acos"; break;
+    case TE_INTRIN_ATAN: name = f ? "atanf" : "atan"; break;
+    case TE_INTRIN_SINH: name = f ? "sinhf" : "sinh"; break;
+    case TE_INTRIN_COSH: name = f ? "coshf" : "cosh"; break;
+    case TE_INTRIN_ASINH: name = f ? "asinhf" : "asinh"; break;
+    case TE_INTRIN_ACOSH: name = f ? "acoshf" : "acosh"; break;
+    case TE_INTRIN_ATANH: name = f ? "atanhf" : "atanh"; break;
     default:
         cg_c_fail(em, "intrinsic %d in function '%s' is unknown to the c target", (int)op, em->func);
         return;

@@ -32,6 +32,9 @@ static const char *const reserved[] = {
     "NULL", "NAN", "INFINITY", "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
     "uint16_t", "uint32_t", "uint64_t", "exp", "expf", "log", "logf", "sqrt", "sqrtf", "tanh",
     "tanhf", "fabs", "fabsf", "pow", "powf", "erf", "erff", "floor", "floorf", "ceil", "ceilf",
+    "rint", "rintf", "fmod", "fmodf", "sin", "sinf", "cos", "cosf", "tan", "tanf", "asin", "asinf",
+    "acos", "acosf", "atan", "atanf", "sinh", "sinhf", "cosh", "coshf", "asinh", "asinhf", "acosh",
+    "acoshf", "atanh", "atanhf",
     "free", "aligned_alloc", "malloc", "rt_parallel_for", "errno", "main", "abs", "min", "max",
     "signbit", "isnan", "isinf", "assert", "offsetof", "alignas", "alignof",
 };

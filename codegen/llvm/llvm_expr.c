@@ -440,7 +440,22 @@ static LLVMValueRef call(cg_llvm_emitter *em, const te_expr *e) {
         LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.pow", &ty, 1, &fty);
         return fn ? LLVMBuildCall2(em->b, fty, fn, a, 2, "pow") : NULL;
     }
+    /* The default rounding mode (never changed by generated code) rounds
+     * ties to even, as ONNX's Round does. */
+    case TE_INTRIN_RINT: return call1(em, "llvm.rint", a[0]);
+    case TE_INTRIN_FMOD: return LLVMBuildFRem(em->b, a[0], a[1], "fmod"); /* C's fmod */
     case TE_INTRIN_TANH: return libm_call(em, f ? "tanhf" : "tanh", 1, a);
+    case TE_INTRIN_SIN: return libm_call(em, f ? "sinf" : "sin", 1, a);
+    case TE_INTRIN_COS: return libm_call(em, f ? "cosf" : "cos", 1, a);
+    case TE_INTRIN_TAN: return libm_call(em, f ? "tanf" : "tan", 1, a);
+    case TE_INTRIN_ASIN: return libm_call(em, f ? "asinf" : "asin", 1, a);
+    case TE_INTRIN_ACOS: return libm_call(em, f ? "acosf" : "acos", 1, a);
+    case TE_INTRIN_ATAN: return libm_call(em, f ? "atanf" : "atan", 1, a);
+    case TE_INTRIN_SINH: return libm_call(em, f ? "sinhf" : "sinh", 1, a);
+    case TE_INTRIN_COSH: return libm_call(em, f ? "coshf" : "cosh", 1, a);
+    case TE_INTRIN_ASINH: return libm_call(em, f ? "asinhf" : "asinh", 1, a);
+    case TE_INTRIN_ACOSH: return libm_call(em, f ? "acoshf" : "acosh", 1, a);
+    case TE_INTRIN_ATANH: return libm_call(em, f ? "atanhf" : "atanh", 1, a);
     case TE_INTRIN_ERF: return f ? erf_f32(em, a[0], lanes_of(e)) : libm_call(em, "erf", 1, a);
     case TE_INTRIN_SIGMOID: {
         LLVMTypeRef ty = LLVMTypeOf(a[0]);

@@ -57,6 +57,14 @@ static int define_runtime(te_ctx *ctx, LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef j
         KS("fmaf", (float (*)(float, float, float))fmaf),
         KS("fma", (double (*)(double, double, double))fma),
         KS("fmodf", (f2)fmodf), KS("fmod", (d2)fmod),
+        KS("rintf", (f1)rintf), KS("rint", (d1)rint),
+        KS("sinf", (f1)sinf), KS("sin", (d1)sin), KS("cosf", (f1)cosf), KS("cos", (d1)cos),
+        KS("tanf", (f1)tanf), KS("tan", (d1)tan), KS("asinf", (f1)asinf), KS("asin", (d1)asin),
+        KS("acosf", (f1)acosf), KS("acos", (d1)acos), KS("atanf", (f1)atanf),
+        KS("atan", (d1)atan), KS("sinhf", (f1)sinhf), KS("sinh", (d1)sinh),
+        KS("coshf", (f1)coshf), KS("cosh", (d1)cosh), KS("asinhf", (f1)asinhf),
+        KS("asinh", (d1)asinh), KS("acoshf", (f1)acoshf), KS("acosh", (d1)acosh),
+        KS("atanhf", (f1)atanhf), KS("atanh", (d1)atanh),
     };
     enum { N = sizeof syms / sizeof syms[0] };
     LLVMOrcCSymbolMapPair pairs[N];

@@ -179,7 +179,14 @@ const char *te_expr_kind_name(te_expr_kind k);
     X(SIGMOID, "sigmoid", 1) X(ERF, "erf", 1)                              \
     X(FLOOR, "floor", 1) X(CEIL, "ceil", 1)                                \
     X(LIKELY, "likely", 1) /* bool hint: a guard that is usually true;     \
-                              loop partition splits on it */
+                              loop partition splits on it */              \
+    /* after LIKELY, so that the numbers above stay what they were */      \
+    X(RINT, "rint", 1) /* nearest integer, ties to even (not C round) */   \
+    X(FMOD, "fmod", 2) /* C fmod: a - b trunc(a / b), a's sign */          \
+    X(SIN, "sin", 1) X(COS, "cos", 1) X(TAN, "tan", 1)                     \
+    X(ASIN, "asin", 1) X(ACOS, "acos", 1) X(ATAN, "atan", 1)               \
+    X(SINH, "sinh", 1) X(COSH, "cosh", 1) X(ASINH, "asinh", 1)             \
+    X(ACOSH, "acosh", 1) X(ATANH, "atanh", 1)
 
 typedef enum {
 #define TE_X_INTRIN(n, s, a) TE_INTRIN_##n,

@@ -1,0 +1,797 @@
+/*
+ * graph/lower_math.c, lower_compare.c, lower_reduce.c and the variadic and
+ * Mod rules of lower_elemwise.c: one-node ONNX models (written here) run
+ * through gr_compile/gr_run on fresh random data, outputs poisoned first,
+ * against naive double references — what ONNX's backend suite leaves out
+ * (float64, integer types, non-default attributes, broadcasting of three
+ * inputs, ties of Round, NaN and infinities, zero divisors, ties of
+ * ArgMax, every Reduce with axes as attribute and as input) — and every
+ * refusal's message (infer_math.c, gr_infer_argminmax).
+ *
+ * Tolerance: float32 results within 2e-6 relative + 1e-6 absolute of the
+ * double reference of the same float32 inputs (libm's float functions are
+ * within a few ulp), float64 within 1e-12 relative + 1e-12 absolute; a
+ * reduction adds one rounding (2^-23, 2^-52) of the sum of the magnitudes
+ * it combined (at most 60 terms); integers and bools exactly; NaN matches
+ * NaN and an infinity the same infinity.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_writer.h"
+#include "testutil.h"
+
+static const DLDataType F32 = {kDLFloat, 32, 1}, F64 = {kDLFloat, 64, 1}, I8 = {kDLInt, 8, 1},
+                        I32 = {kDLInt, 32, 1}, I64 = {kDLInt, 64, 1}, U8 = {kDLUInt, 8, 1},
+                        BOOL = {kDLUInt, 1, 1};
+
+static int elem_of(DLDataType t)
+{
+    if (t.code == kDLFloat) return t.bits == 32 ? GR_FLOAT : GR_DOUBLE;
+    if (t.code == kDLUInt) return t.bits == 1 ? GR_BOOL : t.bits == 8 ? GR_UINT8 : t.bits == 16 ? GR_UINT16 : t.bits == 32 ? GR_UINT32 : GR_UINT64;
+    return t.bits == 8 ? GR_INT8 : t.bits == 16 ? GR_INT16 : t.bits == 32 ? GR_INT32 : GR_INT64;
+}
+
+/* The flat index of input shape s (rank n) that numpy broadcasting reads
+ * for flat output index o of shape os (rank on). */
+static int64_t bcast_index(int on, const int64_t *os, int64_t o, int n, const int64_t *s)
+{
+    int64_t idx[8], r = o;
+    for (int d = on - 1; d >= 0; d--) {
+        idx[d] = r % os[d];
+        r /= os[d];
+    }
+    int64_t flat = 0;
+    for (int d = 0; d < n; d++) flat = flat * s[d] + (s[d] == 1 ? 0 : idx[on - n + d]);
+    return flat;
+}
+
+/* scale: the sum of the magnitudes a reduction added (0 elsewhere), whose
+ * rounding the result carries. */
+static bool close_scaled(double got, double want, DLDataType t, double scale)
+{
+    if (isnan(want)) return isnan(got);
+    if (isinf(want)) return got == want;
+    if (t.code != kDLFloat) return got == want;
+    double rtol = t.bits == 32 ? 2e-6 : 1e-12, atol = t.bits == 32 ? 1e-6 : 1e-12;
+    double eps = t.bits == 32 ? 1.2e-7 : 2.3e-16;
+    return fabs(got - want) <= atol + rtol * fabs(want) + eps * scale;
+}
+
+static bool close_to(double got, double want, DLDataType t) { return close_scaled(got, want, t, 0); }
+
+static gr_exec *compile_ok(ow_model *w, gr_model **m)
+{
+    char *err = NULL;
+    gr_exec *e = ow_compile(w, m, &err);
+    if (!e) fail_msg("compile: %s", err);
+    free(err);
+    return e;
+}
+
+static void expect_error(ow_model *w, const char *a, const char *b)
+{
+    gr_model *m = NULL;
+    char *err = NULL;
+    gr_exec *e = ow_compile(w, &m, &err);
+    assert_null(e);
+    assert_non_null(err);
+    tu_assert_msg_has(err, a, b);
+    free(err);
+    gr_model_free(m);
+    ow_free(w);
+}
+
+/* ---------------- a one-node elementwise case ---------------- */
+
+#define MAXIN 4
+typedef double (*ref_fn)(const double *x);
+
+typedef struct {
+    const char *op;
+    int opset, nin;
+    DLDataType in_t, out_t;
+    int nd[MAXIN];
+    int64_t shape[MAXIN][4];
+    double lo, hi;
+    bool integral; /* inputs drawn as integers */
+} ecase;
+
+typedef void (*attr_fn)(ow_node *n);
+
+/* Runs the case on random inputs (`special`, when given, overwrites the
+ * first elements of input 0) and compares every output element with
+ * ref(inputs at its broadcast positions). */
+static void run_elem(uint64_t *rng, const ecase *c, attr_fn attrs, ref_fn ref, const double *special,
+                     int nspecial)
+{
+    ow_model *w = ow_new(c->opset);
+    char names[MAXIN][16], list[80] = "";
+    int on = 0;
+    int64_t os[4] = {1, 1, 1, 1};
+    for (int k = 0; k < c->nin; k++) {
+        snprintf(names[k], sizeof names[k], "x%d", k);
+        ow_input(w, names[k], elem_of(c->in_t), c->nd[k], c->shape[k]);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? "," : "", names[k]);
+        if (c->nd[k] > on) {
+            for (int d = 3; d >= 0; d--) os[d] = 1;
+            on = c->nd[k];
+        }
+    }
+    for (int k = 0; k < c->nin; k++)
+        for (int d = 0; d < c->nd[k]; d++) {
+            int64_t *o = &os[on - c->nd[k] + d];
+            if (c->shape[k][d] != 1) *o = c->shape[k][d];
+        }
+    ow_node *n = ow_node_add(w, "", c->op, list, "y");
+    if (attrs) attrs(n);
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = compile_ok(w, &m);
+    DLTensor *in[MAXIN];
+    for (int k = 0; k < c->nin; k++) {
+        in[k] = ow_tensor(c->in_t, c->nd[k], c->shape[k]);
+        for (int64_t i = 0; i < ow_numel(in[k]); i++) {
+            double v = tu_rand_uniform(rng, c->lo, c->hi);
+            ow_set(in[k], i, c->integral ? floor(v) : v);
+        }
+    }
+    for (int i = 0; i < nspecial && i < ow_numel(in[0]); i++) ow_set(in[0], i, special[i]);
+    const DLTensor *y = ow_run(e, c->nin, in, 0);
+    assert_int_equal(y->dtype.code, c->out_t.code);
+    assert_int_equal(y->dtype.bits, c->out_t.bits);
+    int64_t total = 1;
+    for (int d = 0; d < on; d++) total *= os[d];
+    assert_int_equal(ow_numel(y), total);
+    for (int64_t o = 0; o < total; o++) {
+        double x[MAXIN];
+        for (int k = 0; k < c->nin; k++) x[k] = ow_get(in[k], bcast_index(on, os, o, c->nd[k], c->shape[k]));
+        double want = ref(x), got = ow_get(y, o);
+        if (!close_to(got, want, c->out_t))
+            fail_msg("%s (%s) element %lld of x0 = %.9g: got %.9g, expected %.9g", c->op,
+                     c->in_t.code == kDLFloat ? (c->in_t.bits == 32 ? "float" : "double") : "integer",
+                     (long long)o, x[0], got, want);
+    }
+    for (int k = 0; k < c->nin; k++) rt_tensor_free(in[k]);
+    gr_exec_free(e);
+    gr_model_free(m);
+    ow_free(w);
+}
+
+/* Unary case over a [3,7] input. */
+static void unary(uint64_t *rng, const char *op, DLDataType t, DLDataType out, double lo, double hi,
+                  attr_fn attrs, ref_fn ref, const double *special, int nspecial)
+{
+    ecase c = {op, 18, 1, t, out, {2}, {{3, 7}}, lo, hi, t.code != kDLFloat};
+    run_elem(rng, &c, attrs, ref, special, nspecial);
+}
+
+/* ---------------- unary functions ---------------- */
+
+static double r_abs(const double *x) { return fabs(x[0]); }
+static double r_neg(const double *x) { return -x[0]; }
+static double r_sign(const double *x) { return isnan(x[0]) ? x[0] : x[0] > 0 ? 1 : x[0] < 0 ? -1 : 0; }
+static double r_exp(const double *x) { return exp(x[0]); }
+static double r_log(const double *x) { return log(x[0]); }
+static double r_ceil(const double *x) { return ceil(x[0]); }
+static double r_floor(const double *x) { return floor(x[0]); }
+static double r_round(const double *x) { return nearbyint(x[0]); }
+static double r_sin(const double *x) { return sin(x[0]); }
+static double r_cos(const double *x) { return cos(x[0]); }
+static double r_tan(const double *x) { return tan(x[0]); }
+static double r_asin(const double *x) { return asin(x[0]); }
+static double r_acos(const double *x) { return acos(x[0]); }
+static double r_atan(const double *x) { return atan(x[0]); }
+static double r_sinh(const double *x) { return sinh(x[0]); }
+static double r_cosh(const double *x) { return cosh(x[0]); }
+static double r_asinh(const double *x) { return asinh(x[0]); }
+static double r_acosh(const double *x) { return acosh(x[0]); }
+static double r_atanh(const double *x) { return atanh(x[0]); }
+static double r_softplus(const double *x) { return log1p(exp(x[0])); }
+static double r_softsign(const double *x) { return x[0] / (1 + fabs(x[0])); }
+static double r_mish(const double *x) { return x[0] * tanh(log1p(exp(x[0]))); }
+static double r_isnan(const double *x) { return isnan(x[0]); }
+static double r_isinf(const double *x) { return isinf(x[0]) != 0; }
+static double r_not(const double *x) { return !x[0]; }
+
+static void test_unary_functions(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    static const struct {
+        const char *op;
+        ref_fn ref;
+        double lo, hi;
+    } fl[] = {
+        {"Abs", r_abs, -5, 5},        {"Neg", r_neg, -5, 5},       {"Sign", r_sign, -3, 3},
+        {"Exp", r_exp, -10, 10},      {"Log", r_log, 1e-3, 100},   {"Ceil", r_ceil, -9, 9},
+        {"Floor", r_floor, -9, 9},    {"Round", r_round, -9, 9},   {"Sin", r_sin, -6, 6},
+        {"Cos", r_cos, -6, 6},        {"Tan", r_tan, -1.4, 1.4},   {"Asin", r_asin, -1, 1},
+        {"Acos", r_acos, -1, 1},      {"Atan", r_atan, -20, 20},   {"Sinh", r_sinh, -5, 5},
+        {"Cosh", r_cosh, -5, 5},      {"Asinh", r_asinh, -50, 50}, {"Acosh", r_acosh, 1, 50},
+        {"Atanh", r_atanh, -0.99, 0.99}, {"Softplus", r_softplus, -30, 30},
+        {"Softsign", r_softsign, -9, 9}, {"Mish", r_mish, -10, 10},
+    };
+    for (size_t i = 0; i < sizeof fl / sizeof *fl; i++) {
+        unary(&rng, fl[i].op, F32, F32, fl[i].lo, fl[i].hi, NULL, fl[i].ref, NULL, 0);
+        unary(&rng, fl[i].op, F64, F64, fl[i].lo, fl[i].hi, NULL, fl[i].ref, NULL, 0);
+    }
+    /* Round: ties to even (numpy's round), not away from zero. */
+    const double ties[] = {0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, 1e7 + 0.5, -0.0, 0.49999997};
+    unary(&rng, "Round", F32, F32, -9, 9, NULL, r_round, ties, 10);
+    unary(&rng, "Round", F64, F64, -9, 9, NULL, r_round, ties, 10);
+    /* Softplus stays finite where exp overflows; Sign of NaN is NaN. */
+    const double big[] = {100, 89, -100, 1e-30};
+    unary(&rng, "Softplus", F32, F32, -3, 3, NULL, r_softplus, big, 4);
+    const double sgn[] = {NAN, 0, -0.0, INFINITY, -INFINITY};
+    unary(&rng, "Sign", F32, F32, -3, 3, NULL, r_sign, sgn, 5);
+    /* Integers: Abs, Neg, Sign. */
+    unary(&rng, "Abs", I32, I32, -1000, 1000, NULL, r_abs, NULL, 0);
+    unary(&rng, "Abs", U8, U8, 0, 255, NULL, r_abs, NULL, 0);
+    unary(&rng, "Neg", I64, I64, -1e12, 1e12, NULL, r_neg, NULL, 0);
+    unary(&rng, "Sign", I8, I8, -100, 100, NULL, r_sign, NULL, 0);
+    /* Bool outputs. */
+    const double odd[] = {NAN, INFINITY, -INFINITY, 0, -NAN, 1e38};
+    unary(&rng, "IsNaN", F32, BOOL, -3, 3, NULL, r_isnan, odd, 6);
+    unary(&rng, "IsNaN", F64, BOOL, -3, 3, NULL, r_isnan, odd, 6);
+    unary(&rng, "IsInf", F32, BOOL, -3, 3, NULL, r_isinf, odd, 6);
+    unary(&rng, "Not", BOOL, BOOL, 0, 2, NULL, r_not, NULL, 0);
+}
+
+/* IsInf's detect_positive / detect_negative, all four combinations. */
+static int isinf_pos, isinf_neg;
+static void a_isinf(ow_node *n)
+{
+    ow_attr_int(n, "detect_positive", isinf_pos);
+    ow_attr_int(n, "detect_negative", isinf_neg);
+}
+static double r_isinf_sel(const double *x)
+{
+    return (isinf_pos && x[0] == INFINITY) || (isinf_neg && x[0] == -INFINITY);
+}
+
+static void test_isinf_attributes(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const double odd[] = {NAN, INFINITY, -INFINITY, 0, 1e38, -INFINITY, INFINITY};
+    for (isinf_pos = 0; isinf_pos < 2; isinf_pos++)
+        for (isinf_neg = 0; isinf_neg < 2; isinf_neg++)
+            unary(&rng, "IsInf", F64, BOOL, -3, 3, a_isinf, r_isinf_sel, odd, 7);
+}
+
+/* ---------------- activations with attributes ---------------- */
+
+static void a_alpha(ow_node *n) { ow_attr_float(n, "alpha", 0.375f); }
+static void a_selu(ow_node *n)
+{
+    ow_attr_float(n, "alpha", 1.5f);
+    ow_attr_float(n, "gamma", 0.75f);
+}
+static void a_hsig(ow_node *n)
+{
+    ow_attr_float(n, "alpha", 0.25f);
+    ow_attr_float(n, "beta", 0.625f);
+}
+static void a_shrink(ow_node *n)
+{
+    ow_attr_float(n, "lambd", 1.5f);
+    ow_attr_float(n, "bias", 0.25f);
+}
+static double r_leaky(const double *x) { return x[0] < 0 ? 0.375 * x[0] : x[0]; }
+static double r_leaky_default(const double *x) { return x[0] < 0 ? 0.01 * x[0] : x[0]; }
+static double r_elu(const double *x) { return x[0] < 0 ? 0.375 * expm1(x[0]) : x[0]; }
+static double r_selu(const double *x) { return 0.75 * (x[0] > 0 ? x[0] : 1.5 * expm1(x[0])); }
+static double r_selu_default(const double *x)
+{
+    double a = 1.67326319217681884765625, g = 1.05070102214813232421875;
+    return g * (x[0] > 0 ? x[0] : a * expm1(x[0]));
+}
+static double r_celu(const double *x) { return fmax(0, x[0]) + fmin(0, 0.375 * expm1(x[0] / 0.375)); }
+static double r_hsig(const double *x) { return fmax(0, fmin(1, 0.25 * x[0] + 0.625)); }
+static double r_hsig_default(const double *x) { return fmax(0, fmin(1, 0.2 * x[0] + 0.5)); }
+static double r_thr(const double *x) { return x[0] > 0.375 ? x[0] : 0; }
+static double r_thr_default(const double *x) { return x[0] > 1 ? x[0] : 0; }
+static double r_shrink(const double *x) { return x[0] < -1.5 ? x[0] + 0.25 : x[0] > 1.5 ? x[0] - 0.25 : 0; }
+static double r_shrink_int(const double *x) { return x[0] < -1.5 ? x[0] : x[0] > 1.5 ? x[0] : 0; }
+static void a_shrink_int(ow_node *n) { ow_attr_float(n, "lambd", 1.5f); }
+static double r_shrink_default(const double *x) { return x[0] < -0.5 ? x[0] : x[0] > 0.5 ? x[0] : 0; }
+
+static void test_activations(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    DLDataType ts[2] = {F32, F64};
+    for (int k = 0; k < 2; k++) {
+        DLDataType t = ts[k];
+        unary(&rng, "LeakyRelu", t, t, -5, 5, a_alpha, r_leaky, NULL, 0);
+        unary(&rng, "LeakyRelu", t, t, -5, 5, NULL, r_leaky_default, NULL, 0);
+        unary(&rng, "Elu", t, t, -5, 5, a_alpha, r_elu, NULL, 0);
+        unary(&rng, "Selu", t, t, -5, 5, a_selu, r_selu, NULL, 0);
+        unary(&rng, "Selu", t, t, -5, 5, NULL, r_selu_default, NULL, 0);
+        unary(&rng, "Celu", t, t, -5, 5, a_alpha, r_celu, NULL, 0);
+        unary(&rng, "HardSigmoid", t, t, -6, 6, a_hsig, r_hsig, NULL, 0);
+        unary(&rng, "HardSigmoid", t, t, -6, 6, NULL, r_hsig_default, NULL, 0);
+        unary(&rng, "ThresholdedRelu", t, t, -2, 2, a_alpha, r_thr, NULL, 0);
+        unary(&rng, "ThresholdedRelu", t, t, -2, 2, NULL, r_thr_default, NULL, 0);
+        unary(&rng, "Shrink", t, t, -3, 3, a_shrink, r_shrink, NULL, 0);
+        unary(&rng, "Shrink", t, t, -3, 3, NULL, r_shrink_default, NULL, 0);
+    }
+    /* Integer Shrink compares with the float lambd: 1 is not above 1.5. */
+    unary(&rng, "Shrink", I32, I32, -4, 5, a_shrink_int, r_shrink_int, NULL, 0);
+    unary(&rng, "Shrink", I8, I8, -4, 5, NULL, r_shrink_default, NULL, 0);
+}
+
+static double r_prelu(const double *x) { return x[0] < 0 ? x[0] * x[1] : x[0]; }
+
+/* PRelu: the slope broadcasts to X (per channel [C,1,1], a scalar, X's own shape). */
+static void test_prelu(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    ecase c = {"PRelu", 16, 2, F32, F32, {4, 3}, {{2, 3, 4, 5}, {3, 1, 1}}, -3, 3, false};
+    run_elem(&rng, &c, NULL, r_prelu, NULL, 0);
+    ecase s = {"PRelu", 9, 2, F64, F64, {2, 1}, {{4, 5}, {1}}, -3, 3, false};
+    run_elem(&rng, &s, NULL, r_prelu, NULL, 0);
+    ecase i = {"PRelu", 16, 2, I32, I32, {2, 2}, {{4, 5}, {4, 5}}, -30, 30, true};
+    run_elem(&rng, &i, NULL, r_prelu, NULL, 0);
+}
+
+/* ---------------- comparisons and logic ---------------- */
+
+static double r_eq(const double *x) { return x[0] == x[1]; }
+static double r_gt(const double *x) { return x[0] > x[1]; }
+static double r_ge(const double *x) { return x[0] >= x[1]; }
+static double r_lt(const double *x) { return x[0] < x[1]; }
+static double r_le(const double *x) { return x[0] <= x[1]; }
+static double r_and(const double *x) { return x[0] && x[1]; }
+static double r_or(const double *x) { return x[0] || x[1]; }
+static double r_xor(const double *x) { return (x[0] != 0) != (x[1] != 0); }
+
+static void test_compare_logic(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    static const struct {
+        const char *op;
+        ref_fn ref;
+    } cmp[] = {{"Equal", r_eq}, {"Greater", r_gt}, {"GreaterOrEqual", r_ge}, {"Less", r_lt},
+               {"LessOrEqual", r_le}};
+    /* [2,1,4] vs [3,1]: both broadcast; integers drawn from a small range
+     * so that ties occur; NaN compares false (Equal too). */
+    const double odd[] = {NAN, INFINITY, -INFINITY, 1};
+    for (size_t i = 0; i < sizeof cmp / sizeof *cmp; i++) {
+        ecase f = {cmp[i].op, 13, 2, F32, BOOL, {3, 2}, {{2, 1, 4}, {3, 1}}, -2, 2, true};
+        run_elem(&rng, &f, NULL, cmp[i].ref, odd, 4);
+        ecase d = {cmp[i].op, 13, 2, F64, BOOL, {3, 2}, {{2, 1, 4}, {3, 1}}, -2, 2, false};
+        run_elem(&rng, &d, NULL, cmp[i].ref, NULL, 0);
+        ecase n = {cmp[i].op, 18, 2, I64, BOOL, {2, 3}, {{3, 4}, {2, 3, 4}}, -3, 3, true};
+        run_elem(&rng, &n, NULL, cmp[i].ref, NULL, 0);
+        ecase u = {cmp[i].op, 13, 2, U8, BOOL, {1, 1}, {{12}, {1}}, 0, 4, true};
+        run_elem(&rng, &u, NULL, cmp[i].ref, NULL, 0);
+    }
+    ecase b = {"Equal", 13, 2, BOOL, BOOL, {2, 1}, {{3, 4}, {4}}, 0, 2, true};
+    run_elem(&rng, &b, NULL, r_eq, NULL, 0);
+    static const struct {
+        const char *op;
+        ref_fn ref;
+    } lg[] = {{"And", r_and}, {"Or", r_or}, {"Xor", r_xor}};
+    for (size_t i = 0; i < sizeof lg / sizeof *lg; i++) {
+        ecase c = {lg[i].op, 7, 2, BOOL, BOOL, {3, 2}, {{2, 3, 4}, {3, 1}}, 0, 2, true};
+        run_elem(&rng, &c, NULL, lg[i].ref, NULL, 0);
+    }
+}
+
+/* ---------------- Max, Min, Mean, Sum, Mod ---------------- */
+
+static double r_max3(const double *x) { return fmax(fmax(x[0], x[1]), x[2]); }
+static double r_min3(const double *x) { return fmin(fmin(x[0], x[1]), x[2]); }
+static double r_sum3(const double *x) { return x[0] + x[1] + x[2]; }
+static double r_mean3(const double *x) { return (x[0] + x[1] + x[2]) / 3; }
+static double r_one(const double *x) { return x[0]; }
+
+static void test_variadic(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    static const struct {
+        const char *op;
+        ref_fn ref;
+    } v[] = {{"Max", r_max3}, {"Min", r_min3}, {"Sum", r_sum3}, {"Mean", r_mean3}};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        /* [2,1,4], [3,1], [4]: every input broadcasts somewhere. */
+        ecase f = {v[i].op, 13, 3, F32, F32, {3, 2, 1}, {{2, 1, 4}, {3, 1}, {4}}, -5, 5, false};
+        run_elem(&rng, &f, NULL, v[i].ref, NULL, 0);
+        ecase d = {v[i].op, 8, 3, F64, F64, {1, 3, 2}, {{5}, {2, 3, 5}, {3, 1}}, -5, 5, false};
+        run_elem(&rng, &d, NULL, v[i].ref, NULL, 0);
+        /* one input: a copy */
+        ecase one = {v[i].op, 13, 1, F32, F32, {2}, {{3, 4}}, -5, 5, false};
+        run_elem(&rng, &one, NULL, r_one, NULL, 0);
+    }
+    ecase mx = {"Max", 13, 3, I32, I32, {1, 1, 1}, {{6}, {6}, {1}}, -50, 50, true};
+    run_elem(&rng, &mx, NULL, r_max3, NULL, 0);
+    ecase sm = {"Sum", 13, 3, I64, I64, {1, 1, 1}, {{6}, {6}, {6}}, -1e9, 1e9, true};
+    run_elem(&rng, &sm, NULL, r_sum3, NULL, 0);
+    /* Before opset 8 the inputs have one shape. */
+    ecase old = {"Sum", 6, 3, F32, F32, {2, 2, 2}, {{2, 3}, {2, 3}, {2, 3}}, -5, 5, false};
+    run_elem(&rng, &old, NULL, r_sum3, NULL, 0);
+}
+
+static void a_fmod(ow_node *n) { ow_attr_int(n, "fmod", 1); }
+/* Python's %: the divisor's sign; 0 for a zero divisor and for x mod -1. */
+static double r_pymod(const double *x)
+{
+    if (x[1] == 0 || x[1] == -1) return 0;
+    double r = fmod(x[0], x[1]);
+    return r != 0 && ((r < 0) != (x[1] < 0)) ? r + x[1] : r;
+}
+static double r_cmod(const double *x) { return x[1] == 0 || x[1] == -1 ? 0 : fmod(x[0], x[1]); }
+static double r_fmod(const double *x) { return fmod(x[0], x[1]); }
+
+static void test_mod(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    DLDataType ints[3] = {I32, I64, I8};
+    /* x0 in [-40, 40), divisors [-7, 7] including 0 and -1; INT_MIN mod -1. */
+    for (int k = 0; k < 3; k++) {
+        ecase c = {"Mod", 13, 2, ints[k], ints[k], {2, 1}, {{5, 8}, {8}}, -7, 8, true};
+        run_elem(&rng, &c, NULL, r_pymod, NULL, 0);
+        run_elem(&rng, &c, a_fmod, r_cmod, NULL, 0);
+    }
+    const double imin[] = {-2147483648.0, -2147483648.0, 2147483647.0};
+    ecase m = {"Mod", 13, 2, I32, I32, {1, 1}, {{3}, {1}}, -1, 0, true};
+    run_elem(&rng, &m, NULL, r_pymod, imin, 3);
+    run_elem(&rng, &m, a_fmod, r_cmod, imin, 3);
+    ecase u = {"Mod", 13, 2, U8, U8, {1, 1}, {{16}, {16}}, 0, 256, true};
+    run_elem(&rng, &u, NULL, r_pymod, NULL, 0);
+    /* Floats need fmod=1: C's fmod, the dividend's sign. */
+    ecase f = {"Mod", 13, 2, F32, F32, {2, 2}, {{4, 6}, {4, 6}}, -10, 10, false};
+    run_elem(&rng, &f, a_fmod, r_fmod, NULL, 0);
+    ecase d = {"Mod", 10, 2, F64, F64, {2, 1}, {{4, 6}, {6}}, -10, 10, false};
+    run_elem(&rng, &d, a_fmod, r_fmod, NULL, 0);
+}
+
+/* ---------------- reductions ---------------- */
+
+typedef enum { K_SUM, K_MEAN, K_MAX, K_MIN, K_PROD, K_L1, K_L2, K_LOGSUM, K_LSE, K_SUMSQ } rk;
+static const char *const rnames[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                                     "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+                                     "ReduceLogSumExp", "ReduceSumSquare"};
+
+static double reduce_ref(rk k, const double *v, int n, bool integral)
+{
+    double acc = k == K_PROD ? 1 : k == K_MAX ? -INFINITY : k == K_MIN ? INFINITY : 0, m = -INFINITY;
+    for (int i = 0; i < n; i++) m = fmax(m, v[i]);
+    for (int i = 0; i < n; i++) {
+        double x = v[i];
+        switch (k) {
+        case K_MAX: acc = fmax(acc, x); break;
+        case K_MIN: acc = fmin(acc, x); break;
+        case K_PROD: acc *= x; break;
+        case K_L1: acc += fabs(x); break;
+        case K_L2:
+        case K_SUMSQ: acc += x * x; break;
+        case K_LSE: acc += exp(x - m); break;
+        default: acc += x;
+        }
+    }
+    switch (k) {
+    case K_MEAN: return integral ? trunc(acc / n) : acc / n;
+    case K_L2: return integral ? trunc(sqrt(acc)) : sqrt(acc);
+    case K_LOGSUM: return integral ? trunc(log(acc)) : log(acc);
+    case K_LSE: return log(acc) + m;
+    default: return acc;
+    }
+}
+
+/* Reduces X [3,4,5] over `axes` (none: all), axes as attribute (opset 13)
+ * or input (18), keepdims 0 or 1; noop_with_empty_axes with no axes at
+ * 18 is a copy. */
+static void check_reduce(uint64_t *rng, rk k, DLDataType t, int na, const int64_t *axes, int keep,
+                         bool as_input, bool noop)
+{
+    int64_t s[3] = {3, 4, 5};
+    const char *op = rnames[k];
+    int opset = as_input ? 18 : 13;
+    if (k == K_SUM && !as_input) opset = 11;
+    ow_model *w = ow_new(opset);
+    ow_input(w, "x", elem_of(t), 3, s);
+    if (as_input && na) ow_init(w, "axes", GR_INT64, 1, (int64_t[]){na}, axes, (size_t)na * 8);
+    ow_node *n = ow_node_add(w, "", op, as_input && na ? "x,axes" : "x", "y");
+    if (!as_input && na) ow_attr_ints(n, "axes", na, axes);
+    if (keep >= 0) ow_attr_int(n, "keepdims", keep);
+    if (noop) ow_attr_int(n, "noop_with_empty_axes", 1);
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = compile_ok(w, &m);
+    DLTensor *x = ow_tensor(t, 3, s);
+    bool integral = t.code != kDLFloat;
+    for (int64_t i = 0; i < 60; i++) {
+        double lo = k == K_LOGSUM ? 0.1 : k == K_PROD ? 0.5 : -3, hi = k == K_PROD ? 1.5 : 3;
+        double v = tu_rand_uniform(rng, integral ? 1 : lo, integral ? 9 : hi);
+        ow_set(x, i, integral ? floor(v) : v);
+    }
+    const DLTensor *y = ow_run(e, 1, &x, 0);
+    bool red[3] = {na == 0 && !noop, na == 0 && !noop, na == 0 && !noop};
+    for (int i = 0; i < na; i++) red[axes[i] < 0 ? axes[i] + 3 : axes[i]] = true;
+    int64_t os[3], on = 0, total = 1;
+    bool kept = keep != 0;
+    for (int d = 0; d < 3; d++)
+        if (!red[d] || kept || noop) total *= (os[on++] = red[d] ? 1 : s[d]);
+    assert_int_equal(y->ndim, on);
+    for (int d = 0; d < on; d++) assert_int_equal(y->shape[d], os[d]);
+    for (int64_t o = 0; o < total; o++) {
+        /* The output index as X's kept coordinates. */
+        int64_t c[3] = {0, 0, 0}, r = o;
+        for (int d = 2; d >= 0; d--) {
+            if (red[d] && !kept && !noop) continue;
+            int64_t ext = red[d] ? 1 : s[d];
+            c[d] = r % ext;
+            r /= ext;
+        }
+        double v[60];
+        int nv = 0;
+        for (int64_t i = 0; i < 60; i++) {
+            int64_t ci[3] = {i / 20, (i / 5) % 4, i % 5};
+            bool in = true;
+            for (int d = 0; d < 3; d++) in &= red[d] || ci[d] == c[d];
+            if (in) v[nv++] = ow_get(x, i);
+        }
+        double want = noop ? v[0] : reduce_ref(k, v, nv, integral), got = ow_get(y, o);
+        double scale = 0;
+        for (int i = 0; i < nv; i++) scale += k == K_L2 || k == K_SUMSQ ? v[i] * v[i] : fabs(v[i]);
+        if (k == K_LSE || k == K_LOGSUM || k == K_L2 || k == K_MEAN) scale = scale / fmax(fabs(want), 1e-3) + nv;
+        if (!close_scaled(got, want, t, scale))
+            fail_msg("%s %s (%d axes, keepdims %d, axes %s) output %lld: got %.9g, expected %.9g",
+                     op, integral ? "int" : t.bits == 32 ? "float" : "double", na, keep,
+                     as_input ? "input" : "attribute", (long long)o, got, want);
+    }
+    rt_tensor_free(x);
+    gr_exec_free(e);
+    gr_model_free(m);
+    ow_free(w);
+}
+
+static void test_reduce(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t a1[] = {1}, a02[] = {0, -1}, a2[] = {-1};
+    for (int k = 0; k <= K_SUMSQ; k++) {
+        for (int as_input = 0; as_input < 2; as_input++) {
+            check_reduce(&rng, (rk)k, F32, 1, a1, 1, as_input, false);
+            check_reduce(&rng, (rk)k, F32, 2, a02, 0, as_input, false);
+            check_reduce(&rng, (rk)k, F64, 0, NULL, -1, as_input, false);
+            check_reduce(&rng, (rk)k, F64, 1, a2, 0, as_input, false);
+        }
+        check_reduce(&rng, (rk)k, F32, 0, NULL, 1, true, true);
+        if (k != K_LSE) {
+            check_reduce(&rng, (rk)k, I32, 1, a1, 0, true, false);
+            check_reduce(&rng, (rk)k, I64, 2, a02, 1, false, false);
+        }
+    }
+}
+
+/* ArgMax/ArgMin with ties (integers from a small range): the first
+ * position, or the last with select_last_index; int64 outputs. */
+static void check_arg(uint64_t *rng, const char *op, DLDataType t, int64_t axis, int keep, int last)
+{
+    int64_t s[3] = {3, 4, 5};
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", elem_of(t), 3, s);
+    ow_node *n = ow_node_add(w, "", op, "x", "y");
+    if (axis != 0) ow_attr_int(n, "axis", axis);
+    if (keep >= 0) ow_attr_int(n, "keepdims", keep);
+    if (last >= 0) ow_attr_int(n, "select_last_index", last);
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = compile_ok(w, &m);
+    DLTensor *x = ow_tensor(t, 3, s);
+    for (int64_t i = 0; i < 60; i++) ow_set(x, i, floor(tu_rand_uniform(rng, 0, 4)));
+    const DLTensor *y = ow_run(e, 1, &x, 0);
+    assert_int_equal(y->dtype.code, kDLInt);
+    assert_int_equal(y->dtype.bits, 64);
+    int ax = (int)(axis < 0 ? axis + 3 : axis);
+    assert_int_equal(y->ndim, keep == 0 ? 2 : 3);
+    bool is_max = strcmp(op, "ArgMax") == 0;
+    int64_t st[3] = {20, 5, 1};
+    for (int64_t i = 0; i < 60; i++) {
+        int64_t ci[3] = {i / 20, (i / 5) % 4, i % 5};
+        if (ci[ax] != 0) continue;
+        double best = ow_get(x, i);
+        int64_t pos = 0;
+        for (int64_t p = 1; p < s[ax]; p++) {
+            double v = ow_get(x, i + p * st[ax]);
+            if ((is_max ? v > best : v < best) || (last == 1 && v == best)) {
+                best = v;
+                pos = p;
+            }
+        }
+        int64_t o = 0;
+        for (int d = 0; d < 3; d++) {
+            if (d == ax && keep == 0) continue;
+            o = o * (d == ax ? 1 : s[d]) + (d == ax ? 0 : ci[d]);
+        }
+        if (ow_get(y, o) != (double)pos)
+            fail_msg("%s axis %lld keepdims %d last %d at %lld: got %g, expected %lld", op,
+                     (long long)axis, keep, last, (long long)o, ow_get(y, o), (long long)pos);
+    }
+    rt_tensor_free(x);
+    gr_exec_free(e);
+    gr_model_free(m);
+    ow_free(w);
+}
+
+static void test_argminmax(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const char *ops[2] = {"ArgMax", "ArgMin"};
+    for (int k = 0; k < 2; k++) {
+        check_arg(&rng, ops[k], F32, 0, -1, -1);
+        check_arg(&rng, ops[k], F32, 1, 0, 1);
+        check_arg(&rng, ops[k], F64, -1, 1, 0);
+        check_arg(&rng, ops[k], I32, 2, 0, 1);
+        check_arg(&rng, ops[k], U8, -2, 1, 1);
+    }
+}
+
+/* ---------------- refusals ---------------- */
+
+static ow_model *one(int opset, const char *op, int elem, int ndim, const int64_t *s, ow_node **n)
+{
+    ow_model *w = ow_new(opset);
+    ow_input(w, "x", elem, ndim, s);
+    *n = ow_node_add(w, "", op, "x", "y");
+    ow_output(w, "y");
+    return w;
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    int64_t s[2] = {2, 3}, s3[1] = {3};
+    ow_node *n;
+    ow_model *w = one(13, "Sin", GR_INT32, 2, s, &n);
+    expect_error(w, "node 'n0' (Sin)", "input X is int32; Sin is defined for float types only");
+    w = one(13, "Abs", GR_BOOL, 2, s, &n);
+    expect_error(w, "(Abs)", "input X is bool; Abs is defined for numbers only");
+    w = one(13, "Not", GR_FLOAT, 2, s, &n);
+    expect_error(w, "(Not)", "input X is float; Not is defined for bool only");
+    w = one(13, "LeakyRelu", GR_FLOAT, 2, s, &n);
+    ow_attr_int(n, "alpha", 1);
+    expect_error(w, "(LeakyRelu)", "attribute 'alpha' must be a float");
+    w = one(13, "IsInf", GR_FLOAT, 2, s, &n);
+    ow_attr_int(n, "detect_positive", 2);
+    expect_error(w, "(IsInf)", "attribute 'detect_positive' must be 0 or 1");
+    w = one(13, "Celu", GR_FLOAT, 2, s, &n);
+    ow_attr_float(n, "alpha", 0);
+    expect_error(w, "(Celu)", "attribute 'alpha' is 0 (Celu divides by it)");
+    w = one(13, "Shrink", GR_FLOAT, 2, s, &n);
+    ow_attr_float(n, "lambd", -1);
+    expect_error(w, "(Shrink)", "attribute 'lambd' is -1; it must be >= 0");
+    w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, s);
+    ow_node_add(w, "", "Exp", "x,x", "y");
+    ow_output(w, "y");
+    expect_error(w, "(Exp)", "takes 1 input, not 2");
+    /* PRelu's slope may not widen X. */
+    w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 1, s3);
+    ow_input(w, "s", GR_FLOAT, 2, s);
+    ow_node_add(w, "", "PRelu", "x,s", "y");
+    ow_output(w, "y");
+    expect_error(w, "(PRelu)", "input slope (rank 2) must broadcast to X's shape (rank 1), not widen it");
+    w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, s);
+    ow_input(w, "s", GR_DOUBLE, 1, s3);
+    ow_node_add(w, "", "PRelu", "x,s", "y");
+    ow_output(w, "y");
+    expect_error(w, "(PRelu)", "inputs X (float) and slope (double) must have one element type");
+    /* comparisons and logic */
+    w = ow_new(13);
+    ow_input(w, "a", GR_BOOL, 2, s);
+    ow_input(w, "b", GR_BOOL, 2, s);
+    ow_node_add(w, "", "Less", "a,b", "y");
+    ow_output(w, "y");
+    expect_error(w, "(Less)", "inputs are bool; Less compares numbers only");
+    w = ow_new(13);
+    ow_input(w, "a", GR_FLOAT, 2, s);
+    ow_input(w, "b", GR_INT32, 2, s);
+    ow_node_add(w, "", "Equal", "a,b", "y");
+    ow_output(w, "y");
+    expect_error(w, "(Equal)", "inputs A (float) and B (int32) must have one element type");
+    w = ow_new(13);
+    ow_input(w, "a", GR_BOOL, 2, s);
+    ow_input(w, "b", GR_INT32, 2, s);
+    ow_node_add(w, "", "Xor", "a,b", "y");
+    ow_output(w, "y");
+    expect_error(w, "(Xor)", "input B is int32; Xor is defined for bool only");
+    w = ow_new(13);
+    ow_input(w, "a", GR_FLOAT, 2, s);
+    ow_input(w, "b", GR_FLOAT, 1, (int64_t[]){4});
+    ow_node_add(w, "", "Greater", "a,b", "y");
+    ow_output(w, "y");
+    expect_error(w, "(Greater)", "do not broadcast");
+    /* Mod */
+    w = ow_new(13);
+    ow_input(w, "a", GR_FLOAT, 2, s);
+    ow_input(w, "b", GR_FLOAT, 2, s);
+    ow_node_add(w, "", "Mod", "a,b", "y");
+    ow_output(w, "y");
+    expect_error(w, "(Mod)", "input A is float and attribute 'fmod' is 0: floats need fmod=1");
+    w = ow_new(13);
+    ow_input(w, "a", GR_INT32, 2, s);
+    ow_input(w, "b", GR_INT32, 2, s);
+    n = ow_node_add(w, "", "Mod", "a,b", "y");
+    ow_attr_int(n, "fmod", 3);
+    ow_output(w, "y");
+    expect_error(w, "(Mod)", "attribute 'fmod' must be 0 or 1");
+    /* variadic */
+    w = ow_new(13);
+    ow_input(w, "a", GR_FLOAT, 2, s);
+    ow_input(w, "b", GR_DOUBLE, 2, s);
+    ow_node_add(w, "", "Max", "a,b", "y");
+    ow_output(w, "y");
+    expect_error(w, "(Max)", "inputs data_0 (float) and data_1 (double) must have one element type");
+    w = ow_new(7);
+    ow_input(w, "a", GR_FLOAT, 2, s);
+    ow_input(w, "b", GR_FLOAT, 1, s3);
+    ow_node_add(w, "", "Sum", "a,b", "y");
+    ow_output(w, "y");
+    expect_error(w, "(Sum)", "input data_1 differs in shape from data_0 (at opset 7 Sum does not broadcast)");
+    w = ow_new(13);
+    ow_node_add(w, "", "Mean", "", "y");
+    ow_output(w, "y");
+    expect_error(w, "(Mean)", "takes at least 1 input, not 0");
+    w = one(13, "Min", GR_BOOL, 2, s, &n);
+    expect_error(w, "(Min)", "input data_0 is bool; Min is defined for numbers only");
+    /* ArgMax / ArgMin */
+    w = one(13, "ArgMax", GR_FLOAT, 2, s, &n);
+    ow_attr_int(n, "axis", 2);
+    expect_error(w, "(ArgMax)", "attribute 'axis' 2 is out of range for rank 2");
+    w = one(13, "ArgMin", GR_FLOAT, 2, s, &n);
+    ow_attr_int(n, "select_last_index", 2);
+    expect_error(w, "(ArgMin)", "attribute 'select_last_index' must be 0 or 1");
+    w = one(11, "ArgMin", GR_FLOAT, 2, s, &n);
+    ow_attr_int(n, "select_last_index", 1);
+    expect_error(w, "(ArgMin)", "attribute 'select_last_index' is not defined at opset 11 (from 12 on)");
+    w = one(13, "ArgMax", GR_FLOAT, 0, NULL, &n);
+    expect_error(w, "(ArgMax)", "input data is a scalar; it needs rank >= 1");
+    w = one(13, "ArgMax", GR_BOOL, 2, s, &n);
+    expect_error(w, "(ArgMax)", "input data is bool; ArgMax is defined for numbers only");
+    /* reductions */
+    w = one(13, "ReduceMax", GR_FLOAT, 2, s, &n);
+    ow_attr_ints(n, "axes", 2, (int64_t[]){1, -1});
+    expect_error(w, "(ReduceMax)", "axes names dimension 1 twice");
+    w = one(18, "ReduceProd", GR_FLOAT, 2, s, &n);
+    ow_attr_ints(n, "axes", 1, (int64_t[]){1});
+    expect_error(w, "(ReduceProd)", "attribute 'axes' is not allowed at opset 18 (axes is an input)");
+    w = one(13, "ReduceLogSumExp", GR_INT32, 2, s, &n);
+    expect_error(w, "(ReduceLogSumExp)", "input data is int32; ReduceLogSumExp is computed for float types only");
+    /* Before their first opsets the operators are not Loom's. */
+    w = one(6, "Equal", GR_FLOAT, 2, s, &n);
+    expect_error(w, "unsupported operators: Equal (node 'n0', opset 6;", "supported at opsets 7 to 18)");
+    w = one(17, "Mish", GR_FLOAT, 2, s, &n);
+    expect_error(w, "Mish (node 'n0', opset 17;", "supported at opsets 18 to 18)");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unary_functions),
+        cmocka_unit_test(test_isinf_attributes),
+        cmocka_unit_test(test_activations),
+        cmocka_unit_test(test_prelu),
+        cmocka_unit_test(test_compare_logic),
+        cmocka_unit_test(test_variadic),
+        cmocka_unit_test(test_mod),
+        cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_argminmax),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
