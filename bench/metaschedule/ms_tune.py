@@ -16,7 +16,6 @@ give it the same single core as Loom's run.
 """
 import argparse
 import json
-import os
 import sys
 import time
 
