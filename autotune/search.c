@@ -97,7 +97,8 @@ typedef struct {
     measured_prog *good;   /* every valid measurement of this run */
     int ngood, capgood;
     /* Programs filled by the default schedules' rules (tune_program_
-     * heuristic), measured first; done once all were measured. */
+     * heuristic, else tune_program_structural: at most TUNE_MAX_HEURISTIC
+     * per sketch), measured first; done once all were measured. */
     tune_program heur[TUNE_MAX_HEURISTIC * TUNE_MAX_SKETCHES];
     uint64_t heur_h[TUNE_MAX_HEURISTIC * TUNE_MAX_SKETCHES]; /* their step-log hashes */
     int nheur;
@@ -502,18 +503,29 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
     }
     double flops = t->sc.w.flops;
     /* The default schedules' rules give the search its first programs
-     * (those that apply; hashed once, for deduplication). */
-    for (int k = 0; k < t->nsk && !t->gpu && !o->no_heuristic; k++) {
-        tune_program hp[TUNE_MAX_HEURISTIC];
-        int n = tune_program_heuristic(&t->sk[k], k, &t->sc.w, tune_host_vector_lanes(), hp,
-                                       TUNE_MAX_HEURISTIC);
-        for (int i = 0; i < n; i++) {
-            sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[k], &hp[i]);
-            if (!s) continue;
-            t->heur_h[t->nheur] = tune_hash(tune_steps_key(t->sc.ctx, s));
-            t->heur[t->nheur++] = hp[i];
+     * (those that apply; hashed once, for deduplication): the heuristic
+     * programs, then the structural program of each sketch without them
+     * (what tune_default_schedule derives for a workload with no library
+     * default: a depthwise convolution's best start). */
+    int vlen = tune_host_vector_lanes(), nh[TUNE_MAX_SKETCHES] = {0};
+    for (int pass = 0; pass < 2 && !t->gpu && !o->no_heuristic; pass++)
+        for (int k = 0; k < t->nsk; k++) {
+            tune_program hp[TUNE_MAX_HEURISTIC];
+            int n = pass == 0 ? (nh[k] = tune_program_heuristic(&t->sk[k], k, &t->sc.w, vlen, hp,
+                                                                TUNE_MAX_HEURISTIC))
+                    : nh[k] == 0 ? tune_program_structural(&t->sk[k], k, &t->sc.w, vlen, hp)
+                                 : 0;
+            for (int i = 0; i < n; i++) {
+                sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[k], &hp[i]);
+                if (!s) continue;
+                uint64_t h = tune_hash(tune_steps_key(t->sc.ctx, s));
+                bool dup = false;
+                for (int j = 0; j < t->nheur && !dup; j++) dup = t->heur_h[j] == h;
+                if (dup) continue;
+                t->heur_h[t->nheur] = h;
+                t->heur[t->nheur++] = hp[i];
+            }
         }
-    }
     /* Programs measured before (resume) are never measured again. */
     for (int i = 0; i < o->nknown; i++) {
         int ns;

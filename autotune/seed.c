@@ -20,6 +20,12 @@
  * filled once, the same in each. Sketches with a unit whose rule has no
  * heuristic (tiling with fusion, rfactor, GPU units), or with two
  * register tiles, get none.
+ *
+ * Structural programs (tune_program_structural) are the other fill: every
+ * unit by its rule's `structural` hook, from the stage's shape and reads
+ * alone, for any computation (issue 35 part 2: a depthwise convolution
+ * or a user's operator has no library tile to copy, and its heuristic
+ * programs, where any, can be 4x slower than this fill).
  */
 #include <string.h>
 
@@ -42,7 +48,7 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
         }
     }
     if (tiled < 0) return 0;
-    tune_heur c = {sk, &dag, vlen};
+    tune_heur c = {sk, &dag, vlen, false};
     tune_program base;
     memset(&base, 0, sizeof base);
     base.sketch = sketch_index;
@@ -61,4 +67,36 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
         if (!seen) n++;
     }
     return n;
+}
+
+bool tune__program_structural(const tune_sketch *sk, int sketch_index, const tune_dag *dag,
+                              int vlen, bool rows, tune_program *out) {
+    if (!sk || !dag || !out || vlen < 1 || tune_sketch_is_gpu(sk)) return false;
+    tune_heur c = {sk, dag, vlen, rows};
+    memset(out, 0, sizeof *out);
+    out->sketch = sketch_index;
+    for (int u = 0; u < sk->nunits; u++) {
+        const tune_rule *r = tune__unit_rule(sk->units[u].kind);
+        if (!r->structural || !r->structural(&c, u, out)) return false;
+    }
+    return true;
+}
+
+int tune__structural_score(const tune_sketch *sk, const tune_dag *dag, int vlen) {
+    tune_heur c = {sk, dag, vlen, false};
+    int score = 0;
+    for (int u = 0; u < sk->nunits; u++) {
+        const tune_rule *r = tune__unit_rule(sk->units[u].kind);
+        if (r->structural_score) score += r->structural_score(&c, u);
+    }
+    return score;
+}
+
+int tune_program_structural(const tune_sketch *sk, int sketch_index, const tune_workload *w,
+                            int vlen, tune_program *out) {
+    if (!sk || !w || !out || vlen < 1 || tune_sketch_is_gpu(sk)) return 0;
+    tune_dag dag;
+    te_ctx *ctx = w->outs && w->nouts > 0 ? w->outs[0]->ctx : NULL;
+    if (!ctx || tune_dag_analyze(ctx, w->nouts, w->outs, &dag)) return 0;
+    return tune__program_structural(sk, sketch_index, &dag, vlen, false, out) ? 1 : 0;
 }

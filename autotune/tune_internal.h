@@ -133,6 +133,13 @@ const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k);
  * true, with lv[d][2] the innermost tile factor of axes 1, 3, 4 (lv[d][0]
  * and [1] set to 1), for a 5-D reduction whose last axis is one vector. */
 bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]);
+/* seed.c: the structural program of CPU sketch sk (every unit by its
+ * rule's structural fill; rows: see tune_heur), false when a unit has no
+ * such fill or a value breaks its hole's rule; and the sketch's rank for
+ * that fill (the sum of its units' structural scores, higher first). */
+bool tune__program_structural(const tune_sketch *sk, int sketch_index, const tune_dag *dag,
+                              int vlen, bool rows, tune_program *out);
+int tune__structural_score(const tune_sketch *sk, const tune_dag *dag, int vlen);
 
 /* The schedule of a fused attention group (autotune/default_attention.c):
  * score rows, softmax statistics and the V product per block of query

@@ -570,6 +570,41 @@ static void test_default_first(void **st) {
     te_ctx_free(ctx);
 }
 
+/* The search alone on a depthwise convolution (no heuristic programs
+ * that do not gather) starts from its sketches' structural programs,
+ * among them the derived default schedule's (tune_default_schedule):
+ * all in the first round, before any random program. */
+static void test_structural_first(void **st) {
+    (void)st;
+    const char *key = "depthwise_conv2d_nchw(N=1,C=16,H=14,W=14,R=3,S=3,pad=1)";
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    assert_int_equal(tune_build_workload(ctx, key, &w), 0);
+    sch_schedule *d = tune_default_schedule(ctx, &w, "llvm", NULL);
+    assert_non_null(d);
+    char *def = tdb_schedule_to_json(d);
+    recorder rec = {0};
+    tune_options o = topts(4, 4, &rec);
+    o.skip_default = true;
+    tune_summary sum;
+    assert_int_equal(tune_task(key, "llvm", &o, &sum, NULL), 0);
+    free(sum.best_steps_json);
+    bool seen = false;
+    for (int i = 0; i < rec.n; i++) seen |= !strcmp(rec.logs[i], def);
+    assert_true(seen);
+    recorder_free(&rec);
+    /* no_heuristic leaves them out too. */
+    o = topts(4, 4, &rec);
+    o.skip_default = true;
+    o.no_heuristic = true;
+    assert_int_equal(tune_task(key, "llvm", &o, &sum, NULL), 0);
+    free(sum.best_steps_json);
+    for (int i = 0; i < rec.n; i++) assert_string_not_equal(rec.logs[i], def);
+    recorder_free(&rec);
+    free(def);
+    te_ctx_free(ctx);
+}
+
 static void test_errors(void **st) {
     (void)st;
     char *err = NULL;
@@ -610,6 +645,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_tuning_beats_naive),
         cmocka_unit_test(test_default_first),
+        cmocka_unit_test(test_structural_first),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,11 @@
  * extents, the hole values it writes into the packed-convolution and GEMM
  * sketches, which sketches get none, that each program builds and matches
  * the reference (NaN-poisoned output, fresh random inputs), and that the
- * CPU sketches' unroll pragma copies the tile (no loop left only hinted).
+ * CPU sketches' unroll pragma copies the tile (no loop left only hinted);
+ * structural programs (tune_program_structural): a depthwise convolution's
+ * packed tile, which would gather its data, gets no heuristic programs,
+ * and its best-ranked sketch's structural program is exactly
+ * tune_default_schedule's schedule, correct.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -252,12 +256,66 @@ static void test_gemm(void **st) {
     te_ctx_free(ctx);
 }
 
+static const char *DW = "depthwise_conv2d_nchw(N=1,C=16,H=14,W=14,R=3,S=3,pad=1)";
+
+static void test_depthwise_structural(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    int nsk = sketches_of(ctx, DW, &w, sk);
+    int vlen = tune_host_vector_lanes();
+    int pk = sketch_with(sk, nsk, "vectorized on a packed axis");
+    int cw = sketch_with(sk, nsk, "O: cache_write, tile SSRSRS, fuse into copy");
+    assert_true(pk >= 0 && cw >= 0);
+    tune_program p[TUNE_MAX_HEURISTIC];
+    /* Vectors over channels would gather the data: no heuristic program,
+     * and no structural one (its unpacked twin has it). */
+    assert_int_equal(tune_program_heuristic(&sk[pk], pk, &w, vlen, p, TUNE_MAX_HEURISTIC), 0);
+    assert_int_equal(tune_program_structural(&sk[pk], pk, &w, vlen, p), 0);
+    /* The register tile's sketch: the default schedule's program. */
+    assert_int_equal(tune_program_heuristic(&sk[cw], cw, &w, vlen, p, TUNE_MAX_HEURISTIC), 0);
+    assert_int_equal(tune_program_structural(&sk[cw], cw, &w, vlen, p), 1);
+    assert_int_equal(p[0].sketch, cw);
+    sch_schedule *s = tune_program_apply(ctx, &w, &sk[cw], &p[0]);
+    assert_non_null(s);
+    char *mine = strdup(tune_steps_key(ctx, s));
+    const char *how = NULL;
+    sch_schedule *d = tune_default_schedule(ctx, &w, "llvm", &how);
+    assert_non_null(d);
+    tu_assert_msg_has(how, "rules");
+    assert_string_equal(mine, tune_steps_key(ctx, d));
+    free(mine);
+    /* 4 rows x 14 columns (16 channels, 14 x 14: the whole row up to two
+     * vectors), the reduction unsplit. */
+    const tune_hole *h = sk[cw].holes;
+    assert_int_equal(p[0].vals[h[2].offset + 2], 2); /* 14 rows: 2 divides, 4 does not */
+    assert_int_equal(p[0].vals[h[3].offset + 2], 14 <= 2 * vlen ? 14 : 7);
+    check_program(ctx, DW, &w, &sk[cw], &p[0]);
+    /* Every sketch without heuristic programs but the packed one has one,
+     * and each builds and computes the operator. */
+    for (int k = 0; k < nsk; k++) {
+        if (k == pk) continue;
+        assert_int_equal(tune_program_structural(&sk[k], k, &w, vlen, p), 1);
+        check_program(ctx, DW, &w, &sk[k], &p[0]);
+    }
+    /* GPU sketches and bad arguments: none. */
+    int ng = tune_generate_sketches_gpu(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    assert_true(ng > 0);
+    assert_int_equal(tune_program_structural(&sk[0], 0, &w, vlen, p), 0);
+    assert_int_equal(tune_program_structural(NULL, 0, &w, vlen, p), 0);
+    assert_int_equal(tune_program_structural(&sk[0], 0, NULL, vlen, p), 0);
+    assert_int_equal(tune_program_structural(&sk[0], 0, &w, 0, p), 0);
+    te_ctx_free(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_packed_tile_shape),
         cmocka_unit_test(test_conv_packed),
         cmocka_unit_test(test_fused_conv_packed),
         cmocka_unit_test(test_gemm),
+        cmocka_unit_test(test_depthwise_structural),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,7 +76,10 @@ typedef enum {
 typedef struct {
     const tune_sketch *sk;
     const tune_dag *dag;
-    int vlen; /* float32 lanes per vector */
+    int vlen;  /* float32 lanes per vector */
+    bool rows; /* structural fill: rfactored row reductions will be computed
+                  in their consumers' row loops (tune__row_consumer), so
+                  those consumers parallelize only the rows */
 } tune_heur;
 
 typedef struct tune_rule tune_rule;
@@ -122,6 +125,16 @@ struct tune_rule {
      * hole's rule. */
     bool (*heuristic)(const tune_heur *c, int u, int variant, tune_program *p);
     int heuristic_programs;
+    /* Structural fill (tune_program_structural: tune_default_schedule's
+     * rules, and the search's first program of a sketch without heuristic
+     * programs): the unit's holes from its stage's shape and reads alone,
+     * for any computation (a user's operator, a fused subgraph). NULL:
+     * the rule has no such fill (the sketch then gets none). false when
+     * a value breaks its hole's rule. structural_score: how well the unit
+     * suits its stage, summed over a sketch to rank the sketches for this
+     * fill (higher first); NULL counts 0. */
+    bool (*structural)(const tune_heur *c, int u, tune_program *p);
+    int (*structural_score)(const tune_heur *c, int u);
     /* Schedule steps of unit u in each pass (NULL: none): 0, or -1 with
      * the primitive's error in the schedule's ctx. */
     int (*decode[TUNE_NPHASES])(tune_decoder *d, int u);
@@ -169,6 +182,31 @@ extern const tune_rule tune_rule_gpu_flat, tune_rule_gpu_tile, tune_rule_gpu_sha
     tune_rule_gpu_xreduce;
 
 /* ---- helpers the rules share ---- */
+
+/* rules/structure.c: reads in t's body of tensors other than `except`
+ * whose index uses axis `var`: at the last position with one element per
+ * step (last), or elsewhere or with a stride (other: walking memory by
+ * more than one element per step of var, a gather across vector lanes). */
+typedef struct {
+    bool last, other;
+} tune_reads;
+tune_reads tune__reads_along(const te_tensor *t, const te_tensor *except, const te_expr *var);
+/* An annotated reduction vectorizes its last spatial axis: worth it only
+ * when reads walk memory along that axis (a pooling window's columns) and
+ * none across rows (softmax's row maxima: each lane would read another
+ * row) or by a stride (a strided pooling ran at 0.9x of the plain loop
+ * vectorized). Not a reduction: true. */
+bool tune__annotate_vectorizes(const te_tensor *t);
+/* The vector split of an innermost axis: the widest power of two up to a
+ * vector that divides ext (1: none). Not any divisor: 14 lanes of a
+ * 56-wide row with 16-lane vectors become 8 + 4 + 2 lane pieces, and ran
+ * 3x slower than the plain loop LLVM vectorizes itself. */
+int64_t tune__vector_factor(int64_t ext, int vlen);
+/* The annotated consumer unit whose row loop rfactored reduction unit u
+ * can be computed in, as the library's softmax and layer_norm do (a row
+ * stays in cache between the stages): the stage's only consumer, reading
+ * it at exactly its own leading axes. -1: none (computed at the root). */
+int tune__row_consumer(const tune_sketch *sk, const tune_dag *dag, int u);
 
 /* sketch.c: appends a unit of kind k with its holes (the kind's rule's
  * holes): 0, TUNE__CAP_UNITS or TUNE__CAP_HOLES. */
@@ -248,6 +286,8 @@ te_tensor *tune__copy_out(tune_decoder *d, const tune_unit *un, te_tensor *t);
  * (heuristic programs). */
 bool tune__fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t lv[][3],
                      int64_t par, bool taps_outside, tune_program *p);
+/* The structural fill of tiling unit u (TILE, TILE_CACHE, TILE_FUSE). */
+bool tune__structural_tile(const tune_heur *c, int u, tune_program *p);
 /* The largest divisor of n not above cap that is a multiple of m; 0 if none. */
 int64_t tune__divisor_multiple(int64_t n, int64_t cap, int64_t m);
 static inline int64_t tune__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -97,6 +97,12 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     return tune__fill_tile(sk, u, t, lv, nsp, false, p);
 }
 
+/* A register tile with an accumulator. */
+static int score(const tune_heur *c, int u) {
+    (void)c, (void)u;
+    return 3;
+}
+
 static int decode(tune_decoder *a, int u) {
     const tune_unit *un = &a->sk->units[u];
     te_tensor *t = a->stage[un->stage];
@@ -118,5 +124,7 @@ const tune_rule tune_rule_cache_write = {
     .mutate_hole = tune__mutate_hole_cpu,
     .heuristic = heuristic,
     .heuristic_programs = 1,
+    .structural = tune__structural_tile,
+    .structural_score = score,
     .decode = {[TUNE_PHASE_MAIN] = decode},
 };

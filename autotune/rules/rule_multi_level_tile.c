@@ -27,6 +27,12 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
     return "tile SSRSRS";
 }
 
+/* A plain tiling: better than none. */
+static int score(const tune_heur *c, int u) {
+    (void)c, (void)u;
+    return 1;
+}
+
 static int decode(tune_decoder *a, int u) {
     te_tensor *t = a->stage[a->sk->units[u].stage];
     int nsp = t->ndim;
@@ -59,5 +65,7 @@ const tune_rule tune_rule_multi_level_tile = {
     .text = text,
     .random_hole = tune__random_hole_cpu,
     .mutate_hole = tune__mutate_hole_cpu,
+    .structural = tune__structural_tile,
+    .structural_score = score,
     .decode = {[TUNE_PHASE_MAIN] = decode},
 };

@@ -97,6 +97,16 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     return true; /* no holes */
 }
 
+static bool structural(const tune_heur *c, int u, tune_program *p) {
+    return heuristic(c, u, 0, p);
+}
+
+/* A packed operand: a sketch that packs ranks above its unpacked twin. */
+static int score(const tune_heur *c, int u) {
+    (void)c, (void)u;
+    return 1;
+}
+
 /* Runs after the tiling (TUNE_PHASE_LATE), so the reader (the tiled
  * stage or its cache) exists: the copy's block loop parallel, its inner
  * loop vectorized. */
@@ -134,5 +144,7 @@ const tune_rule tune_rule_pack = {
     .apply = apply,
     .text = text,
     .heuristic = heuristic,
+    .structural = structural,
+    .structural_score = score,
     .decode = {[TUNE_PHASE_LATE] = decode},
 };

@@ -15,7 +15,11 @@
  * Heuristic programs: the library's packed convolution tile
  * (ops_packed_tile_shape), with and without a column tail, each with the
  * reduction in the default's order and in the other, each with the row
- * tiles in the default's place and in the other.
+ * tiles in the default's place and in the other; none when another input
+ * is read at the vectorized axis (a depthwise convolution's data: vectors
+ * over channels gather it, 0.25x of the library's depthwise default on a
+ * MobileNet layer, bench/RESULTS.md session 30). No structural fill: its
+ * unpacked twin has one.
  */
 #include <string.h>
 
@@ -84,11 +88,27 @@ static bool fill_packed(const tune_sketch *sk, int u, const te_tensor *t, int vl
                            ops_packed_taps_outside(&tile, vlen) != other_order, p);
 }
 
+/* True when an input other than the packed one is read at the tile's
+ * vectorized axis: the lanes would gather it. */
+static bool gathers(const tune_heur *c, int u) {
+    const tune_sketch *sk = c->sk;
+    const te_tensor *t = c->dag->stages[sk->units[u].stage].tensor;
+    const te_tensor *packed = NULL;
+    for (int k = 0; k < sk->nunits; k++)
+        if (sk->units[k].kind == TUNE_UNIT_PACK && sk->units[k].consumer == sk->units[u].stage)
+            packed = c->dag->stages[sk->units[k].stage].tensor;
+    int vd = sk->units[u].vec_dim;
+    if (!packed || vd < 0 || vd >= t->ndim) return true;
+    tune_reads r = tune__reads_along(t, packed, t->axes[vd]);
+    return r.last || r.other;
+}
+
 /* Variants 0..7: with a column tail (0..3), then without; within each,
  * the default's reduction order (0, 1) then the other, and the default's
  * place of the rows (even) then the other. */
 static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     const tune_sketch *sk = c->sk;
+    if (gathers(c, u)) return false;
     /* The default's order of the parallel loop (the packed operand's size). */
     bool rows_outside = false;
     for (int k = 0; k < sk->nunits; k++)

@@ -74,6 +74,10 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     return true;
 }
 
+static bool structural(const tune_heur *c, int u, tune_program *p) {
+    return heuristic(c, u, 0, p);
+}
+
 /* Runs after every other unit (TUNE_PHASE_LATE), so the consumer's loops
  * exist. */
 static int decode(tune_decoder *a, int u) {
@@ -119,5 +123,6 @@ const tune_rule tune_rule_compute_location = {
     .random_hole = tune__random_hole_cpu,
     .mutate_hole = tune__mutate_hole_cpu,
     .heuristic = heuristic,
+    .structural = structural,
     .decode = {[TUNE_PHASE_LATE] = decode},
 };

@@ -29,6 +29,26 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
     return "rfactor";
 }
 
+/* The rfactor split: 4, 2, 1 vectors of partial results where they
+ * divide the reduction at least twice (the library's row reductions:
+ * OPS_ROW_REDUCE_VECTORS), else the widest divisor up to a vector. */
+static bool structural(const tune_heur *c, int u, tune_program *p) {
+    const tune_hole *h = tune__unit_hole(c->sk, u, 0);
+    if (!h) return false;
+    int64_t ext = h->extent, f = 0;
+    for (int64_t m = 4; m >= 1 && !f; m /= 2)
+        if (ext % (m * c->vlen) == 0 && ext / (m * c->vlen) >= 2) f = m * c->vlen;
+    if (!f) f = tune__divisor_multiple(ext, c->vlen, 1);
+    p->vals[h->offset] = f ? f : 1;
+    return true;
+}
+
+/* An rfactor suits a reduction that annotating in place would not
+ * vectorize (softmax's row maxima). */
+static int score(const tune_heur *c, int u) {
+    return tune__annotate_vectorizes(c->dag->stages[c->sk->units[u].stage].tensor) ? 0 : 2;
+}
+
 static int decode(tune_decoder *a, int u) {
     te_tensor *t = a->stage[a->sk->units[u].stage];
     int nr = nreduce_of(t);
@@ -64,4 +84,6 @@ const tune_rule tune_rule_rfactor = {
     .random_hole = tune__random_hole_cpu,
     .mutate_hole = tune__mutate_hole_cpu,
     .decode = {[TUNE_PHASE_MAIN] = decode},
+    .structural = structural,
+    .structural_score = score,
 };

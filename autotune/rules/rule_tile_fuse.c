@@ -42,6 +42,12 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
     return "tile SSRSRS, fuse into";
 }
 
+/* A register tile computed in its consumer. */
+static int score(const tune_heur *c, int u) {
+    (void)c, (void)u;
+    return 3;
+}
+
 static int decode(tune_decoder *a, int u) {
     const tune_unit *un = &a->sk->units[u];
     return tune__tile_fused(a, u, a->stage[un->stage], a->stage[un->consumer], -1);
@@ -58,5 +64,7 @@ const tune_rule tune_rule_tile_fuse = {
     .text = text,
     .random_hole = tune__random_hole_cpu,
     .mutate_hole = tune__mutate_hole_cpu,
+    .structural = tune__structural_tile,
+    .structural_score = score,
     .decode = {[TUNE_PHASE_MAIN] = decode},
 };

@@ -4,7 +4,8 @@
  * rule_cache_write.c: TILE_CACHE, rule_packed_tile.c:
  * TILE_CACHE_PACKED): the "SSRSRS" holes, splitting a stage into its
  * levels, the parallel and unrolling annotations, fusing a tile into the
- * stage that copies it out, and the heuristic fill of a register tile.
+ * stage that copies it out, and the heuristic and structural fills of a
+ * register tile.
  */
 #include <string.h>
 
@@ -198,5 +199,64 @@ bool tune__fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t l
     p->vals[h->offset] = 1; /* 16 steps: the register tile */
     if (!(h = tune__unit_hole(sk, u, ++k)) || h->kind != TUNE_HOLE_LOCATION) return false;
     p->vals[h->offset] = 2; /* the accumulator at the innermost outer tile loop */
+    return true;
+}
+
+/* The rows of a structural register tile: a divisor of the extent near 4
+ * (no guard in the tile), else 4 with a tail (the row holes allow one). */
+static int64_t tile_rows(int64_t ext) {
+    if (ext <= 4) return ext;
+    for (int64_t f = 4; f >= 2; f--)
+        if (ext % f == 0) return f;
+    return 4;
+}
+
+/* Its columns (vectorized, so a divisor): the whole axis up to two
+ * vectors, else the largest multiple of a vector up to two vectors
+ * dividing it, else the widest vector split. */
+static int64_t tile_cols(int64_t ext, int vlen) {
+    int64_t cap = 2 * (int64_t)vlen;
+    if (ext <= cap) return ext;
+    int64_t f = tune__divisor_multiple(ext, cap, vlen);
+    return f ? f : tune__vector_factor(ext, vlen);
+}
+
+/* Rows x columns in the innermost level (the library's
+ * ops__sched_register_tile: 4 rows x 2 vectors), every other level 1, the
+ * reduction outside the tile, the outer loops fused parallel, the tile
+ * unrolled (16 steps), an accumulator at the innermost outer tile loop.
+ * A blocked convolution (NCHW[x]c) takes tune__blocked_conv_tile's tile,
+ * wholly unrolled (64 steps): a tiling without a register tile sketch (no
+ * epilogue to cache its writes: a bias alone, a downsample) ran at 0.5x
+ * with 2 rows by one vector. */
+bool tune__structural_tile(const tune_heur *c, int u, tune_program *p) {
+    const tune_sketch *sk = c->sk;
+    const te_tensor *t = c->dag->stages[sk->units[u].stage].tensor;
+    int nsp = t->ndim, col = nsp - 1, row = nsp - 2;
+    if (nsp < 1) return false;
+    const tune_hole *h;
+    int k = 0;
+    int64_t blv[TE_MAX_DIMS][3];
+    for (int d = 0; d < nsp; d++) tune__set3(blv[d], 1, 1, 1);
+    bool blocked = tune__blocked_conv_tile(t, c->vlen, blv);
+    for (int d = 0; d < nsp; d++, k++) {
+        if (!(h = tune__unit_hole(sk, u, k)) || h->kind != TUNE_HOLE_SPLIT || h->nvals != 3)
+            return false;
+        int64_t *v = p->vals + h->offset;
+        tune__set3(v, 1, 1, 1);
+        if (blocked) v[2] = blv[d][2];
+        else if (d == col) v[2] = tile_cols(t->shape[d], c->vlen);
+        else if (d == row) v[2] = tile_rows(t->shape[d]);
+        if (!tune_split_valid(h, v)) return false;
+    }
+    for (; (h = tune__unit_hole(sk, u, k)) && h->kind == TUNE_HOLE_SPLIT; k++)
+        p->vals[h->offset] = 1;
+    if (!h || h->kind != TUNE_HOLE_PARALLEL) return false;
+    p->vals[h->offset] = nsp < h->extent ? nsp : h->extent;
+    if (!(h = tune__unit_hole(sk, u, ++k)) || h->kind != TUNE_HOLE_UNROLL) return false;
+    p->vals[h->offset] = blocked ? 2 : 1;
+    if (sk->units[u].kind == TUNE_UNIT_TILE) return true;
+    if (!(h = tune__unit_hole(sk, u, ++k)) || h->kind != TUNE_HOLE_LOCATION) return false;
+    p->vals[h->offset] = 2;
     return true;
 }

@@ -450,6 +450,25 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
                            int vlen, tune_program *out, int max);
 /* The most programs tune_program_heuristic returns for one sketch. */
 #define TUNE_MAX_HEURISTIC 8
+/* The structural program of CPU sketch sk (its index sketch_index; w the
+ * workload it was generated from): each hole filled from its stage's
+ * shape and reads alone (autotune/seed.c, each unit by its rule's
+ * structural fill in autotune/rules/), for any computation, a user's
+ * operator or a fused subgraph included: a register tile of up to 4 rows
+ * by 2 vectors of columns (a blocked convolution's tile on NCHW[x]c), the
+ * reduction outside it, the outer loops fused parallel; an elementwise or
+ * pooling stage vectorized where its reads walk memory along the last
+ * axis, its fewest outer loops parallel that give 64 iterations; an
+ * rfactor into up to 4 vectors of partial results; padding at the root.
+ * These are tune_default_schedule's rules; the search measures the
+ * structural program of every sketch that has no heuristic program first
+ * (the depthwise convolution's packed heuristic tile gathers its data,
+ * and its structural program is the library default's speed). vlen:
+ * float32 lanes per vector. Writes *out and returns 1; 0 for a GPU
+ * sketch, a sketch with a packed register tile (its unpacked twin has
+ * the fill), or NULL arguments. */
+int tune_program_structural(const tune_sketch *sk, int sketch_index, const tune_workload *w,
+                            int vlen, tune_program *out);
 /* A good schedule for any workload without records (a fused subgraph, a
  * user's operator), derived from its structure, deterministic (no
  * measurement): the first of these that applies and lowers (sch_lower).
@@ -824,7 +843,9 @@ typedef struct {
      * untuned user gets. true: it is not measured (the search alone). */
     bool skip_default;
     /* By default, on the CPU, the first round starts with the heuristic
-     * programs (tune_program_heuristic) of every sketch: tiling rules
+     * programs (tune_program_heuristic) of every sketch, then the
+     * structural program (tune_program_structural) of each sketch that
+     * has none: tiling rules
      * derived from the workload's structure, inside the search space,
      * where evolution can refine them; they are part of the search, and
      * apply to any workload (skip_default leaves them in). true: the

@@ -1,0 +1,116 @@
+/*
+ * autotune/rules/structure.c — what a stage's body says about one of its
+ * axes, for the structural fill (each rule's `structural` hook,
+ * tune_program_structural): whether the reads along the axis walk memory
+ * one element per step (vectorizable) or gather, and how wide a vector
+ * split of an extent can be.
+ *
+ * Why here: the fills of several rules (annotation, packed tiles, row
+ * reductions) decide from the same facts, and a user's operator or a
+ * fused subgraph has nothing else to go by (issue 35 part 2).
+ */
+#include "autotune/rules/rule.h"
+
+typedef struct {
+    const te_expr *var;
+    bool found;
+} var_ctx;
+
+static void find_var(const te_expr *e, void *user) {
+    var_ctx *v = user;
+    if (e == v->var) v->found = true;
+    else if (!v->found) te_expr_visit_children(e, find_var, user);
+}
+
+static bool uses_var(const te_expr *e, const te_expr *var) {
+    var_ctx v = {var, false};
+    find_var(e, &v);
+    return v.found;
+}
+
+static void find_scale(const te_expr *e, void *user) {
+    var_ctx *c = user;
+    if (e->kind == TE_MUL) {
+        const te_expr *a = e->u.bin.a, *b = e->u.bin.b;
+        if ((a->kind == TE_INT_IMM && a->u.ival != 1 && uses_var(b, c->var)) ||
+            (b->kind == TE_INT_IMM && b->u.ival != 1 && uses_var(a, c->var)))
+            c->found = true;
+    }
+    if (!c->found) te_expr_visit_children(e, find_scale, user);
+}
+
+/* True when index e steps by more than 1 per step of var (a stride). */
+static bool scaled(const te_expr *e, const te_expr *var) {
+    var_ctx c = {var, false};
+    find_scale(e, &c);
+    return c.found;
+}
+
+typedef struct {
+    const te_tensor *except;
+    const te_expr *var;
+    tune_reads r;
+} read_ctx;
+
+static void find_read(const te_expr *e, void *user) {
+    read_ctx *c = user;
+    if (e->kind == TE_READ && e->u.read.tensor != c->except) {
+        int n = e->u.read.ndim;
+        for (int d = 0; d < n; d++)
+            if (uses_var(e->u.read.indices[d], c->var)) {
+                if (d == n - 1 && !scaled(e->u.read.indices[d], c->var)) c->r.last = true;
+                else c->r.other = true;
+            }
+    }
+    te_expr_visit_children(e, find_read, user);
+}
+
+tune_reads tune__reads_along(const te_tensor *t, const te_tensor *except, const te_expr *var) {
+    read_ctx c = {except, var, {false, false}};
+    if (t->body) find_read(t->body, &c);
+    return c.r;
+}
+
+bool tune__annotate_vectorizes(const te_tensor *t) {
+    if (!t->body || t->body->kind != TE_REDUCE) return true;
+    if (t->ndim < 1) return false;
+    tune_reads r = tune__reads_along(t, NULL, t->axes[t->ndim - 1]);
+    return r.last && !r.other;
+}
+
+int64_t tune__vector_factor(int64_t ext, int vlen) {
+    for (int64_t f = vlen; f >= 2; f /= 2)
+        if (ext % f == 0) return f;
+    return 1;
+}
+
+typedef struct {
+    const te_tensor *r, *c;
+    bool seen, leading;
+} lead_ctx;
+
+static void find_lead(const te_expr *e, void *user) {
+    lead_ctx *l = user;
+    if (e->kind == TE_READ && e->u.read.tensor == l->r) {
+        l->seen = true;
+        if (e->u.read.ndim != l->r->ndim) l->leading = false;
+        for (int d = 0; d < e->u.read.ndim && l->leading; d++)
+            if (e->u.read.indices[d] != l->c->axes[d]) l->leading = false;
+    }
+    te_expr_visit_children(e, find_lead, user);
+}
+
+int tune__row_consumer(const tune_sketch *sk, const tune_dag *dag, int u) {
+    const tune_stage_info *si = &dag->stages[sk->units[u].stage];
+    const te_tensor *r = si->tensor;
+    if (sk->units[u].kind != TUNE_UNIT_RFACTOR || si->is_output || si->nconsumers != 1 ||
+        r->ndim < 1)
+        return -1;
+    int cu = tune__unit_of(sk, si->consumers[0], TUNE_UNIT_ANNOTATE);
+    if (cu < 0) return -1;
+    const te_tensor *c = dag->stages[si->consumers[0]].tensor;
+    if (c->ndim <= r->ndim || !c->body) return -1;
+    lead_ctx lc = {r, c, false, true};
+    find_lead(c->body, &lc);
+    return lc.seen && lc.leading ? cu : -1;
+}
