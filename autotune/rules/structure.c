@@ -16,24 +16,12 @@ typedef struct {
     bool found;
 } var_ctx;
 
-static void find_var(const te_expr *e, void *user) {
-    var_ctx *v = user;
-    if (e == v->var) v->found = true;
-    else if (!v->found) te_expr_visit_children(e, find_var, user);
-}
-
-static bool uses_var(const te_expr *e, const te_expr *var) {
-    var_ctx v = {var, false};
-    find_var(e, &v);
-    return v.found;
-}
-
 static void find_scale(const te_expr *e, void *user) {
     var_ctx *c = user;
     if (e->kind == TE_MUL) {
         const te_expr *a = e->u.bin.a, *b = e->u.bin.b;
-        if ((a->kind == TE_INT_IMM && a->u.ival != 1 && uses_var(b, c->var)) ||
-            (b->kind == TE_INT_IMM && b->u.ival != 1 && uses_var(a, c->var)))
+        if ((a->kind == TE_INT_IMM && a->u.ival != 1 && te_expr_uses_var(b, c->var)) ||
+            (b->kind == TE_INT_IMM && b->u.ival != 1 && te_expr_uses_var(a, c->var)))
             c->found = true;
     }
     if (!c->found) te_expr_visit_children(e, find_scale, user);
@@ -57,7 +45,7 @@ static void find_read(const te_expr *e, void *user) {
     if (e->kind == TE_READ && e->u.read.tensor != c->except) {
         int n = e->u.read.ndim;
         for (int d = 0; d < n; d++)
-            if (uses_var(e->u.read.indices[d], c->var)) {
+            if (te_expr_uses_var(e->u.read.indices[d], c->var)) {
                 if (d == n - 1 && !scaled(e->u.read.indices[d], c->var)) c->r.last = true;
                 else c->r.other = true;
             }
