@@ -24,6 +24,12 @@
  *   ./tutorial_06_custom_operator            # 256 x 256 x 256, 64 trials, ./custom_operator.db
  *   ./tutorial_06_custom_operator --check    # 64 x 64 x 64, 8 trials, a temporary database
  *   ./tutorial_06_custom_operator --db F --trials N
+ *   ./tutorial_06_custom_operator --search-alone --db F
+ *       the search alone: the hand schedule is no trial and the derived
+ *       default is skipped (what a fused subgraph of a model gets), and
+ *       a step 5 times the hand schedule and the best record side by
+ *       side (issue 35's target: the search within 64 trials at least
+ *       0.9x the hand schedule's speed)
  * Exits non-zero when a step fails or a result is wrong. Afterwards
  * `tunedb --db custom_operator.db list` shows the records.
  */
@@ -138,6 +144,75 @@ static int64_t check(rt_module *m, const layer *l) {
     return bad;
 }
 
+/* The median of 7 values (sorts them). */
+static double median7(double *v) {
+    for (int i = 1; i < 7; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double x = v[j];
+            v[j] = v[j - 1], v[j - 1] = x;
+        }
+    return v[3];
+}
+
+/* Step 5 (--search-alone): the hand schedule and the best record of key
+ * in db, built here, timed in turns (7 rounds of 5 samples of at least
+ * 20 ms each, so a host that changes speed slows both alike); prints the
+ * medians and the hand schedule's time over the search's. 0 or 1. */
+static int compare_with_hand(const char *db_path, const char *key) {
+    char *err = NULL;
+    tdb_open_options ro = {.readonly = true};
+    tdb_db *db = tdb_open(db_path, &ro, &err);
+    te_ctx *ctx = te_ctx_new(), *hctx = te_ctx_new();
+    char *target = tdb_host_target();
+    layer l, hl;
+    sch_schedule *s = NULL;
+    tdb_apply_info info;
+    rt_module *best = db ? tdb_apply_best(db, ctx, key, target, &info) : NULL;
+    rt_module *hand = !declare(hctx, key, &hl) && (s = sch_create(hctx, TE_TENSORS(hl.Y))) &&
+                              !hand_schedule(s, &hl)
+                          ? cg_build(s, TE_TENSORS(hl.A, hl.W, hl.bias, hl.Y), "llvm", NULL)
+                          : NULL;
+    int rc = 1;
+    if (best && hand && !declare(ctx, key, &l)) {
+        DLDataType f32 = {kDLFloat, 32, 1};
+        DLTensor *A = rt_tensor_alloc(f32, 2, (int64_t[]){l.M, l.K});
+        DLTensor *W = rt_tensor_alloc(f32, 2, (int64_t[]){l.K, l.N});
+        DLTensor *b = rt_tensor_alloc(f32, 1, (int64_t[]){l.N});
+        DLTensor *Y = rt_tensor_alloc(f32, 2, (int64_t[]){l.M, l.N});
+        rt_timer_config cfg = rt_timer_default();
+        cfg.min_repeat_ms = 20;
+        double th[7], ts[7];
+        rt_timing t;
+        int ok = A && W && b && Y;
+        for (int64_t i = 0; ok && i < l.M * l.K; i++) ((float *)A->data)[i] = uniform();
+        for (int64_t i = 0; ok && i < l.K * l.N; i++) ((float *)W->data)[i] = uniform();
+        for (int64_t i = 0; ok && i < l.N; i++) ((float *)b->data)[i] = uniform();
+        for (int r = 0; ok && r < 7; r++) {
+            ok = !rt_time_call(hand, "default", 4, (DLTensor *[]){A, W, b, Y}, &cfg, &t);
+            th[r] = t.median;
+            ok = ok && !rt_time_call(best, "default", 4, (DLTensor *[]){A, W, b, Y}, &cfg, &t);
+            ts[r] = t.median;
+        }
+        if (ok) {
+            printf("5. side by side: hand schedule %.4f ms, the search's best %.4f ms: "
+                   "the search at %.2fx the hand schedule's speed\n",
+                   median7(th) * 1e3, median7(ts) * 1e3,
+                   median7(th) / median7(ts));
+            rc = 0;
+        } else {
+            fprintf(stderr, "timing failed: %s\n", rt_last_error());
+        }
+        rt_tensor_free(A), rt_tensor_free(W), rt_tensor_free(b), rt_tensor_free(Y);
+    } else {
+        fprintf(stderr, "step 5: %s\n", err ? err : db ? tdb_errmsg(db) : te_ctx_errmsg(hctx));
+    }
+    rt_module_free(best), rt_module_free(hand);
+    free(target), free(err);
+    te_ctx_free(ctx), te_ctx_free(hctx);
+    if (db) tdb_close(db);
+    return rc;
+}
+
 /* Step 4, in a fresh process: the best record of key from db. */
 static int apply_from_db(const char *db_path, const char *key) {
     tdb_open_options ro = {.readonly = true};
@@ -204,16 +279,18 @@ int main(int argc, char **argv) {
     tune_register_builder(OP, build);
     tune_runner_maybe_run(argc, argv);
 
-    bool check_mode = false;
+    bool check_mode = false, alone = false;
     const char *db_path = NULL;
     int trials = 64;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--apply") && a + 2 < argc) return apply_from_db(argv[a + 1], argv[a + 2]);
         if (!strcmp(argv[a], "--check")) check_mode = true;
+        else if (!strcmp(argv[a], "--search-alone")) alone = true;
         else if (!strcmp(argv[a], "--db") && a + 1 < argc) db_path = argv[++a];
         else if (!strcmp(argv[a], "--trials") && a + 1 < argc) trials = atoi(argv[++a]);
         else {
-            fprintf(stderr, "usage: %s [--check] [--db FILE] [--trials N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--check] [--search-alone] [--db FILE] [--trials N]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -268,11 +345,13 @@ int main(int argc, char **argv) {
     o.tune.measure.build_timeout = 15;
     o.tune.measure.repeat = 3;
     o.tune.measure.min_repeat_ms = 10;
-    o.tune.first_steps_json = hand;
+    o.tune.first_steps_json = alone ? NULL : hand;
+    o.tune.skip_default = alone;
     o.resume = true;                /* run it again: the trials add up */
     o.retime = check_mode ? 3 : 8;
     o.on_event = on_event;
-    printf("3. tuning %d trials into %s (runner processes measure each)\n", trials, db_path);
+    printf("3. tuning %d trials into %s (runner processes measure each)%s\n", trials, db_path,
+           alone ? ", the search alone" : "");
     tune_db_summary sum;
     int rc = tune_task_db(db, key, "llvm", &o, &sum, &err);
     if (rc) {
@@ -293,6 +372,7 @@ int main(int argc, char **argv) {
 
     /* 4: a fresh process applies the best record. */
     if (rc == 0) rc = apply_in_fresh_process(db_path, key);
+    if (rc == 0 && alone) rc = compare_with_hand(db_path, key);
     if (check_mode) {
         char wal[96];
         unlink(db_path);
