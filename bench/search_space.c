@@ -1,8 +1,8 @@
 /*
  * bench/search_space.c — the tuner's search space as text: for each
  * workload key (a built-in list when none is given), every CPU and CUDA
- * sketch (description, units, holes), its heuristic programs, random
- * programs and their mutations for fixed seeds with their step logs, the
+ * sketch (description, units, holes), its heuristic and structural
+ * programs, random programs and their mutations for fixed seeds with their step logs, the
  * log decoder's answer on a few, and the default schedule. Two builds of
  * the library that print the same text generate, fill, mutate and decode
  * the same programs: a refactoring of the search rules (autotune/rules/)
@@ -88,6 +88,11 @@ static void run(const char *key, int gpu, int nrand) {
                 char what[64];
                 snprintf(what, sizeof what, "heur vlen %d #%d", vlen, i);
                 show(ctx, &w, &sk[k], &hp[i], what);
+            }
+            if (tune_program_structural(&sk[k], k, &w, vlen, hp)) {
+                char what[64];
+                snprintf(what, sizeof what, "structural vlen %d", vlen);
+                show(ctx, &w, &sk[k], &hp[0], what);
             }
         }
         uint64_t rng = 1234567 + (uint64_t)k;

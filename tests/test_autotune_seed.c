@@ -7,8 +7,8 @@
  * CPU sketches' unroll pragma copies the tile (no loop left only hinted);
  * structural programs (tune_program_structural): a depthwise convolution's
  * packed tile, which would gather its data, gets no heuristic programs,
- * and its best-ranked sketch's structural program is exactly
- * tune_default_schedule's schedule, correct.
+ * and its best-ranked sketch's structural program (a plain tiling, the
+ * padding per plane) is exactly tune_default_schedule's schedule, correct.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -267,17 +267,19 @@ static void test_depthwise_structural(void **st) {
     int vlen = tune_host_vector_lanes();
     int pk = sketch_with(sk, nsk, "vectorized on a packed axis");
     int cw = sketch_with(sk, nsk, "O: cache_write, tile SSRSRS, fuse into copy");
-    assert_true(pk >= 0 && cw >= 0);
+    int pl = sketch_with(sk, nsk, "O: tile SSRSRS");
+    assert_true(pk >= 0 && cw >= 0 && pl >= 0);
     tune_program p[TUNE_MAX_HEURISTIC];
     /* Vectors over channels would gather the data: no heuristic program,
      * and no structural one (its unpacked twin has it). */
     assert_int_equal(tune_program_heuristic(&sk[pk], pk, &w, vlen, p, TUNE_MAX_HEURISTIC), 0);
     assert_int_equal(tune_program_structural(&sk[pk], pk, &w, vlen, p), 0);
-    /* The register tile's sketch: the default schedule's program. */
-    assert_int_equal(tune_program_heuristic(&sk[cw], cw, &w, vlen, p, TUNE_MAX_HEURISTIC), 0);
-    assert_int_equal(tune_program_structural(&sk[cw], cw, &w, vlen, p), 1);
-    assert_int_equal(p[0].sketch, cw);
-    sch_schedule *s = tune_program_apply(ctx, &w, &sk[cw], &p[0]);
+    /* The plain tiling reads its padding plane by plane: its structural
+     * program is the default schedule's. */
+    assert_int_equal(tune_program_heuristic(&sk[pl], pl, &w, vlen, p, TUNE_MAX_HEURISTIC), 0);
+    assert_int_equal(tune_program_structural(&sk[pl], pl, &w, vlen, p), 1);
+    assert_int_equal(p[0].sketch, pl);
+    sch_schedule *s = tune_program_apply(ctx, &w, &sk[pl], &p[0]);
     assert_non_null(s);
     char *mine = strdup(tune_steps_key(ctx, s));
     const char *how = NULL;
@@ -286,12 +288,30 @@ static void test_depthwise_structural(void **st) {
     tu_assert_msg_has(how, "rules");
     assert_string_equal(mine, tune_steps_key(ctx, d));
     free(mine);
-    /* 4 rows x 14 columns (16 channels, 14 x 14: the whole row up to two
-     * vectors), the reduction unsplit. */
-    const tune_hole *h = sk[cw].holes;
-    assert_int_equal(p[0].vals[h[2].offset + 2], 2); /* 14 rows: 2 divides, 4 does not */
-    assert_int_equal(p[0].vals[h[3].offset + 2], 14 <= 2 * vlen ? 14 : 7);
-    check_program(ctx, DW, &w, &sk[cw], &p[0]);
+    /* The planes (N, C) outermost and parallel, each plane's rows and
+     * columns inside it (level 1) in tiles of 2 rows (14: 4 does not
+     * divide) x 14 columns (the whole row up to two vectors), the
+     * padding computed at the planes' loop (location 3 + 1). */
+    const tune_hole *h = sk[pl].holes;
+    const int64_t *v = p[0].vals;
+    int64_t cols = 14 <= 2 * vlen ? 14 : 7;
+    assert_int_equal(v[h[2].offset + 2], 2);
+    assert_int_equal(v[h[2].offset], 7);
+    assert_int_equal(v[h[3].offset + 2], cols);
+    assert_int_equal(v[h[3].offset], 14 / cols);
+    assert_int_equal(v[h[1].offset], 1);
+    for (int k = 0; k < sk[pl].nholes; k++) {
+        if (h[k].kind == TUNE_HOLE_PARALLEL) assert_int_equal(v[h[k].offset], 2);
+        if (h[k].kind == TUNE_HOLE_LOCATION) assert_int_equal(v[h[k].offset], 4);
+    }
+    check_program(ctx, DW, &w, &sk[pl], &p[0]);
+    /* The register tile's sketch keeps the padding at the root (at its
+     * loops it would be computed per tile). */
+    assert_int_equal(tune_program_structural(&sk[cw], cw, &w, vlen, p), 1);
+    h = sk[cw].holes;
+    for (int k = 0; k < sk[cw].nholes; k++)
+        if (h[k].kind == TUNE_HOLE_LOCATION && sk[cw].units[h[k].unit].kind == TUNE_UNIT_PLACE)
+            assert_int_equal(p[0].vals[h[k].offset], 2);
     /* Every sketch without heuristic programs but the packed one has one,
      * and each builds and computes the operator. */
     for (int k = 0; k < nsk; k++) {

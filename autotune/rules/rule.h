@@ -207,6 +207,14 @@ int64_t tune__vector_factor(int64_t ext, int vlen);
  * stays in cache between the stages): the stage's only consumer, reading
  * it at exactly its own leading axes. -1: none (computed at the root). */
 int tune__row_consumer(const tune_sketch *sk, const tune_dag *dag, int u);
+/* Whether reduction stage `consumer` reads stage `producer` (a padding)
+ * plane by plane: every index of every read an axis of the consumer
+ * (plain, its leading axes: batch, channel) or an axis plus a reduce axis
+ * (a window tap: the trailing axes, rows and columns), so no reduction
+ * runs across the plain axes (a depthwise convolution; not a dense one,
+ * which sums over the input channels). Returns how many leading axes are
+ * plain (the planes' loops), 0 when not. */
+int tune__plane_axes(const tune_dag *dag, int producer, int consumer);
 
 /* sketch.c: appends a unit of kind k with its holes (the kind's rule's
  * holes): 0, TUNE__CAP_UNITS or TUNE__CAP_HOLES. */
@@ -286,6 +294,13 @@ te_tensor *tune__copy_out(tune_decoder *d, const tune_unit *un, te_tensor *t);
  * (heuristic programs). */
 bool tune__fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t lv[][3],
                      int64_t par, bool taps_outside, tune_program *p);
+/* For a plain tiling unit u (TILE) whose stage reads a placed padding
+ * plane by plane (tune__plane_axes): how many leading axes are the
+ * planes' loops, else 0. Only a plain tiling: a register tile's
+ * accumulator (TILE_CACHE) holds the loops a placed stage is computed at
+ * inside the copy-out's tile, where the padding would be computed per
+ * tile (1.9x slower than at the root, bench/RESULTS.md session 34). */
+int tune__plane_tile(const tune_sketch *sk, const tune_dag *dag, int u);
 /* The structural fill of tiling unit u (TILE, TILE_CACHE, TILE_FUSE). */
 bool tune__structural_tile(const tune_heur *c, int u, tune_program *p);
 /* The largest divisor of n not above cap that is a multiple of m; 0 if none. */

@@ -74,8 +74,20 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     return true;
 }
 
+/* Structural: the root, or for a consumer tiled plane by plane
+ * (tune__plane_axes: a depthwise convolution) at the planes' parallel
+ * loop, so each padded plane is written and read while it is in cache
+ * (TVM MetaSchedule's best depthwise programs compute the padding so). */
 static bool structural(const tune_heur *c, int u, tune_program *p) {
-    return heuristic(c, u, 0, p);
+    const tune_unit *un = &c->sk->units[u];
+    const tune_hole *h = tune__unit_hole(c->sk, u, 0);
+    if (!h) return false;
+    p->vals[h->offset] = 2;
+    for (int k = 0; k < c->sk->nunits; k++) {
+        int lead = c->sk->units[k].stage == un->consumer ? tune__plane_tile(c->sk, c->dag, k) : 0;
+        if (lead > 0 && 2 + lead < h->extent) p->vals[h->offset] = 2 + lead;
+    }
+    return true;
 }
 
 /* Runs after every other unit (TUNE_PHASE_LATE), so the consumer's loops

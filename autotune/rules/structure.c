@@ -102,3 +102,68 @@ int tune__row_consumer(const tune_sketch *sk, const tune_dag *dag, int u) {
     find_lead(c->body, &lc);
     return lc.seen && lc.leading ? cu : -1;
 }
+
+/* e without a constant factor (a stride, a dilation). */
+static const te_expr *unscaled(const te_expr *e) {
+    if (e->kind != TE_MUL) return e;
+    if (e->u.bin.a->kind == TE_INT_IMM) return e->u.bin.b;
+    if (e->u.bin.b->kind == TE_INT_IMM) return e->u.bin.a;
+    return e;
+}
+
+/* The axis of c that e is, alone or scaled; -1. */
+static int axis_of(const te_tensor *c, const te_expr *e) {
+    e = unscaled(e);
+    for (int d = 0; d < c->ndim; d++)
+        if (e == c->axes[d]) return d;
+    return -1;
+}
+
+static bool is_reduce_axis(const te_tensor *c, const te_expr *e) {
+    e = unscaled(e);
+    for (int r = 0; r < c->body->u.reduce.naxes; r++)
+        if (e == c->body->u.reduce.axes[r]) return true;
+    return false;
+}
+
+typedef struct {
+    const te_tensor *p, *c;
+    int kind[TE_MAX_DIMS]; /* per axis of c: 0 unseen, 1 plain, 2 sliding */
+    bool ok;
+} plane_ctx;
+
+/* Each read of p: every index an axis of c (plain) or an axis of c plus a
+ * reduce axis (sliding: a window tap), each axis of c one kind. */
+static void find_plane(const te_expr *e, void *user) {
+    plane_ctx *pc = user;
+    if (!pc->ok) return;
+    if (e->kind == TE_READ && e->u.read.tensor == pc->p) {
+        for (int d = 0; d < e->u.read.ndim && pc->ok; d++) {
+            const te_expr *ix = e->u.read.indices[d];
+            int a = axis_of(pc->c, ix), kind = 1;
+            if (a < 0 && ix->kind == TE_ADD) {
+                kind = 2;
+                if (is_reduce_axis(pc->c, ix->u.bin.b)) a = axis_of(pc->c, ix->u.bin.a);
+                else if (is_reduce_axis(pc->c, ix->u.bin.a)) a = axis_of(pc->c, ix->u.bin.b);
+            }
+            if (a < 0 || (pc->kind[a] && pc->kind[a] != kind)) pc->ok = false;
+            else pc->kind[a] = kind;
+        }
+        return;
+    }
+    te_expr_visit_children(e, find_plane, user);
+}
+
+int tune__plane_axes(const tune_dag *dag, int producer, int consumer) {
+    const te_tensor *p = dag->stages[producer].tensor, *c = dag->stages[consumer].tensor;
+    if (!c->body || c->body->kind != TE_REDUCE || c->ndim < 2 || c->ndim > TE_MAX_DIMS)
+        return 0;
+    plane_ctx pc = {p, c, {0}, true};
+    find_plane(c->body, &pc);
+    if (!pc.ok) return 0;
+    int lead = 0;
+    while (lead < c->ndim && pc.kind[lead] == 1) lead++;
+    for (int d = lead; d < c->ndim; d++)
+        if (pc.kind[d] != 2) return 0;
+    return lead < c->ndim ? lead : 0;
+}

@@ -202,6 +202,14 @@ bool tune__fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t l
     return true;
 }
 
+int tune__plane_tile(const tune_sketch *sk, const tune_dag *dag, int u) {
+    if (sk->units[u].kind != TUNE_UNIT_TILE) return 0;
+    for (int k = 0; k < sk->nunits; k++)
+        if (sk->units[k].kind == TUNE_UNIT_PLACE && sk->units[k].consumer == sk->units[u].stage)
+            return tune__plane_axes(dag, sk->units[k].stage, sk->units[u].stage);
+    return 0;
+}
+
 /* The rows of a structural register tile: a divisor of the extent near 4
  * (no guard in the tile), else 4 with a tail (the row holes allow one). */
 static int64_t tile_rows(int64_t ext) {
@@ -228,7 +236,9 @@ static int64_t tile_cols(int64_t ext, int vlen) {
  * A blocked convolution (NCHW[x]c) takes tune__blocked_conv_tile's tile,
  * wholly unrolled (64 steps): a tiling without a register tile sketch (no
  * epilogue to cache its writes: a bias alone, a downsample) ran at 0.5x
- * with 2 rows by one vector. */
+ * with 2 rows by one vector. A depthwise convolution on 56 x 56 planes
+ * ran 1.3x faster with its padding per plane than with the padding at
+ * the root (bench/RESULTS.md, session 34). */
 bool tune__structural_tile(const tune_heur *c, int u, tune_program *p) {
     const tune_sketch *sk = c->sk;
     const te_tensor *t = c->dag->stages[sk->units[u].stage].tensor;
@@ -239,6 +249,10 @@ bool tune__structural_tile(const tune_heur *c, int u, tune_program *p) {
     int64_t blv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++) tune__set3(blv[d], 1, 1, 1);
     bool blocked = tune__blocked_conv_tile(t, c->vlen, blv);
+    /* A padding read plane by plane (a depthwise convolution's) is
+     * computed per plane (rule_place.c): the planes' loops outermost and
+     * parallel, each plane's rows and columns wholly inside (level 1). */
+    int lead = blocked ? 0 : tune__plane_tile(sk, c->dag, u);
     for (int d = 0; d < nsp; d++, k++) {
         if (!(h = tune__unit_hole(sk, u, k)) || h->kind != TUNE_HOLE_SPLIT || h->nvals != 3)
             return false;
@@ -247,12 +261,14 @@ bool tune__structural_tile(const tune_heur *c, int u, tune_program *p) {
         if (blocked) v[2] = blv[d][2];
         else if (d == col) v[2] = tile_cols(t->shape[d], c->vlen);
         else if (d == row) v[2] = tile_rows(t->shape[d]);
+        if (lead && d >= lead && t->shape[d] % v[2] == 0) v[0] = t->shape[d] / v[2];
         if (!tune_split_valid(h, v)) return false;
     }
     for (; (h = tune__unit_hole(sk, u, k)) && h->kind == TUNE_HOLE_SPLIT; k++)
         p->vals[h->offset] = 1;
     if (!h || h->kind != TUNE_HOLE_PARALLEL) return false;
-    p->vals[h->offset] = nsp < h->extent ? nsp : h->extent;
+    int64_t par = lead ? lead : nsp;
+    p->vals[h->offset] = par < h->extent ? par : h->extent;
     if (!(h = tune__unit_hole(sk, u, ++k)) || h->kind != TUNE_HOLE_UNROLL) return false;
     p->vals[h->offset] = blocked ? 2 : 1;
     if (sk->units[u].kind == TUNE_UNIT_TILE) return true;
