@@ -319,6 +319,20 @@ static void test_depthwise_structural(void **st) {
         assert_int_equal(tune_program_structural(&sk[k], k, &w, vlen, p), 1);
         check_program(ctx, DW, &w, &sk[k], &p[0]);
     }
+    /* A dense convolution sums over the padded input's channels: no
+     * sketch of it computes its padding per plane. */
+    te_ctx *cctx = te_ctx_new();
+    tune_workload cw_;
+    tune_sketch csk[TUNE_MAX_SKETCHES];
+    int ncsk = sketches_of(cctx, CONV, &cw_, csk);
+    for (int k = 0; k < ncsk; k++) {
+        if (!tune_program_structural(&csk[k], k, &cw_, vlen, p)) continue;
+        for (int i = 0; i < csk[k].nholes; i++)
+            if (csk[k].holes[i].kind == TUNE_HOLE_LOCATION &&
+                csk[k].units[csk[k].holes[i].unit].kind == TUNE_UNIT_PLACE)
+                assert_int_equal(p[0].vals[csk[k].holes[i].offset], 2);
+    }
+    te_ctx_free(cctx);
     /* GPU sketches and bad arguments: none. */
     int ng = tune_generate_sketches_gpu(ctx, &w, sk, TUNE_MAX_SKETCHES);
     assert_true(ng > 0);
