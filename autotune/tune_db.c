@@ -70,7 +70,7 @@ void tune_db_summary_free(tune_db_summary *s) {
 /* ---- reporting ---- */
 
 void tune__db_report(tune__db_run *run, tune_db_event ev, int task, int trials,
-                   const tune_result *res, const char *msg) {
+                     const tune_result *res, const char *msg) {
     if (!run->o->on_event) return;
     tune_db_report r = {ev, task, trials, res, msg, run->out};
     run->o->on_event(run->o->tune.user, &r);
@@ -82,7 +82,8 @@ void tune__db_warn(tune__db_run *run, const char *fmt, ...) {
     char *msg = NULL;
     if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
     va_end(ap);
-    tune__db_report(run, TUNE_DB_WARNING, run->cur, 0, NULL, msg ? msg : "autotune: out of memory");
+    tune__db_report(run, TUNE_DB_WARNING, run->cur, 0, NULL,
+                    msg ? msg : "autotune: out of memory");
     free(msg);
 }
 

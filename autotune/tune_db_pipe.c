@@ -264,13 +264,8 @@ static void take(pipe_t *p, int64_t tag, const tune_result *x) {
             t->best_steps_json = strdup(d->steps_json);
         }
     }
-    if (r->arrived == r->n) {
-        const tune_db_options *o = run->o;
-        if (o->tune.on_progress)
-            o->tune.on_progress(o->tune.user, run->out->done, run->out->total, t->best_s,
-                                t->best_gflops);
-        tune__db_report(run, TUNE_DB_PROGRESS, r->task, 0, NULL, NULL);
-    }
+    if (r->arrived == r->n)
+        tune__db_on_progress(run, run->out->done, run->out->total, t->best_s, t->best_gflops);
 }
 
 /* Whether every candidate of round k is in. */

@@ -703,7 +703,8 @@ typedef struct {
  * ranks of an MPI job (tools/autotune), which measure each candidate with
  * a tune_measurer of their own. The tuner's search, model and database
  * stay in this process; only measurement moves. Every function is called
- * from the thread that calls tune_measurer_new / tune_measure. */
+ * from the thread that calls tune_measurer_new / tune_measure (or
+ * tune_task_db / tune_tasks_db). */
 struct tune_measure_backend {
     void *user;
     /* Candidates tune_task hands to one tune_measure call (1..64; 0:

@@ -747,6 +747,7 @@ static int be_poll(void *user, double wait_s, int max, tune_result *results, int
     while (!(rc = pump(m)) && m->ndone == 0 && rt_now() < until) nap_ms(1);
     if (rc && m->ndone == 0) return -1;
     int k = m->ndone < max ? m->ndone : max;
+    if (k == 0) return 0;
     for (int i = 0; i < k; i++) results[i] = m->done[i].r, tags[i] = m->done[i].tag;
     memmove(m->done, m->done + k, sizeof *m->done * (size_t)(m->ndone - k));
     m->ndone -= k;
