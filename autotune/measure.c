@@ -594,3 +594,13 @@ int tune__measurer_batch(const tune_measurer *m) {
     int b = m && m->be && m->be->batch > 0 ? m->be->batch : m ? m->o.threads : 1;
     return b < 1 ? 1 : b > 64 ? 64 : b;
 }
+
+bool tune__backend_overlaps(const tune_measure_backend *be) {
+    return be && be->submit && be->poll;
+}
+
+int tune__measure_submit(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
+                         double best_so_far, const int64_t *tags) {
+    if (!m || !m->be || !tune__backend_overlaps(m->be)) return -1;
+    return m->be->submit(m->session, n, steps_json, hooks, best_so_far, tags);
+}

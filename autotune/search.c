@@ -170,6 +170,9 @@ static int evaluate(tuner *t, cand *c, int n) {
         c[i].score = (double)(tune_rand(&t->rng) >> 11) * 0x1p-53;
     }
     for (int b0 = 0; b0 < n; b0 += BATCH) {
+        /* A stop request ends a round's search within a batch: under
+         * mpirun, rank 0 has a second after Ctrl-C to save its results. */
+        if (t->o->stop && *t->o->stop) return -1;
         int bn = n - b0 < BATCH ? n - b0 : BATCH;
         memset(funcs, 0, sizeof funcs);
         memset(ctxs, 0, sizeof ctxs);
@@ -471,23 +474,27 @@ static char *all_failed(const tuner *t, const tune_summary *sum) {
                                  : "");
 }
 
-int tune_task(const char *key, const char *target, const tune_options *o, tune_summary *sum,
-              char **err) {
-    memset(sum, 0, sizeof *sum);
-    double t0 = rt_now();
-    if (!o || o->trials <= 0) {
-        if (err) *err = tune__strdupf("autotune: trials must be positive");
-        return -1;
-    }
+static void tuner_free(tuner *t) {
+    if (!t) return;
+    te_ctx_free(t->sc.ctx);
+    free(t->measured.k);
+    free(t->seed);
+    free(t->good);
+    free(t);
+}
+
+/* The tuner of workload `key` (borrowed) on target with options o
+ * (borrowed; known_steps only during the call): sketches, heuristic
+ * programs, the known programs, the first steps and the seeds. NULL
+ * with *err set (left NULL when out of memory). */
+static tuner *tuner_open(const char *key, const char *target, const tune_options *o,
+                         tune_summary *sum, char **err) {
     tuner *t = calloc(1, sizeof *t);
-    if (!t) return -1;
+    if (!t) return NULL;
     t->key = key;
     t->o = o;
     t->rng = o->seed ? o->seed * 0x9E3779B97F4A7C15ull + 1 : 1;
     t->sc.key = key;
-    int rc = -1;
-    tune_measurer *m = NULL;
-    char *json[64] = {0};
     if (scratch_fresh(&t->sc)) {
         if (err) *err = tune__strdupf("autotune: %s", te_ctx_errmsg(t->sc.ctx));
         goto out;
@@ -501,7 +508,6 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
         if (err) *err = tune__strdupf("autotune: %s", te_ctx_errmsg(t->sc.ctx));
         goto out;
     }
-    double flops = t->sc.w.flops;
     /* The default schedules' rules give the search its first programs
      * (those that apply; hashed once, for deduplication): the heuristic
      * programs, then the structural program of each sketch without them
@@ -552,6 +558,64 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             goto out;
         }
     }
+    return t;
+out:
+    tuner_free(t);
+    return NULL;
+}
+
+/* Retrains the scorer once per round (Ansor) on the round's n
+ * measurements, features taken at the point evaluate() scores them:
+ * measurement i is program progs[i], or where steps[i] is set (steps may
+ * be NULL) that step log replayed (a schedule that is no program: the
+ * first steps, the default schedule). 0, or -1 when the workload no
+ * longer builds. */
+static int train(tuner *t, int n, const tune_program *progs, const char *const *steps,
+                 const double *lat, tune_summary *sum) {
+    const tune_options *o = t->o;
+    if (!o->scorer.update || !n) return 0;
+    double tt = rt_now();
+    if (scratch_fresh(&t->sc)) return -1;
+    const tir_func **funcs = calloc((size_t)n, sizeof *funcs);
+    double *l2 = calloc((size_t)n, sizeof *l2);
+    int nf = 0;
+    for (int j = 0; funcs && l2 && j < n; j++) {
+        sch_schedule *s = NULL;
+        if (steps && steps[j]) {
+            int ns;
+            sch_step *st;
+            if (!tdb_steps_from_json(t->sc.ctx, steps[j], &ns, &st))
+                s = sch_replay(t->sc.ctx, t->sc.w.nouts, t->sc.w.outs, ns, st);
+        } else {
+            const tune_program *p = &progs[j];
+            s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p);
+        }
+        tir_func *f = s ? lowered(t, t->sc.ctx, s, t->sc.w.nargs, t->sc.w.args) : NULL;
+        if (f) funcs[nf] = f, l2[nf++] = lat[j];
+    }
+    if (nf) o->scorer.update(o->scorer.user, o->scorer.task, nf, funcs, l2);
+    free(funcs), free(l2);
+    sum->train_s += rt_now() - tt;
+    return 0;
+}
+
+int tune_task(const char *key, const char *target, const tune_options *o, tune_summary *sum,
+              char **err) {
+    memset(sum, 0, sizeof *sum);
+    double t0 = rt_now();
+    if (!o || o->trials <= 0) {
+        if (err) *err = tune__strdupf("autotune: trials must be positive");
+        return -1;
+    }
+    int rc = -1;
+    tune_measurer *m = NULL;
+    char *json[64] = {0};
+    tuner *t = tuner_open(key, target, o, sum, err);
+    if (!t) {
+        sum->seconds = rt_now() - t0;
+        return -1;
+    }
+    double flops = t->sc.w.flops;
     /* The default schedule paces the measurements on the CPU when asked
      * (tune_measure_options.baseline_steps). */
     tune_measure_options mo = o->measure;
@@ -629,24 +693,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
             }
             for (int j = 0; j < cn; j++) free(json[j]), json[j] = NULL;
         }
-        /* Retrain once per round (Ansor), on the round's measurements;
-         * features taken at the point evaluate() scores them. */
-        if (o->scorer.update && nr) {
-            double tt = rt_now();
-            if (scratch_fresh(&t->sc)) goto out_batch;
-            const tir_func **funcs = calloc((size_t)nr, sizeof *funcs);
-            double *l2 = calloc((size_t)nr, sizeof *l2);
-            int nf = 0;
-            for (int j = 0; funcs && l2 && j < nr; j++) {
-                const tune_program *p = &batch[j];
-                sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p);
-                tir_func *f = lowered(t, t->sc.ctx, s, t->sc.w.nargs, t->sc.w.args);
-                if (f) funcs[nf] = f, l2[nf++] = rlat[j];
-            }
-            if (nf) o->scorer.update(o->scorer.user, o->scorer.task, nf, funcs, l2);
-            free(funcs), free(l2);
-            sum->train_s += rt_now() - tt;
-        }
+        if (train(t, nr, batch, NULL, rlat, sum)) goto out_batch;
         if (o->on_progress)
             o->on_progress(o->user, sum->measured, o->trials, sum->best_s, sum->best_gflops);
     }
@@ -664,11 +711,124 @@ out:
     tune_measurer_times(m, &sum->build_s, &sum->run_s);
     for (int j = 0; j < 64; j++) free(json[j]);
     tune_measurer_free(m);
-    te_ctx_free(t->sc.ctx);
-    free(t->measured.k);
-    free(t->seed);
-    free(t->good);
-    free(t);
+    tuner_free(t);
     sum->seconds = rt_now() - t0;
     return rc;
 }
+
+/* ---- a task's search a round at a time (tune__search_*: for a driver
+ * that measures the rounds elsewhere and overlaps them with the search,
+ * autotune/tune_db_pipe.c) ---- */
+
+struct tune__search {
+    tuner *t;
+    tune_options o; /* the tuner's (t->o) */
+    tune_summary sum;
+    char *key, *target;
+    bool started; /* the first steps and the default schedule were proposed */
+};
+
+tune__search *tune__search_open(const char *key, const char *target, const tune_options *o,
+                                char **err) {
+    tune__search *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->o = *o;
+    /* The driver counts, records and hooks the trials itself. */
+    s->o.on_record = NULL;
+    s->o.on_progress = NULL;
+    s->o.hook_for_trial = NULL;
+    s->key = strdup(key);
+    s->target = strdup(target);
+    if (!s->key || !s->target || !(s->t = tuner_open(s->key, s->target, &s->o, &s->sum, err))) {
+        tune__search_close(s);
+        return NULL;
+    }
+    s->o.nknown = 0; /* borrowed for the opening only */
+    s->o.known_steps = NULL;
+    return s;
+}
+
+void tune__search_close(tune__search *s) {
+    if (!s) return;
+    tuner_free(s->t);
+    free(s->sum.best_steps_json);
+    free(s->key), free(s->target);
+    free(s);
+}
+
+/* Schedule sch (built in t->sc; may be NULL) as the next proposal, with
+ * its program p (may be NULL), unless measured or proposed before: 1 when
+ * out was filled, else 0. */
+static int propose_schedule(tuner *t, sch_schedule *sch, const tune_program *p,
+                            tune__proposal *out) {
+    if (!sch) return 0;
+    uint64_t h = tune_hash(tune_steps_key(t->sc.ctx, sch));
+    if (hset_has(&t->measured, h)) return 0;
+    char *json = tdb_schedule_to_json(sch);
+    if (!json || hset_add(&t->measured, h)) {
+        free(json);
+        return 0;
+    }
+    memset(out, 0, sizeof *out);
+    out->steps = json;
+    if (p) out->program = *p, out->has_program = true;
+    return 1;
+}
+
+/* The default schedule of measure_default, built in t->sc (NULL: none). */
+static sch_schedule *default_schedule(tuner *t, const char *target) {
+    if (scratch_fresh(&t->sc)) return NULL;
+    ops_workload *ow = ops_from_key(t->sc.ctx, t->key);
+    if (ow) return ops_default_schedule(ow, target);
+    return t->gpu ? NULL : tune_default_schedule(t->sc.ctx, &t->sc.w, target, NULL);
+}
+
+int tune__search_propose(tune__search *s, int want, tune__proposal *out) {
+    tuner *t = s->t;
+    int got = 0;
+    double ts = rt_now();
+    /* As tune_task's first trials: the user's steps, the default schedule. */
+    if (!s->started) {
+        s->started = true;
+        if (t->o->first_steps_json && got < want && !scratch_fresh(&t->sc))
+            got += propose_schedule(t, first_schedule(t, NULL),
+                                    t->first_mapped ? &t->first : NULL, &out[got]);
+        if (!t->o->skip_default && got < want)
+            got += propose_schedule(t, default_schedule(t, s->target), NULL, &out[got]);
+    }
+    tune_program *batch = got < want ? calloc((size_t)(want - got), sizeof *batch) : NULL;
+    int n = batch ? next_batch(t, want - got, batch) : 0;
+    for (int i = 0; i < n; i++) {
+        if (i % 64 == 0 && scratch_fresh(&t->sc)) break;
+        const tune_program *p = &batch[i];
+        got += propose_schedule(t, tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p),
+                                p, &out[got]);
+    }
+    free(batch);
+    s->sum.search_s += rt_now() - ts;
+    return got;
+}
+
+void tune__search_learn(tune__search *s, int n, const tune__proposal *p, tune_result *res) {
+    tuner *t = s->t;
+    tune_program *progs = calloc((size_t)(n > 0 ? n : 1), sizeof *progs);
+    const char **steps = calloc((size_t)(n > 0 ? n : 1), sizeof *steps);
+    double *lat = calloc((size_t)(n > 0 ? n : 1), sizeof *lat);
+    int nr = 0;
+    for (int i = 0; i < n; i++) {
+        if (res[i].dropped) continue;
+        double l = res[i].error_code ? -1 : res[i].median;
+        if (p[i].has_program && l > 0) remember(t, &p[i].program, l);
+        take_result(t, t->sc.w.flops, &s->sum, &res[i]);
+        if (!progs || !steps || !lat) continue; /* learnt without training */
+        if (p[i].has_program) progs[nr] = p[i].program;
+        else steps[nr] = p[i].steps;
+        lat[nr++] = l;
+    }
+    train(t, nr, progs, steps, lat, &s->sum);
+    free(progs), free(steps), free(lat);
+}
+
+const tune_summary *tune__search_summary(const tune__search *s) { return &s->sum; }
+
+char *tune__search_failed(const tune__search *s) { return all_failed(s->t, &s->sum); }

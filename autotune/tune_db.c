@@ -69,8 +69,8 @@ void tune_db_summary_free(tune_db_summary *s) {
 
 /* ---- reporting ---- */
 
-static void report(tune__db_run *run, tune_db_event ev, int task, int trials,
-                   const tune_result *res, const char *msg) {
+void tune__db_report(tune__db_run *run, tune_db_event ev, int task, int trials,
+                     const tune_result *res, const char *msg) {
     if (!run->o->on_event) return;
     tune_db_report r = {ev, task, trials, res, msg, run->out};
     run->o->on_event(run->o->tune.user, &r);
@@ -82,7 +82,8 @@ void tune__db_warn(tune__db_run *run, const char *fmt, ...) {
     char *msg = NULL;
     if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
     va_end(ap);
-    report(run, TUNE_DB_WARNING, run->cur, 0, NULL, msg ? msg : "autotune: out of memory");
+    tune__db_report(run, TUNE_DB_WARNING, run->cur, 0, NULL,
+                    msg ? msg : "autotune: out of memory");
     free(msg);
 }
 
@@ -124,7 +125,7 @@ static void failed_add(tune__series *s, const char *log) {
 
 /* ---- tune_task's callbacks, wrapped ---- */
 
-static int on_record(void *user, const tune_result *r) {
+int tune__db_on_record(void *user, const tune_result *r) {
     tune__db_run *run = user;
     const tune_db_options *o = run->o;
     tune_db_task *t = &run->out->tasks[run->cur];
@@ -144,7 +145,7 @@ static int on_record(void *user, const tune_result *r) {
         free(run->commit_error);
         run->commit_error =
             tune__strdupf("autotune: cannot commit trial %d: %s", r->trial, tdb_errmsg(run->db));
-        report(run, TUNE_DB_WARNING, run->cur, 0, NULL, run->commit_error);
+        tune__db_report(run, TUNE_DB_WARNING, run->cur, 0, NULL, run->commit_error);
         /* A few lost records are survivable; a database that refuses
          * every write is not. */
         if (++run->out->commit_errors > 3) stop = 1;
@@ -156,14 +157,14 @@ static int on_record(void *user, const tune_result *r) {
     t->valid += !r->error_code;
     run->out->done++;
     if (o->tune.on_record && o->tune.on_record(o->tune.user, r)) stop = 1;
-    report(run, TUNE_DB_TRIAL, run->cur, 0, r, NULL);
+    tune__db_report(run, TUNE_DB_TRIAL, run->cur, 0, r, NULL);
     return stop;
 }
 
-static void on_progress(void *user, int done, int total, double best_s, double gflops) {
+void tune__db_on_progress(void *user, int done, int total, double best_s, double gflops) {
     tune__db_run *run = user;
     if (run->o->tune.on_progress) run->o->tune.on_progress(run->o->tune.user, done, total, best_s, gflops);
-    report(run, TUNE_DB_PROGRESS, run->cur, 0, NULL, NULL);
+    tune__db_report(run, TUNE_DB_PROGRESS, run->cur, 0, NULL, NULL);
 }
 
 static int hook_for_trial(void *user, int trial) {
@@ -196,7 +197,7 @@ static const char **run_keys(const tune__db_run *run, int *n) {
 /* The stored logs of task ti under the run's record keys: the valid
  * ones (*nvalid), best first within each key, then the failed ones
  * (malloc'd array of malloc'd strings; *n in all). */
-static char **stored_logs(const tune__db_run *run, int ti, int *n, int *nvalid) {
+char **tune__db_stored_logs(const tune__db_run *run, int ti, int *n, int *nvalid) {
     const char *key = run->out->tasks[ti].key;
     const tune__series *se = &run->series[ti];
     int nk = 0, nl = 0;
@@ -250,7 +251,7 @@ static void load_failed(tune__db_run *run) {
     free(tkeys);
 }
 
-static void free_logs(char **logs, int n) {
+void tune__db_free_logs(char **logs, int n) {
     for (int i = 0; logs && i < n; i++) free(logs[i]);
     free(logs);
 }
@@ -347,20 +348,13 @@ static void resume_series(tune__db_run *run) {
 
 /* ---- the search ---- */
 
-/* Per key, for the task scheduler: rounds' best latencies, current best. */
-typedef struct {
-    double *weights, *best, *flops;
-    double **hist;
-    int *nrounds, *groups, *model_task;
-} sched_state;
-
-static void sched_free(sched_state *s, int n) {
+static void sched_free(tune__sched *s, int n) {
     for (int i = 0; s->hist && i < n; i++) free(s->hist[i]);
     free(s->weights), free(s->best), free(s->flops), free(s->hist);
     free(s->nrounds), free(s->groups), free(s->model_task);
 }
 
-static int sched_init(sched_state *s, const tune_db_summary *out, const double *weights) {
+static int sched_init(tune__sched *s, const tune_db_summary *out, const double *weights) {
     int n = out->ntasks;
     memset(s, 0, sizeof *s);
     s->weights = calloc((size_t)n, sizeof(double));
@@ -388,12 +382,12 @@ static int sched_init(sched_state *s, const tune_db_summary *out, const double *
 
 /* One round of key ti: tune_task with the stored logs known, the run's
  * callbacks and the model. 0, or -1 with *err. */
-static int round_of(tune__db_run *run, sched_state *ss, cm_model *model, int ti, char **err) {
+static int round_of(tune__db_run *run, tune__sched *ss, cm_model *model, int ti, char **err) {
     const tune_db_options *o = run->o;
     tune_db_summary *out = run->out;
     tune_db_task *t = &out->tasks[ti];
     int nl = 0, nvalid = 0;
-    char **logs = stored_logs(run, ti, &nl, &nvalid);
+    char **logs = tune__db_stored_logs(run, ti, &nl, &nvalid);
     tune_options to = o->tune;
     int left = out->total - out->done;
     int per_round = o->tune.per_round > 0 ? o->tune.per_round : 64;
@@ -407,8 +401,8 @@ static int round_of(tune__db_run *run, sched_state *ss, cm_model *model, int ti,
         to.scorer.predict = cm_scorer_predict;
         to.scorer.update = o->model == TUNE_DB_MODEL_RANDOM ? NULL : cm_scorer_update;
     }
-    to.on_record = on_record;
-    to.on_progress = on_progress;
+    to.on_record = tune__db_on_record;
+    to.on_progress = tune__db_on_progress;
     to.hook_for_trial = o->tune.hook_for_trial ? hook_for_trial : NULL;
     to.on_population = o->tune.on_population ? on_population : NULL;
     to.user = run;
@@ -420,10 +414,10 @@ static int round_of(tune__db_run *run, sched_state *ss, cm_model *model, int ti,
     run->cur = ti;
     run->call_measured = t->measured;
     int done_before = out->done;
-    report(run, TUNE_DB_ROUND, ti, to.trials, NULL, NULL);
+    tune__db_report(run, TUNE_DB_ROUND, ti, to.trials, NULL, NULL);
     tune_summary sum;
     int rc = tune_task(t->key, run->target, &to, &sum, err);
-    free_logs(logs, nl);
+    tune__db_free_logs(logs, nl);
     out->search_s += sum.search_s, out->build_s += sum.build_s;
     out->run_s += sum.run_s, out->train_s += sum.train_s;
     out->stopped |= sum.stopped;
@@ -460,7 +454,7 @@ static int round_of(tune__db_run *run, sched_state *ss, cm_model *model, int ti,
  * round count, the best after each and the best so far. Without them
  * every stored key would get its first round again, and the scheduler's
  * gradient would start from nothing. */
-static int resume_rounds(tune__db_run *run, sched_state *ss) {
+static int resume_rounds(tune__db_run *run, tune__sched *ss) {
     int per_round = run->o->tune.per_round > 0 ? run->o->tune.per_round : 64;
     for (int i = 0; i < run->out->ntasks; i++) {
         const tune__series *se = &run->series[i];
@@ -490,7 +484,10 @@ static bool stop_requested(const tune__db_run *run) {
     return (run->o->tune.stop && *run->o->tune.stop) || run->out->stopped;
 }
 
-static int search(tune__db_run *run, sched_state *ss, cm_model *model, char **err) {
+static int search(tune__db_run *run, tune__sched *ss, cm_model *model, char **err) {
+    /* A backend that measures while the search runs: one round behind. */
+    if (tune__backend_overlaps(run->o->tune.measure.backend))
+        return tune__db_pipeline(run, ss, model, err);
     tune_db_summary *out = run->out;
     int n = out->ntasks;
     while (out->done < out->total && !stop_requested(run)) {
@@ -541,7 +538,7 @@ int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target
     out->total = o->tune.trials;
     out->tasks = calloc((size_t)n, sizeof *out->tasks);
     run.series = calloc((size_t)n, sizeof *run.series);
-    sched_state ss;
+    tune__sched ss;
     memset(&ss, 0, sizeof ss);
     cm_model *model = NULL;
     int rc = -1;
@@ -566,20 +563,20 @@ int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target
             goto done;
         }
     }
-    report(&run, TUNE_DB_STARTED, 0, 0, NULL, NULL);
+    tune__db_report(&run, TUNE_DB_STARTED, 0, 0, NULL, NULL);
     rc = search(&run, &ss, model, err);
     out->stopped |= o->tune.stop && *o->tune.stop;
     for (int i = 0; i < n; i++)
         out->tasks[i].reach95 = tdb_history_reach(run.series[i].pts, run.series[i].n, 0.95);
     out->seconds = rt_now() - t0;
-    report(&run, TUNE_DB_SEARCHED, 0, 0, NULL, NULL);
+    tune__db_report(&run, TUNE_DB_SEARCHED, 0, 0, NULL, NULL);
     int k = o->retime ? o->retime < 64 ? o->retime : 64 : 8;
     bool measured = out->done > out->resumed;
     for (int i = 0; rc == 0 && k >= 2 && measured && i < n && !stop_requested(&run); i++) {
         if (!out->tasks[i].best_trial) continue;
         run.cur = i;
         tune__retime_best(&run, i, k);
-        report(&run, TUNE_DB_RETIMED, i, 0, NULL, NULL);
+        tune__db_report(&run, TUNE_DB_RETIMED, i, 0, NULL, NULL);
     }
     if (model && cm_model_is_trained(model)) {
         void *blob;

@@ -190,6 +190,49 @@ const char *tune__measurer_errmsg(const tune_measurer *m);
  * batch, else the parallel builds (1..64). */
 int tune__measurer_batch(const tune_measurer *m);
 
+/* Whether backend be measures while the caller searches (it has submit
+ * and poll). */
+bool tune__backend_overlaps(const tune_measure_backend *be);
+/* Hands n candidates to m's backend (tune__backend_overlaps) without
+ * waiting; their results come back through the backend's poll, named by
+ * tags. 0, or -1 when nothing can measure any more
+ * (tune__measurer_errmsg). */
+int tune__measure_submit(tune_measurer *m, int n, const char *const *steps_json, const int *hooks,
+                         double best_so_far, const int64_t *tags);
+
+/* One task's search a round at a time (search.c), for a driver that
+ * measures the rounds itself, possibly while it searches the next. */
+typedef struct tune__search tune__search;
+/* A proposed candidate. */
+typedef struct {
+    char *steps;          /* its step log (JSON, malloc'd) */
+    tune_program program; /* the program it is, when has_program */
+    bool has_program;     /* false: the first steps or the default schedule */
+} tune__proposal;
+/* Sets up the search of `key` on target as tune_task does (o as there;
+ * on_record, on_progress and hook_for_trial are ignored, known_steps is
+ * read here only). NULL with *err set (NULL when out of memory). */
+tune__search *tune__search_open(const char *key, const char *target, const tune_options *o,
+                                char **err);
+/* Proposes up to `want` candidates never measured (known_steps) or
+ * proposed before: on the first call the first steps and the default
+ * schedule (as tune_task's first trials), then what the search picks from
+ * everything learnt so far (tune__search_learn). Returns how many were
+ * written to out (0: the search space is exhausted, or a stop request);
+ * the caller frees each out[i].steps. */
+int tune__search_propose(tune__search *s, int want, tune__proposal *out);
+/* Learns from the results res[i] of proposals p[i] (in proposal order;
+ * dropped ones skipped): counts them (tune__search_summary) and retrains
+ * the scorer once on them all. res[i].steps_json must be set; res[i].trial
+ * is overwritten. */
+void tune__search_learn(tune__search *s, int n, const tune__proposal *p, tune_result *res);
+/* The figures so far: search_s, train_s, measured, valid, best, notes. */
+const tune_summary *tune__search_summary(const tune__search *s);
+/* tune_task's error for a search whose every learnt trial failed alike
+ * (malloc'd), or NULL. */
+char *tune__search_failed(const tune__search *s);
+void tune__search_close(tune__search *s);
+
 /* Median, mean and spread of res's latencies (nlatencies >= 1). */
 void tune__summarize(tune_result *res);
 

@@ -1,8 +1,11 @@
 /*
  * tests/test_autotune_mpi.c — `mpirun -np N autotune` (issue 33; built
  * only with LOOM_WITH_MPI): with 2 workers every trial is committed once
- * and the progress and closing lines name the workers; the candidates in
- * commit order equal those of a run with 1 worker and the same seed; a
+ * and the progress and closing lines name the workers; the candidates
+ * proposed (in order) equal those of a run with 1 worker and the same
+ * seed, and for a suite of two tasks whose results depend on the
+ * candidate alone (LOOM_TEST_FAKE_LATENCY) with 1, 2 and 3 workers, with
+ * rank 0 searching while the workers measure (one round behind); a
  * worker that reports another target key or another Loom version is
  * refused, named, and nothing is measured; a worker that stops answering
  * is dropped and its candidate measured by the other; Ctrl-C on mpirun
@@ -20,7 +23,8 @@
 #include "loom/tuning_db.h"
 
 #define KEY64 "matmul(M=64,N=64,K=64,transpose_a=0,transpose_b=0,dtype=float32)"
-#define MPIRUN "mpirun --allow-run-as-root --oversubscribe"
+/* No binding: the ranks stay within the cores the test was given (taskset). */
+#define MPIRUN "mpirun --allow-run-as-root --oversubscribe --bind-to none"
 
 static char out[1 << 17];
 
@@ -38,16 +42,16 @@ static void args(char *a, size_t n, const char *db) {
              db);
 }
 
-/* The step logs of db's records of KEY64 under target key tk (NULL: the
- * host's), in commit order: their count, and *logs (malloc'd strings in a
- * malloc'd array). */
-static int commit_order_of(const char *db, const char *target, char ***logs) {
+/* The step logs of db's records of workload key under target key tk
+ * (NULL: the host's), in commit order: their count, and *logs (malloc'd
+ * strings in a malloc'd array). */
+static int commit_order_full(const char *db, const char *key, const char *target, char ***logs) {
     char *err = NULL;
     tdb_db *d = tdb_open(db, NULL, &err);
     assert_non_null(d);
     char *tk = target ? strdup(target) : tdb_host_target();
     tdb_history_point *h = NULL;
-    int n = tdb_history(d, KEY64, tk, &h);
+    int n = tdb_history(d, key, tk, &h);
     assert_true(n >= 0);
     *logs = calloc((size_t)n + 1, sizeof **logs);
     for (int i = 0; i < n; i++) {
@@ -62,7 +66,13 @@ static int commit_order_of(const char *db, const char *target, char ***logs) {
     return n;
 }
 
+static int commit_order_of(const char *db, const char *target, char ***logs) {
+    return commit_order_full(db, KEY64, target, logs);
+}
 static int commit_order(const char *db, char ***logs) { return commit_order_of(db, NULL, logs); }
+static int commit_order_of_key(const char *db, const char *key, char ***logs) {
+    return commit_order_full(db, key, NULL, logs);
+}
 
 static void free_logs(char **logs, int n) {
     for (int i = 0; i < n; i++) free(logs[i]);
@@ -104,27 +114,73 @@ static void assert_worker_summary(const char *o, int nworkers, int trials) {
     tu_assert_msg_has(o, "workers: ", total);
 }
 
+/* The lines of the file at path (rank 0's LOOM_TEST_PROPOSALS: "KEY<TAB>
+ * LOG" per candidate submitted, in order): their count, and *lines. */
+static int read_lines(const char *path, char ***lines) {
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int n = 0, cap = 0;
+    *lines = NULL;
+    char *line = NULL;
+    size_t len = 0;
+    ssize_t k;
+    while ((k = getline(&line, &len, f)) > 0) {
+        if (line[k - 1] == '\n') line[k - 1] = 0;
+        if (n == cap) *lines = realloc(*lines, sizeof **lines * (size_t)(cap = cap ? 2 * cap : 64));
+        (*lines)[n++] = strdup(line);
+    }
+    free(line);
+    fclose(f);
+    return n;
+}
+
+/* Fails unless a and b (na, nb lines) are the same sequence. */
+static void assert_same_sequence(char **a, int na, char **b, int nb, const char *what) {
+    for (int i = 0; i < na && i < nb; i++)
+        if (strcmp(a[i], b[i]))
+            fail_msg("candidate %d proposed differs %s:\n%.300s\n%.300s", i + 1, what, a[i], b[i]);
+    assert_int_equal(na, nb);
+}
+
+/* Fails unless the n committed logs are the proposed ones (KEY<TAB>LOG
+ * lines of key), each once. */
+static void assert_committed_proposed(char **logs, int n, char **prop, int np, const char *key) {
+    int mine = 0;
+    size_t kl = strlen(key);
+    for (int i = 0; i < np; i++) {
+        if (strncmp(prop[i], key, kl) || prop[i][kl] != '\t') continue;
+        mine++;
+        int hits = 0;
+        for (int j = 0; j < n; j++) hits += !strcmp(logs[j], prop[i] + kl + 1);
+        if (hits != 1) fail_msg("proposal %d committed %d times", i + 1, hits);
+    }
+    assert_int_equal(mine, n);
+}
+
 static void test_two_workers_match_one(void **st) {
     (void)st;
-    char db3[256], db2[256], a[1024];
+    char db3[256], db2[256], p3[256], p2[256], a[1024];
     db_path(db3, sizeof db3, "np3");
     db_path(db2, sizeof db2, "np2");
+    snprintf(p3, sizeof p3, "/tmp/loom_at_mpi_np3_%d.txt", (int)getpid());
+    snprintf(p2, sizeof p2, "/tmp/loom_at_mpi_np2_%d.txt", (int)getpid());
+    unlink(p3), unlink(p2);
     args(a, sizeof a, db3);
-    int rc = tu_run(out, sizeof out, MPIRUN " -np 3 %s/autotune %s", tu_bindir(), a);
+    int rc = tu_run(out, sizeof out, MPIRUN " -x LOOM_TEST_PROPOSALS=%s -np 3 %s/autotune %s", p3,
+                    tu_bindir(), a);
     if (rc) fprintf(stderr, "%s\n", out);
     assert_int_equal(rc, 0);
     tu_assert_msg_has(out, "workers ", " busy", " trials/min", "worker rank 1 (",
-                      "worker rank 2 (", "best:");
+                      "worker rank 2 (", "best:", "search and model while workers measured ");
     assert_worker_summary(out, 2, 16);
     char **l3 = NULL;
     int n3 = commit_order(db3, &l3);
     assert_int_equal(n3, 16);
-    for (int i = 0; i < n3; i++)
-        for (int j = i + 1; j < n3; j++)
-            if (!strcmp(l3[i], l3[j])) fail_msg("trials %d and %d have the same log", i + 1, j + 1);
+    assert_distinct(l3, n3, NULL, 0);
 
     args(a, sizeof a, db2);
-    rc = tu_run(out, sizeof out, MPIRUN " -np 2 %s/autotune %s", tu_bindir(), a);
+    rc = tu_run(out, sizeof out, MPIRUN " -x LOOM_TEST_PROPOSALS=%s -np 2 %s/autotune %s", p2,
+                tu_bindir(), a);
     if (rc) fprintf(stderr, "%s\n", out);
     assert_int_equal(rc, 0);
     /* Failures (a run timed out on a loaded host) are counted, not fatal. */
@@ -132,11 +188,67 @@ static void test_two_workers_match_one(void **st) {
     char **l2 = NULL;
     int n2 = commit_order(db2, &l2);
     assert_int_equal(n2, 16);
-    for (int i = 0; i < n2; i++)
-        if (strcmp(l2[i], l3[i])) fail_msg("trial %d differs between 1 and 2 workers", i + 1);
-    free_logs(l3, n3);
-    free_logs(l2, n2);
-    unlink(db3), unlink(db2);
+    /* Committed as they arrive; proposed in the same order. */
+    char **q3 = NULL, **q2 = NULL;
+    int m3 = read_lines(p3, &q3), m2 = read_lines(p2, &q2);
+    assert_int_equal(m3, 16);
+    assert_same_sequence(q3, m3, q2, m2, "between 2 workers and 1");
+    assert_committed_proposed(l3, n3, q3, m3, KEY64);
+    assert_committed_proposed(l2, n2, q2, m2, KEY64);
+    free_logs(l3, n3), free_logs(l2, n2), free_logs(q3, m3), free_logs(q2, m2);
+    unlink(db3), unlink(db2), unlink(p3), unlink(p2);
+}
+
+/* A suite of two matmuls with the cost model, results that depend on the
+ * candidate alone (LOOM_TEST_FAKE_LATENCY: nothing built, a pause of 0 to
+ * 15 ms that differs between ranks), rounds of 4: with 1, 2 and 3
+ * workers the same candidates are proposed in the same order, rounds of
+ * both tasks are measured, each proposal is committed once, and rank 0
+ * searched while the workers measured. */
+static void test_suite_same_proposals(void **st) {
+    (void)st;
+    char suite[256], db[256], prop[3][256];
+    snprintf(suite, sizeof suite, "/tmp/loom_at_mpi_suite_%d.tsv", (int)getpid());
+    FILE *f = fopen(suite, "w");
+    assert_non_null(f);
+    fprintf(f, "a\tmatmul\tM=16,N=16,K=16\nb\tmatmul\tM=16,N=32,K=16\n");
+    fclose(f);
+    const char *ka = "matmul(M=16,N=16,K=16,transpose_a=0,transpose_b=0,dtype=float32)";
+    const char *kb = "matmul(M=16,N=32,K=16,transpose_a=0,transpose_b=0,dtype=float32)";
+    char **q[3] = {NULL};
+    int nq[3] = {0};
+    for (int w = 0; w < 3; w++) {
+        db_path(db, sizeof db, "suite");
+        snprintf(prop[w], sizeof prop[w], "/tmp/loom_at_mpi_suite_%d_%d.txt", w, (int)getpid());
+        unlink(prop[w]);
+        int rc = tu_run(out, sizeof out,
+                        MPIRUN " -x LOOM_TEST_FAKE_LATENCY=1 -x LOOM_TEST_PROPOSALS=%s -np %d "
+                               "%s/autotune --suite %s --trials 32 --per-round 4 --population 64 "
+                               "--retime 0 --seed 3 --timeout 5 --progress-interval 0 --db %s",
+                        prop[w], w + 2, tu_bindir(), suite, db);
+        if (rc) fprintf(stderr, "%s\n", out);
+        assert_int_equal(rc, 0);
+        assert_worker_summary(out, w + 1, 32);
+        tu_assert_msg_has(out, "a: best ", "b: best ", "32 trials");
+        const char *t = strstr(out, "search and model while workers measured ");
+        assert_non_null(t);
+        double ov = atof(t + strlen("search and model while workers measured "));
+        if (!(ov > 0)) fail_msg("rank 0 never searched while the workers measured:\n%s", out);
+        nq[w] = read_lines(prop[w], &q[w]);
+        assert_int_equal(nq[w], 32);
+        char **la = NULL, **lb = NULL;
+        int na = commit_order_of_key(db, ka, &la), nb = commit_order_of_key(db, kb, &lb);
+        assert_int_equal(na + nb, 32);
+        assert_true(na >= 8 && nb >= 8); /* each task had two rounds at least */
+        assert_committed_proposed(la, na, q[w], nq[w], ka);
+        assert_committed_proposed(lb, nb, q[w], nq[w], kb);
+        free_logs(la, na), free_logs(lb, nb);
+        unlink(db), unlink(prop[w]);
+    }
+    assert_same_sequence(q[0], nq[0], q[1], nq[1], "between 1 worker and 2");
+    assert_same_sequence(q[0], nq[0], q[2], nq[2], "between 1 worker and 3");
+    for (int w = 0; w < 3; w++) free_logs(q[w], nq[w]);
+    unlink(suite);
 }
 
 /* Rank 2 runs with the environment `env` (MPMD: two contexts); every
@@ -458,6 +570,7 @@ int main(void) {
         cmocka_unit_test(test_mixed_none_like_rank0),
         cmocka_unit_test(test_other_version_refused),
         cmocka_unit_test(test_two_workers_match_one),
+        cmocka_unit_test(test_suite_same_proposals),
         cmocka_unit_test(test_stalled_worker_dropped),
         cmocka_unit_test(test_killed_worker),
         cmocka_unit_test(test_ctrl_c_then_resume),

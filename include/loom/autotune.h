@@ -722,7 +722,8 @@ typedef struct {
  * ranks of an MPI job (tools/autotune), which measure each candidate with
  * a tune_measurer of their own. The tuner's search, model and database
  * stay in this process; only measurement moves. Every function is called
- * from the thread that calls tune_measurer_new / tune_measure. */
+ * from the thread that calls tune_measurer_new / tune_measure (or
+ * tune_task_db / tune_tasks_db). */
 struct tune_measure_backend {
     void *user;
     /* Candidates tune_task hands to one tune_measure call (1..64; 0:
@@ -748,6 +749,25 @@ struct tune_measure_backend {
     /* Why measure last returned -1 (may be NULL: "no runner"). */
     const char *(*errmsg)(void *session);
     void (*close)(void *session);
+    /* Optional, both or neither: measuring while the tuner searches.
+     * With them, tune_task_db / tune_tasks_db search one round behind
+     * (see tune_tasks_db): each round is submitted as soon as it is
+     * proposed, and the next one searched while it is measured. submit
+     * hands the session's n candidates over and returns without waiting
+     * for them (steps_json and hooks are copied); tags[i] names candidate
+     * i in poll's answers. 0, or -1 when nothing can measure any more
+     * (errmsg says why). */
+    int (*submit)(void *session, int n, const char *const *steps_json, const int *hooks,
+                  double best_so_far, const int64_t *tags);
+    /* The results of submitted candidates, of every session, as they
+     * arrive: waits up to wait_s seconds for one, then writes up to max
+     * results (zeroed first, host_scale 1, steps_json NULL: the caller
+     * knows the candidate by its tag) and their tags; returns how many.
+     * Once the backend is told to stop (as the run's tune_options.stop),
+     * every candidate not measured comes back with `dropped` set. -1 when
+     * nothing can measure any more (the errmsg of any of its sessions
+     * says why); the candidates not returned are lost. */
+    int (*poll)(void *user, double wait_s, int max, tune_result *results, int64_t *tags);
 };
 
 typedef struct tune_measurer tune_measurer;
@@ -1140,6 +1160,9 @@ struct tune_db_summary {
     double seconds;        /* wall time */
     /* Where the wall time went over all keys (tune_summary's). */
     double search_s, build_s, run_s, train_s;
+    /* Of search_s + train_s: the seconds spent while candidates were
+     * being measured (a backend with submit and poll; else 0). */
+    double overlap_s;
     bool stopped;          /* by *tune.stop or on_record */
     int commit_errors;     /* records that could not be committed */
 };
@@ -1176,7 +1199,28 @@ int tune_task_db(tdb_db *db, const char *key, const char *target, const tune_db_
  * and FLOP counts; a key whose search has nothing left to measure drops
  * out); one cost model for all, warm-started with every key
  * (tune_warm_start). first_steps_json is refused with more than one key.
- * Returns as tune_task_db, out->tasks[i] for keys[i]. */
+ * Returns as tune_task_db, out->tasks[i] for keys[i].
+ *
+ * With a measurement backend that has submit and poll (tune.measure.
+ * backend; the MPI workers of `mpirun autotune`), tune_task_db and
+ * tune_tasks_db search one round behind the measurements instead, so
+ * that the backend's workers measure while the search and the model's
+ * training run: round k+1 (per_round candidates, the first steps and the
+ * default schedule first in a key's first round) is proposed while round
+ * k is measured, by the model trained on the rounds up to k-1, with round
+ * k's candidates counted as proposed (never proposed twice); its key is
+ * picked by the task scheduler from the results of rounds up to k-1, with
+ * round k counted as a round of its key, so rounds of different keys are
+ * in flight at once. Each key keeps one search for the whole run
+ * (seeded with tune.seed plus the trials before its first round), and
+ * every result is committed as it arrives. The candidates proposed, in
+ * order, then depend on the seed, the database and the results of the
+ * rounds before, never on when results arrive or how many workers
+ * measure. The search and the training run on a thread of their own; the
+ * backend's functions and on_event, on_record and on_progress are called
+ * from the calling thread, on_population from the search's. The budget
+ * counts candidates proposed; a run whose every learnt trial of a key
+ * failed alike stops at the round that shows it. */
 int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target,
                   const tune_db_options *o, tune_db_summary *out, char **err);
 

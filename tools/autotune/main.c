@@ -105,8 +105,14 @@ static const char usage[] =
     "                workers are listed by key at the start). The search learns from\n"
     "                every worker's latencies alike; with --resume, programs stored\n"
     "                under any of the workers' keys are never measured again.\n"
-    "Progress under mpirun adds the workers busy of those alive and trials per minute;\n"
-    "the closing lines give each worker's trials, failures, build and run seconds.\n"
+    "Under mpirun rank 0 searches one round behind: the next round is searched (from the\n"
+    "results of the rounds before the one being measured) while the workers measure; the\n"
+    "candidates proposed for a seed are the same whatever the number of workers (not the\n"
+    "same as without mpirun, where each round waits for the one before).\n"
+    "Progress under mpirun adds the most workers busy at once since the previous line (of\n"
+    "those alive) and trials per minute; the closing lines give each worker's trials,\n"
+    "failures, build, run and busy seconds, the workers' busy share, and rank 0's search\n"
+    "and model seconds spent while workers measured.\n"
     "Exit status: 0 finished, 1 no candidate ran correctly (or tuning failed),\n"
     "2 usage or input error (nothing measured), 130 interrupted by Ctrl-C.\n"
     "Each option but --plugin is given at most once; numbers outside an option's range\n"
@@ -160,6 +166,15 @@ typedef struct {
     int rc;           /* the exit status so far */
 } view_t;
 
+/* The MPI figures of a progress line ("" without MPI). */
+static void workers_text(char *buf, size_t n, double elapsed, int run_done) {
+    if (!mpi) return;
+    int busy, total;
+    at_mpi_load(mpi, &busy, &total);
+    snprintf(buf, n, "  workers %d/%d busy  %.1f trials/min", busy, total,
+             elapsed > 0 ? run_done / elapsed * 60 : 0.0);
+}
+
 /* The progress bar (terminal) or one plain line. */
 static void show_progress(view_t *v, const tune_db_summary *s, bool force) {
     double now = rt_now(), elapsed = now - v->t0;
@@ -169,17 +184,12 @@ static void show_progress(view_t *v, const tune_db_summary *s, bool force) {
     const tune_db_task *t = v->cur >= 0 ? &s->tasks[v->cur] : NULL;
     double best_s = t ? t->best_s : 0, gflops = t ? t->best_gflops : 0;
     const char *task = v->names && v->cur >= 0 ? v->names[v->cur] : NULL;
-    /* Under MPI: the most workers busy at once in the latest batch, of
+    /* Under MPI: the most workers busy at once since the last line, of
      * those alive, and the rate the cluster measures at (what adding
-     * workers should raise). */
+     * workers should raise); filled only for a line that is shown. */
     char workers[96] = "";
-    if (mpi) {
-        int busy, total;
-        at_mpi_load(mpi, &busy, &total);
-        snprintf(workers, sizeof workers, "  workers %d/%d busy  %.1f trials/min", busy, total,
-                 elapsed > 0 ? run_done / elapsed * 60 : 0.0);
-    }
     if (v->tty) {
+        workers_text(workers, sizeof workers, elapsed, run_done);
         int w = 30, f = s->total > 0 ? (int)((double)w * s->done / s->total) : 0;
         char bar[40];
         for (int i = 0; i < w; i++) bar[i] = i < f ? '#' : '.';
@@ -195,6 +205,7 @@ static void show_progress(view_t *v, const tune_db_summary *s, bool force) {
         if (!force && v->last_line == 0 && elapsed < v->interval) return;
         v->last_line = now;
         v->last_done = s->done;
+        workers_text(workers, sizeof workers, elapsed, run_done);
         printf("%s%strials %d/%d  best %.2f GFLOP/s  %.4f ms  elapsed %.1f s  eta %.1f s%s\n",
                task ? task : "", task ? ": " : "", s->done, s->total, gflops, best_s * 1e3,
                elapsed, eta, workers);
@@ -263,7 +274,12 @@ static void on_event(void *user, const tune_db_report *r) {
         }
         break;
     case TUNE_DB_TRIAL:
-    case TUNE_DB_PROGRESS: show_progress(v, s, false); break;
+    case TUNE_DB_PROGRESS:
+        /* Under MPI two rounds may be in flight: the line shows the task
+         * whose result came in. */
+        v->cur = r->task;
+        show_progress(v, s, false);
+        break;
     case TUNE_DB_SEARCHED: show_closing(v, s); break;
     case TUNE_DB_RETIMED: {
         const tune_db_task *t = &s->tasks[r->task];
@@ -862,7 +878,11 @@ static int run_main(int argc, char **argv) {
          * not build, a database that refuses the workload). */
         v.rc = v.started ? v.rc ? v.rc : 1 : 2;
     }
-    if (sum.done > sum.resumed)
+    if (sum.done > sum.resumed && mpi)
+        printf("time: search %.1f s, build %.1f s, run %.1f s, model %.1f s; search and model "
+               "while workers measured %.1f s\n",
+               sum.search_s, sum.build_s, sum.run_s, sum.train_s, sum.overlap_s);
+    else if (sum.done > sum.resumed)
         printf("time: search %.1f s, build %.1f s, run %.1f s, model %.1f s\n", sum.search_s,
                sum.build_s, sum.run_s, sum.train_s);
     at_mpi_report(mpi, stdout);

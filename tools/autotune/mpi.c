@@ -40,18 +40,21 @@
  * rank 0 from a dead peer in Open MPI 4.1: the deadline is the only sign).
  *
  * Ctrl-C: mpirun sends every rank SIGTERM, then SIGKILL a second later
- * (Open MPI 4.1's odls_base_sigkill_timeout). Rank 0 returns the batch's
- * results received so far for commit and drops the rest (stop_batch);
- * workers drop their candidate and answer so; at_mpi_finish waits for
- * those answers, bounded, so that no send is left unmatched.
+ * (Open MPI 4.1's odls_base_sigkill_timeout). Rank 0 returns the results
+ * received so far for commit and drops the rest (stop_all); workers drop
+ * their candidate and answer so; at_mpi_finish waits for those answers,
+ * bounded, so that no send is left unmatched.
  *
- * No overlap of the next round's search and training with the current
- * round's measurements: the next round is chosen by the model retrained
- * on this round's results, so starting it early would make the proposals
- * depend on which results had arrived (timing, number of workers), and a
- * seed must propose the same candidates whatever the workers (issue 33
- * part 6). What overlaps is within a round: each candidate goes out the
- * moment a worker is free.
+ * Overlap (issue 33 part 4): the backend has submit and poll, so
+ * tune_tasks_db searches one round behind (autotune/tune_db_pipe.c):
+ * while the workers measure round k, rank 0 learns round k-1 and searches
+ * round k+1 on another thread, which submits it as soon as it is found.
+ * Candidates wait in one queue, in the order submitted, whatever their
+ * workload (two rounds in flight may be of two tasks), and each goes to
+ * the first worker free; this thread keeps handing them out and taking
+ * results (pump) while the search runs. Only this thread calls MPI
+ * (MPI_THREAD_FUNNELED). The proposals do not depend on the workers: a
+ * round is learnt only once all its results are in (issue 33 part 6).
  *
  * Mixed machines (--allow-mixed): a worker whose target key differs from
  * rank 0's is kept, and each of its results carries its key
@@ -79,11 +82,23 @@
 
 enum { TAG_HELLO = 1, TAG_WORK = 2, TAG_RESULT = 3, TAG_STOP = 4 };
 
+typedef struct session session;
+
+/* A candidate handed to the backend: queued, or measured by a worker. */
+typedef struct {
+    session *s;
+    char *steps;
+    int hook;
+    double best;
+    int64_t tag;
+} cand;
+
 typedef struct {
     int rank;
     char host[MPI_MAX_PROCESSOR_NAME + 1];
     bool dead;
-    int cand;         /* the candidate it measures (-1: free) */
+    bool busy;        /* measuring `job` */
+    cand job;
     double sent, deadline;
     MPI_Request rreq, sreq;
     char *rbuf, *sbuf;
@@ -96,11 +111,32 @@ typedef struct {
     char *target_key;
 } worker;
 
+/* A result that arrived (or a candidate dropped at a stop), not yet
+ * taken by poll. */
+typedef struct {
+    tune_result r;
+    int64_t tag;
+} arrived;
+
 struct at_mpi {
     MPI_Comm comm;
     int size, nw;
     worker *w;
+    /* Workers busy now, and the most at once since at_mpi_load last
+     * asked. */
     int busy_now, busy_max;
+    /* Candidates waiting for a worker, in the order submitted (q[qhead]
+     * goes out next; one taken back from a dropped worker goes first). */
+    cand *q;
+    int qhead, qn, qcap;
+    arrived *done;
+    int ndone, capdone;
+    int64_t sync_tag; /* tags of be_measure's candidates */
+    /* From the first candidate handed out to the last result: what the
+     * workers' busy seconds are a share of. */
+    double t_first, t_last;
+    FILE *trace; /* LOOM_TEST_PROPOSALS: every candidate submitted */
+    MPI_Request *rq; /* pump's scratch, one per worker */
     char errmsg[512];
     tune_measure_backend be;
     bool aborted; /* a worker was dropped: it cannot be stopped */
@@ -114,14 +150,14 @@ struct at_mpi {
     int nmixed;
 };
 
-typedef struct {
+struct session {
     at_mpi *m;
     char *key, *target;
     cJSON *opts;
     double timeout; /* seconds one candidate may take on a worker */
     double build_s, run_s;
     int id;
-} session;
+};
 
 static int send_json(at_mpi *m, int rank, int tag, cJSON *j) {
     char *s = cJSON_PrintUnformatted(j);
@@ -210,9 +246,28 @@ static void opts_from_json(const cJSON *j, tune_measure_options *o) {
     o->baseline_steps = cJSON_GetStringValue(cJSON_GetObjectItem(j, "baseline"));
 }
 
+/* FNV-1a of s, continuing from h. */
+static uint64_t fnv(uint64_t h, const char *s) {
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* Test hook (LOOM_TEST_FAKE_LATENCY): a result that depends on the
+ * candidate alone (its key and log), without building or running it,
+ * after a pause of 0 to 15 ms that differs between ranks, so that results
+ * arrive in another order with another number of workers. */
+static void fake_result(cJSON *req, int rank, tune_result *r) {
+    uint64_t h = fnv(fnv(0xcbf29ce484222325ull, str(req, "key")), str(req, "steps"));
+    struct timespec ts = {0, (long)((h ^ (uint64_t)rank * 0x9E3779B97F4A7C15ull) % 16) * 1000000L};
+    nanosleep(&ts, NULL);
+    r->nlatencies = 1;
+    r->latencies[0] = r->median = r->mean = 1e-4 * (1 + (double)((h >> 16) % 1000) / 100);
+    r->host_scale = 1;
+}
+
 /* Measures one WORK message with the worker's measurer (made again when
  * the workload, target or options change) and returns the RESULT. */
-static cJSON *work(cJSON *req, tune_measurer **mp, char **mkey) {
+static cJSON *work(cJSON *req, tune_measurer **mp, char **mkey, int rank) {
     cJSON *opts = cJSON_GetObjectItem(req, "opts");
     char *okey = cJSON_PrintUnformatted(opts);
     char *k = NULL;
@@ -225,7 +280,9 @@ static cJSON *work(cJSON *req, tune_measurer **mp, char **mkey) {
     tune_result r;
     memset(&r, 0, sizeof r);
     char *err = NULL;
-    if (!k || !*mp || strcmp(k, *mkey)) {
+    const char *fake = getenv("LOOM_TEST_FAKE_LATENCY");
+    bool faked = fake && *fake;
+    if (!faked && (!k || !*mp || strcmp(k, *mkey))) {
         tune_measurer_free(*mp);
         free(*mkey);
         *mkey = k, k = NULL;
@@ -235,7 +292,9 @@ static cJSON *work(cJSON *req, tune_measurer **mp, char **mkey) {
     }
     free(k);
     double b0 = 0, r0 = 0, b1 = 0, r1 = 0;
-    if (*mp) {
+    if (faked) {
+        fake_result(req, rank, &r);
+    } else if (*mp) {
         tune_measurer_times(*mp, &b0, &r0);
         const char *steps = str(req, "steps");
         int hook = (int)num(req, "hook");
@@ -281,6 +340,8 @@ static int worker_main(at_mpi *m, int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     int plugins = load_plugins(argc, argv);
+    int rank = 0;
+    MPI_Comm_rank(m->comm, &rank);
     tune_measurer *meas = NULL;
     char *mkey = NULL;
     int rc = 0, nwork = 0;
@@ -328,7 +389,7 @@ static int worker_main(at_mpi *m, int argc, char **argv) {
                 for (;;) sleep(60);
             const char *die = getenv("LOOM_TEST_WORKER_DIE");
             if (die && ++nwork >= atoi(die)) raise(SIGKILL);
-            rep = work(req, &meas, &mkey);
+            rep = work(req, &meas, &mkey, rank);
             /* Stopped while measuring: the result may be the signal's
              * doing (a killed runner). Rank 0 is told the candidate was
              * dropped (its receive is posted: the send completes). */
@@ -416,6 +477,32 @@ static int live_workers(const at_mpi *m) {
     return n;
 }
 
+static bool is_dropped(const char *msg) { return strstr(msg, "\"dropped\":true") != NULL; }
+
+/* A slot at the end of the arrived list, zeroed as poll hands results
+ * out (NULL when out of memory: the result is lost, and with it the
+ * candidate's trial). */
+static tune_result *arrive(at_mpi *m, int64_t tag) {
+    if (m->ndone == m->capdone) {
+        int cap = m->capdone ? 2 * m->capdone : 64;
+        arrived *nd = realloc(m->done, sizeof *nd * (size_t)cap);
+        if (!nd) return NULL;
+        m->done = nd, m->capdone = cap;
+    }
+    arrived *a = &m->done[m->ndone++];
+    memset(a, 0, sizeof *a);
+    a->tag = tag;
+    a->r.host_scale = 1;
+    return &a->r;
+}
+
+static void drop(at_mpi *m, cand *c) {
+    tune_result *r = arrive(m, c->tag);
+    if (r) r->dropped = true;
+    free(c->steps);
+    c->steps = NULL;
+}
+
 static void take_result(session *s, worker *w, tune_result *res) {
     cJSON *o = cJSON_Parse(w->rbuf);
     if (!o) {
@@ -445,154 +532,259 @@ static void take_result(session *s, worker *w, tune_result *res) {
     cJSON_Delete(o);
 }
 
-/* A stop request during a batch: the results that arrived are taken (the
- * caller commits them), the candidates in flight or not sent are dropped
+/* Worker w's candidate is over (answered, dropped, or taken back). */
+static void worker_free(at_mpi *m, worker *w) {
+    double now = rt_now();
+    w->busy_s += now - w->sent;
+    if (now > m->t_last) m->t_last = now;
+    w->busy = false;
+    w->job = (cand){0}; /* its steps went on with it */
+    m->busy_now--;
+}
+
+/* Puts c back at the head of the queue (its worker was lost). */
+static void requeue(at_mpi *m, cand c) {
+    if (m->qhead == 0) {
+        if (m->qn == m->qcap) {
+            int cap = m->qcap ? 2 * m->qcap : 64;
+            cand *nq = realloc(m->q, sizeof *nq * (size_t)cap);
+            if (!nq) {
+                drop(m, &c);
+                return;
+            }
+            m->q = nq, m->qcap = cap;
+        }
+        memmove(m->q + 1, m->q, sizeof *m->q * (size_t)m->qn);
+        m->qn++;
+    } else {
+        m->qhead--;
+    }
+    m->q[m->qhead] = c;
+}
+
+static int enqueue(at_mpi *m, session *s, const char *steps, int hook, double best, int64_t tag) {
+    if (m->qhead > 0 && m->qn == m->qcap) { /* room at the front: slide down */
+        memmove(m->q, m->q + m->qhead, sizeof *m->q * (size_t)(m->qn - m->qhead));
+        m->qn -= m->qhead, m->qhead = 0;
+    }
+    if (m->qn == m->qcap) {
+        int cap = m->qcap ? 2 * m->qcap : 64;
+        cand *nq = realloc(m->q, sizeof *nq * (size_t)cap);
+        if (!nq) return -1;
+        m->q = nq, m->qcap = cap;
+    }
+    cand c = {s, strdup(steps), hook, best, tag};
+    if (!c.steps) return -1;
+    m->q[m->qn++] = c;
+    if (m->trace) fprintf(m->trace, "%s\t%s\n", s->key, steps);
+    return 0;
+}
+
+/* A stop request: the results that arrived are taken (the caller
+ * commits them), the candidates in flight or not sent are dropped
  * (tune_result.dropped: a --resume measures them), and no candidate is
  * handed out again. Nothing is waited for here: under mpirun the workers
  * got the signal too, and Open MPI kills every rank
  * odls_base_sigkill_timeout (1 s) after it, so the commits come first. */
-static void stop_batch(session *s, tune_result *results, bool *have) {
-    at_mpi *m = s->m;
+static void stop_all(at_mpi *m) {
     m->stopped = true;
     for (int i = 0; i < m->nw; i++) {
         worker *w = &m->w[i];
-        if (w->dead || w->cand < 0) continue;
+        if (w->dead || !w->busy) continue;
         int flag = 0;
-        if (MPI_Test(&w->rreq, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
-            take_result(s, w, &results[w->cand]);
-            have[w->cand] = true;
+        if (MPI_Test(&w->rreq, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag &&
+            !is_dropped(w->rbuf)) {
+            tune_result *r = arrive(m, w->job.tag);
+            if (r) take_result(w->job.s, w, r);
+            free(w->job.steps);
+            w->job.steps = NULL;
         } else {
             /* Its answer (the result, or word that it dropped the
-             * candidate) is awaited at at_mpi_finish, after the commits. */
-            w->pending = true;
+             * candidate) is awaited at at_mpi_finish, after the commits;
+             * a "dropped" that has arrived means it has left. */
+            if (flag) w->dead = true;
+            else w->pending = true;
+            drop(m, &w->job);
         }
-        w->busy_s += rt_now() - w->sent;
-        w->cand = -1;
-        m->busy_now--;
+        worker_free(m, w);
+    }
+    for (int i = m->qhead; i < m->qn; i++) drop(m, &m->q[i]);
+    m->qhead = m->qn = 0;
+}
+
+/* Hands queued candidates to the free workers. */
+static void dispatch(at_mpi *m) {
+    for (int i = 0; i < m->nw && m->qhead < m->qn; i++) {
+        worker *w = &m->w[i];
+        if (w->dead || w->busy) continue;
+        cand c = m->q[m->qhead++];
+        if (m->qhead == m->qn) m->qhead = m->qn = 0;
+        session *s = c.s;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "id", ++s->id);
+        cJSON_AddStringToObject(o, "key", s->key);
+        cJSON_AddStringToObject(o, "target", s->target);
+        cJSON_AddStringToObject(o, "steps", c.steps);
+        cJSON_AddNumberToObject(o, "hook", c.hook);
+        cJSON_AddNumberToObject(o, "best", c.best);
+        cJSON_AddItemReferenceToObject(o, "opts", s->opts);
+        free(w->sbuf);
+        w->sbuf = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        if (!w->sbuf ||
+            MPI_Isend(w->sbuf, (int)strlen(w->sbuf) + 1, MPI_CHAR, w->rank, TAG_WORK, m->comm,
+                      &w->sreq) != MPI_SUCCESS ||
+            MPI_Irecv(w->rbuf, AT_MPI_MAX_MSG, MPI_CHAR, w->rank, TAG_RESULT, m->comm,
+                      &w->rreq) != MPI_SUCCESS) {
+            fprintf(stderr, "autotune: MPI rank %d (%s) cannot be reached; dropped\n", w->rank,
+                    w->host);
+            w->dead = m->aborted = true;
+            requeue(m, c);
+            continue;
+        }
+        w->job = c;
+        w->busy = true;
+        w->sent = rt_now();
+        if (m->t_first == 0) m->t_first = w->sent;
+        w->deadline = w->sent + s->timeout;
+        if (++m->busy_now > m->busy_max) m->busy_max = m->busy_now;
     }
 }
 
+/* One turn of rank 0's side: candidates out to the free workers, the
+ * results that arrived into m->done, the workers past their candidate's
+ * limit dropped (their candidates to others). -1 when candidates wait
+ * and no worker is left (m->errmsg says so). */
+static int pump(at_mpi *m) {
+    if (!m->stopped && m->stop && *m->stop) stop_all(m);
+    if (m->stopped) return 0;
+    dispatch(m);
+    for (;;) {
+        MPI_Request *rq = m->rq;
+        for (int i = 0; i < m->nw; i++)
+            rq[i] = m->w[i].busy && !m->w[i].dead ? m->w[i].rreq : MPI_REQUEST_NULL;
+        int idx = MPI_UNDEFINED, flag = 0;
+        MPI_Status st;
+        if (MPI_Testany(m->nw, rq, &idx, &flag, &st) != MPI_SUCCESS) flag = 0;
+        if (!flag || idx == MPI_UNDEFINED) break;
+        worker *w = &m->w[idx];
+        w->rreq = MPI_REQUEST_NULL;
+        MPI_Wait(&w->sreq, MPI_STATUS_IGNORE);
+        cand c = w->job;
+        worker_free(m, w);
+        if (is_dropped(w->rbuf)) {
+            /* A worker stopped by a signal of its own: gone, finalizing
+             * (no MPI_Abort needed); its candidate goes to another. */
+            fprintf(stderr,
+                    "autotune: MPI rank %d (%s) was stopped (a signal); its candidate goes to "
+                    "another worker\n",
+                    w->rank, w->host);
+            w->dead = true;
+            requeue(m, c);
+            continue;
+        }
+        tune_result *r = arrive(m, c.tag);
+        if (r) take_result(c.s, w, r);
+        free(c.steps);
+    }
+    double now = rt_now();
+    for (int i = 0; i < m->nw; i++) {
+        worker *w = &m->w[i];
+        if (w->dead || !w->busy || now < w->deadline) continue;
+        fprintf(stderr,
+                "autotune: MPI rank %d (%s) gave no answer in %.0f s (the candidate's limit); "
+                "dropped, its candidate goes to another worker\n",
+                w->rank, w->host, w->job.s->timeout);
+        /* Its receive and send stay posted (buffers kept): a late answer
+         * is never read. */
+        w->dead = m->aborted = true;
+        cand c = w->job;
+        worker_free(m, w);
+        requeue(m, c);
+    }
+    /* A worker freed above takes its next candidate now, not a turn later. */
+    dispatch(m);
+    if (!live_workers(m) && m->qhead < m->qn) {
+        double limit = m->q[m->qhead].s->timeout;
+        snprintf(m->errmsg, sizeof m->errmsg,
+                 "autotune: every MPI worker is gone (%d dropped: no answer within the "
+                 "candidate's limit of %.0f s, or unreachable); the records measured so far "
+                 "are in the database (--resume continues)",
+                 m->nw, limit);
+        return -1;
+    }
+    return 0;
+}
+
+static void nap_ms(int ms) {
+    struct timespec ts = {0, ms * 1000L * 1000L};
+    nanosleep(&ts, NULL);
+}
+
+static int be_submit(void *p, int n, const char *const *steps, const int *hooks, double best,
+                     const int64_t *tags) {
+    session *s = p;
+    at_mpi *m = s->m;
+    for (int i = 0; i < n; i++) {
+        if (m->stopped) {
+            cand c = {s, NULL, 0, 0, tags[i]};
+            drop(m, &c);
+        } else if (enqueue(m, s, steps[i], hooks ? hooks[i] : 0, best, tags[i])) {
+            snprintf(m->errmsg, sizeof m->errmsg, "autotune: out of memory");
+            return -1;
+        }
+    }
+    if (m->trace) fflush(m->trace);
+    return pump(m);
+}
+
+static int be_poll(void *user, double wait_s, int max, tune_result *results, int64_t *tags) {
+    at_mpi *m = user;
+    double until = rt_now() + wait_s;
+    int rc = 0;
+    /* MPI_Testany, not MPI_Waitany: a worker's deadline must be seen
+     * while the others measure. A millisecond is nothing to a build. */
+    while (!(rc = pump(m)) && m->ndone == 0 && rt_now() < until) nap_ms(1);
+    if (rc && m->ndone == 0) return -1;
+    int k = m->ndone < max ? m->ndone : max;
+    if (k == 0) return 0;
+    for (int i = 0; i < k; i++) results[i] = m->done[i].r, tags[i] = m->done[i].tag;
+    memmove(m->done, m->done + k, sizeof *m->done * (size_t)(m->ndone - k));
+    m->ndone -= k;
+    return k;
+}
+
+/* tune_measure through the queue: the n candidates submitted, then
+ * results taken by tag until all are in (those of other sessions, had
+ * they any in flight, stay for poll). */
 static int be_measure(void *p, int n, const char *const *steps, const int *hooks, double best,
                       tune_result *results) {
     session *s = p;
     at_mpi *m = s->m;
-    int *queue = malloc((size_t)(n > 0 ? n : 1) * sizeof *queue);
-    if (!queue) return -1;
-    int nq = 0, done = 0;
-    /* Handed out last first: the queue is a stack, pushed in reverse. */
-    for (int i = n - 1; i >= 0; i--) queue[nq++] = i;
-    MPI_Request *rq = malloc((size_t)m->nw * sizeof *rq);
-    if (!rq) {
-        free(queue);
-        return -1;
-    }
-    int rc = 0;
-    m->busy_max = 0;
-    bool *have = calloc((size_t)(n > 0 ? n : 1), sizeof *have);
-    if (!have) {
-        free(queue), free(rq);
-        return -1;
-    }
-    while (done < n) {
-        if (m->stopped || (m->stop && *m->stop)) {
-            stop_batch(s, results, have);
-            break;
-        }
-        for (int i = 0; i < m->nw && nq > 0; i++) {
-            worker *w = &m->w[i];
-            if (w->dead || w->cand >= 0) continue;
-            int c = queue[--nq];
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "id", ++s->id);
-            cJSON_AddStringToObject(o, "key", s->key);
-            cJSON_AddStringToObject(o, "target", s->target);
-            cJSON_AddStringToObject(o, "steps", steps[c]);
-            cJSON_AddNumberToObject(o, "hook", hooks ? hooks[c] : 0);
-            cJSON_AddNumberToObject(o, "best", best);
-            cJSON_AddItemReferenceToObject(o, "opts", s->opts);
-            free(w->sbuf);
-            w->sbuf = cJSON_PrintUnformatted(o);
-            cJSON_Delete(o);
-            if (!w->sbuf ||
-                MPI_Isend(w->sbuf, (int)strlen(w->sbuf) + 1, MPI_CHAR, w->rank, TAG_WORK, m->comm,
-                          &w->sreq) != MPI_SUCCESS ||
-                MPI_Irecv(w->rbuf, AT_MPI_MAX_MSG, MPI_CHAR, w->rank, TAG_RESULT, m->comm,
-                          &w->rreq) != MPI_SUCCESS) {
-                fprintf(stderr, "autotune: MPI rank %d (%s) cannot be reached; dropped\n",
-                        w->rank, w->host);
-                w->dead = m->aborted = true;
-                queue[nq++] = c;
+    int64_t base = m->sync_tag;
+    m->sync_tag += n;
+    int64_t *tags = calloc((size_t)(n > 0 ? n : 1), sizeof *tags);
+    if (!tags) return -1;
+    for (int i = 0; i < n; i++) tags[i] = base + i;
+    int rc = be_submit(s, n, steps, hooks, best, tags);
+    free(tags);
+    for (int got = 0; !rc && got < n;) {
+        for (int i = 0; i < m->ndone;) {
+            int64_t t = m->done[i].tag;
+            if (t < base || t >= base + n) {
+                i++;
                 continue;
             }
-            w->cand = c;
-            w->sent = rt_now();
-            w->deadline = w->sent + s->timeout;
-            if (++m->busy_now > m->busy_max) m->busy_max = m->busy_now;
+            tune_result *r = &results[t - base];
+            const char *sj = r->steps_json;
+            *r = m->done[i].r;
+            r->steps_json = sj;
+            memmove(m->done + i, m->done + i + 1, sizeof *m->done * (size_t)(m->ndone - i - 1));
+            m->ndone--;
+            got++;
         }
-        if (!live_workers(m)) {
-            snprintf(m->errmsg, sizeof m->errmsg,
-                     "autotune: every MPI worker is gone (%d dropped: no answer within the "
-                     "candidate's limit of %.0f s, or unreachable); the records measured so far "
-                     "are in the database (--resume continues)",
-                     m->nw, s->timeout);
-            rc = -1;
-            break;
-        }
-        for (int i = 0; i < m->nw; i++)
-            rq[i] = m->w[i].cand >= 0 && !m->w[i].dead ? m->w[i].rreq : MPI_REQUEST_NULL;
-        int idx = MPI_UNDEFINED, flag = 0;
-        MPI_Status st;
-        if (MPI_Testany(m->nw, rq, &idx, &flag, &st) != MPI_SUCCESS) flag = 0;
-        if (flag && idx != MPI_UNDEFINED) {
-            worker *w = &m->w[idx];
-            w->rreq = MPI_REQUEST_NULL;
-            MPI_Wait(&w->sreq, MPI_STATUS_IGNORE);
-            if (strstr(w->rbuf, "\"dropped\":true")) {
-                /* A worker stopped by a signal of its own: gone, finalizing
-                 * (no MPI_Abort needed); its candidate goes to another. */
-                fprintf(stderr,
-                        "autotune: MPI rank %d (%s) was stopped (a signal); its candidate "
-                        "goes to another worker\n",
-                        w->rank, w->host);
-                w->dead = true;
-                queue[nq++] = w->cand;
-                w->cand = -1;
-                m->busy_now--;
-                continue;
-            }
-            take_result(s, w, &results[w->cand]);
-            have[w->cand] = true;
-            w->busy_s += rt_now() - w->sent;
-            w->cand = -1;
-            m->busy_now--;
-            done++;
-            continue;
-        }
-        double now = rt_now();
-        for (int i = 0; i < m->nw; i++) {
-            worker *w = &m->w[i];
-            if (w->dead || w->cand < 0 || now < w->deadline) continue;
-            fprintf(stderr,
-                    "autotune: MPI rank %d (%s) gave no answer in %.0f s (the candidate's "
-                    "limit); dropped, its candidate goes to another worker\n",
-                    w->rank, w->host, s->timeout);
-            /* Its receive and send stay posted (buffers kept): a late
-             * answer is never read. */
-            w->dead = m->aborted = true;
-            queue[nq++] = w->cand;
-            w->cand = -1;
-            m->busy_now--;
-        }
-        /* MPI_Testany, not MPI_Waitany: a worker's deadline must be seen
-         * while the others measure. A millisecond is nothing to a build. */
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
+        if (got < n && !(rc = pump(m)) && m->ndone == 0) nap_ms(1);
     }
-    if (m->stopped)
-        for (int i = 0; i < n; i++) results[i].dropped = !have[i];
-    free(rq);
-    free(queue);
-    free(have);
     return rc;
 }
 
@@ -631,10 +823,17 @@ int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_rc) {
     m->nw = m->size - 1;
     m->w = calloc((size_t)m->nw, sizeof *m->w);
     if (!m->w) MPI_Abort(MPI_COMM_WORLD, 2);
+    m->rq = calloc((size_t)m->nw, sizeof *m->rq);
+    if (!m->rq) MPI_Abort(MPI_COMM_WORLD, 2);
+    /* be_measure's tags, apart from those a caller of submit chooses. */
+    m->sync_tag = (int64_t)1 << 62;
+    /* Test hook: the candidates in the order they are submitted. */
+    const char *trace = getenv("LOOM_TEST_PROPOSALS");
+    if (trace && *trace && !(m->trace = fopen(trace, "a")))
+        fprintf(stderr, "autotune: LOOM_TEST_PROPOSALS: cannot open %s\n", trace);
     for (int i = 0; i < m->nw; i++) {
         worker *w = &m->w[i];
         w->rank = i + 1;
-        w->cand = -1;
         w->rreq = w->sreq = MPI_REQUEST_NULL;
         w->rbuf = malloc(AT_MPI_MAX_MSG);
         if (!w->rbuf) MPI_Abort(MPI_COMM_WORLD, 2);
@@ -642,7 +841,8 @@ int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_rc) {
     }
     m->be = (tune_measure_backend){.user = m, .batch = 64, .open = be_open,
                                    .measure = be_measure, .times = be_times,
-                                   .errmsg = be_errmsg, .close = be_close};
+                                   .errmsg = be_errmsg, .close = be_close,
+                                   .submit = be_submit, .poll = be_poll};
     *out = m;
     return 0;
 }
@@ -774,8 +974,9 @@ int at_mpi_mixed_keys(at_mpi *m, const char *const **keys) {
 
 void at_mpi_load(at_mpi *m, int *busy, int *total) {
     *total = m ? live_workers(m) : 0;
-    /* A worker dropped during the batch counted as busy; it is not alive. */
+    /* A worker dropped meanwhile counted as busy; it is not alive. */
     *busy = m ? m->busy_max < *total ? m->busy_max : *total : 0;
+    if (m) m->busy_max = m->busy_now;
 }
 
 void at_mpi_report(at_mpi *m, FILE *f) {
@@ -792,8 +993,12 @@ void at_mpi_report(at_mpi *m, FILE *f) {
                 w->dead ? " (dropped)" : "");
         count += w->count, failed += w->failed, build += w->build_s, run += w->run_s;
     }
-    fprintf(f, "workers: %d of %d alive, %d trials (%d failed), build %.1f s, run %.1f s\n",
-            live_workers(m), m->nw, count, failed, build, run);
+    double span = m->t_last - m->t_first, busy = 0;
+    for (int i = 0; i < m->nw; i++) busy += m->w[i].busy_s;
+    fprintf(f, "workers: %d of %d alive, %d trials (%d failed), build %.1f s, run %.1f s, "
+               "busy %.0f%% of %.1f s\n",
+            live_workers(m), m->nw, count, failed, build, run,
+            span > 0 && m->nw ? 100 * busy / (m->nw * span) : 0.0, span);
 }
 
 /* After a stop: waits for the answers of the workers whose candidates
@@ -841,8 +1046,14 @@ int at_mpi_finish(at_mpi *m, int rc) {
     }
     MPI_Comm_free(&m->comm);
     MPI_Finalize();
-    for (int i = 0; i < m->nw; i++) free(m->w[i].rbuf), free(m->w[i].sbuf), free(m->w[i].target_key);
+    for (int i = 0; i < m->nw; i++) {
+        free(m->w[i].rbuf), free(m->w[i].sbuf), free(m->w[i].target_key);
+        free(m->w[i].job.steps);
+    }
     free(m->w);
+    for (int i = m->qhead; i < m->qn; i++) free(m->q[i].steps);
+    free(m->q), free(m->done), free(m->rq);
+    if (m->trace) fclose(m->trace);
     for (int i = 0; i < m->nmixed; i++) free(m->mixed[i]);
     free(m->mixed);
     free(m);
