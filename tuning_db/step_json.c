@@ -1,5 +1,7 @@
 /*
- * tuning_db/step_json.c — the transform-step log as JSON and back.
+ * tuning_db/step_json.c — the transform-step log as JSON and back: the
+ * log's one text, stored in the database, sent to measurement workers and
+ * hashed by the search to deduplicate programs (tune_steps_key).
  *
  * One object per step with named fields (Ansor writes positional arrays
  * like ["SP", 2, 0, 512, [8], 1]; named fields cost a few bytes and make a
@@ -96,7 +98,7 @@ static cJSON *step_to_cjson(const sch_step *st) {
     return o;
 }
 
-cJSON *tdb__steps_to_cjson(int nsteps, const sch_step *steps) {
+static cJSON *steps_to_cjson(int nsteps, const sch_step *steps) {
     cJSON *arr = cJSON_CreateArray();
     if (!arr) return NULL;
     for (int i = 0; i < nsteps; i++) {
@@ -112,7 +114,7 @@ cJSON *tdb__steps_to_cjson(int nsteps, const sch_step *steps) {
 
 char *tdb_steps_to_json(int nsteps, const sch_step *steps) {
     if (nsteps < 0 || (nsteps > 0 && !steps)) return NULL;
-    cJSON *arr = tdb__steps_to_cjson(nsteps, steps);
+    cJSON *arr = steps_to_cjson(nsteps, steps);
     if (!arr) return NULL;
     char *text = cJSON_PrintUnformatted(arr);
     cJSON_Delete(arr);
@@ -357,7 +359,7 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
     return 0;
 }
 
-int tdb__steps_from_cjson(te_ctx *ctx, const cJSON *arr, int *nsteps, sch_step **steps) {
+static int steps_from_cjson(te_ctx *ctx, const cJSON *arr, int *nsteps, sch_step **steps) {
     if (!cJSON_IsArray(arr)) return te_error(ctx, "step log: expected a JSON array of steps");
     int n = cJSON_GetArraySize(arr);
     sch_step *out = te_alloc(ctx, sizeof *out * (size_t)(n ? n : 1));
@@ -383,7 +385,7 @@ int tdb_steps_from_json(te_ctx *ctx, const char *json, int *nsteps, sch_step **s
         long off = at && at >= json ? (long)(at - json) : -1;
         return te_error(ctx, "step log: not valid JSON (error near byte %ld)", off);
     }
-    int rc = tdb__steps_from_cjson(ctx, arr, nsteps, steps);
+    int rc = steps_from_cjson(ctx, arr, nsteps, steps);
     cJSON_Delete(arr);
     return rc;
 }
