@@ -63,8 +63,9 @@ LOOM_API_BEGIN
 /* The log as a JSON array, one object per step, fields named per kind.
  * This is the step log's one text: the database stores it, measurement
  * workers receive it, and the search deduplicates programs by its hash
- * (tune_steps_key is the same text in a ctx arena). Compact (no spaces),
- * fields in the order below, so equal logs are equal strings:
+ * (tune_steps_key is the same text in a ctx arena). Compact (no white
+ * space between tokens), fields in the order below, so equal logs are
+ * equal strings:
  *   {"kind":"split","stage":2,"iter":0,"factor":8}      (or "nparts":8)
  *   {"kind":"fuse","stage":2,"iters":[0,1]}             (reorder alike)
  *   {"kind":"annotate","stage":2,"iter":1,"ann":"vectorize"}
