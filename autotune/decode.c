@@ -50,7 +50,7 @@ static long score(dscratch *d, const tune_sketch *sk, const tune_program *p, con
     if (!h) return -1000000000L;
     int pos = 0; /* steps equal at the same position: orders the values within a hole */
     for (int i = 0; i < n; i++) {
-        h[i] = tune__step_hash(sch_get_step(s, i));
+        h[i] = tune__log_hash(tdb_steps_to_json(1, sch_get_step(s, i)));
         pos += i < tn && h[i] == tseq[i];
     }
     bool same = n == tn && pos == tn;
@@ -146,7 +146,7 @@ int tune__program_nearest(const char *key, const tune_sketch *sketches, int nske
         goto done;
     }
     for (int i = 0; i < tn; i++) {
-        tseq[i] = tsorted[i] = tune__step_hash(&steps[i]);
+        tseq[i] = tsorted[i] = tune__log_hash(tdb_steps_to_json(1, &steps[i]));
         /* A pack factor is an innermost tile factor too (packed tiles). */
         if ((steps[i].kind == SCH_STEP_SPLIT && !steps[i].nparts) ||
             steps[i].kind == SCH_STEP_PACK) {

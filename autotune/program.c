@@ -304,42 +304,19 @@ sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune
     return d.s;
 }
 
-static void step_text(te_str *out, const sch_step *st) {
-    te_str_printf(out, "%d/%d/%d/%lld/%lld/%d/%d/%d", (int)st->kind, st->stage, st->iter,
-                  (long long)st->value, (long long)st->value2, st->nparts, st->target_stage,
-                  (int)st->ann);
-    for (int k = 0; k < st->n; k++)
-        te_str_printf(out, ",%d", st->iters ? st->iters[k] : st->stages ? st->stages[k] : 0);
-    if (st->str) te_str_printf(out, "/%s", st->str);
-    te_str_append(out, ";");
-}
-
-uint64_t tune__step_hash(const sch_step *st) {
-    te_str out;
-    te_str_init(&out);
-    step_text(&out, st);
-    uint64_t h = tune_hash(out.data ? out.data : "");
-    te_str_free(&out);
-    return h;
-}
-
-const char *tune_steps_key_of(te_ctx *ctx, int nsteps, const sch_step *steps) {
-    te_str out;
-    te_str_init(&out);
-    for (int i = 0; i < nsteps; i++) step_text(&out, &steps[i]);
-    const char *r = te_strdup(ctx, out.data ? out.data : "");
-    te_str_free(&out);
-    return r;
-}
-
+/* The log's one text is the database's (tdb_schedule_to_json), so a key
+ * and a stored record of the same program are the same string. */
 const char *tune_steps_key(te_ctx *ctx, const sch_schedule *s) {
-    te_str out;
-    te_str_init(&out);
-    int n = sch_num_steps(s);
-    for (int i = 0; i < n; i++) step_text(&out, sch_get_step(s, i));
-    const char *r = te_strdup(ctx, out.data ? out.data : "");
-    te_str_free(&out);
-    return r;
+    char *json = tdb_schedule_to_json(s);
+    const char *key = json ? te_strdup(ctx, json) : NULL;
+    free(json);
+    return key;
+}
+
+uint64_t tune__log_hash(char *json) {
+    uint64_t h = json ? tune_hash(json) : 0;
+    free(json);
+    return h;
 }
 
 uint64_t tune_hash(const char *s) { return te_hash_str(s); }

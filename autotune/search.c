@@ -147,7 +147,7 @@ static int eval_chunk(int64_t begin, int64_t end, void *env) {
         cand *c = &e->c[i];
         sch_schedule *s = tune_program_apply(ctx, &w, &t->sk[c->p.sketch], &c->p);
         if (!s) continue;
-        c->h = tune_hash(tune_steps_key(ctx, s));
+        c->h = tune__log_hash(tdb_schedule_to_json(s));
         if (!e->lower) continue;
         if (!(e->funcs[i] = lowered(t, ctx, s, w.nargs, w.args))) c->h = 0;
     }
@@ -367,9 +367,13 @@ static void take_result(tuner *t, double flops, tune_summary *sum, tune_result *
 static int measure_schedule(tuner *t, tune_measurer *m, sch_schedule *s, int nargs,
                             te_tensor **args, const tune_program *p, tune_summary *sum) {
     const tune_options *o = t->o;
-    uint64_t h = tune_hash(tune_steps_key(t->sc.ctx, s));
-    char *json = hset_has(&t->measured, h) ? NULL : tdb_schedule_to_json(s);
+    char *json = tdb_schedule_to_json(s);
     if (!json) return 0;
+    uint64_t h = tune_hash(json);
+    if (hset_has(&t->measured, h)) {
+        free(json);
+        return 0;
+    }
     int hook = o->hook_for_trial ? o->hook_for_trial(o->user, sum->measured + 1) : 0;
     tune_result r;
     int rc = tune_measure(m, 1, (const char *const *)&json, &hook, 0, &r);
@@ -524,7 +528,7 @@ static tuner *tuner_open(const char *key, const char *target, const tune_options
             for (int i = 0; i < n; i++) {
                 sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[k], &hp[i]);
                 if (!s) continue;
-                uint64_t h = tune_hash(tune_steps_key(t->sc.ctx, s));
+                uint64_t h = tune__log_hash(tdb_schedule_to_json(s));
                 bool dup = false;
                 for (int j = 0; j < t->nheur && !dup; j++) dup = t->heur_h[j] == h;
                 if (dup) continue;
@@ -538,7 +542,7 @@ static tuner *tuner_open(const char *key, const char *target, const tune_options
         sch_step *st;
         if (tdb_steps_from_json(t->sc.ctx, o->known_steps[i], &ns, &st)) continue;
         sch_schedule *s = sch_replay(t->sc.ctx, t->sc.w.nouts, t->sc.w.outs, ns, st);
-        if (s) hset_add(&t->measured, tune_hash(tune_steps_key(t->sc.ctx, s)));
+        if (s) hset_add(&t->measured, tune__log_hash(tdb_schedule_to_json(s)));
     }
     /* The user's own schedule must replay, and seeds the population
      * first when a sketch reproduces it. */
@@ -664,7 +668,7 @@ int tune_task(const char *key, const char *target, const tune_options *o, tune_s
                 const tune_program *p = &batch[c0 + j];
                 sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[p->sketch], p);
                 json[j] = s ? tdb_schedule_to_json(s) : NULL;
-                hs[j] = s ? tune_hash(tune_steps_key(t->sc.ctx, s)) : 0;
+                hs[j] = json[j] ? tune_hash(json[j]) : 0;
                 if (!json[j]) json[j] = strdup("[]");
                 if (o->hook_for_trial) hooks[j] = o->hook_for_trial(o->user, sum->measured + j + 1);
             }
@@ -762,10 +766,9 @@ void tune__search_close(tune__search *s) {
 static int propose_schedule(tuner *t, sch_schedule *sch, const tune_program *p,
                             tune__proposal *out) {
     if (!sch) return 0;
-    uint64_t h = tune_hash(tune_steps_key(t->sc.ctx, sch));
-    if (hset_has(&t->measured, h)) return 0;
     char *json = tdb_schedule_to_json(sch);
-    if (!json || hset_add(&t->measured, h)) {
+    uint64_t h = json ? tune_hash(json) : 0;
+    if (!json || hset_has(&t->measured, h) || hset_add(&t->measured, h)) {
         free(json);
         return 0;
     }

@@ -146,8 +146,11 @@ int tune__structural_score(const tune_sketch *sk, const tune_dag *dag, int vlen)
  * rows; NULL when w is not one (or a primitive refuses: ctx's error). */
 sch_schedule *tune__attention_schedule(te_ctx *ctx, const tune_workload *w, int vlen);
 
-/* FNV-1a hash of one step's text (as in tune_steps_key). */
-uint64_t tune__step_hash(const sch_step *st);
+/* The hash of a step log's one text (tdb_steps_to_json or
+ * tdb_schedule_to_json), which it frees: a program's identity to the
+ * search, or a step's (a log of one) to the log decoder, so equal hashes
+ * mean equal stored logs. 0 for NULL (out of memory). */
+uint64_t tune__log_hash(char *json);
 
 /* Number of CPU cores online. */
 int tune__num_cores(void);

@@ -1,10 +1,11 @@
 /*
  * Step logs as JSON (loom/tuning_db.h): every kind of step survives the
- * round trip exactly, a parsed log replayed on a rebuilt workload lowers
+ * round trip exactly, the search's dedup key is that same text, a parsed log replayed on a rebuilt workload lowers
  * to the identical loop program, malformed logs are refused with a
  * message naming the step and field, and a short random-mutation fuzz of
  * the parser (plus replay of whatever parses) never crashes.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -134,6 +135,116 @@ static void test_round_trip_rfactor(void **state) {
 static void test_round_trip_inline(void **state) {
     (void)state;
     round_trip(mk_chain, schedule_inline);
+}
+
+/* The steps only GPU lowering accepts (bind, double_buffer, tensorize):
+ * recorded, never lowered here. */
+static sch_schedule *schedule_gpu_steps(te_ctx *ctx, sched_case *c) {
+    sch_schedule *s = sch_create(ctx, 1, &c->out);
+    te_tensor *AS = sch_cache_read(s, c->in[0], "shared", 1, &c->out);
+    assert_non_null(AS);
+    te_expr *o, *i;
+    assert_int_equal(sch_split(s, c->out, c->ax[0], 16, &o, &i), 0);
+    assert_int_equal(sch_bind(s, c->out, o, "blockIdx.x"), 0);
+    assert_int_equal(sch_compute_at(s, AS, c->out, o), 0);
+    assert_int_equal(sch_double_buffer(s, AS), 0);
+    assert_int_equal(sch_tensorize(s, c->out, i, "wmma.store"), 0);
+    return s;
+}
+
+/* The search deduplicates programs by tune_steps_key: it must be the very
+ * text the database stores (one serializer), for every kind of step and
+ * annotation, and that text must parse back to itself. */
+static void test_dedup_key_is_stored_log(void **state) {
+    (void)state;
+    static const struct {
+        make_case mk;
+        make_sched sched;
+    } cases[] = {{mk_matmul, schedule_everything},
+                 {mk_matmul, schedule_rfactor},
+                 {mk_chain, schedule_inline},
+                 {mk_matmul, schedule_gpu_steps}};
+    unsigned kinds = 0, anns = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        te_ctx *ctx = te_ctx_new();
+        sched_case c = cases[k].mk(ctx);
+        sch_schedule *s = cases[k].sched(ctx, &c);
+        char *json = tdb_schedule_to_json(s);
+        assert_non_null(json);
+        const char *key = tune_steps_key(ctx, s);
+        assert_non_null(key);
+        assert_string_equal(key, json);
+
+        int n = -1;
+        sch_step *steps = NULL;
+        assert_int_equal(tdb_steps_from_json(ctx, json, &n, &steps), 0);
+        char *again = tdb_steps_to_json(n, steps);
+        assert_non_null(again);
+        assert_string_equal(again, json);
+        for (int i = 0; i < n; i++) {
+            kinds |= 1u << steps[i].kind;
+            if (steps[i].kind == SCH_STEP_ANNOTATE) anns |= 1u << steps[i].ann;
+        }
+        free(again);
+        free(json);
+        te_ctx_free(ctx);
+    }
+    assert_int_equal(kinds, (1u << SCH_STEP_KIND_COUNT) - 1);
+    assert_int_equal(anns, (1u << SCH_ANN_VECTORIZE) | (1u << SCH_ANN_UNROLL) |
+                               (1u << SCH_ANN_PARALLEL) | (1u << SCH_ANN_BIND));
+}
+
+/* st alone as a log: head, then its last field's value `last`, then }]. */
+static void assert_last_field(const sch_step *st, const char *head, const char *last) {
+    char want[160];
+    snprintf(want, sizeof want, "%s%s}]", head, last);
+    char *json = tdb_steps_to_json(1, st);
+    assert_non_null(json);
+    assert_string_equal(json, want);
+    free(json);
+}
+
+/* The writer keeps the text that cJSON printed when it wrote the log
+ * (databases hold it): numbers of 16 or more digits in cJSON's %.15g /
+ * %.17g form, strings with cJSON's escapes, UTF-8 as it is, absent
+ * arrays and strings as empty ones. */
+static void test_text_is_the_stored_format(void **state) {
+    (void)state;
+    static const struct {
+        int64_t v;
+        const char *text;
+    } nums[] = {{-3, "-3"},
+                {INT64_C(2147483648), "2147483648"},
+                {INT64_C(999999999999999), "999999999999999"},
+                {INT64_C(-1000000000000000), "-1e+15"},
+                {INT64_C(1234567890123456), "1234567890123456"},
+                {INT64_C(9007199254740992), "9.00719925474099e+15"}};
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        sch_step st = {.kind = SCH_STEP_PRAGMA, .stage = 1, .iter = 2, .str = "p", .value = nums[i].v};
+        assert_last_field(&st, "[{\"kind\":\"pragma\",\"stage\":1,\"iter\":2,\"name\":\"p\",\"value\":",
+                          nums[i].text);
+    }
+    static const struct {
+        const char *s, *text;
+    } strs[] = {{"a\"b", "\"a\\\"b\""},
+                {"back\\slash", "\"back\\\\slash\""},
+                {"line\nfeed\ttab\b\f\r", "\"line\\nfeed\\ttab\\b\\f\\r\""},
+                {"ctl\x01\x1f", "\"ctl\\u0001\\u001f\""},
+                {"utf8 \xc3\xa9 sl/ash", "\"utf8 \xc3\xa9 sl/ash\""}};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
+        sch_step st = {.kind = SCH_STEP_CACHE_WRITE, .stage = 2, .str = strs[i].s};
+        assert_last_field(&st, "[{\"kind\":\"cache_write\",\"stage\":2,\"scope\":", strs[i].text);
+    }
+    sch_step bare[] = {{.kind = SCH_STEP_FUSE, .stage = 0, .n = 2},
+                       {.kind = SCH_STEP_CACHE_READ, .stage = 0}};
+    char *json = tdb_steps_to_json(2, bare);
+    assert_non_null(json);
+    assert_string_equal(json, "[{\"kind\":\"fuse\",\"stage\":0,\"iters\":[0,0]},"
+                              "{\"kind\":\"cache_read\",\"stage\":0,\"scope\":\"\",\"readers\":[]}]");
+    free(json);
+    json = tdb_steps_to_json(0, NULL);
+    assert_string_equal(json, "[]");
+    free(json);
 }
 
 /* bind cannot lower on the CPU, so its step is checked as JSON only;
@@ -370,6 +481,8 @@ int main(void) {
         cmocka_unit_test(test_round_trip_rfactor),
         cmocka_unit_test(test_round_trip_inline),
         cmocka_unit_test(test_bind_and_text_form),
+        cmocka_unit_test(test_dedup_key_is_stored_log),
+        cmocka_unit_test(test_text_is_the_stored_format),
         cmocka_unit_test(test_malformed_logs),
         cmocka_unit_test(test_replay_names_missing_stage_and_axis),
         cmocka_unit_test(test_fuzz_parser),

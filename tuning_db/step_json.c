@@ -1,5 +1,7 @@
 /*
- * tuning_db/step_json.c — the transform-step log as JSON and back.
+ * tuning_db/step_json.c — the transform-step log as JSON and back: the
+ * log's one text, stored in the database, sent to measurement workers and
+ * hashed by the search to deduplicate programs (tune_steps_key).
  *
  * One object per step with named fields (Ansor writes positional arrays
  * like ["SP", 2, 0, 512, [8], 1]; named fields cost a few bytes and make a
@@ -9,6 +11,7 @@
  * parses is exactly the log that was written.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,114 +23,160 @@
 static const char *const ann_names[] = {"none", "vectorize", "unroll", "parallel", "bind"};
 #define NANN ((int)(sizeof ann_names / sizeof *ann_names))
 
-/* ---- writing ---- */
+/* ---- writing ----
+ * Straight to text, not through a cJSON tree: the search writes the log of
+ * every candidate it deduplicates, and a tree costs allocations per field,
+ * several times what applying the program costs. The text is the one
+ * cJSON printed when it wrote the log (databases hold it): compact, fields
+ * in this order; the rare number of 16 or more digits, or a string that
+ * needs escapes, still goes through cJSON's printer so that it stays so. */
 
-static bool add_int(cJSON *o, const char *name, int64_t v) {
-    return cJSON_AddNumberToObject(o, name, (double)v) != NULL;
+static void put_cjson(FILE *f, cJSON *item, bool *ok) {
+    char *text = item ? cJSON_PrintUnformatted(item) : NULL;
+    if (!text || fputs_unlocked(text, f) < 0) *ok = false;
+    cJSON_free(text);
+    cJSON_Delete(item);
 }
 
-static bool add_int_array(cJSON *o, const char *name, int n, const int *a) {
-    cJSON *arr = cJSON_AddArrayToObject(o, name);
-    if (!arr) return false;
-    for (int i = 0; i < n; i++) {
-        cJSON *x = cJSON_CreateNumber(a ? a[i] : 0);
-        if (!x || !cJSON_AddItemToArray(arr, x)) {
-            cJSON_Delete(x);
-            return false;
-        }
+/* Digits by hand and unlocked writes (the stream is log_text's own): the
+ * decoder writes every step of every program it tries. */
+static void put_num(FILE *f, int64_t v, bool *ok) {
+    if (v <= -INT64_C(1000000000000000) || v >= INT64_C(1000000000000000)) {
+        put_cjson(f, cJSON_CreateNumber((double)v), ok);
+        return;
     }
-    return true;
+    char d[24];
+    size_t k = sizeof d;
+    uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+    do d[--k] = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) d[--k] = '-';
+    fwrite_unlocked(d + k, 1, sizeof d - k, f);
 }
 
-static bool add_str(cJSON *o, const char *name, const char *s) {
-    return cJSON_AddStringToObject(o, name, s ? s : "") != NULL;
+static void put_field(FILE *f, const char *name) {
+    fputs_unlocked(",\"", f);
+    fputs_unlocked(name, f);
+    fputs_unlocked("\":", f);
 }
 
-static cJSON *step_to_cjson(const sch_step *st) {
-    if ((int)st->kind < 0 || st->kind >= SCH_STEP_KIND_COUNT) return NULL;
-    cJSON *o = cJSON_CreateObject();
-    if (!o) return NULL;
-    bool ok = add_str(o, "kind", sch_step_kind_name(st->kind)) && add_int(o, "stage", st->stage);
+static void put_int(FILE *f, const char *name, int64_t v, bool *ok) {
+    put_field(f, name);
+    put_num(f, v, ok);
+}
+
+static void put_ints(FILE *f, const char *name, int n, const int *a, bool *ok) {
+    put_field(f, name);
+    putc_unlocked('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i) putc_unlocked(',', f);
+        put_num(f, a ? a[i] : 0, ok);
+    }
+    putc_unlocked(']', f);
+}
+
+static void put_str(FILE *f, const char *name, const char *s, bool *ok) {
+    put_field(f, name);
+    s = s ? s : "";
+    bool plain = true;
+    for (const unsigned char *c = (const unsigned char *)s; *c && plain; c++)
+        plain = *c >= 0x20 && *c != '"' && *c != '\\';
+    if (!plain) {
+        put_cjson(f, cJSON_CreateString(s), ok);
+        return;
+    }
+    putc_unlocked('"', f);
+    fputs_unlocked(s, f);
+    putc_unlocked('"', f);
+}
+
+static bool put_step(FILE *f, const sch_step *st) {
+    if ((int)st->kind < 0 || st->kind >= SCH_STEP_KIND_COUNT) return false;
+    bool ok = true;
+    fputs_unlocked("{\"kind\":\"", f);
+    fputs_unlocked(sch_step_kind_name(st->kind), f);
+    putc_unlocked('"', f);
+    put_int(f, "stage", st->stage, &ok);
     switch (st->kind) {
     case SCH_STEP_SPLIT:
-        ok = ok && add_int(o, "iter", st->iter) &&
-             add_int(o, st->nparts ? "nparts" : "factor", st->value);
+        put_int(f, "iter", st->iter, &ok);
+        put_int(f, st->nparts ? "nparts" : "factor", st->value, &ok);
         break;
     case SCH_STEP_FUSE:
-    case SCH_STEP_REORDER: ok = ok && add_int_array(o, "iters", st->n, st->iters); break;
+    case SCH_STEP_REORDER: put_ints(f, "iters", st->n, st->iters, &ok); break;
     case SCH_STEP_ANNOTATE:
-        if ((int)st->ann <= 0 || (int)st->ann >= NANN) ok = false;
-        ok = ok && add_int(o, "iter", st->iter) && add_str(o, "ann", ann_names[st->ann]);
-        if (ok && st->ann == SCH_ANN_BIND) ok = add_str(o, "thread", st->str);
+        if ((int)st->ann <= 0 || (int)st->ann >= NANN) return false;
+        put_int(f, "iter", st->iter, &ok);
+        put_str(f, "ann", ann_names[st->ann], &ok);
+        if (st->ann == SCH_ANN_BIND) put_str(f, "thread", st->str, &ok);
         break;
     case SCH_STEP_PRAGMA:
-        ok = ok && add_int(o, "iter", st->iter) && add_str(o, "name", st->str) &&
-             add_int(o, "value", st->value);
+        put_int(f, "iter", st->iter, &ok);
+        put_str(f, "name", st->str, &ok);
+        put_int(f, "value", st->value, &ok);
         break;
     case SCH_STEP_COMPUTE_AT:
-        ok = ok && add_int(o, "target_stage", st->target_stage) && add_int(o, "iter", st->iter);
+        put_int(f, "target_stage", st->target_stage, &ok);
+        put_int(f, "iter", st->iter, &ok);
         break;
     case SCH_STEP_COMPUTE_INLINE:
-    case SCH_STEP_COMPUTE_ROOT: break;
+    case SCH_STEP_COMPUTE_ROOT:
+    case SCH_STEP_DOUBLE_BUFFER: break;
     case SCH_STEP_CACHE_READ:
-        ok = ok && add_str(o, "scope", st->str) && add_int_array(o, "readers", st->n, st->stages);
+        put_str(f, "scope", st->str, &ok);
+        put_ints(f, "readers", st->n, st->stages, &ok);
         break;
-    case SCH_STEP_CACHE_WRITE: ok = ok && add_str(o, "scope", st->str); break;
+    case SCH_STEP_CACHE_WRITE: put_str(f, "scope", st->str, &ok); break;
     case SCH_STEP_RFACTOR:
-        ok = ok && add_int(o, "iter", st->iter) && add_int(o, "factor_axis", st->value);
+        put_int(f, "iter", st->iter, &ok);
+        put_int(f, "factor_axis", st->value, &ok);
         break;
     case SCH_STEP_STORAGE_ALIGN:
-        ok = ok && add_int(o, "iter", st->iter) && add_int(o, "factor", st->value) &&
-             add_int(o, "offset", st->value2);
+        put_int(f, "iter", st->iter, &ok);
+        put_int(f, "factor", st->value, &ok);
+        put_int(f, "offset", st->value2, &ok);
         break;
     case SCH_STEP_PACK:
-        ok = ok && add_int(o, "iter", st->iter) && add_int(o, "factor", st->value);
+        put_int(f, "iter", st->iter, &ok);
+        put_int(f, "factor", st->value, &ok);
         break;
     case SCH_STEP_TENSORIZE:
-        ok = ok && add_int(o, "iter", st->iter) && add_str(o, "intrin", st->str);
+        put_int(f, "iter", st->iter, &ok);
+        put_str(f, "intrin", st->str, &ok);
         break;
-    case SCH_STEP_DOUBLE_BUFFER: break;
-    default: ok = false;
+    default: return false;
     }
-    if (!ok) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
+    putc_unlocked('}', f);
+    return ok;
 }
 
-cJSON *tdb__steps_to_cjson(int nsteps, const sch_step *steps) {
-    cJSON *arr = cJSON_CreateArray();
-    if (!arr) return NULL;
-    for (int i = 0; i < nsteps; i++) {
-        cJSON *o = step_to_cjson(&steps[i]);
-        if (!o || !cJSON_AddItemToArray(arr, o)) {
-            cJSON_Delete(o);
-            cJSON_Delete(arr);
-            return NULL;
-        }
+/* The log of s (steps unused) or of the array steps (s NULL). */
+static char *log_text(const sch_schedule *s, int nsteps, const sch_step *steps) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f) return NULL;
+    bool ok = putc_unlocked('[', f) != EOF;
+    for (int i = 0; ok && i < nsteps; i++) {
+        if (i) putc_unlocked(',', f);
+        ok = put_step(f, s ? sch_get_step(s, i) : &steps[i]);
     }
-    return arr;
+    putc_unlocked(']', f);
+    ok = ok && !ferror(f);
+    if (fclose(f) || !ok) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 char *tdb_steps_to_json(int nsteps, const sch_step *steps) {
     if (nsteps < 0 || (nsteps > 0 && !steps)) return NULL;
-    cJSON *arr = tdb__steps_to_cjson(nsteps, steps);
-    if (!arr) return NULL;
-    char *text = cJSON_PrintUnformatted(arr);
-    cJSON_Delete(arr);
-    return text;
+    return log_text(NULL, nsteps, steps);
 }
 
 char *tdb_schedule_to_json(const sch_schedule *s) {
-    if (!s) return NULL;
-    int n = sch_num_steps(s);
-    sch_step *steps = malloc(sizeof *steps * (size_t)(n ? n : 1));
-    if (!steps) return NULL;
-    for (int i = 0; i < n; i++) steps[i] = *sch_get_step(s, i);
-    char *text = tdb_steps_to_json(n, steps);
-    free(steps);
-    return text;
+    return s ? log_text(s, sch_num_steps(s), NULL) : NULL;
 }
 
 /* ---- parsing ---- */
@@ -357,7 +406,7 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
     return 0;
 }
 
-int tdb__steps_from_cjson(te_ctx *ctx, const cJSON *arr, int *nsteps, sch_step **steps) {
+static int steps_from_cjson(te_ctx *ctx, const cJSON *arr, int *nsteps, sch_step **steps) {
     if (!cJSON_IsArray(arr)) return te_error(ctx, "step log: expected a JSON array of steps");
     int n = cJSON_GetArraySize(arr);
     sch_step *out = te_alloc(ctx, sizeof *out * (size_t)(n ? n : 1));
@@ -383,7 +432,7 @@ int tdb_steps_from_json(te_ctx *ctx, const char *json, int *nsteps, sch_step **s
         long off = at && at >= json ? (long)(at - json) : -1;
         return te_error(ctx, "step log: not valid JSON (error near byte %ld)", off);
     }
-    int rc = tdb__steps_from_cjson(ctx, arr, nsteps, steps);
+    int rc = steps_from_cjson(ctx, arr, nsteps, steps);
     cJSON_Delete(arr);
     return rc;
 }

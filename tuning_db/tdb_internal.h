@@ -1,6 +1,6 @@
 /*
  * tuning_db/tdb_internal.h — shared between the tuning_db files: the
- * handle, error helpers, the cJSON forms of step logs, and the migration
+ * handle, error helpers, and the migration
  * entry point the tests use to make files of an older schema.
  */
 #ifndef LOOM_TDB_INTERNAL_H
@@ -50,10 +50,6 @@ sqlite3_stmt *tdb__prepare(tdb_db *db, const char *sql);
 char *tdb__strdup(const char *s);
 /* Current unix time in seconds (sub-second resolution). */
 double tdb__now(void);
-
-/* Step logs as cJSON trees (step_json.c). */
-cJSON *tdb__steps_to_cjson(int nsteps, const sch_step *steps);
-int tdb__steps_from_cjson(te_ctx *ctx, const cJSON *arr, int *nsteps, sch_step **steps);
 
 /* Schema (schema.c): brings an open connection to `version` (1..
  * TDB_SCHEMA_VERSION), one transaction per step. */

@@ -528,11 +528,12 @@ int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p);
  * ctx (an invalid program). */
 sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
                                  const tune_program *p);
-/* A compact text of s's step log (for deduplication and display), in
- * ctx's arena. */
+/* The step log of s in its one canonical text, in ctx's arena: byte for
+ * byte what tdb_schedule_to_json writes, the database stores and the
+ * search hashes (tune_hash) to deduplicate programs, so two schedules
+ * are the same program to the tuner exactly when their keys are equal.
+ * NULL when out of memory. */
 const char *tune_steps_key(te_ctx *ctx, const sch_schedule *s);
-/* The same text for a bare step array (a parsed log). */
-const char *tune_steps_key_of(te_ctx *ctx, int nsteps, const sch_step *steps);
 /* Re-derives the program of a stored step log: the sketch and hole values
  * whose tune_program_apply gives exactly this log (same tune_steps_key),
  * so a measured program from the database can seed a new search.

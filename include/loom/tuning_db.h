@@ -60,7 +60,12 @@ LOOM_API_BEGIN
 
 /* ---- step logs as JSON ---- */
 
-/* The log as a JSON array, one object per step, fields named per kind:
+/* The log as a JSON array, one object per step, fields named per kind.
+ * This is the step log's one text: the database stores it, measurement
+ * workers receive it, and the search deduplicates programs by its hash
+ * (tune_steps_key is the same text in a ctx arena). Compact (no white
+ * space between tokens), fields in the order below, so equal logs are
+ * equal strings:
  *   {"kind":"split","stage":2,"iter":0,"factor":8}      (or "nparts":8)
  *   {"kind":"fuse","stage":2,"iters":[0,1]}             (reorder alike)
  *   {"kind":"annotate","stage":2,"iter":1,"ann":"vectorize"}
@@ -73,6 +78,8 @@ LOOM_API_BEGIN
  *   {"kind":"rfactor","stage":2,"iter":2,"factor_axis":0}
  *   {"kind":"storage_align","stage":1,"iter":0,"factor":16,"offset":4}
  *   {"kind":"pack","stage":1,"iter":1,"factor":16}
+ *   {"kind":"tensorize","stage":2,"iter":3,"intrin":"wmma.mma"}
+ *   {"kind":"double_buffer","stage":1}
  * Stages and iterators are indices, as in sch_step. Returns a malloc'd
  * string the caller frees, or NULL when out of memory or a step's kind or
  * annotation is out of range. */
