@@ -23,23 +23,6 @@
 
 static const DLDataType F32 = {kDLFloat, 32, 1}, I32 = {kDLInt, 32, 1}, I64 = {kDLInt, 64, 1};
 
-static gr_exec *compile_ok(ow_model *w, gr_model **m)
-{
-    char *err = NULL;
-    gr_exec *e = ow_compile(w, m, &err);
-    if (!e) printf("compile: %s\n", err);
-    assert_non_null(e);
-    free(err);
-    return e;
-}
-
-static void finish(ow_model *w, gr_exec *e, gr_model *m)
-{
-    gr_exec_free(e);
-    gr_model_free(m);
-    ow_free(w);
-}
-
 static DLTensor *rand_tensor(uint64_t *rng, DLDataType dt, int ndim, const int64_t *shape)
 {
     DLTensor *t = ow_tensor(dt, ndim, shape);
@@ -74,7 +57,7 @@ static void check_gather(uint64_t *rng, int axis, DLDataType it, int ni, const i
     ow_attr_int(n, "axis", axis);
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = rand_tensor(rng, F32, 3, ds), *ix = ow_tensor(it, ni, is);
     int64_t nidx = ow_numel(ix);
     for (int64_t j = 0; j < nidx; j++) ow_set(ix, j, (double)vals[j]);
@@ -95,7 +78,7 @@ static void check_gather(uint64_t *rng, int axis, DLDataType it, int ni, const i
     free(want);
     rt_tensor_free(x);
     rt_tensor_free(ix);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_gather_runtime_indices(void **state)
@@ -202,7 +185,7 @@ static void check_slice(uint64_t *rng, const int64_t *st, const int64_t *en, con
     ow_node_add(w, "", "Slice", "x,st,en,ax,sp", "y");
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = rand_tensor(rng, I32, 2, ds);
     const DLTensor *y = ow_run(e, 1, &x, 0);
     /* numpy's slice rules per axis: the start, step and count. */
@@ -231,7 +214,7 @@ static void check_slice(uint64_t *rng, const int64_t *st, const int64_t *en, con
         for (int64_t c = 0; c < cnt[1]; c++) want[at++] = ow_get(x, (b[0] + r * s[0]) * 7 + b[1] + c * s[1]);
     expect_values("Slice", y, 2, cnt, want);
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_slice(void **state)
@@ -253,7 +236,7 @@ static void check_split(uint64_t *rng, ow_model *w, int nout, const int64_t *siz
 {
     int64_t ds[2] = {2, 7};
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = rand_tensor(rng, F32, 2, ds);
     int64_t off = 0;
     for (int k = 0; k < nout; k++) {
@@ -266,7 +249,7 @@ static void check_split(uint64_t *rng, ow_model *w, int nout, const int64_t *siz
         off += sizes[k];
     }
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_split(void **state)
@@ -313,14 +296,14 @@ static void check_same_order(uint64_t *rng, ow_model *w, int xn, const int64_t *
                              const int64_t *ys, const char *what)
 {
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = rand_tensor(rng, I64, xn, xs);
     const DLTensor *y = ow_run(e, 1, &x, 0);
     double want[256];
     for (int64_t i = 0; i < ow_numel(x); i++) want[i] = ow_get(x, i);
     expect_values(what, y, yn, ys, want);
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_reshape_family(void **state)
@@ -380,7 +363,7 @@ static void test_concat_transpose(void **state)
     ow_attr_int(ow_node_add(w, "", "Concat", "a,b,c", "y"), "axis", -2);
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *ins[3] = {rand_tensor(&rng, I32, 3, s0), rand_tensor(&rng, I32, 3, s1),
                         rand_tensor(&rng, I32, 3, s2)};
     const DLTensor *y = ow_run(e, 3, ins, 0);
@@ -393,13 +376,13 @@ static void test_concat_transpose(void **state)
         }
     expect_values("Concat", y, 3, (int64_t[]){2, 6, 3}, want);
     for (int k = 0; k < 3; k++) rt_tensor_free(ins[k]);
-    finish(w, e, m);
+    ow_finish(w, e, m);
     /* Transpose without perm reverses the dimensions. */
     w = ow_new(13);
     ow_input(w, "x", GR_FLOAT, 3, s2);
     ow_node_add(w, "", "Transpose", "x", "y");
     ow_output(w, "y");
-    e = compile_ok(w, &m);
+    e = ow_compile_ok(w, &m);
     DLTensor *x = rand_tensor(&rng, F32, 3, s2);
     y = ow_run(e, 1, &x, 0);
     at = 0;
@@ -408,7 +391,7 @@ static void test_concat_transpose(void **state)
             for (int a = 0; a < 2; a++) want[at++] = ow_get(x, (a * 3 + b) * 3 + c);
     expect_values("Transpose", y, 3, (int64_t[]){3, 3, 2}, want);
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 /* ---------------- ConstantOfShape ---------------- */
@@ -429,7 +412,7 @@ static void test_constant_of_shape(void **state)
         ow_output(w, "c");
         ow_output(w, "y");
         gr_model *m;
-        gr_exec *e = compile_ok(w, &m);
+        gr_exec *e = ow_compile_ok(w, &m);
         DLTensor *x = ow_tensor(F32, 1, (int64_t[]){1});
         ow_set(x, 0, 1);
         const DLTensor *c = ow_run(e, 1, &x, 0);
@@ -440,7 +423,7 @@ static void test_constant_of_shape(void **state)
             else assert_true(((const int64_t *)c->data)[i] == big);
         }
         rt_tensor_free(x);
-        finish(w, e, m);
+        ow_finish(w, e, m);
     }
 }
 
@@ -480,13 +463,8 @@ static void test_errors(void **state)
     ow_attr_tensor(ow_node_add(w, "", "ConstantOfShape", "s", "c"), "value", GR_FLOAT16, 1,
                    (int64_t[]){1}, &half, 2);
     ow_output(w, "c");
-    gr_model *m = NULL;
-    char *err = NULL;
-    assert_null(ow_compile(w, &m, &err));
-    tu_assert_msg_has(err, "node 'n0' (ConstantOfShape)",
-                      "attribute 'value' is a float16 tensor, an element type Loom cannot compute");
-    free(err);
-    ow_free(w);
+    ow_expect_error(w, "node 'n0' (ConstantOfShape)",
+                    "attribute 'value' is a float16 tensor, an element type Loom cannot compute");
 }
 
 int main(void)
