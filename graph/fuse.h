@@ -23,7 +23,7 @@ typedef enum {
 /* The kind of node `node` of g, from its op_type and domain, and where they
  * matter its attributes and the inferred shapes:
  *   elementwise  Relu Clip Sigmoid Tanh Erf Gelu (and com.microsoft Gelu)
- *                HardSwish Sqrt Reciprocal Cast Identity ConstantOfShape,
+ *                HardSwish Sqrt Reciprocal Cast Identity Dropout ConstantOfShape,
  *                and Add Sub Mul Div Pow Where when every input has the
  *                output's shape;
  *   broadcast    those binary ops and Where when some input broadcasts (or

@@ -378,6 +378,7 @@ static const op_rule rules[] = {
     {"Hardmax", infer_softmax},
     {"InstanceNormalization", gr_infer_instancenorm},
     {"ArgMin", gr_infer_argminmax},
+    {"Dropout", gr_infer_dropout},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

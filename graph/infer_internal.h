@@ -102,10 +102,16 @@ int64_t gr_range_length(int elem_type, double start, double limit, double delta,
  * logic, Mod, the variadic Max/Min/Mean/Sum. */
 bool gr_infer_math_unary(gr_ictx *c);
 bool gr_infer_prelu(gr_ictx *c);
+/* Whether PRelu's slope is read per channel (X's dimension 1): a rank-1
+ * slope of C > 1 values before opset 7 (numpy broadcasting otherwise). */
+bool gr_prelu_per_channel(int64_t opset, int xrank, const int64_t *xshape, int srank,
+                          const int64_t *sshape);
 bool gr_infer_compare(gr_ictx *c);
 bool gr_infer_logic(gr_ictx *c);
 bool gr_infer_mod(gr_ictx *c);
 bool gr_infer_variadic(gr_ictx *c);
+/* infer_dropout.c: Dropout as inference runs it (training refused). */
+bool gr_infer_dropout(gr_ictx *c);
 
 bool gr_infer_flatten(gr_ictx *c);
 bool gr_infer_reshape(gr_ictx *c);

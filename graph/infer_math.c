@@ -114,7 +114,17 @@ bool gr_infer_math_unary(gr_ictx *c)
 
 /* ---------------- PRelu ---------------- */
 
-/* slope broadcasts to X (one direction only): the output is X's shape. */
+bool gr_prelu_per_channel(int64_t opset, int xrank, const int64_t *xshape, int srank,
+                          const int64_t *sshape)
+{
+    return opset < 7 && xrank >= 2 && srank == 1 && sshape[0] == xshape[1] && sshape[0] != 1;
+}
+
+/* slope broadcasts to X (one direction only): the output is X's shape.
+ * Before opset 7 (PRelu 1 and 6: "if slope is of size 1, the value is
+ * shared across channels") a rank-1 slope holds one value or one per
+ * channel (X's dimension 1), as Caffe2 read it; other slopes broadcast
+ * as from opset 7 on. */
 bool gr_infer_prelu(gr_ictx *c)
 {
     const gr_type *x, *s;
@@ -126,6 +136,14 @@ bool gr_infer_prelu(gr_ictx *c)
     if (x->elem_type != s->elem_type)
         return gr_ifail(c, "inputs X (%s) and slope (%s) must have one element type",
                         gr_elem_type_name(x->elem_type), gr_elem_type_name(s->elem_type));
+    if (c->opset < 7 && s->ndim == 1 && s->shape[0] != 1) {
+        if (gr_prelu_per_channel(c->opset, x->ndim, x->shape, s->ndim, s->shape))
+            return gr_iout(c, 0, x->elem_type, x->ndim, x->shape);
+        if (x->ndim >= 2)
+            return gr_ifail(c, "input slope has %lld values; at opset %d it must hold 1 or one per "
+                               "channel of X (%lld)", (long long)s->shape[0], (int)c->opset,
+                            (long long)x->shape[1]);
+    }
     int n;
     int64_t out[GR_MAX_DIMS];
     if (!gr_ibroadcast(c, x->ndim, x->shape, s->ndim, s->shape, &n, out)) return false;

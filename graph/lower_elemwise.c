@@ -1,6 +1,6 @@
 /* graph/lower_elemwise.c — elementwise operators: unary functions, binary
  * arithmetic with numpy broadcasting, Mod, the variadic Max, Min, Mean and
- * Sum, Clip, Where, Cast. (More unary functions: lower_math.c;
+ * Sum, Clip, Where, Cast, Dropout. (More unary functions: lower_math.c;
  * comparisons: lower_compare.c.)
  *
  * FLOPs: one per arithmetic operation per output element (exp, erf, tanh,
@@ -222,6 +222,16 @@ static bool lower_mod(gr_lctx *c)
 
 /* ---------------- Max, Min, Mean, Sum ---------------- */
 
+/* max (or min) of a and b where a NaN operand gives NaN, as numpy's
+ * maximum in ONNX's reference and ONNX Runtime do; te_max alone is
+ * `a > b ? a : b`, which drops a NaN a. Integers: te_max/te_min. */
+static te_expr *nan_max_min(bool max, te_expr *a, te_expr *b)
+{
+    if (!te_dtype_is_float(a->dtype)) return max ? te_max(a, b) : te_min(a, b);
+    te_expr *pick = te_select(max ? te_gt(a, b) : te_lt(a, b), a, b); /* b when b is NaN */
+    return te_select(te_ne(a, a), a, pick);
+}
+
 /* Every input broadcast to the output, combined left to right. */
 static bool lower_variadic(gr_lctx *c)
 {
@@ -235,10 +245,8 @@ static bool lower_variadic(gr_lctx *c)
         te_expr *x = bread(c, X, k, &o);
         if (!y)
             y = x;
-        else if (strcmp(op, "Max") == 0)
-            y = te_max(y, x);
-        else if (strcmp(op, "Min") == 0)
-            y = te_min(y, x);
+        else if (strcmp(op, "Max") == 0 || strcmp(op, "Min") == 0)
+            y = nan_max_min(op[1] == 'a', y, x);
         else
             y = te_add(y, x);
     }
@@ -318,6 +326,21 @@ static bool lower_where(gr_lctx *c)
     return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
+/* Dropout as inference runs it (inference refused training): the output
+ * is a copy of the input, the mask ones. ratio and training_mode were
+ * read by inference. */
+static bool lower_dropout(gr_lctx *c)
+{
+    te_tensor *X;
+    lout o;
+    if (!gr_lin(c, 0, "data", &X) || !out0(c, &o)) return false;
+    if (!gr_lout(c, 0, o.nd, o.ax, bread(c, X, 0, &o))) return false;
+    if (c->n_outputs < 2 || !c->tout[1]) return true;
+    lout m;
+    if (!gr_lout_axes(c, 1, &m.dt, &m.nd, m.shape, m.ax)) return false;
+    return gr_lout(c, 1, m.nd, m.ax, te_const(c->ctx, m.dt, 1));
+}
+
 const gr_lower_rule gr_lower_rules_elemwise[] = {
     {"", "Relu", lower_unary, 0, 0},
     {"", "Sigmoid", lower_unary, 0, 0},
@@ -341,5 +364,6 @@ const gr_lower_rule gr_lower_rules_elemwise[] = {
     {"", "Min", lower_variadic, 0, 0},
     {"", "Mean", lower_variadic, 0, 0},
     {"", "Sum", lower_variadic, 0, 0},
+    {"", "Dropout", lower_dropout, (1u << 1) | (1u << 2), 12},
     {0},
 };

@@ -14,6 +14,8 @@ static bool in_list(const char *op, const char *const *list)
 
 static const char *const elemwise_ops[] = {"Relu", "Clip", "Sigmoid", "Tanh", "Erf", "Gelu",
                                            "HardSwish", "Sqrt", "Reciprocal", "Cast", "Identity",
+                                           /* inference: a copy (and a mask of ones) */
+                                           "Dropout",
                                            /* a fill, like TVM's `full` */
                                            "ConstantOfShape",
                                            /* graph/lower_math.c */

@@ -5,7 +5,8 @@
  * ONNX's backend suite lacks (Gelu in both domains and both
  * approximations, integer Div's truncation, zero divisors and INT_MIN/-1,
  * integer Pow, Clip's optional bounds, Cast between many type pairs,
- * Where broadcasting all three inputs) — and the refusals' messages.
+ * Where broadcasting all three inputs, Dropout at every opset form and
+ * its removal) — and the refusals' messages.
  */
 #include <math.h>
 #include <stdio.h>
@@ -372,6 +373,85 @@ static void test_where_broadcast(void **state)
     }
 }
 
+/* ---------------- Dropout ---------------- */
+
+/* Dropout at `opset` (ratio/training_mode as constants from 12 on, the
+ * attributes before): the output must equal X exactly and the mask,
+ * when asked for, be ones (bool from opset 10, X's type before). */
+static void check_dropout(uint64_t *rng, int opset, DLDataType t, bool mask, bool training, float ratio)
+{
+    int64_t s[3] = {2, 3, 5};
+    ow_model *w = ow_new(opset);
+    ow_input(w, "x", ow_elem_type(t), 3, s);
+    ow_node *n;
+    if (opset >= 12) {
+        uint8_t tm = training;
+        ow_init(w, "r", GR_FLOAT, 0, NULL, &ratio, 4);
+        ow_init(w, "t", GR_BOOL, 0, NULL, &tm, 1);
+        n = ow_node_add(w, "", "Dropout", "x,r,t", mask ? "y,m" : "y");
+    } else {
+        n = ow_node_add(w, "", "Dropout", "x", mask ? "y,m" : "y");
+        ow_attr_float(n, "ratio", ratio);
+        if (opset < 7) ow_attr_int(n, "is_test", !training);
+    }
+    ow_output(w, "y");
+    if (mask) ow_output(w, "m");
+    gr_model *m;
+    gr_exec *e = ow_compile_ok(w, &m);
+    DLTensor *x = ow_tensor(t, 3, s);
+    fill_uniform(rng, x, -5, 5);
+    const DLTensor *y = ow_run(e, 1, &x, 0);
+    for (int i = 0; i < 30; i++)
+        if (ow_get(y, i) != ow_get(x, i))
+            fail_msg("Dropout opset %d element %d: %g, expected %g", opset, i, ow_get(y, i), ow_get(x, i));
+    if (mask) {
+        const DLTensor *mk = ow_run(e, 1, &x, 1);
+        DLDataType mt = opset >= 10 ? BOOL : t;
+        assert_int_equal(mk->dtype.code, mt.code);
+        assert_int_equal(mk->dtype.bits, mt.bits);
+        for (int i = 0; i < 30; i++)
+            if (ow_get(mk, i) != 1) fail_msg("Dropout opset %d mask %d: %g, expected 1", opset, i, ow_get(mk, i));
+    }
+    rt_tensor_free(x);
+    ow_finish(w, e, m);
+}
+
+static void test_dropout(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const struct {
+        int opset;
+        DLDataType t;
+        bool mask, training;
+        float ratio;
+    } cases[] = {
+        {13, F32, true, false, 0.3f}, {13, F64, false, false, 0.5f}, {12, F32, true, true, 0},
+        {10, F32, true, false, 0.2f}, {7, F64, true, false, 0.5f},   {6, F32, true, false, 0.5f},
+        {6, F32, false, true, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_dropout(&rng, cases[i].opset, cases[i].t, cases[i].mask, cases[i].training, cases[i].ratio);
+}
+
+/* A Dropout without mask is dropped by the graph passes: x -> Dropout ->
+ * Relu runs as the Relu alone. */
+static void test_dropout_eliminated(void **state)
+{
+    (void)state;
+    int64_t s[2] = {4, 8};
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, s);
+    ow_node_add(w, "", "Dropout", "x", "d");
+    ow_node_add(w, "", "Relu", "d", "y");
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = ow_compile_ok(w, &m);
+    assert_int_equal(m->graph->n_nodes, 1);
+    assert_string_equal(m->graph->nodes[0].op_type, "Relu");
+    ow_finish(w, e, m);
+}
+
 /* ---------------- refusals ---------------- */
 
 static const struct {
@@ -387,6 +467,36 @@ static const struct {
     /* A Clip bound that is no scalar. */
     {{13, "Clip", "x,lo", {OW_IN("x", GR_FLOAT, 1, 4), OW_IN("lo", GR_FLOAT, 1, 2)}, {{0}}},
      {"node 'n0' (Clip)", "input 1 (min) has 2 elements; it must be a scalar"}},
+    /* Dropout: training drops at random; Loom runs inference only. */
+    {{13, "Dropout", "x,r,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("r", GR_FLOAT, 0.25), OW_SCALAR("t", GR_BOOL, 1)}, {{0}}},
+     {"node 'n0' (Dropout)", "input training_mode is true with ratio 0.25 drops elements at random; "
+                             "Loom runs inference only (training with ratio 0 is the identity)"}},
+    {{13, "Dropout", "x,,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("t", GR_BOOL, 1)}, {{0}}},
+     {"node 'n0' (Dropout)", "input training_mode is true with ratio 0.5 drops elements at random"}},
+    {{6, "Dropout", NULL, {OW_IN("x", GR_FLOAT, 1, 4)}, {{0}}},
+     {"node 'n0' (Dropout)", "attribute 'is_test' is 0 (training mode) with ratio 0.5 drops elements at random"}},
+    {{13, "Dropout", "x,r,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("r", GR_FLOAT, 0), OW_IN("t", GR_BOOL, 0, 0)}, {{0}}},
+     {"(Dropout)", "input 'training_mode' ('t') must be a constant: Loom decides between inference and training"}},
+    {{13, "Dropout", "x,r,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_IN("r", GR_FLOAT, 0, 0), OW_SCALAR("t", GR_BOOL, 1)}, {{0}}},
+     {"(Dropout)", "input 'ratio' ('r') must be a constant when training_mode is true"}},
+    {{13, "Dropout", "x,r", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("r", GR_FLOAT, 1.5)}, {{0}}},
+     {"(Dropout)", "input ratio is 1.5; it must be in [0, 1)"}},
+    {{13, "Dropout", "x,r", {OW_IN("x", GR_FLOAT, 1, 4), OW_VEC("r", GR_FLOAT, 2, 0, 0)}, {{0}}},
+     {"(Dropout)", "input ratio has 2 elements; it must be a scalar"}},
+    {{13, "Dropout", "x,r", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("r", GR_INT64, 0)}, {{0}}},
+     {"(Dropout)", "input ratio is int64; it must be a float type"}},
+    {{13, "Dropout", "x,,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("t", GR_FLOAT, 1)}, {{0}}},
+     {"(Dropout)", "input training_mode is float; it must be bool"}},
+    {{13, "Dropout", "x,,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_VEC("t", GR_BOOL, 2, 0, 0)}, {{0}}},
+     {"(Dropout)", "input training_mode has 2 elements; it must be a scalar"}},
+    {{13, "Dropout", "x,r,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("r", GR_DOUBLE, 0.5), OW_SCALAR("t", GR_BOOL, 1)}, {{0}}},
+     {"(Dropout)", "input training_mode is true with ratio 0.5"}},
+    {{13, "Dropout", NULL, {OW_IN("x", GR_INT32, 1, 4)}, {{0}}},
+     {"(Dropout)", "input data is int32; Dropout is defined for float types only"}},
+    {{10, "Dropout", NULL, {OW_IN("x", GR_FLOAT, 1, 4)}, {OW_AI("ratio", 1)}},
+     {"(Dropout)", "attribute 'ratio' must be a float"}},
+    {{13, "Dropout", NULL, {OW_IN("x", GR_FLOAT, 1, 4)}, {OW_AF("ratio", 0.5f)}},
+     {"(Dropout)", "attribute 'ratio' is not defined at opset 13 (Dropout has it up to opset 11)"}},
 };
 
 static void test_errors(void **state)
@@ -405,6 +515,8 @@ int main(void)
         cmocka_unit_test(test_clip),
         cmocka_unit_test(test_cast),
         cmocka_unit_test(test_where_broadcast),
+        cmocka_unit_test(test_dropout),
+        cmocka_unit_test(test_dropout_eliminated),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -301,6 +301,45 @@ static void test_prelu(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) run_elem(&rng, &cases[i], NULL, r_prelu, NULL, 0);
 }
 
+/* PRelu before opset 7: a rank-1 slope of C values is per channel (X's
+ * dimension 1, not numpy's last); one value is shared; other shapes
+ * broadcast as numpy. */
+static void test_prelu_legacy(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const struct {
+        int opset, xnd;
+        int64_t xs[5];
+        int64_t sn;
+    } cases[] = {{6, 3, {2, 3, 4}, 3}, {6, 5, {2, 3, 4, 5, 6}, 3}, {1, 4, {2, 5, 3, 3}, 5}, {6, 4, {2, 3, 4, 5}, 1}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        ow_model *w = ow_new(cases[k].opset);
+        ow_input(w, "x", GR_FLOAT, cases[k].xnd, cases[k].xs);
+        float slope[5];
+        for (int c = 0; c < cases[k].sn; c++) slope[c] = (float)tu_rand_uniform(&rng, -2, 2);
+        ow_init(w, "s", GR_FLOAT, 1, &cases[k].sn, slope, (size_t)cases[k].sn * 4);
+        ow_node_add(w, "", "PRelu", "x,s", "y");
+        ow_output(w, "y");
+        gr_model *m;
+        gr_exec *e = ow_compile_ok(w, &m);
+        DLTensor *x = ow_tensor(F32, cases[k].xnd, cases[k].xs);
+        int64_t inner = 1;
+        for (int d = 2; d < cases[k].xnd; d++) inner *= cases[k].xs[d];
+        for (int64_t i = 0; i < ow_numel(x); i++) ow_set(x, i, tu_rand_uniform(&rng, -3, 3));
+        const DLTensor *y = ow_run(e, 1, &x, 0);
+        for (int64_t i = 0; i < ow_numel(x); i++) {
+            int64_t c = cases[k].sn == 1 ? 0 : (i / inner) % cases[k].xs[1];
+            double xv = ow_get(x, i), want = xv < 0 ? xv * (double)slope[c] : xv;
+            if (!close_to(ow_get(y, i), want, F32))
+                fail_msg("PRelu opset %d case %zu element %lld: got %.9g, expected %.9g", cases[k].opset, k,
+                         (long long)i, ow_get(y, i), want);
+        }
+        rt_tensor_free(x);
+        ow_finish(w, e, m);
+    }
+}
+
 /* ---------------- comparisons and logic ---------------- */
 
 static double r_eq(const double *x) { return x[0] == x[1]; }
@@ -379,6 +418,54 @@ static void test_variadic(void **state)
     /* Before opset 8 the inputs have one shape. */
     ecase old = {"Sum", 6, 3, F32, F32, {2, 2, 2}, {{2, 3}, {2, 3}, {2, 3}}, -5, 5, false};
     run_elem(&rng, &old, NULL, r_sum3, NULL, 0);
+}
+
+/* Max/Min with a NaN operand give NaN, whichever input holds it (numpy's
+ * maximum/minimum, ONNX's reference): each of 3 inputs [12] gets NaNs at
+ * its own positions, the others random. */
+static void test_variadic_nan(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const char *ops[2] = {"Max", "Min"};
+    DLDataType ts[2] = {F32, F64};
+    for (int k = 0; k < 4; k++) {
+        DLDataType t = ts[k % 2];
+        int64_t s[1] = {12};
+        ow_model *w = ow_new(13);
+        ow_input(w, "a", ow_elem_type(t), 1, s);
+        ow_input(w, "b", ow_elem_type(t), 1, s);
+        ow_input(w, "c", ow_elem_type(t), 1, s);
+        ow_node_add(w, "", ops[k / 2], "a,b,c", "y");
+        ow_output(w, "y");
+        gr_model *m;
+        gr_exec *e = ow_compile_ok(w, &m);
+        DLTensor *in[3];
+        for (int j = 0; j < 3; j++) {
+            in[j] = ow_tensor(t, 1, s);
+            for (int i = 0; i < 12; i++) ow_set(in[j], i, tu_rand_uniform(&rng, -5, 5));
+        }
+        /* NaN in a alone (0), b alone (1), c alone (2), a and c (3),
+         * every input (4); next to infinities (5, 6). */
+        const int nan_at[3][3] = {{0, 3, 4}, {1, 4, 4}, {2, 3, 4}};
+        for (int j = 0; j < 3; j++)
+            for (int q = 0; q < 3; q++) ow_set(in[j], nan_at[j][q], NAN);
+        ow_set(in[0], 5, INFINITY);
+        ow_set(in[1], 5, NAN);
+        ow_set(in[0], 6, NAN);
+        ow_set(in[2], 6, -INFINITY);
+        const DLTensor *y = ow_run(e, 3, in, 0);
+        for (int i = 0; i < 12; i++) {
+            double v[3] = {ow_get(in[0], i), ow_get(in[1], i), ow_get(in[2], i)};
+            double want = k / 2 == 0 ? fmax(fmax(v[0], v[1]), v[2]) : fmin(fmin(v[0], v[1]), v[2]);
+            if (isnan(v[0]) || isnan(v[1]) || isnan(v[2])) want = NAN;
+            if (!close_to(ow_get(y, i), want, t))
+                fail_msg("%s %s element %d (%g, %g, %g): got %g, expected %g", ops[k / 2],
+                         t.bits == 32 ? "float" : "double", i, v[0], v[1], v[2], ow_get(y, i), want);
+        }
+        for (int j = 0; j < 3; j++) rt_tensor_free(in[j]);
+        ow_finish(w, e, m);
+    }
 }
 
 static void a_fmod(ow_node *n) { ow_attr_int(n, "fmod", 1); }
@@ -626,6 +713,10 @@ static const err_case errors[] = {
      {"(PRelu)", "input slope (rank 2) must broadcast to X's shape (rank 1), not widen it"}},
     {{13, "PRelu", "x,s", {OW_IN("x", GR_FLOAT, 2, 2, 3), OW_IN("s", GR_DOUBLE, 1, 3)}, NOATTR},
      {"(PRelu)", "inputs X (float) and slope (double) must have one element type"}},
+    {{6, "PRelu", "x,s", {OW_IN("x", GR_FLOAT, 3, 2, 3, 4), OW_IN("s", GR_FLOAT, 1, 4)}, NOATTR},
+     {"(PRelu)", "input slope has 4 values; at opset 6 it must hold 1 or one per channel of X (3)"}},
+    {{6, "PRelu", "x,s", {OW_IN("x", GR_FLOAT, 2, 2, 3), OW_IN("s", GR_FLOAT, 1, 3)}, {OW_AIS("consumed_inputs", 1, 0)}},
+     {"(PRelu)", "attribute 'consumed_inputs' is not defined at opset 6 (PRelu has it up to opset 5)"}},
     /* comparisons and logic */
     {{13, "Less", "a,b", {OW_IN("a", GR_BOOL, 2, 2, 3), OW_IN("b", GR_BOOL, 2, 2, 3)}, NOATTR},
      {"(Less)", "inputs are bool; Less compares numbers only"}},
@@ -685,8 +776,10 @@ int main(void)
         cmocka_unit_test(test_isinf_attributes),
         cmocka_unit_test(test_activations),
         cmocka_unit_test(test_prelu),
+        cmocka_unit_test(test_prelu_legacy),
         cmocka_unit_test(test_compare_logic),
         cmocka_unit_test(test_variadic),
+        cmocka_unit_test(test_variadic_nan),
         cmocka_unit_test(test_mod),
         cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_argminmax),
