@@ -379,6 +379,7 @@ static const op_rule rules[] = {
     {"InstanceNormalization", gr_infer_instancenorm},
     {"ArgMin", gr_infer_argminmax},
     {"Dropout", gr_infer_dropout},
+    {"GatherElements", gr_infer_gather_elements},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

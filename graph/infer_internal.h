@@ -120,6 +120,7 @@ bool gr_infer_concat(gr_ictx *c);
 bool gr_infer_split(gr_ictx *c);
 bool gr_infer_slice(gr_ictx *c);
 bool gr_infer_gather(gr_ictx *c);
+bool gr_infer_gather_elements(gr_ictx *c);
 bool gr_infer_squeeze(gr_ictx *c);
 bool gr_infer_unsqueeze(gr_ictx *c);
 

@@ -33,7 +33,7 @@ static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Whe
                                          "LessOrEqual", "And", "Or", "Xor", "Max", "Min",
                                          "Mean", "Sum", NULL};
 static const char *const injective_ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                            "Transpose", "Concat", "Split", "Slice", "Gather",
+                                            "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
                                             "Expand", "Tile", "Pad", "DepthToSpace",
                                             "SpaceToDepth", "Trilu", NULL};
 static const char *const reduce_ops[] = {

@@ -3,7 +3,8 @@
  * gr_compile/gr_run on fresh random data, outputs poisoned first, against
  * naive references — what ONNX's backend suite lacks: Gather with
  * run-time indices that are negative or out of range (clamped), of int32,
- * a scalar, on any axis; Slice with negative steps, clamped ends and
+ * a scalar, on any axis; GatherElements on every axis with negative
+ * indices, indices longer or shorter than data on the axis; Slice with negative steps, clamped ends and
  * negative axes on integer data; Split by attribute (opset 11) and by
  * num_outputs (opset 18, uneven); Squeeze/Unsqueeze by attribute (opset
  * 11); Concat of three unequal inputs; Reshape with 0 and -1; Flatten at
@@ -168,6 +169,50 @@ static void test_gather_schedules(void **state)
         check_gather_schedule(v, false);
         check_gather_schedule(v, true);
     }
+}
+
+/* ---------------- GatherElements ---------------- */
+
+/* data [3,4,5] (float or int64) picked along `axis` by run-time indices
+ * of shape is (at most data's off the axis, any extent on it) drawn from
+ * [-d, d): out[i] = data[i with i[axis] = idx[i] (+ d when negative)]. */
+static void check_gather_elements(uint64_t *rng, DLDataType dt, DLDataType it, int axis, const int64_t *is)
+{
+    int64_t ds[3] = {3, 4, 5};
+    ow_model *w = ow_new(13);
+    ow_input(w, "data", ow_elem_type(dt), 3, ds);
+    ow_input(w, "idx", ow_elem_type(it), 3, is);
+    ow_attr_int(ow_node_add(w, "", "GatherElements", "data,idx", "y"), "axis", axis);
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = ow_compile_ok(w, &m);
+    int ax = axis < 0 ? axis + 3 : axis;
+    int64_t d = ds[ax];
+    DLTensor *x = rand_tensor(rng, dt, 3, ds), *ix = ow_tensor(it, 3, is);
+    for (int64_t j = 0; j < ow_numel(ix); j++) ow_set(ix, j, floor(tu_rand_uniform(rng, (double)-d, (double)d)));
+    DLTensor *ins[2] = {x, ix};
+    const DLTensor *y = ow_run(e, 2, ins, 0);
+    double *want = malloc(sizeof *want * (size_t)ow_numel(ix));
+    for (int64_t o = 0; o < ow_numel(ix); o++) {
+        int64_t c[3] = {o / (is[1] * is[2]), (o / is[2]) % is[1], o % is[2]};
+        int64_t q = (int64_t)ow_get(ix, o);
+        c[ax] = q < 0 ? q + d : q;
+        want[o] = ow_get(x, (c[0] * ds[1] + c[1]) * ds[2] + c[2]);
+    }
+    expect_values("GatherElements", y, 3, is, want);
+    free(want);
+    rt_tensor_free(x);
+    rt_tensor_free(ix);
+    ow_finish(w, e, m);
+}
+
+static void test_gather_elements(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    check_gather_elements(&rng, F32, I64, 1, (int64_t[]){3, 7, 5});
+    check_gather_elements(&rng, F32, I32, -1, (int64_t[]){2, 4, 3});
+    check_gather_elements(&rng, I64, I64, 0, (int64_t[]){5, 2, 5});
 }
 
 /* ---------------- Slice ---------------- */
@@ -465,6 +510,26 @@ static void test_errors(void **state)
     ow_output(w, "c");
     ow_expect_error(w, "node 'n0' (ConstantOfShape)",
                     "attribute 'value' is a float16 tensor, an element type Loom cannot compute");
+    /* GatherElements */
+    static const struct {
+        ow_node_spec m;
+        const char *want[2];
+    } errors[] = {
+        {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT64, 1, 3)}, {{0}}},
+         {"node 'n0' (GatherElements)", "input indices has rank 1; it must have data's rank 2"}},
+        {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT64, 2, 3, 5)}, {{0}}},
+         {"(GatherElements)", "input indices dimension 1 (5) exceeds data's (4); only the axis (0) may differ"}},
+        {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_FLOAT, 2, 3, 4)}, {{0}}},
+         {"(GatherElements)", "input 'indices' is float, not int32 or int64"}},
+        {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT32, 2, 3, 4)}, {OW_AI("axis", 2)}},
+         {"(GatherElements)", "attribute 'axis' 2 is out of range for rank 2"}},
+        {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 0, 0), OW_IN("i", GR_INT64, 0, 0)}, {{0}}},
+         {"(GatherElements)", "input data is a scalar; GatherElements needs rank >= 1"}},
+        {{10, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT64, 2, 3, 4)}, {{0}}},
+         {"GatherElements (node 'n0', opset 10;", "supported at opsets 11 to 18)"}},
+    };
+    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
+        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
 }
 
 int main(void)
@@ -472,6 +537,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gather_runtime_indices),
         cmocka_unit_test(test_gather_schedules),
+        cmocka_unit_test(test_gather_elements),
         cmocka_unit_test(test_slice),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_reshape_family),
