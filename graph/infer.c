@@ -380,6 +380,8 @@ static const op_rule rules[] = {
     {"ArgMin", gr_infer_argminmax},
     {"Dropout", gr_infer_dropout},
     {"GatherElements", gr_infer_gather_elements},
+    {"NegativeLogLikelihoodLoss", gr_infer_loss},
+    {"SoftmaxCrossEntropyLoss", gr_infer_loss},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

@@ -112,6 +112,8 @@ bool gr_infer_mod(gr_ictx *c);
 bool gr_infer_variadic(gr_ictx *c);
 /* infer_dropout.c: Dropout as inference runs it (training refused). */
 bool gr_infer_dropout(gr_ictx *c);
+/* infer_loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss. */
+bool gr_infer_loss(gr_ictx *c);
 
 bool gr_infer_flatten(gr_ictx *c);
 bool gr_infer_reshape(gr_ictx *c);

@@ -56,7 +56,7 @@ static const op_first firsts[] = {
     {"LogSoftmax", 1}, {"Hardmax", 1}, {"InstanceNormalization", 1}, {"Size", 1},
     {"Expand", 8}, {"Tile", 6}, {"Pad", 1}, {"DepthToSpace", 1}, {"SpaceToDepth", 1},
     {"Trilu", 14}, {"CumSum", 11}, {"Range", 11}, {"Dropout", 1},
-    {"GatherElements", 11},
+    {"GatherElements", 11}, {"NegativeLogLikelihoodLoss", 12}, {"SoftmaxCrossEntropyLoss", 12},
 };
 
 int64_t gr_op_first_opset(const char *op)

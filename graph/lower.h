@@ -69,6 +69,8 @@ extern const gr_lower_rule gr_lower_rules_reduce[];
 /* lower_movement.c (Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Trilu,
  * Range, CumSum). */
 extern const gr_lower_rule gr_lower_rules_movement[];
+/* lower_loss.c (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss). */
+extern const gr_lower_rule gr_lower_rules_loss[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

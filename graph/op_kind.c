@@ -40,7 +40,9 @@ static const char *const reduce_ops[] = {
     "ReduceMean", "ReduceSum",  "ReduceMax",       "ReduceMin",       "ReduceProd",
     "ReduceL1",   "ReduceL2",   "ReduceLogSum",    "ReduceLogSumExp", "ReduceSumSquare",
     "ArgMax",     "ArgMin",     "Softmax",         "LayerNormalization", "LogSoftmax",
-    "Hardmax",    "InstanceNormalization", "CumSum", NULL};
+    "Hardmax",    "InstanceNormalization", "CumSum",
+    /* a gather and a sum (SoftmaxCrossEntropyLoss: after a softmax) */
+    "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", NULL};
 static const char *const out_fusable_ops[] = {"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
                                               "GlobalAveragePool", "GlobalMaxPool", NULL};
 
