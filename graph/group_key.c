@@ -273,6 +273,14 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
                 }
                 continue;
             }
+            /* Read for its type and shape alone: a `t` item, no argument. */
+            if (gr_input_type_only(n, k) && !produced_here) {
+                if (cnum[v] >= 0) continue;
+                cnum[v] = next++;
+                kb_add(&b, ";t v%d:", cnum[v]);
+                kb_type(&b, val->type.elem_type, val->type.ndim, val->type.shape);
+                continue;
+            }
             if (num[v] >= 0 || produced_here) continue;
             if (nin == 64) {
                 gr_set_err(err, "%s: a group of %d nodes from %s has more than 64 inputs", m->path,
@@ -309,7 +317,9 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
             if (k) kb_add(&body, ",");
             int v = n->inputs[k];
             if (v < 0) continue;
-            kb_add(&body, "v%d", gr_lower_input_static(n, k, opset) ? cnum[v] : num[v]);
+            bool by_cnum = gr_lower_input_static(n, k, opset) ||
+                           (gr_input_type_only(n, k) && cnum[v] >= 0);
+            kb_add(&body, "v%d", by_cnum ? cnum[v] : num[v]);
         }
         kb_add(&body, ")");
         const gr_attr *bad = NULL;

@@ -382,6 +382,12 @@ static const op_rule rules[] = {
     {"GatherElements", gr_infer_gather_elements},
     {"NegativeLogLikelihoodLoss", gr_infer_loss},
     {"SoftmaxCrossEntropyLoss", gr_infer_loss},
+    {"CastLike", gr_infer_castlike},
+    {"EyeLike", gr_infer_eyelike},
+    {"HannWindow", gr_infer_window},
+    {"HammingWindow", gr_infer_window},
+    {"BlackmanWindow", gr_infer_window},
+    {"OneHot", gr_infer_onehot},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

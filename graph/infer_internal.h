@@ -130,6 +130,11 @@ bool gr_infer_shape(gr_ictx *c);
 bool gr_infer_constant(gr_ictx *c);
 bool gr_infer_constant_of_shape(gr_ictx *c);
 bool gr_infer_cast(gr_ictx *c);
+bool gr_infer_castlike(gr_ictx *c);
+/* infer_fill.c */
+bool gr_infer_eyelike(gr_ictx *c);
+bool gr_infer_window(gr_ictx *c);
+bool gr_infer_onehot(gr_ictx *c);
 
 /* The rule of a "loom" domain operator (graph/infer_layout.c), or NULL. */
 gr_infer_fn gr_infer_layout_rule(const char *op);

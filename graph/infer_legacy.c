@@ -57,6 +57,8 @@ static const op_first firsts[] = {
     {"Expand", 8}, {"Tile", 6}, {"Pad", 1}, {"DepthToSpace", 1}, {"SpaceToDepth", 1},
     {"Trilu", 14}, {"CumSum", 11}, {"Range", 11}, {"Dropout", 1},
     {"GatherElements", 11}, {"NegativeLogLikelihoodLoss", 12}, {"SoftmaxCrossEntropyLoss", 12},
+    {"CastLike", 15}, {"EyeLike", 9}, {"HannWindow", 17}, {"HammingWindow", 17},
+    {"BlackmanWindow", 17}, {"OneHot", 9},
 };
 
 int64_t gr_op_first_opset(const char *op)

@@ -499,6 +499,14 @@ bool gr_infer_constant_of_shape(gr_ictx *c)
     return true;
 }
 
+/* CastLike: Cast to target_type's element type (its values unread). */
+bool gr_infer_castlike(gr_ictx *c)
+{
+    const gr_type *x, *t;
+    if (!gr_iin_req(c, 0, "input", &x) || !gr_iin_req(c, 1, "target_type", &t)) return false;
+    return gr_iout(c, 0, t->elem_type, x->ndim, x->shape);
+}
+
 bool gr_infer_cast(gr_ictx *c)
 {
     const gr_type *x;

@@ -303,7 +303,7 @@ static bool lower_clip(gr_lctx *c)
 
 /* ---------------- Cast, Where ---------------- */
 
-/* Cast: te's conversions are C's: float to integer truncates toward zero
+/* Cast (and CastLike, to its second input's type): te's conversions are C's: float to integer truncates toward zero
  * (out of range is undefined, in ONNX too), to bool is `!= 0`, bool to
  * a number is 0 or 1. */
 static bool lower_cast(gr_lctx *c)
@@ -358,6 +358,7 @@ const gr_lower_rule gr_lower_rules_elemwise[] = {
     {"", "Pow", lower_binary, 0, 0},
     {"", "Clip", lower_clip, 0, 0},
     {"", "Cast", lower_cast, 0, 0},
+    {"", "CastLike", lower_cast, 0, 0},
     {"", "Where", lower_where, 0, 0},
     {"", "Mod", lower_mod, 0, 0},
     {"", "Max", lower_variadic, 0, 0},
