@@ -388,6 +388,7 @@ static const op_rule rules[] = {
     {"HammingWindow", gr_infer_window},
     {"BlackmanWindow", gr_infer_window},
     {"OneHot", gr_infer_onehot},
+    {"ConvTranspose", gr_infer_conv_transpose},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

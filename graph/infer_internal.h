@@ -114,6 +114,13 @@ bool gr_infer_variadic(gr_ictx *c);
 bool gr_infer_dropout(gr_ictx *c);
 /* infer_loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss. */
 bool gr_infer_loss(gr_ictx *c);
+/* infer_convt.c: ConvTranspose, and its geometry for the lowering:
+ * strides s, dilations d, pads pb/pe and output extents out of the sp
+ * spatial dimensions of input extents in and kernel k; false and why
+ * (an attribute broken) otherwise. */
+bool gr_infer_conv_transpose(gr_ictx *c);
+bool gr_convt_geometry(const gr_node *n, int sp, const int64_t *in, const int64_t *k, int64_t *s,
+                       int64_t *d, int64_t *pb, int64_t *pe, int64_t *out, char *why, size_t size);
 
 bool gr_infer_flatten(gr_ictx *c);
 bool gr_infer_reshape(gr_ictx *c);

@@ -58,7 +58,7 @@ static const op_first firsts[] = {
     {"Trilu", 14}, {"CumSum", 11}, {"Range", 11}, {"Dropout", 1},
     {"GatherElements", 11}, {"NegativeLogLikelihoodLoss", 12}, {"SoftmaxCrossEntropyLoss", 12},
     {"CastLike", 15}, {"EyeLike", 9}, {"HannWindow", 17}, {"HammingWindow", 17},
-    {"BlackmanWindow", 17}, {"OneHot", 9},
+    {"BlackmanWindow", 17}, {"OneHot", 9}, {"ConvTranspose", 1},
 };
 
 int64_t gr_op_first_opset(const char *op)

@@ -73,6 +73,8 @@ extern const gr_lower_rule gr_lower_rules_movement[];
 extern const gr_lower_rule gr_lower_rules_loss[];
 /* lower_fill.c (EyeLike, the window functions, OneHot). */
 extern const gr_lower_rule gr_lower_rules_fill[];
+/* lower_convt.c (ConvTranspose). */
+extern const gr_lower_rule gr_lower_rules_convt[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
