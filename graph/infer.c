@@ -389,6 +389,7 @@ static const op_rule rules[] = {
     {"BlackmanWindow", gr_infer_window},
     {"OneHot", gr_infer_onehot},
     {"ConvTranspose", gr_infer_conv_transpose},
+    {"BitShift", gr_infer_bitshift},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

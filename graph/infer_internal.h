@@ -109,6 +109,7 @@ bool gr_prelu_per_channel(int64_t opset, int xrank, const int64_t *xshape, int s
 bool gr_infer_compare(gr_ictx *c);
 bool gr_infer_logic(gr_ictx *c);
 bool gr_infer_mod(gr_ictx *c);
+bool gr_infer_bitshift(gr_ictx *c);
 bool gr_infer_variadic(gr_ictx *c);
 /* infer_dropout.c: Dropout as inference runs it (training refused). */
 bool gr_infer_dropout(gr_ictx *c);

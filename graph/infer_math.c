@@ -213,6 +213,21 @@ bool gr_infer_mod(gr_ictx *c)
     return binary_rule(c, 0);
 }
 
+/* BitShift: unsigned integers, attribute direction LEFT or RIGHT. */
+bool gr_infer_bitshift(gr_ictx *c)
+{
+    const gr_attr *d = gr_node_attr(c->n, "direction");
+    if (!d || d->kind != GR_ATTR_STRING) return gr_ifail(c, "attribute 'direction' (LEFT or RIGHT) is missing");
+    if (strcmp(d->s.data, "LEFT") != 0 && strcmp(d->s.data, "RIGHT") != 0)
+        return gr_ifail(c, "attribute 'direction' is '%s', not LEFT or RIGHT", d->s.data);
+    const gr_type *x = gr_iin(c, 0);
+    int t = x ? x->elem_type : GR_UINT8;
+    if (t != GR_UINT8 && t != GR_UINT16 && t != GR_UINT32 && t != GR_UINT64)
+        return gr_ifail(c, "input X is %s; BitShift is defined for unsigned integers only",
+                        gr_elem_type_name(t));
+    return binary_rule(c, 0);
+}
+
 /* ---------------- Max, Min, Mean, Sum ---------------- */
 
 /* One or more inputs of one type, all broadcast together (from opset 8;

@@ -1,5 +1,5 @@
 /* graph/lower_elemwise.c — elementwise operators: unary functions, binary
- * arithmetic with numpy broadcasting, Mod, the variadic Max, Min, Mean and
+ * arithmetic with numpy broadcasting, Mod, BitShift, the variadic Max, Min, Mean and
  * Sum, Clip, Where, Cast, Dropout. (More unary functions: lower_math.c;
  * comparisons: lower_compare.c.)
  *
@@ -220,6 +220,28 @@ static bool lower_mod(gr_lctx *c)
     return gr_lout(c, 0, o.nd, o.ax, mod_expr(c, &o, bread(c, A, 0, &o), bread(c, B, 1, &o)));
 }
 
+/* ---------------- BitShift ---------------- */
+
+/* x << y as x * 2^y and x >> y as x / 2^y in the unsigned type (te has
+ * no shift): 2^y is exact in double for every y below the width, and a
+ * shift by the width or more gives 0 (numpy's result; C leaves it
+ * undefined), the power then never converted out of range. */
+static bool lower_bitshift(gr_lctx *c)
+{
+    te_tensor *A, *B;
+    lout o;
+    if (!gr_lin(c, 0, "X", &A) || !gr_lin(c, 1, "Y", &B) || !out0(c, &o)) return false;
+    te_ctx *ctx = c->ctx;
+    te_expr *x = bread(c, A, 0, &o), *y = bread(c, B, 1, &o);
+    te_expr *wide = te_ge(y, te_const(ctx, o.dt, o.dt.bits));
+    te_expr *ys = te_select(wide, te_const(ctx, o.dt, 0), y);
+    te_expr *p = te_cast(o.dt, te_pow(te_float_t(ctx, TE_FLOAT64, 2), te_cast(TE_FLOAT64, ys)));
+    bool left = strcmp(attr_str(c->n, "direction", "LEFT"), "LEFT") == 0;
+    te_expr *r = left ? te_mul(x, p) : te_div(x, p);
+    c->flops += numel(&o);
+    return gr_lout(c, 0, o.nd, o.ax, te_select(wide, te_const(ctx, o.dt, 0), r));
+}
+
 /* ---------------- Max, Min, Mean, Sum ---------------- */
 
 /* max (or min) of a and b where a NaN operand gives NaN, as numpy's
@@ -361,6 +383,7 @@ const gr_lower_rule gr_lower_rules_elemwise[] = {
     {"", "CastLike", lower_cast, 0, 0},
     {"", "Where", lower_where, 0, 0},
     {"", "Mod", lower_mod, 0, 0},
+    {"", "BitShift", lower_bitshift, 0, 0},
     {"", "Max", lower_variadic, 0, 0},
     {"", "Min", lower_variadic, 0, 0},
     {"", "Mean", lower_variadic, 0, 0},

@@ -30,7 +30,7 @@ static const char *const elemwise_ops[] = {"Relu", "Clip", "Sigmoid", "Tanh", "E
                                            "Range", "EyeLike", "HannWindow", "HammingWindow",
                                            "BlackmanWindow", NULL};
 /* Elementwise when no input broadcasts. */
-static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Mod",
+static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Mod", "BitShift",
                                          "PRelu", "Equal", "Greater", "GreaterOrEqual", "Less",
                                          "LessOrEqual", "And", "Or", "Xor", "Max", "Min",
                                          "Mean", "Sum", NULL};

@@ -4,7 +4,8 @@
  * through gr_compile/gr_run on fresh random data, outputs poisoned first,
  * against naive double references — what ONNX's backend suite leaves out
  * (float64, integer types, non-default attributes, broadcasting of three
- * inputs, ties of Round, NaN and infinities, zero divisors, ties of
+ * inputs, ties of Round, NaN and infinities (Max/Min propagate NaN from
+ * any input), zero divisors, BitShift past the width, ties of
  * ArgMax, every Reduce with axes as attribute and as input) — and every
  * refusal's message (infer_math.c, gr_infer_argminmax).
  *
@@ -503,6 +504,49 @@ static void test_mod(void **state)
     run_elem(&rng, &d, a_fmod, r_fmod, NULL, 0);
 }
 
+/* ---------------- BitShift ---------------- */
+
+/* X [3,4] shifted by Y [4] (broadcast) in every unsigned type, both
+ * directions; shifts from 0 to past the width (0: numpy's result).
+ * X stays below 2^32 so that doubles hold every value exactly. */
+static void test_bitshift(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const DLDataType ts[4] = {U8, {kDLUInt, 16, 1}, {kDLUInt, 32, 1}, {kDLUInt, 64, 1}};
+    for (int k = 0; k < 8; k++) {
+        DLDataType t = ts[k / 2];
+        bool left = k % 2 == 0;
+        int64_t xs[2] = {3, 4}, ys[1] = {4};
+        ow_model *w = ow_new(11);
+        ow_input(w, "x", ow_elem_type(t), 2, xs);
+        ow_input(w, "y", ow_elem_type(t), 1, ys);
+        ow_attr_str(ow_node_add(w, "", "BitShift", "x,y", "z"), "direction", left ? "LEFT" : "RIGHT");
+        ow_output(w, "z");
+        gr_model *m;
+        gr_exec *e = ow_compile_ok(w, &m);
+        DLTensor *x = ow_tensor(t, 2, xs), *y = ow_tensor(t, 1, ys);
+        double top = ldexp(1, t.bits < 32 ? t.bits : 32);
+        for (int i = 0; i < 12; i++) ow_set(x, i, floor(tu_rand_uniform(&rng, 0, top)));
+        const double shifts[4] = {0, floor(tu_rand_uniform(&rng, 1, t.bits)), t.bits - 1, t.bits + 3};
+        for (int i = 0; i < 4; i++) ow_set(y, i, shifts[i]);
+        DLTensor *ins[2] = {x, y};
+        const DLTensor *z = ow_run(e, 2, ins, 0);
+        for (int i = 0; i < 12; i++) {
+            double xv = ow_get(x, i), s = shifts[i % 4], want;
+            if (s >= t.bits) want = 0;
+            else if (left) want = fmod(ldexp(xv, (int)s), ldexp(1, t.bits));
+            else want = floor(ldexp(xv, -(int)s));
+            if (ow_get(z, i) != want)
+                fail_msg("BitShift %s uint%d: %.17g by %g gave %.17g, expected %.17g", left ? "LEFT" : "RIGHT",
+                         t.bits, xv, s, ow_get(z, i), want);
+        }
+        rt_tensor_free(x);
+        rt_tensor_free(y);
+        ow_finish(w, e, m);
+    }
+}
+
 /* ---------------- reductions ---------------- */
 
 typedef enum { K_SUM, K_MEAN, K_MAX, K_MIN, K_PROD, K_L1, K_L2, K_LOGSUM, K_LSE, K_SUMSQ } rk;
@@ -731,6 +775,15 @@ static const err_case errors[] = {
      {"(Mod)", "input A is float and attribute 'fmod' is 0: floats need fmod=1"}},
     {{13, "Mod", "a,b", {OW_IN("a", GR_INT32, 2, 2, 3), OW_IN("b", GR_INT32, 2, 2, 3)}, {OW_AI("fmod", 3)}},
      {"(Mod)", "attribute 'fmod' must be 0 or 1"}},
+    /* BitShift */
+    {{11, "BitShift", "a,b", {OW_IN("a", GR_UINT8, 1, 3), OW_IN("b", GR_UINT8, 1, 3)}, NOATTR},
+     {"(BitShift)", "attribute 'direction' (LEFT or RIGHT) is missing"}},
+    {{11, "BitShift", "a,b", {OW_IN("a", GR_UINT8, 1, 3), OW_IN("b", GR_UINT8, 1, 3)}, {OW_AS("direction", "UP")}},
+     {"(BitShift)", "attribute 'direction' is 'UP', not LEFT or RIGHT"}},
+    {{11, "BitShift", "a,b", {OW_IN("a", GR_INT32, 1, 3), OW_IN("b", GR_INT32, 1, 3)}, {OW_AS("direction", "LEFT")}},
+     {"(BitShift)", "input X is int32; BitShift is defined for unsigned integers only"}},
+    {{11, "BitShift", "a,b", {OW_IN("a", GR_UINT8, 1, 3), OW_IN("b", GR_UINT16, 1, 3)}, {OW_AS("direction", "LEFT")}},
+     {"(BitShift)", "inputs A (uint8) and B (uint16) must have one element type"}},
     /* variadic */
     {{13, "Max", "a,b", {OW_IN("a", GR_FLOAT, 2, 2, 3), OW_IN("b", GR_DOUBLE, 2, 2, 3)}, NOATTR},
      {"(Max)", "inputs data_0 (float) and data_1 (double) must have one element type"}},
@@ -781,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_variadic),
         cmocka_unit_test(test_variadic_nan),
         cmocka_unit_test(test_mod),
+        cmocka_unit_test(test_bitshift),
         cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_argminmax),
         cmocka_unit_test(test_errors),
