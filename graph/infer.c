@@ -390,6 +390,8 @@ static const op_rule rules[] = {
     {"OneHot", gr_infer_onehot},
     {"ConvTranspose", gr_infer_conv_transpose},
     {"BitShift", gr_infer_bitshift},
+    {"QuantizeLinear", gr_infer_quant},
+    {"DequantizeLinear", gr_infer_quant},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

@@ -75,6 +75,8 @@ extern const gr_lower_rule gr_lower_rules_loss[];
 extern const gr_lower_rule gr_lower_rules_fill[];
 /* lower_convt.c (ConvTranspose). */
 extern const gr_lower_rule gr_lower_rules_convt[];
+/* lower_quant.c (QuantizeLinear, DequantizeLinear). */
+extern const gr_lower_rule gr_lower_rules_quant[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

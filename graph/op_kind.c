@@ -33,7 +33,9 @@ static const char *const elemwise_ops[] = {"Relu", "Clip", "Sigmoid", "Tanh", "E
 static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Mod", "BitShift",
                                          "PRelu", "Equal", "Greater", "GreaterOrEqual", "Less",
                                          "LessOrEqual", "And", "Or", "Xor", "Max", "Min",
-                                         "Mean", "Sum", NULL};
+                                         "Mean", "Sum",
+                                         /* scale and zero point per tensor or per axis */
+                                         "QuantizeLinear", "DequantizeLinear", NULL};
 static const char *const injective_ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                             "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
                                             "Expand", "Tile", "Pad", "DepthToSpace",
