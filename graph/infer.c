@@ -392,6 +392,7 @@ static const op_rule rules[] = {
     {"BitShift", gr_infer_bitshift},
     {"QuantizeLinear", gr_infer_quant},
     {"DequantizeLinear", gr_infer_quant},
+    {"LRN", gr_infer_lrn},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

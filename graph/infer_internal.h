@@ -122,6 +122,8 @@ bool gr_infer_loss(gr_ictx *c);
 bool gr_infer_conv_transpose(gr_ictx *c);
 /* infer_quant.c: QuantizeLinear, DequantizeLinear. */
 bool gr_infer_quant(gr_ictx *c);
+/* infer_lrn.c: LRN. */
+bool gr_infer_lrn(gr_ictx *c);
 bool gr_convt_geometry(const gr_node *n, int sp, const int64_t *in, const int64_t *k, int64_t *s,
                        int64_t *d, int64_t *pb, int64_t *pe, int64_t *out, char *why, size_t size);
 

@@ -77,6 +77,8 @@ extern const gr_lower_rule gr_lower_rules_fill[];
 extern const gr_lower_rule gr_lower_rules_convt[];
 /* lower_quant.c (QuantizeLinear, DequantizeLinear). */
 extern const gr_lower_rule gr_lower_rules_quant[];
+/* lower_lrn.c (LRN). */
+extern const gr_lower_rule gr_lower_rules_lrn[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

@@ -48,7 +48,9 @@ static const char *const reduce_ops[] = {
     "ArgMax",     "ArgMin",     "Softmax",         "LayerNormalization", "LogSoftmax",
     "Hardmax",    "InstanceNormalization", "CumSum",
     /* a gather and a sum (SoftmaxCrossEntropyLoss: after a softmax) */
-    "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", NULL};
+    "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
+    /* a sum over a window of channels */
+    "LRN", NULL};
 static const char *const out_fusable_ops[] = {"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
                                               "GlobalAveragePool", "GlobalMaxPool", NULL};
 
