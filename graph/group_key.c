@@ -255,6 +255,14 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
                                  member[val->producer];
             if (gr_lower_input_static(n, k, opset)) {
                 if (cnum[v] >= 0) continue;
+                /* Static only when inference needs its value (Dropout's
+                 * ratio in training): a run-time one is a `t` item. */
+                if (!val->data && gr_input_type_only(n, k)) {
+                    cnum[v] = next++;
+                    kb_add(&b, ";t v%d:", cnum[v]);
+                    kb_type(&b, val->type.elem_type, val->type.ndim, val->type.shape);
+                    continue;
+                }
                 if (!val->data) {
                     gr_set_err(err, "%s: %s: input %d ('%s') must be a constant (an initializer, a "
                                     "Constant node or folded shape arithmetic)",

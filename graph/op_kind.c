@@ -115,7 +115,9 @@ bool gr_input_type_only(const gr_node *n, int k)
     static const struct {
         const char *op;
         unsigned inputs;
-    } type_only[] = {{"EyeLike", 1u << 0}, {"CastLike", 1u << 1}};
+    } type_only[] = {{"EyeLike", 1u << 0}, {"CastLike", 1u << 1},
+                     /* read by inference alone (and only when training) */
+                     {"Dropout", (1u << 1) | (1u << 2)}};
     const char *dom = n->domain ? n->domain : "";
     if ((*dom && strcmp(dom, "ai.onnx") != 0) || !n->op_type || k < 0 || k >= 32) return false;
     for (size_t i = 0; i < sizeof type_only / sizeof *type_only; i++)

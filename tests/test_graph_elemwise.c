@@ -452,6 +452,37 @@ static void test_dropout_eliminated(void **state)
     ow_finish(w, e, m);
 }
 
+/* A run-time ratio (a graph input) is never read in inference: the
+ * Dropout between a graph input and output (which the passes keep) runs,
+ * with and without its mask, the ratio no kernel argument. */
+static void test_dropout_runtime_ratio(void **state)
+{
+    (void)state;
+    for (int mask = 0; mask < 2; mask++) {
+        ow_model *w = ow_new(13);
+        ow_input(w, "x", GR_FLOAT, 1, (int64_t[]){4});
+        ow_input(w, "r", GR_FLOAT, 0, NULL);
+        ow_node_add(w, "", "Dropout", "x,r", mask ? "y,m" : "y");
+        ow_output(w, "y");
+        if (mask) ow_output(w, "m");
+        gr_model *m;
+        gr_exec *e = ow_compile_ok(w, &m);
+        DLTensor *x = ow_tensor(F32, 1, (int64_t[]){4}), *r = ow_tensor(F32, 0, NULL);
+        for (int i = 0; i < 4; i++) ow_set(x, i, i - 1.5);
+        ow_set(r, 0, 0.5);
+        DLTensor *ins[2] = {x, r};
+        const DLTensor *y = ow_run(e, 2, ins, 0);
+        for (int i = 0; i < 4; i++) assert_true(ow_get(y, i) == i - 1.5);
+        if (mask) {
+            const DLTensor *mk = ow_run(e, 2, ins, 1);
+            for (int i = 0; i < 4; i++) assert_true(ow_get(mk, i) == 1);
+        }
+        rt_tensor_free(x);
+        rt_tensor_free(r);
+        ow_finish(w, e, m);
+    }
+}
+
 /* ---------------- refusals ---------------- */
 
 static const struct {
@@ -517,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_where_broadcast),
         cmocka_unit_test(test_dropout),
         cmocka_unit_test(test_dropout_eliminated),
+        cmocka_unit_test(test_dropout_runtime_ratio),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
