@@ -181,7 +181,8 @@ static bool build_edges(fz *f)
             const gr_node *n = &g->nodes[c];
             for (int k = 0; k < n->n_inputs; k++) {
                 int v = n->inputs[k];
-                if (!is_edge_value(g, v)) continue;
+                /* A read of the type alone moves no data: no edge. */
+                if (!is_edge_value(g, v) || gr_input_type_only(n, k)) continue;
                 int p = g->values[v].producer;
                 if (pass == 0) {
                     f->eoff[p + 1]++;

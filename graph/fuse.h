@@ -23,15 +23,19 @@ typedef enum {
 /* The kind of node `node` of g, from its op_type and domain, and where they
  * matter its attributes and the inferred shapes:
  *   elementwise  Relu Clip Sigmoid Tanh Erf Gelu (and com.microsoft Gelu)
- *                HardSwish Sqrt Reciprocal Cast Identity ConstantOfShape,
- *                and Add Sub Mul Div Pow Where when every input has the
- *                output's shape;
+ *                HardSwish Sqrt Reciprocal Cast CastLike Identity Dropout
+ *                ConstantOfShape, the math functions and activations of
+ *                lower_math.c, the fills (Range, EyeLike, the windows),
+ *                and Add Sub Mul Div Pow Where (and the other binary and
+ *                variadic operators, QuantizeLinear, DequantizeLinear)
+ *                when every input has the output's shape;
  *   broadcast    those binary ops and Where when some input broadcasts (or
  *                shapes are not inferred yet); BatchNormalization in
  *                inference mode (an affine map per channel);
  *   injective    Reshape Flatten Squeeze Unsqueeze Transpose Concat Split
- *                Slice Gather;
- *   reduce       ReduceMean ReduceSum Softmax LayerNormalization, and
+ *                Slice Gather GatherElements, the movement operators, OneHot;
+ *   reduce       ReduceMean ReduceSum Softmax LayerNormalization (and the
+ *                other reductions, the losses, LRN), and
  *                BatchNormalization with training_mode 1 (batch statistics);
  *   out-fusable  Conv Gemm MatMul, and MaxPool AveragePool GlobalAveragePool
  *                GlobalMaxPool (and their loom:*NCHWc twins) as TVM

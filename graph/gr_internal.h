@@ -41,6 +41,14 @@ void gr_names_free(gr_names *t);
 int gr_names_get(const gr_names *t, const char *key);
 bool gr_names_put(gr_names *t, const char *key, int val);
 
+/* Whether input k of node n is read for its type and shape alone
+ * (EyeLike's input, CastLike's target_type; Dropout's ratio and
+ * training_mode, which only inference reads): it carries no data between
+ * kernels (fusion draws no edge for it), the lowering gets no tensor for
+ * it, and a group key holds it as a `t` item, no argument, unless it is
+ * a static input with known contents (then a `c` item) (op_kind.c). */
+bool gr_input_type_only(const gr_node *n, int k);
+
 /* Converts one TensorProto into *out. `what` names it in messages
  * ("initializer 'w'", "file x.pb"); `dir` is where external data lives. */
 bool gr_tensor_from_proto(gr_arena *a, const Onnx__TensorProto *tp, const char *dir,

@@ -17,7 +17,9 @@
  * that stays fixed while the model serves (an initializer or a folded
  * constant: cg_build_options.constant_args), `c` a compile-time constant
  * with its contents (`c v2:int64[2]{1,-1}`: Reshape's shape, Slice's
- * starts...). Attributes are sorted by name: i (int), f (float, %.9g), s
+ * starts...), `t` a value read for its type and shape alone (`t v1:int32[4,5]`:
+ * EyeLike's input, CastLike's target_type; no argument, no contents).
+ * Attributes are sorted by name: i (int), f (float, %.9g), s
  * (string, %XX-escaped), I/F/S (lists), t (a tensor literal). A node of
  * another domain is written DOMAIN:OP.
  */

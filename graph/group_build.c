@@ -427,6 +427,16 @@ static bool read_item(kparse *k)
         k->vals[v].data = t;
         return set_tensor_type(k, &k->vals[v].type, t->elem_type, t->ndim, t->shape);
     }
+    if (eat(k, "t ")) {
+        /* Known by its type alone: no tensor, no argument (lowering never
+         * reads it: gr_input_type_only). */
+        int v = add_value(k, "typed");
+        int elem, ndim;
+        int64_t shape[GR_MAX_DIMS_KEY];
+        if (v < 0 || !expect(k, ":") || !read_type(k, &elem, &ndim, shape)) return false;
+        k->vals[v].kind = GR_VALUE_OUTER;
+        return set_tensor_type(k, &k->vals[v].type, elem, ndim, shape);
+    }
     if (eat(k, "n ")) return read_node(k);
     if (eat(k, "out ")) {
         do {
@@ -435,7 +445,7 @@ static bool read_item(kparse *k)
         } while (eat(k, ","));
         return true;
     }
-    return kfail(k, "expected an item (x, w, c, n or out)");
+    return kfail(k, "expected an item (x, w, c, t, n or out)");
 }
 
 /* gr_model_from_key, and *constant (may be NULL) the `w` inputs' bits. */

@@ -255,6 +255,14 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
                                  member[val->producer];
             if (gr_lower_input_static(n, k, opset)) {
                 if (cnum[v] >= 0) continue;
+                /* Static only when inference needs its value (Dropout's
+                 * ratio in training): a run-time one is a `t` item. */
+                if (!val->data && gr_input_type_only(n, k)) {
+                    cnum[v] = next++;
+                    kb_add(&b, ";t v%d:", cnum[v]);
+                    kb_type(&b, val->type.elem_type, val->type.ndim, val->type.shape);
+                    continue;
+                }
                 if (!val->data) {
                     gr_set_err(err, "%s: %s: input %d ('%s') must be a constant (an initializer, a "
                                     "Constant node or folded shape arithmetic)",
@@ -271,6 +279,14 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
                                gr_elem_type_name(val->data->elem_type));
                     ok = false;
                 }
+                continue;
+            }
+            /* Read for its type and shape alone: a `t` item, no argument. */
+            if (gr_input_type_only(n, k) && !produced_here) {
+                if (cnum[v] >= 0) continue;
+                cnum[v] = next++;
+                kb_add(&b, ";t v%d:", cnum[v]);
+                kb_type(&b, val->type.elem_type, val->type.ndim, val->type.shape);
                 continue;
             }
             if (num[v] >= 0 || produced_here) continue;
@@ -309,7 +325,9 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
             if (k) kb_add(&body, ",");
             int v = n->inputs[k];
             if (v < 0) continue;
-            kb_add(&body, "v%d", gr_lower_input_static(n, k, opset) ? cnum[v] : num[v]);
+            bool by_cnum = gr_lower_input_static(n, k, opset) ||
+                           (gr_input_type_only(n, k) && cnum[v] >= 0);
+            kb_add(&body, "v%d", by_cnum ? cnum[v] : num[v]);
         }
         kb_add(&body, ")");
         const gr_attr *bad = NULL;

@@ -378,6 +378,21 @@ static const op_rule rules[] = {
     {"Hardmax", infer_softmax},
     {"InstanceNormalization", gr_infer_instancenorm},
     {"ArgMin", gr_infer_argminmax},
+    {"Dropout", gr_infer_dropout},
+    {"GatherElements", gr_infer_gather_elements},
+    {"NegativeLogLikelihoodLoss", gr_infer_loss},
+    {"SoftmaxCrossEntropyLoss", gr_infer_loss},
+    {"CastLike", gr_infer_castlike},
+    {"EyeLike", gr_infer_eyelike},
+    {"HannWindow", gr_infer_window},
+    {"HammingWindow", gr_infer_window},
+    {"BlackmanWindow", gr_infer_window},
+    {"OneHot", gr_infer_onehot},
+    {"ConvTranspose", gr_infer_conv_transpose},
+    {"BitShift", gr_infer_bitshift},
+    {"QuantizeLinear", gr_infer_quant},
+    {"DequantizeLinear", gr_infer_quant},
+    {"LRN", gr_infer_lrn},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

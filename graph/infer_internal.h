@@ -102,10 +102,30 @@ int64_t gr_range_length(int elem_type, double start, double limit, double delta,
  * logic, Mod, the variadic Max/Min/Mean/Sum. */
 bool gr_infer_math_unary(gr_ictx *c);
 bool gr_infer_prelu(gr_ictx *c);
+/* Whether PRelu's slope is read per channel (X's dimension 1): a rank-1
+ * slope of C > 1 values before opset 7 (numpy broadcasting otherwise). */
+bool gr_prelu_per_channel(int64_t opset, int xrank, const int64_t *xshape, int srank,
+                          const int64_t *sshape);
 bool gr_infer_compare(gr_ictx *c);
 bool gr_infer_logic(gr_ictx *c);
 bool gr_infer_mod(gr_ictx *c);
+bool gr_infer_bitshift(gr_ictx *c);
 bool gr_infer_variadic(gr_ictx *c);
+/* infer_dropout.c: Dropout as inference runs it (training refused). */
+bool gr_infer_dropout(gr_ictx *c);
+/* infer_loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss. */
+bool gr_infer_loss(gr_ictx *c);
+/* infer_convt.c: ConvTranspose, and its geometry for the lowering:
+ * strides s, dilations d, pads pb/pe and output extents out of the sp
+ * spatial dimensions of input extents in and kernel k; false and why
+ * (an attribute broken) otherwise. */
+bool gr_infer_conv_transpose(gr_ictx *c);
+/* infer_quant.c: QuantizeLinear, DequantizeLinear. */
+bool gr_infer_quant(gr_ictx *c);
+/* infer_lrn.c: LRN. */
+bool gr_infer_lrn(gr_ictx *c);
+bool gr_convt_geometry(const gr_node *n, int sp, const int64_t *in, const int64_t *k, int64_t *s,
+                       int64_t *d, int64_t *pb, int64_t *pe, int64_t *out, char *why, size_t size);
 
 bool gr_infer_flatten(gr_ictx *c);
 bool gr_infer_reshape(gr_ictx *c);
@@ -114,6 +134,7 @@ bool gr_infer_concat(gr_ictx *c);
 bool gr_infer_split(gr_ictx *c);
 bool gr_infer_slice(gr_ictx *c);
 bool gr_infer_gather(gr_ictx *c);
+bool gr_infer_gather_elements(gr_ictx *c);
 bool gr_infer_squeeze(gr_ictx *c);
 bool gr_infer_unsqueeze(gr_ictx *c);
 
@@ -121,6 +142,11 @@ bool gr_infer_shape(gr_ictx *c);
 bool gr_infer_constant(gr_ictx *c);
 bool gr_infer_constant_of_shape(gr_ictx *c);
 bool gr_infer_cast(gr_ictx *c);
+bool gr_infer_castlike(gr_ictx *c);
+/* infer_fill.c */
+bool gr_infer_eyelike(gr_ictx *c);
+bool gr_infer_window(gr_ictx *c);
+bool gr_infer_onehot(gr_ictx *c);
 
 /* The rule of a "loom" domain operator (graph/infer_layout.c), or NULL. */
 gr_infer_fn gr_infer_layout_rule(const char *op);

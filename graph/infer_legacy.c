@@ -37,8 +37,8 @@ static const op_first firsts[] = {
     {"ReduceMean", 1}, {"ReduceSum", 1},     {"Cast", 1},
     {"Where", 9},      {"Shape", 1},         {"Constant", 1},
     {"ConstantOfShape", 9},                  {"Identity", 1},
-    /* Equal, Greater, Less, And, Or, Xor before 7 and PRelu before 7
-     * broadcast in ways numpy does not: refused there. */
+    /* Equal, Greater, Less, And, Or, Xor before 7 broadcast in ways
+     * numpy does not: refused there. PRelu before 7: infer_math.c. */
     {"Abs", 1}, {"Neg", 1}, {"Sign", 9}, {"Exp", 1},
     {"Log", 1}, {"Ceil", 1}, {"Floor", 1}, {"Round", 11},
     {"Sin", 7}, {"Cos", 7}, {"Tan", 7}, {"Asin", 7},
@@ -47,7 +47,7 @@ static const op_first firsts[] = {
     {"Softsign", 1}, {"Mish", 18}, {"IsNaN", 9}, {"IsInf", 10},
     {"Not", 1}, {"LeakyRelu", 1}, {"Elu", 1}, {"Selu", 1},
     {"Celu", 12}, {"HardSigmoid", 1}, {"ThresholdedRelu", 10}, {"Shrink", 9},
-    {"PRelu", 7}, {"Equal", 7}, {"Greater", 7}, {"Less", 7},
+    {"PRelu", 1}, {"Equal", 7}, {"Greater", 7}, {"Less", 7},
     {"GreaterOrEqual", 12}, {"LessOrEqual", 12}, {"And", 7}, {"Or", 7},
     {"Xor", 7}, {"Mod", 10}, {"Max", 1}, {"Min", 1},
     {"Sum", 1}, {"Mean", 1}, {"ReduceMax", 1}, {"ReduceMin", 1},
@@ -55,7 +55,11 @@ static const op_first firsts[] = {
     {"ReduceLogSumExp", 1}, {"ReduceSumSquare", 1}, {"ArgMax", 1}, {"ArgMin", 1},
     {"LogSoftmax", 1}, {"Hardmax", 1}, {"InstanceNormalization", 1}, {"Size", 1},
     {"Expand", 8}, {"Tile", 6}, {"Pad", 1}, {"DepthToSpace", 1}, {"SpaceToDepth", 1},
-    {"Trilu", 14}, {"CumSum", 11}, {"Range", 11},
+    {"Trilu", 14}, {"CumSum", 11}, {"Range", 11}, {"Dropout", 1},
+    {"GatherElements", 11}, {"NegativeLogLikelihoodLoss", 12}, {"SoftmaxCrossEntropyLoss", 12},
+    {"CastLike", 15}, {"EyeLike", 9}, {"HannWindow", 17}, {"HammingWindow", 17},
+    {"BlackmanWindow", 17}, {"OneHot", 9}, {"ConvTranspose", 1},
+    {"BitShift", 11}, {"QuantizeLinear", 10}, {"DequantizeLinear", 10}, {"LRN", 1},
 };
 
 int64_t gr_op_first_opset(const char *op)
@@ -197,6 +201,7 @@ static const dropped_attr dropped[] = {
     {"LeakyRelu", "consumed_inputs", 5}, {"Elu", "consumed_inputs", 5}, {"Selu", "consumed_inputs", 5},
     {"HardSigmoid", "consumed_inputs", 5}, {"Max", "consumed_inputs", 5}, {"InstanceNormalization", "consumed_inputs", 5}, {"Min", "consumed_inputs", 5},
     {"Sum", "consumed_inputs", 5}, {"Mean", "consumed_inputs", 5},
+    {"PRelu", "consumed_inputs", 5}, {"Dropout", "consumed_inputs", 5}, {"Dropout", "is_test", 6}, {"Dropout", "ratio", 11},
 };
 
 bool gr_infer_dropped_attrs(gr_ictx *c)

@@ -114,7 +114,17 @@ bool gr_infer_math_unary(gr_ictx *c)
 
 /* ---------------- PRelu ---------------- */
 
-/* slope broadcasts to X (one direction only): the output is X's shape. */
+bool gr_prelu_per_channel(int64_t opset, int xrank, const int64_t *xshape, int srank,
+                          const int64_t *sshape)
+{
+    return opset < 7 && xrank >= 2 && srank == 1 && sshape[0] == xshape[1] && sshape[0] != 1;
+}
+
+/* slope broadcasts to X (one direction only): the output is X's shape.
+ * Before opset 7 (PRelu 1 and 6: "if slope is of size 1, the value is
+ * shared across channels") a rank-1 slope holds one value or one per
+ * channel (X's dimension 1), as Caffe2 read it; other slopes broadcast
+ * as from opset 7 on. */
 bool gr_infer_prelu(gr_ictx *c)
 {
     const gr_type *x, *s;
@@ -126,6 +136,14 @@ bool gr_infer_prelu(gr_ictx *c)
     if (x->elem_type != s->elem_type)
         return gr_ifail(c, "inputs X (%s) and slope (%s) must have one element type",
                         gr_elem_type_name(x->elem_type), gr_elem_type_name(s->elem_type));
+    if (c->opset < 7 && s->ndim == 1 && s->shape[0] != 1) {
+        if (gr_prelu_per_channel(c->opset, x->ndim, x->shape, s->ndim, s->shape))
+            return gr_iout(c, 0, x->elem_type, x->ndim, x->shape);
+        if (x->ndim >= 2)
+            return gr_ifail(c, "input slope has %lld values; at opset %d it must hold 1 or one per "
+                               "channel of X (%lld)", (long long)s->shape[0], (int)c->opset,
+                            (long long)x->shape[1]);
+    }
     int n;
     int64_t out[GR_MAX_DIMS];
     if (!gr_ibroadcast(c, x->ndim, x->shape, s->ndim, s->shape, &n, out)) return false;
@@ -192,6 +210,21 @@ bool gr_infer_mod(gr_ictx *c)
     if (a && is_float_type(a->elem_type) && gr_iattr_int(c, "fmod", 0) != 1)
         return gr_ifail(c, "input A is %s and attribute 'fmod' is 0: floats need fmod=1",
                         gr_elem_type_name(a->elem_type));
+    return binary_rule(c, 0);
+}
+
+/* BitShift: unsigned integers, attribute direction LEFT or RIGHT. */
+bool gr_infer_bitshift(gr_ictx *c)
+{
+    const gr_attr *d = gr_node_attr(c->n, "direction");
+    if (!d || d->kind != GR_ATTR_STRING) return gr_ifail(c, "attribute 'direction' (LEFT or RIGHT) is missing");
+    if (strcmp(d->s.data, "LEFT") != 0 && strcmp(d->s.data, "RIGHT") != 0)
+        return gr_ifail(c, "attribute 'direction' is '%s', not LEFT or RIGHT", d->s.data);
+    const gr_type *x = gr_iin(c, 0);
+    int t = x ? x->elem_type : GR_UINT8;
+    if (t != GR_UINT8 && t != GR_UINT16 && t != GR_UINT32 && t != GR_UINT64)
+        return gr_ifail(c, "input X is %s; BitShift is defined for unsigned integers only",
+                        gr_elem_type_name(t));
     return binary_rule(c, 0);
 }
 

@@ -339,6 +339,28 @@ bool gr_infer_gather(gr_ictx *c)
     return true;
 }
 
+/* GatherElements: indices of data's rank pick along axis; the output has
+ * the indices' shape, which may not exceed data's off the axis (those
+ * dimensions are read at the output's own index). */
+bool gr_infer_gather_elements(gr_ictx *c)
+{
+    const gr_type *x, *idx;
+    if (!gr_iin_req(c, 0, "data", &x) || !gr_iin_req(c, 1, "indices", &idx)) return false;
+    if (idx->elem_type != GR_INT64 && idx->elem_type != GR_INT32)
+        return gr_ifail(c, "input 'indices' is %s, not int32 or int64", gr_elem_type_name(idx->elem_type));
+    if (x->ndim < 1) return gr_ifail(c, "input data is a scalar; GatherElements needs rank >= 1");
+    if (idx->ndim != x->ndim)
+        return gr_ifail(c, "input indices has rank %d; it must have data's rank %d", idx->ndim, x->ndim);
+    int axis;
+    if (!gr_iaxis(c, gr_iattr_int(c, "axis", 0), x->ndim, "attribute 'axis'", &axis)) return false;
+    for (int d = 0; d < x->ndim; d++)
+        if (d != axis && idx->shape[d] > x->shape[d])
+            return gr_ifail(c, "input indices dimension %d (%" PRId64 ") exceeds data's (%" PRId64
+                               "); only the axis (%d) may differ",
+                            d, idx->shape[d], x->shape[d], axis);
+    return gr_iout(c, 0, x->elem_type, idx->ndim, idx->shape);
+}
+
 /* Axes of Squeeze/Unsqueeze: an attribute before opset 13, an input from it. */
 static bool squeeze_axes(gr_ictx *c, int64_t *axes, int *n, bool *have)
 {
@@ -475,6 +497,14 @@ bool gr_infer_constant_of_shape(gr_ictx *c)
     for (int64_t i = 0; v && i < t->numel; i++) memcpy((char *)t->data + (size_t)i * es, v->t->data, es);
     gr_iout_data(c, 0, t);
     return true;
+}
+
+/* CastLike: Cast to target_type's element type (its values unread). */
+bool gr_infer_castlike(gr_ictx *c)
+{
+    const gr_type *x, *t;
+    if (!gr_iin_req(c, 0, "input", &x) || !gr_iin_req(c, 1, "target_type", &t)) return false;
+    return gr_iout(c, 0, t->elem_type, x->ndim, x->shape);
 }
 
 bool gr_infer_cast(gr_ictx *c)

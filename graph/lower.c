@@ -12,7 +12,9 @@ const gr_lower_rule *gr_lower_rule_for(const char *domain, const char *op_type)
 {
     static const gr_lower_rule *const tables[] = {
         gr_lower_rules_nn,   gr_lower_rules_elemwise, gr_lower_rules_tensor, gr_lower_rules_layout,
-        gr_lower_rules_math, gr_lower_rules_compare,  gr_lower_rules_reduce, gr_lower_rules_movement};
+        gr_lower_rules_math, gr_lower_rules_compare,  gr_lower_rules_reduce, gr_lower_rules_movement,
+        gr_lower_rules_loss, gr_lower_rules_fill, gr_lower_rules_convt,
+        gr_lower_rules_quant, gr_lower_rules_lrn};
     for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
         for (const gr_lower_rule *r = tables[t]; r->op_type; r++) {
             bool dom = default_domain(r->domain) ? default_domain(domain)
@@ -192,7 +194,7 @@ bool gr_lower_node(te_ctx *ctx, const gr_model *m, const gr_graph *g, int node_i
         if (v < 0) continue;
         tin[k] = &g->values[v].type;
         cin[k] = g->values[v].data;
-        if (!gr_lower_input_static(n, k, c.opset)) in[k] = vals[v];
+        if (!gr_lower_input_static(n, k, c.opset) && !gr_input_type_only(n, k)) in[k] = vals[v];
     }
     for (int k = 0; k < n->n_outputs; k++)
         if (n->outputs[k] >= 0) tout[k] = &g->values[n->outputs[k]].type;

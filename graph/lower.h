@@ -69,6 +69,16 @@ extern const gr_lower_rule gr_lower_rules_reduce[];
 /* lower_movement.c (Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Trilu,
  * Range, CumSum). */
 extern const gr_lower_rule gr_lower_rules_movement[];
+/* lower_loss.c (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss). */
+extern const gr_lower_rule gr_lower_rules_loss[];
+/* lower_fill.c (EyeLike, the window functions, OneHot). */
+extern const gr_lower_rule gr_lower_rules_fill[];
+/* lower_convt.c (ConvTranspose). */
+extern const gr_lower_rule gr_lower_rules_convt[];
+/* lower_quant.c (QuantizeLinear, DequantizeLinear). */
+extern const gr_lower_rule gr_lower_rules_quant[];
+/* lower_lrn.c (LRN). */
+extern const gr_lower_rule gr_lower_rules_lrn[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
@@ -76,6 +86,8 @@ extern const gr_lower_rule gr_lower_rules_layout[];
 const gr_lower_rule *gr_lower_rule_for(const char *domain, const char *op_type);
 /* Whether input k of node n is static (read at compile time) at opset. */
 bool gr_lower_input_static(const gr_node *n, int k, int64_t opset);
+/* Inputs read for their type and shape alone (gr_input_type_only,
+ * gr_internal.h) are never tensors either: in[k] is NULL. */
 
 /* Sets the error, prefixed with the model and node, as gr_ifail does;
  * always false. */

@@ -1,6 +1,6 @@
 /* graph/lower_elemwise.c — elementwise operators: unary functions, binary
- * arithmetic with numpy broadcasting, Mod, the variadic Max, Min, Mean and
- * Sum, Clip, Where, Cast. (More unary functions: lower_math.c;
+ * arithmetic with numpy broadcasting, Mod, BitShift, the variadic Max, Min, Mean and
+ * Sum, Clip, Where, Cast, Dropout. (More unary functions: lower_math.c;
  * comparisons: lower_compare.c.)
  *
  * FLOPs: one per arithmetic operation per output element (exp, erf, tanh,
@@ -220,7 +220,39 @@ static bool lower_mod(gr_lctx *c)
     return gr_lout(c, 0, o.nd, o.ax, mod_expr(c, &o, bread(c, A, 0, &o), bread(c, B, 1, &o)));
 }
 
+/* ---------------- BitShift ---------------- */
+
+/* x << y as x * 2^y and x >> y as x / 2^y in the unsigned type (te has
+ * no shift): 2^y is exact in double for every y below the width, and a
+ * shift by the width or more gives 0 (numpy's result; C leaves it
+ * undefined), the power then never converted out of range. */
+static bool lower_bitshift(gr_lctx *c)
+{
+    te_tensor *A, *B;
+    lout o;
+    if (!gr_lin(c, 0, "X", &A) || !gr_lin(c, 1, "Y", &B) || !out0(c, &o)) return false;
+    te_ctx *ctx = c->ctx;
+    te_expr *x = bread(c, A, 0, &o), *y = bread(c, B, 1, &o);
+    te_expr *wide = te_ge(y, te_const(ctx, o.dt, o.dt.bits));
+    te_expr *ys = te_select(wide, te_const(ctx, o.dt, 0), y);
+    te_expr *p = te_cast(o.dt, te_pow(te_float_t(ctx, TE_FLOAT64, 2), te_cast(TE_FLOAT64, ys)));
+    bool left = strcmp(attr_str(c->n, "direction", "LEFT"), "LEFT") == 0;
+    te_expr *r = left ? te_mul(x, p) : te_div(x, p);
+    c->flops += numel(&o);
+    return gr_lout(c, 0, o.nd, o.ax, te_select(wide, te_const(ctx, o.dt, 0), r));
+}
+
 /* ---------------- Max, Min, Mean, Sum ---------------- */
+
+/* max (or min) of a and b where a NaN operand gives NaN, as numpy's
+ * maximum in ONNX's reference and ONNX Runtime do; te_max alone is
+ * `a > b ? a : b`, which drops a NaN a. Integers: te_max/te_min. */
+static te_expr *nan_max_min(bool max, te_expr *a, te_expr *b)
+{
+    if (!te_dtype_is_float(a->dtype)) return max ? te_max(a, b) : te_min(a, b);
+    te_expr *pick = te_select(max ? te_gt(a, b) : te_lt(a, b), a, b); /* b when b is NaN */
+    return te_select(te_ne(a, a), a, pick);
+}
 
 /* Every input broadcast to the output, combined left to right. */
 static bool lower_variadic(gr_lctx *c)
@@ -235,10 +267,8 @@ static bool lower_variadic(gr_lctx *c)
         te_expr *x = bread(c, X, k, &o);
         if (!y)
             y = x;
-        else if (strcmp(op, "Max") == 0)
-            y = te_max(y, x);
-        else if (strcmp(op, "Min") == 0)
-            y = te_min(y, x);
+        else if (strcmp(op, "Max") == 0 || strcmp(op, "Min") == 0)
+            y = nan_max_min(op[1] == 'a', y, x);
         else
             y = te_add(y, x);
     }
@@ -295,7 +325,7 @@ static bool lower_clip(gr_lctx *c)
 
 /* ---------------- Cast, Where ---------------- */
 
-/* Cast: te's conversions are C's: float to integer truncates toward zero
+/* Cast (and CastLike, to its second input's type): te's conversions are C's: float to integer truncates toward zero
  * (out of range is undefined, in ONNX too), to bool is `!= 0`, bool to
  * a number is 0 or 1. */
 static bool lower_cast(gr_lctx *c)
@@ -318,6 +348,21 @@ static bool lower_where(gr_lctx *c)
     return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
+/* Dropout as inference runs it (inference refused training): the output
+ * is a copy of the input, the mask ones. ratio and training_mode were
+ * read by inference. */
+static bool lower_dropout(gr_lctx *c)
+{
+    te_tensor *X;
+    lout o;
+    if (!gr_lin(c, 0, "data", &X) || !out0(c, &o)) return false;
+    if (!gr_lout(c, 0, o.nd, o.ax, bread(c, X, 0, &o))) return false;
+    if (c->n_outputs < 2 || !c->tout[1]) return true;
+    lout m;
+    if (!gr_lout_axes(c, 1, &m.dt, &m.nd, m.shape, m.ax)) return false;
+    return gr_lout(c, 1, m.nd, m.ax, te_const(c->ctx, m.dt, 1));
+}
+
 const gr_lower_rule gr_lower_rules_elemwise[] = {
     {"", "Relu", lower_unary, 0, 0},
     {"", "Sigmoid", lower_unary, 0, 0},
@@ -335,11 +380,14 @@ const gr_lower_rule gr_lower_rules_elemwise[] = {
     {"", "Pow", lower_binary, 0, 0},
     {"", "Clip", lower_clip, 0, 0},
     {"", "Cast", lower_cast, 0, 0},
+    {"", "CastLike", lower_cast, 0, 0},
     {"", "Where", lower_where, 0, 0},
     {"", "Mod", lower_mod, 0, 0},
+    {"", "BitShift", lower_bitshift, 0, 0},
     {"", "Max", lower_variadic, 0, 0},
     {"", "Min", lower_variadic, 0, 0},
     {"", "Mean", lower_variadic, 0, 0},
     {"", "Sum", lower_variadic, 0, 0},
+    {"", "Dropout", lower_dropout, (1u << 1) | (1u << 2), 12},
     {0},
 };

@@ -172,7 +172,8 @@ static bool lower_math_unary(gr_lctx *c)
     return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
-/* PRelu: x < 0 ? slope x : x, slope broadcast to X. */
+/* PRelu: x < 0 ? slope x : x, slope broadcast to X (or, before opset 7,
+ * one value per channel: gr_prelu_per_channel). */
 static bool lower_prelu(gr_lctx *c)
 {
     te_tensor *X, *S;
@@ -181,7 +182,10 @@ static bool lower_prelu(gr_lctx *c)
         !gr_lout_axes(c, 0, &o.dt, &o.nd, o.shape, o.ax))
         return false;
     te_expr *x = gr_read_bcast(X, gr_lin_rank(c, 0), o.nd, o.ax);
-    te_expr *s = gr_read_bcast(S, gr_lin_rank(c, 1), o.nd, o.ax);
+    const gr_type *tx = c->tin[0], *ts = c->tin[1];
+    te_expr *s = gr_prelu_per_channel(c->opset, tx->ndim, tx->shape, ts->ndim, ts->shape)
+                     ? te_read(S, o.ax[1])
+                     : gr_read_bcast(S, gr_lin_rank(c, 1), o.nd, o.ax);
     c->flops += 2 * numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, te_select(te_lt(x, te_const(c->ctx, o.dt, 0)), te_mul(x, s), x));
 }

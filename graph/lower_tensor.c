@@ -1,6 +1,6 @@
 /* graph/lower_tensor.c — shape and layout operators: Flatten, Reshape,
- * Transpose, Concat, Split, Slice, Gather, Squeeze, Unsqueeze, Identity,
- * ConstantOfShape.
+ * Transpose, Concat, Split, Slice, Gather, GatherElements, Squeeze,
+ * Unsqueeze, Identity, ConstantOfShape.
  *
  * They move elements and compute nothing: their FLOP count is 0. Output
  * shapes come from inference (c->tout), so the rules only map each output
@@ -241,6 +241,25 @@ static bool lower_gather(gr_lctx *c)
     return gr_lout(c, 0, o.nd, o.ax, te_read_n(X, r, xidx));
 }
 
+/* GatherElements: out[i] = data[i with i[axis] = indices[i]]. An index
+ * out of range, which ONNX makes an error, is clamped into the
+ * dimension (as Gather's): a read never leaves data. */
+static bool lower_gather_elements(gr_lctx *c)
+{
+    te_tensor *X, *I;
+    lout o;
+    if (!gr_lin(c, 0, "data", &X) || !gr_lin(c, 1, "indices", &I) || !outk(c, 0, &o)) return false;
+    int r = gr_lin_rank(c, 0);
+    int axis = norm_axis(attr_int(c->n, "axis", 0), r);
+    te_expr *j = te_cast(TE_INT64, te_read_n(I, r, o.ax));
+    int64_t d = X->shape[axis];
+    j = te_select(te_lt(j, te_int(c->ctx, 0)), te_add(j, te_int(c->ctx, d)), j);
+    j = te_max(te_min(j, te_int(c->ctx, d - 1)), te_int(c->ctx, 0));
+    te_expr *xidx[TE_MAX_DIMS];
+    for (int k = 0; k < r; k++) xidx[k] = k == axis ? j : o.ax[k];
+    return gr_lout(c, 0, o.nd, o.ax, te_read_n(X, r, xidx));
+}
+
 /* ---------------- ConstantOfShape ---------------- */
 
 /* Element 0 of a tensor as an immediate of type dt (integers exactly). */
@@ -286,6 +305,7 @@ const gr_lower_rule gr_lower_rules_tensor[] = {
     {"", "Split", lower_split, 1u << 1, 13},
     {"", "Slice", lower_slice, 0x1eu, 10},
     {"", "Gather", lower_gather, 0, 0},
+    {"", "GatherElements", lower_gather_elements, 0, 0},
     {"", "ConstantOfShape", lower_constant_of_shape, 1u << 0, 0},
     {0},
 };

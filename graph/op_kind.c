@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "graph/fuse.h"
+#include "graph/gr_internal.h"
 
 static bool in_list(const char *op, const char *const *list)
 {
@@ -13,7 +14,9 @@ static bool in_list(const char *op, const char *const *list)
 }
 
 static const char *const elemwise_ops[] = {"Relu", "Clip", "Sigmoid", "Tanh", "Erf", "Gelu",
-                                           "HardSwish", "Sqrt", "Reciprocal", "Cast", "Identity",
+                                           "HardSwish", "Sqrt", "Reciprocal", "Cast", "CastLike", "Identity",
+                                           /* inference: a copy (and a mask of ones) */
+                                           "Dropout",
                                            /* a fill, like TVM's `full` */
                                            "ConstantOfShape",
                                            /* graph/lower_math.c */
@@ -23,22 +26,31 @@ static const char *const elemwise_ops[] = {"Relu", "Clip", "Sigmoid", "Tanh", "E
                                            "Softsign", "Mish", "IsNaN", "IsInf", "Not",
                                            "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid",
                                            "ThresholdedRelu", "Shrink",
-                                           /* a fill from scalars */
-                                           "Range", NULL};
+                                           /* fills from scalars and shapes */
+                                           "Range", "EyeLike", "HannWindow", "HammingWindow",
+                                           "BlackmanWindow", NULL};
 /* Elementwise when no input broadcasts. */
-static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Mod",
+static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Mod", "BitShift",
                                          "PRelu", "Equal", "Greater", "GreaterOrEqual", "Less",
                                          "LessOrEqual", "And", "Or", "Xor", "Max", "Min",
-                                         "Mean", "Sum", NULL};
+                                         "Mean", "Sum",
+                                         /* scale and zero point per tensor or per axis */
+                                         "QuantizeLinear", "DequantizeLinear", NULL};
 static const char *const injective_ops[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                            "Transpose", "Concat", "Split", "Slice", "Gather",
+                                            "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
                                             "Expand", "Tile", "Pad", "DepthToSpace",
-                                            "SpaceToDepth", "Trilu", NULL};
+                                            "SpaceToDepth", "Trilu",
+                                            /* a new axis, each element a compare */
+                                            "OneHot", NULL};
 static const char *const reduce_ops[] = {
     "ReduceMean", "ReduceSum",  "ReduceMax",       "ReduceMin",       "ReduceProd",
     "ReduceL1",   "ReduceL2",   "ReduceLogSum",    "ReduceLogSumExp", "ReduceSumSquare",
     "ArgMax",     "ArgMin",     "Softmax",         "LayerNormalization", "LogSoftmax",
-    "Hardmax",    "InstanceNormalization", "CumSum", NULL};
+    "Hardmax",    "InstanceNormalization", "CumSum",
+    /* a gather and a sum (SoftmaxCrossEntropyLoss: after a softmax) */
+    "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
+    /* a sum over a window of channels */
+    "LRN", NULL};
 static const char *const out_fusable_ops[] = {"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
                                               "GlobalAveragePool", "GlobalMaxPool", NULL};
 
@@ -96,6 +108,21 @@ gr_op_kind gr_node_kind(const gr_graph *g, int node)
         return training ? GR_KIND_REDUCE : GR_KIND_BROADCAST;
     }
     return GR_KIND_OPAQUE;
+}
+
+bool gr_input_type_only(const gr_node *n, int k)
+{
+    static const struct {
+        const char *op;
+        unsigned inputs;
+    } type_only[] = {{"EyeLike", 1u << 0}, {"CastLike", 1u << 1},
+                     /* read by inference alone (and only when training) */
+                     {"Dropout", (1u << 1) | (1u << 2)}};
+    const char *dom = n->domain ? n->domain : "";
+    if ((*dom && strcmp(dom, "ai.onnx") != 0) || !n->op_type || k < 0 || k >= 32) return false;
+    for (size_t i = 0; i < sizeof type_only / sizeof *type_only; i++)
+        if (strcmp(n->op_type, type_only[i].op) == 0) return (type_only[i].inputs >> k) & 1u;
+    return false;
 }
 
 const char *gr_op_kind_name(gr_op_kind k)

@@ -39,8 +39,9 @@
  *     first would copy the larger tensor), as does a MaxPool whose
  *     Indices are asked for (plain NCHW positions) or a pool with an
  *     attribute the pass does not know;
- *   - Relu, Clip, Sigmoid, Tanh, HardSwish, Sqrt, Reciprocal, Erf of a
- *     blocked value, and Add, Sub, Mul, Div whose inputs are blocked
+ *   - the layout-agnostic unary operators (unary_ops: activations, math
+ *     functions, Identity, Dropout) of a blocked value, and Add, Sub, Mul,
+ *     Div, Pow, PRelu, Max, Min, Sum, Mean whose inputs are blocked
  *     values of the output's shape, scalars, or per-channel initializers
  *     ([1,C,1,1] or [C,1,1], re-laid out as [1,C/b,1,1,b]) with at least
  *     one blocked input, run on the blocked twins (ONNX elementwise
@@ -70,9 +71,22 @@ static bool in_list(const gr_node *n, const char *const *ops)
     return false;
 }
 
-static const char *const unary_ops[] = {"Relu", "Clip", "Sigmoid", "Tanh", "HardSwish",
-                                        "Sqrt", "Reciprocal", "Erf", NULL};
-static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", NULL};
+/* Every elementwise operator of one float input whose output element is
+ * a function of the input element at the same position alone (the other
+ * inputs, Clip's bounds, Dropout's ratio, are scalars), with the input's
+ * type: any layout of the tensor gives the same values. Left out: IsNaN,
+ * IsInf and Not (bool outputs), Cast (another type). */
+static const char *const unary_ops[] = {
+    "Relu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Sqrt", "Reciprocal", "Erf", "Gelu",
+    "Identity", "Dropout",
+    /* graph/lower_math.c */
+    "Abs", "Neg", "Sign", "Exp", "Log", "Ceil", "Floor", "Round", "Sin", "Cos", "Tan", "Asin",
+    "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus", "Softsign", "Mish",
+    "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "Shrink", NULL};
+/* Elementwise over inputs of the output's shape, scalars or per-channel
+ * constants (PRelu's slope, a Max's bound). */
+static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "PRelu",
+                                         "Max", "Min", "Sum", "Mean", NULL};
 
 static int64_t attr_int(const gr_node *n, const char *name, int64_t dflt)
 {

@@ -2,15 +2,15 @@
  * needs (onnxruntime/core/optimizer/identity_elimination.cc,
  * noop_elimination.cc and the graph's dead-node removal):
  *
- *   - Identity; Reshape, Flatten, Squeeze and Unsqueeze whose output has
+ *   - Identity, Dropout; Reshape, Flatten, Squeeze and Unsqueeze whose output has
  *     the input's shape; Cast to the input's own type. Their readers read
  *     the input instead. One whose output is a graph output stays when
  *     its input cannot take over the output's name (a graph input, or
  *     another graph output): the model's interface does not change.
  *   - Dead code: nodes none of whose outputs reaches a graph output.
  *
- * Dropout (inference form) would be a no-op too, but it is not among the
- * operators gr_infer_shapes supports, so no model here has one. */
+ * Dropout whose mask nobody asks for is a no-op too (inference refused
+ * every Dropout that would drop anything). */
 #include "graph/rewrite.h"
 
 #include <string.h>
@@ -30,12 +30,14 @@ static bool same_type(const gr_type *a, const gr_type *b)
 /* Whether node n passes its input 0 on unchanged as its output 0. */
 static bool is_noop(const gr_graph *g, const gr_node *n)
 {
-    if (!default_domain(n) || n->n_inputs < 1 || n->inputs[0] < 0 || n->n_outputs != 1 ||
-        n->outputs[0] < 0)
+    /* Dropout's mask left out counts as its only output. */
+    int nout = strcmp(n->op_type, "Dropout") == 0 && n->n_outputs == 2 && n->outputs[1] < 0 ? 1
+                                                                                            : n->n_outputs;
+    if (!default_domain(n) || n->n_inputs < 1 || n->inputs[0] < 0 || nout != 1 || n->outputs[0] < 0)
         return false;
     const gr_type *in = &g->values[n->inputs[0]].type, *out = &g->values[n->outputs[0]].type;
     const char *op = n->op_type;
-    if (strcmp(op, "Identity") == 0) return true;
+    if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0) return true;
     if (strcmp(op, "Reshape") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Squeeze") == 0 ||
         strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Cast") == 0)
         return same_type(in, out);

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "onnx.pb-c.h"
+#include "testutil.h"
 
 #define OW_MAX 32 /* nodes, inputs, outputs, initializers, attributes each */
 
@@ -262,6 +263,52 @@ void ow_write(ow_model *w, const char *path)
     free(buf);
 }
 
+/* ---------------- one-node models as data ---------------- */
+
+/* v converted to elem_type, little-endian, into out (8 bytes at most). */
+static size_t pack_value(int elem_type, double v, unsigned char *out)
+{
+    switch (elem_type) {
+    case GR_FLOAT: { float f = (float)v; memcpy(out, &f, 4); return 4; }
+    case GR_DOUBLE: memcpy(out, &v, 8); return 8;
+    case GR_INT8: { int8_t i = (int8_t)v; memcpy(out, &i, 1); return 1; }
+    case GR_UINT8:
+    case GR_BOOL: { uint8_t i = (uint8_t)v; memcpy(out, &i, 1); return 1; }
+    case GR_INT32: { int32_t i = (int32_t)v; memcpy(out, &i, 4); return 4; }
+    case GR_INT64: { int64_t i = (int64_t)v; memcpy(out, &i, 8); return 8; }
+    default: fail_msg("ow_one_node: element type %d in an initializer", elem_type); return 0;
+    }
+}
+
+ow_model *ow_one_node(const ow_node_spec *s)
+{
+    ow_model *w = ow_new(s->opset);
+    for (int k = 0; k < 4 && s->vals[k].name; k++) {
+        const ow_value_spec *v = &s->vals[k];
+        if (!v->nvals) {
+            ow_input(w, v->name, v->elem_type, v->ndim, v->shape);
+            continue;
+        }
+        unsigned char data[32];
+        size_t n = 0;
+        for (int i = 0; i < v->nvals && i < 4; i++) n += pack_value(v->elem_type, v->vals[i], data + n);
+        ow_init(w, v->name, v->elem_type, v->ndim, v->shape, data, n);
+    }
+    ow_node *n = ow_node_add(w, "", s->op, s->inputs ? s->inputs : "x", "y");
+    for (int k = 0; k < 3 && s->attrs[k].name; k++) {
+        const ow_attr_spec *a = &s->attrs[k];
+        switch (a->kind) {
+        case 'i': ow_attr_int(n, a->name, a->i); break;
+        case 'f': ow_attr_float(n, a->name, a->f); break;
+        case 's': ow_attr_str(n, a->name, a->s); break;
+        case 'I': ow_attr_ints(n, a->name, a->n, a->ints); break;
+        default: fail_msg("ow_one_node: attribute '%s' of kind '%c'", a->name, a->kind);
+        }
+    }
+    ow_output(w, "y");
+    return w;
+}
+
 /* ---------------- running ---------------- */
 
 #include <math.h>
@@ -285,6 +332,62 @@ gr_exec *ow_compile(ow_model *w, gr_model **m, char **err)
         *m = NULL;
     }
     return e;
+}
+
+gr_exec *ow_compile_ok_(ow_model *w, gr_model **m, const char *file, int line)
+{
+    char *err = NULL;
+    gr_exec *e = ow_compile(w, m, &err);
+    if (!e) {
+        print_error("compile: %s\n", err ? err : "(no message)");
+        free(err);
+        _fail(file, line);
+    }
+    free(err);
+    return e;
+}
+
+void ow_expect_error_(ow_model *w, const char *a, const char *b, const char *file, int line)
+{
+    gr_model *m = NULL;
+    char *err = NULL;
+    gr_exec *e = ow_compile(w, &m, &err);
+    if (e) {
+        print_error("compiled; expected the error \"%s\" ... \"%s\"\n", a, b);
+        _fail(file, line);
+    }
+    tu_assert_msg_has_(err, file, line, a, b, (const char *)NULL);
+    free(err);
+    gr_model_free(m);
+    ow_free(w);
+}
+
+void ow_finish(ow_model *w, gr_exec *e, gr_model *m)
+{
+    gr_exec_free(e);
+    gr_model_free(m);
+    ow_free(w);
+}
+
+int ow_elem_type(DLDataType t)
+{
+    if (t.code == kDLFloat) return t.bits == 32 ? GR_FLOAT : GR_DOUBLE;
+    if (t.code == kDLUInt)
+        return t.bits == 1 ? GR_BOOL : t.bits == 8 ? GR_UINT8 : t.bits == 16 ? GR_UINT16 : t.bits == 32 ? GR_UINT32 : GR_UINT64;
+    return t.bits == 8 ? GR_INT8 : t.bits == 16 ? GR_INT16 : t.bits == 32 ? GR_INT32 : GR_INT64;
+}
+
+int64_t ow_bcast_index(int on, const int64_t *os, int64_t o, int n, const int64_t *s)
+{
+    int64_t idx[8], r = o;
+    assert_true(on <= 8 && n <= on);
+    for (int d = on - 1; d >= 0; d--) {
+        idx[d] = r % os[d];
+        r /= os[d];
+    }
+    int64_t flat = 0;
+    for (int d = 0; d < n; d++) flat = flat * s[d] + (s[d] == 1 ? 0 : idx[on - n + d]);
+    return flat;
 }
 
 int64_t ow_numel(const DLTensor *t)

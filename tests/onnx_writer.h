@@ -46,7 +46,52 @@ void ow_attr_tensor(ow_node *n, const char *name, int elem_type, int ndim, const
 /* Writes the model to path. */
 void ow_write(ow_model *w, const char *path);
 
-#endif
+/* ---- one-node models as data (tables of cases) ---- */
+
+/* A graph input (nvals 0) or an initializer holding vals[0..nvals)
+ * converted to elem_type; a NULL name ends a list. */
+typedef struct {
+    const char *name;
+    int elem_type, ndim;
+    int64_t shape[4];
+    int nvals;
+    double vals[4];
+} ow_value_spec;
+
+/* An attribute: kind 'i' (i), 'f' (f), 's' (s) or 'I' (ints[0..n));
+ * a NULL name ends a list. */
+typedef struct {
+    const char *name;
+    char kind;
+    int64_t i;
+    float f;
+    const char *s;
+    int n;
+    int64_t ints[4];
+} ow_attr_spec;
+
+/* One node of op at opset reading `inputs` (NULL: "x"; "" none) and
+ * writing the graph output "y", its values and attributes declared. */
+typedef struct {
+    int64_t opset;
+    const char *op;
+    const char *inputs;
+    ow_value_spec vals[4];
+    ow_attr_spec attrs[3];
+} ow_node_spec;
+
+ow_model *ow_one_node(const ow_node_spec *s);
+
+/* Spec entries with every field given: a graph input of rank nd (its
+ * extents follow), a scalar initializer, a rank-1 initializer of n
+ * values; INT, FLOAT, STRING and INTS attributes. */
+#define OW_IN(name, t, nd, ...) {name, t, nd, {__VA_ARGS__}, 0, {0}}
+#define OW_SCALAR(name, t, v) {name, t, 0, {0}, 1, {v}}
+#define OW_VEC(name, t, n, ...) {name, t, 1, {n}, n, {__VA_ARGS__}}
+#define OW_AI(name, v) {name, 'i', v, 0, NULL, 0, {0}}
+#define OW_AF(name, v) {name, 'f', 0, v, NULL, 0, {0}}
+#define OW_AS(name, v) {name, 's', 0, 0, v, 0, {0}}
+#define OW_AIS(name, n, ...) {name, 'I', 0, 0, NULL, n, {__VA_ARGS__}}
 
 /* ---- running what was written ---- */
 #include "loom/graph.h"
@@ -55,6 +100,15 @@ void ow_write(ow_model *w, const char *path);
  * (malloc'd) when loading or compiling fails. *m receives the model
  * (gr_model_free after gr_exec_free; NULL when loading failed). */
 gr_exec *ow_compile(ow_model *w, gr_model **m, char **err);
+/* ow_compile that must succeed: fails the running test (at the caller's
+ * line) with loading's or compiling's message otherwise. */
+#define ow_compile_ok(w, m) ow_compile_ok_((w), (m), __FILE__, __LINE__)
+gr_exec *ow_compile_ok_(ow_model *w, gr_model **m, const char *file, int line);
+/* ow_compile that must fail with a message holding both a and b; frees w. */
+#define ow_expect_error(w, a, b) ow_expect_error_((w), (a), (b), __FILE__, __LINE__)
+void ow_expect_error_(ow_model *w, const char *a, const char *b, const char *file, int line);
+/* Frees what ow_compile_ok returned and the writer. */
+void ow_finish(ow_model *w, gr_exec *e, gr_model *m);
 /* Runs e once on inputs (in graph input order) after poisoning every
  * output (NaN for float/double, 0xA5 bytes otherwise); fails the test if
  * the run fails. Returns output k (the exec's view). */
@@ -65,3 +119,10 @@ DLTensor *ow_tensor(DLDataType dt, int ndim, const int64_t *shape);
 double ow_get(const DLTensor *t, int64_t i);
 void ow_set(DLTensor *t, int64_t i, double v);
 int64_t ow_numel(const DLTensor *t);
+/* The ONNX element type (GR_FLOAT, ...) of a DLPack dtype. */
+int ow_elem_type(DLDataType t);
+/* The flat index of a tensor of shape s (rank n) that numpy broadcasting
+ * reads for flat index o of the output shape os (rank on >= n). */
+int64_t ow_bcast_index(int on, const int64_t *os, int64_t o, int n, const int64_t *s);
+
+#endif

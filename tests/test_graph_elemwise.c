@@ -5,7 +5,8 @@
  * ONNX's backend suite lacks (Gelu in both domains and both
  * approximations, integer Div's truncation, zero divisors and INT_MIN/-1,
  * integer Pow, Clip's optional bounds, Cast between many type pairs,
- * Where broadcasting all three inputs) — and the refusals' messages.
+ * Where broadcasting all three inputs, Dropout at every opset form and
+ * its removal) — and the refusals' messages.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,13 +20,6 @@ static const DLDataType F32 = {kDLFloat, 32, 1}, F64 = {kDLFloat, 64, 1}, I8 = {
                         I32 = {kDLInt, 32, 1}, I64 = {kDLInt, 64, 1}, U8 = {kDLUInt, 8, 1},
                         U16 = {kDLUInt, 16, 1}, BOOL = {kDLUInt, 1, 1};
 
-static int elem_of(DLDataType t)
-{
-    if (t.code == kDLFloat) return t.bits == 32 ? GR_FLOAT : GR_DOUBLE;
-    if (t.code == kDLUInt) return t.bits == 1 ? GR_BOOL : t.bits == 8 ? GR_UINT8 : t.bits == 16 ? GR_UINT16 : t.bits == 32 ? GR_UINT32 : GR_UINT64;
-    return t.bits == 8 ? GR_INT8 : t.bits == 16 ? GR_INT16 : t.bits == 32 ? GR_INT32 : GR_INT64;
-}
-
 static void fill_uniform(uint64_t *rng, DLTensor *t, double lo, double hi)
 {
     /* bools: [0, 2) floored, half of them true */
@@ -33,52 +27,6 @@ static void fill_uniform(uint64_t *rng, DLTensor *t, double lo, double hi)
         double v = tu_rand_uniform(rng, lo, hi);
         ow_set(t, i, t->dtype.bits == 1 ? floor(v) : v);
     }
-}
-
-/* The flat index into a tensor of shape s (rank n) that numpy broadcasting
- * reads for output index `o` of the output shape os (rank on). */
-static int64_t bcast_index(int on, const int64_t *os, int64_t o, int n, const int64_t *s)
-{
-    int64_t idx[8], r = o;
-    for (int d = on - 1; d >= 0; d--) {
-        idx[d] = r % os[d];
-        r /= os[d];
-    }
-    int64_t flat = 0;
-    for (int d = 0; d < n; d++) {
-        int od = on - n + d;
-        flat = flat * s[d] + (s[d] == 1 ? 0 : idx[od]);
-    }
-    return flat;
-}
-
-static gr_exec *compile_ok(ow_model *w, gr_model **m)
-{
-    char *err = NULL;
-    gr_exec *e = ow_compile(w, m, &err);
-    if (!e) printf("compile: %s\n", err);
-    assert_non_null(e);
-    free(err);
-    return e;
-}
-
-static void expect_compile_error(ow_model *w, const char *a, const char *b)
-{
-    gr_model *m = NULL;
-    char *err = NULL;
-    gr_exec *e = ow_compile(w, &m, &err);
-    assert_null(e);
-    assert_non_null(err);
-    tu_assert_msg_has(err, a, b);
-    free(err);
-    ow_free(w);
-}
-
-static void finish(ow_model *w, gr_exec *e, gr_model *m)
-{
-    gr_exec_free(e);
-    gr_model_free(m);
-    ow_free(w);
 }
 
 /* ---------------- unary ---------------- */
@@ -102,12 +50,12 @@ static void check_unary(uint64_t *rng, const char *domain, const char *op, const
 {
     int64_t shape[3] = {2, 3, 7};
     ow_model *w = ow_new(18);
-    ow_input(w, "x", elem_of(dt), 3, shape);
+    ow_input(w, "x", ow_elem_type(dt), 3, shape);
     ow_node *n = ow_node_add(w, domain, op, "x", "y");
     if (approx) ow_attr_str(n, "approximate", approx);
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = ow_tensor(dt, 3, shape);
     fill_uniform(rng, x, lo, hi);
     const DLTensor *y = ow_run(e, 1, &x, 0);
@@ -126,7 +74,7 @@ static void check_unary(uint64_t *rng, const char *domain, const char *op, const
     free(want);
     free(got);
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_unary(void **state)
@@ -157,12 +105,12 @@ static void check_binary(uint64_t *rng, const char *op, binop f, DLDataType at, 
 {
     int64_t sa[3] = {2, 1, 4}, sb[2] = {3, 1}, so[3] = {2, 3, 4};
     ow_model *w = ow_new(13);
-    ow_input(w, "a", elem_of(at), 3, sa);
-    ow_input(w, "b", elem_of(bt), 2, sb);
+    ow_input(w, "a", ow_elem_type(at), 3, sa);
+    ow_input(w, "b", ow_elem_type(bt), 2, sb);
     ow_node_add(w, "", op, "a,b", "y");
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *a = ow_tensor(at, 3, sa), *b = ow_tensor(bt, 2, sb);
     fill_uniform(rng, a, lo, hi);
     fill_uniform(rng, b, blo, bhi);
@@ -173,7 +121,7 @@ static void check_binary(uint64_t *rng, const char *op, binop f, DLDataType at, 
     double want[24];
     float got[24];
     for (int64_t o = 0; o < 24; o++) {
-        double r = f(ow_get(a, bcast_index(3, so, o, 3, sa)), ow_get(b, bcast_index(3, so, o, 2, sb)));
+        double r = f(ow_get(a, ow_bcast_index(3, so, o, 3, sa)), ow_get(b, ow_bcast_index(3, so, o, 2, sb)));
         /* The output has A's type: integers truncate (C's conversion). */
         want[o] = at.code == kDLFloat ? r : trunc(r);
         got[o] = (float)ow_get(y, o);
@@ -181,23 +129,34 @@ static void check_binary(uint64_t *rng, const char *op, binop f, DLDataType at, 
     assert_int_equal(tu_compare_f32(op, got, want, 24, 1e-5, 1e-6), 0);
     rt_tensor_free(a);
     rt_tensor_free(b);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_binary_broadcast(void **state)
 {
     (void)state;
     uint64_t rng = tu_seed();
-    check_binary(&rng, "Sub", op_sub, F32, F32, -2, 2, -2, 2);
-    check_binary(&rng, "Mul", op_mul, F32, F32, -2, 2, -2, 2);
-    check_binary(&rng, "Div", op_div, F32, F32, -2, 2, 0.5, 2);
-    check_binary(&rng, "Pow", op_pow, F32, F32, 0.1, 3, -2, 2);
-    check_binary(&rng, "Pow", op_pow, F32, I64, 0.1, 3, -3, 4);
-    check_binary(&rng, "Sub", op_sub, I32, I32, -1000, 1000, -1000, 1000);
-    check_binary(&rng, "Mul", op_mul, I64, I64, -1000, 1000, -1000, 1000);
-    /* Integer bases: computed in double, truncated to the base's type. */
-    check_binary(&rng, "Pow", op_pow, I32, I32, -9, 9, 0, 6);
-    check_binary(&rng, "Pow", op_pow, I64, F32, 0, 20, 0, 3);
+    /* automatic: the DLDataType constants are no constant expressions */
+    const struct {
+        const char *op;
+        binop f;
+        DLDataType at, bt;
+        double lo, hi, blo, bhi;
+    } cases[] = {
+        {"Sub", op_sub, F32, F32, -2, 2, -2, 2},
+        {"Mul", op_mul, F32, F32, -2, 2, -2, 2},
+        {"Div", op_div, F32, F32, -2, 2, 0.5, 2},
+        {"Pow", op_pow, F32, F32, 0.1, 3, -2, 2},
+        {"Pow", op_pow, F32, I64, 0.1, 3, -3, 4},
+        {"Sub", op_sub, I32, I32, -1000, 1000, -1000, 1000},
+        {"Mul", op_mul, I64, I64, -1000, 1000, -1000, 1000},
+        /* Integer bases: computed in double, truncated to the base's type. */
+        {"Pow", op_pow, I32, I32, -9, 9, 0, 6},
+        {"Pow", op_pow, I64, F32, 0, 20, 0, 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_binary(&rng, cases[i].op, cases[i].f, cases[i].at, cases[i].bt, cases[i].lo, cases[i].hi,
+                     cases[i].blo, cases[i].bhi);
 }
 
 /* Integer Div truncates toward zero; a zero divisor gives 0 and INT_MIN /
@@ -206,12 +165,12 @@ static void check_int_div(DLDataType dt, const double *a, const double *b, const
 {
     int64_t s[1] = {n};
     ow_model *w = ow_new(13);
-    ow_input(w, "a", elem_of(dt), 1, s);
-    ow_input(w, "b", elem_of(dt), 1, s);
+    ow_input(w, "a", ow_elem_type(dt), 1, s);
+    ow_input(w, "b", ow_elem_type(dt), 1, s);
     ow_node_add(w, "", "Div", "a,b", "y");
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *ta = ow_tensor(dt, 1, s), *tb = ow_tensor(dt, 1, s);
     for (int i = 0; i < n; i++) {
         ow_set(ta, i, a[i]);
@@ -226,24 +185,24 @@ static void check_int_div(DLDataType dt, const double *a, const double *b, const
     }
     rt_tensor_free(ta);
     rt_tensor_free(tb);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_div_integer(void **state)
 {
     (void)state;
-    double a[] = {7, -7, 7, -7, 5, -2147483648.0, 0, 9};
-    double b[] = {2, 2, -2, -2, 0, -1, 3, 1};
-    double want[] = {3, -3, -3, 3, 0, -2147483648.0, 0, 9};
-    check_int_div(I32, a, b, want, 8);
-    double a64[] = {1e15 + 1, -9, 9, 4};
-    double b64[] = {10, 4, 0, -1};
-    double w64[] = {1e14, -2, 0, -4};
-    check_int_div(I64, a64, b64, w64, 4);
-    double au[] = {255, 7, 200, 0};
-    double bu[] = {2, 0, 255, 1};
-    double wu[] = {127, 0, 0, 0};
-    check_int_div(U8, au, bu, wu, 4);
+    const struct {
+        DLDataType t;
+        int n;
+        double a[8], b[8], want[8];
+    } cases[] = {
+        {I32, 8, {7, -7, 7, -7, 5, -2147483648.0, 0, 9}, {2, 2, -2, -2, 0, -1, 3, 1},
+         {3, -3, -3, 3, 0, -2147483648.0, 0, 9}},
+        {I64, 4, {1e15 + 1, -9, 9, 4}, {10, 4, 0, -1}, {1e14, -2, 0, -4}},
+        {U8, 4, {255, 7, 200, 0}, {2, 0, 255, 1}, {127, 0, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_int_div(cases[i].t, cases[i].a, cases[i].b, cases[i].want, cases[i].n);
 }
 
 /* ---------------- Clip ---------------- */
@@ -254,15 +213,15 @@ static void check_clip(uint64_t *rng, DLDataType dt, bool have_min, bool have_ma
 {
     int64_t s[2] = {3, 5};
     ow_model *w = ow_new(13);
-    ow_input(w, "x", elem_of(dt), 2, s);
-    if (have_min) ow_input(w, "lo", elem_of(dt), 0, NULL);
-    if (have_max) ow_input(w, "hi", elem_of(dt), 0, NULL);
+    ow_input(w, "x", ow_elem_type(dt), 2, s);
+    if (have_min) ow_input(w, "lo", ow_elem_type(dt), 0, NULL);
+    if (have_max) ow_input(w, "hi", ow_elem_type(dt), 0, NULL);
     char ins_s[32];
     snprintf(ins_s, sizeof ins_s, "x,%s,%s", have_min ? "lo" : "", have_max ? "hi" : "");
     ow_node_add(w, "", "Clip", ins_s, "y");
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = ow_tensor(dt, 2, s), *tl = ow_tensor(dt, 0, NULL), *th = ow_tensor(dt, 0, NULL);
     fill_uniform(rng, x, -10, 10);
     ow_set(tl, 0, lo);
@@ -285,19 +244,24 @@ static void check_clip(uint64_t *rng, DLDataType dt, bool have_min, bool have_ma
     rt_tensor_free(x);
     rt_tensor_free(tl);
     rt_tensor_free(th);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_clip(void **state)
 {
     (void)state;
     uint64_t rng = tu_seed();
-    check_clip(&rng, F32, true, true, -2.5, 3.25);
-    check_clip(&rng, F32, false, true, 0, 1.5);
-    check_clip(&rng, F32, true, false, -1, 0);
-    check_clip(&rng, F32, true, true, 2, -2);
-    check_clip(&rng, I32, true, true, -3, 4);
-    check_clip(&rng, I8, false, true, 0, -1);
+    const struct {
+        DLDataType t;
+        bool have_min, have_max;
+        double lo, hi;
+    } cases[] = {
+        {F32, true, true, -2.5, 3.25}, {F32, false, true, 0, 1.5},
+        {F32, true, false, -1, 0},     {F32, true, true, 2, -2},
+        {I32, true, true, -3, 4},      {I8, false, true, 0, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_clip(&rng, cases[i].t, cases[i].have_min, cases[i].have_max, cases[i].lo, cases[i].hi);
 }
 
 /* ---------------- Cast ---------------- */
@@ -324,12 +288,12 @@ static void check_cast(uint64_t *rng, DLDataType from, DLDataType to, double lo,
 {
     int64_t s[1] = {64};
     ow_model *w = ow_new(13);
-    ow_input(w, "x", elem_of(from), 1, s);
+    ow_input(w, "x", ow_elem_type(from), 1, s);
     ow_node *n = ow_node_add(w, "", "Cast", "x", "y");
-    ow_attr_int(n, "to", elem_of(to));
+    ow_attr_int(n, "to", ow_elem_type(to));
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = ow_tensor(from, 1, s);
     fill_uniform(rng, x, lo, hi);
     ow_set(x, 0, 0); /* a zero for the casts to bool */
@@ -343,26 +307,33 @@ static void check_cast(uint64_t *rng, DLDataType from, DLDataType to, double lo,
                      from.bits, to.code, to.bits, i, ow_get(x, i), got, want);
     }
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_cast(void **state)
 {
     (void)state;
     uint64_t rng = tu_seed();
-    check_cast(&rng, F32, I32, -100, 100); /* truncation toward zero */
-    check_cast(&rng, F32, I64, -1e6, 1e6);
-    check_cast(&rng, F32, U8, 0, 255);
-    check_cast(&rng, F32, BOOL, -2, 2);
-    check_cast(&rng, F64, F32, -1e3, 1e3);
-    check_cast(&rng, F32, F64, -1e3, 1e3);
-    check_cast(&rng, BOOL, F32, 0, 2);
-    check_cast(&rng, BOOL, I64, 0, 2);
-    check_cast(&rng, I64, I8, -1000, 1000); /* wraps */
-    check_cast(&rng, I8, U16, -128, 128);   /* sign-extends, then wraps */
-    check_cast(&rng, I32, F64, -1e9, 1e9);
-    check_cast(&rng, U8, I64, 0, 256);
-    check_cast(&rng, I32, BOOL, -3, 3);
+    const struct {
+        DLDataType from, to;
+        double lo, hi;
+    } cases[] = {
+        {F32, I32, -100, 100}, /* truncation toward zero */
+        {F32, I64, -1e6, 1e6},
+        {F32, U8, 0, 255},
+        {F32, BOOL, -2, 2},
+        {F64, F32, -1e3, 1e3},
+        {F32, F64, -1e3, 1e3},
+        {BOOL, F32, 0, 2},
+        {BOOL, I64, 0, 2},
+        {I64, I8, -1000, 1000}, /* wraps */
+        {I8, U16, -128, 128},  /* sign-extends, then wraps */
+        {I32, F64, -1e9, 1e9},
+        {U8, I64, 0, 256},
+        {I32, BOOL, -3, 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_cast(&rng, cases[i].from, cases[i].to, cases[i].lo, cases[i].hi);
 }
 
 /* ---------------- Where ---------------- */
@@ -376,12 +347,12 @@ static void test_where_broadcast(void **state)
     for (int t = 0; t < 2; t++) {
         ow_model *w = ow_new(16);
         ow_input(w, "c", GR_BOOL, 3, sc);
-        ow_input(w, "x", elem_of(types[t]), 2, sx);
-        ow_input(w, "y", elem_of(types[t]), 1, sy);
+        ow_input(w, "x", ow_elem_type(types[t]), 2, sx);
+        ow_input(w, "y", ow_elem_type(types[t]), 1, sy);
         ow_node_add(w, "", "Where", "c,x,y", "z");
         ow_output(w, "z");
         gr_model *m;
-        gr_exec *e = compile_ok(w, &m);
+        gr_exec *e = ow_compile_ok(w, &m);
         DLTensor *c = ow_tensor(BOOL, 3, sc), *x = ow_tensor(types[t], 2, sx),
                  *y = ow_tensor(types[t], 1, sy);
         fill_uniform(&rng, c, 0, 2);
@@ -390,44 +361,180 @@ static void test_where_broadcast(void **state)
         DLTensor *ins[3] = {c, x, y};
         const DLTensor *z = ow_run(e, 3, ins, 0);
         for (int64_t o = 0; o < 24; o++) {
-            double want = ow_get(c, bcast_index(3, so, o, 3, sc)) != 0
-                              ? ow_get(x, bcast_index(3, so, o, 2, sx))
-                              : ow_get(y, bcast_index(3, so, o, 1, sy));
+            double want = ow_get(c, ow_bcast_index(3, so, o, 3, sc)) != 0
+                              ? ow_get(x, ow_bcast_index(3, so, o, 2, sx))
+                              : ow_get(y, ow_bcast_index(3, so, o, 1, sy));
             if (ow_get(z, o) != want) fail_msg("Where element %d: %g, expected %g", (int)o, ow_get(z, o), want);
         }
         rt_tensor_free(c);
         rt_tensor_free(x);
         rt_tensor_free(y);
-        finish(w, e, m);
+        ow_finish(w, e, m);
+    }
+}
+
+/* ---------------- Dropout ---------------- */
+
+/* Dropout at `opset` (ratio/training_mode as constants from 12 on, the
+ * attributes before): the output must equal X exactly and the mask,
+ * when asked for, be ones (bool from opset 10, X's type before). */
+static void check_dropout(uint64_t *rng, int opset, DLDataType t, bool mask, bool training, float ratio)
+{
+    int64_t s[3] = {2, 3, 5};
+    ow_model *w = ow_new(opset);
+    ow_input(w, "x", ow_elem_type(t), 3, s);
+    ow_node *n;
+    if (opset >= 12) {
+        uint8_t tm = training;
+        ow_init(w, "r", GR_FLOAT, 0, NULL, &ratio, 4);
+        ow_init(w, "t", GR_BOOL, 0, NULL, &tm, 1);
+        n = ow_node_add(w, "", "Dropout", "x,r,t", mask ? "y,m" : "y");
+    } else {
+        n = ow_node_add(w, "", "Dropout", "x", mask ? "y,m" : "y");
+        ow_attr_float(n, "ratio", ratio);
+        if (opset < 7) ow_attr_int(n, "is_test", !training);
+    }
+    ow_output(w, "y");
+    if (mask) ow_output(w, "m");
+    gr_model *m;
+    gr_exec *e = ow_compile_ok(w, &m);
+    DLTensor *x = ow_tensor(t, 3, s);
+    fill_uniform(rng, x, -5, 5);
+    const DLTensor *y = ow_run(e, 1, &x, 0);
+    for (int i = 0; i < 30; i++)
+        if (ow_get(y, i) != ow_get(x, i))
+            fail_msg("Dropout opset %d element %d: %g, expected %g", opset, i, ow_get(y, i), ow_get(x, i));
+    if (mask) {
+        const DLTensor *mk = ow_run(e, 1, &x, 1);
+        DLDataType mt = opset >= 10 ? BOOL : t;
+        assert_int_equal(mk->dtype.code, mt.code);
+        assert_int_equal(mk->dtype.bits, mt.bits);
+        for (int i = 0; i < 30; i++)
+            if (ow_get(mk, i) != 1) fail_msg("Dropout opset %d mask %d: %g, expected 1", opset, i, ow_get(mk, i));
+    }
+    rt_tensor_free(x);
+    ow_finish(w, e, m);
+}
+
+static void test_dropout(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const struct {
+        int opset;
+        DLDataType t;
+        bool mask, training;
+        float ratio;
+    } cases[] = {
+        {13, F32, true, false, 0.3f}, {13, F64, false, false, 0.5f}, {12, F32, true, true, 0},
+        {10, F32, true, false, 0.2f}, {7, F64, true, false, 0.5f},   {6, F32, true, false, 0.5f},
+        {6, F32, false, true, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_dropout(&rng, cases[i].opset, cases[i].t, cases[i].mask, cases[i].training, cases[i].ratio);
+}
+
+/* A Dropout without mask is dropped by the graph passes: x -> Dropout ->
+ * Relu runs as the Relu alone. */
+static void test_dropout_eliminated(void **state)
+{
+    (void)state;
+    int64_t s[2] = {4, 8};
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, s);
+    ow_node_add(w, "", "Dropout", "x", "d");
+    ow_node_add(w, "", "Relu", "d", "y");
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = ow_compile_ok(w, &m);
+    assert_int_equal(m->graph->n_nodes, 1);
+    assert_string_equal(m->graph->nodes[0].op_type, "Relu");
+    ow_finish(w, e, m);
+}
+
+/* A run-time ratio (a graph input) is never read in inference: the
+ * Dropout between a graph input and output (which the passes keep) runs,
+ * with and without its mask, the ratio no kernel argument. */
+static void test_dropout_runtime_ratio(void **state)
+{
+    (void)state;
+    for (int mask = 0; mask < 2; mask++) {
+        ow_model *w = ow_new(13);
+        ow_input(w, "x", GR_FLOAT, 1, (int64_t[]){4});
+        ow_input(w, "r", GR_FLOAT, 0, NULL);
+        ow_node_add(w, "", "Dropout", "x,r", mask ? "y,m" : "y");
+        ow_output(w, "y");
+        if (mask) ow_output(w, "m");
+        gr_model *m;
+        gr_exec *e = ow_compile_ok(w, &m);
+        DLTensor *x = ow_tensor(F32, 1, (int64_t[]){4}), *r = ow_tensor(F32, 0, NULL);
+        for (int i = 0; i < 4; i++) ow_set(x, i, i - 1.5);
+        ow_set(r, 0, 0.5);
+        DLTensor *ins[2] = {x, r};
+        const DLTensor *y = ow_run(e, 2, ins, 0);
+        for (int i = 0; i < 4; i++) assert_true(ow_get(y, i) == i - 1.5);
+        if (mask) {
+            const DLTensor *mk = ow_run(e, 2, ins, 1);
+            for (int i = 0; i < 4; i++) assert_true(ow_get(mk, i) == 1);
+        }
+        rt_tensor_free(x);
+        rt_tensor_free(r);
+        ow_finish(w, e, m);
     }
 }
 
 /* ---------------- refusals ---------------- */
 
+static const struct {
+    ow_node_spec m;
+    const char *want[2];
+} errors[] = {
+    /* The math functions on an integer input. */
+    {{13, "Sqrt", NULL, {OW_IN("x", GR_INT32, 1, 4)}, {{0}}},
+     {"node 'n0' (Sqrt)", "input X is int32; Sqrt is computed for float and double only"}},
+    /* Arithmetic on bools. */
+    {{13, "Mul", "a,b", {OW_IN("a", GR_BOOL, 1, 4), OW_IN("b", GR_BOOL, 1, 4)}, {{0}}},
+     {"node 'n0' (Mul)", "inputs are bool; Mul is computed for numbers only"}},
+    /* A Clip bound that is no scalar. */
+    {{13, "Clip", "x,lo", {OW_IN("x", GR_FLOAT, 1, 4), OW_IN("lo", GR_FLOAT, 1, 2)}, {{0}}},
+     {"node 'n0' (Clip)", "input 1 (min) has 2 elements; it must be a scalar"}},
+    /* Dropout: training drops at random; Loom runs inference only. */
+    {{13, "Dropout", "x,r,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("r", GR_FLOAT, 0.25), OW_SCALAR("t", GR_BOOL, 1)}, {{0}}},
+     {"node 'n0' (Dropout)", "input training_mode is true with ratio 0.25 drops elements at random; "
+                             "Loom runs inference only (training with ratio 0 is the identity)"}},
+    {{13, "Dropout", "x,,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("t", GR_BOOL, 1)}, {{0}}},
+     {"node 'n0' (Dropout)", "input training_mode is true with ratio 0.5 drops elements at random"}},
+    {{6, "Dropout", NULL, {OW_IN("x", GR_FLOAT, 1, 4)}, {{0}}},
+     {"node 'n0' (Dropout)", "attribute 'is_test' is 0 (training mode) with ratio 0.5 drops elements at random"}},
+    {{13, "Dropout", "x,r,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("r", GR_FLOAT, 0), OW_IN("t", GR_BOOL, 0, 0)}, {{0}}},
+     {"(Dropout)", "input 'training_mode' ('t') must be a constant: Loom decides between inference and training"}},
+    {{13, "Dropout", "x,r,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_IN("r", GR_FLOAT, 0, 0), OW_SCALAR("t", GR_BOOL, 1)}, {{0}}},
+     {"(Dropout)", "input 'ratio' ('r') must be a constant when training_mode is true"}},
+    {{13, "Dropout", "x,r", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("r", GR_FLOAT, 1.5)}, {{0}}},
+     {"(Dropout)", "input ratio is 1.5; it must be in [0, 1)"}},
+    {{13, "Dropout", "x,r", {OW_IN("x", GR_FLOAT, 1, 4), OW_VEC("r", GR_FLOAT, 2, 0, 0)}, {{0}}},
+     {"(Dropout)", "input ratio has 2 elements; it must be a scalar"}},
+    {{13, "Dropout", "x,r", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("r", GR_INT64, 0)}, {{0}}},
+     {"(Dropout)", "input ratio is int64; it must be a float type"}},
+    {{13, "Dropout", "x,,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("t", GR_FLOAT, 1)}, {{0}}},
+     {"(Dropout)", "input training_mode is float; it must be bool"}},
+    {{13, "Dropout", "x,,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_VEC("t", GR_BOOL, 2, 0, 0)}, {{0}}},
+     {"(Dropout)", "input training_mode has 2 elements; it must be a scalar"}},
+    {{13, "Dropout", "x,r,t", {OW_IN("x", GR_FLOAT, 1, 4), OW_SCALAR("r", GR_DOUBLE, 0.5), OW_SCALAR("t", GR_BOOL, 1)}, {{0}}},
+     {"(Dropout)", "input training_mode is true with ratio 0.5"}},
+    {{13, "Dropout", NULL, {OW_IN("x", GR_INT32, 1, 4)}, {{0}}},
+     {"(Dropout)", "input data is int32; Dropout is defined for float types only"}},
+    {{10, "Dropout", NULL, {OW_IN("x", GR_FLOAT, 1, 4)}, {OW_AI("ratio", 1)}},
+     {"(Dropout)", "attribute 'ratio' must be a float"}},
+    {{13, "Dropout", NULL, {OW_IN("x", GR_FLOAT, 1, 4)}, {OW_AF("ratio", 0.5f)}},
+     {"(Dropout)", "attribute 'ratio' is not defined at opset 13 (Dropout has it up to opset 11)"}},
+};
+
 static void test_errors(void **state)
 {
     (void)state;
-    int64_t s[1] = {4}, s2[1] = {2};
-    /* The math functions on an integer input. */
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_INT32, 1, s);
-    ow_node_add(w, "", "Sqrt", "x", "y");
-    ow_output(w, "y");
-    expect_compile_error(w, "node 'n0' (Sqrt)", "input X is int32; Sqrt is computed for float and double only");
-    /* Arithmetic on bools. */
-    w = ow_new(13);
-    ow_input(w, "a", GR_BOOL, 1, s);
-    ow_input(w, "b", GR_BOOL, 1, s);
-    ow_node_add(w, "", "Mul", "a,b", "y");
-    ow_output(w, "y");
-    expect_compile_error(w, "node 'n0' (Mul)", "inputs are bool; Mul is computed for numbers only");
-    /* A Clip bound that is no scalar. */
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 1, s);
-    ow_input(w, "lo", GR_FLOAT, 1, s2);
-    ow_node_add(w, "", "Clip", "x,lo", "y");
-    ow_output(w, "y");
-    expect_compile_error(w, "node 'n0' (Clip)", "input 1 (min) has 2 elements; it must be a scalar");
+    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
+        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
 }
 
 int main(void)
@@ -439,6 +546,9 @@ int main(void)
         cmocka_unit_test(test_clip),
         cmocka_unit_test(test_cast),
         cmocka_unit_test(test_where_broadcast),
+        cmocka_unit_test(test_dropout),
+        cmocka_unit_test(test_dropout_eliminated),
+        cmocka_unit_test(test_dropout_runtime_ratio),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,9 @@
  * double-precision reference and against the same model compiled with
  * gr_compile_options.no_layout:
  *   - conv -> relu -> conv runs blocked with exactly one ToNCHWc (at the
- *     input) and one FromNCHWc (at the output);
+ *     input) and one FromNCHWc (at the output), and so does conv ->
+ *     any layout-agnostic elementwise operator -> conv (numerically: the
+ *     newer activations, PRelu and Max with per-channel constants, Pow);
  *   - a residual block keeps its Add (and a per-channel Mul by an
  *     initializer, re-laid out) blocked;
  *   - a depthwise convolution (strided) runs blocked;
@@ -244,6 +246,132 @@ static void test_conv_relu_conv(void **state)
     free_all(m1, e1, m2, e2);
     ow_free(w);
     free_conv(&c1), free_conv(&c2);
+}
+
+/* conv -> OP -> conv: the activation between the convolutions, x its
+ * input, per-channel constants for the binary ones (PRelu's slope
+ * [C,1,1], a Max's or Pow's second input [1,C,1,1] or a scalar). */
+static void add_activation(ow_model *w, const char *op, int64_t C, const char *x, const char *y)
+{
+    static float pc[64];
+    for (int c = 0; c < 64; c++) pc[c] = 0.05f * (float)c - 0.75f;
+    char ins[64];
+    snprintf(ins, sizeof ins, "%s", x);
+    if (strcmp(op, "PRelu") == 0) {
+        ow_init(w, "pc", GR_FLOAT, 3, (int64_t[]){C, 1, 1}, pc, (size_t)C * 4);
+        snprintf(ins, sizeof ins, "%s,pc", x);
+    } else if (strcmp(op, "Max") == 0 || strcmp(op, "Min") == 0 || strcmp(op, "Sum") == 0 ||
+               strcmp(op, "Mean") == 0) {
+        ow_init(w, "pc", GR_FLOAT, 4, (int64_t[]){1, C, 1, 1}, pc, (size_t)C * 4);
+        snprintf(ins, sizeof ins, "%s,pc", x);
+    } else if (strcmp(op, "Pow") == 0) {
+        float two = 2;
+        ow_init(w, "two", GR_FLOAT, 0, NULL, &two, 4);
+        snprintf(ins, sizeof ins, "%s,two", x);
+    }
+    ow_node *n = ow_node_add(w, "", op, ins, y);
+    if (strcmp(op, "LeakyRelu") == 0 || strcmp(op, "Elu") == 0) ow_attr_float(n, "alpha", 0.25f);
+}
+
+/* Every layout-agnostic elementwise operator between two blocked
+ * convolutions runs on the blocked twins: no FromNCHWc/ToNCHWc between
+ * them (gr_extract_tasks: the graph as gr_compile plans it, nothing
+ * built). Identity and Dropout are removed before the layout pass. */
+static void test_activations_stay_blocked(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    static const char *const ops[] = {
+        "Relu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Sqrt", "Reciprocal", "Erf", "Gelu",
+        "Identity", "Dropout", "Abs", "Neg", "Sign", "Exp", "Log", "Ceil", "Floor", "Round", "Sin",
+        "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
+        "Softsign", "Mish", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu",
+        "Shrink", "PRelu", "Max", "Min", "Sum", "Mean", "Pow"};
+    const int64_t b = host_block(), C = 2 * b, H = 4, W = 4;
+    conv_w c1 = rand_conv(&rng, C, C, 1, 1), c2 = rand_conv(&rng, C, C, 1, 1);
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        ow_model *w = ow_new(18);
+        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+        add_conv(w, "c1", &c1, "x", "h", 1, 1, 0);
+        add_activation(w, ops[i], C, "h", "a");
+        add_conv(w, "c2", &c2, "a", "y", 1, 1, 0);
+        ow_output(w, "y");
+        char path[] = "/tmp/loom_layout_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        ow_write(w, path);
+        char *err = NULL;
+        gr_model *m = gr_model_load(path, &err);
+        unlink(path);
+        assert_non_null(m);
+        gr_task *tasks;
+        int ntasks;
+        if (gr_extract_tasks(m, NULL, &tasks, &ntasks, &err) != 0) fail_msg("%s: %s", ops[i], err);
+        const gr_graph *g = m->graph;
+        bool removed = strcmp(ops[i], "Identity") == 0 || strcmp(ops[i], "Dropout") == 0;
+        int a = find_op(g, "", ops[i], 0);
+        if (count_op(g, "loom", "ToNCHWc") != 1 || count_op(g, "loom", "FromNCHWc") != 1 ||
+            count_op(g, "loom", "ConvNCHWc") != 2 || g->n_nodes != (removed ? 4 : 5) ||
+            find_op(g, "loom", "FromNCHWc", 0) != g->n_nodes - 1 || (!removed && a < 0))
+            fail_msg("%s between blocked convolutions: %d nodes, %d ToNCHWc, %d FromNCHWc", ops[i],
+                     g->n_nodes, count_op(g, "loom", "ToNCHWc"), count_op(g, "loom", "FromNCHWc"));
+        if (!removed && out_type(g, a)->ndim != 5) fail_msg("%s: its output is not blocked", ops[i]);
+        gr_tasks_free(tasks, ntasks);
+        gr_model_free(m);
+        ow_free(w);
+    }
+    free_conv(&c1), free_conv(&c2);
+}
+
+static double a_leaky(double v, int64_t c) { return v < 0 ? 0.25 * v : v; }
+static double a_hsig(double v, int64_t c) { return fmax(0, fmin(1, 0.2 * v + 0.5)); }
+static double a_mish(double v, int64_t c) { return v * tanh(log1p(exp(v))); }
+static double a_softsign(double v, int64_t c) { return v / (1 + fabs(v)); }
+static double a_elu(double v, int64_t c) { return v < 0 ? 0.25 * expm1(v) : v; }
+static double a_gelu(double v, int64_t c) { return 0.5 * v * (1 + erf(v / sqrt(2))); }
+static double a_prelu(double v, int64_t c) { return v < 0 ? v * (double)(0.05f * (float)c - 0.75f) : v; }
+static double a_max(double v, int64_t c) { return fmax(v, (double)(0.05f * (float)c - 0.75f)); }
+static double a_pow(double v, int64_t c) { return v * v; }
+
+/* conv -> activation -> conv on the blocked layout against a naive double
+ * reference and the plain (no_layout) compile of the same model. */
+static void test_activation_chain_numeric(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    static const struct {
+        const char *op;
+        double (*ref)(double, int64_t);
+    } acts[] = {{"LeakyRelu", a_leaky}, {"HardSigmoid", a_hsig}, {"Mish", a_mish},
+                {"Softsign", a_softsign}, {"Elu", a_elu}, {"Gelu", a_gelu},
+                {"PRelu", a_prelu}, {"Max", a_max}, {"Pow", a_pow}};
+    const int64_t b = host_block(), C = 2 * b, H = 6, W = 5;
+    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
+        conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, C, C, 1, 1);
+        ow_model *w = ow_new(18);
+        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+        add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
+        add_activation(w, acts[i].op, C, "h", "a");
+        add_conv(w, "c2", &c2, "a", "y", 1, 1, 0);
+        ow_output(w, "y");
+        gr_model *m1, *m2;
+        gr_exec *e1, *e2;
+        compile_both(w, &m1, &e1, &m2, &e2);
+        assert_int_equal(count_op(m1->graph, "loom", "FromNCHWc"), 1);
+        DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
+        double *xd = input_double(x);
+        int64_t oh, ow;
+        double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+        for (int64_t j = 0; j < C * oh * ow; j++) h[j] = acts[i].ref(h[j], j / (oh * ow));
+        double *ref = ref_conv(h, C, oh, ow, &c2, 1, 1, 0, &oh, &ow);
+        check_both(e1, e2, x, 0, ref, C * oh * ow);
+        free(ref), free(h), free(xd);
+        rt_tensor_free(x);
+        free_all(m1, e1, m2, e2);
+        ow_free(w);
+        free_conv(&c1), free_conv(&c2);
+    }
 }
 
 static void test_residual_block(void **state)
@@ -695,9 +823,7 @@ static void test_pools_left_plain(void **state)
         add_pool(w, &mp, "x", "y");
         ow_output(w, "y");
         gr_model *m;
-        char *err = NULL;
-        gr_exec *e = ow_compile(w, &m, &err);
-        if (!e) fail_msg("%s", err);
+        gr_exec *e = ow_compile_ok(w, &m);
         assert_int_equal(count_op(m->graph, "", "MaxPool"), 1);
         assert_int_equal(m->graph->n_nodes, 1);
         gr_exec_free(e);
@@ -839,6 +965,7 @@ static void test_dump_graph(void **state)
     gr_model *m;
     char *err = NULL;
     gr_exec *e = ow_compile(w, &m, &err);
+    /* unset before any check can end the test: later tests dump nothing */
     unsetenv("LOOM_DUMP_GRAPH");
     if (!e) fail_msg("%s", err);
     char path[256];
@@ -1083,6 +1210,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_relu_conv),
+        cmocka_unit_test(test_activations_stay_blocked),
+        cmocka_unit_test(test_activation_chain_numeric),
         cmocka_unit_test(test_residual_block),
         cmocka_unit_test(test_depthwise_and_middle_output),
         cmocka_unit_test(test_half_blocks),

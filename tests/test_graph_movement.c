@@ -25,12 +25,6 @@
 static const DLDataType F32 = {kDLFloat, 32, 1}, F64 = {kDLFloat, 64, 1}, I32 = {kDLInt, 32, 1},
                         I64 = {kDLInt, 64, 1};
 
-static int elem_of(DLDataType t)
-{
-    if (t.code == kDLFloat) return t.bits == 32 ? GR_FLOAT : GR_DOUBLE;
-    return t.bits == 32 ? GR_INT32 : GR_INT64;
-}
-
 static void coords(int nd, const int64_t *s, int64_t flat, int64_t *c)
 {
     for (int d = nd - 1; d >= 0; d--) {
@@ -46,19 +40,6 @@ static int64_t flat_of(int nd, const int64_t *s, const int64_t *c)
     return f;
 }
 
-static void expect_error(ow_model *w, const char *a, const char *b)
-{
-    gr_model *m = NULL;
-    char *err = NULL;
-    gr_exec *e = ow_compile(w, &m, &err);
-    assert_null(e);
-    assert_non_null(err);
-    tu_assert_msg_has(err, a, b);
-    free(err);
-    gr_model_free(m);
-    ow_free(w);
-}
-
 /* The model w (input "x" of type t, shape xs) run once; y compared with
  * want(coords of y) element by element. */
 typedef double (*want_fn)(const DLTensor *x, const int64_t *yc);
@@ -66,10 +47,8 @@ typedef double (*want_fn)(const DLTensor *x, const int64_t *yc);
 static void run_check(uint64_t *rng, ow_model *w, DLDataType t, int xnd, const int64_t *xs,
                       int ynd, const int64_t *ys, want_fn want, double lo, double hi, const char *what)
 {
-    char *err = NULL;
     gr_model *m = NULL;
-    gr_exec *e = ow_compile(w, &m, &err);
-    if (!e) fail_msg("%s: compile: %s", what, err);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = ow_tensor(t, xnd, xs);
     for (int64_t i = 0; i < ow_numel(x); i++) {
         double v = tu_rand_uniform(rng, lo, hi);
@@ -87,9 +66,7 @@ static void run_check(uint64_t *rng, ow_model *w, DLDataType t, int xnd, const i
             fail_msg("%s: output %lld: got %.9g, expected %.9g", what, (long long)o, g, wv);
     }
     rt_tensor_free(x);
-    gr_exec_free(e);
-    gr_model_free(m);
-    ow_free(w);
+    ow_finish(w, e, m);
 }
 
 static int64_t g_xs[8];
@@ -162,7 +139,7 @@ static void check_pad(uint64_t *rng, int opset, int mode, const int64_t *pads, D
     p_begin[1] = pads[1];
     p_mode = mode;
     ow_model *w = ow_new(opset);
-    ow_input(w, "x", elem_of(t), 2, xs);
+    ow_input(w, "x", ow_elem_type(t), 2, xs);
     ow_node *n;
     if (opset < 11) {
         n = ow_node_add(w, "", "Pad", "x", "y");
@@ -173,7 +150,7 @@ static void check_pad(uint64_t *rng, int opset, int mode, const int64_t *pads, D
         if (t.code == kDLFloat) {
             double v = 2.5;
             float f = 2.5f;
-            ow_init(w, "v", elem_of(t), 0, NULL, t.bits == 32 ? (void *)&f : (void *)&v, t.bits / 8);
+            ow_init(w, "v", ow_elem_type(t), 0, NULL, t.bits == 32 ? (void *)&f : (void *)&v, t.bits / 8);
         }
         n = ow_node_add(w, "", "Pad", mode == 0 ? "x,p,v" : "x,p", "y");
     }
@@ -321,7 +298,6 @@ static void test_trilu_cumsum(void **state)
 static void test_range_size(void **state)
 {
     (void)state;
-    char *err = NULL;
     gr_model *m = NULL;
     /* Range(10, -3, -4) of int32: 10, 6, 2, -2 */
     ow_model *w = ow_new(11);
@@ -336,8 +312,7 @@ static void test_range_size(void **state)
     ow_node_add(w, "", "Add", "z,n", "zn");
     ow_output(w, "r");
     ow_output(w, "zn");
-    gr_exec *e = ow_compile(w, &m, &err);
-    if (!e) fail_msg("compile: %s", err);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = ow_tensor(F32, 1, (int64_t[]){2}), *z = ow_tensor(I64, 0, NULL);
     ow_set(z, 0, 40);
     DLTensor *ins[2] = {x, z};
@@ -350,9 +325,7 @@ static void test_range_size(void **state)
     assert_true(ow_get(n, 0) == 42);
     rt_tensor_free(x);
     rt_tensor_free(z);
-    gr_exec_free(e);
-    gr_model_free(m);
-    ow_free(w);
+    ow_finish(w, e, m);
     /* float64: 0.5, 0.75, ... below 2: 6 values */
     w = ow_new(11);
     double fs = 0.5, fl = 2, fd = 0.25;
@@ -364,16 +337,13 @@ static void test_range_size(void **state)
     ow_node_add(w, "", "Identity", "x", "z");
     ow_output(w, "r");
     ow_output(w, "z");
-    e = ow_compile(w, &m, &err);
-    if (!e) fail_msg("compile: %s", err);
+    e = ow_compile_ok(w, &m);
     x = ow_tensor(F32, 1, (int64_t[]){2});
     r = ow_run(e, 1, &x, 0);
     assert_int_equal(r->shape[0], 6);
     for (int i = 0; i < 6; i++) assert_true(ow_get(r, i) == 0.5 + 0.25 * i);
     rt_tensor_free(x);
-    gr_exec_free(e);
-    gr_model_free(m);
-    ow_free(w);
+    ow_finish(w, e, m);
 }
 
 /* ---------------- LogSoftmax, Hardmax, InstanceNormalization ---------------- */
@@ -489,10 +459,8 @@ static void test_hardmax_ties(void **state)
     ow_node_add(w, "", "Floor", "x", "f");
     ow_attr_int(ow_node_add(w, "", "Hardmax", "f", "y"), "axis", 2);
     ow_output(w, "y");
-    char *err = NULL;
     gr_model *m = NULL;
-    gr_exec *e = ow_compile(w, &m, &err);
-    if (!e) fail_msg("compile: %s", err);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = ow_tensor(F32, 3, xs);
     for (int64_t i = 0; i < 60; i++) ow_set(x, i, tu_rand_uniform(&rng, 0, 3));
     const DLTensor *y = ow_run(e, 1, &x, 0);
@@ -503,111 +471,58 @@ static void test_hardmax_ties(void **state)
         for (int i = 0; i < 5; i++) assert_true(ow_get(y, row * 5 + i) == (i == first));
     }
     rt_tensor_free(x);
-    gr_exec_free(e);
-    gr_model_free(m);
-    ow_free(w);
+    ow_finish(w, e, m);
 }
 
 /* ---------------- refusals ---------------- */
 
+typedef struct {
+    ow_node_spec m;
+    const char *want[2];
+} err_case;
+
+#define X23 OW_IN("x", GR_FLOAT, 2, 2, 3)
+#define X1344 OW_IN("x", GR_FLOAT, 4, 1, 3, 4, 4)
+#define NOATTR {{0}}
+
+static const err_case errors[] = {
+    {{13, "Expand", "x,s", {X23, OW_IN("s", GR_INT64, 1, 2)}, NOATTR},
+     {"node 'n0' (Expand)", "input 'shape' ('s') must be a constant"}},
+    {{13, "Expand", "x,s", {X23, OW_VEC("s", GR_INT64, 1, 4)}, NOATTR},
+     {"(Expand)", "shapes [2,3] and [4] do not broadcast"}},
+    {{13, "Tile", "x,r", {X23, OW_VEC("r", GR_INT64, 1, 2)}, NOATTR},
+     {"(Tile)", "input 'repeats' has 1 values; input has rank 2 (one each)"}},
+    {{13, "Pad", "x,p", {X23, OW_VEC("p", GR_INT64, 4, 0, 3, 0, 0)}, {OW_AS("mode", "reflect")}},
+     {"(Pad)", "mode 'reflect' pads dimension 1 (3) by 3 and 0; each must be below the extent"}},
+    {{13, "Pad", "x,p", {X23, OW_VEC("p", GR_INT64, 4, 0, 0, 0, 0)}, {OW_AS("mode", "wrap")}},
+     {"(Pad)", "attribute 'mode' is 'wrap'; Loom pads with 'constant', 'reflect' or 'edge'"}},
+    {{13, "Pad", "x,p", {X23, OW_VEC("p", GR_INT64, 2, 1, 1)}, NOATTR},
+     {"(Pad)", "input 'pads' must hold two values (begin, end) per padded axis"}},
+    {{13, "Pad", "x,p", {X23, OW_VEC("p", GR_INT64, 4, -2, 0, -1, 0)}, NOATTR},
+     {"(Pad)", "pads -2 and -1 crop dimension 0 (2) below 0"}},
+    {{13, "DepthToSpace", NULL, {X1344}, {OW_AI("blocksize", 2)}},
+     {"(DepthToSpace)", "channels 3 are not a multiple of blocksize^2 = 4"}},
+    {{13, "DepthToSpace", NULL, {X1344}, {OW_AI("blocksize", 1), OW_AS("mode", "ABC")}},
+     {"(DepthToSpace)", "attribute 'mode' is 'ABC', not 'DCR' or 'CRD'"}},
+    {{13, "SpaceToDepth", NULL, {X1344}, {OW_AI("blocksize", 3)}},
+     {"(SpaceToDepth)", "height 4 and width 4 must be multiples of blocksize 3"}},
+    {{13, "SpaceToDepth", NULL, {X23}, NOATTR}, {"(SpaceToDepth)", "input has rank 2; it must be [N, C, H, W]"}},
+    {{14, "Trilu", NULL, {OW_IN("x", GR_FLOAT, 1, 3)}, NOATTR}, {"(Trilu)", "input has rank 1; Trilu needs rank >= 2"}},
+    {{14, "CumSum", "x,a", {X23, OW_SCALAR("a", GR_INT64, 2)}, NOATTR},
+     {"(CumSum)", "input 'axis' 2 is out of range for rank 2"}},
+    {{11, "Range", "s,s,d", {OW_SCALAR("s", GR_INT64, 1), OW_SCALAR("d", GR_INT64, 0)}, NOATTR},
+     {"(Range)", "input 'delta' is 0"}},
+    {{11, "Range", "s,l,s", {OW_IN("l", GR_INT64, 0, 0), OW_SCALAR("s", GR_INT64, 1)}, NOATTR},
+     {"(Range)", "input 'limit' ('l') must be a constant (Range's length is its shape)"}},
+    {{13, "InstanceNormalization", "x,s,s", {X1344, OW_VEC("s", GR_FLOAT, 2, 1, 1)}, NOATTR},
+     {"(InstanceNormalization)", "input scale must be [C] = [3]"}},
+};
+
 static void test_errors(void **state)
 {
     (void)state;
-    int64_t s2[2] = {2, 3}, s4[4] = {1, 3, 4, 4};
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 2, s2);
-    ow_input(w, "s", GR_INT64, 1, (int64_t[]){2});
-    ow_node_add(w, "", "Expand", "x,s", "y");
-    ow_output(w, "y");
-    expect_error(w, "node 'n0' (Expand)", "input 'shape' ('s') must be a constant");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 2, s2);
-    ow_init(w, "s", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){4}, 8);
-    ow_node_add(w, "", "Expand", "x,s", "y");
-    ow_output(w, "y");
-    expect_error(w, "(Expand)", "shapes [2,3] and [4] do not broadcast");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 2, s2);
-    ow_init(w, "r", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){2}, 8);
-    ow_node_add(w, "", "Tile", "x,r", "y");
-    ow_output(w, "y");
-    expect_error(w, "(Tile)", "input 'repeats' has 1 values; input has rank 2 (one each)");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 2, s2);
-    ow_init(w, "p", GR_INT64, 1, (int64_t[]){4}, (int64_t[]){0, 3, 0, 0}, 32);
-    ow_attr_str(ow_node_add(w, "", "Pad", "x,p", "y"), "mode", "reflect");
-    ow_output(w, "y");
-    expect_error(w, "(Pad)", "mode 'reflect' pads dimension 1 (3) by 3 and 0; each must be below the extent");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 2, s2);
-    ow_init(w, "p", GR_INT64, 1, (int64_t[]){4}, (int64_t[]){0, 0, 0, 0}, 32);
-    ow_attr_str(ow_node_add(w, "", "Pad", "x,p", "y"), "mode", "wrap");
-    ow_output(w, "y");
-    expect_error(w, "(Pad)", "attribute 'mode' is 'wrap'; Loom pads with 'constant', 'reflect' or 'edge'");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 2, s2);
-    ow_init(w, "p", GR_INT64, 1, (int64_t[]){2}, (int64_t[]){1, 1}, 16);
-    ow_node_add(w, "", "Pad", "x,p", "y");
-    ow_output(w, "y");
-    expect_error(w, "(Pad)", "input 'pads' must hold two values (begin, end) per padded axis");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 2, s2);
-    ow_init(w, "p", GR_INT64, 1, (int64_t[]){4}, (int64_t[]){-2, 0, -1, 0}, 32);
-    ow_node_add(w, "", "Pad", "x,p", "y");
-    ow_output(w, "y");
-    expect_error(w, "(Pad)", "pads -2 and -1 crop dimension 0 (2) below 0");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, s4);
-    ow_attr_int(ow_node_add(w, "", "DepthToSpace", "x", "y"), "blocksize", 2);
-    ow_output(w, "y");
-    expect_error(w, "(DepthToSpace)", "channels 3 are not a multiple of blocksize^2 = 4");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, s4);
-    ow_node *n = ow_node_add(w, "", "DepthToSpace", "x", "y");
-    ow_attr_int(n, "blocksize", 1);
-    ow_attr_str(n, "mode", "ABC");
-    ow_output(w, "y");
-    expect_error(w, "(DepthToSpace)", "attribute 'mode' is 'ABC', not 'DCR' or 'CRD'");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, s4);
-    ow_attr_int(ow_node_add(w, "", "SpaceToDepth", "x", "y"), "blocksize", 3);
-    ow_output(w, "y");
-    expect_error(w, "(SpaceToDepth)", "height 4 and width 4 must be multiples of blocksize 3");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 2, s2);
-    ow_node_add(w, "", "SpaceToDepth", "x", "y");
-    ow_output(w, "y");
-    expect_error(w, "(SpaceToDepth)", "input has rank 2; it must be [N, C, H, W]");
-    w = ow_new(14);
-    ow_input(w, "x", GR_FLOAT, 1, (int64_t[]){3});
-    ow_node_add(w, "", "Trilu", "x", "y");
-    ow_output(w, "y");
-    expect_error(w, "(Trilu)", "input has rank 1; Trilu needs rank >= 2");
-    w = ow_new(14);
-    ow_input(w, "x", GR_FLOAT, 2, s2);
-    ow_init(w, "a", GR_INT64, 0, NULL, (int64_t[]){2}, 8);
-    ow_node_add(w, "", "CumSum", "x,a", "y");
-    ow_output(w, "y");
-    expect_error(w, "(CumSum)", "input 'axis' 2 is out of range for rank 2");
-    w = ow_new(11);
-    int64_t z = 0, one = 1;
-    ow_init(w, "s", GR_INT64, 0, NULL, &one, 8);
-    ow_init(w, "d", GR_INT64, 0, NULL, &z, 8);
-    ow_node_add(w, "", "Range", "s,s,d", "y");
-    ow_output(w, "y");
-    expect_error(w, "(Range)", "input 'delta' is 0");
-    w = ow_new(11);
-    ow_input(w, "l", GR_INT64, 0, NULL);
-    ow_init(w, "s", GR_INT64, 0, NULL, &one, 8);
-    ow_node_add(w, "", "Range", "s,l,s", "y");
-    ow_output(w, "y");
-    expect_error(w, "(Range)", "input 'limit' ('l') must be a constant (Range's length is its shape)");
-    w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, s4);
-    ow_init(w, "s", GR_FLOAT, 1, (int64_t[]){2}, (float[]){1, 1}, 8);
-    ow_node_add(w, "", "InstanceNormalization", "x,s,s", "y");
-    ow_output(w, "y");
-    expect_error(w, "(InstanceNormalization)", "input scale must be [C] = [3]");
+    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
+        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
 }
 
 int main(void)

@@ -22,37 +22,6 @@ static const DLDataType F32 = {kDLFloat, 32, 1}, I32 = {kDLInt, 32, 1};
 /* Tolerance of float32 kernels against the double reference. */
 #define TOL 1e-5
 
-static gr_exec *compile_ok(ow_model *w, gr_model **m)
-{
-    char *err = NULL;
-    gr_exec *e = ow_compile(w, m, &err);
-    if (!e) printf("compile: %s\n", err);
-    assert_non_null(e);
-    free(err);
-    return e;
-}
-
-static void expect_error(ow_model *w, const char *a, const char *b)
-{
-    gr_model *m = NULL;
-    char *err = NULL;
-    gr_exec *e = ow_compile(w, &m, &err);
-    if (e) printf("compiled, expected: %s %s\n", a, b);
-    assert_null(e);
-    assert_non_null(err);
-    tu_assert_msg_has(err, a, b);
-    free(err);
-    gr_model_free(m);
-    ow_free(w);
-}
-
-static void finish(ow_model *w, gr_exec *e, gr_model *m)
-{
-    gr_exec_free(e);
-    gr_model_free(m);
-    ow_free(w);
-}
-
 static DLTensor *random_tensor(uint64_t *rng, int ndim, const int64_t *shape, double lo, double hi)
 {
     DLTensor *t = ow_tensor(F32, ndim, shape);
@@ -94,7 +63,7 @@ static void check_legacy(uint64_t *rng, int64_t opset, const char *op, int nb, c
     if (opset < 6) ow_attr_ints(n, "consumed_inputs", 2, (int64_t[]){0, 0}); /* no effect */
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     bool pw = !strcmp(op, "Pow");
     DLTensor *a = random_tensor(rng, 4, sa, pw ? 0.5 : -2, 2);
     DLTensor *b = random_tensor(rng, nb, sb, pw ? -2 : 0.5, 2);
@@ -112,7 +81,7 @@ static void check_legacy(uint64_t *rng, int64_t opset, const char *op, int nb, c
     }
     rt_tensor_free(a);
     rt_tensor_free(b);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_legacy_broadcast(void **state)
@@ -162,7 +131,7 @@ static void test_legacy_broadcast_errors(void **state)
         if (cases[i].axis >= 0) ow_attr_int(n, "axis", cases[i].axis);
         if (cases[i].axis == -1 - 100) ow_attr_int(n, "axis", -1);
         ow_output(w, "y");
-        expect_error(w, "node 'n0' (Sub)", cases[i].want);
+        ow_expect_error(w, "node 'n0' (Sub)", cases[i].want);
     }
     /* B of higher rank than A. */
     ow_model *w = ow_new(6);
@@ -170,7 +139,7 @@ static void test_legacy_broadcast_errors(void **state)
     ow_input(w, "b", GR_FLOAT, 2, s23);
     ow_attr_int(ow_node_add(w, "", "Pow", "a,b", "y"), "broadcast", 1);
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Pow)", "input B has rank 2, above A's 1 (B broadcasts to A)");
+    ow_expect_error(w, "node 'n0' (Pow)", "input B has rank 2, above A's 1 (B broadcasts to A)");
     /* From opset 7 on numpy broadcasting applies: no attribute needed. */
     w = ow_new(7);
     ow_input(w, "a", GR_FLOAT, 2, sa);
@@ -178,8 +147,8 @@ static void test_legacy_broadcast_errors(void **state)
     ow_node_add(w, "", "Add", "a,b", "y");
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
-    finish(w, e, m);
+    gr_exec *e = ow_compile_ok(w, &m);
+    ow_finish(w, e, m);
 }
 
 /* ---------------- Gemm 6 ---------------- */
@@ -200,7 +169,7 @@ static void test_gemm_legacy(void **state)
     ow_attr_int(n, "broadcast", 0);
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *a = random_tensor(&rng, 2, sa, -1, 1), *b = random_tensor(&rng, 2, sb, -1, 1);
     DLTensor *c = random_tensor(&rng, 2, sc, -1, 1);
     DLTensor *ins[3] = {a, b, c};
@@ -214,7 +183,7 @@ static void test_gemm_legacy(void **state)
     rt_tensor_free(a);
     rt_tensor_free(b);
     rt_tensor_free(c);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 
     /* C of another shape needs broadcast=1. */
     w = ow_new(6);
@@ -223,7 +192,7 @@ static void test_gemm_legacy(void **state)
     ow_input(w, "c", GR_FLOAT, 1, sn);
     ow_node_add(w, "", "Gemm", "a,b,c", "y");
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Gemm)", "input C is not [3,5] and attribute 'broadcast' is not 1 "
+    ow_expect_error(w, "node 'n0' (Gemm)", "input C is not [3,5] and attribute 'broadcast' is not 1 "
                                          "(at opset 6 only broadcast=1 broadcasts C)");
     /* C is required before opset 11 (checked from the legacy form on). */
     w = ow_new(6);
@@ -231,14 +200,14 @@ static void test_gemm_legacy(void **state)
     ow_input(w, "b", GR_FLOAT, 2, sb);
     ow_node_add(w, "", "Gemm", "a,b", "y");
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Gemm)", "input 2 (C) is missing");
+    ow_expect_error(w, "node 'n0' (Gemm)", "input 2 (C) is missing");
     w = ow_new(1);
     ow_input(w, "a", GR_FLOAT, 2, sa);
     ow_input(w, "b", GR_FLOAT, 2, sb);
     ow_input(w, "c", GR_FLOAT, 1, sn);
     ow_attr_int(ow_node_add(w, "", "Gemm", "a,b,c", "y"), "broadcast", 3);
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Gemm)", "attribute 'broadcast' must be 0 or 1");
+    ow_expect_error(w, "node 'n0' (Gemm)", "attribute 'broadcast' must be 0 or 1");
 }
 
 /* ---------------- BatchNormalization 1, 6, 7 ---------------- */
@@ -264,22 +233,22 @@ static void test_batchnorm_legacy(void **state)
     ow_model *w = bn_model(7);
     ow_attr_int(ow_node_add(w, "", "BatchNormalization", "x,s,b,mean,var", "y"), "spatial", 1);
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
-    finish(w, e, m);
+    gr_exec *e = ow_compile_ok(w, &m);
+    ow_finish(w, e, m);
     w = bn_model(1);
     ow_node *n = ow_node_add(w, "", "BatchNormalization", "x,s,b,mean,var", "y");
     ow_attr_int(n, "is_test", 1);
     ow_attr_ints(n, "consumed_inputs", 2, (int64_t[]){0, 0});
-    e = compile_ok(w, &m);
-    finish(w, e, m);
+    e = ow_compile_ok(w, &m);
+    ow_finish(w, e, m);
 
     w = bn_model(7);
     ow_attr_int(ow_node_add(w, "", "BatchNormalization", "x,s,b,mean,var", "y"), "spatial", 0);
-    expect_error(w, "node 'n0' (BatchNormalization)", "attribute 'spatial' is 0 (per-element "
+    ow_expect_error(w, "node 'n0' (BatchNormalization)", "attribute 'spatial' is 0 (per-element "
                  "statistics): not supported, only spatial=1 (per channel) is");
     w = bn_model(6);
     ow_node_add(w, "", "BatchNormalization", "x,s,b,mean,var", "y");
-    expect_error(w, "node 'n0' (BatchNormalization)", "attribute 'is_test' is 0 (training mode: "
+    ow_expect_error(w, "node 'n0' (BatchNormalization)", "attribute 'is_test' is 0 (training mode: "
                  "the batch's statistics): not supported at opset 6, only is_test=1 (inference) is");
 }
 
@@ -290,7 +259,7 @@ static void test_batchnorm_legacy(void **state)
 static const DLTensor *run_iota(ow_model *w, int ndim, const int64_t *shape, gr_exec **e,
                                 gr_model **m, DLTensor **x)
 {
-    *e = compile_ok(w, m);
+    *e = ow_compile_ok(w, m);
     *x = ow_tensor(F32, ndim, shape);
     for (int64_t i = 0; i < ow_numel(*x); i++) ow_set(*x, i, (double)i);
     return ow_run(*e, 1, x, 0);
@@ -315,19 +284,19 @@ static void test_reshape_1(void **state)
     assert_int_equal(y->shape[1], 12);
     for (int64_t i = 0; i < 24; i++) expect_close("Reshape-1", i, ow_get(y, i), (double)i);
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 
     w = ow_new(4);
     ow_input(w, "x", GR_FLOAT, 3, sx);
     ow_node_add(w, "", "Reshape", "x", "y");
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Reshape)", "attribute 'shape' is missing");
+    ow_expect_error(w, "node 'n0' (Reshape)", "attribute 'shape' is missing");
     w = ow_new(4);
     ow_input(w, "x", GR_FLOAT, 3, sx);
     ow_init(w, "s", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){24}, 8);
     ow_node_add(w, "", "Reshape", "x,s", "y");
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Reshape)", "has a second input: at opset 4 the shape is attribute 'shape'");
+    ow_expect_error(w, "node 'n0' (Reshape)", "has a second input: at opset 4 the shape is attribute 'shape'");
 }
 
 /* Slice-1: x [4,5] sliced with starts/ends/axes attributes. */
@@ -351,7 +320,7 @@ static void check_slice_1(int n, const int64_t *starts, const int64_t *ends, con
     for (int64_t i = r0, o = 0; i < r1; i++)
         for (int64_t j = c0; j < c1; j++, o++) expect_close("Slice-1", o, ow_get(y, o), (double)(i * 5 + j));
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_slice_1(void **state)
@@ -366,21 +335,21 @@ static void test_slice_1(void **state)
     ow_input(w, "x", GR_FLOAT, 2, sx);
     ow_attr_ints(ow_node_add(w, "", "Slice", "x", "y"), "ends", 1, (int64_t[]){2});
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Slice)", "attribute 'starts' is missing");
+    ow_expect_error(w, "node 'n0' (Slice)", "attribute 'starts' is missing");
     w = ow_new(9);
     ow_input(w, "x", GR_FLOAT, 2, sx);
     ow_node *n = ow_node_add(w, "", "Slice", "x", "y");
     ow_attr_ints(n, "starts", 1, (int64_t[]){0});
     ow_attr_ints(n, "ends", 2, (int64_t[]){2, 2});
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Slice)", "attributes 'starts' (1 values) and 'ends' (2) differ in length");
+    ow_expect_error(w, "node 'n0' (Slice)", "attributes 'starts' (1 values) and 'ends' (2) differ in length");
     w = ow_new(9);
     ow_input(w, "x", GR_FLOAT, 2, sx);
     ow_init(w, "st", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){0}, 8);
     ow_init(w, "en", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){2}, 8);
     ow_node_add(w, "", "Slice", "x,st,en", "y");
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Slice)", "has more than one input: at opset 9 starts, ends and axes "
+    ow_expect_error(w, "node 'n0' (Slice)", "has more than one input: at opset 9 starts, ends and axes "
                                           "are attributes");
 }
 
@@ -394,7 +363,7 @@ static void test_concat_1(void **state)
     ow_node_add(w, "", "Concat", "a,b", "y"); /* axis 1 by default */
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *a = ow_tensor(F32, 2, sa), *b = ow_tensor(F32, 2, sb);
     for (int i = 0; i < 6; i++) ow_set(a, i, i);
     for (int i = 0; i < 4; i++) ow_set(b, i, 100 + i);
@@ -406,14 +375,14 @@ static void test_concat_1(void **state)
     for (int i = 0; i < 10; i++) expect_close("Concat-1", i, ow_get(y, i), want[i]);
     rt_tensor_free(a);
     rt_tensor_free(b);
-    finish(w, e, m);
+    ow_finish(w, e, m);
     /* From Concat-4 on the axis is required. */
     w = ow_new(4);
     ow_input(w, "a", GR_FLOAT, 2, sa);
     ow_input(w, "b", GR_FLOAT, 2, sb);
     ow_node_add(w, "", "Concat", "a,b", "y");
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Concat)", "attribute 'axis' is missing");
+    ow_expect_error(w, "node 'n0' (Concat)", "attribute 'axis' is missing");
 }
 
 static void test_cast_1(void **state)
@@ -425,7 +394,7 @@ static void test_cast_1(void **state)
     ow_attr_str(ow_node_add(w, "", "Cast", "x", "y"), "to", "INT32");
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = ow_tensor(F32, 1, s);
     const double in[4] = {2.75, -2.75, 0.5, 7};
     for (int i = 0; i < 4; i++) ow_set(x, i, in[i]);
@@ -434,19 +403,19 @@ static void test_cast_1(void **state)
     const double want[4] = {2, -2, 0, 7}; /* truncation toward zero */
     for (int i = 0; i < 4; i++) expect_close("Cast-1", i, ow_get(y, i), want[i]);
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 
     w = ow_new(5);
     ow_input(w, "x", GR_FLOAT, 1, s);
     ow_attr_str(ow_node_add(w, "", "Cast", "x", "y"), "to", "float");
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Cast)", "attribute 'to' is 'float', not a TensorProto type name "
+    ow_expect_error(w, "node 'n0' (Cast)", "attribute 'to' is 'float', not a TensorProto type name "
                                          "(FLOAT, INT64, ...)");
     w = ow_new(5);
     ow_input(w, "x", GR_FLOAT, 1, s);
     ow_attr_int(ow_node_add(w, "", "Cast", "x", "y"), "to", GR_INT32);
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Cast)", "attribute 'to' (a type name) is missing");
+    ow_expect_error(w, "node 'n0' (Cast)", "attribute 'to' (a type name) is missing");
 }
 
 static void test_split_1(void **state)
@@ -460,7 +429,7 @@ static void test_split_1(void **state)
     ow_node_add(w, "", "Split", "x,split", "y,z");
     ow_output(w, "y");
     ow_output(w, "z");
-    expect_error(w, "node 'n0' (Split)", "input 'split' (Split-1) is not supported: give the "
+    ow_expect_error(w, "node 'n0' (Split)", "input 'split' (Split-1) is not supported: give the "
                                           "lengths as attribute 'split'");
 }
 
@@ -475,7 +444,7 @@ static void test_softmax_6(void **state)
     ow_node_add(w, "", "Softmax", "x", "y"); /* axis 1 by default */
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = random_tensor(&rng, 3, sx, -3, 3);
     const DLTensor *y = ow_run(e, 1, &x, 0);
     for (int r = 0; r < 2; r++) {
@@ -487,7 +456,7 @@ static void test_softmax_6(void **state)
                          exp(ow_get(x, r * 12 + j) - mx) / sum);
     }
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 /* An operator below its first version, and above 18, is refused by name. */
@@ -508,7 +477,7 @@ static void test_out_of_range(void **state)
     ow_input(w, "x", GR_FLOAT, 1, s);
     ow_node_add(w, "", "Erf", "x", "y");
     ow_output(w, "y");
-    expect_error(w, "Erf (node 'n0', opset 8; supported at opsets 9 to 18)", "");
+    ow_expect_error(w, "Erf (node 'n0', opset 8; supported at opsets 9 to 18)", "");
 }
 
 /* An attribute only older versions define is refused, not passed over. */
@@ -521,32 +490,32 @@ static void test_dropped_attributes(void **state)
     ow_input(w, "b", GR_FLOAT, 1, s3);
     ow_attr_int(ow_node_add(w, "", "Add", "a,b", "y"), "broadcast", 1);
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Add)", "attribute 'broadcast' is not defined at opset 7 (Add has "
+    ow_expect_error(w, "node 'n0' (Add)", "attribute 'broadcast' is not defined at opset 7 (Add has "
                                         "it up to opset 6): refused rather than ignored");
     w = ow_new(9);
     ow_input(w, "x", GR_FLOAT, 2, s);
     ow_attr_ints(ow_node_add(w, "", "Reshape", "x", "y"), "shape", 1, (int64_t[]){6});
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Reshape)", "attribute 'shape' is not defined at opset 9 (Reshape "
+    ow_expect_error(w, "node 'n0' (Reshape)", "attribute 'shape' is not defined at opset 9 (Reshape "
                                             "has it up to opset 4)");
     w = ow_new(6);
     ow_input(w, "x", GR_FLOAT, 2, s);
     ow_attr_ints(ow_node_add(w, "", "Relu", "x", "y"), "consumed_inputs", 1, (int64_t[]){0});
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Relu)", "attribute 'consumed_inputs' is not defined at opset 6");
+    ow_expect_error(w, "node 'n0' (Relu)", "attribute 'consumed_inputs' is not defined at opset 6");
     w = bn_model(9);
     ow_attr_int(ow_node_add(w, "", "BatchNormalization", "x,s,b,mean,var", "y"), "spatial", 1);
-    expect_error(w, "node 'n0' (BatchNormalization)", "attribute 'spatial' is not defined at opset 9");
+    ow_expect_error(w, "node 'n0' (BatchNormalization)", "attribute 'spatial' is not defined at opset 9");
     w = bn_model(7);
     ow_attr_int(ow_node_add(w, "", "BatchNormalization", "x,s,b,mean,var", "y"), "is_test", 1);
-    expect_error(w, "node 'n0' (BatchNormalization)", "attribute 'is_test' is not defined at opset 7");
+    ow_expect_error(w, "node 'n0' (BatchNormalization)", "attribute 'is_test' is not defined at opset 7");
     w = ow_new(10);
     ow_input(w, "x", GR_FLOAT, 2, s);
     ow_init(w, "st", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){0}, 8);
     ow_init(w, "en", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){1}, 8);
     ow_attr_ints(ow_node_add(w, "", "Slice", "x,st,en", "y"), "axes", 1, (int64_t[]){1});
     ow_output(w, "y");
-    expect_error(w, "node 'n0' (Slice)", "attribute 'axes' is not defined at opset 10");
+    ow_expect_error(w, "node 'n0' (Slice)", "attribute 'axes' is not defined at opset 10");
 }
 
 int main(void)

@@ -3,7 +3,8 @@
  * gr_compile/gr_run on fresh random data, outputs poisoned first, against
  * naive references — what ONNX's backend suite lacks: Gather with
  * run-time indices that are negative or out of range (clamped), of int32,
- * a scalar, on any axis; Slice with negative steps, clamped ends and
+ * a scalar, on any axis; GatherElements on every axis with negative
+ * indices, indices longer or shorter than data on the axis; Slice with negative steps, clamped ends and
  * negative axes on integer data; Split by attribute (opset 11) and by
  * num_outputs (opset 18, uneven); Squeeze/Unsqueeze by attribute (opset
  * 11); Concat of three unequal inputs; Reshape with 0 and -1; Flatten at
@@ -22,23 +23,6 @@
 #include "testutil.h"
 
 static const DLDataType F32 = {kDLFloat, 32, 1}, I32 = {kDLInt, 32, 1}, I64 = {kDLInt, 64, 1};
-
-static gr_exec *compile_ok(ow_model *w, gr_model **m)
-{
-    char *err = NULL;
-    gr_exec *e = ow_compile(w, m, &err);
-    if (!e) printf("compile: %s\n", err);
-    assert_non_null(e);
-    free(err);
-    return e;
-}
-
-static void finish(ow_model *w, gr_exec *e, gr_model *m)
-{
-    gr_exec_free(e);
-    gr_model_free(m);
-    ow_free(w);
-}
 
 static DLTensor *rand_tensor(uint64_t *rng, DLDataType dt, int ndim, const int64_t *shape)
 {
@@ -74,7 +58,7 @@ static void check_gather(uint64_t *rng, int axis, DLDataType it, int ni, const i
     ow_attr_int(n, "axis", axis);
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = rand_tensor(rng, F32, 3, ds), *ix = ow_tensor(it, ni, is);
     int64_t nidx = ow_numel(ix);
     for (int64_t j = 0; j < nidx; j++) ow_set(ix, j, (double)vals[j]);
@@ -95,7 +79,7 @@ static void check_gather(uint64_t *rng, int axis, DLDataType it, int ni, const i
     free(want);
     rt_tensor_free(x);
     rt_tensor_free(ix);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_gather_runtime_indices(void **state)
@@ -187,6 +171,50 @@ static void test_gather_schedules(void **state)
     }
 }
 
+/* ---------------- GatherElements ---------------- */
+
+/* data [3,4,5] (float or int64) picked along `axis` by run-time indices
+ * of shape is (at most data's off the axis, any extent on it) drawn from
+ * [-d, d): out[i] = data[i with i[axis] = idx[i] (+ d when negative)]. */
+static void check_gather_elements(uint64_t *rng, DLDataType dt, DLDataType it, int axis, const int64_t *is)
+{
+    int64_t ds[3] = {3, 4, 5};
+    ow_model *w = ow_new(13);
+    ow_input(w, "data", ow_elem_type(dt), 3, ds);
+    ow_input(w, "idx", ow_elem_type(it), 3, is);
+    ow_attr_int(ow_node_add(w, "", "GatherElements", "data,idx", "y"), "axis", axis);
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = ow_compile_ok(w, &m);
+    int ax = axis < 0 ? axis + 3 : axis;
+    int64_t d = ds[ax];
+    DLTensor *x = rand_tensor(rng, dt, 3, ds), *ix = ow_tensor(it, 3, is);
+    for (int64_t j = 0; j < ow_numel(ix); j++) ow_set(ix, j, floor(tu_rand_uniform(rng, (double)-d, (double)d)));
+    DLTensor *ins[2] = {x, ix};
+    const DLTensor *y = ow_run(e, 2, ins, 0);
+    double *want = malloc(sizeof *want * (size_t)ow_numel(ix));
+    for (int64_t o = 0; o < ow_numel(ix); o++) {
+        int64_t c[3] = {o / (is[1] * is[2]), (o / is[2]) % is[1], o % is[2]};
+        int64_t q = (int64_t)ow_get(ix, o);
+        c[ax] = q < 0 ? q + d : q;
+        want[o] = ow_get(x, (c[0] * ds[1] + c[1]) * ds[2] + c[2]);
+    }
+    expect_values("GatherElements", y, 3, is, want);
+    free(want);
+    rt_tensor_free(x);
+    rt_tensor_free(ix);
+    ow_finish(w, e, m);
+}
+
+static void test_gather_elements(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    check_gather_elements(&rng, F32, I64, 1, (int64_t[]){3, 7, 5});
+    check_gather_elements(&rng, F32, I32, -1, (int64_t[]){2, 4, 3});
+    check_gather_elements(&rng, I64, I64, 0, (int64_t[]){5, 2, 5});
+}
+
 /* ---------------- Slice ---------------- */
 
 static void check_slice(uint64_t *rng, const int64_t *st, const int64_t *en, const int64_t *ax,
@@ -202,7 +230,7 @@ static void check_slice(uint64_t *rng, const int64_t *st, const int64_t *en, con
     ow_node_add(w, "", "Slice", "x,st,en,ax,sp", "y");
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = rand_tensor(rng, I32, 2, ds);
     const DLTensor *y = ow_run(e, 1, &x, 0);
     /* numpy's slice rules per axis: the start, step and count. */
@@ -231,7 +259,7 @@ static void check_slice(uint64_t *rng, const int64_t *st, const int64_t *en, con
         for (int64_t c = 0; c < cnt[1]; c++) want[at++] = ow_get(x, (b[0] + r * s[0]) * 7 + b[1] + c * s[1]);
     expect_values("Slice", y, 2, cnt, want);
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_slice(void **state)
@@ -253,7 +281,7 @@ static void check_split(uint64_t *rng, ow_model *w, int nout, const int64_t *siz
 {
     int64_t ds[2] = {2, 7};
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = rand_tensor(rng, F32, 2, ds);
     int64_t off = 0;
     for (int k = 0; k < nout; k++) {
@@ -266,7 +294,7 @@ static void check_split(uint64_t *rng, ow_model *w, int nout, const int64_t *siz
         off += sizes[k];
     }
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_split(void **state)
@@ -313,14 +341,14 @@ static void check_same_order(uint64_t *rng, ow_model *w, int xn, const int64_t *
                              const int64_t *ys, const char *what)
 {
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *x = rand_tensor(rng, I64, xn, xs);
     const DLTensor *y = ow_run(e, 1, &x, 0);
     double want[256];
     for (int64_t i = 0; i < ow_numel(x); i++) want[i] = ow_get(x, i);
     expect_values(what, y, yn, ys, want);
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 static void test_reshape_family(void **state)
@@ -380,7 +408,7 @@ static void test_concat_transpose(void **state)
     ow_attr_int(ow_node_add(w, "", "Concat", "a,b,c", "y"), "axis", -2);
     ow_output(w, "y");
     gr_model *m;
-    gr_exec *e = compile_ok(w, &m);
+    gr_exec *e = ow_compile_ok(w, &m);
     DLTensor *ins[3] = {rand_tensor(&rng, I32, 3, s0), rand_tensor(&rng, I32, 3, s1),
                         rand_tensor(&rng, I32, 3, s2)};
     const DLTensor *y = ow_run(e, 3, ins, 0);
@@ -393,13 +421,13 @@ static void test_concat_transpose(void **state)
         }
     expect_values("Concat", y, 3, (int64_t[]){2, 6, 3}, want);
     for (int k = 0; k < 3; k++) rt_tensor_free(ins[k]);
-    finish(w, e, m);
+    ow_finish(w, e, m);
     /* Transpose without perm reverses the dimensions. */
     w = ow_new(13);
     ow_input(w, "x", GR_FLOAT, 3, s2);
     ow_node_add(w, "", "Transpose", "x", "y");
     ow_output(w, "y");
-    e = compile_ok(w, &m);
+    e = ow_compile_ok(w, &m);
     DLTensor *x = rand_tensor(&rng, F32, 3, s2);
     y = ow_run(e, 1, &x, 0);
     at = 0;
@@ -408,7 +436,7 @@ static void test_concat_transpose(void **state)
             for (int a = 0; a < 2; a++) want[at++] = ow_get(x, (a * 3 + b) * 3 + c);
     expect_values("Transpose", y, 3, (int64_t[]){3, 3, 2}, want);
     rt_tensor_free(x);
-    finish(w, e, m);
+    ow_finish(w, e, m);
 }
 
 /* ---------------- ConstantOfShape ---------------- */
@@ -429,7 +457,7 @@ static void test_constant_of_shape(void **state)
         ow_output(w, "c");
         ow_output(w, "y");
         gr_model *m;
-        gr_exec *e = compile_ok(w, &m);
+        gr_exec *e = ow_compile_ok(w, &m);
         DLTensor *x = ow_tensor(F32, 1, (int64_t[]){1});
         ow_set(x, 0, 1);
         const DLTensor *c = ow_run(e, 1, &x, 0);
@@ -440,7 +468,7 @@ static void test_constant_of_shape(void **state)
             else assert_true(((const int64_t *)c->data)[i] == big);
         }
         rt_tensor_free(x);
-        finish(w, e, m);
+        ow_finish(w, e, m);
     }
 }
 
@@ -480,13 +508,28 @@ static void test_errors(void **state)
     ow_attr_tensor(ow_node_add(w, "", "ConstantOfShape", "s", "c"), "value", GR_FLOAT16, 1,
                    (int64_t[]){1}, &half, 2);
     ow_output(w, "c");
-    gr_model *m = NULL;
-    char *err = NULL;
-    assert_null(ow_compile(w, &m, &err));
-    tu_assert_msg_has(err, "node 'n0' (ConstantOfShape)",
-                      "attribute 'value' is a float16 tensor, an element type Loom cannot compute");
-    free(err);
-    ow_free(w);
+    ow_expect_error(w, "node 'n0' (ConstantOfShape)",
+                    "attribute 'value' is a float16 tensor, an element type Loom cannot compute");
+    /* GatherElements */
+    static const struct {
+        ow_node_spec m;
+        const char *want[2];
+    } errors[] = {
+        {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT64, 1, 3)}, {{0}}},
+         {"node 'n0' (GatherElements)", "input indices has rank 1; it must have data's rank 2"}},
+        {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT64, 2, 3, 5)}, {{0}}},
+         {"(GatherElements)", "input indices dimension 1 (5) exceeds data's (4); only the axis (0) may differ"}},
+        {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_FLOAT, 2, 3, 4)}, {{0}}},
+         {"(GatherElements)", "input 'indices' is float, not int32 or int64"}},
+        {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT32, 2, 3, 4)}, {OW_AI("axis", 2)}},
+         {"(GatherElements)", "attribute 'axis' 2 is out of range for rank 2"}},
+        {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 0, 0), OW_IN("i", GR_INT64, 0, 0)}, {{0}}},
+         {"(GatherElements)", "input data is a scalar; GatherElements needs rank >= 1"}},
+        {{10, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT64, 2, 3, 4)}, {{0}}},
+         {"GatherElements (node 'n0', opset 10;", "supported at opsets 11 to 18)"}},
+    };
+    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
+        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
 }
 
 int main(void)
@@ -494,6 +537,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gather_runtime_indices),
         cmocka_unit_test(test_gather_schedules),
+        cmocka_unit_test(test_gather_elements),
         cmocka_unit_test(test_slice),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_reshape_family),
