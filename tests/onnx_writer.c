@@ -362,6 +362,12 @@ void ow_expect_error_(ow_model *w, const char *a, const char *b, const char *fil
     ow_free(w);
 }
 
+void ow_expect_errors_(const ow_error_case *cases, size_t n, const char *file, int line)
+{
+    for (size_t i = 0; i < n; i++)
+        ow_expect_error_(ow_one_node(&cases[i].m), cases[i].want[0], cases[i].want[1], file, line);
+}
+
 void ow_finish(ow_model *w, gr_exec *e, gr_model *m)
 {
     gr_exec_free(e);

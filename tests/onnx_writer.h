@@ -82,6 +82,17 @@ typedef struct {
 
 ow_model *ow_one_node(const ow_node_spec *s);
 
+/* A one-node model that must be refused, and two pieces its message
+ * must hold (ow_expect_error). */
+typedef struct {
+    ow_node_spec m;
+    const char *want[2];
+} ow_error_case;
+
+/* ow_expect_error on each of the n cases. */
+#define ow_expect_errors(cases, n) ow_expect_errors_((cases), (n), __FILE__, __LINE__)
+void ow_expect_errors_(const ow_error_case *cases, size_t n, const char *file, int line);
+
 /* Spec entries with every field given: a graph input of rank nd (its
  * extents follow), a scalar initializer, a rank-1 initializer of n
  * values; INT, FLOAT, STRING and INTS attributes. */

@@ -151,10 +151,7 @@ static void test_conv_transpose(void **state)
 
 #define XW(xn, ...) OW_IN("x", GR_FLOAT, 4, 1, xn, 5, 5), OW_IN("w", GR_FLOAT, __VA_ARGS__)
 
-static const struct {
-    ow_node_spec m;
-    const char *want[2];
-} errors[] = {
+static const ow_error_case errors[] = {
     {{13, "ConvTranspose", "x,w", {XW(4, 3, 4, 2, 3)}, {{0}}},
      {"node 'n0' (ConvTranspose)", "input W has rank 3, X has rank 4"}},
     {{13, "ConvTranspose", "x,w", {XW(4, 4, 3, 2, 3, 3)}, {{0}}},
@@ -188,8 +185,7 @@ static const struct {
 static void test_errors(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
-        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
+    ow_expect_errors(errors, sizeof errors / sizeof *errors);
 }
 
 int main(void)

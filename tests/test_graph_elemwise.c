@@ -485,10 +485,7 @@ static void test_dropout_runtime_ratio(void **state)
 
 /* ---------------- refusals ---------------- */
 
-static const struct {
-    ow_node_spec m;
-    const char *want[2];
-} errors[] = {
+static const ow_error_case errors[] = {
     /* The math functions on an integer input. */
     {{13, "Sqrt", NULL, {OW_IN("x", GR_INT32, 1, 4)}, {{0}}},
      {"node 'n0' (Sqrt)", "input X is int32; Sqrt is computed for float and double only"}},
@@ -533,8 +530,7 @@ static const struct {
 static void test_errors(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
-        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
+    ow_expect_errors(errors, sizeof errors / sizeof *errors);
 }
 
 int main(void)

@@ -279,10 +279,7 @@ static void test_onehot(void **state)
 #define NOATTR {{0}}
 #define X45 OW_IN("x", GR_FLOAT, 2, 4, 5)
 
-static const struct {
-    ow_node_spec m;
-    const char *want[2];
-} errors[] = {
+static const ow_error_case errors[] = {
     {{13, "EyeLike", NULL, {OW_IN("x", GR_FLOAT, 1, 4)}, NOATTR},
      {"node 'n0' (EyeLike)", "input has rank 1; EyeLike takes a matrix (rank 2)"}},
     {{13, "EyeLike", NULL, {X45}, {OW_AF("k", 1)}}, {"(EyeLike)", "attribute 'k' must be an int"}},
@@ -323,8 +320,7 @@ static const struct {
 static void test_errors(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
-        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
+    ow_expect_errors(errors, sizeof errors / sizeof *errors);
 }
 
 int main(void)

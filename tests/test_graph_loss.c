@@ -163,10 +163,7 @@ static void test_sce(void **state)
 
 #define XT(ts, ...) {OW_IN("x", GR_FLOAT, 3, 2, 3, 4), OW_IN("t", ts, __VA_ARGS__)}
 
-static const struct {
-    ow_node_spec m;
-    const char *want[2];
-} errors[] = {
+static const ow_error_case errors[] = {
     {{13, "NegativeLogLikelihoodLoss", "x,t", XT(GR_INT64, 2, 2, 3), {{0}}},
      {"node 'n0' (NegativeLogLikelihoodLoss)", "input target has shape [2,3]; it must be [N, d1, ...] = [2,4]"}},
     {{13, "NegativeLogLikelihoodLoss", "x,t", XT(GR_FLOAT, 2, 2, 4), {{0}}},
@@ -194,8 +191,7 @@ static const struct {
 static void test_errors(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
-        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
+    ow_expect_errors(errors, sizeof errors / sizeof *errors);
     /* NegativeLogLikelihoodLoss has one output. */
     ow_model *w = ow_new(13);
     ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){2, 3});

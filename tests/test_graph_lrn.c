@@ -66,10 +66,7 @@ static void test_lrn(void **state)
     run_case(&rng, F32, 5, (int64_t[]){1, 8, 2, 2, 3}, 1, true);
 }
 
-static const struct {
-    ow_node_spec m;
-    const char *want[2];
-} errors[] = {
+static const ow_error_case errors[] = {
     {{13, "LRN", NULL, {OW_IN("x", GR_FLOAT, 4, 1, 3, 2, 2)}, {{0}}},
      {"node 'n0' (LRN)", "attribute 'size' (an int) is missing"}},
     {{13, "LRN", NULL, {OW_IN("x", GR_FLOAT, 4, 1, 3, 2, 2)}, {OW_AI("size", 0)}},
@@ -85,8 +82,7 @@ static const struct {
 static void test_errors(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
-        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
+    ow_expect_errors(errors, sizeof errors / sizeof *errors);
 }
 
 int main(void)

@@ -730,15 +730,10 @@ static void test_argminmax(void **state)
 
 /* ---------------- refusals ---------------- */
 
-typedef struct {
-    ow_node_spec m;
-    const char *want[2];
-} err_case;
-
 #define X23(t) {OW_IN("x", t, 2, 2, 3)}
 #define NOATTR {{0}}
 
-static const err_case errors[] = {
+static const ow_error_case errors[] = {
     {{13, "Sin", NULL, X23(GR_INT32), NOATTR},
      {"node 'n0' (Sin)", "input X is int32; Sin is defined for float types only"}},
     {{13, "Abs", NULL, X23(GR_BOOL), NOATTR}, {"(Abs)", "input X is bool; Abs is defined for numbers only"}},
@@ -818,8 +813,7 @@ static const err_case errors[] = {
 static void test_errors(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
-        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
+    ow_expect_errors(errors, sizeof errors / sizeof *errors);
 }
 
 int main(void)

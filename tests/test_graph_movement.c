@@ -476,16 +476,11 @@ static void test_hardmax_ties(void **state)
 
 /* ---------------- refusals ---------------- */
 
-typedef struct {
-    ow_node_spec m;
-    const char *want[2];
-} err_case;
-
 #define X23 OW_IN("x", GR_FLOAT, 2, 2, 3)
 #define X1344 OW_IN("x", GR_FLOAT, 4, 1, 3, 4, 4)
 #define NOATTR {{0}}
 
-static const err_case errors[] = {
+static const ow_error_case errors[] = {
     {{13, "Expand", "x,s", {X23, OW_IN("s", GR_INT64, 1, 2)}, NOATTR},
      {"node 'n0' (Expand)", "input 'shape' ('s') must be a constant"}},
     {{13, "Expand", "x,s", {X23, OW_VEC("s", GR_INT64, 1, 4)}, NOATTR},
@@ -521,8 +516,7 @@ static const err_case errors[] = {
 static void test_errors(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
-        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
+    ow_expect_errors(errors, sizeof errors / sizeof *errors);
 }
 
 int main(void)

@@ -111,10 +111,7 @@ static void test_dequantize(void **state)
 #define X(t) OW_IN("x", t, 2, 3, 4)
 #define S0 OW_IN("s", GR_FLOAT, 0, 0)
 
-static const struct {
-    ow_node_spec m;
-    const char *want[2];
-} errors[] = {
+static const ow_error_case errors[] = {
     {{13, "QuantizeLinear", "x,s", {X(GR_DOUBLE), S0}, {{0}}},
      {"node 'n0' (QuantizeLinear)", "input x is double; QuantizeLinear takes float or int32"}},
     {{13, "DequantizeLinear", "x,s", {X(GR_FLOAT), S0}, {{0}}},
@@ -142,8 +139,7 @@ static const struct {
 static void test_errors(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
-        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
+    ow_expect_errors(errors, sizeof errors / sizeof *errors);
 }
 
 int main(void)

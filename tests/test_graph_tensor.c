@@ -511,10 +511,7 @@ static void test_errors(void **state)
     ow_expect_error(w, "node 'n0' (ConstantOfShape)",
                     "attribute 'value' is a float16 tensor, an element type Loom cannot compute");
     /* GatherElements */
-    static const struct {
-        ow_node_spec m;
-        const char *want[2];
-    } errors[] = {
+    static const ow_error_case errors[] = {
         {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT64, 1, 3)}, {{0}}},
          {"node 'n0' (GatherElements)", "input indices has rank 1; it must have data's rank 2"}},
         {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT64, 2, 3, 5)}, {{0}}},
@@ -528,8 +525,7 @@ static void test_errors(void **state)
         {{10, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT64, 2, 3, 4)}, {{0}}},
          {"GatherElements (node 'n0', opset 10;", "supported at opsets 11 to 18)"}},
     };
-    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
-        ow_expect_error(ow_one_node(&errors[i].m), errors[i].want[0], errors[i].want[1]);
+    ow_expect_errors(errors, sizeof errors / sizeof *errors);
 }
 
 int main(void)
