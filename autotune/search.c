@@ -521,10 +521,12 @@ static tuner *tuner_open(const char *key, const char *target, const tune_options
     for (int pass = 0; pass < 2 && !t->gpu && !o->no_heuristic; pass++)
         for (int k = 0; k < t->nsk; k++) {
             tune_program hp[TUNE_MAX_HEURISTIC];
-            int n = pass == 0 ? (nh[k] = tune_program_heuristic(&t->sk[k], k, &t->sc.w, vlen, hp,
-                                                                TUNE_MAX_HEURISTIC))
-                    : nh[k] == 0 ? tune_program_structural(&t->sk[k], k, &t->sc.w, vlen, hp)
-                                 : 0;
+            int n;
+            if (pass == 0)
+                n = nh[k] = tune_program_heuristic(&t->sk[k], k, &t->sc.w, vlen, hp,
+                                                   TUNE_MAX_HEURISTIC);
+            else
+                n = nh[k] ? 0 : tune_program_structural(&t->sk[k], k, &t->sc.w, vlen, hp);
             for (int i = 0; i < n; i++) {
                 sch_schedule *s = tune_program_apply(t->sc.ctx, &t->sc.w, &t->sk[k], &hp[i]);
                 if (!s) continue;

@@ -459,7 +459,10 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
  * reduction outside it, the outer loops fused parallel; an elementwise or
  * pooling stage vectorized where its reads walk memory along the last
  * axis, its fewest outer loops parallel that give 64 iterations; an
- * rfactor into up to 4 vectors of partial results; padding at the root.
+ * rfactor into up to 4 vectors of partial results; padding at the root,
+ * or, where a plain tiling's stage reads it plane by plane (window taps
+ * on rows and columns only: a depthwise convolution), per plane at the
+ * planes' parallel loop, the rows and columns tiled inside it.
  * These are tune_default_schedule's rules; the search measures the
  * structural program of every sketch that has no heuristic program first
  * (the depthwise convolution's packed heuristic tile gathers its data,
