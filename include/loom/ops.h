@@ -231,12 +231,17 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
 /* The tensor-core GEMM's knobs (ops_schedule_tc_gemm). 0 fields take the
  * shape-based defaults. bm x bn: a block's tile of C (multiples of wm and
  * wn); wm x wn: a warp's tile (multiples of 16); kc: the k chunk staged in
- * shared memory (a multiple of 16 dividing K); single_buffer: no double
- * buffering of the shared tiles; unroll_k: the k steps within a chunk
- * unrolled. */
+ * shared memory (a multiple of 16 dividing K); stages: how many chunks'
+ * shared tiles are in flight (the software pipeline's depth: 1 none, 2
+ * double buffering, up to 4; 0 the default, 2; above 2 the tiles take
+ * more than the 48 KiB of static shared memory and the kernel asks for
+ * dynamic shared memory up to the GPU's opt-in limit); single_buffer: the
+ * same as stages = 1 (kept for old callers); unroll_k: the k steps within
+ * a chunk unrolled. */
 typedef struct {
     int64_t bm, bn, wm, wn, kc;
     bool single_buffer, unroll_k;
+    int stages;
 } ops_tc_config;
 /* Schedules C[i, j] = sum_k f(A[i, k]) * f(B[k, j]) (C float32 and 2-D,
  * computed at the root; A, B row-major [M, K], [K, N] of float16,
