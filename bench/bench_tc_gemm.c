@@ -62,7 +62,8 @@ out:
         if (*p == '\n' || *p == '"') *p = ' ';
     printf("%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%.5f,%.1f,\"%.300s\"\n", dname,
            (long long)M, (long long)N, (long long)K, (long long)c.bm, (long long)c.bn,
-           (long long)c.wm, (long long)c.wn, (long long)c.kc, c.single_buffer ? 1 : 2,
+           (long long)c.wm, (long long)c.wn, (long long)c.kc,
+           c.stages ? c.stages : c.single_buffer ? 1 : 2,
            c.unroll_k ? 1 : 0, ms, ms > 0 ? 2.0 * M * N * K / (ms * 1e-3) * 1e-12 : NAN, err);
     fflush(stdout);
     for (int q = 0; q < 3; q++) rt_tensor_free(d[q]);
@@ -96,7 +97,8 @@ int main(int argc, char **argv) {
             if (n == 64 || sscanf(optarg, "%lld,%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1], &v[2],
                                   &v[3], &v[4], &v[5], &v[6]) != 7)
                 goto usage;
-            list[n++] = (ops_tc_config){v[0], v[1], v[2], v[3], v[4], v[5] == 1, v[6] != 0};
+            list[n++] = (ops_tc_config){.bm = v[0], .bn = v[1], .wm = v[2], .wn = v[3],
+                                        .kc = v[4], .stages = (int)v[5], .unroll_k = v[6] != 0};
             break;
         default: goto usage;
         }
@@ -108,24 +110,28 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (n == 0) {
-        /* block, warp, chunk shapes around CUTLASS's usual ones */
-        static const int64_t sweep[][5] = {
-            {128, 128, 64, 32, 0}, {128, 128, 64, 64, 0}, {128, 128, 32, 64, 0},
-            {128, 256, 64, 64, 0}, {256, 128, 64, 64, 0}, {64, 128, 32, 64, 0},
-            {128, 64, 64, 32, 0},  {64, 64, 32, 32, 0},   {128, 128, 64, 32, 16},
-            {128, 128, 32, 32, 0}, {256, 128, 64, 32, 16}, {128, 256, 32, 64, 16}};
+        /* block, warp, chunk shapes around CUTLASS's usual ones, and the
+         * pipeline's depth (CUTLASS's sm_80 GEMMs: 3 to 5 stages) */
+        static const int64_t sweep[][6] = {
+            {128, 128, 64, 64, 32, 2},  {128, 128, 64, 64, 32, 3}, {128, 128, 64, 64, 32, 4},
+            {128, 128, 64, 64, 64, 3},  {128, 128, 64, 64, 64, 4}, {128, 256, 64, 64, 32, 2},
+            {128, 256, 64, 64, 32, 3},  {128, 256, 64, 64, 32, 4}, {256, 128, 64, 64, 32, 3},
+            {256, 128, 64, 64, 32, 4},  {128, 256, 64, 64, 64, 3}, {128, 128, 64, 32, 32, 3},
+            {64, 64, 32, 32, 32, 3},    {64, 128, 32, 64, 32, 3}};
         for (int q = 0; q < (int)(sizeof sweep / sizeof sweep[0]); q++)
             for (int u = 0; u < 2; u++)
-                list[n++] = (ops_tc_config){sweep[q][0], sweep[q][1], sweep[q][2], sweep[q][3],
-                                            sweep[q][4], false, u == 1};
-        list[n++] = (ops_tc_config){128, 128, 64, 32, 0, true, false};
+                list[n++] = (ops_tc_config){.bm = sweep[q][0], .bn = sweep[q][1],
+                                            .wm = sweep[q][2], .wn = sweep[q][3],
+                                            .kc = sweep[q][4], .stages = (int)sweep[q][5],
+                                            .unroll_k = u == 1};
+        list[n++] = (ops_tc_config){.bm = 128, .bn = 128, .wm = 64, .wn = 32, .stages = 1};
     }
     printf("dtype,M,N,K,bm,bn,wm,wn,kc,buffers,unroll_k,ms,tflops,error\n");
     for (int q = 0; q < n; q++) run(t, dname, M, N, K, arch, list[q]);
     return 0;
 usage:
     fprintf(stderr, "usage: %s [--dtype float16|bfloat16|float32] [--size M,N,K] [--arch sm_XX] "
-                    "[--config bm,bn,wm,wn,kc,buffers(1|2),unroll_k(0|1)]... [--compile-only]\n",
+                    "[--config bm,bn,wm,wn,kc,buffers(1-4),unroll_k(0|1)]... [--compile-only]\n",
             argv[0]);
     return 2;
 }

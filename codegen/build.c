@@ -9,6 +9,22 @@
 
 #include "loom/codegen.h"
 
+/* The shared memory a block may opt in to on architecture "sm_XY" (the
+ * CUDA programming guide's table of compute capabilities), for a build
+ * without a GPU to ask; 48 KiB where the table has no entry. */
+static int64_t optin_shared(const char *arch) {
+    int cc = 0;
+    if (!arch || sscanf(arch, "sm_%d", &cc) != 1) return 49152;
+    switch (cc) {
+    case 70: case 72: return 98304;
+    case 75: return 65536;
+    case 80: case 87: return 166912;
+    case 86: case 89: return 101376;
+    case 90: return 232448;
+    default: return cc > 90 ? 101376 : 49152;
+    }
+}
+
 rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const char *target,
                     const cg_build_options *opts) {
     if (!s) return NULL;
@@ -57,7 +73,14 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
         bool dev = (!lim->max_threads_per_block || !lim->max_shared_bytes) &&
                    rt_cuda_available() && !rt_cuda_get_props(0, &p);
         if (dev && !lim->max_threads_per_block) lim->max_threads_per_block = p.max_threads_per_block;
-        if (dev && !lim->max_shared_bytes) lim->max_shared_bytes = p.shared_mem_per_block;
+        /* the opt-in limit: kernels over 48 KiB take dynamic shared
+         * memory (codegen/cuda/cuda_smem.c) */
+        if (!lim->max_shared_bytes)
+            lim->max_shared_bytes =
+                dev ? (p.shared_mem_per_block_optin > p.shared_mem_per_block
+                           ? p.shared_mem_per_block_optin
+                           : p.shared_mem_per_block)
+                    : optin_shared(cuda.arch ? cuda.arch : cg_cuda_default_arch(ctx));
     }
     sch_lowered split;
     if (sch_lower_program(s, nargs, args, &lo, &split)) return NULL;

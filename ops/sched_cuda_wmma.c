@@ -7,9 +7,10 @@
  * tiles to shared memory (rows padded by 16 bytes against bank
  * conflicts), each warp loads 16-wide fragments from there and
  * accumulates its wm x wn tile in (wm/16) x (wn/16) accumulator
- * fragments, stored to C at the end. The shared tiles are double-buffered:
- * the next chunk's copy (cp.async) is in flight while this one is
- * multiplied.
+ * fragments, stored to C at the end. The shared tiles are a pipeline of
+ * `stages` buffers (double-buffered by default): the next chunks' copies
+ * (cp.async) are in flight while this one is multiplied; above two stages
+ * the tiles take dynamic shared memory.
  */
 #include "ops/ops_internal.h"
 
@@ -77,7 +78,16 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
     int bytes = te_dtype_bytes(t);
     int64_t kk = tir_wmma_k(t);
     ops_tc_config c = cfg ? *cfg : (ops_tc_config){0};
-    int stages = c.single_buffer ? 1 : 2;
+    int stages = c.stages ? c.stages : c.single_buffer ? 1 : 2;
+    if (stages < 1 || stages > 4 || (c.single_buffer && stages != 1))
+        return te_error(ctx,
+                        "tc_gemm: %d pipeline stages%s; a pipeline has 1 to 4 (single_buffer "
+                        "means 1)",
+                        stages, c.single_buffer ? " with single_buffer" : "");
+    /* Two stages fit the 48 KiB of static shared memory; deeper pipelines
+     * take dynamic shared memory, up to the largest opt-in any GPU has
+     * (sm_90's 227 KiB; the GPU verifier checks the target's own). */
+    int64_t budget = stages <= 2 ? 49152 : 232448;
     static const int64_t blk[] = {128, 64, 32, 16};
     /* Defaults from the H200 sweep of bench_tc_gemm (bench/RESULTS.md,
      * session 32): 128 x 128 blocks of four 64 x 64 warps where that makes
@@ -96,7 +106,7 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
                         ? (c.bm / c.wm) * (c.bn / c.wn) * 1024
                         : 0;
     for (int64_t k = 64; k >= 16 && !c.kc; k /= 2)
-        if (K % k == 0 && tile_bytes(c.bm, c.bn, k, bytes) * stages + stage <= 49152) c.kc = k;
+        if (K % k == 0 && tile_bytes(c.bm, c.bn, k, bytes) * stages + stage <= budget) c.kc = k;
     int64_t bm = c.bm, bn = c.bn, wm = c.wm, wn = c.wn, kc = c.kc;
     if (!kc || M % bm || N % bn || bm % wm || bn % wn || wm % 16 || wn % 16 || kc % 16 || K % kc)
         return te_error(ctx,
@@ -105,9 +115,10 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
                         "warps, the chunk K)",
                         (long long)bm, (long long)bn, (long long)wm, (long long)wn, (long long)kc,
                         (long long)M, (long long)N, (long long)K);
-    if (tile_bytes(bm, bn, kc, bytes) * stages + stage > 49152)
-        return te_error(ctx, "tc_gemm: the shared tiles take %lld bytes; a block has 49152",
-                        (long long)(tile_bytes(bm, bn, kc, bytes) * stages + stage));
+    if (tile_bytes(bm, bn, kc, bytes) * stages + stage > budget)
+        return te_error(ctx, "tc_gemm: the shared tiles take %lld bytes; a block has %lld",
+                        (long long)(tile_bytes(bm, bn, kc, bytes) * stages + stage),
+                        (long long)budget);
     int64_t tz = bm / wm, ty = bn / wn, vec = 16 / bytes;
     if (tz * ty > 32)
         return te_error(ctx, "tc_gemm: %lld warps a block; at most 32", (long long)(tz * ty));
@@ -169,7 +180,8 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
     if (sch_compute_at(s, AS, CF, ko) || sch_storage_align(s, AS, sch_axis(AS, 0), kc, pad) ||
         warp_fetch(s, AS, tz, ty, vec) || sch_compute_at(s, BS, CF, ko) ||
         sch_storage_align(s, BS, sch_axis(BS, 0), bn, pad) || warp_fetch(s, BS, tz, ty, vec) ||
-        (stages == 2 && K > kc && (sch_double_buffer(s, AS) || sch_double_buffer(s, BS))))
+        (stages >= 2 && K > kc &&
+         (sch_multi_buffer(s, AS, stages) || sch_multi_buffer(s, BS, stages))))
         return -1;
     return 0;
 }

@@ -61,6 +61,7 @@ static void cu_load(void) {
         {(void **)&a->ModuleLoadData, "cuModuleLoadData", NULL},
         {(void **)&a->ModuleGetFunction, "cuModuleGetFunction", NULL},
         {(void **)&a->ModuleUnload, "cuModuleUnload", NULL},
+        {(void **)&a->FuncSetAttribute, "cuFuncSetAttribute", NULL},
         {(void **)&a->LaunchKernel, "cuLaunchKernel", NULL},
         {(void **)&a->GetErrorName, "cuGetErrorName", NULL},
         {(void **)&a->GetErrorString, "cuGetErrorString", NULL},

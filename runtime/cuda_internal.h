@@ -36,6 +36,8 @@ typedef unsigned long long CUdeviceptr;
 #define RT_CU_ATTR_CC_MAJOR 75
 #define RT_CU_ATTR_CC_MINOR 76
 #define RT_CU_ATTR_MAX_SHARED_PER_BLOCK_OPTIN 97
+/* CUfunction_attribute: the dynamic shared memory a launch may ask for */
+#define RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED 8
 
 typedef struct {
     CUresult (*Init)(unsigned);
@@ -56,6 +58,7 @@ typedef struct {
     CUresult (*ModuleLoadData)(CUmodule *, const void *);
     CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*ModuleUnload)(CUmodule);
+    CUresult (*FuncSetAttribute)(CUfunction, int, int);
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
     CUresult (*GetErrorName)(CUresult, const char **);

@@ -24,6 +24,7 @@ typedef struct {
     int64_t grid[3], block[3];
     int nargs;
     int *args;
+    int64_t shared_bytes;
     CUfunction fn[CUDA_MAX_DEVICES];
 } cuda_launch;
 
@@ -103,6 +104,15 @@ static int ensure_loaded(cuda_impl *m, int dev) {
                 cuda_launch *l = &m->funcs[i].launches[k];
                 if ((r = a->ModuleGetFunction(&l->fn[dev], mod, l->kernel)))
                     rc = rt__cu_fail(r, "cuModuleGetFunction('%s')", l->kernel);
+                /* beyond the 48 KiB every kernel may take, the kernel
+                 * must opt in to its dynamic shared memory */
+                else if (l->shared_bytes > 49152 &&
+                         (r = a->FuncSetAttribute(l->fn[dev], RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED,
+                                                  (int)l->shared_bytes)))
+                    rc = rt__cu_fail(r,
+                                     "kernel '%s' asks for %lld bytes of dynamic shared memory; "
+                                     "device %d refuses (cuFuncSetAttribute)",
+                                     l->kernel, (long long)l->shared_bytes, dev);
             }
         if (rc && mod) a->ModuleUnload(mod);
         if (!rc) m->mod[dev] = mod;
@@ -147,7 +157,8 @@ static int32_t call_func(void *self, int nargs, DLTensor *const *args) {
         }
         CUresult r = a->LaunchKernel(l->fn[dev], (unsigned)l->grid[0], (unsigned)l->grid[1],
                                      (unsigned)l->grid[2], (unsigned)l->block[0],
-                                     (unsigned)l->block[1], (unsigned)l->block[2], 0, NULL, kp,
+                                     (unsigned)l->block[1], (unsigned)l->block[2],
+                                     (unsigned)l->shared_bytes, NULL, kp,
                                      NULL);
         if (r) rc = launch_fail(r, "cuLaunchKernel", l);
         else if (!timing_loop && (r = a->CtxSynchronize())) rc = launch_fail(r, "running", l);
@@ -185,11 +196,12 @@ rt_module *rt_cuda_module_new_image(const char *ptx, const void *cubin, size_t c
             for (int d = 0; ok && d < 3; ++d)
                 ok = l->grid[d] >= 1 && l->block[d] >= 1 && l->grid[d] <= INT32_MAX &&
                      l->block[d] <= 1024;
+            ok = ok && l->shared_bytes >= 0 && l->shared_bytes <= INT32_MAX;
             for (int j = 0; ok && j < l->nargs; ++j)
                 ok = l->args[j] < f->nparams && -l->args[j] - 1 < f->nworkspace;
             if (!ok) {
                 rt_set_error("rt_cuda_module_new: launch %d of '%s' is malformed (kernel, "
-                             "dimensions or argument slots)",
+                             "dimensions, shared bytes or argument slots)",
                              k, f->name);
                 return NULL;
             }
@@ -226,6 +238,7 @@ rt_module *rt_cuda_module_new_image(const char *ptx, const void *cubin, size_t c
             memcpy(l->grid, sl->grid, sizeof l->grid);
             memcpy(l->block, sl->block, sizeof l->block);
             l->nargs = sl->nargs;
+            l->shared_bytes = sl->shared_bytes;
             if (!(l->kernel = dupz(sl->kernel))) goto oom;
             if (sl->nargs) {
                 if (!(l->args = malloc(sizeof(int) * (size_t)sl->nargs))) goto oom;

@@ -112,8 +112,11 @@ static tir_stmt *with_attached(lower_state *L, int st, const te_expr *var, tir_s
     for (int k = 0; k < n; k++) {
         if (!(parts[k] = stage_nest(L, ids[k]))) return NULL;
         /* tir_pass_double_buffer finds the copy by this mark */
-        if (s->stages[ids[k]].double_buffer &&
-            !(parts[k] = tir_attr(L->ctx, TIR_ATTR_DOUBLE_BUFFER, NULL, parts[k])))
+        /* a loop of one iteration has nothing to copy ahead: its copy
+         * stays as it is (the same program either way) */
+        int nb = var->kind == TE_VAR && var->u.var.extent == 1 ? 0 : s->stages[ids[k]].buffers;
+        if (nb && !(parts[k] = tir_attr(L->ctx, TIR_ATTR_DOUBLE_BUFFER, te_int(L->ctx, nb),
+                                        parts[k])))
             return NULL;
     }
     parts[n] = inner;
@@ -357,7 +360,7 @@ int sch__lower_check_attach(lower_state *L) {
     /* Each stage read outside its attach point would read garbage. */
     for (int p = 0; p < s->nstages; p++) {
         const sch_stage *g = &s->stages[p];
-        if (g->double_buffer && g->attach != SCH_ATTACH_AT)
+        if (g->buffers && g->attach != SCH_ATTACH_AT)
             return te_error(ctx,
                             "double_buffer: stage '%s' is computed %s; it must be computed at a "
                             "serial loop of its consumer (compute_at), whose next iteration it "

@@ -59,7 +59,8 @@ typedef struct {
     int scope;          /* tir_scope, or -1 for the default */
     int nalign;
     sch_align *aligns;
-    bool double_buffer; /* its buffer alternates between two halves (double_buffer.c) */
+    int buffers; /* 0, or the copies of its buffer a software pipeline cycles
+                    through (double_buffer.c: 2 double buffering) */
 } sch_stage;
 
 struct sch_schedule {

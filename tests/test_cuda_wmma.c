@@ -467,6 +467,124 @@ static void test_ops_half(void **state) {
     te_ctx_free(ctx);
 }
 
+/* A pipeline of 3 and 4 buffers (sch_multi_buffer, ops_tc_config.stages):
+ * the CPU result of the pipelined order (synchronous copies), including a
+ * loop shorter than the prologue; the tensor-core GEMM's form (dynamic
+ * shared memory above 48 KiB, buffers - 1 groups in flight) and its GPU
+ * result at the operator's tolerance; the step log; the refusals. */
+static void cpu_pipeline(int buffers, int64_t K, int64_t chunk) {
+    mm m = make_mm(TE_FLOAT32, 24, 40, K);
+    sch_schedule *s = sch_create(m.ctx, 1, &m.C);
+    te_tensor *AL = sch_cache_read(s, m.A, "local", 1, &m.C);
+    te_expr *ko, *ki;
+    assert_int_equal(sch_split(s, m.C, sch_reduce_axis(m.C, 0), chunk, &ko, &ki), 0);
+    assert_int_equal(sch_compute_at(s, AL, m.C, ko) || sch_multi_buffer(s, AL, buffers), 0);
+    te_tensor *args[3] = {m.A, m.B, m.C};
+    rt_module *cpu = cg_build(s, 3, args, "llvm", NULL);
+    if (!cpu) fail_msg("build: %s", te_ctx_errmsg(m.ctx));
+    uint64_t rng = tu_seed();
+    DLTensor *h[3] = {tu_rand_f32(&rng, 2, (int64_t[]){24, K}),
+                      tu_rand_f32(&rng, 2, (int64_t[]){K, 40}), tu_nan_f32(2, (int64_t[]){24, 40})};
+    assert_int_equal(rt_call(cpu, "default", 3, h), 0);
+    double *want = malloc(sizeof(double) * 24 * 40);
+    const float *a = h[0]->data, *b = h[1]->data;
+    for (int i = 0; i < 24; i++)
+        for (int j = 0; j < 40; j++) {
+            want[i * 40 + j] = 0;
+            for (int k = 0; k < K; k++) want[i * 40 + j] += (double)a[i * K + k] * b[k * 40 + j];
+        }
+    /* float32 sums of K products of magnitude < 1: |err| < K * 2^-24 * K */
+    assert_int_equal(tu_compare_f32("multi_buffer", h[2]->data, want, 24 * 40, 0, 2e-4), 0);
+    free(want);
+    for (int q = 0; q < 3; q++) rt_tensor_free(h[q]);
+    rt_module_free(cpu);
+    te_ctx_free(m.ctx);
+}
+
+static void test_multi_stage(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    cpu_pipeline(3, 56, 8);  /* 7 chunks */
+    cpu_pipeline(4, 56, 8);
+    cpu_pipeline(4, 16, 8);  /* 2 chunks: the prologue's third copy is past the end */
+    cpu_pipeline(3, 8, 8);   /* one chunk */
+    static const struct {
+        const char *shape;
+        ops_tc_config c;
+    } cases[] = {
+        {"M=256,N=256,K=320,dtype=float16", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 32, .stages = 3}},
+        {"M=256,N=128,K=192,dtype=float16", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 64, .stages = 4}},
+        {"M=128,N=256,K=64,dtype=bfloat16", {.bm = 128, .bn = 256, .wm = 64, .wn = 64, .kc = 16, .stages = 4, .unroll_k = true}},
+        {"M=128,N=128,K=96,tf32=1", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 32, .stages = 3}},
+    };
+    for (int i = 0; i < 4; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, "matmul", cases[i].shape);
+        if (!w) fail_msg("%s: %s", cases[i].shape, te_ctx_errmsg(ctx));
+        sch_schedule *s = sch_create(ctx, 1, &w->args[2]);
+        if (ops_schedule_tc_gemm(s, w->args[2], w->args[0], w->args[1], &cases[i].c))
+            fail_msg("%s: %s", w->key, te_ctx_errmsg(ctx));
+        /* the step log keeps the depth */
+        char *json = tdb_schedule_to_json(s);
+        assert_non_null(strstr(json, cases[i].c.stages == 3 ? "\"buffers\":3" : "\"buffers\":4"));
+        free(json);
+        rt_module *m = cg_build(s, w->nargs, w->args, "cuda -arch=sm_90", NULL);
+        if (!m) fail_msg("%s: %s", w->key, te_ctx_errmsg(ctx));
+        const char *src = rt_module_get_text(m, "source"), *ptx = rt_module_get_text(m, "ptx");
+        if (getenv("LOOM_TEST_DUMP")) fputs(src, stderr);
+        char wait[64];
+        snprintf(wait, sizeof wait, "cp.async.wait_group %d", cases[i].c.stages - 1);
+        assert_non_null(strstr(ptx, wait));
+        assert_non_null(strstr(ptx, "mma.sync.aligned"));
+        /* 3 x (128 x 40 + 32 x 136) x 2 bytes and more: over 48 KiB */
+        if (i < 2) assert_non_null(strstr(src, "extern __shared__ __align__(128) unsigned char loom_smem[]"));
+        if (rt_cuda_available()) {
+            int64_t bad = ops_check_module(w, m, NULL, tu_seed());
+            if (bad) fprintf(stderr, "%s: %lld wrong (%s)\n", w->key, (long long)bad, te_ctx_errmsg(ctx));
+            assert_int_equal(bad, 0);
+        } else {
+            tu_skip_part("the GPU run", rt_last_error());
+        }
+        rt_module_free(m);
+        te_ctx_free(ctx);
+    }
+    /* the depth's bounds */
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", "M=128,N=128,K=128,dtype=float16");
+    sch_schedule *s = sch_create(ctx, 1, &w->args[2]);
+    assert_int_equal(ops_schedule_tc_gemm(s, w->args[2], w->args[0], w->args[1],
+                                          &(ops_tc_config){.stages = 5}),
+                     -1);
+    assert_non_null(strstr(te_ctx_errmsg(ctx), "tc_gemm: 5 pipeline stages; a pipeline has 1 to 4"));
+    mm m = make_mm(TE_FLOAT32, 64, 64, 32);
+    s = sch_create(m.ctx, 1, &m.C);
+    te_tensor *AS = sch_cache_read(s, m.A, "shared", 1, &m.C);
+    assert_int_equal(sch_multi_buffer(s, AS, 9), -1);
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "double_buffer: stage 'A.shared' asks for 9 "
+                                                 "buffers; a pipeline cycles through 2 to 8"));
+    assert_int_equal(sch_multi_buffer(s, AS, 1), -1);
+    te_ctx_free(m.ctx);
+    /* a step log asking for one buffer */
+    int n = 0;
+    sch_step *steps = NULL;
+    assert_int_equal(tdb_steps_from_json(ctx, "[{\"kind\":\"double_buffer\",\"stage\":0,\"buffers\":1}]",
+                                         &n, &steps),
+                     -1);
+    assert_non_null(strstr(te_ctx_errmsg(ctx), "buffers"));
+    /* without a GPU, the architecture's opt-in shared memory is the limit:
+     * 4 x 35840 bytes fit sm_90's 227 KiB, not sm_86's 99 KiB */
+    if (!rt_cuda_available()) {
+        s = sch_create(ctx, 1, &w->args[2]);
+        assert_int_equal(ops_schedule_tc_gemm(s, w->args[2], w->args[0], w->args[1],
+                                              &(ops_tc_config){.bm = 128, .bn = 128, .wm = 64,
+                                                               .wn = 64, .kc = 64, .stages = 4}),
+                         0);
+        assert_null(cg_build(s, w->nargs, w->args, "cuda -arch=sm_86", NULL));
+        assert_non_null(strstr(te_ctx_errmsg(ctx), "the limit per block is 101376"));
+    }
+    te_ctx_free(ctx);
+}
+
 /* ops_schedule_tc_gemm refuses what it cannot tile, with the rule. */
 static void expect_tc_error(te_dtype t, int64_t M, int64_t N, int64_t K, ops_tc_config c,
                             const char *msg) {
@@ -543,6 +661,7 @@ int main(void) {
         cmocka_unit_test(test_ops_tf32),
         cmocka_unit_test(test_ops_half),
         cmocka_unit_test(test_tc_gemm_errors),
+        cmocka_unit_test(test_multi_stage),
     };
     return tu_run_group(tests);
 }

@@ -1,28 +1,34 @@
 /*
- * tir/pass_double_buffer.c — double buffering (TVM InjectDoubleBuffer;
- * a two-stage software pipeline).
+ * tir/pass_double_buffer.c — software pipelining of staged copies (TVM
+ * InjectDoubleBuffer for two stages; CUTLASS's and Triton's multi-stage
+ * pipelines for more).
  *
- * A stage marked double_buffer is copied into its buffer B inside a
- * serial loop `for k in [m, m + n)`:
+ * A stage marked double_buffer with S buffers (S >= 2) is copied into its
+ * buffer B inside a serial loop `for k in [m, m + n)`:
  *
- *   for k { allocate B { attr double_buffer { copy(k) into B }; compute(k) reads B } }
+ *   for k { allocate B { attr double_buffer S { copy(k) into B }; compute(k) reads B } }
  *
- * becomes, with B' twice B's size and half h(k) = (k - m) mod 2:
+ * becomes, with B' S times B's size and slot s(k) = (k - m) mod S:
  *
  *   allocate B' {
- *     attr cuda.async_copy { copy(m) into B'[half 0] }; attr cuda.async_commit
+ *     for p in 0 .. S-2: { attr cuda.async_copy { copy(m + p) into B'[slot p] };
+ *                          attr cuda.async_commit }       (copies past the loop's end left out)
  *     for k {
- *       if (k + 1 < m + n) attr cuda.async_copy { copy(k + 1) into B'[h(k + 1)] }
- *       attr cuda.async_commit; attr cuda.async_wait 1     (all but the newest group done)
- *       compute(k) reading B'[h(k)]
+ *       if (k + S-1 < m + n) attr cuda.async_copy { copy(k + S-1) into B'[s(k + S-1)] }
+ *       attr cuda.async_commit; attr cuda.async_wait S-1  (all but the newest S-1 groups done)
+ *       compute(k) reading B'[s(k)]
  *     }
  *   }
  *
- * so the copy of the next chunk is in flight (cp.async on the GPU) while
- * this one is computed. thread_sync, which runs after, puts a barrier
- * before compute (the copy of k must be visible) and one at the top of the
- * loop (the copy of k + 1 overwrites the half that compute(k - 1) read).
- * A double_buffer copy found anywhere else is an error naming its buffer.
+ * so the copies of the next S-1 chunks are in flight (cp.async on the GPU)
+ * while this one is computed. Every prologue step commits a group, copy or
+ * not, so that in iteration k the group of chunk k is always the one
+ * S-1 places behind the newest. thread_sync, which runs after, puts a
+ * barrier before compute (the copy of k must be visible) and one at the
+ * top of the loop (the copy of k + S-1 overwrites slot s(k - 1), which
+ * compute(k - 1) read). A double_buffer copy found anywhere else is an
+ * error naming its buffer, as are copies of one loop asking for different
+ * numbers of buffers.
  */
 #include <string.h>
 
@@ -124,13 +130,31 @@ static tir_stmt *pipeline(te_ctx *ctx, tir_stmt *s) {
                  k->u.var.name, tir_for_kind_name(s->u.loop.for_kind));
         return NULL;
     }
-    remap cur = {ctx, 0, {0}, {0}, {0}}, next = cur, first = cur;
-    te_expr *two = te_int(ctx, 2);
-    te_expr *k1 = te_add(k, te_int(ctx, 1));
-    te_expr *h = te_floormod(te_sub(k, mn), two), *h1 = te_floormod(te_sub(k1, mn), two);
+    int64_t S = 0;
+    for (int c = 0; c < ncopy; c++) {
+        int64_t v = 2;
+        if (st[c]->u.attr.value && !te_is_const_int(st[c]->u.attr.value, &v)) v = 0;
+        if (c && v != S) {
+            te_error(ctx, "double_buffer: the copies at loop '%s' ask for %lld and %lld buffers; "
+                          "copies of one loop form one pipeline",
+                     k->u.var.name, (long long)S, (long long)v);
+            return NULL;
+        }
+        S = v;
+    }
+    if (S < 2) {
+        te_error(ctx, "double_buffer: the copies at loop '%s' need at least 2 buffers",
+                 k->u.var.name);
+        return NULL;
+    }
+    remap cur = {ctx, 0, {0}, {0}, {0}}, next = cur;
+    te_expr *sS = te_int(ctx, S);
+    te_expr *ahead = te_add(k, te_int(ctx, S - 1));
+    te_expr *h = te_floormod(te_sub(k, mn), sS), *h1 = te_floormod(te_sub(ahead, mn), sS);
     bool *db_alloc = te_alloc(ctx, sizeof(bool) * (size_t)(na ? na : 1));
     if (!db_alloc) return NULL;
     memset(db_alloc, 0, sizeof(bool) * (size_t)(na ? na : 1));
+    te_expr *sizes[DB_MAX];
     for (int c = 0; c < ncopy; c++) {
         store_q q = {0};
         tir_stmt_visit(st[c]->u.attr.body, store_cb, NULL, &q);
@@ -144,36 +168,58 @@ static tir_stmt *pipeline(te_ctx *ctx, tir_stmt *s) {
             return NULL;
         }
         db_alloc[a] = true;
-        int64_t size = tir_buffer_size(q.b), twice = 2 * size;
-        tir_buffer *nb = tir_buffer_new(ctx, q.b->name, q.b->dtype, 1, &twice, q.b->scope);
+        /* slots start 32 bytes apart in shared memory: what WMMA's
+         * fragment loads ask of a tile's address */
+        int64_t size = tir_buffer_size(q.b), eb = te_dtype_bytes(q.b->dtype);
+        if (q.b->scope == TIR_SCOPE_SHARED && eb > 0 && eb < 32 && 32 % eb == 0)
+            size = (size + 32 / eb - 1) / (32 / eb) * (32 / eb);
+        int64_t all = S * size;
+        tir_buffer *nb = tir_buffer_new(ctx, q.b->name, q.b->dtype, 1, &all, q.b->scope);
         if (!nb) return NULL;
-        te_expr *sz = te_int(ctx, size);
-        cur.from[cur.nb] = next.from[next.nb] = first.from[first.nb] = q.b;
-        cur.to[cur.nb] = next.to[next.nb] = first.to[first.nb] = nb;
+        te_expr *sz = sizes[cur.nb] = te_int(ctx, size);
+        cur.from[cur.nb] = next.from[next.nb] = q.b;
+        cur.to[cur.nb] = next.to[next.nb] = nb;
         cur.off[cur.nb++] = te_mul(h, sz);
         next.off[next.nb++] = te_mul(h1, sz);
-        first.off[first.nb++] = te_int(ctx, 0);
     }
-    /* prologue: chunk m into half 0 */
-    tir_stmt **pro = te_alloc(ctx, sizeof(tir_stmt *) * (size_t)(ncopy + 1));
+    /* prologue: chunks m .. m + S-2 into slots 0 .. S-2, one group each */
+    int64_t extent = -1;
+    if (!te_is_const_int(s->u.loop.extent, &extent)) extent = -1;
+    tir_stmt **pro = te_alloc(ctx, sizeof(tir_stmt *) * (size_t)((ncopy + 1) * (S - 1)));
     tir_stmt **in = te_alloc(ctx, sizeof(tir_stmt *) * (size_t)(ncopy + 3 + n));
-    if (!pro || !in) return NULL;
+    tir_stmt **grp = te_alloc(ctx, sizeof(tir_stmt *) * (size_t)(ncopy + 1));
+    if (!pro || !in || !grp) return NULL;
     int np = 0, ni = 0;
-    for (int c = 0; c < ncopy; c++) {
-        tir_stmt *body = st[c]->u.attr.body;
-        tir_stmt *p0 = tir_stmt_substitute(ctx, body, 1, &k, &mn);
-        tir_stmt *p1 = tir_stmt_substitute(ctx, body, 1, &k, &k1);
-        if (!p0 || !p1 || !(p0 = apply_remap(&first, p0)) || !(p1 = apply_remap(&next, p1)))
-            return NULL;
-        pro[np++] = tir_attr(ctx, TIR_ATTR_ASYNC_COPY, NULL, p0);
-        in[ni++] = tir_attr(ctx, TIR_ATTR_ASYNC_COPY, NULL, p1);
+    for (int64_t p = 0; p < S - 1; p++) {
+        if (extent >= 0 && p >= extent) {
+            pro[np++] = mark(ctx, TIR_ATTR_ASYNC_COMMIT, 0, false);
+            continue;
+        }
+        remap slot = cur;
+        for (int i = 0; i < slot.nb; i++) slot.off[i] = te_mul(te_int(ctx, p), sizes[i]);
+        te_expr *kp = te_add(mn, te_int(ctx, p));
+        int ng = 0;
+        for (int c = 0; c < ncopy; c++) {
+            tir_stmt *x = tir_stmt_substitute(ctx, st[c]->u.attr.body, 1, &k, &kp);
+            if (!x || !(x = apply_remap(&slot, x))) return NULL;
+            grp[ng++] = tir_attr(ctx, TIR_ATTR_ASYNC_COPY, NULL, x);
+        }
+        tir_stmt *g = tir_seq(ctx, ng, grp);
+        /* a loop of unknown length may end before the prologue does */
+        if (extent < 0 && p > 0) g = tir_if(ctx, te_lt(kp, end), g, NULL);
+        pro[np++] = g;
+        pro[np++] = mark(ctx, TIR_ATTR_ASYNC_COMMIT, 0, false);
     }
-    pro[np++] = mark(ctx, TIR_ATTR_ASYNC_COMMIT, 0, false);
+    for (int c = 0; c < ncopy; c++) {
+        tir_stmt *x = tir_stmt_substitute(ctx, st[c]->u.attr.body, 1, &k, &ahead);
+        if (!x || !(x = apply_remap(&next, x))) return NULL;
+        in[ni++] = tir_attr(ctx, TIR_ATTR_ASYNC_COPY, NULL, x);
+    }
     tir_stmt *copies = tir_seq(ctx, ni, in);
     ni = 0;
-    in[ni++] = tir_if(ctx, te_lt(k1, end), copies, NULL);
+    in[ni++] = tir_if(ctx, te_lt(ahead, end), copies, NULL);
     in[ni++] = mark(ctx, TIR_ATTR_ASYNC_COMMIT, 0, false);
-    in[ni++] = mark(ctx, TIR_ATTR_ASYNC_WAIT, 1, true);
+    in[ni++] = mark(ctx, TIR_ATTR_ASYNC_WAIT, S - 1, true);
     for (int i = ncopy; i < n; i++) {
         tir_stmt *x = apply_remap(&cur, st[i]);
         if (!x) return NULL;

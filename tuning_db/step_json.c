@@ -120,8 +120,10 @@ static bool put_step(FILE *f, const sch_step *st) {
         put_int(f, "iter", st->iter, &ok);
         break;
     case SCH_STEP_COMPUTE_INLINE:
-    case SCH_STEP_COMPUTE_ROOT:
-    case SCH_STEP_DOUBLE_BUFFER: break;
+    case SCH_STEP_COMPUTE_ROOT: break;
+    case SCH_STEP_DOUBLE_BUFFER:
+        if (st->value) put_int(f, "buffers", st->value, &ok);
+        break;
     case SCH_STEP_CACHE_READ:
         put_str(f, "scope", st->str, &ok);
         put_ints(f, "readers", st->n, st->stages, &ok);
@@ -360,10 +362,18 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
         break;
     }
     case SCH_STEP_COMPUTE_INLINE:
-    case SCH_STEP_COMPUTE_ROOT:
-    case SCH_STEP_DOUBLE_BUFFER: {
+    case SCH_STEP_COMPUTE_ROOT: {
         static const char *const f[] = {"kind", "stage", NULL};
         if (check_fields(&p, o, f)) return -1;
+        break;
+    }
+    case SCH_STEP_DOUBLE_BUFFER: {
+        static const char *const f[] = {"kind", "stage", "buffers", NULL};
+        if (check_fields(&p, o, f) ||
+            (cJSON_HasObjectItem(o, "buffers") &&
+             get_int(&p, o, "buffers", 2, SCH_MAX_BUFFERS, &st->value)))
+            return -1;
+        if (st->value == 2) st->value = 0; /* one text per program */
         break;
     }
     case SCH_STEP_CACHE_READ: {

@@ -80,6 +80,12 @@ rt_module *cg_cuda_build(te_ctx *ctx, int nprogs, const tir_device_program *cons
             memcpy(ls[k].block, kn->block, sizeof ls[k].block);
             ls[k].nargs = kn->func->nparams;
             ls[k].args = kn->arg_slots;
+            cg_cuda_smem smem;
+            if (cg_cuda__smem_layout(ctx, kn->func->body, kn->func->name, &smem)) {
+                rt_nvrtc_output_free(&out);
+                return NULL;
+            }
+            ls[k].shared_bytes = smem.bytes;
         }
         f->params = params;
         f->nworkspace = p->nworkspace;

@@ -5,6 +5,8 @@
  * - serial loops stay loops; UNROLLED loops get `#pragma unroll`;
  * - shared allocations are `__shared__` arrays, local ones per-thread
  *   arrays (registers once indices are constant), 32- and 16-byte aligned;
+ *   a kernel's shared buffers over 48 KiB together live in one dynamic
+ *   `extern __shared__` array instead (cuda_smem.c);
  * - a BARRIER is __syncthreads();
  * - an ALLREDUCE is warp shuffles and shared memory (cuda_allreduce.c);
  * - a vector store of 2 or 4 lanes of a 32-bit type at an index whose
@@ -33,6 +35,7 @@ typedef struct {
     const char *ivar; /* C type of loop variables */
     int64_t block[3]; /* the kernel's threadIdx.x/y/z extents */
     cg_cuda_wmma wmma; /* its fragment buffers */
+    cg_cuda_smem smem; /* its shared buffers in dynamic shared memory, if any */
     int async;         /* inside cuda.async_copy: shared <- global copies may be cp.async */
 } cuda_emitter;
 
@@ -295,6 +298,14 @@ static void emit_allocate(cuda_emitter *ce, const tir_stmt *s) {
     const char *name = cg_c_buffer_name(em, b);
     cg_c_line(em, "{");
     em->indent++;
+    int64_t off = b->scope == TIR_SCOPE_SHARED ? cg_cuda__smem_offset(&ce->smem, b) : -1;
+    if (off >= 0) {
+        cg_c_line(em, "%s *%s = (%s *)(loom_smem + %lld);", ty, name, ty, (long long)off);
+        emit(ce, s->u.alloc.body);
+        em->indent--;
+        cg_c_line(em, "}");
+        return;
+    }
     /* 32 bytes: what WMMA's loads and stores need of a shared tile */
     cg_c_line(em, "%s__align__(%d) %s %s[%lld];", b->scope == TIR_SCOPE_SHARED ? "__shared__ " : "",
               b->scope == TIR_SCOPE_SHARED ? 32 : 16,
@@ -402,6 +413,7 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, unsigned *
     ce.ivar = small ? "int" : "long long";
     memcpy(ce.block, k->block, sizeof ce.block);
     cg_cuda__wmma_scan(em, f->body, k->block, &ce.wmma);
+    if (cg_cuda__smem_layout(ctx, f->body, f->name, &ce.smem)) em->failed = true;
     int64_t threads = k->block[0] * k->block[1] * k->block[2];
     te_str_printf(&body, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
                   (long long)threads, cg_c_name_of(em, f, f->name));
@@ -421,6 +433,9 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, unsigned *
                   (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2],
                   (long long)k->block[0], (long long)k->block[1], (long long)k->block[2]);
     em->indent = 1;
+    if (ce.smem.n)
+        cg_c_line(em, "extern __shared__ __align__(128) unsigned char loom_smem[]; // %lld bytes",
+                  (long long)ce.smem.bytes);
     cg_cuda__wmma_prologue(em, &ce.wmma);
     emit(&ce, f->body);
     te_str_append(&body, "}\n\n");

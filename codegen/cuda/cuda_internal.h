@@ -19,6 +19,23 @@ const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *c
 void cg_cuda__emit_allreduce(cg_c_emitter *em, const tir_stmt *s, const int64_t block[3],
                              void (*emit_body)(void *, const tir_stmt *), void *user);
 
+/* ---- shared memory (cuda_smem.c) ---- */
+#define CG_CUDA_MAX_SMEM 64
+#define CG_CUDA_STATIC_SMEM 49152 /* what a block may declare statically */
+typedef struct {
+    int n;                             /* 0: the buffers are static arrays */
+    const tir_buffer *b[CG_CUDA_MAX_SMEM];
+    int64_t off[CG_CUDA_MAX_SMEM];     /* bytes into the dynamic array */
+    int64_t bytes;                     /* the launch's dynamic shared memory */
+} cg_cuda_smem;
+/* The layout of a kernel's shared buffers: all of them in one dynamic
+ * array (128-byte aligned offsets, in the order they are allocated) when
+ * together they take more than CG_CUDA_STATIC_SMEM bytes, else none (n
+ * and bytes 0). -1 with "cuda: ..." in ctx over CG_CUDA_MAX_SMEM buffers. */
+int cg_cuda__smem_layout(te_ctx *ctx, const tir_stmt *body, const char *kernel, cg_cuda_smem *L);
+/* b's offset in L, or -1 when b is not there (a static array). */
+int64_t cg_cuda__smem_offset(const cg_cuda_smem *L, const tir_buffer *b);
+
 /* ---- tensor cores (cuda_wmma.c) ---- */
 #define CG_CUDA_MAX_FRAGS 32
 typedef struct {

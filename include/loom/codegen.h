@@ -172,8 +172,14 @@ typedef struct {
     cg_c_options c;
     cg_cuda_options cuda;
     tir_pipeline_options passes; /* for cuda, gpu is set by cg_build; zero
-                                    gpu_limits take GPU 0's limits (or
-                                    1024 threads, 48 KiB without a GPU) */
+                                    gpu_limits take GPU 0's limits (its
+                                    opt-in shared memory per block), or
+                                    without a GPU 1024 threads and the
+                                    architecture's opt-in shared memory
+                                    (227 KiB on sm_90, 163 KiB on sm_80;
+                                    48 KiB for one it does not know).
+                                    Kernels over 48 KiB of shared memory
+                                    take it dynamically. */
     /* Bit i: args[i] is constant, its values the same in every call (a
      * weight). Where stages compute from constants alone
      * (sch_lower_constants), the module holds NAME__precompute and NAME,

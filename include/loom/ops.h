@@ -250,10 +250,13 @@ typedef struct {
  * (CUTLASS's and TVM's structure): blocks of bm x bn on blockIdx.y/x,
  * (bm/wm) x (bn/wn) warps on threadIdx.z/y (32 lanes on threadIdx.x), the
  * A and B tiles of each k chunk copied to shared memory with rows padded
- * by 16 bytes (double-buffered with cp.async unless single_buffer), each
- * warp accumulating its tile in 16x16 fragments. cfg NULL: defaults.
- * M, N and K must be multiples of 16; tiles that do not divide them, or
- * shared tiles over 48 KiB, are refused: -1 with a message in s's ctx. */
+ * by 16 bytes (a pipeline of cfg->stages buffers filled with cp.async;
+ * double-buffered by default), each warp accumulating its tile in 16x16
+ * fragments. cfg NULL: defaults. M, N and K must be multiples of 16;
+ * tiles that do not divide them, a depth outside 1..4, or shared tiles
+ * over 48 KiB (2 stages or fewer) or 227 KiB (more; the GPU verifier
+ * then checks the target's own opt-in limit) are refused: -1 with a
+ * message in s's ctx. */
 int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *C, te_tensor *A, te_tensor *B,
                          const ops_tc_config *cfg);
 

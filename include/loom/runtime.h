@@ -292,6 +292,10 @@ typedef struct {
     int64_t block[3];    /* threads per block, x y z (each >= 1) */
     int nargs;           /* kernel pointer arguments, in order: */
     const int *args;     /* i >= 0: host param i; i < 0: workspace -i-1 */
+    int64_t shared_bytes; /* dynamic shared memory per block (extern
+                             __shared__), bytes; 0 none. Above 48 KiB the
+                             module opts the kernel in
+                             (cuFuncSetAttribute) when it loads it. */
 } rt_cuda_launch;
 
 /* A host function: checks its tensors, allocates its workspaces (device

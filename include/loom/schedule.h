@@ -111,6 +111,15 @@ int sch_tensorize(sch_schedule *s, te_tensor *t, te_expr *axis, const char *intr
  * an error names the stage and the rule. 0 or -1 (t a placeholder or an
  * output). */
 int sch_double_buffer(sch_schedule *s, te_tensor *t);
+/* A software pipeline of `buffers` stages (CUTLASS's and Triton's
+ * "stages", Halide's ring_buffer): t's buffer gets that many copies and
+ * the copies for iterations k + 1 .. k + buffers - 1 of L are in flight
+ * while iteration k computes (on sm_80 and later, buffers - 1 groups of
+ * cp.async outstanding). buffers 2 is sch_double_buffer; 2 to
+ * SCH_MAX_BUFFERS, else -1 with "double_buffer: stage 'T' asks for N
+ * buffers; ...". The same checks as sch_double_buffer otherwise. */
+#define SCH_MAX_BUFFERS 8
+int sch_multi_buffer(sch_schedule *s, te_tensor *t, int buffers);
 
 /* ---- compute location ---- */
 
@@ -206,7 +215,7 @@ typedef struct {
                             leaf index) */
     int64_t value;       /* split: factor or nparts; pragma value;
                             storage_align and pack factor; rfactor
-                            factor_axis */
+                            factor_axis; double_buffer: buffers (0 = 2) */
     int64_t value2;      /* storage_align offset */
     bool nparts;         /* split by nparts */
     int n;               /* fuse, reorder: count; cache_read: readers */

@@ -79,7 +79,7 @@ LOOM_API_BEGIN
  *   {"kind":"storage_align","stage":1,"iter":0,"factor":16,"offset":4}
  *   {"kind":"pack","stage":1,"iter":1,"factor":16}
  *   {"kind":"tensorize","stage":2,"iter":3,"intrin":"wmma.mma"}
- *   {"kind":"double_buffer","stage":1}
+ *   {"kind":"double_buffer","stage":1}           ("buffers":N when N > 2)
  * Stages and iterators are indices, as in sch_step. Returns a malloc'd
  * string the caller frees, or NULL when out of memory or a step's kind or
  * annotation is out of range. */
