@@ -5,7 +5,8 @@
 #   source .devdeps/unpack-runtime-debs.sh && bash bench/gpu/device_check.sh build-dev "$OUT" [STEPS]
 # STEPS: a comma list of tests,tutorials,tune,bench (default all four, run in that order; tune:
 # `autotune --target cuda` of the workloads in $TUNE, then bench uses that database).
-# BENCH_ARGS: more arguments of bench_gpu.py (e.g. --only r50_c3,mm4096). Logs and CSVs go to OUT; the
+# BENCH_ARGS: more arguments of bench_gpu.py (e.g. --only r50_c3,mm4096). TESTS: a regex (grep -E)
+# of the test programs to run (default all; e.g. 'cuda|gpu|half|xreduce' for the GPU's own). Logs and CSVs go to OUT; the
 # exit status is the number of failed tests and tutorials (the benchmark's failures are in its log).
 set -u
 build=${1:?build dir}
@@ -33,7 +34,7 @@ export -f run_one
 export out
 
 if [[ $steps == *tests* ]]; then
-    ls "$build"/test_* | grep -v '\.' | xargs -P 8 -I{} bash -c 'run_one "$(basename {})" {}' \
+    ls "$build"/test_* | grep -v '\.' | grep -E "${TESTS:-.}" | xargs -P 8 -I{} bash -c 'run_one "$(basename {})" {}' \
         > "$out/tests.txt"
     sort -o "$out/tests.txt" "$out/tests.txt"
     cat "$out/tests.txt" >> "$out/summary.txt"
