@@ -70,6 +70,7 @@ static int matmul_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64
                               &A, &B);
     w->flops = 2.0 * (double)p[MM_M] * (double)p[MM_N] * (double)p[MM_K];
     pv->reduce_len = p[MM_K];
+    pv->tf32 = p[MM_TF32] != 0;
     return ops__set_io(ctx, w, 2, (te_tensor *[]){A, B}, mm_output(ctx, w, pv, C));
 }
 

@@ -15,6 +15,7 @@ typedef struct ops__impl ops__impl;
 typedef struct {
     const ops__impl *impl;
     int64_t reduce_len;  /* longest sum one output element accumulates (tolerance) */
+    bool tf32;           /* the GPU rounds the products' operands to tf32 (tolerance) */
     te_tensor *t[8];     /* the operator's stages; meaning fixed per operator */
 } ops__priv;
 

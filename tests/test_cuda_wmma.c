@@ -165,8 +165,12 @@ static void build_and_check(mm *m, sch_schedule *s, const char *target) {
     const char *ptx = rt_module_get_text(mod, "ptx");
     if (getenv("LOOM_TEST_DUMP")) fputs(src, stderr);
     static const char *const needles[] = {"#include <mma.h>", "wmma::fill_fragment",
-                                          "wmma::load_matrix_sync", "wmma::mma_sync",
-                                          "wmma::store_matrix_sync", "__shared__", NULL};
+                                          "wmma::mma_sync", "wmma::store_matrix_sync",
+                                          "__shared__", NULL};
+    /* fragments load with WMMA's own call, or tf32 and bfloat16 ones from
+     * shared memory with the .shared wmma.load */
+    assert_true(strstr(src, "wmma::load_matrix_sync(") || strstr(src, "loom_wmma_ld_"));
+    if (m->A->dtype.bits == 32) assert_non_null(strstr(ptx, ".shared.tf32"));
     for (int i = 0; needles[i]; i++) {
         if (!strstr(src, needles[i])) fprintf(stderr, "source lacks '%s':\n%s\n", needles[i], src);
         assert_non_null(strstr(src, needles[i]));
@@ -410,7 +414,14 @@ static void test_ops_tf32(void **state) {
         te_ctx_free(ctx);
     }
     te_ctx *ctx = te_ctx_new();
-    ops_workload *w = ops_build(ctx, "matmul", "M=100,N=64,K=64,tf32=1");
+    /* checked at tf32's tolerance: 2^-10 K more than float32's */
+    ops_workload *w = ops_build(ctx, "matmul", "M=32,N=32,K=96,tf32=1");
+    ops_workload *f = ops_build(ctx, "matmul", "M=32,N=32,K=96");
+    double rtol, atol, atol32;
+    ops_tolerance(w, &rtol, &atol);
+    ops_tolerance(f, &rtol, &atol32);
+    assert_true(fabs(atol - atol32 - 0x1p-10 * 96) < 1e-12);
+    w = ops_build(ctx, "matmul", "M=100,N=64,K=64,tf32=1");
     assert_non_null(w);
     assert_null(ops_default_schedule(w, "cuda"));
     assert_non_null(strstr(te_ctx_errmsg(ctx), "matmul tf32=1: the tensor-core schedule needs M, "
@@ -536,6 +547,10 @@ static void test_multi_stage(void **state) {
         snprintf(wait, sizeof wait, "cp.async.wait_group %d", cases[i].c.stages - 1);
         assert_non_null(strstr(ptx, wait));
         assert_non_null(strstr(ptx, "mma.sync.aligned"));
+        /* bfloat16 and tf32 fragments load from shared memory as such (the
+         * generic form cannot use ldmatrix) */
+        if (i == 2) assert_non_null(strstr(ptx, "wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16"));
+        if (i == 3) assert_non_null(strstr(ptx, "wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32"));
         /* 3 x (128 x 40 + 32 x 136) x 2 bytes and more: over 48 KiB */
         if (i < 2) assert_non_null(strstr(src, "extern __shared__ __align__(128) unsigned char loom_smem[]"));
         if (rt_cuda_available()) {

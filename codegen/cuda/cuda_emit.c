@@ -466,6 +466,7 @@ const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *c
     /* tensor-core kernels: WMMA */
     if (uses_half & 4u) te_str_append(&out, "#include <mma.h>\n");
     te_str_append(&out, prelude);
+    if (uses_half & 4u) te_str_append(&out, cg_cuda__wmma_helpers);
     te_str_append(&out, cg_c_helper_defs);
     te_str_append(&out, kernels.data ? kernels.data : "");
     const char *src = te_strdup(ctx, out.data ? out.data : "");

@@ -59,6 +59,9 @@ void cg_cuda__wmma_scan(cg_c_emitter *em, const tir_stmt *body, const int64_t bl
 void cg_cuda__wmma_prologue(cg_c_emitter *em, const cg_cuda_wmma *w);
 /* Declares fragment buffer b (scope wmma.*) as an array of fragments. */
 void cg_cuda__wmma_declare(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_buffer *b);
+/* The device helpers the WMMA calls use (loom_wmma_ld_*: bfloat16 and
+ * tf32 fragment loads from shared memory), after the prelude. */
+extern const char cg_cuda__wmma_helpers[];
 /* Writes TENSOR_CALL s as a WMMA call. */
 void cg_cuda__wmma_call(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_stmt *s);
 

@@ -232,8 +232,23 @@ void cg_cuda__wmma_call(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_stmt 
         te_str_append(em->out, ", 0.0f);\n");
         return;
     case TIR_WMMA_LOAD_A:
-    case TIR_WMMA_LOAD_B:
-        te_str_append(em->out, WMMA "load_matrix_sync(");
+    case TIR_WMMA_LOAD_B: {
+        /* bfloat16 and tf32 fragments from shared memory: load_matrix_sync
+         * compiles them to the generic-address wmma.load, which cannot
+         * use ldmatrix (float16's gets the .shared form); the helper
+         * issues the .shared form itself (cg_cuda__wmma_helpers) */
+        const tir_buffer *fb = arg_buffer(a[0]), *src = a[1]->u.load.buffer;
+        int layout = 0;
+        for (int i = 0; i < w->n; i++)
+            if (w->frags[i].b == fb && w->frags[i].layout > 0) layout = 1;
+        bool own = src->scope == TIR_SCOPE_SHARED &&
+                   (fb->dtype.code == TE_BFLOAT || (fb->dtype.code == TE_FLOAT && fb->dtype.bits == 32));
+        if (own)
+            te_str_printf(em->out, "loom_wmma_ld_%c_%s_%s(",
+                          s->u.tcall.intrin == TIR_WMMA_LOAD_A ? 'a' : 'b',
+                          layout ? "col" : "row", fb->dtype.bits == 32 ? "tf32" : "bf16");
+        else
+            te_str_append(em->out, WMMA "load_matrix_sync(");
         print_frag(em, w, a[0]);
         te_str_append(em->out, ", ");
         print_ptr(em, a[1]);
@@ -249,6 +264,7 @@ void cg_cuda__wmma_call(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_stmt 
                                    "__float_to_tf32(loom_f.x[loom_t]); }\n");
         }
         return;
+    }
     case TIR_WMMA_MMA:
         te_str_append(em->out, WMMA "mma_sync(");
         print_frag(em, w, a[0]);
@@ -305,3 +321,22 @@ void cg_cuda__wmma_call(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_stmt 
                   (int)s->u.tcall.intrin, em->func);
     }
 }
+
+/* The .shared forms of wmma.load for bfloat16 (m16n16k16) and tf32
+ * (m16n16k8) fragments: 4 words a lane each (PTX ISA, wmma.load). */
+const char cg_cuda__wmma_helpers[] =
+    "#if __CUDA_ARCH__ >= 800\n"
+    "#define LOOM_WMMA_LD(name, ptx) template <class F> LOOM_HELPER void name(F &f, const void *p, unsigned ldm) { \\\n"
+    "    static_assert(sizeof(f.x) == 16, \"a fragment of 4 words\"); \\\n"
+    "    unsigned *r = reinterpret_cast<unsigned *>(&f.x[0]); \\\n"
+    "    asm volatile(ptx \" {%0, %1, %2, %3}, [%4], %5;\\n\" : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) \\\n"
+    "                 : \"r\"((unsigned)__cvta_generic_to_shared(p)), \"r\"(ldm) : \"memory\"); }\n"
+    "LOOM_WMMA_LD(loom_wmma_ld_a_row_bf16, \"wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16\")\n"
+    "LOOM_WMMA_LD(loom_wmma_ld_a_col_bf16, \"wmma.load.a.sync.aligned.col.m16n16k16.shared.bf16\")\n"
+    "LOOM_WMMA_LD(loom_wmma_ld_b_row_bf16, \"wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16\")\n"
+    "LOOM_WMMA_LD(loom_wmma_ld_b_col_bf16, \"wmma.load.b.sync.aligned.col.m16n16k16.shared.bf16\")\n"
+    "LOOM_WMMA_LD(loom_wmma_ld_a_row_tf32, \"wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32\")\n"
+    "LOOM_WMMA_LD(loom_wmma_ld_a_col_tf32, \"wmma.load.a.sync.aligned.col.m16n16k8.shared.tf32\")\n"
+    "LOOM_WMMA_LD(loom_wmma_ld_b_row_tf32, \"wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32\")\n"
+    "LOOM_WMMA_LD(loom_wmma_ld_b_col_tf32, \"wmma.load.b.sync.aligned.col.m16n16k8.shared.tf32\")\n"
+    "#endif\n";

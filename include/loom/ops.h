@@ -322,7 +322,9 @@ int ops_reference(const ops_workload *w, DLTensor *const *ins, double *const *ou
  * |got - want| <= atol + rtol |want| holds for a correct kernel on inputs
  * uniform in [-1, 1) (it grows with the reduction length). A 16-bit
  * output (rounded once from a float32 sum) has rtol 2^-10 (float16) or
- * 2^-7 (bfloat16): twice the unit roundoff. 16-bit tensors are read and
+ * 2^-7 (bfloat16): twice the unit roundoff. A matmul with tf32=1 adds
+ * 2^-10 K to atol (its GPU kernels round A and B to tf32, 10 mantissa
+ * bits: each product off by at most 2^-10). 16-bit tensors are read and
  * written as their bit patterns (ops_reference, ops_check_module; inputs
  * rounded to nearest even). */
 void ops_tolerance(const ops_workload *w, double *rtol, double *atol);
