@@ -393,6 +393,7 @@ static const op_rule rules[] = {
     {"QuantizeLinear", gr_infer_quant},
     {"DequantizeLinear", gr_infer_quant},
     {"LRN", gr_infer_lrn},
+    {"Resize", gr_infer_resize},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

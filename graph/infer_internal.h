@@ -124,6 +124,38 @@ bool gr_infer_conv_transpose(gr_ictx *c);
 bool gr_infer_quant(gr_ictx *c);
 /* infer_lrn.c: LRN. */
 bool gr_infer_lrn(gr_ictx *c);
+/* infer_resize.c: Resize, and the geometry its lowering maps output
+ * coordinates with (roi, scales, sizes: the known inputs or NULL). */
+typedef enum { GR_RESIZE_NEAREST, GR_RESIZE_LINEAR, GR_RESIZE_CUBIC } gr_resize_mode;
+typedef enum {
+    GR_RESIZE_HALF_PIXEL,
+    GR_RESIZE_PYTORCH_HALF_PIXEL,
+    GR_RESIZE_ALIGN_CORNERS,
+    GR_RESIZE_ASYMMETRIC,
+    GR_RESIZE_TF_HALF_PIXEL_FOR_NN,
+    GR_RESIZE_TF_CROP_AND_RESIZE
+} gr_resize_coord;
+typedef enum {
+    GR_RESIZE_ROUND_PREFER_FLOOR,
+    GR_RESIZE_ROUND_PREFER_CEIL,
+    GR_RESIZE_FLOOR,
+    GR_RESIZE_CEIL
+} gr_resize_nearest;
+typedef struct {
+    gr_resize_mode mode;
+    gr_resize_coord coord;
+    gr_resize_nearest nearest;
+    double cubic_a, extrapolation;
+    bool exclude_outside;
+    int64_t out[GR_MAX_DIMS];  /* output extents */
+    double scale[GR_MAX_DIMS]; /* output / input as the coordinates use it */
+    double roi_start[GR_MAX_DIMS], roi_end[GR_MAX_DIMS]; /* tf_crop_and_resize */
+} gr_resize_geom;
+bool gr_infer_resize(gr_ictx *c);
+/* False and why (an attribute or input broken, or refused) otherwise. */
+bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,
+                        const gr_tensor *roi, const gr_tensor *scales, const gr_tensor *sizes,
+                        gr_resize_geom *g, char *why, size_t size);
 bool gr_convt_geometry(const gr_node *n, int sp, const int64_t *in, const int64_t *k, int64_t *s,
                        int64_t *d, int64_t *pb, int64_t *pe, int64_t *out, char *why, size_t size);
 

@@ -79,6 +79,8 @@ extern const gr_lower_rule gr_lower_rules_convt[];
 extern const gr_lower_rule gr_lower_rules_quant[];
 /* lower_lrn.c (LRN). */
 extern const gr_lower_rule gr_lower_rules_lrn[];
+/* lower_resize.c (Resize). */
+extern const gr_lower_rule gr_lower_rules_resize[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

@@ -41,7 +41,9 @@ static const char *const injective_ops[] = {"Reshape", "Flatten", "Squeeze", "Un
                                             "Expand", "Tile", "Pad", "DepthToSpace",
                                             "SpaceToDepth", "Trilu",
                                             /* a new axis, each element a compare */
-                                            "OneHot", NULL};
+                                            "OneHot",
+                                            /* a few taps per output element, like TVM's resize */
+                                            "Resize", NULL};
 static const char *const reduce_ops[] = {
     "ReduceMean", "ReduceSum",  "ReduceMax",       "ReduceMin",       "ReduceProd",
     "ReduceL1",   "ReduceL2",   "ReduceLogSum",    "ReduceLogSumExp", "ReduceSumSquare",
