@@ -16,7 +16,7 @@
  * double, then cast); tf_crop_and_resize puts extrapolation_value where
  * x leaves [0, input - 1] in any dimension. A dimension of unchanged
  * extent and scale 1 reads through unchanged (every mode maps x to x
- * there, except tf_crop_and_resize). FLOPs: 2 per tap term, 0 for
+ * there, except tf_crop_and_resize and tf_half_pixel_for_nn). FLOPs: 2 per tap term, 0 for
  * nearest. */
 #include "graph/infer_internal.h"
 #include "graph/lower.h"
@@ -111,12 +111,14 @@ static bool lower_resize(gr_lctx *c)
         return gr_lfail(c, "%s", why);
     rctx r = {ctx, &g};
     bool taps = g.mode != GR_RESIZE_NEAREST, crop = g.coord == GR_RESIZE_TF_CROP_AND_RESIZE;
+    /* tf_half_pixel_for_nn maps x to x + 0.5 even at scale 1 */
+    bool moves = crop || g.coord == GR_RESIZE_TF_HALF_PIXEL_FOR_NN;
     int ntap = g.mode == GR_RESIZE_CUBIC ? 4 : 2;
     /* Which dimensions resize, and one reduce axis (the taps) per one
      * of them in linear and cubic modes. */
     int rdim[TE_MAX_DIMS], nr = 0;
     for (int d = 0; d < nd; d++)
-        if (crop || g.out[d] != X->shape[d] || g.scale[d] != 1.0) rdim[nr++] = d;
+        if (moves || g.out[d] != X->shape[d] || g.scale[d] != 1.0) rdim[nr++] = d;
     te_expr *k[TE_MAX_DIMS];
     if (taps && nr) {
         int64_t ext[TE_MAX_DIMS];
