@@ -394,6 +394,10 @@ static const op_rule rules[] = {
     {"DequantizeLinear", gr_infer_quant},
     {"LRN", gr_infer_lrn},
     {"Resize", gr_infer_resize},
+    {"GatherND", gr_infer_gather_nd},
+    {"ReverseSequence", gr_infer_reverse_sequence},
+    {"DynamicQuantizeLinear", gr_infer_dynamic_quant},
+    {"MeanVarianceNormalization", gr_infer_mvn},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

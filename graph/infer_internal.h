@@ -122,6 +122,7 @@ bool gr_infer_loss(gr_ictx *c);
 bool gr_infer_conv_transpose(gr_ictx *c);
 /* infer_quant.c: QuantizeLinear, DequantizeLinear. */
 bool gr_infer_quant(gr_ictx *c);
+bool gr_infer_dynamic_quant(gr_ictx *c);
 /* infer_lrn.c: LRN. */
 bool gr_infer_lrn(gr_ictx *c);
 /* infer_resize.c: Resize, and the geometry its lowering maps output
@@ -152,6 +153,13 @@ typedef struct {
     double roi_start[GR_MAX_DIMS], roi_end[GR_MAX_DIMS]; /* tf_crop_and_resize */
 } gr_resize_geom;
 bool gr_infer_resize(gr_ictx *c);
+/* infer_select.c: GatherND, ReverseSequence. */
+bool gr_infer_gather_nd(gr_ictx *c);
+bool gr_infer_reverse_sequence(gr_ictx *c);
+/* infer_mvn.c: MeanVarianceNormalization, and its reduced dimensions as
+ * flags (false and why when 'axes' is broken). */
+bool gr_infer_mvn(gr_ictx *c);
+bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,
                         const gr_tensor *roi, const gr_tensor *scales, const gr_tensor *sizes,

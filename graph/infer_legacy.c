@@ -59,7 +59,8 @@ static const op_first firsts[] = {
     {"GatherElements", 11}, {"NegativeLogLikelihoodLoss", 12}, {"SoftmaxCrossEntropyLoss", 12},
     {"CastLike", 15}, {"EyeLike", 9}, {"HannWindow", 17}, {"HammingWindow", 17},
     {"BlackmanWindow", 17}, {"OneHot", 9}, {"ConvTranspose", 1},
-    {"BitShift", 11}, {"QuantizeLinear", 10}, {"DequantizeLinear", 10}, {"LRN", 1},
+    {"BitShift", 11}, {"QuantizeLinear", 10}, {"DequantizeLinear", 10}, {"LRN", 1}, {"ReverseSequence", 10},
+    {"MeanVarianceNormalization", 9},
 };
 
 int64_t gr_op_first_opset(const char *op)

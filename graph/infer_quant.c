@@ -44,3 +44,16 @@ bool gr_infer_quant(gr_ictx *c)
     if (!zsame) return gr_ifail(c, "input %s must have %s's shape", zn, sn);
     return gr_iout(c, 0, q ? zt : GR_FLOAT, x->ndim, x->shape);
 }
+
+/* DynamicQuantizeLinear (opset 11): float x to uint8 y with the scale and
+ * zero point (float and uint8 scalars) that map [min(x, 0), max(x, 0)]
+ * onto [0, 255]. */
+bool gr_infer_dynamic_quant(gr_ictx *c)
+{
+    const gr_type *x;
+    if (!gr_iin_req(c, 0, "x", &x)) return false;
+    if (x->elem_type != GR_FLOAT)
+        return gr_ifail(c, "input x is %s; DynamicQuantizeLinear takes float", gr_elem_type_name(x->elem_type));
+    return gr_iout(c, 0, GR_UINT8, x->ndim, x->shape) && gr_iout(c, 1, GR_FLOAT, 0, NULL) &&
+           gr_iout(c, 2, GR_UINT8, 0, NULL);
+}

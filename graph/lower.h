@@ -81,6 +81,10 @@ extern const gr_lower_rule gr_lower_rules_quant[];
 extern const gr_lower_rule gr_lower_rules_lrn[];
 /* lower_resize.c (Resize). */
 extern const gr_lower_rule gr_lower_rules_resize[];
+/* lower_select.c (GatherND, ReverseSequence). */
+extern const gr_lower_rule gr_lower_rules_select[];
+/* lower_mvn.c (MeanVarianceNormalization). */
+extern const gr_lower_rule gr_lower_rules_mvn[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

@@ -47,7 +47,60 @@ static bool lower_quant(gr_lctx *c)
     return gr_lout(c, 0, nd, ax, te_cast(dt, r));
 }
 
+/* DynamicQuantizeLinear in float32 as ONNX's reference: lo = min(min(x),
+ * 0), hi = max(max(x), 0) (two reductions over all of x), scale =
+ * (hi - lo) / 255, zero point clamp(rint(-lo / scale), 0, 255), y =
+ * clamp(rint(x / scale) + zero point, 0, 255). An x of zeros only has
+ * scale 0, which the reference divides by too (y then saturates).
+ * FLOPs: 2 per element for the range, 4 per element for y. */
+static bool lower_dynamic_quant(gr_lctx *c)
+{
+    te_tensor *X;
+    if (!gr_lin(c, 0, "x", &X)) return false;
+    te_ctx *ctx = c->ctx;
+    te_expr *r[TE_MAX_DIMS], *m[1];
+    te_tensor *range[2];
+    for (int k = 0; k < 2; k++) {
+        if (!gr_lfresh_axes(c, k ? "rmax" : "rmin", true, X->ndim, X->shape, r) ||
+            !gr_lfresh_axes(c, k ? "max" : "min", false, 1, (int64_t[]){1}, m))
+            return false;
+        range[k] = gr_lstage(c, k ? "max" : "min", 1, m,
+                             te_reduce_n(k ? TE_REDUCE_MAX : TE_REDUCE_MIN, te_read_n(X, X->ndim, r), X->ndim, r));
+        if (!range[k]) return false;
+    }
+    te_expr *zero = te_int(ctx, 0);
+    te_expr *lo = te_min(te_read(range[0], zero), te_float(ctx, 0));
+    te_expr *hi = te_max(te_read(range[1], zero), te_float(ctx, 0));
+    te_expr *scale = te_div(te_sub(hi, lo), te_float(ctx, 255));
+    te_expr *zq = te_div(te_sub(te_float(ctx, 0), lo), scale);
+    te_expr *zp = te_max(te_min(te_call(TE_INTRIN_RINT, 1, &zq), te_float(ctx, 255)), te_float(ctx, 0));
+    double n = 1;
+    for (int d = 0; d < X->ndim; d++) n *= (double)X->shape[d];
+    c->flops += 6 * n;
+    for (int k = 0; k < 3; k++) {
+        if (k >= c->n_outputs || !c->tout[k]) continue;
+        te_dtype dt;
+        int nd;
+        int64_t shape[TE_MAX_DIMS];
+        te_expr *ax[TE_MAX_DIMS];
+        if (!gr_lout_axes(c, k, &dt, &nd, shape, ax)) return false;
+        te_expr *body;
+        if (k == 1) {
+            body = scale;
+        } else if (k == 2) {
+            body = te_cast(dt, zp);
+        } else {
+            te_expr *q = te_div(te_read_n(X, nd, ax), scale);
+            te_expr *y = te_add(te_call(TE_INTRIN_RINT, 1, &q), zp);
+            body = te_cast(dt, te_max(te_min(y, te_float(ctx, 255)), te_float(ctx, 0)));
+        }
+        if (!gr_lout(c, k, nd, ax, body)) return false;
+    }
+    return true;
+}
+
 const gr_lower_rule gr_lower_rules_quant[] = {
+    {"", "DynamicQuantizeLinear", lower_dynamic_quant, 0, 0},
     {"", "QuantizeLinear", lower_quant, 0, 0},
     {"", "DequantizeLinear", lower_quant, 0, 0},
     {0},

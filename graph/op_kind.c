@@ -43,7 +43,9 @@ static const char *const injective_ops[] = {"Reshape", "Flatten", "Squeeze", "Un
                                             /* a new axis, each element a compare */
                                             "OneHot",
                                             /* a few taps per output element, like TVM's resize */
-                                            "Resize", NULL};
+                                            "Resize",
+                                            /* reads at run-time indices */
+                                            "GatherND", "ReverseSequence", NULL};
 static const char *const reduce_ops[] = {
     "ReduceMean", "ReduceSum",  "ReduceMax",       "ReduceMin",       "ReduceProd",
     "ReduceL1",   "ReduceL2",   "ReduceLogSum",    "ReduceLogSumExp", "ReduceSumSquare",
@@ -52,7 +54,9 @@ static const char *const reduce_ops[] = {
     /* a gather and a sum (SoftmaxCrossEntropyLoss: after a softmax) */
     "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
     /* a sum over a window of channels */
-    "LRN", NULL};
+    "LRN",
+    /* two means over the axes, then elementwise */
+    "MeanVarianceNormalization", NULL};
 static const char *const out_fusable_ops[] = {"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
                                               "GlobalAveragePool", "GlobalMaxPool", NULL};
 
