@@ -5,7 +5,9 @@
  * ONNX's definition in float32 (as ONNX's reference computes): values
  * saturating at both ends of uint8 and int8, ties of the rounding (to
  * even), no zero point, int32 inputs, per-axis scales and zero points on
- * the middle and the last axis; and every refusal's message.
+ * the middle and the last axis; DynamicQuantizeLinear on data of both
+ * signs and of one sign (its range then ends at 0); and every refusal's
+ * message.
  *
  * Tolerance: exact (quantized values are integers; a dequantized value is
  * one float32 subtraction of integers and one product, computed the same
@@ -106,6 +108,52 @@ static void test_dequantize(void **state)
     run_case(&rng, false, U8, U8, false, 13, -3);
 }
 
+/* DynamicQuantizeLinear on x of `kind` 0 (both signs), 1 (positive: the
+ * range starts at 0), 2 (negative: it ends at 0), against the reference
+ * in float32 (C float arithmetic, as numpy's float32). */
+static void dynamic_case(uint64_t *rng, int kind, int nd, const int64_t *xs)
+{
+    ow_model *w = ow_new(11);
+    ow_input(w, "x", GR_FLOAT, nd, xs);
+    ow_node_add(w, "", "DynamicQuantizeLinear", "x", "y,s,z");
+    ow_output(w, "y");
+    ow_output(w, "s");
+    ow_output(w, "z");
+    gr_model *m;
+    gr_exec *e = ow_compile_ok(w, &m);
+    DLTensor *x = ow_tensor(F32, nd, xs);
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < ow_numel(x); i++) {
+        float v = (float)tu_rand_uniform(rng, kind == 1 ? 0.5 : -7, kind == 2 ? -0.5 : 11);
+        ow_set(x, i, v);
+        lo = fminf(lo, v);
+        hi = fmaxf(hi, v);
+    }
+    const DLTensor *y = ow_run(e, 1, &x, 0);
+    const DLTensor *s = gr_exec_output(e, 1), *z = gr_exec_output(e, 2);
+    float scale = (hi - lo) / 255.0f;
+    float zp = fminf(fmaxf(rintf(0.0f - lo / scale), 0), 255);
+    assert_true(ow_get(s, 0) == (double)scale);
+    assert_true(ow_get(z, 0) == (double)zp);
+    for (int64_t i = 0; i < ow_numel(x); i++) {
+        float want = fminf(fmaxf(rintf((float)ow_get(x, i) / scale) + zp, 0), 255);
+        if (ow_get(y, i) != (double)want)
+            fail_msg("DynamicQuantizeLinear element %lld: got %g, expected %g", (long long)i, ow_get(y, i),
+                     (double)want);
+    }
+    rt_tensor_free(x);
+    ow_finish(w, e, m);
+}
+
+static void test_dynamic_quantize(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    dynamic_case(&rng, 0, 3, (int64_t[]){3, 4, 5});
+    dynamic_case(&rng, 1, 2, (int64_t[]){7, 9});
+    dynamic_case(&rng, 2, 1, (int64_t[]){33});
+}
+
 /* ---------------- refusals ---------------- */
 
 #define X(t) OW_IN("x", t, 2, 3, 4)
@@ -132,6 +180,8 @@ static const ow_error_case errors[] = {
      {"(DequantizeLinear)", "attribute 'axis' 3 is out of range for rank 2"}},
     {{13, "QuantizeLinear", "x,s,z", {X(GR_FLOAT), OW_IN("s", GR_FLOAT, 1, 4), OW_IN("z", GR_UINT8, 0, 0)}, {{0}}},
      {"(QuantizeLinear)", "input y_zero_point must have y_scale's shape"}},
+    {{11, "DynamicQuantizeLinear", "x", {X(GR_DOUBLE)}, {{0}}},
+     {"(DynamicQuantizeLinear)", "input x is double; DynamicQuantizeLinear takes float"}},
     {{9, "QuantizeLinear", "x,s", {X(GR_FLOAT), S0}, {{0}}},
      {"QuantizeLinear (node 'n0', opset 9;", "supported at opsets 10 to 18)"}},
 };
@@ -147,6 +197,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantize),
         cmocka_unit_test(test_dequantize),
+        cmocka_unit_test(test_dynamic_quantize),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
