@@ -96,6 +96,8 @@ static bool lower_unary(gr_lctx *c)
     int flops = 1;
     if (strcmp(op, "Relu") == 0) {
         y = te_max(x, te_const(c->ctx, o.dt, 0));
+        /* numpy's maximum keeps a NaN; te's max (x > 0 ? x : 0) would not */
+        if (te_dtype_is_float(o.dt)) y = te_select(te_ne(x, x), x, y);
     } else {
         if (!need_float(c, &o)) return false;
         if (strcmp(op, "Sigmoid") == 0) {
@@ -319,6 +321,11 @@ static bool lower_clip(gr_lctx *c)
     te_expr *y = bread(c, X, 0, &o);
     if (lo) y = te_max(y, lo);
     if (hi) y = te_min(y, hi);
+    /* numpy's clip keeps a NaN; te's max and min would replace it */
+    if (te_dtype_is_float(o.dt) && (lo || hi)) {
+        te_expr *x = bread(c, X, 0, &o);
+        y = te_select(te_ne(x, x), x, y);
+    }
     c->flops += (double)((lo != NULL) + (hi != NULL)) * numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, y);
 }

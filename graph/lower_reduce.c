@@ -9,10 +9,12 @@
  * ArgMax/ArgMin find the extreme first (a stage) and then the first (or,
  * with select_last_index, the last) position that holds it: a min (max)
  * reduction of the positions, as MaxPool's Indices are found.
+ * A float ReduceMax/ReduceMin propagates a NaN as numpy does: a second
+ * reduction sums each group's NaNs (0 without one) onto the result.
  *
  * FLOPs: the combine and pre's arithmetic per input element, post's per
- * output element; ArgMax/ArgMin two per input element (the extreme, the
- * comparison). */
+ * output element (one more per input element for the NaN sum);
+ * ArgMax/ArgMin two per input element (the extreme, the comparison). */
 #include "graph/infer_internal.h"
 #include "graph/lower.h"
 
@@ -134,7 +136,11 @@ static bool lower_reduce(gr_lctx *c)
     int nr = 0;
     for (int d = 0; d < rank; d++)
         if (mask[d]) rshape[nr++] = X->shape[d];
-    bool staged = post_flops(k) > 0;
+    /* numpy's max and min propagate a NaN; te's max/min combine (a > b ?
+     * a : b) drops it, so a float ReduceMax/ReduceMin adds a stage that
+     * sums the NaNs of each group (0 without one) to the result. */
+    bool nanp = (k == R_MAX || k == R_MIN) && te_dtype_is_float(dt);
+    bool staged = post_flops(k) > 0 || nanp;
     if (!gr_lfresh_axes(c, "r", true, nr, rshape, r)) return false;
     if (staged && !gr_lfresh_axes(c, "a", false, nd, shape, sax)) return false;
     te_expr *const *oax = staged ? sax : ax;
@@ -151,11 +157,22 @@ static bool lower_reduce(gr_lctx *c)
             mo[d] = ax[o++];
         }
     }
-    te_tensor *M = NULL;
+    te_tensor *M = NULL, *N = NULL;
+    int64_t mshape[TE_MAX_DIMS];
+    for (int d = 0; d < rank; d++) mshape[d] = mask[d] ? 1 : X->shape[d];
+    if (nanp) {
+        te_expr *n_ax[TE_MAX_DIMS], *n_r[TE_MAX_DIMS], *n_xi[TE_MAX_DIMS];
+        if (!gr_lfresh_axes(c, "n", false, rank, mshape, n_ax) || !gr_lfresh_axes(c, "p", true, nr, rshape, n_r))
+            return false;
+        for (int d = 0, j = 0; d < rank; d++) n_xi[d] = mask[d] ? n_r[j++] : n_ax[d];
+        te_expr *xv = te_read_n(X, rank, n_xi);
+        N = gr_lstage(c, "nan", rank, n_ax,
+                      te_reduce_n(TE_REDUCE_SUM, te_select(te_ne(xv, xv), xv, te_const(c->ctx, dt, 0)), nr, n_r));
+        if (!N) return false;
+        c->flops += numel(rank, X->shape);
+    }
     if (k == R_LSE) {
         te_expr *max_ax[TE_MAX_DIMS], *max_r[TE_MAX_DIMS], *max_xi[TE_MAX_DIMS];
-        int64_t mshape[TE_MAX_DIMS];
-        for (int d = 0; d < rank; d++) mshape[d] = mask[d] ? 1 : X->shape[d];
         if (!gr_lfresh_axes(c, "m", false, rank, mshape, max_ax) ||
             !gr_lfresh_axes(c, "q", true, nr, rshape, max_r))
             return false;
@@ -174,6 +191,7 @@ static bool lower_reduce(gr_lctx *c)
     c->flops += post_flops(k) * numel(nd, shape);
     te_expr *post = post_of(k, dt, te_read_n(S, nd, ax), M ? te_read_n(M, rank, mo) : NULL,
                             numel(nr, rshape));
+    if (N) post = te_add(post, te_read_n(N, rank, mo));
     return gr_lout(c, 0, nd, ax, post);
 }
 

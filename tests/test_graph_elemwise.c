@@ -264,6 +264,46 @@ static void test_clip(void **state)
         check_clip(&rng, cases[i].t, cases[i].have_min, cases[i].have_max, cases[i].lo, cases[i].hi);
 }
 
+/* Relu and Clip keep a NaN as numpy's maximum and clip do (every other
+ * element as before). The outputs are poisoned with NaN, so a NaN
+ * expected is checked together with the finite values around it. */
+static void check_nan(uint64_t *rng, const char *op, int opset)
+{
+    int64_t s[1] = {64};
+    ow_model *w = ow_new(opset);
+    ow_input(w, "x", GR_FLOAT, 1, s);
+    float lo = -0.5f, hi = 0.75f;
+    bool clip = strcmp(op, "Clip") == 0;
+    if (clip) {
+        ow_init(w, "lo", GR_FLOAT, 0, NULL, &lo, 4);
+        ow_init(w, "hi", GR_FLOAT, 0, NULL, &hi, 4);
+    }
+    ow_node_add(w, "", op, clip ? "x,lo,hi" : "x", "y");
+    ow_output(w, "y");
+    gr_model *m;
+    gr_exec *e = ow_compile_ok(w, &m);
+    DLTensor *x = ow_tensor(F32, 1, s);
+    fill_uniform(rng, x, -2, 2);
+    for (int i = 0; i < 64; i += 5) ow_set(x, i, NAN);
+    const DLTensor *y = ow_run(e, 1, &x, 0);
+    for (int i = 0; i < 64; i++) {
+        double v = ow_get(x, i), got = ow_get(y, i);
+        double want = isnan(v) ? NAN : clip ? fmin(fmax(v, lo), hi) : fmax(v, 0);
+        if (isnan(want) ? !isnan(got) : got != want)
+            fail_msg("%s element %d: %g gave %g, expected %g", op, i, v, got, want);
+    }
+    rt_tensor_free(x);
+    ow_finish(w, e, m);
+}
+
+static void test_nan_propagates(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    check_nan(&rng, "Relu", 13);
+    check_nan(&rng, "Clip", 13);
+}
+
 /* ---------------- Cast ---------------- */
 
 static double ref_cast(DLDataType to, double v)
@@ -540,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_binary_broadcast),
         cmocka_unit_test(test_div_integer),
         cmocka_unit_test(test_clip),
+        cmocka_unit_test(test_nan_propagates),
         cmocka_unit_test(test_cast),
         cmocka_unit_test(test_where_broadcast),
         cmocka_unit_test(test_dropout),

@@ -469,6 +469,65 @@ static void test_variadic_nan(void **state)
     }
 }
 
+/* ReduceMax and ReduceMin propagate a NaN of their group as numpy's max
+ * and min do (infinities elsewhere stay): X [3,4,5] over one axis, two
+ * axes and all, float and double. */
+static void test_reduce_nan(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t axes_of[3][2] = {{1, 0}, {0, 2}, {0, 0}};
+    const int naxes[3] = {1, 2, 0};
+    for (int k = 0; k < 12; k++) {
+        bool mx = k % 2 == 0;
+        DLDataType t = (k / 2) % 2 ? F64 : F32;
+        int a = k / 4;
+        int64_t s[3] = {3, 4, 5};
+        ow_model *w = ow_new(13);
+        ow_input(w, "x", ow_elem_type(t), 3, s);
+        ow_node *n = ow_node_add(w, "", mx ? "ReduceMax" : "ReduceMin", "x", "y");
+        if (naxes[a]) ow_attr_ints(n, "axes", naxes[a], axes_of[a]);
+        ow_attr_int(n, "keepdims", 0);
+        ow_output(w, "y");
+        gr_model *m;
+        gr_exec *e = ow_compile_ok(w, &m);
+        DLTensor *x = ow_tensor(t, 3, s);
+        for (int64_t i = 0; i < 60; i++) ow_set(x, i, tu_rand_uniform(&rng, -3, 3));
+        /* NaNs first, inside and last in groups, infinities elsewhere */
+        ow_set(x, 0, NAN);
+        ow_set(x, 27, NAN);
+        ow_set(x, 59, NAN);
+        ow_set(x, 33, INFINITY);
+        ow_set(x, 41, -INFINITY);
+        const DLTensor *y = ow_run(e, 1, &x, 0);
+        bool red[3] = {naxes[a] == 0, naxes[a] == 0, naxes[a] == 0};
+        for (int i = 0; i < naxes[a]; i++) red[axes_of[a][i]] = true;
+        for (int64_t o = 0; o < ow_numel(y); o++) {
+            int64_t c[3] = {0, 0, 0}, r = o;
+            for (int d = 2; d >= 0; d--) {
+                if (red[d]) continue;
+                c[d] = r % s[d];
+                r /= s[d];
+            }
+            double want = mx ? -INFINITY : INFINITY;
+            for (int64_t i = 0; i < 60; i++) {
+                int64_t ci[3] = {i / 20, (i / 5) % 4, i % 5};
+                bool in = true;
+                for (int d = 0; d < 3; d++) in &= red[d] || ci[d] == c[d];
+                if (!in) continue;
+                double v = ow_get(x, i);
+                want = isnan(v) || isnan(want) ? NAN : mx ? fmax(want, v) : fmin(want, v);
+            }
+            double got = ow_get(y, o);
+            if (isnan(want) ? !isnan(got) : got != want)
+                fail_msg("%s %s (%d axes) output %lld: got %g, expected %g", mx ? "ReduceMax" : "ReduceMin",
+                         t.bits == 32 ? "float" : "double", naxes[a], (long long)o, got, want);
+        }
+        rt_tensor_free(x);
+        ow_finish(w, e, m);
+    }
+}
+
 static void a_fmod(ow_node *n) { ow_attr_int(n, "fmod", 1); }
 /* Python's %: the divisor's sign; 0 for a zero divisor and for x mod -1. */
 static double r_pymod(const double *x)
@@ -830,6 +889,7 @@ int main(void)
         cmocka_unit_test(test_mod),
         cmocka_unit_test(test_bitshift),
         cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_reduce_nan),
         cmocka_unit_test(test_argminmax),
         cmocka_unit_test(test_errors),
     };
