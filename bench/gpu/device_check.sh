@@ -34,7 +34,9 @@ export -f run_one
 export out
 
 if [[ $steps == *tests* ]]; then
-    ls "$build"/test_* | grep -v '\.' | grep -E "${TESTS:-.}" | xargs -P 8 -I{} bash -c 'run_one "$(basename {})" {}' \
+    # programs only: names with no dot (not logs), the directory's own path may have one
+    ls "$build" | grep '^test_' | grep -v '\.' | grep -E "${TESTS:-.}" |
+        xargs -P 8 -I{} bash -c "run_one {} '$build/{}'" \
         > "$out/tests.txt"
     sort -o "$out/tests.txt" "$out/tests.txt"
     cat "$out/tests.txt" >> "$out/summary.txt"
