@@ -143,6 +143,10 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
     te_tensor *AF = AS ? sch_cache_read(s, AS, "wmma.matrix_a", 1, &CF) : NULL;
     te_tensor *BF = BS ? sch_cache_read(s, BS, "wmma.matrix_b", 1, &CF) : NULL;
     if (!AF || !BF) return -1;
+    /* an operand computed from others (an implicit GEMM's im2col gather
+     * or reshaped weights) is computed as it is copied to shared memory,
+     * never stored */
+    if ((A->body && sch_compute_inline(s, A)) || (B->body && sch_compute_inline(s, B))) return -1;
 
     /* C: blocks, warps, 16x16 tiles stored from the accumulators */
     te_expr *bi, *i1, *wi, *i2, *ti, *ii, *bj, *j1, *wj, *j2, *tj, *ji;

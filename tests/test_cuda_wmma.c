@@ -600,6 +600,67 @@ static void test_multi_stage(void **state) {
     te_ctx_free(ctx);
 }
 
+/* An operand computed from a placeholder (an implicit GEMM's reshaped
+ * weights or im2col gather) is computed in the copy to shared memory:
+ * A2[i, k] = A3[i, k / 16, k % 16] never becomes a buffer, and the result
+ * matches the double reference on the GPU. */
+static void test_computed_operand(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    te_ctx *ctx = te_ctx_new();
+    te_tensor *A3 = te_placeholder(ctx, "A3", TE_FLOAT16, TE_SHAPE(64, 4, 16));
+    te_tensor *B = te_placeholder(ctx, "B", TE_FLOAT16, TE_SHAPE(64, 64));
+    te_expr *i = te_axis(ctx, "i", 64), *k = te_axis(ctx, "k", 64);
+    te_tensor *A2 = te_compute(ctx, "A2", TE_AXES(i, k),
+                               te_read(A3, i, te_floordiv(k, te_int(ctx, 16)),
+                                       te_floormod(k, te_int(ctx, 16))));
+    te_expr *i2 = te_axis(ctx, "i", 64), *j = te_axis(ctx, "j", 64), *r = te_reduce_axis(ctx, "r", 64);
+    te_tensor *C = te_compute(ctx, "C", TE_AXES(i2, j),
+                              te_sum(te_mul(te_cast(TE_FLOAT32, te_read(A2, i2, r)),
+                                            te_cast(TE_FLOAT32, te_read(B, r, j))),
+                                     r));
+    sch_schedule *s = sch_create(ctx, 1, &C);
+    ops_tc_config c = {.bm = 32, .bn = 32, .wm = 16, .wn = 16, .kc = 32, .stages = 3};
+    if (ops_schedule_tc_gemm(s, C, A2, B, &c)) fail_msg("%s", te_ctx_errmsg(ctx));
+    te_tensor *args[3] = {A3, B, C};
+    rt_module *m = cg_build(s, 3, args, "cuda -arch=sm_80", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    const char *src = rt_module_get_text(m, "source");
+    assert_non_null(strstr(src, "A2_shared"));
+    assert_null(strstr(src, "A2["));
+    if (!rt_cuda_available()) {
+        tu_skip_part("the GPU run", rt_last_error());
+    } else {
+        DLDataType h = {kDLFloat, 16, 1};
+        DLTensor *ha = rt_tensor_alloc(h, 3, A3->shape), *hb = rt_tensor_alloc(h, 2, B->shape);
+        DLTensor *hc = tu_nan_f32(2, (int64_t[]){64, 64});
+        uint64_t rng = tu_seed();
+        DLTensor *ra = tu_rand_f32(&rng, 3, A3->shape), *rb = tu_rand_f32(&rng, 2, B->shape);
+        for (int64_t e = 0; e < 64 * 64; e++) {
+            rt_tensor_set(ha, e, ((float *)ra->data)[e]);
+            rt_tensor_set(hb, e, ((float *)rb->data)[e]);
+        }
+        DLTensor *d[3] = {rt_cuda_tensor_alloc(h, 3, A3->shape, 0), rt_cuda_tensor_alloc(h, 2, B->shape, 0),
+                          rt_cuda_tensor_alloc(hc->dtype, 2, hc->shape, 0)};
+        assert_int_equal(rt_tensor_copy(d[0], ha) || rt_tensor_copy(d[1], hb) || rt_tensor_copy(d[2], hc), 0);
+        if (rt_call(m, "default", 3, d)) fail_msg("run: %s", rt_module_errmsg(m));
+        assert_int_equal(rt_tensor_copy(hc, d[2]), 0);
+        double want[64 * 64];
+        for (int a = 0; a < 64; a++)
+            for (int b = 0; b < 64; b++) {
+                want[a * 64 + b] = 0;
+                for (int q = 0; q < 64; q++)
+                    want[a * 64 + b] += rt_tensor_get(ha, a * 64 + q) * rt_tensor_get(hb, q * 64 + b);
+            }
+        /* exact products of float16 inputs, float32 sums of 64 terms < 1 */
+        assert_int_equal(tu_compare_f32("computed operand", hc->data, want, 64 * 64, 0, 1e-4), 0);
+        DLTensor *all[] = {ha, hb, hc, ra, rb, d[0], d[1], d[2]};
+        for (int q = 0; q < 8; q++) rt_tensor_free(all[q]);
+    }
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
 /* ops_schedule_tc_gemm refuses what it cannot tile, with the rule. */
 static void expect_tc_error(te_dtype t, int64_t M, int64_t N, int64_t K, ops_tc_config c,
                             const char *msg) {
@@ -677,6 +738,7 @@ int main(void) {
         cmocka_unit_test(test_ops_half),
         cmocka_unit_test(test_tc_gemm_errors),
         cmocka_unit_test(test_multi_stage),
+        cmocka_unit_test(test_computed_operand),
     };
     return tu_run_group(tests);
 }

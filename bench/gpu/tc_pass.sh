@@ -4,7 +4,7 @@
 # cuBLAS/cuDNN in the same call, Triton's autotuned float16 matmul, then MPI_SCALING (a command, issue
 # 33) if set. At most 8 files come back from the device tool, so OUT gets exactly these:
 #   summary.txt  tests, tutorials and each step's closing lines (a failing test's log tail too)
-#   sweep.csv    bench_tc_gemm      gemm.csv  bench_cuda_gemm (each configuration checked)
+#   sweep.csv    bench_tc_gemm      gemm.csv  bench_cuda_gemm, then bench_tc_conv (each checked)
 #   gpu.csv      bench_gpu.py rows  peers.csv peers_tc.py      tune.log  autotune's output
 #   mpi.csv, mpi.log (from MPI_SCALING)
 # From the project root, after `source .devdeps/unpack-runtime-debs.sh`:
@@ -35,6 +35,15 @@ cfg() { for c in "$@"; do printf -- '--config %s ' "$c"; done; }
         128,128,64,64,32,3,0 128,256,64,64,32,3,1) | tail -n +2
 } > "$out/sweep.csv" 2>> "$out/summary.txt"
 timeout 150 "$build/bench/bench_cuda_gemm" > "$out/gemm.csv" 2>> "$out/summary.txt"
+# the implicit-GEMM convolutions (float16, batch 16) after the CUDA-core GEMM, same file
+c="$build/bench/bench_tc_conv"
+{
+    echo "# bench_tc_conv"
+    timeout 60 "$c"
+    timeout 40 "$c" --shape 16,64,56,56,64,3,3,1 $(cfg 64,128,32,64,32,3,0 64,128,64,64,32,3,0 64,256,64,64,32,3,0) | tail -n +2
+    timeout 40 "$c" --shape 16,256,14,14,256,3,3,1 $(cfg 128,64,64,32,32,3,0 128,64,64,64,32,3,0 256,64,64,64,32,3,0) | tail -n +2
+} >> "$out/gemm.csv" 2>> "$out/summary.txt"
+grep -A20 '^# bench_tc_conv' "$out/gemm.csv" | sort -t, -k16 -g -r | head -4 >> "$out/summary.txt"
 sort -t, -k13 -g -r "$out/sweep.csv" | head -3 >> "$out/summary.txt"
 sort -t, -k13 -g -r "$out/gemm.csv" | head -3 >> "$out/summary.txt"
 
