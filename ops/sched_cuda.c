@@ -165,6 +165,16 @@ static int cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, 
     gemm_dim dm = pick_gemm_dim(M), dn = pick_gemm_dim(N);
     int64_t kt = 8;
     int stages = 1;
+    /* A grid of at least a block per SM of 128 x 128 tiles: 256 threads
+     * of 8 x 8 outputs, chunks of 16, double-buffered — on the H200 at
+     * 4096³ 42.9 TFLOP/s against 34.5 for the 64 x 64 tiles
+     * (bench_cuda_gemm, bench/RESULTS.md session 35) */
+    int64_t nblocks = (batch ? F->shape[0] : 1) * (M / 128) * (N / 128);
+    if (!cfg && M % 128 == 0 && N % 128 == 0 && K % 16 == 0 && K > 16 && nblocks >= 132) {
+        dm = dn = (gemm_dim){2, 16, 4};
+        kt = 16;
+        stages = 2;
+    }
     if (cfg) {
         dm = (gemm_dim){cfg->vt_m, cfg->th_m, cfg->in_m};
         dn = (gemm_dim){cfg->vt_n, cfg->th_n, cfg->in_n};

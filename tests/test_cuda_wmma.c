@@ -527,8 +527,11 @@ static void test_multi_stage(void **state) {
         {"M=256,N=128,K=192,dtype=float16", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 64, .stages = 4}},
         {"M=128,N=256,K=64,dtype=bfloat16", {.bm = 128, .bn = 256, .wm = 64, .wn = 64, .kc = 16, .stages = 4, .unroll_k = true}},
         {"M=128,N=128,K=96,tf32=1", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 32, .stages = 3}},
+        /* the 16-bit defaults where the target has 107 KiB or more */
+        {"M=256,N=128,K=384,dtype=bfloat16", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 64, .stages = 3, .unroll_k = true}},
+        {"M=128,N=256,K=384,dtype=float16", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 64, .stages = 3, .unroll_k = true}},
     };
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         te_ctx *ctx = te_ctx_new();
         ops_workload *w = ops_build(ctx, "matmul", cases[i].shape);
         if (!w) fail_msg("%s: %s", cases[i].shape, te_ctx_errmsg(ctx));
@@ -549,10 +552,12 @@ static void test_multi_stage(void **state) {
         assert_non_null(strstr(ptx, "mma.sync.aligned"));
         /* bfloat16 and tf32 fragments load from shared memory as such (the
          * generic form cannot use ldmatrix) */
-        if (i == 2) assert_non_null(strstr(ptx, "wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16"));
+        if (i == 2 || i == 4)
+            assert_non_null(strstr(ptx, "wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16"));
         if (i == 3) assert_non_null(strstr(ptx, "wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32"));
         /* 3 x (128 x 40 + 32 x 136) x 2 bytes and more: over 48 KiB */
-        if (i < 2) assert_non_null(strstr(src, "extern __shared__ __align__(128) unsigned char loom_smem[]"));
+        if (i != 2 && i != 3)
+            assert_non_null(strstr(src, "extern __shared__ __align__(128) unsigned char loom_smem[]"));
         if (rt_cuda_available()) {
             int64_t bad = ops_check_module(w, m, NULL, tu_seed());
             if (bad) fprintf(stderr, "%s: %lld wrong (%s)\n", w->key, (long long)bad, te_ctx_errmsg(ctx));
@@ -661,6 +666,40 @@ static void test_computed_operand(void **state) {
     te_ctx_free(ctx);
 }
 
+/* The 16-bit and tf32 defaults follow the target's shared memory: three
+ * stages of 64 (128 bytes a row) where sm_90's 227 KiB or sm_80's 163 KiB
+ * hold them, of 32 on sm_86 (99 KiB), two in 48 KiB where nothing more is
+ * known; the CUDA-core float32 GEMM takes 128 x 128 tiles, chunks of 16,
+ * two stages on a grid of 132 blocks or more. Compiled, not run (the
+ * configurations run in test_multi_stage and test_cuda_gemm). */
+static void test_default_depth(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    static const struct {
+        const char *shape, *target, *wait, *smem;
+    } cases[] = {
+        {"M=4096,N=4096,K=4096,dtype=float16", "cuda -arch=sm_90", "cp.async.wait_group 2", "107520 bytes"},
+        {"M=4096,N=4096,K=4096,dtype=bfloat16", "cuda -arch=sm_80", "cp.async.wait_group 2", NULL},
+        {"M=4096,N=4096,K=4096,dtype=float16", "cuda -arch=sm_86", "cp.async.wait_group 2", "56832 bytes"},
+        {"M=4096,N=4096,K=4096,tf32=1", "cuda -arch=sm_90", "cp.async.wait_group 2", "105984 bytes"},
+        {"M=4096,N=4096,K=4096", "cuda -arch=sm_90", "cp.async.wait_group 1", NULL},
+    };
+    for (int i = 0; i < 5; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, "matmul", cases[i].shape);
+        sch_schedule *s = ops_default_schedule(w, cases[i].target);
+        if (!s) fail_msg("%s: %s", cases[i].shape, te_ctx_errmsg(ctx));
+        rt_module *m = cg_build(s, w->nargs, w->args, cases[i].target, NULL);
+        if (!m) fail_msg("%s: %s", cases[i].shape, te_ctx_errmsg(ctx));
+        const char *src = rt_module_get_text(m, "source"), *ptx = rt_module_get_text(m, "ptx");
+        if (!strstr(ptx, cases[i].wait)) fail_msg("%s on %s: no '%s'", cases[i].shape, cases[i].target, cases[i].wait);
+        if (cases[i].smem && !strstr(src, cases[i].smem))
+            fail_msg("%s on %s: not %s of dynamic shared memory", cases[i].shape, cases[i].target, cases[i].smem);
+        rt_module_free(m);
+        te_ctx_free(ctx);
+    }
+}
+
 /* ops_schedule_tc_gemm refuses what it cannot tile, with the rule. */
 static void expect_tc_error(te_dtype t, int64_t M, int64_t N, int64_t K, ops_tc_config c,
                             const char *msg) {
@@ -739,6 +778,7 @@ int main(void) {
         cmocka_unit_test(test_tc_gemm_errors),
         cmocka_unit_test(test_multi_stage),
         cmocka_unit_test(test_computed_operand),
+        cmocka_unit_test(test_default_depth),
     };
     return tu_run_group(tests);
 }

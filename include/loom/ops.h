@@ -242,6 +242,12 @@ typedef struct {
     int64_t bm, bn, wm, wn, kc;
     bool single_buffer, unroll_k;
     int stages;
+    int64_t max_shared; /* defaults only: the shared memory a block may take
+                           on the target (cg_cuda_optin_shared); 0 or up to
+                           48 KiB: two stages within the static 48 KiB;
+                           more: three stages with the longest chunk up to
+                           64 that fits (the H200 sweep, bench/RESULTS.md
+                           session 35) */
 } ops_tc_config;
 /* Schedules C[i, j] = sum_k f(A[i, k]) * f(B[k, j]) (C float32 and 2-D,
  * computed at the root; A, B row-major [M, K], [K, N] of float16,
