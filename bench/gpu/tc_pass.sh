@@ -8,7 +8,8 @@
 #   gpu.csv      bench_gpu.py rows  peers.csv peers_tc.py      tune.log  autotune's output
 #   mpi.csv, mpi.log (from MPI_SCALING)
 # From the project root, after `source .devdeps/unpack-runtime-debs.sh`:
-#   TUNE="mm4096_f16:64:90 ..." bash bench/gpu/tc_pass.sh BUILD OUT
+#   TUNE="mm4096_f16:64:90 ..." [TUNE_ARGS="--retime 0"] [STEPS=tests,sweeps,tune,bench,mpi] \
+#       bash bench/gpu/tc_pass.sh BUILD OUT
 set -u
 build=${1:?build dir}
 out=${2:?output dir}
@@ -17,6 +18,8 @@ export LD_LIBRARY_PATH="$PWD/$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 step() { echo "== $1 ($(date +%T))" >> "$out/summary.txt"; }
 tmp=$(mktemp -d)
 
+steps=${STEPS:-tests,sweeps,tune,bench,mpi}
+if [[ $steps == *tests* ]]; then
 step tests
 TESTS=${TESTS:-'cuda|gpu|half|xreduce|wmma'} timeout 240 bash bench/gpu/device_check.sh "$build" "$tmp/t" tests,tutorials > /dev/null 2>&1
 cat "$tmp/t/summary.txt" >> "$out/summary.txt"
@@ -24,6 +27,9 @@ for f in $(grep '^FAIL' "$tmp/t/summary.txt" | awk '{print $2}'); do
     awk -v n="$f" '$0 ~ "^=== "n" " {p=1} p && /^=== / && $0 !~ n {p=0} p' "$tmp/t/tests-detail.log" | tail -40 >> "$out/summary.txt"
 done
 
+fi
+
+if [[ $steps == *sweeps* ]]; then
 step sweeps
 t="$build/bench/bench_tc_gemm"
 cfg() { for c in "$@"; do printf -- '--config %s ' "$c"; done; }
@@ -48,28 +54,32 @@ grep -A20 '^# bench_tc_conv' "$out/gemm.csv" | sort -t, -k16 -g -r | head -4 >> 
 sort -t, -k13 -g -r "$out/sweep.csv" | head -3 >> "$out/summary.txt"
 sort -t, -k13 -g -r "$out/gemm.csv" | head -3 >> "$out/summary.txt"
 
+fi
+
 bench_args="--workloads bench/gpu/tc.tsv"
-if [ -n "${TUNE:-}" ]; then
+if [[ $steps == *tune* && -n "${TUNE:-}" ]]; then
     step tune
     for spec in $TUNE; do
         IFS=: read -r name trials secs <<< "$spec"
         IFS=$'\t' read -r _ op shape < <(grep -P "^$name\t" bench/gpu/tc.tsv)
         echo "== $name ($op $shape), $trials trials" >> "$out/tune.log"
         timeout -s INT -k 20 "$secs" "$build/autotune" --op "$op" --shape "$shape" --target cuda \
-            --trials "$trials" --db "$tmp/cuda.db" --progress-interval 15 >> "$out/tune.log" 2>&1
+            --trials "$trials" --db "$tmp/cuda.db" --progress-interval 15 ${TUNE_ARGS:-} >> "$out/tune.log" 2>&1
         echo "autotune $name exit $?" >> "$out/summary.txt"
     done
     grep -E '^(==|best|time|re-timed)' "$out/tune.log" >> "$out/summary.txt"
     bench_args="$bench_args --db $tmp/cuda.db"
 fi
 
+if [[ $steps == *bench* ]]; then
 step bench
 PYTHONUNBUFFERED=1 timeout 200 python3 bench/gpu/bench_gpu.py --bench-cuda "$build/bench/bench_cuda" \
     $bench_args --out "$out/gpu.csv" >> "$out/summary.txt" 2>&1
 echo "bench_gpu exit $?" >> "$out/summary.txt"
 PYTHONUNBUFFERED=1 timeout 60 python3 bench/gpu/peers_tc.py --sizes 4096 --out "$out/peers.csv" >> "$out/summary.txt" 2>&1
+fi
 
-if [ -n "${MPI_SCALING:-}" ]; then
+if [[ $steps == *mpi* && -n "${MPI_SCALING:-}" ]]; then
     step mpi
     timeout 240 bash -c "$MPI_SCALING" > "$out/mpi.log" 2>&1
     echo "mpi scaling exit $?" >> "$out/summary.txt"
