@@ -15,7 +15,10 @@
  *   N,C,H,W,K,R,S,pad,bm,bn,wm,wn,kc,stages,ms,tflops,wrong,error
  *
  *   bench_tc_conv [--shape N,C,H,W,K,R,S,pad] [--config bm,bn,wm,wn,kc,stages,unroll ...]
- *                 [--arch sm_90] [--compile-only]
+ *                 [--layout nchw|nhwc] [--arch sm_90] [--compile-only]
+ * --layout nhwc: input NHWC, weights HWIO ([R S C, K]), output NHWC, the
+ * GEMM transposed (F[p, k] = sum_q Col[p, q] W[q, k], q = (r, s, c)): a
+ * chunk of the reduction is contiguous channels of one tap.
  */
 #include <getopt.h>
 #include <loom/loom.h>
@@ -24,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool compile_only;
+static bool compile_only, nhwc;
 
 typedef struct {
     int64_t N, C, H, W, K, R, S, pad;
@@ -35,6 +38,39 @@ typedef struct {
 typedef struct {
     te_tensor *X, *Wt, *W2, *Col, *F, *Y;
 } igemm;
+
+/* --layout nhwc: X [N, H, W, C], W [R S C, K] (HWIO), Y = F [N OH OW, K]
+ * (NHWC): F[p, k] = sum_q Col[p, q] W[q, k], q = (r, s, c), so that a
+ * chunk of q is contiguous channels of one tap. */
+static igemm declare_nhwc(te_ctx *ctx, conv_shape c) {
+    igemm g = {0};
+    te_dtype t = TE_FLOAT16;
+    int64_t OH = c.H + 2 * c.pad - c.R + 1, OW = c.W + 2 * c.pad - c.S + 1;
+    int64_t P = c.N * OH * OW, Q = c.R * c.S * c.C;
+    g.X = te_placeholder(ctx, "X", t, TE_SHAPE(c.N, c.H, c.W, c.C));
+    g.Wt = g.W2 = te_placeholder(ctx, "W", t, TE_SHAPE(Q, c.K));
+    te_expr *p = te_axis(ctx, "p", P), *q = te_axis(ctx, "q", Q);
+    te_expr *hw = te_int(ctx, OH * OW), *ow1 = te_int(ctx, OW), *sc = te_int(ctx, c.S * c.C),
+            *cc = te_int(ctx, c.C);
+    te_expr *n = te_floordiv(p, hw), *oh = te_floordiv(te_floormod(p, hw), ow1),
+            *ow = te_floormod(p, ow1);
+    te_expr *r = te_floordiv(q, sc), *s = te_floordiv(te_floormod(q, sc), cc), *ci = te_floormod(q, cc);
+    te_expr *ih = te_sub(te_add(oh, r), te_int(ctx, c.pad)),
+            *iw = te_sub(te_add(ow, s), te_int(ctx, c.pad));
+    te_expr *in = te_and(te_and(te_ge(ih, te_int(ctx, 0)), te_lt(ih, te_int(ctx, c.H))),
+                         te_and(te_ge(iw, te_int(ctx, 0)), te_lt(iw, te_int(ctx, c.W))));
+    g.Col = te_compute(ctx, "Col", TE_AXES(p, q),
+                       te_select(in, te_read(g.X, n, ih, iw, ci), te_cast(t, te_float(ctx, 0))));
+    te_expr *p3 = te_axis(ctx, "p", P), *k3 = te_axis(ctx, "k", c.K);
+    te_expr *rq = te_reduce_axis(ctx, "rq", Q);
+    te_tensor *R = te_compute(ctx, "R", TE_AXES(p3, k3),
+                              te_sum(te_mul(te_cast(TE_FLOAT32, te_read(g.Col, p3, rq)),
+                                            te_cast(TE_FLOAT32, te_read(g.Wt, rq, k3))),
+                                     rq));
+    te_expr *p4 = te_axis(ctx, "p", P), *k4 = te_axis(ctx, "k", c.K);
+    g.F = g.Y = te_compute(ctx, "F", TE_AXES(p4, k4), te_cast(t, te_read(R, p4, k4)));
+    return g;
+}
 
 static igemm declare(te_ctx *ctx, conv_shape c) {
     igemm g;
@@ -115,11 +151,30 @@ static int reference(conv_shape c) {
     return 0;
 }
 
+/* NCHW (reference) positions of NHWC element e of X, HWIO element e of W,
+ * NHWC element e of Y. */
+static int64_t x_of(conv_shape c, int64_t e) {
+    int64_t ci = e % c.C, w = e / c.C % c.W, h = e / (c.C * c.W) % c.H, n = e / (c.C * c.W * c.H);
+    return ((n * c.C + ci) * c.H + h) * c.W + w;
+}
+static int64_t w_of(conv_shape c, int64_t e) {
+    int64_t k = e % c.K, q = e / c.K, ci = q % c.C, s = q / c.C % c.S, r = q / (c.C * c.S);
+    return ((k * c.C + ci) * c.R + r) * c.S + s;
+}
+static int64_t y_of(conv_shape c, int64_t OH, int64_t OW, int64_t e) {
+    int64_t k = e % c.K, x = e / c.K % OW, y = e / (c.K * OW) % OH, n = e / (c.K * OW * OH);
+    return ((n * c.K + k) * OH + y) * OW + x;
+}
+
 /* Outputs of m outside the tolerance against the double reference, or -1. */
 static int64_t check(rt_module *m, conv_shape c, char *err, size_t errsz) {
     int64_t OH = c.H + 2 * c.pad - c.R + 1, OW = c.W + 2 * c.pad - c.S + 1;
     DLDataType h = {kDLFloat, 16, 1};
     int64_t sh[3][4] = {{c.N, c.C, c.H, c.W}, {c.K, c.C, c.R, c.S}, {c.N, c.K, OH, OW}};
+    if (nhwc) {
+        int64_t hs[3][4] = {{c.N, c.H, c.W, c.C}, {c.R * c.S * c.C, c.K, 1, 1}, {c.N, OH, OW, c.K}};
+        memcpy(sh, hs, sizeof sh);
+    }
     DLTensor *ht[3], *dt[3] = {0};
     int64_t bad = -1;
     if (reference(c)) {
@@ -129,7 +184,8 @@ static int64_t check(rt_module *m, conv_shape c, char *err, size_t errsz) {
     for (int i = 0; i < 3; i++) ht[i] = rt_tensor_alloc(h, 4, sh[i]);
     for (int i = 0; i < 3; i++)
         for (int64_t e = 0; e < rt_tensor_numel(ht[i]); e++)
-            rt_tensor_set(ht[i], e, i == 0 ? ref_x[e] : i == 1 ? ref_w[e] : NAN);
+            rt_tensor_set(ht[i], e, i == 2 ? NAN : i == 0 ? ref_x[nhwc ? x_of(c, e) : e]
+                                                          : ref_w[nhwc ? w_of(c, e) : e]);
     for (int i = 0; i < 3; i++)
         if (!(dt[i] = rt_cuda_tensor_alloc(h, 4, sh[i], 0)) || rt_tensor_copy(dt[i], ht[i])) {
             snprintf(err, errsz, "check: %s", rt_last_error());
@@ -142,7 +198,7 @@ static int64_t check(rt_module *m, conv_shape c, char *err, size_t errsz) {
     bad = 0;
     double tol_a = 1e-4 + 1e-6 * (double)(c.C * c.R * c.S);
     for (int64_t e = 0; e < rt_tensor_numel(ht[2]); e++) {
-        double got = rt_tensor_get(ht[2], e), want = ref_y[e];
+        double got = rt_tensor_get(ht[2], e), want = ref_y[nhwc ? y_of(c, OH, OW, e) : e];
         if (!(fabs(got - want) <= tol_a + 0x1p-10 * fabs(want))) bad++;
     }
     if (bad) snprintf(err, errsz, "check: %lld outputs wrong", (long long)bad);
@@ -159,13 +215,15 @@ static void run(conv_shape c, const char *arch, ops_tc_config cfg) {
     rt_module *m = NULL;
     DLTensor *d[3] = {0};
     snprintf(target, sizeof target, "cuda -arch=%s", arch);
-    igemm g = declare(ctx, c);
+    igemm g = nhwc ? declare_nhwc(ctx, c) : declare(ctx, c);
     sch_schedule *s = g.Y ? sch_create(ctx, 1, &g.Y) : NULL;
     te_expr *f, *bo, *bi;
-    if (!s || ops_schedule_tc_gemm(s, g.F, g.W2, g.Col, &cfg) ||
-        sch_fuse(s, g.Y, 4, (te_expr *[]){sch_axis(g.Y, 0), sch_axis(g.Y, 1), sch_axis(g.Y, 2), sch_axis(g.Y, 3)}, &f) ||
-        sch_split(s, g.Y, f, 256, &bo, &bi) || sch_bind(s, g.Y, bo, "blockIdx.x") ||
-        sch_bind(s, g.Y, bi, "threadIdx.x") ||
+    if (!s || (nhwc ? ops_schedule_tc_gemm(s, g.F, g.Col, g.Wt, &cfg)
+                    : ops_schedule_tc_gemm(s, g.F, g.W2, g.Col, &cfg)) ||
+        (!nhwc &&
+         (sch_fuse(s, g.Y, 4, (te_expr *[]){sch_axis(g.Y, 0), sch_axis(g.Y, 1), sch_axis(g.Y, 2), sch_axis(g.Y, 3)}, &f) ||
+          sch_split(s, g.Y, f, 256, &bo, &bi) || sch_bind(s, g.Y, bo, "blockIdx.x") ||
+          sch_bind(s, g.Y, bi, "threadIdx.x"))) ||
         !(m = cg_build(s, 3, (te_tensor *[]){g.X, g.Wt, g.Y}, target, NULL))) {
         snprintf(err, sizeof err, "%s", te_ctx_errmsg(ctx));
         goto out;
@@ -174,7 +232,7 @@ static void run(conv_shape c, const char *arch, ops_tc_config cfg) {
     if ((wrong = check(m, c, err, sizeof err))) goto out;
     for (int q = 0; q < 3; q++) {
         const te_tensor *T = q == 0 ? g.X : q == 1 ? g.Wt : g.Y;
-        if (!(d[q] = rt_cuda_tensor_alloc((DLDataType){kDLFloat, 16, 1}, 4, T->shape, 0))) {
+        if (!(d[q] = rt_cuda_tensor_alloc((DLDataType){kDLFloat, 16, 1}, T->ndim, T->shape, 0))) {
             snprintf(err, sizeof err, "alloc: %s", rt_last_error());
             goto out;
         }
@@ -210,12 +268,17 @@ int main(int argc, char **argv) {
                                           {"arch", required_argument, 0, 'a'},
                                           {"config", required_argument, 0, 'c'},
                                           {"compile-only", no_argument, 0, 'o'},
+                                          {"layout", required_argument, 0, 'l'},
                                           {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         long long v[8] = {0};
         switch (o) {
         case 'a': arch = optarg; break;
+        case 'l':
+            if (strcmp(optarg, "nhwc") && strcmp(optarg, "nchw")) goto usage;
+            nhwc = !strcmp(optarg, "nhwc");
+            break;
         case 'o': compile_only = true; break;
         case 's':
             if (sscanf(optarg, "%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1], &v[2], &v[3],
@@ -251,7 +314,7 @@ int main(int argc, char **argv) {
     return 0;
 usage:
     fprintf(stderr, "usage: %s [--shape N,C,H,W,K,R,S,pad] [--config bm,bn,wm,wn,kc,stages,unroll]... "
-                    "[--arch sm_XX] [--compile-only]\n",
+                    "[--layout nchw|nhwc] [--arch sm_XX] [--compile-only]\n",
             argv[0]);
     return 2;
 }

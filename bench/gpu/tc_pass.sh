@@ -49,6 +49,9 @@ c="$build/bench/bench_tc_conv"
     timeout 40 "$c" --shape 16,64,56,56,64,3,3,1 $(cfg 64,128,32,64,32,3,0 64,128,64,64,32,3,0 64,256,64,64,32,3,0) | tail -n +2
     timeout 40 "$c" --shape 16,256,14,14,256,3,3,1 $(cfg 128,64,64,32,32,3,0 128,64,64,64,32,3,0 256,64,64,64,32,3,0) | tail -n +2
     timeout 30 "$c" --shape 1,128,28,28,128,3,3,1 $(cfg 16,112,16,112,64,3,0 32,112,16,112,64,3,0 64,112,16,112,64,3,0) | tail -n +2
+    # NHWC input, HWIO weights: a chunk of the reduction is contiguous channels
+    timeout 60 "$c" --layout nhwc | tail -n +2
+    timeout 30 "$c" --layout nhwc --shape 1,128,28,28,128,3,3,1 $(cfg 16,128,16,64,64,3,0 16,64,16,32,64,3,0) | tail -n +2
 } >> "$out/gemm.csv" 2>> "$out/summary.txt"
 grep -A20 '^# bench_tc_conv' "$out/gemm.csv" | sort -t, -k16 -g -r | head -4 >> "$out/summary.txt"
 sort -t, -k13 -g -r "$out/sweep.csv" | head -3 >> "$out/summary.txt"
