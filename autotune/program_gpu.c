@@ -36,7 +36,11 @@ static void detect_gpu_limits(void) {
     gpu_lim.max_shared_bytes = 49152;
     if (rt_cuda_available() && rt_cuda_get_props(0, &p) == 0) {
         if (p.max_threads_per_block > 0) gpu_lim.max_threads_per_block = p.max_threads_per_block;
-        if (p.shared_mem_per_block > 0) gpu_lim.max_shared_bytes = p.shared_mem_per_block;
+        /* the opt-in limit, as cg_build checks: a kernel over 48 KiB takes
+         * dynamic shared memory (the tensor-core defaults' pipelines do) */
+        int sh = p.shared_mem_per_block_optin > p.shared_mem_per_block ? p.shared_mem_per_block_optin
+                                                                     : p.shared_mem_per_block;
+        if (sh > 0) gpu_lim.max_shared_bytes = sh;
     }
 }
 

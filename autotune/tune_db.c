@@ -290,6 +290,8 @@ static cm_model *make_model(tune__db_run *run, int n, const char *const *keys, i
      * search, build or kernel does, and takes every core. */
     cp.nthread = 1;
     cp.train_nthread = tune__num_cores();
+    /* Ctrl-C waits for one boosting round, not a whole training */
+    cp.stop = o->tune.stop;
     cm_model *m = NULL;
     if (o->model == TUNE_DB_MODEL_NONE) return NULL;
     if (o->model == TUNE_DB_MODEL_RANDOM) {

@@ -9,10 +9,7 @@
 
 #include "loom/codegen.h"
 
-/* The shared memory a block may opt in to on architecture "sm_XY" (the
- * CUDA programming guide's table of compute capabilities), for a build
- * without a GPU to ask; 48 KiB where the table has no entry. */
-static int64_t optin_shared(const char *arch) {
+int64_t cg_cuda_optin_shared(const char *arch) {
     int cc = 0;
     if (!arch || sscanf(arch, "sm_%d", &cc) != 1) return 49152;
     switch (cc) {
@@ -80,7 +77,7 @@ rt_module *cg_build(sch_schedule *s, int nargs, te_tensor *const *args, const ch
                 dev ? (p.shared_mem_per_block_optin > p.shared_mem_per_block
                            ? p.shared_mem_per_block_optin
                            : p.shared_mem_per_block)
-                    : optin_shared(cuda.arch ? cuda.arch : cg_cuda_default_arch(ctx));
+                    : cg_cuda_optin_shared(cuda.arch ? cuda.arch : cg_cuda_default_arch(ctx));
     }
     sch_lowered split;
     if (sch_lower_program(s, nargs, args, &lo, &split)) return NULL;

@@ -295,6 +295,7 @@ static int boost(cm_model *m, const prog_set *tr, const prog_set *va, int max_ro
         }
         if (!va) {
             best_round = r + 1;
+            if (m->p.stop && *m->p.stop) break;
             continue;
         }
         if (predict_rows(m, bst, va->dm, 0, &pred, &len)) goto done;
@@ -305,6 +306,7 @@ static int boost(cm_model *m, const prog_set *tr, const prog_set *va, int max_ro
                                               va->w);
         if (loss < best_loss) best_loss = loss, best_round = r + 1;
         else if (r + 1 - best_round >= m->p.early_stopping_rounds) break;
+        if (m->p.stop && *m->p.stop) break;
     }
     if (best_round < 1) best_round = 1;
     int have = 0;

@@ -99,7 +99,7 @@ static int ew_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
 }
 
 /* CUDA: every axis fused, blocks of 256 threads, one element each. */
-static int ew_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+static int ew_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
     (void)p;
     return ops__cuda_flat(s, ((const ops__priv *)w->priv)->t[0], 256, NULL);
 }

@@ -140,7 +140,7 @@ static int matmul_sched(const ops_workload *w, sch_schedule *s, const int64_t *p
 
 /* CUDA: the GEMM tile; R is C's local cache (matmul) or the product D
  * that the bias/gelu tail Y reads. */
-static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
     const ops__priv *pv = w->priv;
     te_tensor *A = w->inputs[0], *B = w->inputs[1];
     bool half = te_dtype_is_half(w->dtype);
@@ -152,7 +152,7 @@ static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
      * they are stored */
     if (pv->impl == &ops__matmul && half && !p[MM_TA] && !p[MM_TB] &&
         ops__cuda_wmma_fits(pv->t[0]))
-        return ops_schedule_tc_gemm(s, pv->t[1], A, B, NULL);
+        return ops_schedule_tc_gemm(s, pv->t[1], A, B, &(ops_tc_config){.max_shared = smem});
     if (pv->impl == &ops__matmul && p[MM_TF32]) {
         if (p[MM_TA] || p[MM_TB] || !ops__cuda_wmma_fits(pv->t[0]))
             return te_error(sch_ctx(s),
@@ -160,7 +160,7 @@ static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p) {
                             "of 16 and no transposes (got M=%lld N=%lld K=%lld%s)",
                             (long long)p[MM_M], (long long)p[MM_N], (long long)p[MM_K],
                             p[MM_TA] || p[MM_TB] ? ", transposed" : "");
-        return ops__cuda_wmma_gemm(s, pv->t[0], A, B);
+        return ops_schedule_tc_gemm(s, pv->t[0], A, B, &(ops_tc_config){.max_shared = smem});
     }
     if (!pv->t[1]) return ops__cuda_gemm(s, pv->t[0], NULL, A, B);
     return ops__cuda_gemm(s, pv->t[1], pv->t[0], A, B);

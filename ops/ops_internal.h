@@ -34,7 +34,10 @@ struct ops__impl {
     /* Applies the default CPU schedule to s. vlen: vector lanes of float32. */
     int (*schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen);
     /* Applies the default CUDA schedule to s (ops/sched_cuda.c helpers). */
-    int (*cuda_schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p);
+    /* smem: the shared memory a block may opt in to on the target's
+     * architecture (cg_cuda_optin_shared), for templates whose deeper
+     * pipelines need more than the static 48 KiB */
+    int (*cuda_schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem);
     /* Accepts dtype=float16|bfloat16: 16-bit inputs, a float32 reduce
      * stage, the output cast back to the 16-bit type (ops__cast_output). */
     bool half;
@@ -177,10 +180,8 @@ int ops__cuda_flat_reduce(sch_schedule *s, te_tensor *F, te_tensor *R);
 int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te_tensor *B);
 /* Tensor cores (sched_cuda_wmma.c): whether reduction R (a 2-D matmul
  * C[i, j] = sum_k f(A[i, k]) * f(B[k, j])) has the multiples of 16 the
- * WMMA schedule needs; that schedule for F = R, float32 output, with A
- * and B float16, bfloat16 or float32 (tf32). */
+ * WMMA schedule (ops_schedule_tc_gemm) needs. */
 bool ops__cuda_wmma_fits(const te_tensor *R);
-int ops__cuda_wmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *B);
 /* What the CUDA convolution schedule needs of a conv2d workload. */
 typedef struct {
     te_tensor *X;     /* the input placeholder */

@@ -155,7 +155,8 @@ static int gemm_split(sch_schedule *s, te_tensor *F, te_expr *a, gemm_dim d, te_
                : 0;
 }
 
-int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te_tensor *B) {
+static int cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te_tensor *B,
+                     const ops_cuda_gemm_config *cfg) {
     int nd = F->ndim;
     bool batch = nd == 3;
     if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
@@ -163,6 +164,23 @@ int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te
     int64_t K = R->body->u.reduce.axes[0]->u.var.extent;
     gemm_dim dm = pick_gemm_dim(M), dn = pick_gemm_dim(N);
     int64_t kt = 8;
+    int stages = 1;
+    /* A grid of at least a block per SM of 128 x 128 tiles: 256 threads
+     * of 8 x 8 outputs, chunks of 16, double-buffered — on the H200 at
+     * 4096³ 42.9 TFLOP/s against 34.5 for the 64 x 64 tiles
+     * (bench_cuda_gemm, bench/RESULTS.md session 35) */
+    int64_t nblocks = (batch ? F->shape[0] : 1) * (M / 128) * (N / 128);
+    if (!cfg && M % 128 == 0 && N % 128 == 0 && K % 16 == 0 && K > 16 && nblocks >= 132) {
+        dm = dn = (gemm_dim){2, 16, 4};
+        kt = 16;
+        stages = 2;
+    }
+    if (cfg) {
+        dm = (gemm_dim){cfg->vt_m, cfg->th_m, cfg->in_m};
+        dn = (gemm_dim){cfg->vt_n, cfg->th_n, cfg->in_n};
+        kt = cfg->kt;
+        stages = cfg->stages ? cfg->stages : 1;
+    }
     int64_t bm = dm.vt * dm.th * dm.in, bn = dn.vt * dn.th * dn.in;
     /* float4 fetches need aligned tiles: every tile dividing its extent
      * and whole vectors along every tile dimension. */
@@ -204,7 +222,53 @@ int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te
     if ((sa && !AS) || (sb && !BS)) return -1;
     if (AS && (sch_compute_at(s, AS, R, ko) || coop_fetch(s, AS, ty, tx, vec))) return -1;
     if (BS && (sch_compute_at(s, BS, R, ko) || coop_fetch(s, BS, ty, tx, vec))) return -1;
+    /* the next chunks' copies in flight while this one is multiplied */
+    if (stages > 1 && K > kt &&
+        ((AS && sch_multi_buffer(s, AS, stages)) || (BS && sch_multi_buffer(s, BS, stages))))
+        return -1;
     return 0;
+}
+
+int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te_tensor *B) {
+    return cuda_gemm(s, F, R, A, B, NULL);
+}
+
+int ops_schedule_cuda_gemm(sch_schedule *s, te_tensor *C, te_tensor *A, te_tensor *B,
+                           const ops_cuda_gemm_config *cfg) {
+    if (!s || !C || !A || !B) return -1;
+    te_ctx *ctx = sch_ctx(s);
+    if ((C->ndim != 2 && C->ndim != 3) || !C->body || C->body->kind != TE_REDUCE ||
+        C->body->u.reduce.naxes != 1)
+        return te_error(ctx, "cuda_gemm: '%s' is not a matmul (a 2-D or batched 3-D sum over one "
+                             "reduce axis)",
+                        C->name);
+    if (!cfg) return cuda_gemm(s, C, NULL, A, B, NULL);
+    const ops_cuda_gemm_config *c = cfg;
+    int64_t knobs[7] = {c->vt_m, c->th_m, c->in_m, c->vt_n, c->th_n, c->in_n, c->kt};
+    for (int i = 0; i < 7; i++)
+        if (knobs[i] < 1)
+            return te_error(ctx, "cuda_gemm: every tile knob must be at least 1 (got vt %lldx%lld, "
+                                 "th %lldx%lld, in %lldx%lld, kt %lld)",
+                            (long long)c->vt_m, (long long)c->vt_n, (long long)c->th_m,
+                            (long long)c->th_n, (long long)c->in_m, (long long)c->in_n,
+                            (long long)c->kt);
+    if (c->th_m * c->th_n > 1024)
+        return te_error(ctx, "cuda_gemm: %lld x %lld threads a block; at most 1024",
+                        (long long)c->th_m, (long long)c->th_n);
+    if (c->stages < 0 || c->stages > 4)
+        return te_error(ctx, "cuda_gemm: %d pipeline stages; 0 or 1 (none) to 4", c->stages);
+    /* a pipeline's copies are whole tiles (a partial one would need
+     * predicated asynchronous copies) */
+    int64_t M = C->shape[C->ndim - 2], N = C->shape[C->ndim - 1];
+    int64_t K = C->body->u.reduce.axes[0]->u.var.extent;
+    int64_t bm = c->vt_m * c->th_m * c->in_m, bn = c->vt_n * c->th_n * c->in_n;
+    if (c->stages > 1 && (M % bm || N % bn || K % c->kt))
+        return te_error(ctx,
+                        "cuda_gemm: a pipeline of %d stages needs tiles that divide the shape: "
+                        "%lldx%lldx%lld by %lldx%lldx%lld",
+                        c->stages, (long long)M, (long long)N, (long long)K, (long long)bm,
+                        (long long)bn, (long long)c->kt);
+    return cuda_gemm(s, C, NULL, A, B, cfg);
 }
 
 /* ---- direct convolution ---- */

@@ -376,6 +376,7 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target) {
     }
     bool cuda = t.kind == CG_TARGET_CUDA;
     int vlen = t.vector_lanes;
+    int64_t smem = cuda ? cg_cuda_optin_shared(t.arch ? t.arch : cg_cuda_default_arch(ctx)) : 0;
     cg_target_free(&t);
     const ops__priv *pv = w->priv;
     if (cuda && !pv->impl->cuda_schedule) {
@@ -384,7 +385,7 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target) {
     }
     sch_schedule *s = sch_create(ctx, w->nouts, w->outs);
     if (!s) return NULL;
-    int rc = cuda ? pv->impl->cuda_schedule(w, s, w->param_values)
+    int rc = cuda ? pv->impl->cuda_schedule(w, s, w->param_values, smem)
                   : pv->impl->schedule ? pv->impl->schedule(w, s, w->param_values, vlen) : 0;
     if (rc) {
         const char *why = te_ctx_errmsg(ctx);

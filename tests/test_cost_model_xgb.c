@@ -318,6 +318,31 @@ static void test_train_threads(void **state) {
     free_data(&te);
 }
 
+/* A stop flag set (Ctrl-C) ends training after one boosting round, with a
+ * model that predicts; cleared, the same training grows more rounds. */
+static void test_stop_flag(void **state) {
+    (void)state;
+    uint64_t seed = tu_seed();
+    dataset tr = make_data(&seed, 300);
+    volatile int stop = 1;
+    int rounds[2];
+    for (int k = 0; k < 2; k++) {
+        cm_params p = test_params(50);
+        p.stop = &stop;
+        stop = k == 0;
+        cm_model *m = cm_model_new(&p);
+        assert_int_equal(cm_model_train(m, tr.n, tr.p, tr.lat, tr.task), 0);
+        rounds[k] = cm_model_num_rounds(m);
+        double *sc = malloc(sizeof(double) * (size_t)tr.n);
+        assert_int_equal(cm_model_predict(m, tr.n, tr.p, sc), 0);
+        free(sc);
+        cm_model_free(m);
+    }
+    assert_int_equal(rounds[0], 1);
+    assert_true(rounds[1] > 1);
+    free_data(&tr);
+}
+
 /* Every program is paired with each other one of its task when the task
  * is small (weight 1 / (n_t - 1)), with max_partners draws otherwise
  * (weight 1 / max_partners); pairs never cross tasks, the faster program
@@ -817,6 +842,7 @@ int main(void) {
         cmocka_unit_test(test_learns_synthetic_ranking),
         cmocka_unit_test(test_refit_all),
         cmocka_unit_test(test_train_threads),
+        cmocka_unit_test(test_stop_flag),
         cmocka_unit_test(test_labels_per_task),
         cmocka_unit_test(test_rank_pairs),
         cmocka_unit_test(test_rank_gradient_fd),

@@ -527,8 +527,11 @@ static void test_multi_stage(void **state) {
         {"M=256,N=128,K=192,dtype=float16", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 64, .stages = 4}},
         {"M=128,N=256,K=64,dtype=bfloat16", {.bm = 128, .bn = 256, .wm = 64, .wn = 64, .kc = 16, .stages = 4, .unroll_k = true}},
         {"M=128,N=128,K=96,tf32=1", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 32, .stages = 3}},
+        /* the 16-bit defaults where the target has 107 KiB or more */
+        {"M=256,N=128,K=384,dtype=bfloat16", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 64, .stages = 3, .unroll_k = true}},
+        {"M=128,N=256,K=384,dtype=float16", {.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 64, .stages = 3, .unroll_k = true}},
     };
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         te_ctx *ctx = te_ctx_new();
         ops_workload *w = ops_build(ctx, "matmul", cases[i].shape);
         if (!w) fail_msg("%s: %s", cases[i].shape, te_ctx_errmsg(ctx));
@@ -549,10 +552,12 @@ static void test_multi_stage(void **state) {
         assert_non_null(strstr(ptx, "mma.sync.aligned"));
         /* bfloat16 and tf32 fragments load from shared memory as such (the
          * generic form cannot use ldmatrix) */
-        if (i == 2) assert_non_null(strstr(ptx, "wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16"));
+        if (i == 2 || i == 4)
+            assert_non_null(strstr(ptx, "wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16"));
         if (i == 3) assert_non_null(strstr(ptx, "wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32"));
         /* 3 x (128 x 40 + 32 x 136) x 2 bytes and more: over 48 KiB */
-        if (i < 2) assert_non_null(strstr(src, "extern __shared__ __align__(128) unsigned char loom_smem[]"));
+        if (i != 2 && i != 3)
+            assert_non_null(strstr(src, "extern __shared__ __align__(128) unsigned char loom_smem[]"));
         if (rt_cuda_available()) {
             int64_t bad = ops_check_module(w, m, NULL, tu_seed());
             if (bad) fprintf(stderr, "%s: %lld wrong (%s)\n", w->key, (long long)bad, te_ctx_errmsg(ctx));
@@ -598,6 +603,101 @@ static void test_multi_stage(void **state) {
         assert_non_null(strstr(te_ctx_errmsg(ctx), "the limit per block is 101376"));
     }
     te_ctx_free(ctx);
+}
+
+/* An operand computed from a placeholder (an implicit GEMM's reshaped
+ * weights or im2col gather) is computed in the copy to shared memory:
+ * A2[i, k] = A3[i, k / 16, k % 16] never becomes a buffer, and the result
+ * matches the double reference on the GPU. */
+static void test_computed_operand(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    te_ctx *ctx = te_ctx_new();
+    te_tensor *A3 = te_placeholder(ctx, "A3", TE_FLOAT16, TE_SHAPE(64, 4, 16));
+    te_tensor *B = te_placeholder(ctx, "B", TE_FLOAT16, TE_SHAPE(64, 64));
+    te_expr *i = te_axis(ctx, "i", 64), *k = te_axis(ctx, "k", 64);
+    te_tensor *A2 = te_compute(ctx, "A2", TE_AXES(i, k),
+                               te_read(A3, i, te_floordiv(k, te_int(ctx, 16)),
+                                       te_floormod(k, te_int(ctx, 16))));
+    te_expr *i2 = te_axis(ctx, "i", 64), *j = te_axis(ctx, "j", 64), *r = te_reduce_axis(ctx, "r", 64);
+    te_tensor *C = te_compute(ctx, "C", TE_AXES(i2, j),
+                              te_sum(te_mul(te_cast(TE_FLOAT32, te_read(A2, i2, r)),
+                                            te_cast(TE_FLOAT32, te_read(B, r, j))),
+                                     r));
+    sch_schedule *s = sch_create(ctx, 1, &C);
+    ops_tc_config c = {.bm = 32, .bn = 32, .wm = 16, .wn = 16, .kc = 32, .stages = 3};
+    if (ops_schedule_tc_gemm(s, C, A2, B, &c)) fail_msg("%s", te_ctx_errmsg(ctx));
+    te_tensor *args[3] = {A3, B, C};
+    rt_module *m = cg_build(s, 3, args, "cuda -arch=sm_80", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    const char *src = rt_module_get_text(m, "source");
+    assert_non_null(strstr(src, "A2_shared"));
+    assert_null(strstr(src, "A2["));
+    if (!rt_cuda_available()) {
+        tu_skip_part("the GPU run", rt_last_error());
+    } else {
+        DLDataType h = {kDLFloat, 16, 1};
+        DLTensor *ha = rt_tensor_alloc(h, 3, A3->shape), *hb = rt_tensor_alloc(h, 2, B->shape);
+        DLTensor *hc = tu_nan_f32(2, (int64_t[]){64, 64});
+        uint64_t rng = tu_seed();
+        DLTensor *ra = tu_rand_f32(&rng, 3, A3->shape), *rb = tu_rand_f32(&rng, 2, B->shape);
+        for (int64_t e = 0; e < 64 * 64; e++) {
+            rt_tensor_set(ha, e, ((float *)ra->data)[e]);
+            rt_tensor_set(hb, e, ((float *)rb->data)[e]);
+        }
+        DLTensor *d[3] = {rt_cuda_tensor_alloc(h, 3, A3->shape, 0), rt_cuda_tensor_alloc(h, 2, B->shape, 0),
+                          rt_cuda_tensor_alloc(hc->dtype, 2, hc->shape, 0)};
+        assert_int_equal(rt_tensor_copy(d[0], ha) || rt_tensor_copy(d[1], hb) || rt_tensor_copy(d[2], hc), 0);
+        if (rt_call(m, "default", 3, d)) fail_msg("run: %s", rt_module_errmsg(m));
+        assert_int_equal(rt_tensor_copy(hc, d[2]), 0);
+        double want[64 * 64];
+        for (int a = 0; a < 64; a++)
+            for (int b = 0; b < 64; b++) {
+                want[a * 64 + b] = 0;
+                for (int q = 0; q < 64; q++)
+                    want[a * 64 + b] += rt_tensor_get(ha, a * 64 + q) * rt_tensor_get(hb, q * 64 + b);
+            }
+        /* exact products of float16 inputs, float32 sums of 64 terms < 1 */
+        assert_int_equal(tu_compare_f32("computed operand", hc->data, want, 64 * 64, 0, 1e-4), 0);
+        DLTensor *all[] = {ha, hb, hc, ra, rb, d[0], d[1], d[2]};
+        for (int q = 0; q < 8; q++) rt_tensor_free(all[q]);
+    }
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
+/* The 16-bit and tf32 defaults follow the target's shared memory: three
+ * stages of 64 (128 bytes a row) where sm_90's 227 KiB or sm_80's 163 KiB
+ * hold them, of 32 on sm_86 (99 KiB), two in 48 KiB where nothing more is
+ * known; the CUDA-core float32 GEMM takes 128 x 128 tiles, chunks of 16,
+ * two stages on a grid of 132 blocks or more. Compiled, not run (the
+ * configurations run in test_multi_stage and test_cuda_gemm). */
+static void test_default_depth(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    static const struct {
+        const char *shape, *target, *wait, *smem;
+    } cases[] = {
+        {"M=4096,N=4096,K=4096,dtype=float16", "cuda -arch=sm_90", "cp.async.wait_group 2", "107520 bytes"},
+        {"M=4096,N=4096,K=4096,dtype=bfloat16", "cuda -arch=sm_80", "cp.async.wait_group 2", NULL},
+        {"M=4096,N=4096,K=4096,dtype=float16", "cuda -arch=sm_86", "cp.async.wait_group 2", "56832 bytes"},
+        {"M=4096,N=4096,K=4096,tf32=1", "cuda -arch=sm_90", "cp.async.wait_group 2", "105984 bytes"},
+        {"M=4096,N=4096,K=4096", "cuda -arch=sm_90", "cp.async.wait_group 1", NULL},
+    };
+    for (int i = 0; i < 5; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, "matmul", cases[i].shape);
+        sch_schedule *s = ops_default_schedule(w, cases[i].target);
+        if (!s) fail_msg("%s: %s", cases[i].shape, te_ctx_errmsg(ctx));
+        rt_module *m = cg_build(s, w->nargs, w->args, cases[i].target, NULL);
+        if (!m) fail_msg("%s: %s", cases[i].shape, te_ctx_errmsg(ctx));
+        const char *src = rt_module_get_text(m, "source"), *ptx = rt_module_get_text(m, "ptx");
+        if (!strstr(ptx, cases[i].wait)) fail_msg("%s on %s: no '%s'", cases[i].shape, cases[i].target, cases[i].wait);
+        if (cases[i].smem && !strstr(src, cases[i].smem))
+            fail_msg("%s on %s: not %s of dynamic shared memory", cases[i].shape, cases[i].target, cases[i].smem);
+        rt_module_free(m);
+        te_ctx_free(ctx);
+    }
 }
 
 /* ops_schedule_tc_gemm refuses what it cannot tile, with the rule. */
@@ -677,6 +777,8 @@ int main(void) {
         cmocka_unit_test(test_ops_half),
         cmocka_unit_test(test_tc_gemm_errors),
         cmocka_unit_test(test_multi_stage),
+        cmocka_unit_test(test_computed_operand),
+        cmocka_unit_test(test_default_depth),
     };
     return tu_run_group(tests);
 }

@@ -34,7 +34,9 @@ export -f run_one
 export out
 
 if [[ $steps == *tests* ]]; then
-    ls "$build"/test_* | grep -v '\.' | grep -E "${TESTS:-.}" | xargs -P 8 -I{} bash -c 'run_one "$(basename {})" {}' \
+    # programs only: names with no dot (not logs), the directory's own path may have one
+    ls "$build" | grep '^test_' | grep -v '\.' | grep -E "${TESTS:-.}" |
+        xargs -P 8 -I{} bash -c "run_one {} '$build/{}'" \
         > "$out/tests.txt"
     sort -o "$out/tests.txt" "$out/tests.txt"
     cat "$out/tests.txt" >> "$out/summary.txt"
@@ -53,10 +55,10 @@ if [[ $steps == *tutorials* ]]; then
 fi
 rm -f "$out"/detail-*.log
 if [[ $steps == *tune* ]]; then
-    # TUNE: "name:trials:seconds ..." of bench/workloads.tsv, into OUT/cuda.db
+    # TUNE: "name:trials:seconds ..." of bench/workloads.tsv (or TUNE_WORKLOADS), into OUT/cuda.db
     for spec in ${TUNE:-r50_c3:64:150}; do
         IFS=: read -r name trials secs <<< "$spec"
-        IFS=$'\t' read -r _ op shape < <(grep -P "^$name\t" bench/workloads.tsv)
+        IFS=$'\t' read -r _ op shape < <(grep -P "^$name\t" "${TUNE_WORKLOADS:-bench/workloads.tsv}")
         echo "== $name ($op $shape), $trials trials" >> "$out/tune.log"
         timeout -s INT -k 30 "$secs" "$build/autotune" --op "$op" --shape "$shape" --target cuda --trials "$trials" \
             --db "$out/cuda.db" --progress-interval 20 >> "$out/tune.log" 2>&1

@@ -89,6 +89,12 @@ rt_module *cg_cuda_build(te_ctx *ctx, int nprogs, const tir_device_program *cons
                          const cg_cuda_options *opts);
 /* "sm_XY" of GPU 0, or "sm_75" when no GPU is available. Arena-owned. */
 const char *cg_cuda_default_arch(te_ctx *ctx);
+/* The shared memory a block may opt in to on architecture "sm_XY", bytes
+ * (the CUDA programming guide's table of compute capabilities: 227 KiB on
+ * sm_90, 163 KiB on sm_80 and sm_87, 99 KiB on sm_86 and sm_89, 64 KiB on
+ * sm_75); 48 KiB, what every block may take, for NULL or an architecture
+ * the table lacks. Above 48 KiB a kernel takes dynamic shared memory. */
+int64_t cg_cuda_optin_shared(const char *arch);
 
 /* ---- for backends ---- */
 

@@ -357,6 +357,12 @@ typedef struct {
                                  with the model, and a loaded model keeps
                                  the saved width whatever params say, so it
                                  predicts what it did when saved */
+    volatile int *stop;       /* NULL, or a flag (a SIGINT handler's): when
+                                 it becomes non-zero, training ends after
+                                 the boosting round under way, keeping the
+                                 trees grown so far (at least one); a
+                                 Ctrl-C then waits for one round, not for a
+                                 whole training */
 } cm_params;
 
 void cm_params_default(cm_params *p);

@@ -242,6 +242,12 @@ typedef struct {
     int64_t bm, bn, wm, wn, kc;
     bool single_buffer, unroll_k;
     int stages;
+    int64_t max_shared; /* defaults only: the shared memory a block may take
+                           on the target (cg_cuda_optin_shared); 0 or up to
+                           48 KiB: two stages within the static 48 KiB;
+                           more: three stages with the longest chunk up to
+                           64 that fits (the H200 sweep, bench/RESULTS.md
+                           session 35) */
 } ops_tc_config;
 /* Schedules C[i, j] = sum_k f(A[i, k]) * f(B[k, j]) (C float32 and 2-D,
  * computed at the root; A, B row-major [M, K], [K, N] of float16,
@@ -259,6 +265,29 @@ typedef struct {
  * message in s's ctx. */
 int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *C, te_tensor *A, te_tensor *B,
                          const ops_tc_config *cfg);
+
+/* The CUDA-core GEMM's knobs (ops_schedule_cuda_gemm; TVM's GEMM
+ * tutorial structure). Per output dimension (m rows, n columns) a block
+ * tile of vt x th x in: vt virtual threads (a thread's outputs in vt
+ * groups th x in apart, so a warp's shared reads do not conflict), th
+ * threads (threadIdx.y for m, threadIdx.x for n) and in consecutive
+ * outputs a thread; kt: the k chunk of A and B staged in shared memory;
+ * stages: the pipeline's depth over those chunks (0 or 1 none, 2 to 4,
+ * sch_multi_buffer). */
+typedef struct {
+    int64_t vt_m, th_m, in_m, vt_n, th_n, in_n, kt;
+    int stages;
+} ops_cuda_gemm_config;
+/* Schedules C = A B (C float32, [M, N] or batched [B, M, N], one reduce
+ * axis; A, B placeholders) on CUDA cores: blocks of the tile above,
+ * accumulators in registers (a local cache_write), A and B tiles of each
+ * k chunk in shared memory fetched by the block's threads (float4 where
+ * the tiles divide the shape). cfg NULL: the default (2 x 8 x 4 a
+ * dimension, kt 8, no pipeline). -1 with "cuda_gemm: ..." in s's ctx for
+ * a C that is no matmul, a knob below 1, over 1024 threads, a depth
+ * outside 0..4, or a pipeline whose tiles do not divide M, N and K. */
+int ops_schedule_cuda_gemm(sch_schedule *s, te_tensor *C, te_tensor *A, te_tensor *B,
+                           const ops_cuda_gemm_config *cfg);
 
 /* The register tile of the CPU default convolution's micro-kernel
  * (vectors over output channels, an accumulator packed on them): `lanes`
