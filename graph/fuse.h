@@ -33,9 +33,11 @@ typedef enum {
  *                shapes are not inferred yet); BatchNormalization in
  *                inference mode (an affine map per channel);
  *   injective    Reshape Flatten Squeeze Unsqueeze Transpose Concat Split
- *                Slice Gather GatherElements, the movement operators, OneHot;
+ *                Slice Gather GatherElements, the movement operators, OneHot,
+ *                GatherND, ReverseSequence;
  *   reduce       ReduceMean ReduceSum Softmax LayerNormalization (and the
- *                other reductions, the losses, LRN), and
+ *                other reductions, the losses, LRN, MeanVarianceNormalization,
+ *                Resize: its taps are a reduction), and
  *                BatchNormalization with training_mode 1 (batch statistics);
  *   out-fusable  Conv Gemm MatMul, and MaxPool AveragePool GlobalAveragePool
  *                GlobalMaxPool (and their loom:*NCHWc twins) as TVM

@@ -42,8 +42,6 @@ static const char *const injective_ops[] = {"Reshape", "Flatten", "Squeeze", "Un
                                             "SpaceToDepth", "Trilu",
                                             /* a new axis, each element a compare */
                                             "OneHot",
-                                            /* a few taps per output element, like TVM's resize */
-                                            "Resize",
                                             /* reads at run-time indices */
                                             "GatherND", "ReverseSequence", NULL};
 static const char *const reduce_ops[] = {
@@ -56,7 +54,9 @@ static const char *const reduce_ops[] = {
     /* a sum over a window of channels */
     "LRN",
     /* two means over the axes, then elementwise */
-    "MeanVarianceNormalization", NULL};
+    "MeanVarianceNormalization",
+    /* linear and cubic sum their taps in a reduction (lower_resize.c) */
+    "Resize", NULL};
 static const char *const out_fusable_ops[] = {"Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
                                               "GlobalAveragePool", "GlobalMaxPool", NULL};
 

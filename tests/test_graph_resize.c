@@ -308,6 +308,52 @@ static void test_crop_and_axes(void **state)
                       .nroi = 4, .roi = {0.2, 0.1, 0.9, 1.2}});
 }
 
+/* Resize between two elementwise nodes (x + x, then Relu): the groups
+ * fusion forms around it compute what the nodes do one by one. */
+static void test_between_nodes(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const char *modes[3] = {"nearest", "linear", "cubic"};
+    for (int md = 0; md < 3; md++) {
+        ow_model *w = ow_new(13);
+        ow_input(w, "x", GR_FLOAT, 4, X4);
+        const float sc[4] = {1, 1, 1.5f, 2};
+        ow_init(w, "scales", GR_FLOAT, 1, (int64_t[]){4}, sc, sizeof sc);
+        ow_node_add(w, "", "Add", "x,x", "d");
+        ow_node *n = ow_node_add(w, "", "Resize", "d,,scales", "r");
+        ow_attr_str(n, "mode", modes[md]);
+        ow_node_add(w, "", "Relu", "r", "y");
+        ow_output(w, "y");
+        gr_model *m;
+        gr_exec *e = ow_compile_ok(w, &m);
+        DLTensor *x = ow_tensor(F32, 4, X4);
+        double xd[40];
+        for (int64_t i = 0; i < 40; i++) {
+            ow_set(x, i, tu_rand_uniform(&rng, -3, 3));
+            xd[i] = 2 * ow_get(x, i);
+        }
+        const DLTensor *y = ow_run(e, 1, &x, 0);
+        rparams p = {md, 0, 0, -0.75, 0, 0};
+        int64_t out[4] = {1, 2, 6, 10}, st[4] = {40, 20, 5, 1}, o[4];
+        double scale[4] = {1, 1, 1.5, 2}, roi[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+        assert_int_equal(ow_numel(y), 120);
+        for (int64_t i = 0; i < 120; i++) {
+            int64_t rem = i;
+            for (int d = 3; d >= 0; d--) {
+                o[d] = rem % out[d];
+                rem /= out[d];
+            }
+            double want = fmax(interp_nd(xd, 4, 0, X4, st, out, scale, o, roi, &p), 0);
+            if (!(fabs(ow_get(y, i) - want) <= 1e-6 + 1e-6 * fabs(want)))
+                fail_msg("Add, Resize %s, Relu element %lld: got %.9g, expected %.9g", modes[md], (long long)i,
+                         ow_get(y, i), want);
+        }
+        rt_tensor_free(x);
+        ow_finish(w, e, m);
+    }
+}
+
 #define X22 OW_IN("x", GR_FLOAT, 2, 2, 3)
 #define SC2 OW_VEC("s", GR_FLOAT, 2, 2, 2)
 static const ow_error_case errors[] = {
@@ -381,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_cubic),
         cmocka_unit_test(test_crop_and_axes),
+        cmocka_unit_test(test_between_nodes),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
