@@ -255,7 +255,17 @@ typedef enum {
      * warp (32): its spatial axes fused on blockIdx.x, its reduce axes
      * fused and split by a GPU_THREADS count, the inner part bound to
      * threadIdx.x (the partials combined by an allreduce). */
-    TUNE_UNIT_GPU_XREDUCE
+    TUNE_UNIT_GPU_XREDUCE,
+    /* GPU: a 2-D matmul-shaped reduction on tensor cores (MetaSchedule's
+     * cuda-tensorcore rules): the stage (and its cast to float16 or
+     * bfloat16, the unit's consumer, else -1) scheduled by the tensor-core
+     * GEMM template ops_schedule_tc_gemm with the config of the unit's
+     * seven GPU_TC holes: bm, bn, wm, wn, kc, unroll_k (0/1), stages
+     * (1..4), in that order; vec_dim: the inputs' bytes (2 or 4), plus 8
+     * for a bfloat16 output. For float16 and bfloat16 inputs cast to
+     * float32, or float32 inputs of a workload with tf32 set, with M, N
+     * and K multiples of 16. */
+    TUNE_UNIT_GPU_TENSORCORE
 } tune_unit_kind;
 
 typedef enum {
@@ -278,7 +288,9 @@ typedef enum {
     /* GPU holes: values are indices 0..extent-1 into a table. */
     TUNE_HOLE_GPU_UNROLL,  /* auto_unroll_max_step: {0, 16, 64, 512, 1024} */
     TUNE_HOLE_GPU_THREADS, /* threads per block: {32, 64, 128, 256, 512, 1024} */
-    TUNE_HOLE_GPU_FETCH    /* cooperative-fetch vector lanes: {1, 2, 4} */
+    TUNE_HOLE_GPU_FETCH,   /* cooperative-fetch vector lanes: {1, 2, 4} */
+    TUNE_HOLE_GPU_TC       /* a knob of the tensor-core GEMM (TUNE_UNIT_GPU_TENSORCORE),
+                              its value itself; extent: the largest value */
 } tune_hole_kind;
 
 typedef struct {
