@@ -15,6 +15,7 @@
 #include "testutil.h"
 #include "loom/autotune.h"
 #include "loom/codegen.h"
+#include "loom/cost_model.h"
 #include "loom/ops.h"
 #include "loom/runtime.h"
 #include "loom/tuning_db.h"
@@ -249,11 +250,137 @@ static void test_check_messages(void **st) {
     te_ctx_free(ctx);
 }
 
+/* The cost model sees the tensor cores: the mma FLOPs of the whole
+ * GEMM, the fragment loads and the pipeline's depth, in every row. */
+static void test_features(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    sketches(ctx, F16, &w, sk);
+    uint64_t rng = 99;
+    for (int k = 0; k < 3; k++) {
+        tune_program p;
+        tune_program_random(&sk[0], 0, &rng, &p);
+        int64_t v[7];
+        knobs(&sk[0], &p, v);
+        sch_schedule *s = tune_program_apply(ctx, &w, &sk[0], &p);
+        assert_non_null(s);
+        cm_extract_options o = {.raw = true, .gpu = true};
+        o.gpu_limits.max_threads_per_block = 1024;
+        o.gpu_limits.max_shared_bytes = 232448;
+        float *x;
+        int n;
+        if (cm_extract_schedule(s, w.nargs, w.args, &o, &x, &n))
+            fail_msg("program %d: %s", k, te_ctx_errmsg(ctx));
+        assert_true(n > 0);
+        int fi = cm_feature_index("tc_mma_flops"), li = cm_feature_index("tc_fragment_loads");
+        int si = cm_feature_index("pipeline_stages");
+        double loads = (256.0 / v[0]) * (256.0 / v[1]) * (v[0] / v[2]) * (v[1] / v[3]) *
+                       (256.0 / 16) * (v[2] / 16 + v[3] / 16);
+        for (int r = 0; r < n; r++) {
+            assert_float_equal(x[(size_t)r * CM_NUM_FEATURES + fi], 2.0 * 256 * 256 * 256, 1.0);
+            assert_float_equal(x[(size_t)r * CM_NUM_FEATURES + li], loads, 0.5);
+            assert_float_equal(x[(size_t)r * CM_NUM_FEATURES + si], v[6] == 1 ? 0 : v[6], 0);
+        }
+        free(x);
+    }
+    /* a CUDA-core program has none */
+    tune_program q;
+    tune_program_random(&sk[1], 1, &rng, &q);
+    sch_schedule *s = tune_program_apply(ctx, &w, &sk[1], &q);
+    assert_non_null(s);
+    cm_extract_options o = {.raw = true, .gpu = true};
+    float *x;
+    int n;
+    if (cm_extract_schedule(s, w.nargs, w.args, &o, &x, &n)) fail_msg("%s", te_ctx_errmsg(ctx));
+    for (int r = 0; r < n; r++)
+        assert_float_equal(x[(size_t)r * CM_NUM_FEATURES + cm_feature_index("tc_mma_flops")], 0, 0);
+    free(x);
+    te_ctx_free(ctx);
+}
+
+/* The whole search up to measurement, for cuda without a GPU: a fake
+ * backend measures (tensor-core programs 8x faster), the first candidate
+ * is the tensor-core sketch's structural program (the template's
+ * default), and the best program is a tensor-core one. */
+typedef struct {
+    int n, tc;
+    char *first;
+} tc_fake;
+
+static void *tf_open(void *user, const char *key, const char *target,
+                     const tune_measure_options *o, char **err) {
+    (void)key, (void)o, (void)err;
+    assert_true(tune_target_is_cuda(target));
+    return user;
+}
+
+static int tf_measure(void *s, int n, const char *const *steps, const int *hooks, double best,
+                      tune_result *res) {
+    (void)hooks, (void)best;
+    tc_fake *f = s;
+    for (int i = 0; i < n; i++) {
+        bool tc = strstr(steps[i], "wmma.mma") != NULL;
+        if (!f->first) f->first = strdup(steps[i]);
+        f->tc += tc;
+        f->n++;
+        res[i].nlatencies = 1;
+        res[i].latencies[0] = res[i].median = res[i].mean = (tc ? 1e-3 : 8e-3) + 1e-6 * f->n;
+    }
+    return 0;
+}
+
+static const char *tf_errmsg(void *s) {
+    (void)s;
+    return "autotune: the fake backend is gone";
+}
+
+static void tf_close(void *s) { (void)s; }
+
+static void test_search_fake_measure(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    const char *key = tune_workload_key(ctx, "matmul", "M=256,N=256,K=256,dtype=float16");
+    assert_non_null(key);
+    tc_fake f = {0};
+    tune_measure_backend be = {.user = &f, .batch = 8, .open = tf_open, .measure = tf_measure,
+                               .errmsg = tf_errmsg, .close = tf_close};
+    tune_options o;
+    memset(&o, 0, sizeof o);
+    o.trials = 24;
+    o.per_round = 8;
+    o.seed = 5;
+    o.measure.threads = 1;
+    o.measure.backend = &be;
+    tune_summary sum;
+    char *err = NULL;
+    int rc = tune_task(key, "cuda -arch=sm_90", &o, &sum, &err);
+    if (rc) fail_msg("%s", err ? err : "?");
+    assert_int_equal(sum.measured, 24);
+    assert_true(f.tc > 0);
+    assert_non_null(strstr(sum.best_steps_json, "wmma.mma"));
+    /* the first candidate: the template's default config */
+    tune_workload w;
+    tune_sketch sk[TUNE_MAX_SKETCHES];
+    sketches(ctx, key, &w, sk);
+    tune_program p;
+    assert_int_equal(tune_program_structural(&sk[0], 0, &w, 8, &p), 1);
+    char *want = tdb_schedule_to_json(tune_program_apply(ctx, &w, &sk[0], &p));
+    assert_string_equal(f.first, want);
+    free(want);
+    free(f.first);
+    free(sum.best_steps_json);
+    te_ctx_free(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_sketch),        cmocka_unit_test(test_no_tc_sketch),
         cmocka_unit_test(test_random_compiles),     cmocka_unit_test(test_mutate),
         cmocka_unit_test(test_structural_and_replay), cmocka_unit_test(test_check_messages),
+        cmocka_unit_test(test_features),
+        cmocka_unit_test(test_search_fake_measure),
     };
     return tu_run_group(tests);
 }
