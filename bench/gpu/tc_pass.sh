@@ -6,7 +6,8 @@
 #   summary.txt  tests, tutorials and each step's closing lines (a failing test's log tail too)
 #   sweep.csv    bench_tc_gemm      gemm.csv  bench_cuda_gemm, then bench_tc_conv (each checked)
 #   gpu.csv      bench_gpu.py rows  peers.csv peers_tc.py      tune.log  autotune's output
-#   mpi.csv, mpi.log (from MPI_SCALING)
+#   mpi.csv, mpi.log (from MPI_SCALING, a command that sees OUT as $out, e.g.
+#   'source .devdeps/mpi/unpack-mpi.sh && bash bench/mpi/scaling.sh "$out" 20')
 # From the project root, after `source .devdeps/unpack-runtime-debs.sh`:
 #   TUNE="mm4096_f16:64:90 ..." [TUNE_ARGS="--retime 0"] [STEPS=tests,sweeps,tune,bench,mpi] \
 #       bash bench/gpu/tc_pass.sh BUILD OUT
@@ -84,7 +85,7 @@ fi
 
 if [[ $steps == *mpi* && -n "${MPI_SCALING:-}" ]]; then
     step mpi
-    timeout 240 bash -c "$MPI_SCALING" > "$out/mpi.log" 2>&1
+    out="$out" timeout 300 bash -c "$MPI_SCALING" >> "$out/summary.txt" 2>&1
     echo "mpi scaling exit $?" >> "$out/summary.txt"
 fi
 step done
