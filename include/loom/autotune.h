@@ -383,8 +383,14 @@ int tune_generate_sketches_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *
  * reduction stage reduces more than 32 elements, a first sketch has it as
  * TUNE_UNIT_GPU_XREDUCE, and the second is the all-flat one; otherwise
  * one sketch. Not generated: rfactor, and cross-thread reduction of
- * stages with data reuse. Returns the count (1..max: the first max
- * sketches) or -1 with an error in ctx. */
+ * stages with data reuse. Tensor cores (MetaSchedule's cuda-tensorcore
+ * rules): where a tiled stage is a 2-D matmul-shaped sum over float16 or
+ * bfloat16 inputs cast to float32 (or float32 inputs of a workload with
+ * tf32 set), with M, N and K multiples of 16 and an output of float32 or
+ * a 16-bit cast of it, a first sketch schedules it with the tensor-core
+ * template (TUNE_UNIT_GPU_TENSORCORE), the CUDA-core sketches following.
+ * Returns the count (1..max: the first max sketches) or -1 with an error
+ * in ctx. */
 int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
                                int max);
 /* As tune_generate_sketches_gpu; *dropped (dropped may be NULL) is set to
@@ -479,8 +485,10 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
  * structural program of every sketch that has no heuristic program first
  * (the depthwise convolution's packed heuristic tile gathers its data,
  * and its structural program is the library default's speed). vlen:
- * float32 lanes per vector. Writes *out and returns 1; 0 for a GPU
- * sketch, a sketch with a packed register tile (its unpacked twin has
+ * float32 lanes per vector. GPU: a tensor-core sketch's program is the
+ * tensor-core template's default config (ops_tc_default_config; the
+ * search measures it first). Writes *out and returns 1; 0 for another
+ * GPU sketch, a sketch with a packed register tile (its unpacked twin has
  * the fill), or NULL arguments. */
 int tune_program_structural(const tune_sketch *sk, int sketch_index, const tune_workload *w,
                             int vlen, tune_program *out);
