@@ -446,7 +446,8 @@ static void test_csv(void **state) {
     assert_int_equal(cm_features_csv(ctx, f, NULL, &out), 0);
     assert_non_null(strstr(out.data, "stmt,buffer,float_mad,float_addsub,"));
     assert_non_null(strstr(out.data, ",auto_unroll_max_step,vec_lane_waste,store.reuse_dis_iter,"
-                              "store.reuse_dis_bytes,store.reuse_ct\n0,C,"));
+                              "store.reuse_dis_bytes,store.reuse_ct,tc_mma_flops,tc_fragment_loads,"
+                              "pipeline_stages\n0,C,"));
     int lines = 0, commas = 0;
     for (const char *p = out.data; *p; p++) lines += *p == '\n', commas += *p == ',';
     assert_int_equal(lines, 2);
