@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autotune/tune_internal.h"
+#include "autotune/rules/rule.h"
 
 typedef struct {
     const char *key;
@@ -108,6 +108,13 @@ static int hole_candidates(const tune_hole *h, const int64_t *factors, int nf, i
     case TUNE_HOLE_GPU_FETCH: /* table indices 0..extent-1 */
         for (int64_t v = 0; v < h->extent && n < max; v++) cand[n++] = v;
         break;
+    case TUNE_HOLE_GPU_TC: /* a flag or depth (extent <= 4), else a tile: a factor of the log */
+        if (h->extent <= 4)
+            for (int64_t v = 0; v <= h->extent && n < max; v++) cand[n++] = v;
+        else
+            for (int k = 0; k < nf && n < max; k++)
+                if (factors[k] > 0 && h->extent % factors[k] == 0) cand[n++] = factors[k];
+        break;
     }
     return n;
 }
@@ -169,6 +176,36 @@ int tune__program_nearest(const char *key, const tune_sketch *sketches, int nske
             const tune_hole *h = &sk->holes[i];
             for (int j = 0; j < h->nvals; j++)
                 p.vals[h->offset + j] = h->kind == TUNE_HOLE_UNROLL || h->kind >= TUNE_HOLE_GPU_UNROLL ? 0 : 1;
+        }
+        /* A tensor-core unit's knobs constrain each other (the warp tile
+         * divides the block tile...), so moving one hole at a time from
+         * 1s finds no valid program: its tiles are read from the log (the
+         * template splits by bm, wm, 16, bn, wn, 16, then its accumulator
+         * by 16, 16, kc: the first splits of a sketch with no other tile),
+         * its flag and depth tried; else it starts from its structural
+         * program. */
+        for (int u = 0; u < sk->nunits; u++) {
+            if (sk->units[u].kind != TUNE_UNIT_GPU_TENSORCORE) continue;
+            tune_heur c = {sk, NULL, 1, false};
+            tune__unit_rule(sk->units[u].kind)->structural(&c, u, &p);
+            int64_t sv[9];
+            int nsv = 0;
+            for (int i = 0; i < tn && nsv < 9; i++)
+                if (steps[i].kind == SCH_STEP_SPLIT && !steps[i].nparts) sv[nsv++] = steps[i].value;
+            if (nsv < 9) continue;
+            const int64_t tiles[5] = {sv[0], sv[3], sv[1], sv[4], sv[8]};
+            tune_program t = p;
+            for (int k = 0; k < 5; k++) t.vals[tune__unit_hole(sk, u, k)->offset] = tiles[k];
+            bool hit = false;
+            for (int f = 0; f < 8 && !hit; f++) {
+                t.vals[tune__unit_hole(sk, u, 5)->offset] = f & 1;
+                t.vals[tune__unit_hole(sk, u, 6)->offset] = 1 + f / 2;
+                bool ex;
+                int cm;
+                score(&d, sk, &t, tsorted, tseq, tn, &ex, &cm);
+                hit = ex;
+            }
+            if (hit) p = t;
         }
         bool exact;
         int common, best_common;

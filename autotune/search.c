@@ -518,7 +518,9 @@ static tuner *tuner_open(const char *key, const char *target, const tune_options
      * (what tune_default_schedule derives for a workload with no library
      * default: a depthwise convolution's best start). */
     int vlen = tune_host_vector_lanes(), nh[TUNE_MAX_SKETCHES] = {0};
-    for (int pass = 0; pass < 2 && !t->gpu && !o->no_heuristic; pass++)
+    /* GPU: no heuristic programs; the structural ones of the sketches that
+     * have them (a tensor-core sketch: the template's default config) */
+    for (int pass = t->gpu ? 1 : 0; pass < 2 && !o->no_heuristic; pass++)
         for (int k = 0; k < t->nsk; k++) {
             tune_program hp[TUNE_MAX_HEURISTIC];
             int n;

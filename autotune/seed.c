@@ -71,7 +71,9 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
 
 bool tune__program_structural(const tune_sketch *sk, int sketch_index, const tune_dag *dag,
                               int vlen, bool rows, tune_program *out) {
-    if (!sk || !dag || !out || vlen < 1 || tune_sketch_is_gpu(sk)) return false;
+    /* GPU sketches too: those whose units all have a structural fill (a
+     * tensor-core sketch: the template's default config) */
+    if (!sk || !dag || !out || vlen < 1) return false;
     tune_heur c = {sk, dag, vlen, rows};
     memset(out, 0, sizeof *out);
     out->sketch = sketch_index;
@@ -94,7 +96,7 @@ int tune__structural_score(const tune_sketch *sk, const tune_dag *dag, int vlen)
 
 int tune_program_structural(const tune_sketch *sk, int sketch_index, const tune_workload *w,
                             int vlen, tune_program *out) {
-    if (!sk || !w || !out || vlen < 1 || tune_sketch_is_gpu(sk)) return 0;
+    if (!sk || !w || !out || vlen < 1) return 0;
     tune_dag dag;
     te_ctx *ctx = w->outs && w->nouts > 0 ? w->outs[0]->ctx : NULL;
     if (!ctx || tune_dag_analyze(ctx, w->nouts, w->outs, &dag)) return 0;

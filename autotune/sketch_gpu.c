@@ -81,7 +81,7 @@ int tune_generate_sketches_gpu_ex(te_ctx *ctx, const tune_workload *w, tune_sket
     tune_dag dag;
     if (tune_dag_analyze(ctx, w->nouts, w->outs, &dag)) return tune__workload_error(ctx, w);
     const tune_rule_list *list = &tune__rules_cuda;
-    tune_gen g = {&dag};
+    tune_gen g = {&dag, w};
     /* The sketches, the first generated first; a sketch rule's variant
      * goes before the sketch it derives from. */
     enum { MAXS = 2 * TUNE_MAX_SKETCHES };

@@ -77,7 +77,7 @@ static int bench_one(const bench_workload *b, int rounds) {
         te_ctx_free(ctx);
         return -1;
     }
-    tune_workload tw = {w->nargs, w->args, w->nouts, w->outs, w->flops, w->constant_args};
+    tune_workload tw = {w->nargs, w->args, w->nouts, w->outs, w->flops, w->constant_args, false};
     const char *how = NULL;
     sch_schedule *s[NSCHED] = {ops_default_schedule(w, "llvm"),
                                tune_default_schedule(ctx, &tw, "llvm", &how),

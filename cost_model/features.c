@@ -598,6 +598,58 @@ static void walk(walker *w, const tir_stmt *s) {
     tir_visit(&v, s);
 }
 
+/* ---- tensor cores (function-wide) ---- */
+
+typedef struct {
+    double iters; /* of the loops around, but a warp's lanes */
+    double mma_flops, frag_loads;
+    int64_t stages;
+} tc_walk;
+
+static int tc_loop(tir_visitor *v, const tir_stmt *s) {
+    tc_walk *t = v->user;
+    int64_t ext = 1;
+    bool lanes = s->u.loop.for_kind == TIR_FOR_THREAD && s->u.loop.thread_tag &&
+                 !strcmp(s->u.loop.thread_tag, "threadIdx.x");
+    if (!te_is_const_int(s->u.loop.extent, &ext) || ext < 1) ext = 1;
+    double saved = t->iters;
+    if (!lanes) t->iters *= (double)ext;
+    int rc = tir_visit_children(v, s);
+    t->iters = saved;
+    return rc;
+}
+
+static int tc_call(tir_visitor *v, const tir_stmt *s) {
+    tc_walk *t = v->user;
+    tir_tensor_intrin k = s->u.tcall.intrin;
+    if (k == TIR_WMMA_MMA && s->u.tcall.nargs > 1 && s->u.tcall.args[1])
+        t->mma_flops += t->iters * 2.0 * 16 * 16 * tir_wmma_k(s->u.tcall.args[1]->dtype);
+    else if (k == TIR_WMMA_LOAD_A || k == TIR_WMMA_LOAD_B)
+        t->frag_loads += t->iters;
+    return 0;
+}
+
+static int tc_attr(tir_visitor *v, const tir_stmt *s) {
+    tc_walk *t = v->user;
+    int64_t n;
+    if (!strcmp(s->u.attr.key, TIR_ATTR_ASYNC_WAIT) && s->u.attr.value &&
+        te_is_const_int(s->u.attr.value, &n) && n + 1 > t->stages)
+        t->stages = n + 1;
+    else if (!strcmp(s->u.attr.key, TIR_ATTR_DOUBLE_BUFFER) && t->stages < 2)
+        t->stages = 2;
+    return tir_visit_children(v, s);
+}
+
+static void tensor_cores(const tir_stmt *body, double *out) {
+    tc_walk t = {1, 0, 0, 0};
+    tir_visitor v = {
+        .user = &t,
+        .kind = {[TIR_FOR] = tc_loop, [TIR_TENSOR_CALL] = tc_call, [TIR_ATTR] = tc_attr},
+    };
+    tir_visit(&v, body);
+    out[0] = t.mma_flops, out[1] = t.frag_loads, out[2] = (double)t.stages;
+}
+
 static void find_threads(const tir_stmt *s, void *user) {
     if (s->kind == TIR_FOR && s->u.loop.for_kind == TIR_FOR_THREAD) *(bool *)user = true;
 }
@@ -621,6 +673,11 @@ int cm_extract_ex(te_ctx *ctx, const tir_func *f, const cm_extract_options *opts
     for (int i = 0; i < 7; i++) w.thr[i] = 1;
     walk(&w, f->body);
     while (w.n > 0) pop_loop(&w);
+    double tc[3];
+    tensor_cores(f->body, tc);
+    for (int r = 0; r < w.nrows; r++)
+        for (int i = 0; i < 3; i++)
+            w.rows[(size_t)r * CM_NUM_FEATURES + CM__TC + i] = w.raw ? (float)tc[i] : slog(tc[i]);
     free(w.loops), free(w.fr), free(w.allocs), free(w.scratch);
     if (w.oom) {
         free(w.rows), free(w.names);

@@ -575,6 +575,7 @@ int gr_build_key(te_ctx *ctx, const char *key, ops_built *out)
     out->outs = args + g->n_inputs;
     out->flops = flops;
     out->constant_args = constant;
+    out->tf32 = false; /* a model's float32 products stay float32 */
     rc = 0;
 done:
     free(err);

@@ -80,5 +80,7 @@ int ops_build_key(te_ctx *ctx, const char *key, ops_built *out) {
     out->outs = w->outs;
     out->flops = w->flops;
     out->constant_args = w->constant_args;
+    for (int i = 0; i < w->nparams; i++)
+        if (!strcmp(w->param_names[i], "tf32") && w->param_values[i]) out->tf32 = true;
     return 0;
 }

@@ -60,20 +60,49 @@ static te_tensor *cast_of(te_tensor *F) {
     return R->body && R->body->kind == TE_REDUCE ? R : NULL;
 }
 
-int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *B,
-                         const ops_tc_config *cfg) {
-    te_ctx *ctx = sch_ctx(s);
-    te_tensor *R = cast_of(F);
-    if (!R) R = F;
-    if (!ops__cuda_wmma_fits(R) || A->ndim != 2 || B->ndim != 2)
-        return te_error(ctx, "tc_gemm: '%s' is not a 2-D matmul with M, N and K multiples of 16",
-                        F->name);
-    int64_t M = F->shape[0], N = F->shape[1];
-    int64_t K = R->body->u.reduce.axes[0]->u.var.extent;
-    te_dtype t = A->dtype;
-    int bytes = te_dtype_bytes(t);
-    int64_t kk = tir_wmma_k(t);
-    ops_tc_config c = cfg ? *cfg : (ops_tc_config){0};
+/* The template's checks of a complete config (the tiles, the shared
+ * memory against `budget`, the warps, the copies). */
+static int check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes, bool bf16_out,
+                 const ops_tc_config *c, int stages, int64_t budget, int64_t *shared) {
+    int64_t bm = c->bm, bn = c->bn, wm = c->wm, wn = c->wn, kc = c->kc;
+    /* a bfloat16 output is staged through 1 KiB of shared memory a warp */
+    int64_t stage = 0;
+    if (kc <= 0 || bm <= 0 || bn <= 0 || wm <= 0 || wn <= 0 || M % bm || N % bn || bm % wm || bn % wn || wm % 16 || wn % 16 || kc % 16 || K % kc)
+        return te_error(ctx,
+                        "tc_gemm: block %lldx%lld, warp %lldx%lld, chunk %lld do not tile "
+                        "%lldx%lldx%lld (blocks must divide M and N, warps the blocks, 16 the "
+                        "warps, the chunk K)",
+                        (long long)bm, (long long)bn, (long long)wm, (long long)wn, (long long)kc,
+                        (long long)M, (long long)N, (long long)K);
+    if (bf16_out) stage = (bm / wm) * (bn / wn) * 1024;
+    if (shared) *shared = tile_bytes(bm, bn, kc, bytes) * stages + stage;
+    if (tile_bytes(bm, bn, kc, bytes) * stages + stage > budget)
+        return te_error(ctx, "tc_gemm: the shared tiles take %lld bytes; a block has %lld",
+                        (long long)(tile_bytes(bm, bn, kc, bytes) * stages + stage),
+                        (long long)budget);
+    int64_t tz = bm / wm, ty = bn / wn, vec = 16 / bytes;
+    if (tz * ty > 32)
+        return te_error(ctx, "tc_gemm: %lld warps a block; at most 32", (long long)(tz * ty));
+    /* every thread copies whole 16-byte vectors of both tiles (a copy
+     * shorter than the block would bind the thread axes with other
+     * extents than the warps' loops) */
+    int64_t threads = tz * ty * 32;
+    if ((bm * kc / vec) % threads || (kc * bn / vec) % threads)
+        return te_error(ctx,
+                        "tc_gemm: the %lldx%lld and %lldx%lld tiles of a chunk are not a "
+                        "multiple of %lld threads x %lld elements; use a longer chunk or fewer "
+                        "warps",
+                        (long long)bm, (long long)kc, (long long)kc, (long long)bn,
+                        (long long)threads, (long long)vec);
+
+    return 0;
+}
+
+/* The defaults of the knobs cfg leaves 0, then the checks: 0 with *out
+ * complete (stages set), or -1 with the message in ctx. */
+static int complete(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes, bool bf16_out,
+                    const ops_tc_config *cfg, ops_tc_config *out) {
+    ops_tc_config c = *cfg;
     /* only max_shared set (or nothing): the shape's defaults */
     bool dflt = !c.bm && !c.bn && !c.wm && !c.wn && !c.kc && !c.stages && !c.single_buffer &&
                 !c.unroll_k;
@@ -100,7 +129,7 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
     /* kc: the longest chunk whose (double-buffered) tiles fit the 48 KiB
      * of static shared memory a block has */
     /* a bfloat16 output is staged through 1 KiB of shared memory a warp */
-    int64_t stage = F->dtype.code == TE_BFLOAT && c.wm && c.wn && c.bm % c.wm == 0 &&
+    int64_t stage = bf16_out && c.wm && c.wn && c.bm % c.wm == 0 &&
                             c.bn % c.wn == 0
                         ? (c.bm / c.wm) * (c.bn / c.wn) * 1024
                         : 0;
@@ -114,33 +143,63 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
             c.kc = k, stages = 3, budget = c.max_shared, c.unroll_k = true;
     for (int64_t k = 64; k >= 16 && !c.kc; k /= 2)
         if (K % k == 0 && tile_bytes(c.bm, c.bn, k, bytes) * stages + stage <= budget) c.kc = k;
-    int64_t bm = c.bm, bn = c.bn, wm = c.wm, wn = c.wn, kc = c.kc;
-    if (!kc || M % bm || N % bn || bm % wm || bn % wn || wm % 16 || wn % 16 || kc % 16 || K % kc)
-        return te_error(ctx,
-                        "tc_gemm: block %lldx%lld, warp %lldx%lld, chunk %lld do not tile "
-                        "%lldx%lldx%lld (blocks must divide M and N, warps the blocks, 16 the "
-                        "warps, the chunk K)",
-                        (long long)bm, (long long)bn, (long long)wm, (long long)wn, (long long)kc,
-                        (long long)M, (long long)N, (long long)K);
-    if (tile_bytes(bm, bn, kc, bytes) * stages + stage > budget)
-        return te_error(ctx, "tc_gemm: the shared tiles take %lld bytes; a block has %lld",
-                        (long long)(tile_bytes(bm, bn, kc, bytes) * stages + stage),
-                        (long long)budget);
-    int64_t tz = bm / wm, ty = bn / wn, vec = 16 / bytes;
-    if (tz * ty > 32)
-        return te_error(ctx, "tc_gemm: %lld warps a block; at most 32", (long long)(tz * ty));
-    /* every thread copies whole 16-byte vectors of both tiles (a copy
-     * shorter than the block would bind the thread axes with other
-     * extents than the warps' loops) */
-    int64_t threads = tz * ty * 32;
-    if ((bm * kc / vec) % threads || (kc * bn / vec) % threads)
-        return te_error(ctx,
-                        "tc_gemm: the %lldx%lld and %lldx%lld tiles of a chunk are not a "
-                        "multiple of %lld threads x %lld elements; use a longer chunk or fewer "
-                        "warps",
-                        (long long)bm, (long long)kc, (long long)kc, (long long)bn,
-                        (long long)threads, (long long)vec);
+    if (check(ctx, M, N, K, bytes, bf16_out, &c, stages, budget, NULL)) return -1;
+    c.stages = stages;
+    c.single_buffer = false;
+    *out = c;
+    return 0;
+}
 
+int ops_tc_default_config(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in, te_dtype out,
+                          int64_t max_shared, ops_tc_config *cfg) {
+    if (!cfg) return te_error(ctx, "tc_gemm: no config to fill");
+    if (M <= 0 || N <= 0 || K <= 0 || M % 16 || N % 16 || K % 16)
+        return te_error(ctx, "tc_gemm: %lldx%lldx%lld is not a GEMM with M, N and K multiples of 16",
+                        (long long)M, (long long)N, (long long)K);
+    return complete(ctx, M, N, K, te_dtype_bytes(in), out.code == TE_BFLOAT,
+                    &(ops_tc_config){.max_shared = max_shared}, cfg);
+}
+
+int ops_tc_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in, te_dtype out,
+                 const ops_tc_config *cfg, int64_t *shared_bytes) {
+    if (!cfg) return te_error(ctx, "tc_gemm: no config to check");
+    if (M <= 0 || N <= 0 || K <= 0 || M % 16 || N % 16 || K % 16)
+        return te_error(ctx, "tc_gemm: %lldx%lldx%lld is not a GEMM with M, N and K multiples of 16",
+                        (long long)M, (long long)N, (long long)K);
+    if (!(te_dtype_is_half(in) || (in.code == TE_FLOAT && in.bits == 32)))
+        return te_error(ctx, "tc_gemm: inputs of %s; tensor cores take float16, bfloat16 or "
+                             "float32 (as tf32)",
+                        te_dtype_str(in));
+    int stages = cfg->stages ? cfg->stages : cfg->single_buffer ? 1 : 2;
+    if (stages < 1 || stages > 4 || (cfg->single_buffer && stages != 1))
+        return te_error(ctx,
+                        "tc_gemm: %d pipeline stages%s; a pipeline has 1 to 4 (single_buffer "
+                        "means 1)",
+                        stages, cfg->single_buffer ? " with single_buffer" : "");
+    return check(ctx, M, N, K, te_dtype_bytes(in), out.code == TE_BFLOAT, cfg, stages,
+                 stages <= 2 ? 49152 : 232448, shared_bytes);
+}
+
+int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor *B,
+                         const ops_tc_config *cfg) {
+    te_ctx *ctx = sch_ctx(s);
+    te_tensor *R = cast_of(F);
+    if (!R) R = F;
+    if (!ops__cuda_wmma_fits(R) || A->ndim != 2 || B->ndim != 2)
+        return te_error(ctx, "tc_gemm: '%s' is not a 2-D matmul with M, N and K multiples of 16",
+                        F->name);
+    int64_t M = F->shape[0], N = F->shape[1];
+    int64_t K = R->body->u.reduce.axes[0]->u.var.extent;
+    te_dtype t = A->dtype;
+    int bytes = te_dtype_bytes(t);
+    int64_t kk = tir_wmma_k(t);
+    ops_tc_config c;
+    if (complete(ctx, M, N, K, bytes, F->dtype.code == TE_BFLOAT,
+                 cfg ? cfg : &(ops_tc_config){0}, &c))
+        return -1;
+    int stages = c.stages;
+    int64_t bm = c.bm, bn = c.bn, wm = c.wm, wn = c.wn, kc = c.kc;
+    int64_t tz = bm / wm, ty = bn / wn, vec = 16 / bytes;
     /* a float16 output: the accumulators rounded as they are stored (the
      * float32 copy stage of R inlined into the cast) */
     te_tensor *CF = sch_cache_write(s, R, "wmma.accumulator");

@@ -614,6 +614,30 @@ static void test_plugin(void **st) {
     unlink(db);
 }
 
+/* --list-sketches: the search space without a GPU; on cuda a 16-bit
+ * matmul's first sketch is the tensor-core one, a float32 one has none. */
+static void test_list_sketches(void **st) {
+    (void)st;
+    assert_int_equal(run("autotune", "--list-sketches --op matmul --shape "
+                                      "M=256,N=256,K=256,dtype=float16 --target \"cuda -arch=sm_90\""),
+                     0);
+    tu_assert_msg_has(out, "2 sketches", "0: C_acc: tensor cores (wmma)", "1: A: cache_read shared");
+    assert_int_equal(run("autotune", "--list-sketches --op matmul --shape M=256,N=256,K=256 "
+                                      "--target cuda"),
+                     0);
+    assert_null(strstr(out, "tensor cores"));
+    assert_int_equal(run("autotune", "--list-sketches --op matmul --shape M=256,N=256,K=256,tf32=1 "
+                                      "--target cuda"),
+                     0);
+    tu_assert_msg_has(out, "0: C: tensor cores (wmma)");
+    assert_int_equal(run("autotune", "--list-sketches --shape M=4"), 2);
+    tu_assert_msg_has(out, "--shape needs --op");
+    assert_int_equal(run("autotune", "--list-sketches --target cuda"), 2);
+    tu_assert_msg_has(out, "--list-sketches needs --op OP");
+    assert_int_equal(run("autotune", "--list-sketches --op nosuch --shape M=4"), 2);
+    tu_assert_msg_has(out, "unknown op 'nosuch'");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors),
@@ -624,6 +648,7 @@ int main(void) {
         cmocka_unit_test(test_num_threads_env),
         cmocka_unit_test(test_ctrl_c),
         cmocka_unit_test(test_plugin),
+        cmocka_unit_test(test_list_sketches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

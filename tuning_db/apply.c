@@ -183,7 +183,7 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
     bool custom = ops_builder_for(workload_key) != NULL;
     ops_workload *ow = custom ? NULL : ops_from_key(ctx, workload_key);
     if (ow)
-        w = (ops_built){ow->nargs, ow->args, ow->nouts, ow->outs, ow->flops, ow->constant_args};
+        w = (ops_built){ow->nargs, ow->args, ow->nouts, ow->outs, ow->flops, ow->constant_args, false};
     if (!ow && (!custom || ops_build_key(ctx, workload_key, &w))) {
         tdb__err(db, "apply_best: cannot rebuild workload '%s': %s", workload_key,
                  te_ctx_errmsg(ctx));

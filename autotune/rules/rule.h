@@ -34,6 +34,7 @@ typedef enum { TUNE_RULE_ON_STAGE, TUNE_RULE_ON_VARIANT, TUNE_RULE_ON_SKETCH } t
 /* What a rule's condition sees. */
 typedef struct {
     const tune_dag *dag;
+    const tune_workload *w; /* NULL where unknown (no tf32 flag then) */
 } tune_gen;
 
 /* ---- programs ---- */
@@ -179,7 +180,7 @@ extern const tune_rule tune_rule_skip_placeholder, tune_rule_always_inline,
     tune_rule_pack, tune_rule_epilogue_fusion;
 /* GPU: */
 extern const tune_rule tune_rule_gpu_flat, tune_rule_gpu_tile, tune_rule_gpu_shared,
-    tune_rule_gpu_xreduce;
+    tune_rule_gpu_xreduce, tune_rule_gpu_tensorcore;
 
 /* ---- helpers the rules share ---- */
 
@@ -268,6 +269,13 @@ enum { TUNE__GPU_MAX_VTHREAD = 8, TUNE__GPU_MAX_PER_THREAD = 256 };
 extern const int64_t tune__gpu_unroll[TUNE__GPU_NUNROLL];
 extern const int64_t tune__gpu_threads[TUNE__GPU_NTHREADS];
 extern const int64_t tune__gpu_fetch[TUNE__GPU_NFETCH];
+
+/* rule_gpu_tensorcore.c: the shared memory a tensor-core config may take
+ * (a GPU's opt-in limit; without one sm_90's 232448 bytes, the verifier
+ * checking the target's own), and whether unit u's config in vals passes
+ * the template's checks (ops_tc_check) within it. */
+int64_t tune__tc_shared_limit(void);
+bool tune__tc_valid(const tune_sketch *sk, int u, const int64_t *vals);
 
 /* The values of the k-th hole of unit u in the program being decoded. */
 static inline const int64_t *tune__hv(const tune_decoder *d, int u, int k) {

@@ -255,7 +255,17 @@ typedef enum {
      * warp (32): its spatial axes fused on blockIdx.x, its reduce axes
      * fused and split by a GPU_THREADS count, the inner part bound to
      * threadIdx.x (the partials combined by an allreduce). */
-    TUNE_UNIT_GPU_XREDUCE
+    TUNE_UNIT_GPU_XREDUCE,
+    /* GPU: a 2-D matmul-shaped reduction on tensor cores (MetaSchedule's
+     * cuda-tensorcore rules): the stage (and its cast to float16 or
+     * bfloat16, the unit's consumer, else -1) scheduled by the tensor-core
+     * GEMM template ops_schedule_tc_gemm with the config of the unit's
+     * seven GPU_TC holes: bm, bn, wm, wn, kc, unroll_k (0/1), stages
+     * (1..4), in that order; vec_dim: the inputs' bytes (2 or 4), plus 8
+     * for a bfloat16 output. For float16 and bfloat16 inputs cast to
+     * float32, or float32 inputs of a workload with tf32 set, with M, N
+     * and K multiples of 16. */
+    TUNE_UNIT_GPU_TENSORCORE
 } tune_unit_kind;
 
 typedef enum {
@@ -278,7 +288,9 @@ typedef enum {
     /* GPU holes: values are indices 0..extent-1 into a table. */
     TUNE_HOLE_GPU_UNROLL,  /* auto_unroll_max_step: {0, 16, 64, 512, 1024} */
     TUNE_HOLE_GPU_THREADS, /* threads per block: {32, 64, 128, 256, 512, 1024} */
-    TUNE_HOLE_GPU_FETCH    /* cooperative-fetch vector lanes: {1, 2, 4} */
+    TUNE_HOLE_GPU_FETCH,   /* cooperative-fetch vector lanes: {1, 2, 4} */
+    TUNE_HOLE_GPU_TC       /* a knob of the tensor-core GEMM (TUNE_UNIT_GPU_TENSORCORE),
+                              its value itself; extent: the largest value */
 } tune_hole_kind;
 
 typedef struct {
@@ -371,8 +383,14 @@ int tune_generate_sketches_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *
  * reduction stage reduces more than 32 elements, a first sketch has it as
  * TUNE_UNIT_GPU_XREDUCE, and the second is the all-flat one; otherwise
  * one sketch. Not generated: rfactor, and cross-thread reduction of
- * stages with data reuse. Returns the count (1..max: the first max
- * sketches) or -1 with an error in ctx. */
+ * stages with data reuse. Tensor cores (MetaSchedule's cuda-tensorcore
+ * rules): where a tiled stage is a 2-D matmul-shaped sum over float16 or
+ * bfloat16 inputs cast to float32 (or float32 inputs of a workload with
+ * tf32 set), with M, N and K multiples of 16 and an output of float32 or
+ * a 16-bit cast of it, a first sketch schedules it with the tensor-core
+ * template (TUNE_UNIT_GPU_TENSORCORE), the CUDA-core sketches following.
+ * Returns the count (1..max: the first max sketches) or -1 with an error
+ * in ctx. */
 int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
                                int max);
 /* As tune_generate_sketches_gpu; *dropped (dropped may be NULL) is set to
@@ -467,8 +485,10 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
  * structural program of every sketch that has no heuristic program first
  * (the depthwise convolution's packed heuristic tile gathers its data,
  * and its structural program is the library default's speed). vlen:
- * float32 lanes per vector. Writes *out and returns 1; 0 for a GPU
- * sketch, a sketch with a packed register tile (its unpacked twin has
+ * float32 lanes per vector. GPU: a tensor-core sketch's program is the
+ * tensor-core template's default config (ops_tc_default_config; the
+ * search measures it first). Writes *out and returns 1; 0 for another
+ * GPU sketch, a sketch with a packed register tile (its unpacked twin has
  * the fill), or NULL arguments. */
 int tune_program_structural(const tune_sketch *sk, int sketch_index, const tune_workload *w,
                             int vlen, tune_program *out);

@@ -38,8 +38,8 @@ LOOM_API_BEGIN
 /* Features                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Length of a statement's feature vector (Ansor's 164 and Loom's 4). */
-#define CM_NUM_FEATURES 168
+/* Length of a statement's feature vector (Ansor's 164 and Loom's 7). */
+#define CM_NUM_FEATURES 171
 /* Buffers described per statement (the rest are dropped). */
 #define CM_MAX_BUFFERS 5
 /* Samples of the arithmetic-intensity curve. */
@@ -48,8 +48,8 @@ LOOM_API_BEGIN
  * version it was trained on and is refused by a library that extracts
  * another (its trees would read the features wrongly). 1: the intensity
  * curve in linear FLOP; 2: in Ansor's log scale; 3: vec_lane_waste
- * and the store.* group appended. */
-#define CM_FEATURE_VERSION 3
+ * and the store.* group appended; 4: the tensor-core group appended. */
+#define CM_FEATURE_VERSION 4
 
 /*
  * Layout (indices), in Ansor's order and with Ansor's names:
@@ -100,6 +100,18 @@ LOOM_API_BEGIN
  *            Held out on the suite's CPU records: 0.850 -> 0.852 on the
  *            mean of eight seeds, higher in seven (bench/RESULTS.md,
  *            session 25).
+ *   168..170 tc_mma_flops, tc_fragment_loads, pipeline_stages (Loom's;
+ *            of the whole function, the same in each of its rows): the
+ *            FLOPs of its tensor-core multiply-accumulates (each
+ *            TENSOR_CALL wmma.mma 2 x 16 x 16 x k, k 16 or 8 for tf32,
+ *            times the iterations of the loops around it but the warp's
+ *            lanes on threadIdx.x), its wmma.load_a/load_b calls counted
+ *            alike, and the depth of its cp.async pipeline (the largest
+ *            cuda.async_wait n plus 1; 2 for a plain double buffer; 0
+ *            none). A tensor-core program computes in calls, not stores,
+ *            so without these its rows show only the copies: the model
+ *            could not tell a 4-stage 128x128 block from a 1-stage 16x16
+ *            one by its compute.
  * Every value except the one-hots and is_gpu is log2(1 + x) scaled unless
  * raw values are asked for (cm_extract_options.raw).
  *

@@ -265,6 +265,25 @@ typedef struct {
  * message in s's ctx. */
 int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *C, te_tensor *A, te_tensor *B,
                          const ops_tc_config *cfg);
+/* The checks ops_schedule_tc_gemm makes of a complete config (every knob
+ * set: bm, bn, wm, wn, kc non-zero; stages 1..4 or 0 for 2) for an M x N
+ * x K GEMM over inputs of type `in` (float16, bfloat16, float32 as tf32)
+ * with output type `out` (float32, float16, bfloat16): 0 when the
+ * template takes it, else -1 with the template's own message in ctx
+ * ("tc_gemm: ..."). *shared_bytes (may be NULL) is set to the shared
+ * memory the config's tiles take, bytes, whenever the tiles are
+ * well-formed. The search draws and mutates its tensor-core programs with
+ * it, and checks the shared memory against the GPU's limit itself. ctx
+ * may be NULL (no message). */
+int ops_tc_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in, te_dtype out,
+                 const ops_tc_config *cfg, int64_t *shared_bytes);
+/* The config ops_schedule_tc_gemm takes for an M x N x K GEMM of `in`
+ * inputs and `out` output with only max_shared set (its default; every
+ * knob filled in, stages included): 0, or -1 with the message in ctx
+ * (ctx may be NULL, as for ops_tc_check). The search's first tensor-core
+ * program. */
+int ops_tc_default_config(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in, te_dtype out,
+                          int64_t max_shared, ops_tc_config *cfg);
 
 /* The CUDA-core GEMM's knobs (ops_schedule_cuda_gemm; TVM's GEMM
  * tutorial structure). Per output dimension (m rows, n columns) a block
@@ -387,6 +406,10 @@ typedef struct ops_built {
      * CPU, candidates are built with it and timed without the stages
      * that read only constants (cg_build_options.constant_args). */
     uint64_t constant_args;
+    /* The float32 products may run on tensor cores with their operands
+     * rounded to tf32 (matmul tf32=1; ops_workload.tf32): the tuner then
+     * proposes tensor-core schedules for float32 GEMMs too. */
+    bool tf32;
 } ops_built;
 
 /* Builds the workload named `key` in ctx. Returns 0, or -1 with an error

@@ -36,6 +36,7 @@ static const char usage[] =
     "                [--plugin LIB.so]...\n"
     "       autotune --model MODEL.onnx [--shape INPUT=1x3x224x224]... --trials N --db FILE\n"
     "                [options as above]\n"
+    "       autotune --list-sketches --op OP --shape K=V,... [--target T] [--plugin LIB.so]...\n"
     "       autotune --eval-model --db FILE [--target T] [--suite FILE.tsv]\n"
     "                [--cost-loss rank|squared] [--seed S] [--plugin LIB.so]...\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
@@ -74,6 +75,9 @@ static const char usage[] =
     "                a model's fused group or a plugin's operator on the CPU: the\n"
     "                schedule derived from its structure, which loomrun runs untuned),\n"
     "                so the best record is never worse than the untuned operator\n"
+    "  --list-sketches  print the sketches the search would fill for the workload on\n"
+    "                the target, first first (on cuda: tensor cores first where they\n"
+    "                apply), and exit; needs no GPU, measures nothing\n"
     "  --no-heuristic  on the CPU the search's first candidates are its sketches filled\n"
     "                by tiling rules derived from the workload's structure (heuristic\n"
     "                and structural programs), for evolution to refine; --no-heuristic\n"
@@ -330,6 +334,30 @@ static int eval_target_key(const char *target, char **key) {
     return *key ? 0 : usage_error("out of memory");
 }
 
+/* --list-sketches: the search space's sketches of one workload, as the
+ * search would generate them for target (no device needed). */
+static int list_sketches(const char *op, const char *shape, const char *target) {
+    if (!op) return usage_error("--list-sketches needs --op OP (and --shape)");
+    te_ctx *ctx = te_ctx_new();
+    const char *key = ctx ? tune_workload_key(ctx, op, shape ? shape : "") : NULL;
+    tune_workload w;
+    static tune_sketch sk[TUNE_MAX_SKETCHES];
+    int n = -1;
+    bool gpu = target && tune_target_is_cuda(target);
+    if (key && !tune_build_workload(ctx, key, &w))
+        n = gpu ? tune_generate_sketches_gpu(ctx, &w, sk, TUNE_MAX_SKETCHES)
+                : tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+    if (n < 0) {
+        int rc = usage_error("%s", ctx ? te_ctx_errmsg(ctx) : "out of memory");
+        te_ctx_free(ctx);
+        return rc;
+    }
+    printf("%s on %s: %d sketches\n", key, target ? target : "llvm", n);
+    for (int i = 0; i < n; i++) printf("  %d: %s\n", i, sk[i].desc);
+    te_ctx_free(ctx);
+    return 0;
+}
+
 /* The options, as getopt_long takes them (each returns 0 and its index;
  * --help returns 'h'). */
 static const struct option options[] = {
@@ -345,7 +373,7 @@ static const struct option options[] = {
     {"retime", required_argument, NULL, 0},      {"cost-loss", required_argument, NULL, 0},
     {"eval-model", no_argument, NULL, 0},        {"plugin", required_argument, NULL, 0},
     {"model", required_argument, NULL, 0},       {"allow-mixed", no_argument, NULL, 0},
-    {"no-heuristic", no_argument, NULL, 0},
+    {"no-heuristic", no_argument, NULL, 0},      {"list-sketches", no_argument, NULL, 0},
     {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
 enum { NOPTIONS = sizeof options / sizeof *options - 1 };
 
@@ -631,6 +659,7 @@ static int run_main(int argc, char **argv) {
     long long retime = 8;
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, no_heuristic = false, eval = false;
+    bool list = false;
     bool baseline = false, random_model = false, allow_mixed = false;
     const char *tune_only = NULL; /* the first option given that only a search reads (its name) */
     cm_params cp; /* the cost model's; options may change its loss */
@@ -672,6 +701,7 @@ static int run_main(int argc, char **argv) {
         else if (!strcmp(name, "random-model")) random_model = true;
         else if (!strcmp(name, "skip-default")) skip_default = true;
         else if (!strcmp(name, "no-heuristic")) no_heuristic = true;
+        else if (!strcmp(name, "list-sketches")) list = true;
         else if (!strcmp(name, "baseline")) baseline = true;
         else if (!strcmp(name, "allow-mixed")) allow_mixed = true;
         else if (!strcmp(name, "trials")) ok = int_value(name, v, 1, 10000000, &trials);
@@ -733,6 +763,7 @@ static int run_main(int argc, char **argv) {
             return 2;
         }
     }
+    if (list) return list_sketches(have_op ? op : NULL, shape, target);
     if (eval) {
         if (!db_path) return usage_error("--eval-model needs --db FILE");
         if (tune_only)
