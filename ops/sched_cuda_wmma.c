@@ -133,12 +133,14 @@ static int complete(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes, boo
                             c.bn % c.wn == 0
                         ? (c.bm / c.wm) * (c.bn / c.wn) * 1024
                         : 0;
-    /* where the target takes more shared memory: three stages of the
-     * longest chunk (32 to 128 bytes a row) that fits it, the k steps
-     * unrolled —
-     * on the H200 +9 % (float16), +22 % (bfloat16), +3 % (tf32) at 4096³
-     * against two stages in 48 KiB */
-    for (int64_t k = 128 / bytes; dflt && k >= 32 && !c.kc; k /= 2) /* rows of 128 bytes at most */
+    /* where the target takes more shared memory, for the large grids of
+     * 128 x 128 blocks: three stages of the longest chunk (32 to 128
+     * bytes a row) that fits it, the k steps unrolled — on the H200 +9 %
+     * (float16), +22 % (bfloat16), +3 % (tf32) at 4096³ against two
+     * stages in 48 KiB. On a grid of 64 x 64 blocks (mm1024 tf32) three
+     * stages were 25 % slower: fewer blocks fit an SM */
+    bool deep = dflt && c.bm == 128 && c.bn == 128;
+    for (int64_t k = 128 / bytes; deep && k >= 32 && !c.kc; k /= 2) /* rows of 128 bytes at most */
         if (K % k == 0 && K > k && tile_bytes(c.bm, c.bn, k, bytes) * 3 + stage <= c.max_shared)
             c.kc = k, stages = 3, budget = c.max_shared, c.unroll_k = true;
     for (int64_t k = 64; k >= 16 && !c.kc; k /= 2)

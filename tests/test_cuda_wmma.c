@@ -669,7 +669,8 @@ static void test_computed_operand(void **state) {
 /* The 16-bit and tf32 defaults follow the target's shared memory: three
  * stages of 64 (128 bytes a row) where sm_90's 227 KiB or sm_80's 163 KiB
  * hold them, of 32 on sm_86 (99 KiB), two in 48 KiB where nothing more is
- * known; the CUDA-core float32 GEMM takes 128 x 128 tiles, chunks of 16,
+ * known, and on grids of 64 x 64 blocks; the CUDA-core float32 GEMM
+ * takes 128 x 128 tiles, chunks of 16,
  * two stages on a grid of 132 blocks or more. Compiled, not run (the
  * configurations run in test_multi_stage and test_cuda_gemm). */
 static void test_default_depth(void **state) {
@@ -683,8 +684,10 @@ static void test_default_depth(void **state) {
         {"M=4096,N=4096,K=4096,dtype=float16", "cuda -arch=sm_86", "cp.async.wait_group 2", "56832 bytes"},
         {"M=4096,N=4096,K=4096,tf32=1", "cuda -arch=sm_90", "cp.async.wait_group 2", "105984 bytes"},
         {"M=4096,N=4096,K=4096", "cuda -arch=sm_90", "cp.async.wait_group 1", NULL},
+        /* a grid of 64 x 64 blocks keeps two stages (three were slower) */
+        {"M=1024,N=1024,K=1024,tf32=1", "cuda -arch=sm_90", "cp.async.wait_group 1", NULL},
     };
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         te_ctx *ctx = te_ctx_new();
         ops_workload *w = ops_build(ctx, "matmul", cases[i].shape);
         sch_schedule *s = ops_default_schedule(w, cases[i].target);
