@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_bench.h"
+
 static bool compile_only;
 
 /* The outputs of configuration c at M x N x K outside the reference's
@@ -49,7 +51,6 @@ static void run(int64_t M, int64_t N, int64_t K, const char *arch, ops_cuda_gemm
     double ms = NAN;
     int64_t wrong = -1;
     rt_module *m = NULL;
-    DLTensor *d[3] = {0};
     snprintf(shape, sizeof shape, "M=%lld,N=%lld,K=%lld", (long long)M, (long long)N, (long long)K);
     snprintf(target, sizeof target, "cuda -arch=%s", arch);
     ops_workload *w = ops_build(ctx, "matmul", shape);
@@ -61,29 +62,15 @@ static void run(int64_t M, int64_t N, int64_t K, const char *arch, ops_cuda_gemm
     }
     if (compile_only) goto out;
     if ((wrong = check(256, 256, 256, target, c, err, sizeof err))) goto out;
-    for (int q = 0; q < 3; q++) {
-        d[q] = rt_cuda_tensor_alloc((DLDataType){kDLFloat, 32, 1}, 2, w->args[q]->shape, 0);
-        if (!d[q]) {
-            snprintf(err, sizeof err, "alloc: %s", rt_last_error());
-            goto out;
-        }
-    }
-    rt_timer_config cfg = {.warmup = 5, .repeat = 20, .min_repeat_ms = 20};
-    rt_timing tm;
-    if (rt_cuda_time_call(m, "default", 3, d, &cfg, &tm))
-        snprintf(err, sizeof err, "timing: %s", rt_last_error());
-    else
-        ms = tm.median * 1e3;
+    ms = bench_gpu_median_ms(m, 3, w->args, err, sizeof err);
 out:
-    for (char *p = err; *p; p++)
-        if (*p == '\n' || *p == '"') *p = ' ';
+    bench_csv_field(err);
     printf("%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%.5f,%.1f,%lld,\"%.300s\"\n",
            (long long)M, (long long)N, (long long)K, (long long)c.vt_m, (long long)c.th_m,
            (long long)c.in_m, (long long)c.vt_n, (long long)c.th_n, (long long)c.in_n,
            (long long)c.kt, c.stages, ms, ms > 0 ? 2.0 * M * N * K / (ms * 1e-3) * 1e-12 : NAN,
            (long long)wrong, err);
     fflush(stdout);
-    for (int q = 0; q < 3; q++) rt_tensor_free(d[q]);
     rt_module_free(m);
     te_ctx_free(ctx);
 }

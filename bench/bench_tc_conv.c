@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_bench.h"
+
 static bool compile_only, nhwc;
 
 typedef struct {
@@ -213,7 +215,6 @@ static void run(conv_shape c, const char *arch, ops_tc_config cfg) {
     double ms = NAN;
     int64_t wrong = -1;
     rt_module *m = NULL;
-    DLTensor *d[3] = {0};
     snprintf(target, sizeof target, "cuda -arch=%s", arch);
     igemm g = nhwc ? declare_nhwc(ctx, c) : declare(ctx, c);
     sch_schedule *s = g.Y ? sch_create(ctx, 1, &g.Y) : NULL;
@@ -230,22 +231,9 @@ static void run(conv_shape c, const char *arch, ops_tc_config cfg) {
     }
     if (compile_only) goto out;
     if ((wrong = check(m, c, err, sizeof err))) goto out;
-    for (int q = 0; q < 3; q++) {
-        const te_tensor *T = q == 0 ? g.X : q == 1 ? g.Wt : g.Y;
-        if (!(d[q] = rt_cuda_tensor_alloc((DLDataType){kDLFloat, 16, 1}, T->ndim, T->shape, 0))) {
-            snprintf(err, sizeof err, "alloc: %s", rt_last_error());
-            goto out;
-        }
-    }
-    rt_timer_config tc = {.warmup = 5, .repeat = 20, .min_repeat_ms = 20};
-    rt_timing tm;
-    if (rt_cuda_time_call(m, "default", 3, d, &tc, &tm))
-        snprintf(err, sizeof err, "timing: %s", rt_last_error());
-    else
-        ms = tm.median * 1e3;
+    ms = bench_gpu_median_ms(m, 3, (te_tensor *[]){g.X, g.Wt, g.Y}, err, sizeof err);
 out:
-    for (char *p = err; *p; p++)
-        if (*p == '\n' || *p == '"') *p = ' ';
+    bench_csv_field(err);
     int64_t OH = c.H + 2 * c.pad - c.R + 1, OW = c.W + 2 * c.pad - c.S + 1;
     double flops = 2.0 * c.N * c.K * OH * OW * c.C * c.R * c.S;
     printf("%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%.5f,%.1f,%lld,\"%.300s\"\n",
@@ -254,7 +242,6 @@ out:
            (long long)cfg.wm, (long long)cfg.wn, (long long)cfg.kc, cfg.stages, ms,
            ms > 0 ? flops / (ms * 1e-3) * 1e-12 : NAN, (long long)wrong, err);
     fflush(stdout);
-    for (int q = 0; q < 3; q++) rt_tensor_free(d[q]);
     rt_module_free(m);
     te_ctx_free(ctx);
 }

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_bench.h"
+
 static bool compile_only;
 
 static void run(te_dtype t, const char *dname, int64_t M, int64_t N, int64_t K, const char *arch,
@@ -25,7 +27,6 @@ static void run(te_dtype t, const char *dname, int64_t M, int64_t N, int64_t K, 
     char err[600] = "";
     double ms = NAN;
     rt_module *m = NULL;
-    DLTensor *d[3] = {0};
     te_tensor *A = te_placeholder(ctx, "A", t, TE_SHAPE(M, K));
     te_tensor *B = te_placeholder(ctx, "B", t, TE_SHAPE(K, N));
     te_expr *i = te_axis(ctx, "i", M), *j = te_axis(ctx, "j", N), *k = te_reduce_axis(ctx, "k", K);
@@ -42,31 +43,15 @@ static void run(te_dtype t, const char *dname, int64_t M, int64_t N, int64_t K, 
         goto out;
     }
     if (compile_only) goto out;
-    int64_t shapes[3][2] = {{M, K}, {K, N}, {M, N}};
-    for (int q = 0; q < 3; q++) {
-        d[q] = rt_cuda_tensor_alloc(q == 2 ? (DLDataType){kDLFloat, 32, 1} : cg_dl_type(t), 2,
-                                    shapes[q], 0);
-        if (!d[q]) {
-            snprintf(err, sizeof err, "alloc: %s", rt_last_error());
-            goto out;
-        }
-    }
-    rt_timer_config cfg = {.warmup = 5, .repeat = 20, .min_repeat_ms = 20};
-    rt_timing tm;
-    if (rt_cuda_time_call(m, "default", 3, d, &cfg, &tm))
-        snprintf(err, sizeof err, "timing: %s", rt_last_error());
-    else
-        ms = tm.median * 1e3;
+    ms = bench_gpu_median_ms(m, 3, args, err, sizeof err);
 out:
-    for (char *p = err; *p; p++)
-        if (*p == '\n' || *p == '"') *p = ' ';
+    bench_csv_field(err);
     printf("%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%.5f,%.1f,\"%.300s\"\n", dname,
            (long long)M, (long long)N, (long long)K, (long long)c.bm, (long long)c.bn,
            (long long)c.wm, (long long)c.wn, (long long)c.kc,
            c.stages ? c.stages : c.single_buffer ? 1 : 2,
            c.unroll_k ? 1 : 0, ms, ms > 0 ? 2.0 * M * N * K / (ms * 1e-3) * 1e-12 : NAN, err);
     fflush(stdout);
-    for (int q = 0; q < 3; q++) rt_tensor_free(d[q]);
     rt_module_free(m);
     te_ctx_free(ctx);
 }

@@ -17,6 +17,15 @@ void tu_skip_part(const char *what, const char *why) {
     fprintf(stderr, "%s skipped, the rest checked: %s\n", what, why ? why : "");
 }
 
+void tu_check_on_gpu(const ops_workload *w, rt_module *m) {
+    if (!rt_cuda_available()) {
+        tu_skip_part("the GPU run", rt_last_error());
+        return;
+    }
+    int64_t bad = ops_check_module(w, m, NULL, tu_seed());
+    if (bad) fail_msg("%s on the GPU: %lld mismatches (%s)", w->key, (long long)bad, te_ctx_errmsg(w->args[0]->ctx));
+}
+
 int tu_exit_status_(int failed, int ntests) {
     /* cmocka returns the number of failures: 77 of them must not read as
      * "skipped". */

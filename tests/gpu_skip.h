@@ -39,6 +39,12 @@ void tu_note_skip_test_(const char *why);
  * and passes on what it did check. */
 void tu_skip_part(const char *what, const char *why);
 
+/* Runs CUDA module m of workload w against w's double reference on the
+ * GPU (ops_check_module: fresh inputs, NaN-poisoned outputs,
+ * ops_tolerance) and fails the test naming w's key and the mismatches;
+ * without a GPU records "the GPU run" as left out (tu_skip_part). */
+void tu_check_on_gpu(const ops_workload *w, rt_module *m);
+
 /* Runs the cmocka group and turns the outcome into the exit status: 1
  * when a test failed, TU_SKIP_RETURN_CODE when every test was skipped
  * whole, else 0. */

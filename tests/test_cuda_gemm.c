@@ -35,13 +35,7 @@ static void check(const char *op, const char *shape, ops_cuda_gemm_config c, con
     } else {
         assert_null(strstr(ptx, "cp.async"));
     }
-    if (rt_cuda_available()) {
-        int64_t bad = ops_check_module(w, m, NULL, tu_seed());
-        if (bad) fprintf(stderr, "%s: %lld wrong (%s)\n", w->key, (long long)bad, te_ctx_errmsg(ctx));
-        assert_int_equal(bad, 0);
-    } else {
-        tu_skip_part("the GPU run", rt_last_error());
-    }
+    tu_check_on_gpu(w, m);
     rt_module_free(m);
     te_ctx_free(ctx);
 }

@@ -42,12 +42,7 @@ static void matmul(const char *dtype, const char *arch) {
     has(src, bf ? "__bfloat162float(" : "__half2float(");
     has(src, bf ? "__float2bfloat16_rn(" : "__float2half_rn(");
     assert_non_null(rt_module_get_text(m, "ptx"));
-    if (rt_cuda_available()) {
-        int64_t bad = ops_check_module(w, m, NULL, tu_seed());
-        if (bad) fail_msg("%s on the GPU: %lld mismatches (%s)", w->key, (long long)bad, te_ctx_errmsg(ctx));
-    } else {
-        tu_skip_part("the GPU run", rt_last_error());
-    }
+    tu_check_on_gpu(w, m);
     rt_module_free(m);
     te_ctx_free(ctx);
 }

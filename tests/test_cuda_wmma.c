@@ -459,13 +459,7 @@ static void test_ops_half(void **state) {
         if (i == 1) assert_non_null(strstr(src, "loom_wmma_stage["));
         if (i != 1) assert_non_null(strstr(src, "loom_cp_async16(")); /* K > one chunk */
         assert_non_null(strstr(rt_module_get_text(m, "ptx"), "mma.sync.aligned"));
-        if (rt_cuda_available()) {
-            int64_t bad = ops_check_module(w, m, NULL, tu_seed());
-            if (bad) fprintf(stderr, "%s: %lld wrong (%s)\n", w->key, (long long)bad, te_ctx_errmsg(ctx));
-            assert_int_equal(bad, 0);
-        } else {
-            tu_skip_part("the GPU run", rt_last_error());
-        }
+        tu_check_on_gpu(w, m);
         rt_module_free(m);
         te_ctx_free(ctx);
     }
@@ -558,13 +552,7 @@ static void test_multi_stage(void **state) {
         /* 3 x (128 x 40 + 32 x 136) x 2 bytes and more: over 48 KiB */
         if (i != 2 && i != 3)
             assert_non_null(strstr(src, "extern __shared__ __align__(128) unsigned char loom_smem[]"));
-        if (rt_cuda_available()) {
-            int64_t bad = ops_check_module(w, m, NULL, tu_seed());
-            if (bad) fprintf(stderr, "%s: %lld wrong (%s)\n", w->key, (long long)bad, te_ctx_errmsg(ctx));
-            assert_int_equal(bad, 0);
-        } else {
-            tu_skip_part("the GPU run", rt_last_error());
-        }
+        tu_check_on_gpu(w, m);
         rt_module_free(m);
         te_ctx_free(ctx);
     }
