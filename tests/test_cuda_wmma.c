@@ -572,6 +572,19 @@ static void test_multi_stage(void **state) {
                                                  "buffers; a pipeline cycles through 2 to 8"));
     assert_int_equal(sch_multi_buffer(s, AS, 1), -1);
     te_ctx_free(m.ctx);
+    /* two copies at one loop are one pipeline: one depth */
+    m = make_mm(TE_FLOAT32, 24, 40, 32);
+    s = sch_create(m.ctx, 1, &m.C);
+    te_tensor *AL = sch_cache_read(s, m.A, "local", 1, &m.C), *BL = sch_cache_read(s, m.B, "local", 1, &m.C);
+    te_expr *ko, *ki;
+    assert_int_equal(sch_split(s, m.C, sch_reduce_axis(m.C, 0), 8, &ko, &ki), 0);
+    assert_int_equal(sch_compute_at(s, AL, m.C, ko) || sch_compute_at(s, BL, m.C, ko) ||
+                         sch_multi_buffer(s, AL, 3) || sch_multi_buffer(s, BL, 2),
+                     0);
+    assert_null(cg_build(s, 3, (te_tensor *[]){m.A, m.B, m.C}, "llvm", NULL));
+    if (!strstr(te_ctx_errmsg(m.ctx), "buffers; copies of one loop form one pipeline"))
+        fail_msg("got '%s'", te_ctx_errmsg(m.ctx));
+    te_ctx_free(m.ctx);
     /* a step log asking for one buffer */
     int n = 0;
     sch_step *steps = NULL;
