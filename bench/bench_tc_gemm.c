@@ -2,12 +2,15 @@
  * bench/bench_tc_gemm.c — the tensor-core GEMM (ops_schedule_tc_gemm)
  * over its knobs on the GPU: which block, warp and chunk shapes are
  * fastest for a shape and type. One CSV line per configuration:
- *   dtype,M,N,K,bm,bn,wm,wn,kc,buffers,unroll_k,ms,tflops,error
+ *   dtype,M,N,K,bm,bn,wm,wn,kc,buffers,unroll_k,ms,tflops,error,engine
+ * (engine: wmma, or wgmma for Hopper's warpgroup MMA, whose wm x wn is a
+ * warpgroup's tile; 0 knobs take the template's defaults).
  * ms: median of CUDA-event timings after warm-up (rt_cuda_time_call).
  * No correctness check here: tests/test_cuda_wmma.c checks the schedule.
  *
  *   bench_tc_gemm [--dtype float16|bfloat16|float32] [--size M,N,K] [--arch sm_90]
  *                 [--config bm,bn,wm,wn,kc,buffers,unroll ...]   (default: a built-in sweep)
+ *                 [--wgmma-config bm,bn,wm,wn,kc,buffers ...]
  *                 [--compile-only]   (build every configuration, time none: no GPU needed)
  */
 #include <getopt.h>
@@ -46,11 +49,12 @@ static void run(te_dtype t, const char *dname, int64_t M, int64_t N, int64_t K, 
     ms = bench_gpu_median_ms(m, 3, args, err, sizeof err);
 out:
     bench_csv_field(err);
-    printf("%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%.5f,%.1f,\"%.300s\"\n", dname,
+    printf("%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%.5f,%.1f,\"%.300s\",%s\n", dname,
            (long long)M, (long long)N, (long long)K, (long long)c.bm, (long long)c.bn,
            (long long)c.wm, (long long)c.wn, (long long)c.kc,
            c.stages ? c.stages : c.single_buffer ? 1 : 2,
-           c.unroll_k ? 1 : 0, ms, ms > 0 ? 2.0 * M * N * K / (ms * 1e-3) * 1e-12 : NAN, err);
+           c.unroll_k ? 1 : 0, ms, ms > 0 ? 2.0 * M * N * K / (ms * 1e-3) * 1e-12 : NAN, err,
+           c.wgmma ? "wgmma" : "wmma");
     fflush(stdout);
     rt_module_free(m);
     te_ctx_free(ctx);
@@ -65,6 +69,7 @@ int main(int argc, char **argv) {
                                           {"size", required_argument, 0, 's'},
                                           {"arch", required_argument, 0, 'a'},
                                           {"config", required_argument, 0, 'c'},
+                                          {"wgmma-config", required_argument, 0, 'w'},
                                           {"compile-only", no_argument, 0, 'o'},
                                           {0, 0, 0, 0}};
     int o;
@@ -84,6 +89,13 @@ int main(int argc, char **argv) {
                 goto usage;
             list[n++] = (ops_tc_config){.bm = v[0], .bn = v[1], .wm = v[2], .wn = v[3],
                                         .kc = v[4], .stages = (int)v[5], .unroll_k = v[6] != 0};
+            break;
+        case 'w':
+            if (n == 64 || sscanf(optarg, "%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1], &v[2],
+                                  &v[3], &v[4], &v[5]) != 6)
+                goto usage;
+            list[n++] = (ops_tc_config){.bm = v[0], .bn = v[1], .wm = v[2], .wn = v[3],
+                                        .kc = v[4], .stages = (int)v[5], .wgmma = true};
             break;
         default: goto usage;
         }
@@ -111,12 +123,13 @@ int main(int argc, char **argv) {
                                             .unroll_k = u == 1};
         list[n++] = (ops_tc_config){.bm = 128, .bn = 128, .wm = 64, .wn = 32, .stages = 1};
     }
-    printf("dtype,M,N,K,bm,bn,wm,wn,kc,buffers,unroll_k,ms,tflops,error\n");
+    printf("dtype,M,N,K,bm,bn,wm,wn,kc,buffers,unroll_k,ms,tflops,error,engine\n");
     for (int q = 0; q < n; q++) run(t, dname, M, N, K, arch, list[q]);
     return 0;
 usage:
     fprintf(stderr, "usage: %s [--dtype float16|bfloat16|float32] [--size M,N,K] [--arch sm_XX] "
-                    "[--config bm,bn,wm,wn,kc,buffers(1-4),unroll_k(0|1)]... [--compile-only]\n",
+                    "[--config bm,bn,wm,wn,kc,buffers(1-4),unroll_k(0|1)]... "
+                    "[--wgmma-config bm,bn,wm,wn,kc,buffers]... [--compile-only]\n",
             argv[0]);
     return 2;
 }

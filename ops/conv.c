@@ -210,7 +210,8 @@ static int conv_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, 
 
 /* CUDA: the direct-convolution tile; padding inlined (a select on the
  * read) so no kernel materialises it. */
-static int conv_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
+static int conv_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
+                     const ops__gpu *gpu) {
     const ops__priv *pv = w->priv;
     te_tensor *F = pv->t[0], *R = pv->t[0] == pv->t[1] ? NULL : pv->t[1];
     ops__conv_io io = {w->inputs[0],    w->inputs[1],   pv->t[2],
@@ -321,7 +322,8 @@ static int dw_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
 
 /* CUDA: one output per thread over a spatial tile; the R x S taps
  * serial in the thread. */
-static int dw_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
+static int dw_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
+                   const ops__gpu *gpu) {
     (void)p;
     const ops__priv *pv = w->priv;
     return ops__cuda_spatial(s, pv->t[0], NULL, pv->t[2]);

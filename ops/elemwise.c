@@ -99,7 +99,8 @@ static int ew_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
 }
 
 /* CUDA: every axis fused, blocks of 256 threads, one element each. */
-static int ew_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
+static int ew_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
+                   const ops__gpu *gpu) {
     (void)p;
     return ops__cuda_flat(s, ((const ops__priv *)w->priv)->t[0], 256, NULL);
 }

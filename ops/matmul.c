@@ -140,7 +140,8 @@ static int matmul_sched(const ops_workload *w, sch_schedule *s, const int64_t *p
 
 /* CUDA: the GEMM tile; R is C's local cache (matmul) or the product D
  * that the bias/gelu tail Y reads. */
-static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
+static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
+                   const ops__gpu *gpu) {
     const ops__priv *pv = w->priv;
     te_tensor *A = w->inputs[0], *B = w->inputs[1];
     bool half = te_dtype_is_half(w->dtype);
@@ -151,8 +152,13 @@ static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int
     /* 16-bit: tensor cores when the shape allows, the sums rounded as
      * they are stored */
     if (pv->impl == &ops__matmul && half && !p[MM_TA] && !p[MM_TB] &&
-        ops__cuda_wmma_fits(pv->t[0]))
-        return ops_schedule_tc_gemm(s, pv->t[1], A, B, &(ops_tc_config){.max_shared = smem});
+        ops__cuda_wmma_fits(pv->t[0])) {
+        /* sm_90: the warpgroup MMA where its tiles divide the shape */
+        ops_tc_config wg = {.max_shared = gpu->smem, .wgmma = true}, full;
+        if (gpu->cc == 90 && !ops__wgmma_complete(NULL, p[MM_M], p[MM_N], p[MM_K], 2, &wg, &full))
+            return ops_schedule_tc_gemm(s, pv->t[1], A, B, &wg);
+        return ops_schedule_tc_gemm(s, pv->t[1], A, B, &(ops_tc_config){.max_shared = gpu->smem});
+    }
     if (pv->impl == &ops__matmul && p[MM_TF32]) {
         if (p[MM_TA] || p[MM_TB] || !ops__cuda_wmma_fits(pv->t[0]))
             return te_error(sch_ctx(s),
@@ -160,7 +166,7 @@ static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int
                             "of 16 and no transposes (got M=%lld N=%lld K=%lld%s)",
                             (long long)p[MM_M], (long long)p[MM_N], (long long)p[MM_K],
                             p[MM_TA] || p[MM_TB] ? ", transposed" : "");
-        return ops_schedule_tc_gemm(s, pv->t[0], A, B, &(ops_tc_config){.max_shared = smem});
+        return ops_schedule_tc_gemm(s, pv->t[0], A, B, &(ops_tc_config){.max_shared = gpu->smem});
     }
     if (!pv->t[1]) return ops__cuda_gemm(s, pv->t[0], NULL, A, B);
     return ops__cuda_gemm(s, pv->t[1], pv->t[0], A, B);

@@ -75,7 +75,8 @@ static int softmax_sched(const ops_workload *w, sch_schedule *s, const int64_t *
 /* CUDA: three kernels — the row maxima (one thread per row), the row sums
  * of exp(x - max) (Exp inlined into both readers, so never stored), and
  * the elementwise divide (one thread per element). */
-static int softmax_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
+static int softmax_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
+                        const ops__gpu *gpu) {
     (void)p;
     const ops__priv *pv = w->priv;
     return sch_compute_inline(s, pv->t[2]) || ops__cuda_rows(s, pv->t[1]) ||
@@ -149,7 +150,8 @@ static int ln_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
 
 /* CUDA: the row sums and the row sums of squared deviations (one thread
  * per row each), then the normalisation (one thread per element). */
-static int ln_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
+static int ln_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
+                   const ops__gpu *gpu) {
     (void)p;
     const ops__priv *pv = w->priv;
     return ops__cuda_rows(s, pv->t[1]) || ops__cuda_rows(s, pv->t[2]) ||

@@ -10,8 +10,17 @@
 #include "loom/schedule.h"
 #include "loom/te.h"
 
-/* Per-workload state kept in ops_workload.priv. */
+/* What a default CUDA schedule knows of its target. */
+typedef struct {
+    /* the shared memory a block may opt in to on the target's architecture
+     * (cg_cuda_optin_shared), for templates whose deeper pipelines need
+     * more than the static 48 KiB */
+    int64_t smem;
+    int cc; /* compute capability x 10 (sm_90: 90) */
+} ops__gpu;
+
 typedef struct ops__impl ops__impl;
+/* Per-workload state kept in ops_workload.priv. */
 typedef struct {
     const ops__impl *impl;
     int64_t reduce_len;  /* longest sum one output element accumulates (tolerance) */
@@ -33,11 +42,10 @@ struct ops__impl {
                       double *const *out);
     /* Applies the default CPU schedule to s. vlen: vector lanes of float32. */
     int (*schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen);
-    /* Applies the default CUDA schedule to s (ops/sched_cuda.c helpers). */
-    /* smem: the shared memory a block may opt in to on the target's
-     * architecture (cg_cuda_optin_shared), for templates whose deeper
-     * pipelines need more than the static 48 KiB */
-    int (*cuda_schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem);
+    /* Applies the default CUDA schedule to s (ops/sched_cuda.c helpers)
+     * for the target gpu. */
+    int (*cuda_schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p,
+                         const ops__gpu *gpu);
     /* Accepts dtype=float16|bfloat16: 16-bit inputs, a float32 reduce
      * stage, the output cast back to the 16-bit type (ops__cast_output). */
     bool half;
@@ -182,6 +190,19 @@ int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te
  * C[i, j] = sum_k f(A[i, k]) * f(B[k, j])) has the multiples of 16 the
  * WMMA schedule (ops_schedule_tc_gemm) needs. */
 bool ops__cuda_wmma_fits(const te_tensor *R);
+/* The compute capability x 10 of a target architecture ("sm_90a": 90), 0
+ * when unknown. */
+int ops__cuda_cc(const char *arch);
+/* The wgmma GEMM (ops/sched_cuda_wgmma.c): ops_schedule_tc_gemm with
+ * cfg->wgmma. F the output, R its float32 reduction (F itself, or what F
+ * casts). check/complete: as ops_tc_check and the defaults, for 2-byte
+ * inputs (`bytes`); budget: the shared bytes a block may take. */
+int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
+                     const ops_tc_config *c, int stages, int64_t budget, int64_t *shared);
+int ops__wgmma_complete(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
+                        const ops_tc_config *cfg, ops_tc_config *out);
+int ops__schedule_wgmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A,
+                             te_tensor *B, const ops_tc_config *cfg);
 /* What the CUDA convolution schedule needs of a conv2d workload. */
 typedef struct {
     te_tensor *X;     /* the input placeholder */

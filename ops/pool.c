@@ -122,7 +122,8 @@ static int pool_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, 
 
 /* CUDA: one output per thread over a spatial tile, the window serial in
  * the thread, padding inlined; the average's divide on the thread's sum. */
-static int pool_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
+static int pool_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
+                     const ops__gpu *gpu) {
     (void)p;
     const ops__priv *pv = w->priv;
     te_tensor *R = pv->t[0] == pv->t[1] ? NULL : pv->t[1];
@@ -190,7 +191,8 @@ static int gap_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, i
 }
 
 /* CUDA: one thread per (n, c), summing its plane serially. */
-static int gap_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
+static int gap_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
+                    const ops__gpu *gpu) {
     (void)p;
     const ops__priv *pv = w->priv;
     return ops__cuda_flat_reduce(s, pv->t[0], pv->t[1]);

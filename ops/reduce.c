@@ -124,7 +124,8 @@ static int rd_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, in
 
 /* CUDA: one thread per output, its reduction serial (mean: the divide
  * on the thread's sum). */
-static int rd_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p, int64_t smem) {
+static int rd_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
+                   const ops__gpu *gpu) {
     (void)p;
     const ops__priv *pv = w->priv;
     return ops__cuda_flat_reduce(s, pv->t[0], pv->t[0] == pv->t[1] ? NULL : pv->t[1]);

@@ -173,6 +173,9 @@ int ops_tc_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in, te_d
                              "float32 (as tf32)",
                         te_dtype_str(in));
     int stages = cfg->stages ? cfg->stages : cfg->single_buffer ? 1 : 2;
+    if (cfg->wgmma)
+        return ops__wgmma_check(ctx, M, N, K, te_dtype_bytes(in), cfg, stages, 232448,
+                                shared_bytes);
     if (stages < 1 || stages > 4 || (cfg->single_buffer && stages != 1))
         return te_error(ctx,
                         "tc_gemm: %d pipeline stages%s; a pipeline has 1 to 4 (single_buffer "
@@ -190,6 +193,7 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
     if (!ops__cuda_wmma_fits(R) || A->ndim != 2 || B->ndim != 2)
         return te_error(ctx, "tc_gemm: '%s' is not a 2-D matmul with M, N and K multiples of 16",
                         F->name);
+    if (cfg && cfg->wgmma) return ops__schedule_wgmma_gemm(s, F, R, A, B, cfg);
     int64_t M = F->shape[0], N = F->shape[1];
     int64_t K = R->body->u.reduce.axes[0]->u.var.extent;
     te_dtype t = A->dtype;

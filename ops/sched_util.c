@@ -13,6 +13,16 @@
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+int ops__cuda_cc(const char *arch) {
+    const char *d = arch;
+    if (!strncmp(d, "sm_", 3)) d += 3;
+    else if (!strncmp(d, "compute_", 8)) d += 8;
+    else return 0;
+    int cc = 0;
+    while (*d >= '0' && *d <= '9') cc = cc * 10 + (*d++ - '0');
+    return cc;
+}
+
 /* Loops ax[0..k-1] of t fused (k > 1) and the result parallel (*par). */
 static int fuse_parallel(sch_schedule *s, te_tensor *t, te_expr **ax, int k, te_expr **par) {
     te_expr *p = ax[0];
@@ -376,7 +386,8 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target) {
     }
     bool cuda = t.kind == CG_TARGET_CUDA;
     int vlen = t.vector_lanes;
-    int64_t smem = cuda ? cg_cuda_optin_shared(t.arch ? t.arch : cg_cuda_default_arch(ctx)) : 0;
+    const char *arch = cuda ? (t.arch ? t.arch : cg_cuda_default_arch(ctx)) : NULL;
+    ops__gpu gpu = {arch ? cg_cuda_optin_shared(arch) : 0, arch ? ops__cuda_cc(arch) : 0};
     cg_target_free(&t);
     const ops__priv *pv = w->priv;
     if (cuda && !pv->impl->cuda_schedule) {
@@ -385,7 +396,7 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target) {
     }
     sch_schedule *s = sch_create(ctx, w->nouts, w->outs);
     if (!s) return NULL;
-    int rc = cuda ? pv->impl->cuda_schedule(w, s, w->param_values, smem)
+    int rc = cuda ? pv->impl->cuda_schedule(w, s, w->param_values, &gpu)
                   : pv->impl->schedule ? pv->impl->schedule(w, s, w->param_values, vlen) : 0;
     if (rc) {
         const char *why = te_ctx_errmsg(ctx);

@@ -12,11 +12,11 @@ int sch__parse_scope(te_ctx *ctx, const char *prim, const char *tensor, const ch
     if (scope && !strcmp(scope, "global")) return TIR_SCOPE_GLOBAL;
     if (scope && !strcmp(scope, "local")) return TIR_SCOPE_LOCAL;
     if (scope && !strcmp(scope, "shared")) return TIR_SCOPE_SHARED;
-    for (int k = TIR_SCOPE_WMMA_A; k <= TIR_SCOPE_WMMA_ACC; k++)
+    for (int k = TIR_SCOPE_WMMA_A; k <= TIR_SCOPE_WGMMA_ACC; k++)
         if (scope && !strcmp(scope, tir_scope_name((tir_scope)k))) return k;
     return te_error(ctx,
                     "%s: scope '%s' for tensor '%s' is not one of global, local, shared, "
-                    "wmma.matrix_a, wmma.matrix_b, wmma.accumulator",
+                    "wmma.matrix_a, wmma.matrix_b, wmma.accumulator, wgmma.accumulator",
                     prim, scope ? scope : "(null)", tensor);
 }
 

@@ -31,6 +31,7 @@ typedef struct {
     te_tensor *const *args;
     int *arg_stage;
     tir_buffer **params;
+    bool gpu;                /* lowering for a GPU target */
 } lower_state;
 
 /* The steps from a schedule to loop nests, in the order the lowering
@@ -48,6 +49,8 @@ int sch__lower_args(lower_state *L, int nargs, te_tensor *const *args);
 int sch__lower_add_args(lower_state *L, int n, te_tensor *const *extra);
 int sch__lower_check_attach(lower_state *L);
 int sch__lower_buffers(lower_state *L);
+/* The swizzle step's rules for stage g's buffer b (schedule/swizzle.c). */
+int sch__lower_check_swizzle(te_ctx *ctx, const sch_stage *g, const tir_buffer *b, bool gpu);
 tir_func *sch__lower_nests(lower_state *L, const char *name, const bool *emit);
 /* The stages computed once from constant arguments alone
  * (lower_constants.c): marks them in pre[] (one per stage), returns how

@@ -303,7 +303,7 @@ int sch_lower_program(sch_schedule *s, int nargs, te_tensor *const *args,
     if (r.po.gpu && r.constant_args)
         return te_error(ctx, "lower: constant arguments (pre-computed stages) are not supported "
                              "on the GPU");
-    r.L = (lower_state){.s = s, .ctx = ctx};
+    r.L = (lower_state){.s = s, .ctx = ctx, .gpu = r.po.gpu};
     r.L.ls = te_alloc(ctx, sizeof(lower_stage) * (size_t)(s->nstages > 0 ? s->nstages : 1));
     r.L.an = r.L.ls ? te_analyzer_new(ctx) : NULL;
     if (!r.L.an) return -1;

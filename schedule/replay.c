@@ -23,6 +23,7 @@ int sch__apply_storage_align(sch_schedule *s, const sch_step *step);
 int sch__apply_pack(sch_schedule *s, const sch_step *step, te_tensor **out);
 int sch__apply_tensorize(sch_schedule *s, const sch_step *step);
 int sch__apply_double_buffer(sch_schedule *s, const sch_step *step);
+int sch__apply_swizzle(sch_schedule *s, const sch_step *step);
 
 int sch__apply(sch_schedule *s, const sch_step *step, te_expr **out1, te_expr **out2,
                te_tensor **out_tensor) {
@@ -53,6 +54,7 @@ int sch__apply(sch_schedule *s, const sch_step *step, te_expr **out1, te_expr **
     case SCH_STEP_PACK: rc = sch__apply_pack(s, step, out_tensor); break;
     case SCH_STEP_TENSORIZE: rc = sch__apply_tensorize(s, step); break;
     case SCH_STEP_DOUBLE_BUFFER: rc = sch__apply_double_buffer(s, step); break;
+    case SCH_STEP_SWIZZLE: rc = sch__apply_swizzle(s, step); break;
     default: rc = te_error(s->ctx, "apply_step: unknown step kind %d", (int)step->kind);
     }
     if (rc) {

@@ -61,6 +61,7 @@ typedef struct {
     sch_align *aligns;
     int buffers; /* 0, or the copies of its buffer a software pipeline cycles
                     through (double_buffer.c: 2 double buffering) */
+    bool swizzle; /* shared buffer in the 128-byte swizzled layout (swizzle.c) */
 } sch_stage;
 
 struct sch_schedule {

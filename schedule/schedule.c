@@ -354,7 +354,8 @@ const char *sch_step_kind_name(sch_step_kind k) {
                                   "annotate",     "pragma",         "compute_at",
                                   "compute_inline", "compute_root", "cache_read",
                                   "cache_write",  "rfactor",        "storage_align",
-                                  "pack",         "tensorize",      "double_buffer"};
+                                  "pack",         "tensorize",      "double_buffer",
+                                  "swizzle"};
     return (k >= 0 && k < SCH_STEP_KIND_COUNT) ? names[k] : "unknown";
 }
 

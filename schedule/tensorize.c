@@ -25,7 +25,7 @@
 
 #define MAXOP 3
 
-typedef enum { IN_MMA, IN_LOAD_A, IN_LOAD_B, IN_STORE } intrin_kind;
+typedef enum { IN_MMA, IN_LOAD_A, IN_LOAD_B, IN_STORE, IN_WG_MMA, IN_WG_STORE } intrin_kind;
 
 static const struct {
     const char *name;
@@ -35,6 +35,8 @@ static const struct {
     {"wmma.load_a", IN_LOAD_A},
     {"wmma.load_b", IN_LOAD_B},
     {"wmma.store", IN_STORE},
+    {"wgmma.mma", IN_WG_MMA},
+    {"wgmma.store", IN_WG_STORE},
 };
 #define NINTRIN ((int)(sizeof intrinsics / sizeof intrinsics[0]))
 
@@ -44,7 +46,9 @@ bool sch__tensor_intrin_known(const char *name) {
     return false;
 }
 
-const char *sch__tensor_intrin_list(void) { return "wmma.mma, wmma.load_a, wmma.load_b, wmma.store"; }
+const char *sch__tensor_intrin_list(void) {
+    return "wmma.mma, wmma.load_a, wmma.load_b, wmma.store, wgmma.mma, wgmma.store";
+}
 
 /* ---- declarations ---- */
 
@@ -61,18 +65,22 @@ typedef struct {
 
 /* The declaration of kind k for element type t (the operands' type);
  * out: the output's type (a store may round the float32 sums to
- * float16). */
-static int declare(te_ctx *ctx, intrin_kind k, te_dtype t, te_dtype out, decl *d) {
+ * float16); n: a wgmma tile's width (WMMA's is 16). */
+static int declare(te_ctx *ctx, intrin_kind k, te_dtype t, te_dtype out, int64_t n, decl *d) {
     memset(d, 0, sizeof *d);
     int64_t kk = tir_wmma_k(t);
+    int64_t m = 16;
     te_dtype f32 = TE_FLOAT32;
     te_expr *i, *j;
+    if (k == IN_WG_MMA) k = IN_MMA, m = 64;
+    else if (k == IN_WG_STORE) k = IN_STORE, m = 64;
+    else n = 16;
     switch (k) {
     case IN_MMA: {
-        te_tensor *a = te_placeholder(ctx, "a", t, TE_SHAPE(16, kk));
-        te_tensor *b = te_placeholder(ctx, "b", t, TE_SHAPE(kk, 16));
-        i = te_axis(ctx, "i", 16);
-        j = te_axis(ctx, "j", 16);
+        te_tensor *a = te_placeholder(ctx, "a", t, TE_SHAPE(m, kk));
+        te_tensor *b = te_placeholder(ctx, "b", t, TE_SHAPE(kk, n));
+        i = te_axis(ctx, "i", m);
+        j = te_axis(ctx, "j", n);
         te_expr *r = te_reduce_axis(ctx, "k", kk);
         if (!a || !b || !i || !j || !r) return -1;
         te_expr *x = te_read(a, i, r), *y = te_read(b, r, j);
@@ -91,7 +99,7 @@ static int declare(te_ctx *ctx, intrin_kind k, te_dtype t, te_dtype out, decl *d
     case IN_LOAD_A:
     case IN_LOAD_B:
     case IN_STORE: {
-        int64_t rows = k == IN_LOAD_B ? kk : 16, cols = k == IN_LOAD_A ? kk : 16;
+        int64_t rows = k == IN_LOAD_B ? kk : m, cols = k == IN_LOAD_A ? kk : n;
         te_tensor *src = te_placeholder(ctx, "src", k == IN_STORE ? f32 : t, TE_SHAPE(rows, cols));
         i = te_axis(ctx, "i", rows);
         j = te_axis(ctx, "j", cols);
@@ -104,6 +112,7 @@ static int declare(te_ctx *ctx, intrin_kind k, te_dtype t, te_dtype out, decl *d
         d->naxes = 2;
         break;
     }
+    default: break;
     }
     if (!d->out) return -1;
     d->axes[0] = i;
@@ -287,6 +296,10 @@ static int check_memory(tz_ctx *z, const tile *t, int64_t *ld, bool *col_major) 
         return refuse(z, te_sprintf(ctx, "'%s' is in scope %s; this operand must be in global or ",
                                     b->name, tir_scope_name(b->scope)),
                       "shared memory");
+    if (b->swizzle)
+        return refuse(z, te_sprintf(ctx, "'%s' is swizzled; WMMA reads tiles of plain rows ",
+                                    b->name),
+                      "(the swizzled layout is wgmma's)");
     int64_t sr = b->strides[t->drow], sc = b->strides[t->dcol];
     if (sc == 1) {
         *ld = sr;
@@ -316,6 +329,103 @@ static int check_memory(tz_ctx *z, const tile *t, int64_t *ld, bool *col_major) 
     return 0;
 }
 
+/* ---- wgmma's rules ---- */
+
+/* The extent of the first loop from pos inwards that steps the output's
+ * columns (a wgmma tile's n), or -1. */
+static int64_t wg_width(lower_state *L, int st, int pos) {
+    const sch_stage *g = &L->s->stages[st];
+    if (g->op->ndim != 2) return -1;
+    te_expr *col = sch__lower_value(L, st, g->op->axes[1]);
+    for (int l = pos; col && l < g->nleaf; l++)
+        if (te_expr_uses_var(col, g->leaf[l])) return sch__lower_ext(L, st, g->leaf[l]);
+    return -1;
+}
+
+/* A wgmma accumulator tile: 64 rows of the whole width n, on the grid. */
+static int check_wg_acc(tz_ctx *z, const tile *t, int64_t n) {
+    te_ctx *ctx = z->L->ctx;
+    const tir_buffer *b = t->buf;
+    if (check_fragment(z, t, TIR_SCOPE_WGMMA_ACC, 64, n)) return -1;
+    if (b->shape[1] != n)
+        return refuse(z, te_sprintf(ctx, "accumulator '%s' is %lld columns wide and the tile %lld; ",
+                                    b->name, (long long)b->shape[1], (long long)n),
+                      "a wgmma tile spans the accumulator's whole width");
+    return 0;
+}
+
+/* A wgmma operand in shared memory: swizzled, its tile inside the 128-byte
+ * panels as the descriptor describes it. ld: the descriptor's leading
+ * byte offset; mn_major: the operand is contiguous along m (a) or n (b),
+ * wgmma's "transposed" form. */
+static int check_wg_operand(tz_ctx *z, const tile *t, const char *which, int64_t *ld,
+                            bool *mn_major) {
+    te_ctx *ctx = z->L->ctx;
+    const tir_buffer *b = t->buf;
+    if (b->scope != TIR_SCOPE_SHARED || !b->swizzle)
+        return refuse(z, te_sprintf(ctx, "operand %s '%s' is %s memory%s; wgmma reads its ", which,
+                                    b->name, tir_scope_name(b->scope),
+                                    b->scope == TIR_SCOPE_SHARED ? " not swizzled" : ""),
+                      "operands from shared memory in the swizzled layout (sch_swizzle)");
+    if (b->ndim != 2)
+        return refuse(z, te_sprintf(ctx, "operand %s '%s' is not a 2-D tile", which, b->name),
+                      NULL);
+    /* the buffer's contiguous dimension is its last: the tile's columns
+     * there are k for a (k-major), n for b (n-major) */
+    bool is_a = which[0] == 'a';
+    *mn_major = is_a ? t->dcol == 0 : t->dcol == 1;
+    const int row_dim = 0; /* the strided dimension: rows of 128 bytes in each panel */
+    int bytes = te_dtype_bytes(b->dtype);
+    int64_t w = 128 / bytes;
+    if (!multiple(z->L->an, t->start[row_dim], 8))
+        return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at row %s; ", which,
+                                    b->name, te_expr_str(ctx, t->start[row_dim])),
+                      "wgmma's core matrices need a multiple of 8");
+    if (*mn_major) {
+        /* the m or n columns run across whole panels, one after another */
+        if (!multiple(z->L->an, t->start[1], w))
+            return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at column %s; ",
+                                        which, b->name, te_expr_str(ctx, t->start[1])),
+                          te_sprintf(ctx, "an m- or n-contiguous operand starts on a 128-byte "
+                                          "panel (a multiple of %lld)",
+                                     (long long)w));
+        *ld = b->shape[0] * 128; /* from one panel to the next */
+    } else {
+        /* the 16 k of the tile inside one panel (a k-step of 32 bytes) */
+        if (!multiple(z->L->an, t->start[1], 16))
+            return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at column %s; ",
+                                        which, b->name, te_expr_str(ctx, t->start[1])),
+                          "a k-contiguous operand's k step starts on a multiple of 16");
+        *ld = 16; /* unused by the hardware for swizzled k-major operands */
+    }
+    return 0;
+}
+
+/* The memory tile wgmma.store writes: row-major, pairs of elements
+ * aligned (each thread stores two neighbours at once). */
+static int check_wg_store(tz_ctx *z, const tile *t, int64_t *ld) {
+    te_ctx *ctx = z->L->ctx;
+    const tir_buffer *b = t->buf;
+    if (b->scope != TIR_SCOPE_GLOBAL && b->scope != TIR_SCOPE_SHARED)
+        return refuse(z, te_sprintf(ctx, "'%s' is in scope %s; wgmma.store writes global or ",
+                                    b->name, tir_scope_name(b->scope)),
+                      "shared memory");
+    if (b->strides[t->dcol] != 1 || b->swizzle)
+        return refuse(z, te_sprintf(ctx, "the tile of '%s' does not have contiguous rows; ", b->name),
+                      "wgmma.store writes row-major tiles");
+    *ld = b->strides[t->drow];
+    te_expr *off = NULL;
+    for (int d = 0; d < b->ndim; d++) {
+        te_expr *x = te_mul(t->start[d], te_int(ctx, b->strides[d]));
+        off = off ? te_add(off, x) : x;
+    }
+    if (*ld % 2 || !off || !multiple(z->L->an, off, 2))
+        return refuse(z, te_sprintf(ctx, "the tile of '%s' (row stride %lld) is not ", b->name,
+                                    (long long)*ld),
+                      "aligned to pairs of elements, which wgmma.store writes at once");
+    return 0;
+}
+
 static te_expr *first_element(tz_ctx *z, const tile *t) {
     return tir_buffer_load(t->buf, t->buf->ndim, t->start);
 }
@@ -327,11 +437,17 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
     const sch_stage *g = &L->s->stages[st];
     lower_stage *ls = &L->ls[st];
     tz_ctx z = {.L = L, .g = g, .name = name, .pos = pos};
-    intrin_kind kind = IN_MMA;
+    intrin_kind wkind = IN_MMA;
     bool known = false;
     for (int i = 0; i < NINTRIN; i++)
-        if (!strcmp(name, intrinsics[i].name)) kind = intrinsics[i].kind, known = true;
+        if (!strcmp(name, intrinsics[i].name)) wkind = intrinsics[i].kind, known = true;
     if (!known) return refuse(&z, "unknown intrinsic", NULL);
+    /* wgmma's calls match as WMMA's of 64-row tiles; `kind` is the form */
+    bool wg = wkind == IN_WG_MMA || wkind == IN_WG_STORE;
+    intrin_kind kind = wkind == IN_WG_MMA ? IN_MMA : wkind == IN_WG_STORE ? IN_STORE : wkind;
+    int64_t width = 16;
+    if (wg && (width = wg_width(L, st, pos)) < 0)
+        return refuse(&z, "no loop from this axis inwards steps the output's columns", NULL);
 
     /* 1. the declaration for the operands' element type, and the match */
     te_expr *body = ls->body;
@@ -353,13 +469,20 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
         return refuse(&z, te_sprintf(ctx, "element type %s; WMMA takes float16, bfloat16 and ",
                                      te_dtype_str(t)),
                       "float32 (as tf32)");
+    if (wkind == IN_WG_MMA && t.bits != 16)
+        return refuse(&z, te_sprintf(ctx, "element type %s; wgmma.mma takes float16 and ",
+                                     te_dtype_str(t)),
+                      "bfloat16 (tf32's wgmma needs both operands k-contiguous)");
+    if (wg && (width < 8 || width > 256 || width % 8))
+        return refuse(&z, te_sprintf(ctx, "the tile is %lld columns wide; ", (long long)width),
+                      "wgmma's n is a multiple of 8 from 8 to 256");
     te_dtype out_t = g->op->dtype;
     if (kind == IN_STORE && !te_dtype_eq(out_t, TE_FLOAT32) && !te_dtype_is_half(out_t))
         return refuse(&z, te_sprintf(ctx, "the output is %s; WMMA stores float32, or float16 or ",
                                      te_dtype_str(out_t)),
                       "bfloat16 rounded from the float32 sums");
     decl d;
-    if (declare(ctx, kind, t, out_t, &d)) return -1;
+    if (declare(ctx, wkind, t, out_t, width, &d)) return -1;
     match_map m = {0};
     if (!match(d.out->body, body, &m) || m.nt != d.nin)
         return refuse(&z, te_sprintf(ctx, "its computation %s does not match the intrinsic's ",
@@ -457,7 +580,18 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
     int64_t ld[MAXOP] = {0};
     bool cm[MAXOP] = {false};
     tir_tensor_intrin call = TIR_WMMA_MMA;
-    switch (kind) {
+    switch (wkind) {
+    case IN_WG_MMA:
+        call = TIR_WGMMA_MMA;
+        if (check_wg_acc(&z, &tiles[0], width) ||
+            check_wg_operand(&z, &tiles[1], "a", &ld[1], &cm[1]) ||
+            check_wg_operand(&z, &tiles[2], "b", &ld[2], &cm[2]))
+            return -1;
+        break;
+    case IN_WG_STORE:
+        call = TIR_WGMMA_STORE;
+        if (check_wg_store(&z, &tiles[0], &ld[0]) || check_wg_acc(&z, &tiles[1], width)) return -1;
+        break;
     case IN_MMA:
         if (check_fragment(&z, &tiles[0], TIR_SCOPE_WMMA_ACC, 16, 16) ||
             check_fragment(&z, &tiles[1], TIR_SCOPE_WMMA_A, 16, kk) ||
@@ -486,7 +620,9 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
     if (!out->call) return -1;
     out->init = NULL;
     if (kind == IN_MMA) {
-        if (!(out->init = tir_tensor_call(ctx, TIR_WMMA_FILL, 1, args, NULL, NULL))) return -1;
+        if (!(out->init = tir_tensor_call(ctx, wg ? TIR_WGMMA_FILL : TIR_WMMA_FILL, 1, args, NULL,
+                                          NULL)))
+            return -1;
     }
     return 0;
 }

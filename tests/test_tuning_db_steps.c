@@ -137,7 +137,7 @@ static void test_round_trip_inline(void **state) {
     round_trip(mk_chain, schedule_inline);
 }
 
-/* The steps only GPU lowering accepts (bind, double_buffer, tensorize):
+/* The steps only GPU lowering accepts (bind, double_buffer, swizzle, tensorize):
  * recorded, never lowered here. */
 static sch_schedule *schedule_gpu_steps(te_ctx *ctx, sched_case *c) {
     sch_schedule *s = sch_create(ctx, 1, &c->out);
@@ -148,6 +148,7 @@ static sch_schedule *schedule_gpu_steps(te_ctx *ctx, sched_case *c) {
     assert_int_equal(sch_bind(s, c->out, o, "blockIdx.x"), 0);
     assert_int_equal(sch_compute_at(s, AS, c->out, o), 0);
     assert_int_equal(sch_double_buffer(s, AS), 0);
+    assert_int_equal(sch_swizzle(s, AS), 0);
     assert_int_equal(sch_tensorize(s, c->out, i, "wmma.store"), 0);
     return s;
 }

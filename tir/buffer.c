@@ -12,12 +12,14 @@ const char *tir_scope_name(tir_scope s) {
     case TIR_SCOPE_WMMA_A: return "wmma.matrix_a";
     case TIR_SCOPE_WMMA_B: return "wmma.matrix_b";
     case TIR_SCOPE_WMMA_ACC: return "wmma.accumulator";
+    case TIR_SCOPE_WGMMA_ACC: return "wgmma.accumulator";
     }
     return "unknown";
 }
 
 bool tir_scope_is_fragment(tir_scope s) {
-    return s == TIR_SCOPE_WMMA_A || s == TIR_SCOPE_WMMA_B || s == TIR_SCOPE_WMMA_ACC;
+    return s == TIR_SCOPE_WMMA_A || s == TIR_SCOPE_WMMA_B || s == TIR_SCOPE_WMMA_ACC ||
+           s == TIR_SCOPE_WGMMA_ACC;
 }
 
 tir_buffer *tir_buffer_new(te_ctx *ctx, const char *name, te_dtype t, int ndim,
@@ -39,7 +41,7 @@ tir_buffer *tir_buffer_new(te_ctx *ctx, const char *name, te_dtype t, int ndim,
         te_error(ctx, "buffer '%s': element type %s must be a scalar", name, te_dtype_str(t));
         return NULL;
     }
-    if ((int)scope < TIR_SCOPE_GLOBAL || scope > TIR_SCOPE_WMMA_ACC) {
+    if ((int)scope < TIR_SCOPE_GLOBAL || scope > TIR_SCOPE_WGMMA_ACC) {
         te_error(ctx, "buffer '%s': unknown scope %d", name, (int)scope);
         return NULL;
     }

@@ -176,6 +176,9 @@ static tir_stmt *pipeline(te_ctx *ctx, tir_stmt *s) {
         int64_t all = S * size;
         tir_buffer *nb = tir_buffer_new(ctx, q.b->name, q.b->dtype, 1, &all, q.b->scope);
         if (!nb) return NULL;
+        /* a swizzled slot is a whole number of 1024-byte swizzle atoms
+         * (8 rows of 128 bytes), so the XOR of every slot is the first's */
+        nb->swizzle = q.b->swizzle;
         te_expr *sz = sizes[cur.nb] = te_int(ctx, size);
         cur.from[cur.nb] = next.from[next.nb] = q.b;
         cur.to[cur.nb] = next.to[next.nb] = nb;

@@ -295,6 +295,7 @@ static tir_stmt *inject(te_ctx *ctx, const tir_stmt *loop) {
         int64_t size = tir_buffer_size(b) * n;
         tir_buffer *nb = tir_buffer_new(ctx, b->name, b->dtype, 1, &size, b->scope);
         if (!nb) return NULL;
+        nb->swizzle = b->swizzle;
         st.expanded[k] = nb;
         any = true;
     }

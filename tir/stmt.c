@@ -413,15 +413,19 @@ te_expr *tir_broadcast(te_expr *value, int lanes) {
 }
 
 const char *tir_tensor_intrin_name(tir_tensor_intrin k) {
-    static const char *const names[] = {"wmma.fill", "wmma.load_a", "wmma.load_b", "wmma.mma",
-                                        "wmma.store"};
+    static const char *const names[] = {"wmma.fill",  "wmma.load_a", "wmma.load_b",
+                                        "wmma.mma",   "wmma.store",  "wgmma.fill",
+                                        "wgmma.mma",  "wgmma.store"};
     return (int)k >= 0 && k < TIR_TENSOR_INTRIN_COUNT ? names[k] : "unknown";
 }
 
 int tir_tensor_intrin_nargs(tir_tensor_intrin k) {
     switch (k) {
-    case TIR_WMMA_FILL: return 1;
-    case TIR_WMMA_MMA: return 3;
+    case TIR_WMMA_FILL:
+    case TIR_WGMMA_FILL: return 1;
+    case TIR_WMMA_MMA:
+    case TIR_WGMMA_MMA: return 3;
+    case TIR_WGMMA_STORE:
     case TIR_WMMA_LOAD_A:
     case TIR_WMMA_LOAD_B:
     case TIR_WMMA_STORE: return 2;

@@ -124,6 +124,7 @@ static bool put_step(FILE *f, const sch_step *st) {
     case SCH_STEP_DOUBLE_BUFFER:
         if (st->value) put_int(f, "buffers", st->value, &ok);
         break;
+    case SCH_STEP_SWIZZLE: break;
     case SCH_STEP_CACHE_READ:
         put_str(f, "scope", st->str, &ok);
         put_ints(f, "readers", st->n, st->stages, &ok);
@@ -288,7 +289,7 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
         return te_error(ctx,
                         "step log: step %d: unknown step kind '%.64s' (kinds: split, fuse, "
                         "reorder, annotate, pragma, compute_at, compute_inline, compute_root, "
-                        "cache_read, cache_write, rfactor, storage_align, pack, tensorize, double_buffer)",
+                        "cache_read, cache_write, rfactor, storage_align, pack, tensorize, double_buffer, swizzle)",
                         index, k->valuestring);
     }
     st->kind = (sch_step_kind)kind;
@@ -362,7 +363,8 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
         break;
     }
     case SCH_STEP_COMPUTE_INLINE:
-    case SCH_STEP_COMPUTE_ROOT: {
+    case SCH_STEP_COMPUTE_ROOT:
+    case SCH_STEP_SWIZZLE: {
         static const char *const f[] = {"kind", "stage", NULL};
         if (check_fields(&p, o, f)) return -1;
         break;

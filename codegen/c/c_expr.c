@@ -228,6 +228,18 @@ static void print_call(cg_c_emitter *em, const te_expr *e) {
     put(em, ")");
 }
 
+void cg_c_index(cg_c_emitter *em, const tir_buffer *b, const te_expr *idx) {
+    if (!b->swizzle) {
+        cg_c_expr(em, idx);
+        return;
+    }
+    int bytes = te_dtype_bytes(b->dtype), lg = 0;
+    while ((1 << lg) < bytes) lg++;
+    te_str_printf(em->out, "loom_swz<%d>(", lg);
+    cg_c_expr(em, idx);
+    te_str_append(em->out, ")");
+}
+
 static void print_load(cg_c_emitter *em, const te_expr *e) {
     const tir_buffer *b = e->u.load.buffer;
     const char *name = cg_c_buffer_name(em, b);
@@ -238,7 +250,7 @@ static void print_load(cg_c_emitter *em, const te_expr *e) {
         put(em, " ? ");
     }
     te_str_printf(em->out, "%s[", name);
-    cg_c_expr(em, e->u.load.index);
+    cg_c_index(em, b, e->u.load.index);
     put(em, "]");
     if (pred) te_str_printf(em->out, " : (%s)0)", elem_type(em, b->dtype));
 }

@@ -73,6 +73,10 @@ const char *cg_c_type_em(cg_c_emitter *em, te_dtype t);
 /* Prints expression e in C into em->out. With em->lane set, vector
  * subexpressions print lane em->lane (RAMP(b, s, L) -> (b + s*lane)). */
 void cg_c_expr(cg_c_emitter *em, const te_expr *e);
+/* Prints flat index idx of buffer b: as it is, or for a swizzled shared
+ * buffer (tir_buffer.swizzle; CUDA only) through the prelude's
+ * loom_swz<log2 bytes>(), which XORs its 16-byte chunk with its row mod 8. */
+void cg_c_index(cg_c_emitter *em, const tir_buffer *b, const te_expr *idx);
 /* C source of the helpers generated code may call (floor division and
  * modulo, sigmoid, min/max per type), written with a LOOM_HELPER macro
  * the including prelude defines first (static inline in C, static

@@ -35,6 +35,9 @@ rt_module *cg_cuda_build(te_ctx *ctx, int nprogs, const tir_device_program *cons
     const char *src = cg_cuda_source(ctx, nprogs, progs);
     if (!src) return NULL;
     const char *arch = opts && opts->arch ? opts->arch : cg_cuda_default_arch(ctx);
+    /* wgmma exists only in sm_90's architecture-specific target */
+    if (strstr(src, "wgmma.mma_async") && (!strcmp(arch, "sm_90") || !strcmp(arch, "compute_90")))
+        arch = te_sprintf(ctx, "%sa", arch);
     rt_nvrtc_output out;
     if (rt_nvrtc_compile(src, te_sprintf(ctx, "%s.cu", progs[0]->host->name), arch, &out)) {
         te_error(ctx, "cuda: %s", rt_last_error());

@@ -35,6 +35,7 @@ typedef struct {
     const char *ivar; /* C type of loop variables */
     int64_t block[3]; /* the kernel's threadIdx.x/y/z extents */
     cg_cuda_wmma wmma; /* its fragment buffers */
+    cg_cuda_wgmma wgmma; /* its warpgroup MMAs */
     cg_cuda_smem smem; /* its shared buffers in dynamic shared memory, if any */
     int async;         /* inside cuda.async_copy: shared <- global copies may be cp.async */
 } cuda_emitter;
@@ -160,7 +161,9 @@ static bool aligned_ramp(cg_c_emitter *em, const te_expr *idx, int lanes) {
 static void print_vec_ptr(cg_c_emitter *em, const char *vt, const tir_buffer *b, const te_expr *idx,
                           bool is_const) {
     te_str_printf(em->out, "*(%s%s *)(%s + ", is_const ? "const " : "", vt, cg_c_buffer_name(em, b));
-    cg_c_expr(em, idx->u.ramp.base);
+    /* an aligned vector stays inside one 16-byte chunk: the swizzle of
+     * its first element is the vector's */
+    cg_c_index(em, b, idx->u.ramp.base);
     put(em, ")");
 }
 
@@ -187,7 +190,7 @@ static bool emit_async_copy(cuda_emitter *ce, const tir_stmt *s, int lanes) {
     }
     ind(em);
     te_str_printf(em->out, "loom_cp_async%d(&%s[", bytes, cg_c_buffer_name(em, b));
-    cg_c_expr(em, si);
+    cg_c_index(em, b, si);
     te_str_printf(em->out, "], &%s[", cg_c_buffer_name(em, val->u.load.buffer));
     cg_c_expr(em, gi);
     put(em, "]);\n");
@@ -209,7 +212,7 @@ static void emit_store(cuda_emitter *ce, const tir_stmt *s) {
             put(em, ") ");
         }
         te_str_printf(em->out, "%s[", name);
-        cg_c_expr(em, idx);
+        cg_c_index(em, b, idx);
         put(em, "] = ");
         cg_c_expr(em, val);
         put(em, ";\n");
@@ -266,7 +269,7 @@ static void emit_store(cuda_emitter *ce, const tir_stmt *s) {
         put(em, ") ");
     }
     te_str_printf(em->out, "%s[", name);
-    cg_c_expr(em, idx);
+    cg_c_index(em, b, idx);
     te_str_printf(em->out, "] = loom_t%d[loom_l];\n", t);
     em->lane = NULL;
     em->indent--;
@@ -289,7 +292,8 @@ static void emit_allocate(cuda_emitter *ce, const tir_stmt *s) {
     if (tir_scope_is_fragment(b->scope)) {
         cg_c_line(em, "{");
         em->indent++;
-        cg_cuda__wmma_declare(em, &ce->wmma, b);
+        if (b->scope == TIR_SCOPE_WGMMA_ACC) cg_cuda__wgmma_declare(em, b);
+        else cg_cuda__wmma_declare(em, &ce->wmma, b);
         emit(ce, s->u.alloc.body);
         em->indent--;
         cg_c_line(em, "}");
@@ -306,9 +310,10 @@ static void emit_allocate(cuda_emitter *ce, const tir_stmt *s) {
         cg_c_line(em, "}");
         return;
     }
-    /* 32 bytes: what WMMA's loads and stores need of a shared tile */
+    /* 32 bytes: what WMMA's loads and stores need of a shared tile; a
+     * swizzled one starts on its 1024-byte swizzle atom */
     cg_c_line(em, "%s__align__(%d) %s %s[%lld];", b->scope == TIR_SCOPE_SHARED ? "__shared__ " : "",
-              b->scope == TIR_SCOPE_SHARED ? 32 : 16,
+              b->scope == TIR_SCOPE_SHARED ? (b->swizzle ? 1024 : 32) : 16,
               ty, name, (long long)tir_buffer_size(b));
     emit(ce, s->u.alloc.body);
     em->indent--;
@@ -349,9 +354,15 @@ static void emit(cuda_emitter *ce, const tir_stmt *s) {
     case TIR_FOR: emit_for(ce, s); return;
     case TIR_STORE: emit_store(ce, s); return;
     case TIR_ALLOCATE: emit_allocate(ce, s); return;
-    case TIR_BARRIER: cg_c_line(em, "__syncthreads();"); return;
+    case TIR_BARRIER:
+        cg_cuda__wgmma_sync(em, &ce->wgmma);
+        cg_c_line(em, "__syncthreads();");
+        return;
     case TIR_ALLREDUCE: cg_cuda__emit_allreduce(em, s, ce->block, emit_cb, ce); return;
-    case TIR_TENSOR_CALL: cg_cuda__wmma_call(em, &ce->wmma, s); return;
+    case TIR_TENSOR_CALL:
+        if (s->u.tcall.intrin >= TIR_WGMMA_FILL) cg_cuda__wgmma_call(em, &ce->wgmma, s);
+        else cg_cuda__wmma_call(em, &ce->wmma, s);
+        return;
     default:
         cg_c_fail(em, "statement kind %d in kernel '%s' is not supported by the cuda target "
                       "(run tir_run_pipeline first)",
@@ -390,9 +401,13 @@ static const char prelude[] =
     "LOOM_CP_ASYNC(4, \"ca\")\n"
     "LOOM_CP_ASYNC(8, \"ca\")\n"
     "LOOM_CP_ASYNC(16, \"cg\")\n"
+    "// The 128-byte swizzle of shared tiles (sch_swizzle): the 16-byte chunk\n"
+    "// of flat index i (elements of 2^S bytes) XOR its 128-byte row mod 8.\n"
+    "template <int S, class I> LOOM_HELPER I loom_swz(I i) { return i ^ (((i >> (7 - S)) & 7) << (4 - S)); }\n"
     "\n";
 
-static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, unsigned *uses_half) {
+static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, unsigned *uses_half,
+                       cg_cuda_wgmma *wgmma) {
     const tir_func *f = k->func;
     cuda_emitter ce;
     memset(&ce, 0, sizeof ce);
@@ -413,6 +428,7 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, unsigned *
     ce.ivar = small ? "int" : "long long";
     memcpy(ce.block, k->block, sizeof ce.block);
     cg_cuda__wmma_scan(em, f->body, k->block, &ce.wmma);
+    cg_cuda__wgmma_scan(em, f->body, k->block, &ce.wgmma, wgmma);
     if (cg_cuda__smem_layout(ctx, f->body, f->name, &ce.smem)) em->failed = true;
     int64_t threads = k->block[0] * k->block[1] * k->block[2];
     te_str_printf(&body, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
@@ -433,9 +449,17 @@ static int emit_kernel(te_ctx *ctx, const tir_kernel *k, te_str *out, unsigned *
                   (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2],
                   (long long)k->block[0], (long long)k->block[1], (long long)k->block[2]);
     em->indent = 1;
-    if (ce.smem.n)
+    if (ce.smem.n && ce.smem.align > 128) {
+        /* the dynamic array is only sure to be 16-byte aligned: start the
+         * buffers on the next 1024-byte boundary (the launch has room) */
+        cg_c_line(em, "extern __shared__ __align__(1024) unsigned char loom_smem_raw[]; // %lld bytes",
+                  (long long)ce.smem.bytes);
+        cg_c_line(em, "unsigned char *loom_smem = loom_smem_raw + ((1024u - ((unsigned)"
+                      "__cvta_generic_to_shared(loom_smem_raw) & 1023u)) & 1023u);");
+    } else if (ce.smem.n) {
         cg_c_line(em, "extern __shared__ __align__(128) unsigned char loom_smem[]; // %lld bytes",
                   (long long)ce.smem.bytes);
+    }
     cg_cuda__wmma_prologue(em, &ce.wmma);
     emit(&ce, f->body);
     te_str_append(&body, "}\n\n");
@@ -453,9 +477,11 @@ const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *c
     te_str_init(&kernels);
     te_str_init(&out);
     unsigned uses_half = 0;
+    cg_cuda_wgmma wgmma;
+    memset(&wgmma, 0, sizeof wgmma);
     for (int p = 0; p < nprogs; ++p)
         for (int k = 0; k < progs[p]->nkernels; ++k)
-            if (emit_kernel(ctx, &progs[p]->kernels[k], &kernels, &uses_half)) {
+            if (emit_kernel(ctx, &progs[p]->kernels[k], &kernels, &uses_half, &wgmma)) {
                 te_str_free(&kernels);
                 return NULL;
             }
@@ -467,6 +493,7 @@ const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *c
     if (uses_half & 4u) te_str_append(&out, "#include <mma.h>\n");
     te_str_append(&out, prelude);
     if (uses_half & 4u) te_str_append(&out, cg_cuda__wmma_helpers);
+    cg_cuda__wgmma_helpers(&out, &wgmma);
     te_str_append(&out, cg_c_helper_defs);
     te_str_append(&out, kernels.data ? kernels.data : "");
     const char *src = te_strdup(ctx, out.data ? out.data : "");

@@ -27,6 +27,8 @@ typedef struct {
     const tir_buffer *b[CG_CUDA_MAX_SMEM];
     int64_t off[CG_CUDA_MAX_SMEM];     /* bytes into the dynamic array */
     int64_t bytes;                     /* the launch's dynamic shared memory */
+    int64_t align;                     /* 1024 with a swizzled buffer: the kernel
+                                          aligns the array's start (bytes has room) */
 } cg_cuda_smem;
 /* The layout of a kernel's shared buffers: all of them in one dynamic
  * array (128-byte aligned offsets, in the order they are allocated) when
@@ -64,5 +66,36 @@ void cg_cuda__wmma_declare(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_bu
 extern const char cg_cuda__wmma_helpers[];
 /* Writes TENSOR_CALL s as a WMMA call. */
 void cg_cuda__wmma_call(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_stmt *s);
+
+/* ---- Hopper's warpgroup MMA (cuda_wgmma.c) ---- */
+#define CG_CUDA_MAX_WGMMA_FORMS 16
+/* One form of wgmma.mma_async a source uses: its helper function. */
+typedef struct {
+    int n;               /* the tile's width (8..256) */
+    bool bf16;           /* operands bfloat16 (else float16) */
+    bool mn_a, mn_b;     /* "transposed" operands: a m-contiguous, b n-contiguous */
+} cg_cuda_wgmma_form;
+typedef struct {
+    bool used;           /* the kernel has wgmma calls (sm_90a) */
+    int nforms;
+    cg_cuda_wgmma_form forms[CG_CUDA_MAX_WGMMA_FORMS];
+    bool issued;         /* emission: an mma issued since the last wait */
+} cg_cuda_wgmma;
+/* Reads the wgmma calls of a kernel body into g, adding their forms to
+ * all's (the source's helpers); fails em where the block is not whole
+ * warpgroups along threadIdx.x (128 threads) or on too many forms. */
+void cg_cuda__wgmma_scan(cg_c_emitter *em, const tir_stmt *body, const int64_t block[3],
+                         cg_cuda_wgmma *g, cg_cuda_wgmma *all);
+/* Declares accumulator b (scope wgmma.accumulator): n/2 float registers a
+ * thread for each 64 x n tile. */
+void cg_cuda__wgmma_declare(cg_c_emitter *em, const tir_buffer *b);
+/* Writes wgmma TENSOR_CALL s. */
+void cg_cuda__wgmma_call(cg_c_emitter *em, cg_cuda_wgmma *g, const tir_stmt *s);
+/* Before a barrier of a wgmma kernel: waits for the issued mmas (their
+ * shared operands may be overwritten after it) and fences this thread's
+ * shared-memory writes for the tensor cores' async proxy. */
+void cg_cuda__wgmma_sync(cg_c_emitter *em, cg_cuda_wgmma *g);
+/* Appends the device helpers of all's forms (after the prelude). */
+void cg_cuda__wgmma_helpers(te_str *out, const cg_cuda_wgmma *all);
 
 #endif

@@ -9,7 +9,8 @@
  * on sm_90). Kernels within 48 KiB keep their static arrays, so their
  * code does not change; a kernel over it gets every shared buffer of the
  * TIR at its own 128-byte aligned offset of the dynamic array (no reuse
- * between buffers, as the verifier counts them).
+ * between buffers, as the verifier counts them); a swizzled buffer at a
+ * 1024-byte aligned one, the array's start aligned in the kernel.
  */
 #include <string.h>
 
@@ -29,6 +30,10 @@ static void add(const tir_stmt *s, void *user) {
         return;
     }
     const tir_buffer *b = s->u.alloc.buffer;
+    if (b->swizzle) { /* a swizzle atom: 1024 bytes, aligned */
+        L->bytes = (L->bytes + 1023) / 1024 * 1024;
+        L->align = 1024;
+    }
     L->b[L->n] = b;
     L->off[L->n++] = L->bytes;
     int64_t bytes = tir_buffer_size(b) * te_dtype_bytes(b->dtype);
@@ -43,6 +48,7 @@ int cg_cuda__smem_layout(te_ctx *ctx, const tir_stmt *body, const char *kernel, 
         return te_error(ctx, "cuda: kernel '%s' allocates more than %d shared buffers", kernel,
                         CG_CUDA_MAX_SMEM);
     if (L->bytes <= CG_CUDA_STATIC_SMEM) memset(L, 0, sizeof *L);
+    else if (L->align > 128) L->bytes += L->align; /* room to align the array's start */
     return 0;
 }
 

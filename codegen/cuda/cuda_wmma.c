@@ -45,7 +45,7 @@ typedef struct {
 
 static void scan_stmt(const tir_stmt *s, void *user) {
     scan_ctx *sc = user;
-    if (s->kind != TIR_TENSOR_CALL || sc->em->failed) return;
+    if (s->kind != TIR_TENSOR_CALL || sc->em->failed || s->u.tcall.intrin > TIR_WMMA_STORE) return;
     sc->w->used = true;
     const te_expr *const *a = (const te_expr *const *)s->u.tcall.args;
     cg_cuda_frag *f;

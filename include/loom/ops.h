@@ -237,7 +237,15 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
  * more than the 48 KiB of static shared memory and the kernel asks for
  * dynamic shared memory up to the GPU's opt-in limit); single_buffer: the
  * same as stages = 1 (kept for old callers); unroll_k: the k steps within
- * a chunk unrolled. */
+ * a chunk unrolled.
+ * wgmma: the GEMM on Hopper's warpgroup MMA instead (sm_90a; float16 and
+ * bfloat16 inputs): wm x wn is then a warpgroup's tile (128 threads; wm a
+ * multiple of 64, wn of 8 up to 256, wm * wn / 128 sums a thread at most
+ * 128), the shared tiles take the 128-byte swizzled layout with no
+ * padding (kc and bn whole 128-byte rows: multiples of 64), and the
+ * defaults are 128 x 256 blocks (128 x 128 or 64 wide where N asks) of
+ * 64-row warpgroups as wide as the block, chunks of 64, four stages
+ * where the shared memory holds them; unroll_k is implied. */
 typedef struct {
     int64_t bm, bn, wm, wn, kc;
     bool single_buffer, unroll_k;
@@ -248,6 +256,7 @@ typedef struct {
                            more: three stages with the longest chunk up to
                            64 that fits (the H200 sweep, bench/RESULTS.md
                            session 35) */
+    bool wgmma; /* Hopper's warpgroup MMA (above) instead of WMMA */
 } ops_tc_config;
 /* Schedules C[i, j] = sum_k f(A[i, k]) * f(B[k, j]) (C float32 and 2-D,
  * computed at the root; A, B row-major [M, K], [K, N] of float16,

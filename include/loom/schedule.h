@@ -92,6 +92,18 @@ int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma,
  *   "wmma.store"  t (global or shared, float32) copied from a
  *                 wmma.accumulator tensor (16x16 tiles), or t float16
  *                 holding float16(accumulator) (rounded on the way out).
+ *   "wgmma.mma"   t in scope wgmma.accumulator: t[i, j] = sum over k of
+ *                 a[i, k] * b[k, j] on tiles of 64 x n x 16 (n, the
+ *                 tensorized column loop's extent: 8 to 256, a multiple
+ *                 of 8, the accumulator's whole width), a and b float16
+ *                 or bfloat16 in shared memory in the swizzled layout
+ *                 (sch_swizzle), a's tile starting on a row multiple of
+ *                 64, b's on a row multiple of 16, and a's rows 128 bytes
+ *                 (one panel) when a is k-contiguous; the 128 threads of
+ *                 a warpgroup (threadIdx.x extent 128) execute it, sm_90a.
+ *   "wgmma.store" t (global or shared; float32, or float16/bfloat16
+ *                 rounded from the sums) copied from a wgmma.accumulator
+ *                 tensor, tiles of 64 x (the accumulator's width).
  * The loops from `axis` inwards must be exactly the intrinsic's (two,
  * three for mma: one per tile dimension, in any order), each of the
  * tile's extent, over a computation of the intrinsic's form; fragment
@@ -120,6 +132,21 @@ int sch_double_buffer(sch_schedule *s, te_tensor *t);
  * buffers; ...". The same checks as sch_double_buffer otherwise. */
 #define SCH_MAX_BUFFERS 8
 int sch_multi_buffer(sch_schedule *s, te_tensor *t, int buffers);
+/* Stores t's shared-memory buffer in the 128-byte swizzled layout that
+ * Hopper's tensor cores read their operands in (wgmma's "128B swizzle";
+ * CUTLASS's Swizzle<3,4,3>, Triton's NVMMA shared layout): the rows are
+ * cut into panels of 128 bytes stored one after the other, and within
+ * each run of 8 rows of a panel the 16-byte chunks of row r are permuted
+ * by XOR with r mod 8 — so the 8 rows of a tensor core's 8x8 core matrix,
+ * and 8 threads copying one 16-byte chunk each down a column, fall in
+ * different banks. Every access goes through the layout; it only changes
+ * where the elements live. Checked when lowering, with an error naming
+ * the stage and the rule: t in scope shared on a GPU target, a 2-D
+ * buffer (before double_buffer's copies) whose rows are a multiple of 128
+ * bytes and whose row count is a multiple of 8, no storage_align, and
+ * vector accesses that stay within one 16-byte chunk. 0, or -1 when t is
+ * a placeholder or an output. */
+int sch_swizzle(sch_schedule *s, te_tensor *t);
 
 /* ---- compute location ---- */
 
@@ -192,6 +219,7 @@ typedef enum {
     SCH_STEP_PACK,
     SCH_STEP_TENSORIZE,
     SCH_STEP_DOUBLE_BUFFER,
+    SCH_STEP_SWIZZLE,
     SCH_STEP_KIND_COUNT
 } sch_step_kind;
 const char *sch_step_kind_name(sch_step_kind k); /* "split", "fuse", ... */

@@ -41,9 +41,14 @@ typedef enum {
      * operand (16 x 16; 16 x 8 and 8 x 16 for tf32's a and b). */
     TIR_SCOPE_WMMA_A = 3,  /* "wmma.matrix_a": the m x k operand */
     TIR_SCOPE_WMMA_B = 4,  /* "wmma.matrix_b": the k x n operand */
-    TIR_SCOPE_WMMA_ACC = 5 /* "wmma.accumulator": the m x n float32 sums */
+    TIR_SCOPE_WMMA_ACC = 5, /* "wmma.accumulator": the m x n float32 sums */
+    /* A warpgroup's float32 sums of Hopper's wgmma (128 threads, each
+     * holding n/2 registers of every 64 x n tile; PTX ISA, wgmma's
+     * accumulator fragments). Only TENSOR_CALL statements touch it. */
+    TIR_SCOPE_WGMMA_ACC = 6 /* "wgmma.accumulator" */
 } tir_scope;
-/* "global", "local", "shared", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator" */
+/* "global", "local", "shared", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator",
+ * "wgmma.accumulator" */
 const char *tir_scope_name(tir_scope s);
 /* Whether s is one of the tensor-core fragment scopes. */
 bool tir_scope_is_fragment(tir_scope s);
@@ -62,6 +67,15 @@ struct tir_buffer {
     tir_scope scope;
     bool is_param;               /* a function argument (caller memory) */
     te_expr *data;               /* the HANDLE var naming its base pointer */
+    /* Shared memory in the 128-byte swizzled layout of Hopper's wgmma
+     * operands (sch_swizzle; CUTLASS's Swizzle<3,4,3>): the last
+     * dimension is cut into panels of 128 bytes, panel after panel, each
+     * a run of rows of 128 bytes (storage_flatten); and the code
+     * generator XORs the 16-byte chunk of every flat index with its row
+     * mod 8, so that the 8 rows of a core matrix fall in different banks.
+     * The flat indices of the TIR stay unswizzled (a wgmma descriptor
+     * names that logical address; the hardware swizzles it). */
+    bool swizzle;
 };
 
 /* A buffer with compact row-major strides. shape: ndim extents > 0. */
@@ -113,10 +127,20 @@ typedef enum {
     TIR_WMMA_LOAD_B,
     TIR_WMMA_MMA,
     TIR_WMMA_STORE,
+    /* Hopper's warpgroup MMA (PTX wgmma.mma_async, sm_90a), the 128
+     * threads of a warpgroup executing each call: FILL acc := 0; MMA acc
+     * (64 x n, wgmma.accumulator) := acc + a (64 x k) * b (k x n), a and
+     * b read by the tensor cores straight from swizzled shared memory
+     * (float16 or bfloat16, k 16); STORE memory tile (64 x n) := acc, or
+     * acc rounded to float16 or bfloat16. */
+    TIR_WGMMA_FILL,
+    TIR_WGMMA_MMA,
+    TIR_WGMMA_STORE,
     TIR_TENSOR_INTRIN_COUNT
 } tir_tensor_intrin;
 #define TIR_TCALL_MAX_ARGS 4
-/* "wmma.fill", "wmma.load_a", "wmma.load_b", "wmma.mma", "wmma.store" */
+/* "wmma.fill", "wmma.load_a", "wmma.load_b", "wmma.mma", "wmma.store",
+ * "wgmma.fill", "wgmma.mma", "wgmma.store" */
 const char *tir_tensor_intrin_name(tir_tensor_intrin k);
 /* Operands of intrinsic k (args[0] included). */
 int tir_tensor_intrin_nargs(tir_tensor_intrin k);

@@ -1,0 +1,144 @@
+/*
+ * ops/sched_cuda_wgmma.c — a matmul on Hopper's warpgroup MMA (wgmma,
+ * sm_90a) through tensorize (the structure of CUTLASS's sm90 GEMMs and
+ * Triton's Hopper matmul, without their TMA): a block computes a bm x bn
+ * tile of C with (bm/wm) x (bn/wn) warpgroups (threadIdx.z, threadIdx.y;
+ * 128 threads each on threadIdx.x); per chunk of kc along k the block
+ * copies its A and B tiles (cp.async, 16 bytes a thread) to shared memory
+ * in the 128-byte swizzled layout the tensor cores read (sch_swizzle), in
+ * a pipeline of `stages` buffers; each warpgroup multiplies its wm x wn
+ * tile as wm/64 calls of m64 x wn x 16 a k step, the operands read by the
+ * tensor cores straight from shared memory (no fragment loads: the
+ * difference from WMMA, whose mma.sync needs every operand in registers
+ * first), the sums in registers until the store.
+ */
+#include "ops/ops_internal.h"
+
+/* The threads of a block (tz x ty warpgroups of 128) copy shared stage T:
+ * its axes fused, `vec` elements a thread (one 16-byte access). */
+static int group_fetch(sch_schedule *s, te_tensor *T, int64_t tz, int64_t ty, int64_t vec) {
+    te_expr *ax[2] = {sch_axis(T, 0), sch_axis(T, 1)}, *f, *v, *o, *t, *w, *x, *z, *y;
+    if (!ax[0] || !ax[1] || sch_fuse(s, T, 2, ax, &f)) return -1;
+    if (sch_split(s, T, f, vec, &f, &v) || sch_vectorize(s, T, v)) return -1;
+    if (sch_split(s, T, f, tz * ty * 128, &o, &t) || sch_split(s, T, t, 128, &w, &x) ||
+        sch_split(s, T, w, ty, &z, &y))
+        return -1;
+    return sch_bind(s, T, z, "threadIdx.z") || sch_bind(s, T, y, "threadIdx.y") ||
+                   sch_bind(s, T, x, "threadIdx.x")
+               ? -1
+               : 0;
+}
+
+int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
+                     const ops_tc_config *c, int stages, int64_t budget, int64_t *shared) {
+    int64_t bm = c->bm, bn = c->bn, wm = c->wm, wn = c->wn, kc = c->kc;
+    if (bytes != 2)
+        return te_error(ctx, "tc_gemm: wgmma takes float16 and bfloat16 inputs (%d-byte elements "
+                             "given)",
+                        bytes);
+    if (kc <= 0 || bm <= 0 || bn <= 0 || wm <= 0 || wn <= 0 || M % bm || N % bn || bm % wm ||
+        bn % wn || wm % 64 || wn % 8 || wn > 256 || K % kc || (kc * bytes) % 128 ||
+        (bn * bytes) % 128)
+        return te_error(ctx,
+                        "tc_gemm: wgmma block %lldx%lld, warpgroup %lldx%lld, chunk %lld do not "
+                        "tile %lldx%lldx%lld (blocks must divide M and N, warpgroups the blocks; "
+                        "a warpgroup's rows a multiple of 64 and columns of 8 up to 256; the "
+                        "chunk and the block's columns whole 128-byte rows; the chunk K)",
+                        (long long)bm, (long long)bn, (long long)wm, (long long)wn, (long long)kc,
+                        (long long)M, (long long)N, (long long)K);
+    int64_t tz = bm / wm, ty = bn / wn, threads = tz * ty * 128, vec = 16 / bytes;
+    if (tz * ty > 8)
+        return te_error(ctx, "tc_gemm: %lld warpgroups a block; at most 8", (long long)(tz * ty));
+    if (wm * wn / 128 > 128)
+        return te_error(ctx,
+                        "tc_gemm: a %lldx%lld warpgroup tile holds %lld sums a thread; at most "
+                        "128 fit the registers",
+                        (long long)wm, (long long)wn, (long long)(wm * wn / 128));
+    int64_t bytes_tiles = (bm * kc + kc * bn) * bytes * stages;
+    if (shared) *shared = bytes_tiles;
+    if (bytes_tiles > budget)
+        return te_error(ctx, "tc_gemm: the shared tiles take %lld bytes; a block has %lld",
+                        (long long)bytes_tiles, (long long)budget);
+    if ((bm * kc / vec) % threads || (kc * bn / vec) % threads)
+        return te_error(ctx,
+                        "tc_gemm: the %lldx%lld and %lldx%lld tiles of a chunk are not a "
+                        "multiple of %lld threads x %lld elements; use a longer chunk or fewer "
+                        "warpgroups",
+                        (long long)bm, (long long)kc, (long long)kc, (long long)bn,
+                        (long long)threads, (long long)vec);
+    return 0;
+}
+
+int ops__wgmma_complete(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
+                        const ops_tc_config *cfg, ops_tc_config *out) {
+    ops_tc_config c = *cfg;
+    bool dflt = !c.bm && !c.bn && !c.wm && !c.wn && !c.kc && !c.stages;
+    /* 128 x 256 blocks of two 64 x 256 warpgroups, chunks of 64 in four
+     * stages (192 KiB) where the shape takes them: the tile of CUTLASS's
+     * and Triton's fastest sm90 GEMMs; smaller tiles for smaller shapes */
+    if (!c.bm) c.bm = M % 128 == 0 ? 128 : 64;
+    if (!c.bn) c.bn = N % 256 == 0 && M * N >= (int64_t)132 * 128 * 256 ? 256 : N % 128 == 0 ? 128 : 64;
+    if (!c.wm) c.wm = 64;
+    if (!c.wn) c.wn = c.bn;
+    if (!c.kc) c.kc = 64;
+    int stages = c.stages ? c.stages : dflt ? 4 : 2;
+    if (stages < 1 || stages > 4)
+        return te_error(ctx, "tc_gemm: %d pipeline stages; a pipeline has 1 to 4", stages);
+    /* any depth may take dynamic shared memory; without the target's
+     * limit, the largest any GPU with wgmma has (sm_90's 227 KiB) */
+    int64_t budget = c.max_shared > 0 ? c.max_shared : 232448;
+    while (dflt && stages > 2 && (c.bm * c.kc + c.kc * c.bn) * bytes * stages > budget) stages--;
+    if (ops__wgmma_check(ctx, M, N, K, bytes, &c, stages, budget, NULL)) return -1;
+    c.stages = stages;
+    c.single_buffer = false;
+    *out = c;
+    return 0;
+}
+
+int ops__schedule_wgmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A,
+                             te_tensor *B, const ops_tc_config *cfg) {
+    te_ctx *ctx = sch_ctx(s);
+    int64_t M = F->shape[0], N = F->shape[1];
+    int64_t K = R->body->u.reduce.axes[0]->u.var.extent;
+    int bytes = te_dtype_bytes(A->dtype);
+    ops_tc_config c;
+    if (ops__wgmma_complete(ctx, M, N, K, bytes, cfg, &c)) return -1;
+    int64_t bm = c.bm, bn = c.bn, wm = c.wm, wn = c.wn, kc = c.kc;
+    int64_t tz = bm / wm, ty = bn / wn, vec = 16 / bytes;
+    /* a 16-bit output: the sums rounded as they are stored */
+    te_tensor *CF = sch_cache_write(s, R, "wgmma.accumulator");
+    if (CF && R != F && sch_compute_inline(s, R)) return -1;
+    te_tensor *AS = CF ? sch_cache_read(s, A, "shared", 1, &CF) : NULL;
+    te_tensor *BS = CF ? sch_cache_read(s, B, "shared", 1, &CF) : NULL;
+    if (!AS || !BS) return -1;
+    if ((A->body && sch_compute_inline(s, A)) || (B->body && sch_compute_inline(s, B))) return -1;
+
+    /* C: blocks, warpgroups, 64-row tiles stored from the registers */
+    te_expr *bi, *i1, *wi, *i2, *ti, *ii, *bj, *j1, *wj, *jj;
+    if (sch_split(s, F, sch_axis(F, 0), bm, &bi, &i1) || sch_split(s, F, i1, wm, &wi, &i2) ||
+        sch_split(s, F, i2, 64, &ti, &ii) || sch_split(s, F, sch_axis(F, 1), bn, &bj, &j1) ||
+        sch_split(s, F, j1, wn, &wj, &jj) ||
+        sch_reorder(s, F, 7, (te_expr *[]){bi, bj, wi, wj, ti, ii, jj}) ||
+        sch_bind(s, F, bi, "blockIdx.y") || sch_bind(s, F, bj, "blockIdx.x") ||
+        sch_bind(s, F, wi, "threadIdx.z") || sch_bind(s, F, wj, "threadIdx.y") ||
+        sch_unroll(s, F, ti) || sch_tensorize(s, F, ii, "wgmma.store"))
+        return -1;
+
+    /* the warpgroup's accumulation: chunks of kc, k steps of 16 */
+    te_expr *cti, *cii, *ko, *k1, *kf, *kii;
+    if (sch_compute_at(s, CF, F, wj) || sch_split(s, CF, sch_axis(CF, 0), 64, &cti, &cii) ||
+        sch_split(s, CF, sch_reduce_axis(CF, 0), kc, &ko, &k1) ||
+        sch_split(s, CF, k1, 16, &kf, &kii) ||
+        sch_reorder(s, CF, 6, (te_expr *[]){ko, kf, cti, cii, sch_axis(CF, 1), kii}) ||
+        sch_unroll(s, CF, cti) || sch_tensorize(s, CF, cii, "wgmma.mma") ||
+        sch_unroll(s, CF, kf))
+        return -1;
+
+    /* the block's operand tiles of this chunk, swizzled */
+    if (sch_compute_at(s, AS, CF, ko) || sch_swizzle(s, AS) || group_fetch(s, AS, tz, ty, vec) ||
+        sch_compute_at(s, BS, CF, ko) || sch_swizzle(s, BS) || group_fetch(s, BS, tz, ty, vec) ||
+        (c.stages >= 2 && K > kc &&
+         (sch_multi_buffer(s, AS, c.stages) || sch_multi_buffer(s, BS, c.stages))))
+        return -1;
+    return 0;
+}

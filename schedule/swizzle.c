@@ -1,0 +1,59 @@
+/*
+ * schedule/swizzle.c — the swizzle step (sch_swizzle): a mark on a
+ * shared-memory stage that its buffer takes the 128-byte swizzled layout
+ * Hopper's wgmma reads operands in. Lowering copies the mark to the
+ * buffer and checks its shape (sch__lower_check_swizzle);
+ * tir_pass_storage_flatten cuts the rows into 128-byte panels and the
+ * CUDA code generator applies the XOR (tir_buffer.swizzle says how).
+ */
+#include "schedule/sch_internal.h"
+
+int sch__apply_swizzle(sch_schedule *s, const sch_step *step) {
+    if (step->stage < 0 || step->stage >= s->nstages)
+        return te_error(s->ctx, "swizzle: no stage %d", step->stage);
+    sch_stage *st = &s->stages[step->stage];
+    if (st->op->kind != TE_OP_COMPUTE)
+        return te_error(s->ctx, "swizzle: stage '%s' is a placeholder; its layout is the caller's",
+                        st->op->name);
+    if (st->is_output)
+        return te_error(s->ctx,
+                        "swizzle: stage '%s' is an output; only a shared-memory copy "
+                        "(cache_read) can change its layout",
+                        st->op->name);
+    st->swizzle = true;
+    return 0;
+}
+
+int sch_swizzle(sch_schedule *s, te_tensor *t) {
+    if (!s) return -1;
+    int st = sch__find_stage(s, "swizzle", t);
+    if (st < 0) return -1;
+    sch_step step = {.kind = SCH_STEP_SWIZZLE, .stage = st};
+    return sch__apply(s, &step, NULL, NULL, NULL);
+}
+
+int sch__lower_check_swizzle(te_ctx *ctx, const sch_stage *g, const tir_buffer *b, bool gpu) {
+    const char *n = g->op->name;
+    if (!gpu || b->scope != TIR_SCOPE_SHARED)
+        return te_error(ctx,
+                        "swizzle: stage '%s' is in %s memory%s; the swizzled layout is for "
+                        "shared memory of a GPU kernel (cache_read with scope \"shared\")",
+                        n, tir_scope_name(b->scope), gpu ? "" : " of a CPU function");
+    if (g->nalign)
+        return te_error(ctx,
+                        "swizzle: stage '%s' also has storage_align; the swizzled layout fixes "
+                        "its rows at 128 bytes (no padding)",
+                        n);
+    int bytes = te_dtype_bytes(b->dtype);
+    if (b->ndim != 2)
+        return te_error(ctx,
+                        "swizzle: buffer '%s' has %d dimensions; the swizzled layout is for 2-D "
+                        "tiles",
+                        n, b->ndim);
+    if ((b->shape[1] * bytes) % 128 || b->shape[0] % 8)
+        return te_error(ctx,
+                        "swizzle: buffer '%s' is %lldx%lld elements of %d bytes; the swizzled "
+                        "layout needs rows of a multiple of 128 bytes and a multiple of 8 rows",
+                        n, (long long)b->shape[0], (long long)b->shape[1], bytes);
+    return 0;
+}

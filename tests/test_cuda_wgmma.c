@@ -1,0 +1,280 @@
+/*
+ * tests/test_cuda_wgmma.c — Hopper's warpgroup MMA: the wgmma GEMM
+ * template (ops_schedule_tc_gemm with .wgmma) and the matmul default on
+ * sm_90, generated as CUDA C and compiled with NVRTC for sm_90a (the PTX
+ * checked for wgmma, its fences and the swizzled copies), run on an sm_90
+ * GPU against the workload's double reference where there is one; and the
+ * errors of sch_swizzle, of the wgmma intrinsics and of the template.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_skip.h"
+#include "testutil.h"
+
+/* Runs m on the GPU when it is an sm_90 one (the code is sm_90a's). */
+static void check_on_sm90(const ops_workload *w, rt_module *m) {
+    rt_cuda_props p;
+    if (rt_cuda_available() && !rt_cuda_get_props(0, &p) && p.cc_major * 10 + p.cc_minor != 90) {
+        tu_skip_part("the GPU run", "the GPU is not sm_90 (wgmma is sm_90a's)");
+        return;
+    }
+    tu_check_on_gpu(w, m);
+}
+
+static void build_check(const char *shape, const ops_tc_config *c, const char *form) {
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", shape);
+    if (!w) fail_msg("%s: %s", shape, te_ctx_errmsg(ctx));
+    sch_schedule *s = sch_create(ctx, 1, &w->args[2]);
+    if (ops_schedule_tc_gemm(s, w->args[2], w->args[0], w->args[1], c))
+        fail_msg("%s: %s", shape, te_ctx_errmsg(ctx));
+    char *json = tdb_schedule_to_json(s);
+    assert_non_null(strstr(json, "{\"kind\":\"swizzle\""));
+    free(json);
+    rt_module *m = cg_build(s, w->nargs, w->args, "cuda -arch=sm_90", NULL);
+    if (!m) fail_msg("%s: %s", shape, te_ctx_errmsg(ctx));
+    const char *src = rt_module_get_text(m, "source"), *ptx = rt_module_get_text(m, "ptx");
+    if (getenv("LOOM_TEST_DUMP")) fputs(src, stderr);
+    /* compiled for the architecture-specific target wgmma needs */
+    assert_string_equal(rt_module_get_text(m, "arch"), "sm_90a");
+    if (!strstr(ptx, form)) fail_msg("%s: the PTX lacks '%s'", shape, form);
+    static const char *const needles[] = {"wgmma.fence.sync.aligned", "wgmma.commit_group",
+                                          "wgmma.wait_group.sync.aligned 0",
+                                          "fence.proxy.async.shared::cta", NULL};
+    for (int i = 0; needles[i]; i++)
+        if (!strstr(ptx, needles[i])) fail_msg("%s: the PTX lacks '%s'", shape, needles[i]);
+    /* the operand copies go through the swizzle (with a pipeline, 16
+     * bytes a cp.async) */
+    assert_non_null(strstr(src, "A_shared[loom_swz<1>("));
+    assert_non_null(strstr(src, "B_shared[loom_swz<1>("));
+    if (c->stages > 1) assert_non_null(strstr(src, "loom_cp_async16(&B_shared[loom_swz<1>("));
+    check_on_sm90(w, m);
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
+/* The template over its shapes: one and two 128-byte panels of B, one
+ * and two warpgroups, 1 to 4 stages, float16 and
+ * bfloat16 inputs with float16/bfloat16 outputs (rounded as stored). */
+static void test_gemm(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    build_check("M=256,N=256,K=320,dtype=float16",
+                &(ops_tc_config){.bm = 128, .bn = 128, .wm = 64, .wn = 128, .kc = 64, .stages = 3, .wgmma = true},
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
+    build_check("M=128,N=256,K=256,dtype=bfloat16",
+                &(ops_tc_config){.bm = 128, .bn = 256, .wm = 64, .wn = 256, .kc = 64, .stages = 4, .wgmma = true},
+                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16");
+    build_check("M=192,N=64,K=128,dtype=float16",
+                &(ops_tc_config){.bm = 64, .bn = 64, .wm = 64, .wn = 64, .kc = 64, .stages = 2, .wgmma = true},
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16");
+    build_check("M=128,N=192,K=128,dtype=float16",
+                &(ops_tc_config){.bm = 128, .bn = 64, .wm = 128, .wn = 64, .kc = 64, .stages = 1, .wgmma = true},
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16");
+    build_check("M=128,N=128,K=256,dtype=float16",
+                &(ops_tc_config){.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 128, .stages = 2, .wgmma = true},
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16");
+}
+
+/* matmul's default on sm_90 is the wgmma template; on sm_80 WMMA's. */
+static void test_default(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", "M=256,N=512,K=256,dtype=float16");
+    assert_non_null(w);
+    sch_schedule *s = ops_default_schedule(w, "cuda -arch=sm_90");
+    if (!s) fail_msg("default: %s", te_ctx_errmsg(ctx));
+    rt_module *m = cg_build(s, w->nargs, w->args, "cuda -arch=sm_90", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    assert_non_null(strstr(rt_module_get_text(m, "ptx"), "wgmma.mma_async"));
+    check_on_sm90(w, m);
+    rt_module_free(m);
+    s = ops_default_schedule(w, "cuda -arch=sm_80");
+    assert_non_null(s);
+    m = cg_build(s, w->nargs, w->args, "cuda -arch=sm_80", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    assert_null(strstr(rt_module_get_text(m, "ptx"), "wgmma"));
+    assert_non_null(strstr(rt_module_get_text(m, "ptx"), "mma.sync.aligned"));
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
+static void expect_tc(const char *shape, ops_tc_config c, const char *msg) {
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", shape);
+    assert_non_null(w);
+    sch_schedule *s = sch_create(ctx, 1, &w->args[2]);
+    c.wgmma = true;
+    assert_int_equal(ops_schedule_tc_gemm(s, w->args[2], w->args[0], w->args[1], &c), -1);
+    if (!strstr(te_ctx_errmsg(ctx), msg)) fail_msg("got '%s', want '%s'", te_ctx_errmsg(ctx), msg);
+    te_ctx_free(ctx);
+}
+
+static void test_template_errors(void **state) {
+    (void)state;
+    expect_tc("M=128,N=128,K=128,tf32=1", (ops_tc_config){0},
+              "tc_gemm: wgmma takes float16 and bfloat16 inputs (4-byte elements given)");
+    expect_tc("M=128,N=128,K=128,dtype=float16", (ops_tc_config){.wm = 32},
+              "tc_gemm: wgmma block 128x128, warpgroup 32x128, chunk 64 do not tile 128x128x128");
+    expect_tc("M=128,N=128,K=96,dtype=float16", (ops_tc_config){.kc = 32},
+              "the chunk and the block's columns whole 128-byte rows");
+    expect_tc("M=256,N=256,K=128,dtype=float16", (ops_tc_config){.bm = 256, .bn = 256, .wm = 128, .wn = 256},
+              "tc_gemm: a 128x256 warpgroup tile holds 256 sums a thread; at most 128 fit the registers");
+    expect_tc("M=1024,N=128,K=128,dtype=float16", (ops_tc_config){.bm = 1024, .bn = 128, .wm = 64, .wn = 128},
+              "tc_gemm: 16 warpgroups a block; at most 8");
+    expect_tc("M=256,N=256,K=256,dtype=float16",
+              (ops_tc_config){.bm = 256, .bn = 256, .wm = 64, .wn = 128, .kc = 64, .stages = 4},
+              "tc_gemm: the shared tiles take 262144 bytes; a block has 232448");
+    expect_tc("M=128,N=128,K=128,dtype=float16", (ops_tc_config){.stages = 5},
+              "tc_gemm: 5 pipeline stages; a pipeline has 1 to 4");
+}
+
+typedef struct {
+    te_ctx *ctx;
+    te_tensor *A, *B, *C;
+} mm;
+
+static mm make_mm(te_dtype t, int64_t M, int64_t N, int64_t K) {
+    mm m = {te_ctx_new(), NULL, NULL, NULL};
+    m.A = te_placeholder(m.ctx, "A", t, TE_SHAPE(M, K));
+    m.B = te_placeholder(m.ctx, "B", t, TE_SHAPE(K, N));
+    te_expr *i = te_axis(m.ctx, "i", M), *j = te_axis(m.ctx, "j", N);
+    te_expr *k = te_reduce_axis(m.ctx, "k", K);
+    te_expr *x = te_read(m.A, i, k), *y = te_read(m.B, k, j);
+    if (t.bits != 32) {
+        x = te_cast(TE_FLOAT32, x);
+        y = te_cast(TE_FLOAT32, y);
+    }
+    m.C = te_compute(m.ctx, "C", TE_AXES(i, j), te_sum(te_mul(x, y), k));
+    assert_non_null(m.C);
+    return m;
+}
+
+static void expect_build(mm *m, sch_schedule *s, const char *target, const char *msg) {
+    te_tensor *args[3] = {m->A, m->B, m->C};
+    rt_module *mod = cg_build(s, 3, args, target, NULL);
+    if (mod) fail_msg("built; want '%s'", msg);
+    if (!strstr(te_ctx_errmsg(m->ctx), msg))
+        fail_msg("got '%s', want '%s'", te_ctx_errmsg(m->ctx), msg);
+}
+
+/* A one-warpgroup wgmma GEMM written out by hand, with knobs that break
+ * one rule each. */
+typedef struct {
+    bool no_swizzle_b, local_a, acc_width_half;
+} knobs;
+
+static sch_schedule *hand(mm *m, knobs o) {
+    sch_schedule *s = sch_create(m->ctx, 1, &m->C);
+    te_tensor *C = m->C;
+    te_tensor *CF = sch_cache_write(s, C, "wgmma.accumulator");
+    te_tensor *AS = sch_cache_read(s, m->A, o.local_a ? "local" : "shared", 1, &CF);
+    te_tensor *BS = sch_cache_read(s, m->B, "shared", 1, &CF);
+    te_expr *bi, *ii, *bj, *jj, *cii, *cj, *cjj, *ko, *k1, *kf, *kii;
+    assert_int_equal(sch_split(s, C, sch_axis(C, 0), 64, &bi, &ii) ||
+                         sch_split(s, C, sch_axis(C, 1), 64, &bj, &jj) ||
+                         sch_reorder(s, C, 4, (te_expr *[]){bi, bj, ii, jj}) ||
+                         sch_bind(s, C, bi, "blockIdx.y") || sch_bind(s, C, bj, "blockIdx.x"),
+                     0);
+    assert_int_equal(sch_tensorize(s, C, ii, "wgmma.store"), 0);
+    assert_int_equal(sch_compute_at(s, CF, C, bj), 0);
+    cii = sch_axis(CF, 0);
+    cj = sch_axis(CF, 1);
+    assert_int_equal(sch_split(s, CF, sch_reduce_axis(CF, 0), 64, &ko, &k1) ||
+                         sch_split(s, CF, k1, 16, &kf, &kii),
+                     0);
+    if (o.acc_width_half) {
+        assert_int_equal(sch_split(s, CF, cj, 32, &cjj, &cj), 0);
+        assert_int_equal(sch_reorder(s, CF, 6, (te_expr *[]){ko, kf, cjj, cii, cj, kii}), 0);
+    } else {
+        assert_int_equal(sch_reorder(s, CF, 5, (te_expr *[]){ko, kf, cii, cj, kii}), 0);
+    }
+    assert_int_equal(sch_tensorize(s, CF, cii, "wgmma.mma"), 0);
+    te_tensor *sh[2] = {AS, BS};
+    for (int q = 0; q < 2; q++) {
+        te_tensor *T = sh[q];
+        te_expr *f, *v, *o2, *x;
+        assert_int_equal(sch_compute_at(s, T, CF, ko), 0);
+        if (!(q == 1 && o.no_swizzle_b) && !(q == 0 && o.local_a))
+            assert_int_equal(sch_swizzle(s, T), 0);
+        assert_int_equal(sch_fuse(s, T, 2, (te_expr *[]){sch_axis(T, 0), sch_axis(T, 1)}, &f), 0);
+        assert_int_equal(sch_split(s, T, f, 8, &f, &v) || sch_vectorize(s, T, v), 0);
+        assert_int_equal(sch_split(s, T, f, 128, &o2, &x) || sch_bind(s, T, x, "threadIdx.x"), 0);
+    }
+    return s;
+}
+
+static void test_intrinsic_errors(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    /* the hand schedule builds as it is */
+    mm m = make_mm(TE_FLOAT16, 128, 128, 128);
+    te_tensor *args[3] = {m.A, m.B, m.C};
+    rt_module *mod = cg_build(hand(&m, (knobs){0}), 3, args, "cuda -arch=sm_90", NULL);
+    if (!mod) fail_msg("build: %s", te_ctx_errmsg(m.ctx));
+    assert_non_null(strstr(rt_module_get_text(mod, "ptx"), "m64n64k16.f32.f16.f16"));
+    rt_module_free(mod);
+    te_ctx_free(m.ctx);
+
+    m = make_mm(TE_FLOAT16, 128, 128, 128);
+    expect_build(&m, hand(&m, (knobs){.no_swizzle_b = true}), "cuda -arch=sm_90",
+                 "(wgmma.mma): operand b 'B.shared' is shared memory not swizzled; wgmma reads its "
+                 "operands from shared memory in the swizzled layout (sch_swizzle)");
+    te_ctx_free(m.ctx);
+    m = make_mm(TE_FLOAT16, 128, 128, 128);
+    expect_build(&m, hand(&m, (knobs){.acc_width_half = true}), "cuda -arch=sm_90",
+                 "accumulator 'C.wgmma.accumulator' is 64 columns wide and the tile 32; a wgmma "
+                 "tile spans the accumulator's whole width");
+    te_ctx_free(m.ctx);
+    m = make_mm(TE_FLOAT32, 128, 128, 128);
+    expect_build(&m, hand(&m, (knobs){0}), "cuda -arch=sm_90",
+                 "element type float32; wgmma.mma takes float16 and bfloat16");
+    te_ctx_free(m.ctx);
+    /* the swizzle's own rules */
+    m = make_mm(TE_FLOAT16, 128, 128, 128);
+    expect_build(&m, hand(&m, (knobs){.local_a = true}), "cuda -arch=sm_90",
+                 "'A.local' is local memory; wgmma reads its operands");
+    te_ctx_free(m.ctx);
+    m = make_mm(TE_FLOAT16, 128, 128, 128);
+    sch_schedule *s = hand(&m, (knobs){0});
+    expect_build(&m, s, "llvm",
+                 "swizzle: stage 'A.shared' is in shared memory of a CPU function; the swizzled "
+                 "layout is for shared memory of a GPU kernel");
+    te_ctx_free(m.ctx);
+    m = make_mm(TE_FLOAT16, 64, 64, 32);
+    s = sch_create(m.ctx, 1, &m.C);
+    te_tensor *AS = sch_cache_read(s, m.A, "shared", 1, &m.C);
+    te_expr *o, *i, *ko, *ki;
+    assert_int_equal(sch_split(s, m.C, sch_axis(m.C, 0), 8, &o, &i) ||
+                         sch_bind(s, m.C, o, "blockIdx.x") || sch_bind(s, m.C, i, "threadIdx.x") ||
+                         sch_split(s, m.C, sch_reduce_axis(m.C, 0), 32, &ko, &ki) ||
+                         sch_compute_at(s, AS, m.C, ko) || sch_swizzle(s, AS),
+                     0);
+    expect_build(&m, s, "cuda -arch=sm_90",
+                 "swizzle: buffer 'A.shared' is 8x32 elements of 2 bytes; the swizzled layout "
+                 "needs rows of a multiple of 128 bytes and a multiple of 8 rows");
+    assert_int_equal(sch_storage_align(s, AS, sch_axis(AS, 0), 64, 8), 0);
+    expect_build(&m, s, "cuda -arch=sm_90",
+                 "swizzle: stage 'A.shared' also has storage_align; the swizzled layout fixes its "
+                 "rows at 128 bytes (no padding)");
+    /* what cannot take a layout */
+    assert_int_equal(sch_swizzle(s, m.A), -1);
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "swizzle: stage 'A' is a placeholder"));
+    assert_int_equal(sch_swizzle(s, m.C), -1);
+    assert_non_null(strstr(te_ctx_errmsg(m.ctx), "swizzle: stage 'C' is an output; only a "
+                                                 "shared-memory copy (cache_read) can change its layout"));
+    te_ctx_free(m.ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm),
+        cmocka_unit_test(test_default),
+        cmocka_unit_test(test_template_errors),
+        cmocka_unit_test(test_intrinsic_errors),
+    };
+    return tu_run_group(tests);
+}
