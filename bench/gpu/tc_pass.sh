@@ -9,6 +9,8 @@
 #   mpi.csv, mpi.log (from MPI_SCALING, a command that sees OUT as $out, e.g.
 #   'source .devdeps/mpi/unpack-mpi.sh && bash bench/mpi/scaling.sh "$out" 20')
 # From the project root, after `source .devdeps/unpack-runtime-debs.sh`:
+# STEPS=wgmma instead of sweeps: the wgmma template's layout probe (bench_tc_probe, to summary.txt)
+# and its knob sweep (bench_tc_gemm --wgmma-config, with WMMA's defaults beside it) in sweep.csv.
 #   TUNE="mm4096_f16:64:90 ..." [TUNE_ARGS="--retime 0"] [STEPS=tests,sweeps,tune,bench,mpi] \
 #       bash bench/gpu/tc_pass.sh BUILD OUT
 set -u
@@ -58,6 +60,24 @@ grep -A20 '^# bench_tc_conv' "$out/gemm.csv" | sort -t, -k16 -g -r | head -4 >> 
 sort -t, -k13 -g -r "$out/sweep.csv" | head -3 >> "$out/summary.txt"
 sort -t, -k13 -g -r "$out/gemm.csv" | head -3 >> "$out/summary.txt"
 
+fi
+
+if [[ $steps == *wgmma* ]]; then
+step wgmma
+timeout 60 "$build/bench/bench_tc_probe" --size 256 >> "$out/summary.txt" 2>&1
+echo "probe 128,256 (two panels of B) exit $?" >> "$out/summary.txt"
+timeout 60 "$build/bench/bench_tc_probe" --size 512 --wgmma-config 128,256,64,256,64,4 >> "$out/summary.txt" 2>&1
+t="$build/bench/bench_tc_gemm"
+wg() { for c in "$@"; do printf -- '--wgmma-config %s ' "$c"; done; }
+{
+    timeout 120 "$t" --dtype float16 $(wg 0,0,0,0,0,0 128,256,64,256,64,3 128,128,64,128,64,4 \
+        128,128,64,128,64,3 256,128,64,128,64,3 256,128,128,128,64,3 128,256,128,128,64,3 \
+        128,128,128,128,64,4 64,256,64,256,64,4 128,256,64,256,128,2) --config 0,0,0,0,0,0,0
+    timeout 40 "$t" --dtype bfloat16 $(wg 0,0,0,0,0,0 128,128,64,128,64,4) --config 0,0,0,0,0,0,0 | tail -n +2
+    timeout 40 "$t" --dtype float16 --size 2048,2048,2048 $(wg 0,0,0,0,0,0 128,128,64,128,64,4) | tail -n +2
+    timeout 40 "$t" --dtype float16 --size 512,2304,768 $(wg 0,0,0,0,0,0 64,128,64,128,64,4 64,256,64,256,64,3) | tail -n +2
+} > "$out/sweep.csv" 2>> "$out/summary.txt"
+sort -t, -k13 -g -r "$out/sweep.csv" | head -4 >> "$out/summary.txt"
 fi
 
 bench_args="--workloads bench/gpu/tc.tsv"
