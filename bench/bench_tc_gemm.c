@@ -5,12 +5,13 @@
  *   dtype,M,N,K,bm,bn,wm,wn,kc,buffers,unroll_k,ms,tflops,error,engine
  * (engine: wmma, or wgmma for Hopper's warpgroup MMA, whose wm x wn is a
  * warpgroup's tile; 0 knobs take the template's defaults).
- * ms: median of CUDA-event timings after warm-up (rt_cuda_time_call).
+ * ms: median of CUDA-event timings after warm-up (rt_cuda_time_call), on
+ * random inputs.
  * No correctness check here: tests/test_cuda_wmma.c checks the schedule.
  *
  *   bench_tc_gemm [--dtype float16|bfloat16|float32] [--size M,N,K] [--arch sm_90]
  *                 [--config bm,bn,wm,wn,kc,buffers,unroll ...]   (default: a built-in sweep)
- *                 [--wgmma-config bm,bn,wm,wn,kc,buffers ...]
+ *                 [--wgmma-config bm,bn,wm,wn,kc,buffers[,group_m] ...]
  *                 [--compile-only]   (build every configuration, time none: no GPU needed)
  */
 #include <getopt.h>
@@ -90,13 +91,16 @@ int main(int argc, char **argv) {
             list[n++] = (ops_tc_config){.bm = v[0], .bn = v[1], .wm = v[2], .wn = v[3],
                                         .kc = v[4], .stages = (int)v[5], .unroll_k = v[6] != 0};
             break;
-        case 'w':
-            if (n == 64 || sscanf(optarg, "%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1], &v[2],
-                                  &v[3], &v[4], &v[5]) != 6)
-                goto usage;
+        case 'w': {
+            int got = n == 64 ? 0
+                              : sscanf(optarg, "%lld,%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1],
+                                       &v[2], &v[3], &v[4], &v[5], &v[6]);
+            if (got != 6 && got != 7) goto usage;
             list[n++] = (ops_tc_config){.bm = v[0], .bn = v[1], .wm = v[2], .wn = v[3],
-                                        .kc = v[4], .stages = (int)v[5], .wgmma = true};
+                                        .kc = v[4], .stages = (int)v[5], .wgmma = true,
+                                        .group_m = got == 7 ? v[6] : 0};
             break;
+        }
         default: goto usage;
         }
     }
@@ -129,7 +133,7 @@ int main(int argc, char **argv) {
 usage:
     fprintf(stderr, "usage: %s [--dtype float16|bfloat16|float32] [--size M,N,K] [--arch sm_XX] "
                     "[--config bm,bn,wm,wn,kc,buffers(1-4),unroll_k(0|1)]... "
-                    "[--wgmma-config bm,bn,wm,wn,kc,buffers]... [--compile-only]\n",
+                    "[--wgmma-config bm,bn,wm,wn,kc,buffers[,group_m]]... [--compile-only]\n",
             argv[0]);
     return 2;
 }

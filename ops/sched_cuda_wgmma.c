@@ -47,6 +47,10 @@ int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
                         (long long)bm, (long long)bn, (long long)wm, (long long)wn, (long long)kc,
                         (long long)M, (long long)N, (long long)K);
     int64_t tz = bm / wm, ty = bn / wn, threads = tz * ty * 128, vec = 16 / bytes;
+    if (c->group_m < 0 || (c->group_m > 1 && (M / bm) % c->group_m))
+        return te_error(ctx, "tc_gemm: a group of %lld block rows does not divide the %lld block "
+                             "rows",
+                        (long long)c->group_m, (long long)(M / bm));
     if (tz * ty > 8)
         return te_error(ctx, "tc_gemm: %lld warpgroups a block; at most 8", (long long)(tz * ty));
     if (wm * wn / 128 > 128)
@@ -73,15 +77,19 @@ int ops__wgmma_complete(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
                         const ops_tc_config *cfg, ops_tc_config *out) {
     ops_tc_config c = *cfg;
     bool dflt = !c.bm && !c.bn && !c.wm && !c.wn && !c.kc && !c.stages;
-    /* 128 x 256 blocks of two 64 x 256 warpgroups, chunks of 64 in four
-     * stages (192 KiB) where the shape takes them: the tile of CUTLASS's
-     * and Triton's fastest sm90 GEMMs; smaller tiles for smaller shapes */
+    /* From the H200 sweeps (bench/RESULTS.md, session 36): 128 x 256
+     * blocks of two 64 x 256 warpgroups, chunks of 64 in four stages (192
+     * KiB; 621 TFLOP/s at 4096^3, 557 at 2048^3) on grids of 100 blocks or
+     * more; else 128 x 128 in three stages (96 KiB: two blocks an SM,
+     * which beat four stages by 11 %) */
     if (!c.bm) c.bm = M % 128 == 0 ? 128 : 64;
-    if (!c.bn) c.bn = N % 256 == 0 && M * N >= (int64_t)132 * 128 * 256 ? 256 : N % 128 == 0 ? 128 : 64;
+    bool wide = N % 256 == 0 && (M / c.bm) * (N / 256) >= 100;
+    if (!c.bn) c.bn = wide ? 256 : N % 128 == 0 ? 128 : 64;
     if (!c.wm) c.wm = 64;
     if (!c.wn) c.wn = c.bn;
     if (!c.kc) c.kc = 64;
-    int stages = c.stages ? c.stages : dflt ? 4 : 2;
+    if (!c.group_m) c.group_m = (M / c.bm) % 8 == 0 ? 8 : 1;
+    int stages = c.stages ? c.stages : dflt ? (c.bn == 256 ? 4 : 3) : 2;
     if (stages < 1 || stages > 4)
         return te_error(ctx, "tc_gemm: %d pipeline stages; a pipeline has 1 to 4", stages);
     /* any depth may take dynamic shared memory; without the target's
@@ -118,9 +126,21 @@ int ops__schedule_wgmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_ten
     if (sch_split(s, F, sch_axis(F, 0), bm, &bi, &i1) || sch_split(s, F, i1, wm, &wi, &i2) ||
         sch_split(s, F, i2, 64, &ti, &ii) || sch_split(s, F, sch_axis(F, 1), bn, &bj, &j1) ||
         sch_split(s, F, j1, wn, &wj, &jj) ||
-        sch_reorder(s, F, 7, (te_expr *[]){bi, bj, wi, wj, ti, ii, jj}) ||
-        sch_bind(s, F, bi, "blockIdx.y") || sch_bind(s, F, bj, "blockIdx.x") ||
-        sch_bind(s, F, wi, "threadIdx.z") || sch_bind(s, F, wj, "threadIdx.y") ||
+        sch_reorder(s, F, 7, (te_expr *[]){bi, bj, wi, wj, ti, ii, jj}))
+        return -1;
+    if (c.group_m > 1) {
+        /* the blocks in launch order: group_m block rows, one column after
+         * another, then the next group of rows (one grid axis) */
+        te_expr *go, *gi, *blk;
+        if (sch_split(s, F, bi, c.group_m, &go, &gi) ||
+            sch_reorder(s, F, 3, (te_expr *[]){go, bj, gi}) ||
+            sch_fuse(s, F, 3, (te_expr *[]){go, bj, gi}, &blk) ||
+            sch_bind(s, F, blk, "blockIdx.x"))
+            return -1;
+    } else if (sch_bind(s, F, bi, "blockIdx.y") || sch_bind(s, F, bj, "blockIdx.x")) {
+        return -1;
+    }
+    if (sch_bind(s, F, wi, "threadIdx.z") || sch_bind(s, F, wj, "threadIdx.y") ||
         sch_unroll(s, F, ti) || sch_tensorize(s, F, ii, "wgmma.store"))
         return -1;
 

@@ -101,7 +101,7 @@ static void test_random_compiles(void **st) {
             rt_module *m = cg_build(s, w.nargs, w.args, archs[a], NULL);
             int64_t shared = 0, S = k % 3 == 2 ? 128 : 256;
             te_dtype t = k % 3 == 2 ? TE_BFLOAT16 : TE_FLOAT16;
-            ops_tc_config c = {v[0], v[1], v[2], v[3], v[4], false, v[5] != 0, (int)v[6], 0, false};
+            ops_tc_config c = {v[0], v[1], v[2], v[3], v[4], false, v[5] != 0, (int)v[6], 0, false, 0};
             if (ops_tc_check(ctx, S, S, S, t, t, &c, &shared))
                 fail_msg("program %d: %s", k, te_ctx_errmsg(ctx));
             if (!m) {
@@ -145,7 +145,7 @@ static void test_mutate(void **st) {
         for (int i = 0; i < 7; i++) diff += a[i] != b[i];
         assert_int_equal(diff, 1);
         changed++;
-        ops_tc_config c = {b[0], b[1], b[2], b[3], b[4], false, b[5] != 0, (int)b[6], 0, false};
+        ops_tc_config c = {b[0], b[1], b[2], b[3], b[4], false, b[5] != 0, (int)b[6], 0, false, 0};
         if (ops_tc_check(ctx, 256, 256, 256, TE_FLOAT16, TE_FLOAT32, &c, NULL))
             fail_msg("mutant %d: %s", k, te_ctx_errmsg(ctx));
         assert_non_null(tune_program_apply(ctx, &w, &sk[0], &q));

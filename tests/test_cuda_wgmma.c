@@ -40,6 +40,8 @@ static void build_check(const char *shape, const ops_tc_config *c, const char *f
     /* compiled for the architecture-specific target wgmma needs */
     assert_string_equal(rt_module_get_text(m, "arch"), "sm_90a");
     if (!strstr(ptx, form)) fail_msg("%s: the PTX lacks '%s'", shape, form);
+    /* a grouped launch order is one grid axis */
+    if (c->group_m > 1) assert_non_null(strstr(src, "// grid (16, 1, 1)"));
     static const char *const needles[] = {"wgmma.fence.sync.aligned", "wgmma.commit_group",
                                           "wgmma.wait_group.sync.aligned 0",
                                           "fence.proxy.async.shared::cta", NULL};
@@ -73,6 +75,10 @@ static void test_gemm(void **state) {
     build_check("M=128,N=192,K=128,dtype=float16",
                 &(ops_tc_config){.bm = 128, .bn = 64, .wm = 128, .wn = 64, .kc = 64, .stages = 1, .wgmma = true},
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16");
+    /* blocks launched in groups of 4 block rows (one grid axis) */
+    build_check("M=1024,N=256,K=128,dtype=float16",
+                &(ops_tc_config){.bm = 128, .bn = 128, .wm = 64, .wn = 128, .kc = 64, .stages = 3, .wgmma = true, .group_m = 4},
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
     build_check("M=128,N=128,K=256,dtype=float16",
                 &(ops_tc_config){.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 128, .stages = 2, .wgmma = true},
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16");
@@ -130,6 +136,8 @@ static void test_template_errors(void **state) {
               "tc_gemm: the shared tiles take 262144 bytes; a block has 232448");
     expect_tc("M=128,N=128,K=128,dtype=float16", (ops_tc_config){.stages = 5},
               "tc_gemm: 5 pipeline stages; a pipeline has 1 to 4");
+    expect_tc("M=384,N=128,K=128,dtype=float16", (ops_tc_config){.group_m = 2},
+              "tc_gemm: a group of 2 block rows does not divide the 3 block rows");
 }
 
 typedef struct {

@@ -29,6 +29,14 @@
  * compute(k - 1) read). A double_buffer copy found anywhere else is an
  * error naming its buffer, as are copies of one loop asking for different
  * numbers of buffers.
+ *
+ * When compute(k) issues Hopper's asynchronous warpgroup MMAs (wgmma)
+ * and S >= 3, the copies run S-2 chunks ahead instead of S-1: the copy of
+ * iteration k then overwrites slot s(k - 2), so the MMAs of chunk k - 1
+ * may still be reading theirs while it is issued (CUTLASS's sm90 mainloop
+ * keeps one k block of wgmma in flight the same way). compute(k) is
+ * wrapped in cuda.wgmma_batch (one group a chunk) and the loop in
+ * cuda.wgmma_inflight 1 (its barriers wait for all but the newest group).
  */
 #include <string.h>
 
@@ -104,6 +112,10 @@ static bool is_db(const tir_stmt *s) {
     return s && s->kind == TIR_ATTR && !strcmp(s->u.attr.key, TIR_ATTR_DOUBLE_BUFFER);
 }
 
+static void wgmma_cb(const tir_stmt *s, void *user) {
+    if (s->kind == TIR_TENSOR_CALL && s->u.tcall.intrin == TIR_WGMMA_MMA) *(bool *)user = true;
+}
+
 static tir_stmt *mark(te_ctx *ctx, const char *key, int64_t v, bool has_v) {
     return tir_attr(ctx, key, has_v ? te_int(ctx, v) : NULL, tir_noop(ctx));
 }
@@ -147,9 +159,13 @@ static tir_stmt *pipeline(te_ctx *ctx, tir_stmt *s) {
                  k->u.var.name);
         return NULL;
     }
+    bool wgmma = false;
+    for (int i = ncopy; i < n; i++) tir_stmt_visit(st[i], wgmma_cb, NULL, &wgmma);
+    wgmma = wgmma && S >= 3;
+    int64_t D = wgmma ? S - 2 : S - 1; /* how many chunks the copies run ahead */
     remap cur = {ctx, 0, {0}, {0}, {0}}, next = cur;
     te_expr *sS = te_int(ctx, S);
-    te_expr *ahead = te_add(k, te_int(ctx, S - 1));
+    te_expr *ahead = te_add(k, te_int(ctx, D));
     te_expr *h = te_floormod(te_sub(k, mn), sS), *h1 = te_floormod(te_sub(ahead, mn), sS);
     bool *db_alloc = te_alloc(ctx, sizeof(bool) * (size_t)(na ? na : 1));
     if (!db_alloc) return NULL;
@@ -185,7 +201,7 @@ static tir_stmt *pipeline(te_ctx *ctx, tir_stmt *s) {
         cur.off[cur.nb++] = te_mul(h, sz);
         next.off[next.nb++] = te_mul(h1, sz);
     }
-    /* prologue: chunks m .. m + S-2 into slots 0 .. S-2, one group each */
+    /* prologue: chunks m .. m + D-1 into slots 0 .. D-1, one group each */
     int64_t extent = -1;
     if (!te_is_const_int(s->u.loop.extent, &extent)) extent = -1;
     tir_stmt **pro = te_alloc(ctx, sizeof(tir_stmt *) * (size_t)((ncopy + 1) * (S - 1)));
@@ -193,7 +209,7 @@ static tir_stmt *pipeline(te_ctx *ctx, tir_stmt *s) {
     tir_stmt **grp = te_alloc(ctx, sizeof(tir_stmt *) * (size_t)(ncopy + 1));
     if (!pro || !in || !grp) return NULL;
     int np = 0, ni = 0;
-    for (int64_t p = 0; p < S - 1; p++) {
+    for (int64_t p = 0; p < D; p++) {
         if (extent >= 0 && p >= extent) {
             pro[np++] = mark(ctx, TIR_ATTR_ASYNC_COMMIT, 0, false);
             continue;
@@ -222,17 +238,25 @@ static tir_stmt *pipeline(te_ctx *ctx, tir_stmt *s) {
     ni = 0;
     in[ni++] = tir_if(ctx, te_lt(ahead, end), copies, NULL);
     in[ni++] = mark(ctx, TIR_ATTR_ASYNC_COMMIT, 0, false);
-    in[ni++] = mark(ctx, TIR_ATTR_ASYNC_WAIT, S - 1, true);
+    in[ni++] = mark(ctx, TIR_ATTR_ASYNC_WAIT, D, true);
+    int first = ni;
     for (int i = ncopy; i < n; i++) {
         tir_stmt *x = apply_remap(&cur, st[i]);
         if (!x) return NULL;
         in[ni++] = x;
+    }
+    if (wgmma) {
+        tir_stmt *c = tir_attr(ctx, TIR_ATTR_WGMMA_BATCH, NULL, tir_seq(ctx, ni - first, in + first));
+        if (!c) return NULL;
+        in[first] = c;
+        ni = first + 1;
     }
     tir_stmt *body = tir_seq(ctx, ni, in);
     /* allocations not double-buffered stay in the loop */
     for (int i = na - 1; i >= 0 && body; i--)
         if (!db_alloc[i]) body = tir_allocate(ctx, allocs[i]->u.alloc.buffer, body);
     tir_stmt *loop = body ? tir_for_with_body(ctx, s, body) : NULL;
+    if (loop && wgmma) loop = tir_attr(ctx, TIR_ATTR_WGMMA_INFLIGHT, te_int(ctx, 1), loop);
     if (!loop) return NULL;
     tir_stmt *out = tir_seq(ctx, 2, (tir_stmt *[]){tir_seq(ctx, np, pro), loop});
     for (int i = cur.nb - 1; i >= 0 && out; i--) out = tir_allocate(ctx, cur.to[i], out);

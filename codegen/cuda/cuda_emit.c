@@ -336,6 +336,21 @@ static bool emit_async_attr(cuda_emitter *ce, const tir_stmt *s) {
         return true;
     }
     int64_t n;
+    if (!strcmp(key, TIR_ATTR_WGMMA_BATCH)) {
+        ce->wgmma.batch++;
+        emit(ce, s->u.attr.body);
+        ce->wgmma.batch--;
+        cg_c_line(em, "loom_wgmma_commit();");
+        return true;
+    }
+    if (!strcmp(key, TIR_ATTR_WGMMA_INFLIGHT) && s->u.attr.value &&
+        te_is_const_int(s->u.attr.value, &n)) {
+        int64_t was = ce->wgmma.inflight;
+        ce->wgmma.inflight = n;
+        emit(ce, s->u.attr.body);
+        ce->wgmma.inflight = was;
+        return true;
+    }
     if (!strcmp(key, TIR_ATTR_ASYNC_WAIT) && s->u.attr.value &&
         te_is_const_int(s->u.attr.value, &n)) {
         cg_c_line(em, "loom_cp_async_wait<%lld>();", (long long)n);

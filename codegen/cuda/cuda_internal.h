@@ -80,6 +80,8 @@ typedef struct {
     int nforms;
     cg_cuda_wgmma_form forms[CG_CUDA_MAX_WGMMA_FORMS];
     bool issued;         /* emission: an mma issued since the last wait */
+    int batch;           /* emission: inside cuda.wgmma_batch (its end commits) */
+    int64_t inflight;    /* emission: wgmma groups a barrier leaves in flight */
 } cg_cuda_wgmma;
 /* Reads the wgmma calls of a kernel body into g, adding their forms to
  * all's (the source's helpers); fails em where the block is not whole
@@ -91,9 +93,10 @@ void cg_cuda__wgmma_scan(cg_c_emitter *em, const tir_stmt *body, const int64_t b
 void cg_cuda__wgmma_declare(cg_c_emitter *em, const tir_buffer *b);
 /* Writes wgmma TENSOR_CALL s. */
 void cg_cuda__wgmma_call(cg_c_emitter *em, cg_cuda_wgmma *g, const tir_stmt *s);
-/* Before a barrier of a wgmma kernel: waits for the issued mmas (their
- * shared operands may be overwritten after it) and fences this thread's
- * shared-memory writes for the tensor cores' async proxy. */
+/* Before a barrier of a wgmma kernel: waits for the issued mmas but the
+ * newest g->inflight groups (the shared operands of older ones may be
+ * overwritten after it) and fences this thread's shared-memory writes
+ * for the tensor cores' async proxy. */
 void cg_cuda__wgmma_sync(cg_c_emitter *em, cg_cuda_wgmma *g);
 /* Appends the device helpers of all's forms (after the prelude). */
 void cg_cuda__wgmma_helpers(te_str *out, const cg_cuda_wgmma *all);

@@ -26,10 +26,13 @@
  *
  * Ordering (PTX ISA, wgmma.fence / commit_group / wait_group): a fence
  * before the first mma after the registers were touched otherwise; each
- * mma committed as its own group; every barrier of the kernel first waits
- * for all groups (the next chunk's copies overwrite the operands after
- * it) and fences the thread's generic-proxy writes to shared memory for
- * the tensor cores' async proxy; a store waits and pins the registers.
+ * mma committed as its own group, or a pipeline step's mmas as one
+ * (cuda.wgmma_batch); every barrier of the kernel first waits for all
+ * groups (the next chunk's copies overwrite the operands after it), or
+ * in a loop tir_pass_double_buffer marked cuda.wgmma_inflight n for all
+ * but the newest n, and fences the thread's generic-proxy writes to
+ * shared memory for the tensor cores' async proxy; a store waits for all
+ * and pins the registers.
  */
 #include <stdio.h>
 #include <string.h>
@@ -122,7 +125,10 @@ static void helper_name(te_str *out, cg_cuda_wgmma_form f) {
 
 void cg_cuda__wgmma_sync(cg_c_emitter *em, cg_cuda_wgmma *g) {
     if (!g->used) return;
-    cg_c_line(em, "loom_wgmma_wait0(); loom_async_proxy_fence();");
+    if (g->inflight > 0)
+        cg_c_line(em, "loom_wgmma_wait<%lld>(); loom_async_proxy_fence();", (long long)g->inflight);
+    else
+        cg_c_line(em, "loom_wgmma_wait<0>(); loom_async_proxy_fence();");
     g->issued = false;
 }
 
@@ -156,7 +162,7 @@ void cg_cuda__wgmma_call(cg_c_emitter *em, cg_cuda_wgmma *g, const tir_stmt *s) 
         te_str_append(em->out, ", ");
         print_desc(em, a[2], s->u.tcall.ld[2]);
         te_str_append(em->out, ");\n");
-        cg_c_line(em, "loom_wgmma_commit();");
+        if (!g->batch) cg_c_line(em, "loom_wgmma_commit();");
         g->issued = true;
         return;
     }
@@ -180,7 +186,7 @@ void cg_cuda__wgmma_call(cg_c_emitter *em, cg_cuda_wgmma *g, const tir_stmt *s) 
         long long ld = (long long)s->u.tcall.ld[0];
         cg_c_line(em, "{");
         em->indent++;
-        cg_c_line(em, "loom_wgmma_wait0();");
+        cg_c_line(em, "loom_wgmma_wait<0>();");
         indent(em);
         te_str_append(em->out, "float *loom_d = ");
         print_regs(em, a[1]);
@@ -234,7 +240,8 @@ void cg_cuda__wgmma_helpers(te_str *out, const cg_cuda_wgmma *all) {
         "           ((uint64_t)(1024 >> 4) << 32) | (1ull << 62); }\n"
         "LOOM_HELPER void loom_wgmma_fence() { asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\"); }\n"
         "LOOM_HELPER void loom_wgmma_commit() { asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\"); }\n"
-        "LOOM_HELPER void loom_wgmma_wait0() { asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\"); }\n"
+        "template <int N> LOOM_HELPER void loom_wgmma_wait() {\n"
+        "    asm volatile(\"wgmma.wait_group.sync.aligned %0;\\n\" :: \"n\"(N) : \"memory\"); }\n"
         "LOOM_HELPER void loom_async_proxy_fence() { asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\"); }\n"
         "LOOM_HELPER void loom_wgmma_pin(float &r) { asm volatile(\"\" : \"+f\"(r) :: \"memory\"); }\n");
     for (int i = 0; i < all->nforms; i++) {

@@ -243,9 +243,11 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
  * multiple of 64, wn of 8 up to 256, wm * wn / 128 sums a thread at most
  * 128), the shared tiles take the 128-byte swizzled layout with no
  * padding (kc and bn whole 128-byte rows: multiples of 64), and the
- * defaults are 128 x 256 blocks (128 x 128 or 64 wide where N asks) of
- * 64-row warpgroups as wide as the block, chunks of 64, four stages
- * where the shared memory holds them; unroll_k is implied. */
+ * defaults are 128 x 256 blocks of two 64 x 256 warpgroups in four
+ * stages on grids of 100 blocks or more, else 128 x 128 (or 64 wide where
+ * N asks) of 64-row warpgroups as wide as the block in three (two blocks
+ * an SM), chunks of 64 (the H200 sweeps, bench/RESULTS.md session 36);
+ * unroll_k is implied. */
 typedef struct {
     int64_t bm, bn, wm, wn, kc;
     bool single_buffer, unroll_k;
@@ -257,6 +259,11 @@ typedef struct {
                            64 that fits (the H200 sweep, bench/RESULTS.md
                            session 35) */
     bool wgmma; /* Hopper's warpgroup MMA (above) instead of WMMA */
+    int64_t group_m; /* wgmma: blocks launched one after another go down
+                        group_m block rows before the next column (Triton's
+                        GROUP_SIZE_M), so that the blocks running together
+                        share B's tiles in L2; 0 the default (8 where it
+                        divides the block rows), 1 plain row-major order */
 } ops_tc_config;
 /* Schedules C[i, j] = sum_k f(A[i, k]) * f(B[k, j]) (C float32 and 2-D,
  * computed at the root; A, B row-major [M, K], [K, N] of float16,

@@ -249,8 +249,15 @@ tir_stmt *tir_let(te_ctx *ctx, te_expr *var, te_expr *value, tir_stmt *body);
  *  cuda.async_commit    body NOOP: closes the group of async copies issued
  *                       since the last commit;
  *  cuda.async_wait      value: n (int); body NOOP: waits until at most n
- *                       committed groups are in flight. */
+ *                       committed groups are in flight;
+ *  cuda.wgmma_batch     body: a pipeline step's wgmma calls, committed as one
+ *                       group after it (not one group a call);
+ *  cuda.wgmma_inflight  value: n (int); body: a pipelined loop whose barriers
+ *                       wait for all but the newest n wgmma groups (the
+ *                       operands a barrier protects are n steps old). */
 #define TIR_ATTR_DOUBLE_BUFFER "double_buffer"
+#define TIR_ATTR_WGMMA_BATCH "cuda.wgmma_batch"
+#define TIR_ATTR_WGMMA_INFLIGHT "cuda.wgmma_inflight"
 #define TIR_ATTR_ASYNC_COPY "cuda.async_copy"
 #define TIR_ATTR_ASYNC_COMMIT "cuda.async_commit"
 #define TIR_ATTR_ASYNC_WAIT "cuda.async_wait"
