@@ -15,6 +15,7 @@
  *   N,C,H,W,K,R,S,pad,bm,bn,wm,wn,kc,stages,ms,tflops,wrong,error
  *
  *   bench_tc_conv [--shape N,C,H,W,K,R,S,pad] [--config bm,bn,wm,wn,kc,stages,unroll ...]
+ *                 [--wgmma-config bm,bn,wm,wn,kc,stages ...]   (Hopper's template)
  *                 [--layout nchw|nhwc] [--arch sm_90] [--compile-only]
  * --layout nhwc: input NHWC, weights HWIO ([R S C, K]), output NHWC, the
  * GEMM transposed (F[p, k] = sum_q Col[p, q] W[q, k], q = (r, s, c)): a
@@ -173,9 +174,12 @@ static int64_t check(rt_module *m, conv_shape c, char *err, size_t errsz) {
     int64_t OH = c.H + 2 * c.pad - c.R + 1, OW = c.W + 2 * c.pad - c.S + 1;
     DLDataType h = {kDLFloat, 16, 1};
     int64_t sh[3][4] = {{c.N, c.C, c.H, c.W}, {c.K, c.C, c.R, c.S}, {c.N, c.K, OH, OW}};
+    int nd[3] = {4, 4, 4};
     if (nhwc) {
-        int64_t hs[3][4] = {{c.N, c.H, c.W, c.C}, {c.R * c.S * c.C, c.K, 1, 1}, {c.N, OH, OW, c.K}};
+        /* the GEMM's own tensors: W [R S C, K], Y [N OH OW, K] */
+        int64_t hs[3][4] = {{c.N, c.H, c.W, c.C}, {c.R * c.S * c.C, c.K}, {c.N * OH * OW, c.K}};
         memcpy(sh, hs, sizeof sh);
+        nd[1] = nd[2] = 2;
     }
     DLTensor *ht[3], *dt[3] = {0};
     int64_t bad = -1;
@@ -183,13 +187,13 @@ static int64_t check(rt_module *m, conv_shape c, char *err, size_t errsz) {
         snprintf(err, errsz, "check: out of memory");
         return -1;
     }
-    for (int i = 0; i < 3; i++) ht[i] = rt_tensor_alloc(h, 4, sh[i]);
+    for (int i = 0; i < 3; i++) ht[i] = rt_tensor_alloc(h, nd[i], sh[i]);
     for (int i = 0; i < 3; i++)
         for (int64_t e = 0; e < rt_tensor_numel(ht[i]); e++)
             rt_tensor_set(ht[i], e, i == 2 ? NAN : i == 0 ? ref_x[nhwc ? x_of(c, e) : e]
                                                           : ref_w[nhwc ? w_of(c, e) : e]);
     for (int i = 0; i < 3; i++)
-        if (!(dt[i] = rt_cuda_tensor_alloc(h, 4, sh[i], 0)) || rt_tensor_copy(dt[i], ht[i])) {
+        if (!(dt[i] = rt_cuda_tensor_alloc(h, nd[i], sh[i], 0)) || rt_tensor_copy(dt[i], ht[i])) {
             snprintf(err, errsz, "check: %s", rt_last_error());
             goto out;
         }
@@ -254,6 +258,7 @@ int main(int argc, char **argv) {
     static const struct option longs[] = {{"shape", required_argument, 0, 's'},
                                           {"arch", required_argument, 0, 'a'},
                                           {"config", required_argument, 0, 'c'},
+                                          {"wgmma-config", required_argument, 0, 'w'},
                                           {"compile-only", no_argument, 0, 'o'},
                                           {"layout", required_argument, 0, 'l'},
                                           {0, 0, 0, 0}};
@@ -280,6 +285,13 @@ int main(int argc, char **argv) {
             list[n++] = (ops_tc_config){.bm = v[0], .bn = v[1], .wm = v[2], .wn = v[3], .kc = v[4],
                                         .stages = (int)v[5], .unroll_k = v[6] != 0};
             break;
+        case 'w':
+            if (n == 32 || sscanf(optarg, "%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1], &v[2],
+                                  &v[3], &v[4], &v[5]) != 6)
+                goto usage;
+            list[n++] = (ops_tc_config){.bm = v[0], .bn = v[1], .wm = v[2], .wn = v[3], .kc = v[4],
+                                        .stages = (int)v[5], .wgmma = true};
+            break;
         default: goto usage;
         }
     }
@@ -301,7 +313,8 @@ int main(int argc, char **argv) {
     return 0;
 usage:
     fprintf(stderr, "usage: %s [--shape N,C,H,W,K,R,S,pad] [--config bm,bn,wm,wn,kc,stages,unroll]... "
-                    "[--layout nchw|nhwc] [--arch sm_XX] [--compile-only]\n",
+                    "[--wgmma-config bm,bn,wm,wn,kc,stages]... [--layout nchw|nhwc] [--arch sm_XX] "
+                    "[--compile-only]\n",
             argv[0]);
     return 2;
 }

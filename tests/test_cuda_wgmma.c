@@ -277,12 +277,100 @@ static void test_intrinsic_errors(void **state) {
     te_ctx_free(m.ctx);
 }
 
+/* An NHWC implicit-GEMM convolution (3x3, pad 1) on wgmma: the im2col
+ * gather computed as it is copied, each 8-channel chunk of one tap one
+ * zero-filling cp.async (the padding reads nothing); on an sm_90 GPU
+ * against a double reference, NaN-poisoned output, float16 inputs and
+ * float32 sums of at most 576 exact products: |err| <= 576 * 2^-24 * sum
+ * |products| + half a float16 ulp of the result. */
+static void test_conv_nhwc(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    enum { N = 2, C = 64, H = 8, W = 8, K = 64, R = 3, S = 3 };
+    const int64_t P = N * H * W, Q = R * S * C;
+    te_ctx *ctx = te_ctx_new();
+    te_tensor *X = te_placeholder(ctx, "X", TE_FLOAT16, TE_SHAPE(N, H, W, C));
+    te_tensor *Wt = te_placeholder(ctx, "W", TE_FLOAT16, TE_SHAPE(Q, K));
+    te_expr *p = te_axis(ctx, "p", P), *q = te_axis(ctx, "q", Q);
+    te_expr *n = te_floordiv(p, te_int(ctx, H * W)),
+            *oh = te_floordiv(te_floormod(p, te_int(ctx, H * W)), te_int(ctx, W)),
+            *ow = te_floormod(p, te_int(ctx, W));
+    te_expr *r = te_floordiv(q, te_int(ctx, S * C)),
+            *sx = te_floordiv(te_floormod(q, te_int(ctx, S * C)), te_int(ctx, C)),
+            *c = te_floormod(q, te_int(ctx, C));
+    te_expr *ih = te_sub(te_add(oh, r), te_int(ctx, 1)), *iw = te_sub(te_add(ow, sx), te_int(ctx, 1));
+    te_expr *in = te_and(te_and(te_ge(ih, te_int(ctx, 0)), te_lt(ih, te_int(ctx, H))),
+                         te_and(te_ge(iw, te_int(ctx, 0)), te_lt(iw, te_int(ctx, W))));
+    te_tensor *Col = te_compute(ctx, "Col", TE_AXES(p, q),
+                                te_select(in, te_read(X, n, ih, iw, c),
+                                          te_cast(TE_FLOAT16, te_float(ctx, 0))));
+    te_expr *p2 = te_axis(ctx, "p", P), *k2 = te_axis(ctx, "k", K), *rq = te_reduce_axis(ctx, "rq", Q);
+    te_tensor *F = te_compute(ctx, "F", TE_AXES(p2, k2),
+                              te_sum(te_mul(te_cast(TE_FLOAT32, te_read(Col, p2, rq)),
+                                            te_cast(TE_FLOAT32, te_read(Wt, rq, k2))),
+                                     rq));
+    sch_schedule *s = sch_create(ctx, 1, &F);
+    ops_tc_config cfg = {.bm = 64, .bn = 64, .wm = 64, .wn = 64, .kc = 64, .stages = 3, .wgmma = true};
+    if (ops_schedule_tc_gemm(s, F, Col, Wt, &cfg)) fail_msg("%s", te_ctx_errmsg(ctx));
+    te_tensor *args[3] = {X, Wt, F};
+    rt_module *m = cg_build(s, 3, args, "cuda -arch=sm_90", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    const char *src = rt_module_get_text(m, "source");
+    if (getenv("LOOM_TEST_DUMP")) fputs(src, stderr);
+    assert_non_null(strstr(src, "loom_cp_async16_zfill(&Col_shared[loom_swz<1>("));
+    assert_non_null(strstr(rt_module_get_text(m, "ptx"), "cp.async.cg.shared.global"));
+    rt_cuda_props pr;
+    if (!rt_cuda_available() || rt_cuda_get_props(0, &pr) || pr.cc_major * 10 + pr.cc_minor != 90) {
+        tu_skip_part("the GPU run", rt_cuda_available() ? "the GPU is not sm_90" : rt_last_error());
+    } else {
+        uint64_t rng = tu_seed();
+        DLDataType h = {kDLFloat, 16, 1}, f = {kDLFloat, 32, 1};
+        DLTensor *hx = rt_tensor_alloc(h, 4, (int64_t[]){N, H, W, C}),
+                 *hw = rt_tensor_alloc(h, 2, (int64_t[]){Q, K}), *hf = tu_nan_f32(2, (int64_t[]){P, K});
+        for (int64_t e = 0; e < rt_tensor_numel(hx); e++) rt_tensor_set(hx, e, tu_rand_uniform(&rng, -1, 1));
+        for (int64_t e = 0; e < rt_tensor_numel(hw); e++) rt_tensor_set(hw, e, tu_rand_uniform(&rng, -1, 1));
+        DLTensor *d[3] = {rt_cuda_tensor_alloc(h, 4, hx->shape, 0), rt_cuda_tensor_alloc(h, 2, hw->shape, 0),
+                          rt_cuda_tensor_alloc(f, 2, hf->shape, 0)};
+        assert_int_equal(rt_tensor_copy(d[0], hx) || rt_tensor_copy(d[1], hw) || rt_tensor_copy(d[2], hf), 0);
+        if (rt_call(m, "default", 3, d)) fail_msg("run: %s", rt_module_errmsg(m));
+        assert_int_equal(rt_tensor_copy(hf, d[2]), 0);
+        int64_t bad = 0;
+        for (int64_t pp = 0; pp < P; pp++)
+            for (int64_t k = 0; k < K; k++) {
+                int64_t b = pp / (H * W), y = pp % (H * W) / W, x = pp % W;
+                double want = 0, mag = 0;
+                for (int64_t rr = 0; rr < R; rr++)
+                    for (int64_t ss = 0; ss < S; ss++)
+                        for (int64_t cc = 0; cc < C; cc++) {
+                            int64_t yy = y + rr - 1, xx = x + ss - 1;
+                            if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
+                            double v = rt_tensor_get(hx, ((b * H + yy) * W + xx) * C + cc) *
+                                       rt_tensor_get(hw, ((rr * S + ss) * C + cc) * K + k);
+                            want += v;
+                            mag += v < 0 ? -v : v;
+                        }
+                double got = ((float *)hf->data)[pp * K + k];
+                if (!(got - want <= Q * 0x1p-24 * mag + 1e-6 && want - got <= Q * 0x1p-24 * mag + 1e-6) &&
+                    bad++ < 5)
+                    fprintf(stderr, "F[%lld, %lld] = %g, want %g\n", (long long)pp, (long long)k, got, want);
+            }
+        assert_int_equal(bad, 0);
+        for (int i = 0; i < 3; i++) rt_tensor_free(d[i]);
+        rt_tensor_free(hx);
+        rt_tensor_free(hw);
+        rt_tensor_free(hf);
+    }
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_default),
         cmocka_unit_test(test_template_errors),
         cmocka_unit_test(test_intrinsic_errors),
+        cmocka_unit_test(test_conv_nhwc),
     };
     return tu_run_group(tests);
 }

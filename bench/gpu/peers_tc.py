@@ -127,6 +127,11 @@ def main():
             flops = 2.0 * batch * c * c * 9 * hw * hw
             record(f"{name}_b{batch}", "cuDNN", "float16",
                    time_cuda(lambda: F.conv2d(x, w, padding=1)), flops)
+            # channels_last: cuDNN's NHWC kernels, the layout Loom's implicit GEMM takes
+            xl = x.to(memory_format=torch.channels_last)
+            wl = w.to(memory_format=torch.channels_last)
+            record(f"{name}_b{batch}", "cuDNN-NHWC", "float16",
+                   time_cuda(lambda: F.conv2d(xl, wl, padding=1)), flops)
     if args.out:
         with open(args.out, "w", newline="") as f:
             wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))

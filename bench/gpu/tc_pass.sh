@@ -70,16 +70,20 @@ timeout 60 "$build/bench/bench_tc_probe" --size 512 --wgmma-config 128,256,64,25
 t="$build/bench/bench_tc_gemm"
 wg() { for c in "$@"; do printf -- '--wgmma-config %s ' "$c"; done; }
 {
-    timeout 150 "$t" --dtype float16 $(wg 0,0,0,0,0,0 128,256,64,256,64,4,1 128,256,64,256,64,4,4 \
-        128,256,64,256,64,4,16 256,128,128,128,64,3,8 128,128,64,128,64,3,8 128,256,64,256,64,3,8) \
-        --config 0,0,0,0,0,0,0
-    timeout 40 "$t" --dtype bfloat16 $(wg 0,0,0,0,0,0 128,256,64,256,64,4,1) | tail -n +2
-    timeout 40 "$t" --dtype float16 --size 2048,2048,2048 $(wg 0,0,0,0,0,0 128,256,64,256,64,4,1 \
-        128,128,64,128,64,3,8) | tail -n +2
-    timeout 40 "$t" --dtype float16 --size 512,2304,768 $(wg 0,0,0,0,0,0 128,128,64,128,64,3,4 \
-        64,128,64,128,64,3,8) | tail -n +2
+    timeout 60 "$t" --dtype float16 $(wg 0,0,0,0,0,0 128,256,64,256,64,3) --config 0,0,0,0,0,0,0
+    timeout 40 "$t" --dtype bfloat16 $(wg 0,0,0,0,0,0) | tail -n +2
+    # NHWC implicit-GEMM convolutions (ResNet-50's 3x3, batch 16) on wgmma: zero-filling gathers
+    c="$build/bench/bench_tc_conv"
+    echo "# bench_tc_conv --layout nhwc"
+    timeout 60 "$c" --layout nhwc --shape 16,128,28,28,128,3,3,1 $(wg 128,128,64,128,64,3 \
+        128,128,64,128,64,4 256,128,128,128,64,3 64,128,64,128,64,4)
+    timeout 60 "$c" --layout nhwc --shape 16,64,56,56,64,3,3,1 $(wg 128,64,64,64,64,4 \
+        256,64,64,64,64,4 128,64,64,64,64,3) | tail -n +2
+    timeout 60 "$c" --layout nhwc --shape 16,256,14,14,256,3,3,1 $(wg 64,256,64,256,64,4 \
+        64,128,64,128,64,4 64,256,64,128,64,3) | tail -n +2
 } > "$out/sweep.csv" 2>> "$out/summary.txt"
 sort -t, -k13 -g -r "$out/sweep.csv" | head -4 >> "$out/summary.txt"
+grep -A30 '^# bench_tc_conv' "$out/sweep.csv" >> "$out/summary.txt"
 fi
 
 bench_args="--workloads bench/gpu/tc.tsv"

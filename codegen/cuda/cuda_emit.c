@@ -167,21 +167,74 @@ static void print_vec_ptr(cg_c_emitter *em, const char *vt, const tir_buffer *b,
     put(em, ")");
 }
 
+static bool is_zero_value(const te_expr *e) {
+    if (e->kind == TE_BROADCAST) e = e->u.bcast.value;
+    if (e->kind == TE_CAST) e = e->u.un.a;
+    return (e->kind == TE_FLOAT_IMM && e->u.fval == 0) || (e->kind == TE_INT_IMM && e->u.ival == 0);
+}
+
+typedef struct {
+    bool varies;
+} lanes_q;
+
+static void lanes_visit(const te_expr *e, void *user) {
+    lanes_q *q = user;
+    if (q->varies || e->dtype.lanes == 1 || e->kind == TE_BROADCAST) return;
+    if (e->kind == TE_RAMP || e->kind == TE_LOAD || e->kind == TE_CALL) {
+        q->varies = true;
+        return;
+    }
+    te_expr_visit_children(e, lanes_visit, user);
+}
+
+/* Whether every lane of e has the same value: its vectors are broadcasts
+ * combined lane by lane. */
+static bool lane_invariant(const te_expr *e) {
+    lanes_q q = {false};
+    lanes_visit(e, &q);
+    return !q.varies;
+}
+
+/* A copy's value `select(c, x, 0)` with c the same for every lane (a
+ * scalar, or broadcasts combined lane by lane) — what an implicit GEMM's gather of one
+ * padded tap vectorizes to, maybe through legalize_half's float32 casts:
+ * t(select(c, float32(x), 0)) with x of type t. Sets *cond and *load to c
+ * and x; false for anything else. */
+static bool zero_fill_of(const te_expr *val, const te_expr **cond, const te_expr **load) {
+    const te_expr *v = val;
+    te_dtype t = val->dtype;
+    if (v->kind == TE_CAST) v = v->u.un.a;
+    if (v->kind != TE_SELECT || !is_zero_value(v->u.sel.f)) return false;
+    const te_expr *c = v->u.sel.cond, *x = v->u.sel.t;
+    if (x->kind == TE_CAST) x = x->u.un.a;
+    if (x->kind != TE_LOAD || !te_dtype_eq(x->dtype, t) || (val->kind != TE_CAST && x != v->u.sel.t))
+        return false;
+    if (c->kind == TE_BROADCAST) c = c->u.bcast.value;
+    if (!lane_invariant(c)) return false;
+    *cond = c;
+    *load = x;
+    return true;
+}
+
 /* Inside cuda.async_copy: a copy of 4, 8 or 16 bytes from global to
  * shared memory, both sides aligned to its size, as one asynchronous copy
  * (cp.async on sm_80 and later; the prelude's helper copies synchronously
- * before). False: the caller writes a plain store. */
+ * before). A copy of select(c, x, 0), c the same for every lane, is one
+ * zero-filling cp.async: c false reads nothing and writes zeros (its
+ * source then names the buffer's start, which exists). False: the caller
+ * writes a plain store. */
 static bool emit_async_copy(cuda_emitter *ce, const tir_stmt *s, int lanes) {
     cg_c_emitter *em = &ce->em;
     const tir_buffer *b = s->u.store.buffer;
-    const te_expr *idx = s->u.store.index, *val = s->u.store.value;
+    const te_expr *idx = s->u.store.index, *val = s->u.store.value, *cond = NULL, *x;
+    if (ce->async && zero_fill_of(val, &cond, &x)) val = x;
     if (!ce->async || s->u.store.predicate || b->scope != TIR_SCOPE_SHARED ||
         val->kind != TE_LOAD || val->u.load.predicate ||
         val->u.load.buffer->scope != TIR_SCOPE_GLOBAL ||
         !te_dtype_eq(val->u.load.buffer->dtype, b->dtype))
         return false;
     int bytes = lanes * te_dtype_bytes(b->dtype);
-    if (bytes != 4 && bytes != 8 && bytes != 16) return false;
+    if ((bytes != 4 && bytes != 8 && bytes != 16) || (cond && bytes != 16)) return false;
     const te_expr *si = idx, *gi = val->u.load.index;
     if (lanes > 1) {
         if (!aligned_ramp(em, idx, lanes) || !aligned_ramp(em, gi, lanes)) return false;
@@ -189,9 +242,24 @@ static bool emit_async_copy(cuda_emitter *ce, const tir_stmt *s, int lanes) {
         gi = gi->u.ramp.base;
     }
     ind(em);
-    te_str_printf(em->out, "loom_cp_async%d(&%s[", bytes, cg_c_buffer_name(em, b));
+    te_str_printf(em->out, "loom_cp_async%d%s(&%s[", bytes, cond ? "_zfill" : "",
+                  cg_c_buffer_name(em, b));
     cg_c_index(em, b, si);
-    te_str_printf(em->out, "], &%s[", cg_c_buffer_name(em, val->u.load.buffer));
+    const char *src = cg_c_buffer_name(em, val->u.load.buffer);
+    if (cond) {
+        /* every lane's condition is lane 0's */
+        put(em, "], ");
+        em->lane = "0";
+        cg_c_expr(em, cond);
+        te_str_printf(em->out, ", %s + (", src);
+        cg_c_expr(em, cond);
+        em->lane = NULL;
+        put(em, " ? (");
+        cg_c_expr(em, gi);
+        put(em, ") : 0));\n");
+        return true;
+    }
+    te_str_printf(em->out, "], &%s[", src);
     cg_c_expr(em, gi);
     put(em, "]);\n");
     return true;
@@ -404,12 +472,17 @@ static const char prelude[] =
     "#define LOOM_CP_ASYNC(n, cache) LOOM_HELPER void loom_cp_async##n(void *d, const void *s) { \\\n"
     "    asm volatile(\"cp.async.\" cache \".shared.global [%0], [%1], \" #n \";\\n\" \\\n"
     "                 :: \"r\"((unsigned)__cvta_generic_to_shared(d)), \"l\"(s)); }\n"
+    "LOOM_HELPER void loom_cp_async16_zfill(void *d, bool p, const void *s) {\n"
+    "    asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\"\n"
+    "                 :: \"r\"((unsigned)__cvta_generic_to_shared(d)), \"l\"(s), \"r\"(p ? 16 : 0)); }\n"
     "LOOM_HELPER void loom_cp_async_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }\n"
     "template <int N> LOOM_HELPER void loom_cp_async_wait() {\n"
     "    asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(N)); }\n"
     "#else\n"
     "#define LOOM_CP_ASYNC(n, cache) LOOM_HELPER void loom_cp_async##n(void *d, const void *s) { \\\n"
     "    struct c { unsigned char b[n]; }; *(c *)d = *(const c *)s; }\n"
+    "LOOM_HELPER void loom_cp_async16_zfill(void *d, bool p, const void *s) {\n"
+    "    struct c { unsigned char b[16]; }; c z = {}; *(c *)d = p ? *(const c *)s : z; }\n"
     "LOOM_HELPER void loom_cp_async_commit() {}\n"
     "template <int N> LOOM_HELPER void loom_cp_async_wait() {}\n"
     "#endif\n"
