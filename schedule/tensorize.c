@@ -355,9 +355,11 @@ static int check_wg_acc(tz_ctx *z, const tile *t, int64_t n) {
 }
 
 /* A wgmma operand in shared memory: swizzled, its tile inside the 128-byte
- * panels as the descriptor describes it. ld: the descriptor's leading
- * byte offset; mn_major: the operand is contiguous along m (a) or n (b),
- * wgmma's "transposed" form. */
+ * panels as the descriptor describes it. The match reads a[i, k] and
+ * b[k, j] of 2-D tiles, so a is k-contiguous (wgmma's plain "k-major" a)
+ * and b n-contiguous (its "transposed" b). ld: the descriptor's leading
+ * byte offset (b: from one 128-byte panel of n to the next; unused for a
+ * swizzled k-major a); mn_major: the operand's transpose bit. */
 static int check_wg_operand(tz_ctx *z, const tile *t, const char *which, int64_t *ld,
                             bool *mn_major) {
     te_ctx *ctx = z->L->ctx;
@@ -367,36 +369,33 @@ static int check_wg_operand(tz_ctx *z, const tile *t, const char *which, int64_t
                                     b->name, tir_scope_name(b->scope),
                                     b->scope == TIR_SCOPE_SHARED ? " not swizzled" : ""),
                       "operands from shared memory in the swizzled layout (sch_swizzle)");
-    if (b->ndim != 2)
-        return refuse(z, te_sprintf(ctx, "operand %s '%s' is not a 2-D tile", which, b->name),
+    if (b->ndim != 2 || t->drow != 0 || t->dcol != 1)
+        return refuse(z, te_sprintf(ctx, "operand %s '%s' must be a 2-D tile indexed [row, column]",
+                                    which, b->name),
                       NULL);
-    /* the buffer's contiguous dimension is its last: the tile's columns
-     * there are k for a (k-major), n for b (n-major) */
     bool is_a = which[0] == 'a';
-    *mn_major = is_a ? t->dcol == 0 : t->dcol == 1;
-    const int row_dim = 0; /* the strided dimension: rows of 128 bytes in each panel */
-    int bytes = te_dtype_bytes(b->dtype);
-    int64_t w = 128 / bytes;
-    if (!multiple(z->L->an, t->start[row_dim], 8))
+    *mn_major = !is_a;
+    int64_t w = 128 / te_dtype_bytes(b->dtype);
+    /* rows of 128 bytes in each panel, in core matrices of 8 */
+    if (!multiple(z->L->an, t->start[0], 8))
         return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at row %s; ", which,
-                                    b->name, te_expr_str(ctx, t->start[row_dim])),
+                                    b->name, te_expr_str(ctx, t->start[0])),
                       "wgmma's core matrices need a multiple of 8");
-    if (*mn_major) {
-        /* the m or n columns run across whole panels, one after another */
-        if (!multiple(z->L->an, t->start[1], w))
-            return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at column %s; ",
-                                        which, b->name, te_expr_str(ctx, t->start[1])),
-                          te_sprintf(ctx, "an m- or n-contiguous operand starts on a 128-byte "
-                                          "panel (a multiple of %lld)",
-                                     (long long)w));
-        *ld = b->shape[0] * 128; /* from one panel to the next */
-    } else {
-        /* the 16 k of the tile inside one panel (a k-step of 32 bytes) */
+    if (is_a) {
+        /* the 16 k of the tile inside one panel (a k step of 32 bytes) */
         if (!multiple(z->L->an, t->start[1], 16))
-            return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at column %s; ",
-                                        which, b->name, te_expr_str(ctx, t->start[1])),
-                          "a k-contiguous operand's k step starts on a multiple of 16");
-        *ld = 16; /* unused by the hardware for swizzled k-major operands */
+            return refuse(z, te_sprintf(ctx, "the tile of operand a '%s' starts at column %s; ",
+                                        b->name, te_expr_str(ctx, t->start[1])),
+                          "a k step starts on a multiple of 16");
+        *ld = 16;
+    } else {
+        /* the n columns run across whole panels, one after another */
+        if (!multiple(z->L->an, t->start[1], w))
+            return refuse(z, te_sprintf(ctx, "the tile of operand b '%s' starts at column %s; ",
+                                        b->name, te_expr_str(ctx, t->start[1])),
+                          te_sprintf(ctx, "it starts on a 128-byte panel (a multiple of %lld)",
+                                     (long long)w));
+        *ld = b->shape[0] * 128;
     }
     return 0;
 }

@@ -97,10 +97,11 @@ int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma,
  *                 tensorized column loop's extent: 8 to 256, a multiple
  *                 of 8, the accumulator's whole width), a and b float16
  *                 or bfloat16 in shared memory in the swizzled layout
- *                 (sch_swizzle), a's tile starting on a row multiple of
- *                 64, b's on a row multiple of 16, and a's rows 128 bytes
- *                 (one panel) when a is k-contiguous; the 128 threads of
- *                 a warpgroup (threadIdx.x extent 128) execute it, sm_90a.
+ *                 (sch_swizzle), 2-D and indexed [row, column]; a's tile
+ *                 starts on a row multiple of 8 and a column multiple of
+ *                 16, b's on a row multiple of 8 and a column multiple of
+ *                 128 bytes; the 128 threads of a warpgroup (threadIdx.x
+ *                 extent 128) execute it, sm_90a.
  *   "wgmma.store" t (global or shared; float32, or float16/bfloat16
  *                 rounded from the sums) copied from a wgmma.accumulator
  *                 tensor, tiles of 64 x (the accumulator's width).
