@@ -40,6 +40,17 @@ static void build_check(const char *shape, const ops_tc_config *c, const char *f
     /* compiled for the architecture-specific target wgmma needs */
     assert_string_equal(rt_module_get_text(m, "arch"), "sm_90a");
     if (!strstr(ptx, form)) fail_msg("%s: the PTX lacks '%s'", shape, form);
+    /* a pipeline of S >= 3 stages copies S-2 chunks ahead and leaves the
+     * newest chunk's wgmma group in flight at its barriers */
+    char wait[64];
+    snprintf(wait, sizeof wait, "cp.async.wait_group %d", c->stages - 2);
+    if (c->stages >= 3) {
+        assert_non_null(strstr(src, "loom_wgmma_wait<1>(); loom_async_proxy_fence();"));
+        assert_non_null(strstr(ptx, wait));
+        assert_non_null(strstr(ptx, "wgmma.wait_group.sync.aligned 1"));
+    } else {
+        assert_null(strstr(src, "loom_wgmma_wait<1>"));
+    }
     /* a grouped launch order is one grid axis */
     if (c->group_m > 1) assert_non_null(strstr(src, "// grid (16, 1, 1)"));
     static const char *const needles[] = {"wgmma.fence.sync.aligned", "wgmma.commit_group",
