@@ -184,6 +184,7 @@ static void expect_build(mm *m, sch_schedule *s, const char *target, const char 
  * one rule each. */
 typedef struct {
     bool no_swizzle_b, local_a, acc_width_half;
+    bool warp_copies; /* the copies on 64 threads: no whole warpgroup */
 } knobs;
 
 static sch_schedule *hand(mm *m, knobs o) {
@@ -221,7 +222,9 @@ static sch_schedule *hand(mm *m, knobs o) {
             assert_int_equal(sch_swizzle(s, T), 0);
         assert_int_equal(sch_fuse(s, T, 2, (te_expr *[]){sch_axis(T, 0), sch_axis(T, 1)}, &f), 0);
         assert_int_equal(sch_split(s, T, f, 8, &f, &v) || sch_vectorize(s, T, v), 0);
-        assert_int_equal(sch_split(s, T, f, 128, &o2, &x) || sch_bind(s, T, x, "threadIdx.x"), 0);
+        assert_int_equal(sch_split(s, T, f, o.warp_copies ? 64 : 128, &o2, &x) ||
+                             sch_bind(s, T, x, "threadIdx.x"),
+                         0);
     }
     return s;
 }
@@ -247,6 +250,11 @@ static void test_intrinsic_errors(void **state) {
     expect_build(&m, hand(&m, (knobs){.acc_width_half = true}), "cuda -arch=sm_90",
                  "accumulator 'C.wgmma.accumulator' is 64 columns wide and the tile 32; a wgmma "
                  "tile spans the accumulator's whole width");
+    te_ctx_free(m.ctx);
+    m = make_mm(TE_FLOAT16, 128, 128, 128);
+    expect_build(&m, hand(&m, (knobs){.warp_copies = true}), "cuda -arch=sm_90",
+                 "calls wgmma with threadIdx.x of extent 64; a warpgroup is threadIdx.x of 128 "
+                 "(bind the warpgroups to threadIdx.y and threadIdx.z)");
     te_ctx_free(m.ctx);
     m = make_mm(TE_FLOAT32, 128, 128, 128);
     expect_build(&m, hand(&m, (knobs){0}), "cuda -arch=sm_90",

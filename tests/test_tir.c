@@ -375,6 +375,51 @@ static void test_storage_flatten(void **state) {
     te_ctx_free(ctx);
 }
 
+/* storage_flatten of a swizzled [16, 128] float16 buffer: two 128-byte
+ * panels of 64 columns, panel after panel ((c / 64) * 16 * 64 + r * 64 +
+ * c % 64; the XOR is the CUDA emitter's); a vector index is refused
+ * unless it is a stride-1 ramp inside one 16-byte chunk. */
+static void test_storage_flatten_swizzle(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    tir_buffer *A = buf(ctx, "A", 2, (int64_t[]){16, 128}, TIR_SCOPE_GLOBAL, true);
+    A->dtype = TE_FLOAT16;
+    tir_buffer *T = buf(ctx, "T", 2, (int64_t[]){16, 128}, TIR_SCOPE_SHARED, false);
+    T->dtype = TE_FLOAT16;
+    T->swizzle = true;
+    te_expr *i = ivar(ctx, "i"), *j = ivar(ctx, "j");
+    tir_stmt *nest = loop(ctx, i, 16, TIR_FOR_SERIAL,
+                          loop(ctx, j, 128, TIR_FOR_SERIAL, bst2(ctx, T, i, j, bl2(A, i, j))));
+    tir_func *f = tir_func_new(ctx, "default", 1, (tir_buffer *[]){A}, tir_allocate(ctx, T, nest));
+    tir_func *g = tir_pass_storage_flatten(ctx, f);
+    assert_non_null(g);
+    expect_func(ctx, "swizzled panels", tir_pass_simplify(ctx, g),
+                "func default(A: float16[16, 128]) {\n"
+                "  allocate T[float16 * 2048] shared {\n"
+                "    for (i, 0, 16) {\n"
+                "      for (j, 0, 128) {\n"
+                "        T[((floordiv(j, 64)*1024) + (i*64)) + floormod(j, 64)] = A[(i*128) + j]\n"
+                "      }\n"
+                "    }\n"
+                "  }\n"
+                "}\n");
+    /* a vector along a column, and a ramp that may cross a chunk */
+    te_expr *col = tir_ramp(i, te_int(ctx, 1), 8);
+    tir_stmt *bad = bst2(ctx, T, col, j, tir_broadcast(te_const(ctx, TE_FLOAT16, 0), 8));
+    f = tir_func_new(ctx, "default", 1, (tir_buffer *[]){A}, tir_allocate(ctx, T, bad));
+    assert_null(tir_pass_storage_flatten(ctx, f));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "storage_flatten: store to swizzled buffer 'T': a vector "
+                                          "access must run along a row within one 16-byte chunk");
+    te_expr *row = tir_ramp(te_add(te_mul(j, te_int(ctx, 8)), te_int(ctx, 4)), te_int(ctx, 1), 8);
+    bad = bst2(ctx, T, i, row, tir_broadcast(te_const(ctx, TE_FLOAT16, 0), 8));
+    f = tir_func_new(ctx, "default", 1, (tir_buffer *[]){A}, tir_allocate(ctx, T, bad));
+    assert_null(tir_pass_storage_flatten(ctx, f));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "storage_flatten: store to swizzled buffer 'T': a vector "
+                                          "of 8 at column ");
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "may cross a 16-byte chunk");
+    te_ctx_free(ctx);
+}
+
 /* simplify: loops of extent 1 become their body (var := min), extent 0
  * disappears, guards decided by the loop ranges go, undecided stay.
  *
@@ -698,6 +743,7 @@ int main(void) {
         cmocka_unit_test(test_seq),             cmocka_unit_test(test_func),
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_map_shares),      cmocka_unit_test(test_storage_flatten),
+        cmocka_unit_test(test_storage_flatten_swizzle),
         cmocka_unit_test(test_simplify),        cmocka_unit_test(test_remove_noop),
         cmocka_unit_test(test_simplify_branch_ranges),
         cmocka_unit_test(test_storage_rewrite), cmocka_unit_test(test_pipeline),
