@@ -82,6 +82,26 @@ tir_stmt *tir_for_with_body(te_ctx *ctx, const tir_stmt *s, tir_stmt *body) {
     return n;
 }
 
+/* The widest lane count of an access's indices (1 for scalars), or -1
+ * with "<what>: ..." when one is missing or not an integer. */
+static int index_lanes(te_ctx *ctx, const char *what, const tir_buffer *b, int ndim,
+                       te_expr *const *indices) {
+    int lanes = 1;
+    for (int d = 0; d < ndim; ++d) {
+        if (!indices[d]) {
+            tir__null_operand(ctx, what);
+            return -1;
+        }
+        if (!te_dtype_is_int(indices[d]->dtype)) {
+            te_error(ctx, "%s: index %d of '%s' has type %s; it must be an integer", what, d,
+                     b->name, te_dtype_str(indices[d]->dtype));
+            return -1;
+        }
+        if (indices[d]->dtype.lanes > lanes) lanes = indices[d]->dtype.lanes;
+    }
+    return lanes;
+}
+
 tir_stmt *tir_buffer_store(te_ctx *ctx, tir_buffer *b, int ndim, te_expr *const *indices,
                            te_expr *value) {
     if (!ctx) return NULL;
@@ -95,16 +115,8 @@ tir_stmt *tir_buffer_store(te_ctx *ctx, tir_buffer *b, int ndim, te_expr *const 
                  b->ndim);
         return NULL;
     }
-    int lanes = 1;
-    for (int d = 0; d < ndim; ++d) {
-        if (!indices[d]) return tir__null_operand(ctx, "buffer_store");
-        if (!te_dtype_is_int(indices[d]->dtype)) {
-            te_error(ctx, "buffer_store: index %d of '%s' has type %s; it must be an integer", d,
-                     b->name, te_dtype_str(indices[d]->dtype));
-            return NULL;
-        }
-        if (indices[d]->dtype.lanes > lanes) lanes = indices[d]->dtype.lanes;
-    }
+    int lanes = index_lanes(ctx, "buffer_store", b, ndim, indices);
+    if (lanes < 0) return NULL;
     if (!store_type_ok(b, value, lanes)) {
         te_error(ctx, "buffer_store: a %s value to '%s' (%s)", te_dtype_str(value->dtype), b->name,
                  te_dtype_str(b->dtype));
@@ -325,16 +337,8 @@ te_expr *tir_buffer_load(tir_buffer *b, int ndim, te_expr *const *indices) {
                  b->ndim, ndim);
         return NULL;
     }
-    int lanes = 1;
-    for (int d = 0; d < ndim; ++d) {
-        if (!indices[d]) return tir__null_operand(ctx, "buffer_load");
-        if (!te_dtype_is_int(indices[d]->dtype)) {
-            te_error(ctx, "buffer_load: index %d of '%s' has type %s; it must be an integer", d,
-                     b->name, te_dtype_str(indices[d]->dtype));
-            return NULL;
-        }
-        if (indices[d]->dtype.lanes > lanes) lanes = indices[d]->dtype.lanes;
-    }
+    int lanes = index_lanes(ctx, "buffer_load", b, ndim, indices);
+    if (lanes < 0) return NULL;
     te_expr *e = new_expr(ctx, TE_BUFFER_LOAD, te_dtype_with_lanes(b->dtype, lanes));
     te_expr **idx = te_alloc(ctx, sizeof *idx * (size_t)(ndim > 0 ? ndim : 1));
     if (!e || !idx) return NULL;
