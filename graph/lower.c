@@ -49,6 +49,8 @@ bool gr_te_dtype(int elem_type, te_dtype *out)
     switch (elem_type) {
     case GR_FLOAT: *out = TE_FLOAT32; return true;
     case GR_DOUBLE: *out = TE_FLOAT64; return true;
+    case GR_FLOAT16: *out = TE_FLOAT16; return true;
+    case GR_BFLOAT16: *out = TE_BFLOAT16; return true;
     case GR_INT8: *out = TE_DTYPE(TE_INT, 8, 1); return true;
     case GR_INT16: *out = TE_DTYPE(TE_INT, 16, 1); return true;
     case GR_INT32: *out = TE_INT32; return true;

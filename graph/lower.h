@@ -102,7 +102,7 @@ bool gr_lfail(gr_lctx *c, const char *fmt, ...) __attribute__((format(printf, 2,
 /* ---- helpers for rules ---- */
 
 /* The te dtype of an ONNX element type; false for types te cannot hold
- * (string, complex, float16, bfloat16). */
+ * (string, complex). */
 bool gr_te_dtype(int elem_type, te_dtype *out);
 /* The te shape of a type: rank and extents (rank 0 -> [1]); false when it
  * has none (a zero extent, rank > TE_MAX_DIMS). */

@@ -1,6 +1,7 @@
 /* tests/onnx_writer.c — tiny ONNX models from tests (see onnx_writer.h). */
 #include "onnx_writer.h"
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -377,7 +378,8 @@ void ow_finish(ow_model *w, gr_exec *e, gr_model *m)
 
 int ow_elem_type(DLDataType t)
 {
-    if (t.code == kDLFloat) return t.bits == 32 ? GR_FLOAT : GR_DOUBLE;
+    if (t.code == kDLBfloat) return GR_BFLOAT16;
+    if (t.code == kDLFloat) return t.bits == 16 ? GR_FLOAT16 : t.bits == 32 ? GR_FLOAT : GR_DOUBLE;
     if (t.code == kDLUInt)
         return t.bits == 1 ? GR_BOOL : t.bits == 8 ? GR_UINT8 : t.bits == 16 ? GR_UINT16 : t.bits == 32 ? GR_UINT32 : GR_UINT64;
     return t.bits == 8 ? GR_INT8 : t.bits == 16 ? GR_INT16 : t.bits == 32 ? GR_INT32 : GR_INT64;
@@ -409,7 +411,7 @@ const DLTensor *ow_run(gr_exec *e, int nin, DLTensor *const *ins, int k)
         const DLTensor *t = gr_exec_output(e, o);
         int64_t n = ow_numel(t);
         for (int64_t i = 0; i < n; i++) {
-            if (t->dtype.code == kDLFloat) ow_set((DLTensor *)t, i, NAN);
+            if (t->dtype.code == kDLFloat || t->dtype.code == kDLBfloat) ow_set((DLTensor *)t, i, NAN);
             else memset((char *)t->data + i * (t->dtype.bits == 1 ? 1 : t->dtype.bits / 8), 0xA5,
                         t->dtype.bits == 1 ? 1 : t->dtype.bits / 8);
         }
@@ -428,12 +430,58 @@ DLTensor *ow_tensor(DLDataType dt, int ndim, const int64_t *shape)
     return t;
 }
 
+/* IEEE binary16 and bfloat16 bits from and to doubles, rounding to
+ * nearest even (what te's casts do). */
+static double half_get(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f;
+    double m = h & 0x3ff;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+static uint16_t half_set(double v)
+{
+    uint16_t sign = signbit(v) ? 0x8000 : 0;
+    double a = fabs(v);
+    if (isnan(v)) return 0x7e00;
+    if (a >= 65520.0) return sign | 0x7c00;
+    if (a < ldexp(1, -14)) return sign | (uint16_t)nearbyint(a * ldexp(1, 24));
+    int e;
+    double q = nearbyint(frexp(a, &e) * 2048); /* a = q 2^(e-11), q in [1024, 2048] */
+    if (q == 2048) {
+        q = 1024;
+        e++;
+    }
+    if (e + 14 >= 31) return sign | 0x7c00;
+    return (uint16_t)(sign | (e + 14) << 10 | (uint16_t)(q - 1024));
+}
+
+static double bfloat_get(uint16_t h)
+{
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+static uint16_t bfloat_set(double v)
+{
+    float f = (float)v;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    if (isnan(f)) return 0x7fc0;
+    return (uint16_t)((b + 0x7fff + ((b >> 16) & 1)) >> 16);
+}
+
 double ow_get(const DLTensor *t, int64_t i)
 {
     const char *p = t->data;
     switch (t->dtype.code * 100 + t->dtype.bits) {
     case kDLFloat * 100 + 32: return ((const float *)p)[i];
     case kDLFloat * 100 + 64: return ((const double *)p)[i];
+    case kDLFloat * 100 + 16: return half_get(((const uint16_t *)p)[i]);
+    case kDLBfloat * 100 + 16: return bfloat_get(((const uint16_t *)p)[i]);
     case kDLInt * 100 + 8: return ((const int8_t *)p)[i];
     case kDLInt * 100 + 16: return ((const int16_t *)p)[i];
     case kDLInt * 100 + 32: return ((const int32_t *)p)[i];
@@ -453,6 +501,8 @@ void ow_set(DLTensor *t, int64_t i, double v)
     switch (t->dtype.code * 100 + t->dtype.bits) {
     case kDLFloat * 100 + 32: ((float *)p)[i] = (float)v; break;
     case kDLFloat * 100 + 64: ((double *)p)[i] = v; break;
+    case kDLFloat * 100 + 16: ((uint16_t *)p)[i] = half_set(v); break;
+    case kDLBfloat * 100 + 16: ((uint16_t *)p)[i] = bfloat_set(v); break;
     case kDLInt * 100 + 8: ((int8_t *)p)[i] = (int8_t)v; break;
     case kDLInt * 100 + 16: ((int16_t *)p)[i] = (int16_t)v; break;
     case kDLInt * 100 + 32: ((int32_t *)p)[i] = (int32_t)v; break;
