@@ -398,6 +398,7 @@ static const op_rule rules[] = {
     {"ReverseSequence", gr_infer_reverse_sequence},
     {"DynamicQuantizeLinear", gr_infer_dynamic_quant},
     {"MeanVarianceNormalization", gr_infer_mvn},
+    {"TopK", gr_infer_topk},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

@@ -60,7 +60,7 @@ static const op_first firsts[] = {
     {"CastLike", 15}, {"EyeLike", 9}, {"HannWindow", 17}, {"HammingWindow", 17},
     {"BlackmanWindow", 17}, {"OneHot", 9}, {"ConvTranspose", 1},
     {"BitShift", 11}, {"QuantizeLinear", 10}, {"DequantizeLinear", 10}, {"LRN", 1}, {"ReverseSequence", 10},
-    {"MeanVarianceNormalization", 9},
+    {"MeanVarianceNormalization", 9}, {"TopK", 1},
 };
 
 int64_t gr_op_first_opset(const char *op)

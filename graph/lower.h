@@ -85,6 +85,8 @@ extern const gr_lower_rule gr_lower_rules_resize[];
 extern const gr_lower_rule gr_lower_rules_select[];
 /* lower_mvn.c (MeanVarianceNormalization). */
 extern const gr_lower_rule gr_lower_rules_mvn[];
+/* lower_topk.c (TopK). */
+extern const gr_lower_rule gr_lower_rules_topk[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
