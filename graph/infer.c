@@ -399,6 +399,9 @@ static const op_rule rules[] = {
     {"DynamicQuantizeLinear", gr_infer_dynamic_quant},
     {"MeanVarianceNormalization", gr_infer_mvn},
     {"TopK", gr_infer_topk},
+    {"Scatter", gr_infer_scatter_elements},
+    {"ScatterElements", gr_infer_scatter_elements},
+    {"ScatterND", gr_infer_scatter_nd},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

@@ -87,6 +87,8 @@ extern const gr_lower_rule gr_lower_rules_select[];
 extern const gr_lower_rule gr_lower_rules_mvn[];
 /* lower_topk.c (TopK). */
 extern const gr_lower_rule gr_lower_rules_topk[];
+/* lower_scatter.c (Scatter, ScatterElements, ScatterND). */
+extern const gr_lower_rule gr_lower_rules_scatter[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
