@@ -402,6 +402,7 @@ static const op_rule rules[] = {
     {"Scatter", gr_infer_scatter_elements},
     {"ScatterElements", gr_infer_scatter_elements},
     {"ScatterND", gr_infer_scatter_nd},
+    {"Einsum", gr_infer_einsum},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

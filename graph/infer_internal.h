@@ -164,6 +164,8 @@ bool gr_infer_topk(gr_ictx *c);
 /* infer_scatter.c: Scatter, ScatterElements, ScatterND. */
 bool gr_infer_scatter_elements(gr_ictx *c);
 bool gr_infer_scatter_nd(gr_ictx *c);
+/* infer_einsum.c: Einsum. */
+bool gr_infer_einsum(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

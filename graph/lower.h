@@ -89,6 +89,8 @@ extern const gr_lower_rule gr_lower_rules_mvn[];
 extern const gr_lower_rule gr_lower_rules_topk[];
 /* lower_scatter.c (Scatter, ScatterElements, ScatterND). */
 extern const gr_lower_rule gr_lower_rules_scatter[];
+/* lower_einsum.c (Einsum). */
+extern const gr_lower_rule gr_lower_rules_einsum[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
