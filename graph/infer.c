@@ -403,6 +403,7 @@ static const op_rule rules[] = {
     {"ScatterElements", gr_infer_scatter_elements},
     {"ScatterND", gr_infer_scatter_nd},
     {"Einsum", gr_infer_einsum},
+    {"GridSample", gr_infer_gridsample},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

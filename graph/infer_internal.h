@@ -166,6 +166,13 @@ bool gr_infer_scatter_elements(gr_ictx *c);
 bool gr_infer_scatter_nd(gr_ictx *c);
 /* infer_einsum.c: Einsum. */
 bool gr_infer_einsum(gr_ictx *c);
+/* infer_gridsample.c: GridSample, and its modes for the lowering (false
+ * and *why when an attribute is malformed). */
+typedef enum { GR_GS_BILINEAR, GR_GS_NEAREST, GR_GS_BICUBIC } gr_gridsample_mode;
+typedef enum { GR_GS_ZEROS, GR_GS_BORDER, GR_GS_REFLECTION } gr_gridsample_pad;
+bool gr_gridsample_modes(const gr_node *n, gr_gridsample_mode *mode, gr_gridsample_pad *pad, bool *align,
+                         const char **why);
+bool gr_infer_gridsample(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

@@ -91,6 +91,8 @@ extern const gr_lower_rule gr_lower_rules_topk[];
 extern const gr_lower_rule gr_lower_rules_scatter[];
 /* lower_einsum.c (Einsum). */
 extern const gr_lower_rule gr_lower_rules_einsum[];
+/* lower_gridsample.c (GridSample). */
+extern const gr_lower_rule gr_lower_rules_gridsample[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
