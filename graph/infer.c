@@ -404,6 +404,7 @@ static const op_rule rules[] = {
     {"ScatterND", gr_infer_scatter_nd},
     {"Einsum", gr_infer_einsum},
     {"GridSample", gr_infer_gridsample},
+    {"Compress", gr_infer_compress},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

@@ -173,6 +173,10 @@ typedef enum { GR_GS_ZEROS, GR_GS_BORDER, GR_GS_REFLECTION } gr_gridsample_pad;
 bool gr_gridsample_modes(const gr_node *n, gr_gridsample_mode *mode, gr_gridsample_pad *pad, bool *align,
                          const char **why);
 bool gr_infer_gridsample(gr_ictx *c);
+/* infer_compress.c: Compress, and the count of cond's true entries among
+ * the first `extent` (false and *past: a true entry past them). */
+bool gr_compress_plan(const gr_tensor *cond, int64_t extent, int64_t *count, int64_t *past);
+bool gr_infer_compress(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

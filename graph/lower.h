@@ -93,6 +93,8 @@ extern const gr_lower_rule gr_lower_rules_scatter[];
 extern const gr_lower_rule gr_lower_rules_einsum[];
 /* lower_gridsample.c (GridSample). */
 extern const gr_lower_rule gr_lower_rules_gridsample[];
+/* lower_compress.c (Compress with a constant condition). */
+extern const gr_lower_rule gr_lower_rules_compress[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
