@@ -405,6 +405,8 @@ static const op_rule rules[] = {
     {"Einsum", gr_infer_einsum},
     {"GridSample", gr_infer_gridsample},
     {"Compress", gr_infer_compress},
+    {"MatMulInteger", gr_infer_qmatmul},
+    {"QLinearMatMul", gr_infer_qmatmul},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

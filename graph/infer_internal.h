@@ -177,6 +177,8 @@ bool gr_infer_gridsample(gr_ictx *c);
  * the first `extent` (false and *past: a true entry past them). */
 bool gr_compress_plan(const gr_tensor *cond, int64_t extent, int64_t *count, int64_t *past);
 bool gr_infer_compress(gr_ictx *c);
+/* infer_qmatmul.c: MatMulInteger, QLinearMatMul. */
+bool gr_infer_qmatmul(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

@@ -95,6 +95,8 @@ extern const gr_lower_rule gr_lower_rules_einsum[];
 extern const gr_lower_rule gr_lower_rules_gridsample[];
 /* lower_compress.c (Compress with a constant condition). */
 extern const gr_lower_rule gr_lower_rules_compress[];
+/* lower_qmatmul.c (MatMulInteger, QLinearMatMul). */
+extern const gr_lower_rule gr_lower_rules_qmatmul[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
