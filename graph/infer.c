@@ -657,7 +657,7 @@ int gr_infer_shapes(gr_model *m, int nfixed, const gr_input_shape *fixed, char *
             v->type.ndim = -1;
         }
         if ((default_domain(n->domain) && !gr_infer_dropped_attrs(&c)) ||
-            !find_rule(n->domain, n->op_type, c.opset)(&c))
+            !find_rule(n->domain, n->op_type, c.opset)(&c) || !gr_infer_fold_arith(&c))
             return -1;
         for (int k = 0; k < n->n_outputs; k++)
             if (n->outputs[k] >= 0 && g->values[n->outputs[k]].type.kind != GR_TYPE_TENSOR) {

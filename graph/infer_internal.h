@@ -179,6 +179,10 @@ bool gr_compress_plan(const gr_tensor *cond, int64_t extent, int64_t *count, int
 bool gr_infer_compress(gr_ictx *c);
 /* infer_qmatmul.c: MatMulInteger, QLinearMatMul. */
 bool gr_infer_qmatmul(gr_ictx *c);
+/* infer_fold.c: known contents for Add, Sub, Mul, Div, Neg, Abs, Cast of
+ * known small int32/int64/float/double tensors (run after the node's
+ * rule; false only when out of memory). */
+bool gr_infer_fold_arith(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

@@ -12,8 +12,9 @@
  * bfloat16 test data is stored as uint16 bits).
  *
  * Graph inputs that a node reads at compile time (gr_op_input_static:
- * Reshape's shape, Slice's starts, ... which ONNX's tests feed as inputs)
- * become constants holding data set 0's values; a later data set that
+ * Reshape's shape, Slice's starts, ... which ONNX's tests feed as inputs),
+ * directly or through nodes computing such an input from them, become
+ * constants holding data set 0's values; a later data set that
  * changes them fails the test. A model that computes such an input from
  * run-time values (inference: "must be a constant") is skipped: Loom's
  * shapes are static. Tests whose graph inputs are not tensors
@@ -246,15 +247,28 @@ static int64_t node_opset(const gr_model *m, const gr_node *n)
     return m->opset;
 }
 
-/* Whether some node reads value v when the model compiles. */
-static bool read_at_compile_time(const gr_model *m, int v)
+/* Whether some node reads value v when the model compiles, directly or
+ * through nodes computing such a value from it (a window's size cast to
+ * float and then Range's limit): memo[v] 0 unknown, 1 no, 2 yes. */
+static bool read_at_compile_time(const gr_model *m, int v, signed char *memo)
 {
+    if (memo[v]) return memo[v] == 2;
+    memo[v] = 1;
     const gr_graph *g = m->graph;
     for (int i = 0; i < g->n_nodes; i++) {
         const gr_node *n = &g->nodes[i];
-        for (int k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k] == v && gr_op_input_static(n->domain, n->op_type, node_opset(m, n), k))
+        for (int k = 0; k < n->n_inputs; k++) {
+            if (n->inputs[k] != v) continue;
+            bool hit = gr_op_input_static(n->domain, n->op_type, node_opset(m, n), k);
+            /* Shape and Size read no values: X stays an input. */
+            bool values = strcmp(n->op_type, "Shape") != 0 && strcmp(n->op_type, "Size") != 0;
+            for (int o = 0; !hit && values && o < n->n_outputs; o++)
+                hit = n->outputs[o] >= 0 && read_at_compile_time(m, n->outputs[o], memo);
+            if (hit) {
+                memo[v] = 2;
                 return true;
+            }
+        }
     }
     return false;
 }
@@ -317,6 +331,7 @@ static outcome run_test(const char *dir, const char *name, char *why, size_t siz
     int nin = 0;
     gr_input_shape shapes[64];
     bool frozen[64] = {false};
+    signed char *memo = NULL;
     if (!m) {
         snprintf(why, size, "load: %s", err);
         goto done;
@@ -372,10 +387,15 @@ static outcome run_test(const char *dir, const char *name, char *why, size_t siz
     }
     {
         int ns = 0, k = 0;
+        memo = calloc((size_t)m->graph->n_values + 1, 1);
+        if (!memo) {
+            snprintf(why, size, "out of memory");
+            goto done;
+        }
         for (int i = 0; i < m->graph->n_inputs && k < nin; i++) {
             const gr_value *v = &m->graph->values[m->graph->inputs[i]];
             if (v->kind != GR_VALUE_INPUT) continue;
-            if (read_at_compile_time(m, m->graph->inputs[i])) {
+            if (read_at_compile_time(m, m->graph->inputs[i], memo)) {
                 frozen[k] = true;
                 freeze_input(m, m->graph->inputs[i], ins[k++]);
                 continue;
@@ -512,6 +532,7 @@ static outcome run_test(const char *dir, const char *name, char *why, size_t siz
 done:
     (void)name;
     /* The model may hold frozen inputs: freed after it. */
+    free(memo);
     gr_exec_free(e);
     gr_model_free(m);
     for (int k = 0; k < nin; k++) gr_tensor_free(ins[k]);

@@ -168,7 +168,9 @@ typedef struct gr_value {
     /* GR_VALUE_CONST: the initializer's data. GR_VALUE_NODE, after
      * gr_infer_shapes: the contents where inference knows them (Constant
      * outputs, Shape of a static value, small integer tensors moved by
-     * Identity/Reshape/Squeeze/Unsqueeze/Concat/Gather/Cast), else NULL. */
+     * Identity/Reshape/Squeeze/Unsqueeze/Concat/Gather/Slice/Cast, and
+     * Add/Sub/Mul/Div/Neg/Abs/Cast of small known int32/int64/float/double
+     * tensors: graph/infer_fold.c), else NULL. */
     gr_tensor *data;
 } gr_value;
 
