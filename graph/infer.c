@@ -414,6 +414,11 @@ static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.on
 static gr_infer_fn find_rule(const char *domain, const char *op, int64_t opset)
 {
     if (!op) return NULL;
+    /* ONNX's training optimizers: deterministic updates, version 1. */
+    if (domain && strcmp(domain, "ai.onnx.preview.training") == 0)
+        return opset == 1 && (strcmp(op, "Adagrad") == 0 || strcmp(op, "Momentum") == 0 || strcmp(op, "Adam") == 0)
+                   ? gr_infer_optimizer
+                   : NULL;
     if (domain && strcmp(domain, "com.microsoft") == 0)
         return strcmp(op, "Gelu") == 0 ? infer_gelu : NULL;
     /* Loom's own operators have no opset: only Loom writes them. */

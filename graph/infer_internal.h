@@ -183,6 +183,11 @@ bool gr_infer_qmatmul(gr_ictx *c);
  * known small int32/int64/float/double tensors (run after the node's
  * rule; false only when out of memory). */
 bool gr_infer_fold_arith(gr_ictx *c);
+/* infer_optimizer.c: Adagrad, Momentum, Adam (domain
+ * ai.onnx.preview.training), and how many tensor groups each reads after
+ * R and T (returned) and writes (*out_groups). */
+int gr_optimizer_groups(const char *op, int *out_groups);
+bool gr_infer_optimizer(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

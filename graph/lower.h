@@ -97,6 +97,8 @@ extern const gr_lower_rule gr_lower_rules_gridsample[];
 extern const gr_lower_rule gr_lower_rules_compress[];
 /* lower_qmatmul.c (MatMulInteger, QLinearMatMul). */
 extern const gr_lower_rule gr_lower_rules_qmatmul[];
+/* lower_optimizer.c (ai.onnx.preview.training Adagrad, Momentum, Adam). */
+extern const gr_lower_rule gr_lower_rules_optimizer[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

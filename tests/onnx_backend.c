@@ -319,8 +319,21 @@ static bool type_holdable(const gr_type *t, char *why, size_t size)
     return true;
 }
 
+/* Tests whose expected outputs contradict their own model (checked by
+ * hand against ONNX's operator definition): skipped, with the reason. */
+static const struct {
+    const char *test, *why;
+} contradictions[] = {
+    {"node/test_adam_multiple", "test data: expected outputs use epsilon 1e-2, the node leaves it at its default 1e-6"},
+};
+
 static outcome run_test(const char *dir, const char *name, char *why, size_t size)
 {
+    for (size_t i = 0; i < sizeof contradictions / sizeof *contradictions; i++)
+        if (strcmp(name, contradictions[i].test) == 0) {
+            snprintf(why, size, "%s", contradictions[i].why);
+            return T_SKIP;
+        }
     char path[4096];
     char *err = NULL;
     outcome res = T_FAIL;
@@ -530,7 +543,6 @@ static outcome run_test(const char *dir, const char *name, char *why, size_t siz
     }
     res = T_PASS;
 done:
-    (void)name;
     /* The model may hold frozen inputs: freed after it. */
     free(memo);
     gr_exec_free(e);

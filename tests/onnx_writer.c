@@ -24,8 +24,8 @@ struct ow_model {
     void **blocks; /* every allocation, freed by ow_free */
     size_t nblocks, capblocks;
     Onnx__ModelProto model;
-    Onnx__OperatorSetIdProto opset, opset_ms;
-    Onnx__OperatorSetIdProto *opsets[2];
+    Onnx__OperatorSetIdProto opset, opset_ms, opset_extra;
+    Onnx__OperatorSetIdProto *opsets[3];
     Onnx__GraphProto graph;
     Onnx__NodeProto *nodes[OW_MAX];
     Onnx__ValueInfoProto *inputs[OW_MAX], *outputs[OW_MAX];
@@ -87,6 +87,17 @@ ow_model *ow_new(int64_t opset)
     w->graph.initializer = w->inits;
     w->model.graph = &w->graph;
     return w;
+}
+
+void ow_opset_import(ow_model *w, const char *domain, int64_t version)
+{
+    assert_true(w->model.n_opset_import == 2);
+    onnx__operator_set_id_proto__init(&w->opset_extra);
+    w->opset_extra.domain = ow_strndup(w, domain, strlen(domain));
+    w->opset_extra.has_version = 1;
+    w->opset_extra.version = version;
+    w->opsets[2] = &w->opset_extra;
+    w->model.n_opset_import = 3;
 }
 
 void ow_free(ow_model *w)
