@@ -407,6 +407,7 @@ static const op_rule rules[] = {
     {"Compress", gr_infer_compress},
     {"MatMulInteger", gr_infer_qmatmul},
     {"QLinearMatMul", gr_infer_qmatmul},
+    {"DFT", gr_infer_dft},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

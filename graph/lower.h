@@ -99,6 +99,8 @@ extern const gr_lower_rule gr_lower_rules_compress[];
 extern const gr_lower_rule gr_lower_rules_qmatmul[];
 /* lower_optimizer.c (ai.onnx.preview.training Adagrad, Momentum, Adam). */
 extern const gr_lower_rule gr_lower_rules_optimizer[];
+/* lower_dft.c (DFT). */
+extern const gr_lower_rule gr_lower_rules_dft[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
