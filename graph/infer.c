@@ -408,6 +408,9 @@ static const op_rule rules[] = {
     {"MatMulInteger", gr_infer_qmatmul},
     {"QLinearMatMul", gr_infer_qmatmul},
     {"DFT", gr_infer_dft},
+    {"RNN", gr_infer_rnn},
+    {"GRU", gr_infer_rnn},
+    {"LSTM", gr_infer_rnn},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

@@ -191,6 +191,8 @@ bool gr_infer_optimizer(gr_ictx *c);
 /* infer_dft.c: DFT, and its signal axis (false when out of range). */
 bool gr_dft_axis(const gr_node *n, int rank, int *axis);
 bool gr_infer_dft(gr_ictx *c);
+/* infer_rnn.c: RNN, GRU, LSTM (graph/rnn.h). */
+bool gr_infer_rnn(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

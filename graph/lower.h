@@ -101,6 +101,8 @@ extern const gr_lower_rule gr_lower_rules_qmatmul[];
 extern const gr_lower_rule gr_lower_rules_optimizer[];
 /* lower_dft.c (DFT). */
 extern const gr_lower_rule gr_lower_rules_dft[];
+/* lower_rnn.c (RNN, GRU, LSTM). */
+extern const gr_lower_rule gr_lower_rules_rnn[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

@@ -255,6 +255,24 @@ void ow_attr_ints(ow_node *n, const char *name, int count, const int64_t *v)
     a->ints = ow_copy(n->w, v, sizeof *v * (size_t)count);
 }
 
+void ow_attr_strs(ow_node *n, const char *name, int count, const char *const *v)
+{
+    Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+    a->n_strings = (size_t)count;
+    a->strings = ow_alloc(n->w, sizeof *a->strings * (size_t)(count ? count : 1));
+    for (int i = 0; i < count; i++) {
+        a->strings[i].len = strlen(v[i]);
+        a->strings[i].data = ow_copy(n->w, v[i], strlen(v[i]));
+    }
+}
+
+void ow_attr_floats(ow_node *n, const char *name, int count, const float *v)
+{
+    Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    a->n_floats = (size_t)count;
+    a->floats = ow_copy(n->w, v, sizeof *v * (size_t)count);
+}
+
 void ow_attr_tensor(ow_node *n, const char *name, int elem_type, int ndim, const int64_t *shape,
                     const void *data, size_t nbytes)
 {

@@ -43,6 +43,8 @@ void ow_attr_int(ow_node *n, const char *name, int64_t v);
 void ow_attr_float(ow_node *n, const char *name, float v);
 void ow_attr_str(ow_node *n, const char *name, const char *v);
 void ow_attr_ints(ow_node *n, const char *name, int count, const int64_t *v);
+void ow_attr_strs(ow_node *n, const char *name, int count, const char *const *v);
+void ow_attr_floats(ow_node *n, const char *name, int count, const float *v);
 /* A TENSOR attribute: ndim/shape, raw contents. */
 void ow_attr_tensor(ow_node *n, const char *name, int elem_type, int ndim, const int64_t *shape,
                     const void *data, size_t nbytes);
