@@ -411,6 +411,8 @@ static const op_rule rules[] = {
     {"RNN", gr_infer_rnn},
     {"GRU", gr_infer_rnn},
     {"LSTM", gr_infer_rnn},
+    {"ConvInteger", gr_infer_convinteger},
+    {"Upsample", gr_infer_upsample},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

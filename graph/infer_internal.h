@@ -193,6 +193,13 @@ bool gr_dft_axis(const gr_node *n, int rank, int *axis);
 bool gr_infer_dft(gr_ictx *c);
 /* infer_rnn.c: RNN, GRU, LSTM (graph/rnn.h). */
 bool gr_infer_rnn(gr_ictx *c);
+/* infer_convinteger.c: ConvInteger. */
+bool gr_infer_convinteger(gr_ictx *c);
+/* infer_upsample.c: Upsample, and its scales (the constant input at
+ * opset 9 or the attribute before; false and *why when malformed). */
+bool gr_upsample_scales(const gr_node *n, int64_t opset, const gr_tensor *in, int rank, double *scales,
+                        const char **why);
+bool gr_infer_upsample(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

@@ -103,6 +103,8 @@ extern const gr_lower_rule gr_lower_rules_optimizer[];
 extern const gr_lower_rule gr_lower_rules_dft[];
 /* lower_rnn.c (RNN, GRU, LSTM). */
 extern const gr_lower_rule gr_lower_rules_rnn[];
+/* lower_upsample.c (Upsample, nearest). */
+extern const gr_lower_rule gr_lower_rules_upsample[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

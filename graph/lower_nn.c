@@ -225,20 +225,32 @@ static void window_index(te_ctx *ctx, const window *w, te_expr *const *ax, te_ex
 
 /* ---------------- Conv ---------------- */
 
+/* Conv, and ConvInteger (inputs 2 and 3 its zero points, per tensor for
+ * X, per tensor or output channel for W; int32 products of the operands
+ * less their zero points; the padding holds X's zero point, so it adds
+ * nothing, as ONNX defines). */
 static bool lower_conv(gr_lctx *c)
 {
-    te_tensor *X, *W, *B = NULL;
+    te_tensor *X, *W, *B = NULL, *XZ = NULL, *WZ = NULL;
     te_dtype dt;
     int nd;
     int64_t shape[TE_MAX_DIMS];
     te_expr *ax[TE_MAX_DIMS];
+    bool integer = strcmp(c->n->op_type, "ConvInteger") == 0;
     if (!gr_lin(c, 0, "X", &X) || !gr_lin(c, 1, "W", &W)) return false;
-    if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "B", &B)) return false;
+    if (integer) {
+        if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "x_zero_point", &XZ)) return false;
+        if (c->n_inputs > 3 && c->tin[3] && !gr_lin(c, 3, "w_zero_point", &WZ)) return false;
+    } else if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "B", &B)) {
+        return false;
+    }
     if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
     int sp = nd - 2;
     window w;
     window_read(c, sp, X->shape + 2, W->shape + 2, shape + 2, &w);
-    te_tensor *Xp = pad_window(c, X, &w, te_const(c->ctx, dt, 0));
+    te_expr *zero_in = integer ? (XZ ? te_read(XZ, te_int(c->ctx, 0)) : te_const(c->ctx, X->dtype, 0))
+                               : te_const(c->ctx, dt, 0);
+    te_tensor *Xp = pad_window(c, X, &w, zero_in);
     if (!Xp) return false;
 
     int64_t group = attr_int(c, "group", 1), Cg = W->shape[1], Mg = shape[1] / group;
@@ -260,8 +272,15 @@ static bool lower_conv(gr_lctx *c)
     window_index(ctx, &w, cax, r + 1, xi);
     wi[0] = cax[1];
     for (int i = 0; i < 1 + sp; i++) wi[1 + i] = r[i];
-    te_expr *sum = te_reduce_n(TE_REDUCE_SUM, te_mul(te_read_n(Xp, nd, xi), te_read_n(W, nd, wi)),
-                               1 + sp, r);
+    te_expr *xv = te_read_n(Xp, nd, xi), *wv = te_read_n(W, nd, wi);
+    if (integer) {
+        te_expr *z = te_int(ctx, 0);
+        xv = te_cast(TE_INT32, xv);
+        wv = te_cast(TE_INT32, wv);
+        if (XZ) xv = te_sub(xv, te_cast(TE_INT32, te_read(XZ, z)));
+        if (WZ) wv = te_sub(wv, te_cast(TE_INT32, te_read(WZ, WZ->shape[0] == 1 ? z : cax[1])));
+    }
+    te_expr *sum = te_reduce_n(TE_REDUCE_SUM, te_mul(xv, wv), 1 + sp, r);
     c->flops += 2.0 * (double)numel(nd, shape) * (double)numel(1 + sp, rshape);
     if (!B) return gr_lout(c, 0, nd, ax, sum);
     te_tensor *conv = gr_lstage(c, "conv", nd, cax, sum);
@@ -829,6 +848,7 @@ static bool lower_hardmax(gr_lctx *c)
 
 const gr_lower_rule gr_lower_rules_nn[] = {
     {"", "Conv", lower_conv, 0, 0},
+    {"", "ConvInteger", lower_conv, 0, 0},
     {"", "Gemm", lower_gemm, 0, 0},
     {"", "MatMul", lower_matmul, 0, 0},
     {"", "BatchNormalization", lower_batchnorm, 0, 0},
