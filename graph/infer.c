@@ -412,6 +412,7 @@ static const op_rule rules[] = {
     {"GRU", gr_infer_rnn},
     {"LSTM", gr_infer_rnn},
     {"ConvInteger", gr_infer_convinteger},
+    {"QLinearConv", gr_infer_convinteger},
     {"Upsample", gr_infer_upsample},
 };
 

@@ -193,7 +193,7 @@ bool gr_dft_axis(const gr_node *n, int rank, int *axis);
 bool gr_infer_dft(gr_ictx *c);
 /* infer_rnn.c: RNN, GRU, LSTM (graph/rnn.h). */
 bool gr_infer_rnn(gr_ictx *c);
-/* infer_convinteger.c: ConvInteger. */
+/* infer_convinteger.c: ConvInteger, QLinearConv. */
 bool gr_infer_convinteger(gr_ictx *c);
 /* infer_upsample.c: Upsample, and its scales (the constant input at
  * opset 9 or the attribute before; false and *why when malformed). */
