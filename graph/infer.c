@@ -414,6 +414,7 @@ static const op_rule rules[] = {
     {"ConvInteger", gr_infer_convinteger},
     {"QLinearConv", gr_infer_convinteger},
     {"Upsample", gr_infer_upsample},
+    {"STFT", gr_infer_stft},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

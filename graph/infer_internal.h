@@ -200,6 +200,8 @@ bool gr_infer_convinteger(gr_ictx *c);
 bool gr_upsample_scales(const gr_node *n, int64_t opset, const gr_tensor *in, int rank, double *scales,
                         const char **why);
 bool gr_infer_upsample(gr_ictx *c);
+/* infer_stft.c: STFT. */
+bool gr_infer_stft(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

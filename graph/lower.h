@@ -105,6 +105,8 @@ extern const gr_lower_rule gr_lower_rules_dft[];
 extern const gr_lower_rule gr_lower_rules_rnn[];
 /* lower_upsample.c (Upsample, nearest). */
 extern const gr_lower_rule gr_lower_rules_upsample[];
+/* lower_stft.c (STFT). */
+extern const gr_lower_rule gr_lower_rules_stft[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
