@@ -312,7 +312,14 @@ bool gr_input_shape_parse(const char *spec, gr_input_shape *out, char **err);
  * (broadcast at opset 7 on, spatial at 9 on, ...) is refused too.
  * Loom's own layout operators of domain "loom" (ConvNCHWc, ToNCHWc,
  * FromNCHWc: convolutions on NCHW[x]c, which gr_compile writes; any opset;
- * graph/infer_layout.c defines them) are known too. */
+ * graph/infer_layout.c defines them) are known too. Beyond these, the
+ * table in graph/infer.c (its first versions in graph/infer_legacy.c)
+ * holds the math, comparison, reduction, movement, fill, loss,
+ * quantization and resize operators and, among others, TopK, Scatter,
+ * ScatterElements, ScatterND, Einsum, GridSample, Compress (a constant
+ * condition), MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv,
+ * Upsample, DFT, STFT, RNN, GRU, LSTM, and the ai.onnx.preview.training
+ * optimizers Adagrad, Momentum and Adam (version 1). */
 bool gr_op_supported(const char *domain, const char *op_type, int64_t opset);
 
 /* Shape inference for the main graph. First fixes the graph inputs:
