@@ -415,6 +415,7 @@ static const op_rule rules[] = {
     {"QLinearConv", gr_infer_convinteger},
     {"Upsample", gr_infer_upsample},
     {"STFT", gr_infer_stft},
+    {"RoiAlign", gr_infer_roialign},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }

@@ -202,6 +202,8 @@ bool gr_upsample_scales(const gr_node *n, int64_t opset, const gr_tensor *in, in
 bool gr_infer_upsample(gr_ictx *c);
 /* infer_stft.c: STFT. */
 bool gr_infer_stft(gr_ictx *c);
+/* infer_roialign.c: RoiAlign. */
+bool gr_infer_roialign(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

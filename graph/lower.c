@@ -19,7 +19,7 @@ const gr_lower_rule *gr_lower_rule_for(const char *domain, const char *op_type)
         gr_lower_rules_scatter, gr_lower_rules_einsum, gr_lower_rules_gridsample,
         gr_lower_rules_compress, gr_lower_rules_qmatmul, gr_lower_rules_optimizer,
         gr_lower_rules_dft, gr_lower_rules_rnn, gr_lower_rules_upsample,
-        gr_lower_rules_stft};
+        gr_lower_rules_stft, gr_lower_rules_roialign};
     for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
         for (const gr_lower_rule *r = tables[t]; r->op_type; r++) {
             bool dom = default_domain(r->domain) ? default_domain(domain)

@@ -107,6 +107,8 @@ extern const gr_lower_rule gr_lower_rules_rnn[];
 extern const gr_lower_rule gr_lower_rules_upsample[];
 /* lower_stft.c (STFT). */
 extern const gr_lower_rule gr_lower_rules_stft[];
+/* lower_roialign.c (RoiAlign, mode avg). */
+extern const gr_lower_rule gr_lower_rules_roialign[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 

@@ -318,7 +318,7 @@ bool gr_input_shape_parse(const char *spec, gr_input_shape *out, char **err);
  * quantization and resize operators and, among others, TopK, Scatter,
  * ScatterElements, ScatterND, Einsum, GridSample, Compress (a constant
  * condition), MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv,
- * Upsample, DFT, STFT, RNN, GRU, LSTM, and the ai.onnx.preview.training
+ * Upsample, RoiAlign, DFT, STFT, RNN, GRU, LSTM, and the ai.onnx.preview.training
  * optimizers Adagrad, Momentum and Adam (version 1). */
 bool gr_op_supported(const char *domain, const char *op_type, int64_t opset);
 
