@@ -468,11 +468,12 @@ static gr_model *model_from_key(const char *key, uint64_t *constant, char **err)
     ok = ok && expect(&k, ")");
     if (ok && *k.p) ok = kfail(&k, "text after the closing ')'");
     if (ok && k.noutputs == 0) ok = kfail(&k, "no 'out' item");
-    if (ok && (opset < 1 || opset > 1000)) ok = kfail(&k, "opset out of range");
+    /* 0: the model imports no default-domain opset (only another domain's operators) */
+    if (ok && (opset < 0 || opset > 1000)) ok = kfail(&k, "opset out of range");
     if (ok) {
         m = gr_arena_alloc(k.a, 1, sizeof *m);
         gr_graph *g = gr_arena_alloc(k.a, 1, sizeof *g);
-        gr_opset *os = gr_arena_alloc(k.a, 3, sizeof *os);
+        gr_opset *os = gr_arena_alloc(k.a, 4, sizeof *os);
         gr_value *vals = gr_arena_alloc(k.a, k.nvals ? (size_t)k.nvals : 1, sizeof *vals);
         gr_node *nodes = gr_arena_alloc(k.a, k.nnodes ? (size_t)k.nnodes : 1, sizeof *nodes);
         int *ins = gr_arena_alloc(k.a, k.ninputs ? (size_t)k.ninputs : 1, sizeof(int));
@@ -493,8 +494,9 @@ static gr_model *model_from_key(const char *key, uint64_t *constant, char **err)
             os[0] = (gr_opset){"", opset};
             os[1] = (gr_opset){"com.microsoft", 1};
             os[2] = (gr_opset){"loom", 1};
+            os[3] = (gr_opset){"ai.onnx.preview.training", 1};
             m->opsets = os;
-            m->n_opsets = 3;
+            m->n_opsets = 4;
             m->opset = opset;
             g->name = "workload";
             g->values = vals;

@@ -398,6 +398,24 @@ static const op_rule rules[] = {
     {"ReverseSequence", gr_infer_reverse_sequence},
     {"DynamicQuantizeLinear", gr_infer_dynamic_quant},
     {"MeanVarianceNormalization", gr_infer_mvn},
+    {"TopK", gr_infer_topk},
+    {"Scatter", gr_infer_scatter_elements},
+    {"ScatterElements", gr_infer_scatter_elements},
+    {"ScatterND", gr_infer_scatter_nd},
+    {"Einsum", gr_infer_einsum},
+    {"GridSample", gr_infer_gridsample},
+    {"Compress", gr_infer_compress},
+    {"MatMulInteger", gr_infer_qmatmul},
+    {"QLinearMatMul", gr_infer_qmatmul},
+    {"DFT", gr_infer_dft},
+    {"RNN", gr_infer_rnn},
+    {"GRU", gr_infer_rnn},
+    {"LSTM", gr_infer_rnn},
+    {"ConvInteger", gr_infer_convinteger},
+    {"QLinearConv", gr_infer_convinteger},
+    {"Upsample", gr_infer_upsample},
+    {"STFT", gr_infer_stft},
+    {"RoiAlign", gr_infer_roialign},
 };
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }
@@ -405,6 +423,11 @@ static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.on
 static gr_infer_fn find_rule(const char *domain, const char *op, int64_t opset)
 {
     if (!op) return NULL;
+    /* ONNX's training optimizers: deterministic updates, version 1. */
+    if (domain && strcmp(domain, "ai.onnx.preview.training") == 0)
+        return opset == 1 && (strcmp(op, "Adagrad") == 0 || strcmp(op, "Momentum") == 0 || strcmp(op, "Adam") == 0)
+                   ? gr_infer_optimizer
+                   : NULL;
     if (domain && strcmp(domain, "com.microsoft") == 0)
         return strcmp(op, "Gelu") == 0 ? infer_gelu : NULL;
     /* Loom's own operators have no opset: only Loom writes them. */
@@ -648,7 +671,7 @@ int gr_infer_shapes(gr_model *m, int nfixed, const gr_input_shape *fixed, char *
             v->type.ndim = -1;
         }
         if ((default_domain(n->domain) && !gr_infer_dropped_attrs(&c)) ||
-            !find_rule(n->domain, n->op_type, c.opset)(&c))
+            !find_rule(n->domain, n->op_type, c.opset)(&c) || !gr_infer_fold_arith(&c))
             return -1;
         for (int k = 0; k < n->n_outputs; k++)
             if (n->outputs[k] >= 0 && g->values[n->outputs[k]].type.kind != GR_TYPE_TENSOR) {

@@ -159,6 +159,51 @@ bool gr_infer_reverse_sequence(gr_ictx *c);
 /* infer_mvn.c: MeanVarianceNormalization, and its reduced dimensions as
  * flags (false and why when 'axes' is broken). */
 bool gr_infer_mvn(gr_ictx *c);
+/* infer_topk.c: TopK. */
+bool gr_infer_topk(gr_ictx *c);
+/* infer_scatter.c: Scatter, ScatterElements, ScatterND. */
+bool gr_infer_scatter_elements(gr_ictx *c);
+bool gr_infer_scatter_nd(gr_ictx *c);
+/* infer_einsum.c: Einsum. */
+bool gr_infer_einsum(gr_ictx *c);
+/* infer_gridsample.c: GridSample, and its modes for the lowering (false
+ * and *why when an attribute is malformed). */
+typedef enum { GR_GS_BILINEAR, GR_GS_NEAREST, GR_GS_BICUBIC } gr_gridsample_mode;
+typedef enum { GR_GS_ZEROS, GR_GS_BORDER, GR_GS_REFLECTION } gr_gridsample_pad;
+bool gr_gridsample_modes(const gr_node *n, gr_gridsample_mode *mode, gr_gridsample_pad *pad, bool *align,
+                         const char **why);
+bool gr_infer_gridsample(gr_ictx *c);
+/* infer_compress.c: Compress, and the count of cond's true entries among
+ * the first `extent` (false and *past: a true entry past them). */
+bool gr_compress_plan(const gr_tensor *cond, int64_t extent, int64_t *count, int64_t *past);
+bool gr_infer_compress(gr_ictx *c);
+/* infer_qmatmul.c: MatMulInteger, QLinearMatMul. */
+bool gr_infer_qmatmul(gr_ictx *c);
+/* infer_fold.c: known contents for Add, Sub, Mul, Div, Neg, Abs, Cast of
+ * known small int32/int64/float/double tensors (run after the node's
+ * rule; false only when out of memory). */
+bool gr_infer_fold_arith(gr_ictx *c);
+/* infer_optimizer.c: Adagrad, Momentum, Adam (domain
+ * ai.onnx.preview.training), and how many tensor groups each reads after
+ * R and T (returned) and writes (*out_groups). */
+int gr_optimizer_groups(const char *op, int *out_groups);
+bool gr_infer_optimizer(gr_ictx *c);
+/* infer_dft.c: DFT, and its signal axis (false when out of range). */
+bool gr_dft_axis(const gr_node *n, int rank, int *axis);
+bool gr_infer_dft(gr_ictx *c);
+/* infer_rnn.c: RNN, GRU, LSTM (graph/rnn.h). */
+bool gr_infer_rnn(gr_ictx *c);
+/* infer_convinteger.c: ConvInteger, QLinearConv. */
+bool gr_infer_convinteger(gr_ictx *c);
+/* infer_upsample.c: Upsample, and its scales (the constant input at
+ * opset 9 or the attribute before; false and *why when malformed). */
+bool gr_upsample_scales(const gr_node *n, int64_t opset, const gr_tensor *in, int rank, double *scales,
+                        const char **why);
+bool gr_infer_upsample(gr_ictx *c);
+/* infer_stft.c: STFT. */
+bool gr_infer_stft(gr_ictx *c);
+/* infer_roialign.c: RoiAlign. */
+bool gr_infer_roialign(gr_ictx *c);
 bool gr_mvn_axes(const gr_node *n, int rank, bool *reduced, char *why, size_t size);
 /* False and why (an attribute or input broken, or refused) otherwise. */
 bool gr_resize_geometry(const gr_node *n, int64_t opset, int rank, const int64_t *in,

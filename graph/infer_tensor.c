@@ -271,6 +271,7 @@ bool gr_infer_slice(gr_ictx *c)
     int64_t s[GR_MAX_DIMS];
     bool seen[GR_MAX_DIMS] = {false};
     memcpy(s, x->shape, (size_t)x->ndim * sizeof *s);
+    int64_t first = 0, step = 1; /* of dimension 0, for folding a 1-D slice */
     for (int i = 0; i < ns; i++) {
         int ax;
         if (!gr_iaxis(c, axes[i], x->ndim, "input 'axes' value", &ax)) return false;
@@ -290,8 +291,23 @@ bool gr_infer_slice(gr_ictx *c)
         }
         int64_t len = st > 0 ? (e - b + st - 1) / st : (b - e + (-st) - 1) / (-st);
         s[ax] = len > 0 && d > 0 ? len : 0;
+        if (ax == 0) {
+            first = b;
+            step = st;
+        }
     }
-    return gr_iout(c, 0, x->elem_type, x->ndim, s);
+    if (!gr_iout(c, 0, x->elem_type, x->ndim, s)) return false;
+    /* A piece of a folded shape (an expanded LayerNormalization's prefix
+     * of X's shape) stays known. */
+    const gr_tensor *data = gr_iin_const(c, 0);
+    if (x->ndim != 1 || !data || data->elem_type == GR_STRING || data->numel > GR_FOLD_MAX) return true;
+    gr_tensor *out = gr_inew_tensor(c, data->elem_type, 1, s);
+    if (!out) return false;
+    size_t es = gr_elem_type_size(data->elem_type);
+    for (int64_t j = 0; j < s[0]; j++)
+        memcpy((char *)out->data + (size_t)j * es, (const char *)data->data + (size_t)(first + j * step) * es, es);
+    gr_iout_data(c, 0, out);
+    return true;
 }
 
 bool gr_infer_gather(gr_ictx *c)

@@ -15,7 +15,11 @@ const gr_lower_rule *gr_lower_rule_for(const char *domain, const char *op_type)
         gr_lower_rules_math, gr_lower_rules_compare,  gr_lower_rules_reduce, gr_lower_rules_movement,
         gr_lower_rules_loss, gr_lower_rules_fill, gr_lower_rules_convt,
         gr_lower_rules_quant, gr_lower_rules_lrn, gr_lower_rules_resize,
-        gr_lower_rules_select, gr_lower_rules_mvn};
+        gr_lower_rules_select, gr_lower_rules_mvn, gr_lower_rules_topk,
+        gr_lower_rules_scatter, gr_lower_rules_einsum, gr_lower_rules_gridsample,
+        gr_lower_rules_compress, gr_lower_rules_qmatmul, gr_lower_rules_optimizer,
+        gr_lower_rules_dft, gr_lower_rules_rnn, gr_lower_rules_upsample,
+        gr_lower_rules_stft, gr_lower_rules_roialign};
     for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
         for (const gr_lower_rule *r = tables[t]; r->op_type; r++) {
             bool dom = default_domain(r->domain) ? default_domain(domain)
@@ -49,6 +53,8 @@ bool gr_te_dtype(int elem_type, te_dtype *out)
     switch (elem_type) {
     case GR_FLOAT: *out = TE_FLOAT32; return true;
     case GR_DOUBLE: *out = TE_FLOAT64; return true;
+    case GR_FLOAT16: *out = TE_FLOAT16; return true;
+    case GR_BFLOAT16: *out = TE_BFLOAT16; return true;
     case GR_INT8: *out = TE_DTYPE(TE_INT, 8, 1); return true;
     case GR_INT16: *out = TE_DTYPE(TE_INT, 16, 1); return true;
     case GR_INT32: *out = TE_INT32; return true;

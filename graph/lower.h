@@ -85,6 +85,30 @@ extern const gr_lower_rule gr_lower_rules_resize[];
 extern const gr_lower_rule gr_lower_rules_select[];
 /* lower_mvn.c (MeanVarianceNormalization). */
 extern const gr_lower_rule gr_lower_rules_mvn[];
+/* lower_topk.c (TopK). */
+extern const gr_lower_rule gr_lower_rules_topk[];
+/* lower_scatter.c (Scatter, ScatterElements, ScatterND). */
+extern const gr_lower_rule gr_lower_rules_scatter[];
+/* lower_einsum.c (Einsum). */
+extern const gr_lower_rule gr_lower_rules_einsum[];
+/* lower_gridsample.c (GridSample). */
+extern const gr_lower_rule gr_lower_rules_gridsample[];
+/* lower_compress.c (Compress with a constant condition). */
+extern const gr_lower_rule gr_lower_rules_compress[];
+/* lower_qmatmul.c (MatMulInteger, QLinearMatMul). */
+extern const gr_lower_rule gr_lower_rules_qmatmul[];
+/* lower_optimizer.c (ai.onnx.preview.training Adagrad, Momentum, Adam). */
+extern const gr_lower_rule gr_lower_rules_optimizer[];
+/* lower_dft.c (DFT). */
+extern const gr_lower_rule gr_lower_rules_dft[];
+/* lower_rnn.c (RNN, GRU, LSTM). */
+extern const gr_lower_rule gr_lower_rules_rnn[];
+/* lower_upsample.c (Upsample, nearest). */
+extern const gr_lower_rule gr_lower_rules_upsample[];
+/* lower_stft.c (STFT). */
+extern const gr_lower_rule gr_lower_rules_stft[];
+/* lower_roialign.c (RoiAlign, mode avg). */
+extern const gr_lower_rule gr_lower_rules_roialign[];
 /* Loom's layout operators, domain "loom" (lower_layout.c). */
 extern const gr_lower_rule gr_lower_rules_layout[];
 
@@ -102,7 +126,7 @@ bool gr_lfail(gr_lctx *c, const char *fmt, ...) __attribute__((format(printf, 2,
 /* ---- helpers for rules ---- */
 
 /* The te dtype of an ONNX element type; false for types te cannot hold
- * (string, complex, float16, bfloat16). */
+ * (string, complex). */
 bool gr_te_dtype(int elem_type, te_dtype *out);
 /* The te shape of a type: rank and extents (rank 0 -> [1]); false when it
  * has none (a zero extent, rank > TE_MAX_DIMS). */

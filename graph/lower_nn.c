@@ -225,20 +225,38 @@ static void window_index(te_ctx *ctx, const window *w, te_expr *const *ax, te_ex
 
 /* ---------------- Conv ---------------- */
 
+/* Conv; ConvInteger (inputs 2 and 3 its zero points, per tensor for X,
+ * per tensor or output channel for W; int32 products of the operands
+ * less their zero points; the padding holds X's zero point, so it adds
+ * nothing, as ONNX defines); QLinearConv (x, x_scale, x_zero_point, w,
+ * w_scale, w_zero_point, y_scale, y_zero_point, int32 B): ConvInteger's
+ * sum plus B, scaled by x_scale w_scale / y_scale in float64, rounded to
+ * nearest even, shifted by y's zero point and saturated to y's type. */
 static bool lower_conv(gr_lctx *c)
 {
-    te_tensor *X, *W, *B = NULL;
+    te_tensor *X, *W, *B = NULL, *XZ = NULL, *WZ = NULL;
     te_dtype dt;
     int nd;
     int64_t shape[TE_MAX_DIMS];
     te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "X", &X) || !gr_lin(c, 1, "W", &W)) return false;
-    if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "B", &B)) return false;
+    bool qlinear = strcmp(c->n->op_type, "QLinearConv") == 0;
+    bool integer = qlinear || strcmp(c->n->op_type, "ConvInteger") == 0;
+    int iw = qlinear ? 3 : 1, ixz = 2, iwz = qlinear ? 5 : 3;
+    if (!gr_lin(c, 0, "X", &X) || !gr_lin(c, iw, "W", &W)) return false;
+    if (integer) {
+        if (c->n_inputs > ixz && c->tin[ixz] && !gr_lin(c, ixz, "x_zero_point", &XZ)) return false;
+        if (c->n_inputs > iwz && c->tin[iwz] && !gr_lin(c, iwz, "w_zero_point", &WZ)) return false;
+        if (qlinear && c->n_inputs > 8 && c->tin[8] && !gr_lin(c, 8, "B", &B)) return false;
+    } else if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "B", &B)) {
+        return false;
+    }
     if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
     int sp = nd - 2;
     window w;
     window_read(c, sp, X->shape + 2, W->shape + 2, shape + 2, &w);
-    te_tensor *Xp = pad_window(c, X, &w, te_const(c->ctx, dt, 0));
+    te_expr *zero_in = integer ? (XZ ? te_read(XZ, te_int(c->ctx, 0)) : te_const(c->ctx, X->dtype, 0))
+                               : te_const(c->ctx, dt, 0);
+    te_tensor *Xp = pad_window(c, X, &w, zero_in);
     if (!Xp) return false;
 
     int64_t group = attr_int(c, "group", 1), Cg = W->shape[1], Mg = shape[1] / group;
@@ -246,7 +264,7 @@ static bool lower_conv(gr_lctx *c)
     for (int i = 0; i < sp; i++) rshape[1 + i] = w.k[i];
     te_expr *r[TE_MAX_DIMS], *cax[TE_MAX_DIMS], *xi[TE_MAX_DIMS], *wi[TE_MAX_DIMS];
     if (!gr_lfresh_axes(c, "r", true, 1 + sp, rshape, r)) return false;
-    if (B) {
+    if (B || qlinear) {
         if (!gr_lfresh_axes(c, "c", false, nd, shape, cax)) return false;
     } else {
         memcpy(cax, ax, (size_t)nd * sizeof *ax);
@@ -260,14 +278,37 @@ static bool lower_conv(gr_lctx *c)
     window_index(ctx, &w, cax, r + 1, xi);
     wi[0] = cax[1];
     for (int i = 0; i < 1 + sp; i++) wi[1 + i] = r[i];
-    te_expr *sum = te_reduce_n(TE_REDUCE_SUM, te_mul(te_read_n(Xp, nd, xi), te_read_n(W, nd, wi)),
-                               1 + sp, r);
+    te_expr *xv = te_read_n(Xp, nd, xi), *wv = te_read_n(W, nd, wi);
+    if (integer) {
+        te_expr *z = te_int(ctx, 0);
+        xv = te_cast(TE_INT32, xv);
+        wv = te_cast(TE_INT32, wv);
+        if (XZ) xv = te_sub(xv, te_cast(TE_INT32, te_read(XZ, z)));
+        if (WZ) wv = te_sub(wv, te_cast(TE_INT32, te_read(WZ, WZ->shape[0] == 1 ? z : cax[1])));
+    }
+    te_expr *sum = te_reduce_n(TE_REDUCE_SUM, te_mul(xv, wv), 1 + sp, r);
     c->flops += 2.0 * (double)numel(nd, shape) * (double)numel(1 + sp, rshape);
-    if (!B) return gr_lout(c, 0, nd, ax, sum);
+    if (!B && !qlinear) return gr_lout(c, 0, nd, ax, sum);
     te_tensor *conv = gr_lstage(c, "conv", nd, cax, sum);
     if (!conv) return false;
     c->flops += (double)numel(nd, shape);
-    return gr_lout(c, 0, nd, ax, te_add(te_read_n(conv, nd, ax), te_read(B, ax[1])));
+    te_expr *y = te_read_n(conv, nd, ax);
+    if (B) y = te_add(y, te_read(B, ax[1]));
+    if (!qlinear) return gr_lout(c, 0, nd, ax, y);
+    /* requantize: inputs 1 x_scale, 4 w_scale (per tensor or channel), 6 y_scale, 7 y_zero_point */
+    te_tensor *XS, *WS, *YS, *YZ;
+    if (!gr_lin(c, 1, "x_scale", &XS) || !gr_lin(c, 4, "w_scale", &WS) || !gr_lin(c, 6, "y_scale", &YS) ||
+        !gr_lin(c, 7, "y_zero_point", &YZ))
+        return false;
+    te_expr *z = te_int(ctx, 0);
+    te_expr *ws = te_cast(TE_FLOAT64, te_read(WS, WS->shape[0] == 1 ? z : ax[1]));
+    te_expr *scale = te_div(te_mul(te_cast(TE_FLOAT64, te_read(XS, z)), ws), te_cast(TE_FLOAT64, te_read(YS, z)));
+    te_expr *q = te_call(TE_INTRIN_RINT, 1, (te_expr *[]){te_mul(te_cast(TE_FLOAT64, y), scale)});
+    q = te_add(q, te_cast(TE_FLOAT64, te_read(YZ, z)));
+    bool is_u8 = c->tout[0]->elem_type == GR_UINT8;
+    q = te_min(te_max(q, te_const(ctx, TE_FLOAT64, is_u8 ? 0 : -128)), te_const(ctx, TE_FLOAT64, is_u8 ? 255 : 127));
+    c->flops += 4.0 * (double)numel(nd, shape);
+    return gr_lout(c, 0, nd, ax, te_cast(dt, q));
 }
 
 /* ---------------- pools ---------------- */
@@ -829,6 +870,8 @@ static bool lower_hardmax(gr_lctx *c)
 
 const gr_lower_rule gr_lower_rules_nn[] = {
     {"", "Conv", lower_conv, 0, 0},
+    {"", "ConvInteger", lower_conv, 0, 0},
+    {"", "QLinearConv", lower_conv, 0, 0},
     {"", "Gemm", lower_gemm, 0, 0},
     {"", "MatMul", lower_matmul, 0, 0},
     {"", "BatchNormalization", lower_batchnorm, 0, 0},

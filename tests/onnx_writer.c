@@ -1,6 +1,7 @@
 /* tests/onnx_writer.c — tiny ONNX models from tests (see onnx_writer.h). */
 #include "onnx_writer.h"
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,8 +24,8 @@ struct ow_model {
     void **blocks; /* every allocation, freed by ow_free */
     size_t nblocks, capblocks;
     Onnx__ModelProto model;
-    Onnx__OperatorSetIdProto opset, opset_ms;
-    Onnx__OperatorSetIdProto *opsets[2];
+    Onnx__OperatorSetIdProto opset, opset_ms, opset_extra;
+    Onnx__OperatorSetIdProto *opsets[3];
     Onnx__GraphProto graph;
     Onnx__NodeProto *nodes[OW_MAX];
     Onnx__ValueInfoProto *inputs[OW_MAX], *outputs[OW_MAX];
@@ -86,6 +87,17 @@ ow_model *ow_new(int64_t opset)
     w->graph.initializer = w->inits;
     w->model.graph = &w->graph;
     return w;
+}
+
+void ow_opset_import(ow_model *w, const char *domain, int64_t version)
+{
+    assert_true(w->model.n_opset_import == 2);
+    onnx__operator_set_id_proto__init(&w->opset_extra);
+    w->opset_extra.domain = ow_strndup(w, domain, strlen(domain));
+    w->opset_extra.has_version = 1;
+    w->opset_extra.version = version;
+    w->opsets[2] = &w->opset_extra;
+    w->model.n_opset_import = 3;
 }
 
 void ow_free(ow_model *w)
@@ -243,6 +255,24 @@ void ow_attr_ints(ow_node *n, const char *name, int count, const int64_t *v)
     a->ints = ow_copy(n->w, v, sizeof *v * (size_t)count);
 }
 
+void ow_attr_strs(ow_node *n, const char *name, int count, const char *const *v)
+{
+    Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+    a->n_strings = (size_t)count;
+    a->strings = ow_alloc(n->w, sizeof *a->strings * (size_t)(count ? count : 1));
+    for (int i = 0; i < count; i++) {
+        a->strings[i].len = strlen(v[i]);
+        a->strings[i].data = ow_copy(n->w, v[i], strlen(v[i]));
+    }
+}
+
+void ow_attr_floats(ow_node *n, const char *name, int count, const float *v)
+{
+    Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    a->n_floats = (size_t)count;
+    a->floats = ow_copy(n->w, v, sizeof *v * (size_t)count);
+}
+
 void ow_attr_tensor(ow_node *n, const char *name, int elem_type, int ndim, const int64_t *shape,
                     const void *data, size_t nbytes)
 {
@@ -377,7 +407,8 @@ void ow_finish(ow_model *w, gr_exec *e, gr_model *m)
 
 int ow_elem_type(DLDataType t)
 {
-    if (t.code == kDLFloat) return t.bits == 32 ? GR_FLOAT : GR_DOUBLE;
+    if (t.code == kDLBfloat) return GR_BFLOAT16;
+    if (t.code == kDLFloat) return t.bits == 16 ? GR_FLOAT16 : t.bits == 32 ? GR_FLOAT : GR_DOUBLE;
     if (t.code == kDLUInt)
         return t.bits == 1 ? GR_BOOL : t.bits == 8 ? GR_UINT8 : t.bits == 16 ? GR_UINT16 : t.bits == 32 ? GR_UINT32 : GR_UINT64;
     return t.bits == 8 ? GR_INT8 : t.bits == 16 ? GR_INT16 : t.bits == 32 ? GR_INT32 : GR_INT64;
@@ -409,7 +440,7 @@ const DLTensor *ow_run(gr_exec *e, int nin, DLTensor *const *ins, int k)
         const DLTensor *t = gr_exec_output(e, o);
         int64_t n = ow_numel(t);
         for (int64_t i = 0; i < n; i++) {
-            if (t->dtype.code == kDLFloat) ow_set((DLTensor *)t, i, NAN);
+            if (t->dtype.code == kDLFloat || t->dtype.code == kDLBfloat) ow_set((DLTensor *)t, i, NAN);
             else memset((char *)t->data + i * (t->dtype.bits == 1 ? 1 : t->dtype.bits / 8), 0xA5,
                         t->dtype.bits == 1 ? 1 : t->dtype.bits / 8);
         }
@@ -428,12 +459,58 @@ DLTensor *ow_tensor(DLDataType dt, int ndim, const int64_t *shape)
     return t;
 }
 
+/* IEEE binary16 and bfloat16 bits from and to doubles, rounding to
+ * nearest even (what te's casts do). */
+static double half_get(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f;
+    double m = h & 0x3ff;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+static uint16_t half_set(double v)
+{
+    uint16_t sign = signbit(v) ? 0x8000 : 0;
+    double a = fabs(v);
+    if (isnan(v)) return 0x7e00;
+    if (a >= 65520.0) return sign | 0x7c00;
+    if (a < ldexp(1, -14)) return sign | (uint16_t)nearbyint(a * ldexp(1, 24));
+    int e;
+    double q = nearbyint(frexp(a, &e) * 2048); /* a = q 2^(e-11), q in [1024, 2048] */
+    if (q == 2048) {
+        q = 1024;
+        e++;
+    }
+    if (e + 14 >= 31) return sign | 0x7c00;
+    return (uint16_t)(sign | (e + 14) << 10 | (uint16_t)(q - 1024));
+}
+
+static double bfloat_get(uint16_t h)
+{
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+static uint16_t bfloat_set(double v)
+{
+    float f = (float)v;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    if (isnan(f)) return 0x7fc0;
+    return (uint16_t)((b + 0x7fff + ((b >> 16) & 1)) >> 16);
+}
+
 double ow_get(const DLTensor *t, int64_t i)
 {
     const char *p = t->data;
     switch (t->dtype.code * 100 + t->dtype.bits) {
     case kDLFloat * 100 + 32: return ((const float *)p)[i];
     case kDLFloat * 100 + 64: return ((const double *)p)[i];
+    case kDLFloat * 100 + 16: return half_get(((const uint16_t *)p)[i]);
+    case kDLBfloat * 100 + 16: return bfloat_get(((const uint16_t *)p)[i]);
     case kDLInt * 100 + 8: return ((const int8_t *)p)[i];
     case kDLInt * 100 + 16: return ((const int16_t *)p)[i];
     case kDLInt * 100 + 32: return ((const int32_t *)p)[i];
@@ -453,6 +530,8 @@ void ow_set(DLTensor *t, int64_t i, double v)
     switch (t->dtype.code * 100 + t->dtype.bits) {
     case kDLFloat * 100 + 32: ((float *)p)[i] = (float)v; break;
     case kDLFloat * 100 + 64: ((double *)p)[i] = v; break;
+    case kDLFloat * 100 + 16: ((uint16_t *)p)[i] = half_set(v); break;
+    case kDLBfloat * 100 + 16: ((uint16_t *)p)[i] = bfloat_set(v); break;
     case kDLInt * 100 + 8: ((int8_t *)p)[i] = (int8_t)v; break;
     case kDLInt * 100 + 16: ((int16_t *)p)[i] = (int16_t)v; break;
     case kDLInt * 100 + 32: ((int32_t *)p)[i] = (int32_t)v; break;

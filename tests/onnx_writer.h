@@ -24,6 +24,9 @@ typedef struct ow_node ow_node;
 /* A model importing the default domain at `opset` (and com.microsoft 1). */
 ow_model *ow_new(int64_t opset);
 void ow_free(ow_model *w);
+/* Imports one more operator set (the model imports "" at the opset given
+ * to ow_new and com.microsoft 1); at most once per model. */
+void ow_opset_import(ow_model *w, const char *domain, int64_t version);
 /* A graph input of an element type (GR_FLOAT, ...) and a shape; a
  * negative extent is a dynamic dimension (dim_param "N"). */
 void ow_input(ow_model *w, const char *name, int elem_type, int ndim, const int64_t *shape);
@@ -40,6 +43,8 @@ void ow_attr_int(ow_node *n, const char *name, int64_t v);
 void ow_attr_float(ow_node *n, const char *name, float v);
 void ow_attr_str(ow_node *n, const char *name, const char *v);
 void ow_attr_ints(ow_node *n, const char *name, int count, const int64_t *v);
+void ow_attr_strs(ow_node *n, const char *name, int count, const char *const *v);
+void ow_attr_floats(ow_node *n, const char *name, int count, const float *v);
 /* A TENSOR attribute: ndim/shape, raw contents. */
 void ow_attr_tensor(ow_node *n, const char *name, int elem_type, int ndim, const int64_t *shape,
                     const void *data, size_t nbytes);

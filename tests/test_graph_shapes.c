@@ -44,7 +44,7 @@ typedef struct {
     int checked, skipped, failures;
     op_count ops[512];
     int n_ops;
-    op_count checked_ops[128]; /* how many checked tests use each operator */
+    op_count checked_ops[256]; /* how many checked tests use each operator */
     int n_checked_ops;
 } suite;
 
@@ -68,7 +68,7 @@ static void count_checked(suite *s, const gr_graph *g)
     for (int i = 0; i < g->n_nodes; i++) {
         bool seen = false;
         for (int j = 0; j < i && !seen; j++) seen = strcmp(g->nodes[j].op_type, g->nodes[i].op_type) == 0;
-        if (!seen) count_op(s->checked_ops, &s->n_checked_ops, 128, g->nodes[i].op_type);
+        if (!seen) count_op(s->checked_ops, &s->n_checked_ops, 256, g->nodes[i].op_type);
     }
 }
 

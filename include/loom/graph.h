@@ -168,7 +168,9 @@ typedef struct gr_value {
     /* GR_VALUE_CONST: the initializer's data. GR_VALUE_NODE, after
      * gr_infer_shapes: the contents where inference knows them (Constant
      * outputs, Shape of a static value, small integer tensors moved by
-     * Identity/Reshape/Squeeze/Unsqueeze/Concat/Gather/Cast), else NULL. */
+     * Identity/Reshape/Squeeze/Unsqueeze/Concat/Gather/Slice/Cast, and
+     * Add/Sub/Mul/Div/Neg/Abs/Cast of small known int32/int64/float/double
+     * tensors: graph/infer_fold.c), else NULL. */
     gr_tensor *data;
 } gr_value;
 
@@ -310,7 +312,14 @@ bool gr_input_shape_parse(const char *spec, gr_input_shape *out, char **err);
  * (broadcast at opset 7 on, spatial at 9 on, ...) is refused too.
  * Loom's own layout operators of domain "loom" (ConvNCHWc, ToNCHWc,
  * FromNCHWc: convolutions on NCHW[x]c, which gr_compile writes; any opset;
- * graph/infer_layout.c defines them) are known too. */
+ * graph/infer_layout.c defines them) are known too. Beyond these, the
+ * table in graph/infer.c (its first versions in graph/infer_legacy.c)
+ * holds the math, comparison, reduction, movement, fill, loss,
+ * quantization and resize operators and, among others, TopK, Scatter,
+ * ScatterElements, ScatterND, Einsum, GridSample, Compress (a constant
+ * condition), MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv,
+ * Upsample, RoiAlign, DFT, STFT, RNN, GRU, LSTM, and the ai.onnx.preview.training
+ * optimizers Adagrad, Momentum and Adam (version 1). */
 bool gr_op_supported(const char *domain, const char *op_type, int64_t opset);
 
 /* Shape inference for the main graph. First fixes the graph inputs:
