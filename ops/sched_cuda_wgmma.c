@@ -162,3 +162,16 @@ int ops__schedule_wgmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_ten
         return -1;
     return 0;
 }
+
+int ops_tc_wgmma_default_config(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in,
+                                int64_t max_shared, ops_tc_config *cfg) {
+    if (!cfg) return te_error(ctx, "tc_gemm: no config to fill");
+    if (M <= 0 || N <= 0 || K <= 0 || M % 16 || N % 16 || K % 16)
+        return te_error(ctx, "tc_gemm: %lldx%lldx%lld is not a GEMM with M, N and K multiples of 16",
+                        (long long)M, (long long)N, (long long)K);
+    if (!te_dtype_is_half(in))
+        return te_error(ctx, "tc_gemm: wgmma takes float16 and bfloat16 inputs (%s given)",
+                        te_dtype_str(in));
+    return ops__wgmma_complete(ctx, M, N, K, 2,
+                               &(ops_tc_config){.max_shared = max_shared, .wgmma = true}, cfg);
+}

@@ -300,6 +300,15 @@ int ops_tc_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in, te_d
  * program. */
 int ops_tc_default_config(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in, te_dtype out,
                           int64_t max_shared, ops_tc_config *cfg);
+/* The config ops_schedule_tc_gemm takes for an M x N x K GEMM of `in`
+ * inputs on Hopper's warpgroup MMA (cfg->wgmma set, only max_shared
+ * given: the defaults above; every knob filled in, stages and group_m
+ * included): what matmul's default CUDA schedule runs on sm_90, and the
+ * search's first tensor-core program there. 0, or -1 with the message in
+ * ctx (ctx may be NULL) when `in` is not float16 or bfloat16 or no
+ * default tile divides the shape ("tc_gemm: wgmma ..."). */
+int ops_tc_wgmma_default_config(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in,
+                                int64_t max_shared, ops_tc_config *cfg);
 
 /* The CUDA-core GEMM's knobs (ops_schedule_cuda_gemm; TVM's GEMM
  * tutorial structure). Per output dimension (m rows, n columns) a block
