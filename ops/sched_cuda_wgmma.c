@@ -47,6 +47,14 @@ int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
                         (long long)bm, (long long)bn, (long long)wm, (long long)wn, (long long)kc,
                         (long long)M, (long long)N, (long long)K);
     int64_t tz = bm / wm, ty = bn / wn, threads = tz * ty * 128, vec = 16 / bytes;
+    /* a wgmma descriptor addresses B's tile from the start of a 128-byte
+     * panel of the swizzled layout (tensorize refuses any other start) */
+    if (ty > 1 && (wn * bytes) % 128)
+        return te_error(ctx,
+                        "tc_gemm: wgmma warpgroups %lld columns wide side by side in a %lld-wide "
+                        "block start inside a 128-byte panel of B's tile; make them whole "
+                        "128-byte rows (multiples of %lld) or as wide as the block",
+                        (long long)wn, (long long)bn, (long long)(128 / bytes));
     if (c->group_m < 0 || (c->group_m > 1 && (M / bm) % c->group_m))
         return te_error(ctx, "tc_gemm: a group of %lld block rows does not divide the %lld block "
                              "rows",

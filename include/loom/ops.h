@@ -240,8 +240,9 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
  * a chunk unrolled.
  * wgmma: the GEMM on Hopper's warpgroup MMA instead (sm_90a; float16 and
  * bfloat16 inputs): wm x wn is then a warpgroup's tile (128 threads; wm a
- * multiple of 64, wn of 8 up to 256, wm * wn / 128 sums a thread at most
- * 128), the shared tiles take the 128-byte swizzled layout with no
+ * multiple of 64, wn of 8 up to 256 and, when it is narrower than the
+ * block, of 64 (a warpgroup's B tile starts on a 128-byte panel), wm * wn
+ * / 128 sums a thread at most 128), the shared tiles take the 128-byte swizzled layout with no
  * padding (kc and bn whole 128-byte rows: multiples of 64), and the
  * defaults are 128 x 256 blocks of two 64 x 256 warpgroups in four
  * stages on grids of 100 blocks or more, else 128 x 128 (or 64 wide where
