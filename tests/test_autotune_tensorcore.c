@@ -415,13 +415,15 @@ static void test_wgmma_default_config(void **st) {
 }
 
 /* Random programs on sm_90 take both engines, pass the template's check,
- * and the wgmma ones compile with NVRTC to wgmma.mma_async PTX; on sm_80
- * none is a wgmma program. */
+ * and the wgmma ones compile with NVRTC to wgmma.mma_async PTX (and, on
+ * an sm_90 GPU, run and match the double reference). */
 static void test_wgmma_random_compiles(void **st) {
     (void)st;
     const char *keys[] = {F16, "matmul(M=256,N=512,K=256,dtype=bfloat16)"};
     uint64_t rng = 4242;
     int wg = 0, wm = 0, built = 0;
+    rt_cuda_props pr;
+    bool sm90 = rt_cuda_available() && !rt_cuda_get_props(0, &pr) && pr.cc_major * 10 + pr.cc_minor == 90;
     for (int k = 0; k < 16; k++) {
         te_ctx *ctx = te_ctx_new();
         tune_workload w;
@@ -452,12 +454,17 @@ static void test_wgmma_random_compiles(void **st) {
                       (long long)v[4], (long long)v[6], (long long)v[8]);
         sch_schedule *s = tune_program_apply(ctx, &w, &sk[0], &p);
         if (!s) fail_msg("program %d: %s", k, te_ctx_errmsg(ctx));
-        if (rt_nvrtc_available() && built < 4) {
+        /* with an sm_90 GPU every wgmma program is also run and checked */
+        if (rt_nvrtc_available() && (built < 4 || sm90)) {
             rt_module *m = cg_build(s, w.nargs, w.args, "cuda -arch=sm_90", NULL);
             if (!m) fail_msg("program %d: %s", k, te_ctx_errmsg(ctx));
             const char *ptx = rt_module_get_text(m, "ptx");
             assert_non_null(ptx);
             assert_non_null(strstr(ptx, "wgmma.mma_async"));
+            ops_workload *ow = ops_from_key(ctx, key);
+            if (!ow) fail_msg("%s: %s", key, te_ctx_errmsg(ctx));
+            if (sm90) tu_check_on_gpu(ow, m);
+            else tu_skip_part("the GPU run", "no sm_90 GPU (wgmma is sm_90a's)");
             rt_module_free(m);
             built++;
         }
