@@ -566,6 +566,14 @@ static void test_wgmma_first_program(void **st) {
     assert_int_equal(ops_tc_wgmma_default_config(ctx, 256, 256, 256, TE_FLOAT16, 232448, &d), 0);
     const int64_t want[9] = {d.bm, d.bn, d.wm, d.wn, d.kc, 1, d.stages, 1, d.group_m};
     assert_memory_equal(v, want, sizeof want);
+    /* a program the rule would not draw (wgmma with group_m 0, as a
+     * hand-edited record might hold) is refused, naming the engine */
+    tune_program bad = p;
+    for (int i = 0, n = 0; i < sk[0].nholes; i++)
+        if (sk[0].holes[i].kind == TUNE_HOLE_GPU_TC && n++ == 8) bad.vals[sk[0].holes[i].offset] = 0;
+    assert_null(tune_program_apply(ctx, &w, &sk[0], &bad));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "tensor-core config (wgmma) 128x128, warpgroup 64x128",
+                      "is not valid here");
     sch_schedule *s = tune_program_apply(ctx, &w, &sk[0], &p);
     if (!s) fail_msg("%s", te_ctx_errmsg(ctx));
     char *json = tdb_schedule_to_json(s);

@@ -25,9 +25,9 @@
  * template's own checks (ops_tc_check) take it and its shared memory is
  * within the GPU's limit. Knobs an engine does not read keep one value
  * (wgmma: unroll_k 1, WMMA: group_m 0), so that no two programs of the
- * space schedule the same kernel. The template decides nothing a program does not say, so the
- * steps it records are the program's whole log (replayed from the
- * database like any other).
+ * space schedule the same kernel. The template decides nothing a program
+ * does not say, so the steps it records are the program's whole log
+ * (replayed from the database like any other).
  */
 #include <string.h>
 
@@ -237,8 +237,8 @@ static bool engine_default(const tune_sketch *sk, int u, int engine, int64_t *v)
     if (engine ? ops_tc_wgmma_default_config(NULL, M, N, K, in, tune__tc_shared_limit(), &c)
                : ops_tc_default_config(NULL, M, N, K, in, out, tune__tc_shared_limit(), &c))
         return false;
-    const int64_t d[NKNOBS] = {c.bm,     c.bn,   c.wm,   c.wn,          c.kc,
-                               engine ? 1 : c.unroll_k, c.stages, engine, engine ? c.group_m : 0};
+    const int64_t d[NKNOBS] = {c.bm, c.bn, c.wm, c.wn, c.kc, engine ? 1 : c.unroll_k, c.stages,
+                               engine, engine ? c.group_m : 0};
     memcpy(v, d, sizeof d);
     return true;
 }
@@ -368,8 +368,8 @@ static int decode(tune_decoder *d, int u) {
         return te_error(sch_ctx(d->s),
                         "autotune: tensor-core config (%s) %lldx%lld, %s %lldx%lld, chunk %lld, "
                         "%d stages of '%s' is not valid here",
-                        c.wgmma ? "wgmma" : "wmma", (long long)c.bm, (long long)c.bn, c.wgmma ? "warpgroup" : "warp",
-                        (long long)c.wm, (long long)c.wn,
+                        c.wgmma ? "wgmma" : "wmma", (long long)c.bm, (long long)c.bn,
+                        c.wgmma ? "warpgroup" : "warp", (long long)c.wm, (long long)c.wn,
                         (long long)c.kc, c.stages, F->name);
     return ops_schedule_tc_gemm(d->s, F, (te_tensor *)rw.A, (te_tensor *)rw.B, &c) ? -1 : 0;
 }
