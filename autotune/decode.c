@@ -180,10 +180,11 @@ int tune__program_nearest(const char *key, const tune_sketch *sketches, int nske
         /* A tensor-core unit's knobs constrain each other (the warp tile
          * divides the block tile...), so moving one hole at a time from
          * 1s finds no valid program: its tiles are read from the log (the
-         * template splits by bm, wm, 16, bn, wn, 16, then its accumulator
-         * by 16, 16, kc: the first splits of a sketch with no other tile),
-         * its flag and depth tried; else it starts from its structural
-         * program. */
+         * WMMA template splits by bm, wm, 16, bn, wn, 16, then its
+         * accumulator by 16, 16, kc; the wgmma one by bm, wm, 64, bn, wn,
+         * group_m where over 1, then 64, kc, 16: the first splits of a
+         * sketch with no other tile), its flags and depth tried; else it
+         * starts from its structural program. */
         for (int u = 0; u < sk->nunits; u++) {
             if (sk->units[u].kind != TUNE_UNIT_GPU_TENSORCORE) continue;
             tune_heur c = {sk, NULL, 1, false};
@@ -192,19 +193,35 @@ int tune__program_nearest(const char *key, const tune_sketch *sketches, int nske
             int nsv = 0;
             for (int i = 0; i < tn && nsv < 9; i++)
                 if (steps[i].kind == SCH_STEP_SPLIT && !steps[i].nparts) sv[nsv++] = steps[i].value;
-            if (nsv < 9) continue;
-            const int64_t tiles[5] = {sv[0], sv[3], sv[1], sv[4], sv[8]};
+            bool engines = sk->units[u].vec_dim & 16; /* the engine and group_m holes */
             tune_program t = p;
-            for (int k = 0; k < 5; k++) t.vals[tune__unit_hole(sk, u, k)->offset] = tiles[k];
             bool hit = false;
-            for (int f = 0; f < 8 && !hit; f++) {
-                t.vals[tune__unit_hole(sk, u, 5)->offset] = f & 1;
-                t.vals[tune__unit_hole(sk, u, 6)->offset] = 1 + f / 2;
-                bool ex;
-                int cm;
-                score(&d, sk, &t, tsorted, tseq, tn, &ex, &cm);
-                hit = ex;
+#define TC_SET(k, v) (t.vals[tune__unit_hole(sk, u, (k))->offset] = (v))
+            if (nsv >= 9) {
+                const int64_t tiles[5] = {sv[0], sv[3], sv[1], sv[4], sv[8]};
+                for (int k = 0; k < 5; k++) TC_SET(k, tiles[k]);
+                if (engines) TC_SET(7, 0), TC_SET(8, 0);
+                for (int f = 0; f < 8 && !hit; f++) {
+                    TC_SET(5, f & 1);
+                    TC_SET(6, 1 + f / 2);
+                    bool ex;
+                    int cm;
+                    score(&d, sk, &t, tsorted, tseq, tn, &ex, &cm);
+                    hit = ex;
+                }
             }
+            if (engines && nsv >= 8)
+                for (int f = 0; f < 12 && !hit; f++) {
+                    int64_t g = (int64_t[]){1, 4, 8}[f / 4];
+                    const int64_t tiles[5] = {sv[0], sv[3], sv[1], sv[4], g > 1 ? sv[7] : sv[6]};
+                    for (int k = 0; k < 5; k++) TC_SET(k, tiles[k]);
+                    TC_SET(5, 1), TC_SET(6, 1 + f % 4), TC_SET(7, 1), TC_SET(8, g);
+                    bool ex;
+                    int cm;
+                    score(&d, sk, &t, tsorted, tseq, tn, &ex, &cm);
+                    hit = ex;
+                }
+#undef TC_SET
             if (hit) p = t;
         }
         bool exact;

@@ -504,8 +504,8 @@ static tuner *tuner_open(const char *key, const char *target, const tune_options
         goto out;
     }
     t->gpu = tune_target_is_cuda(target);
-    t->nsk = t->gpu ? tune_generate_sketches_gpu_ex(t->sc.ctx, &t->sc.w, t->sk,
-                                                    TUNE_MAX_SKETCHES, &sum->sketches_dropped)
+    t->nsk = t->gpu ? tune_generate_sketches_gpu_for(t->sc.ctx, &t->sc.w, target, t->sk,
+                                                     TUNE_MAX_SKETCHES, &sum->sketches_dropped)
                     : tune_generate_sketches_ex(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES,
                                                 &sum->sketches_dropped);
     if (t->nsk <= 0) {

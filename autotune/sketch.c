@@ -197,7 +197,7 @@ int tune_generate_sketches_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *
     tune_dag dag;
     if (tune_dag_analyze(ctx, w->nouts, w->outs, &dag)) return tune__workload_error(ctx, w);
     const tune_rule_list *list = &tune__rules_cpu;
-    tune_gen g = {&dag, w};
+    tune_gen g = {&dag, w, 0};
     enum { MAXP = TUNE_MAX_PARTIAL_SKETCHES };
     partial cur[MAXP], next[MAXP];
     int ncur = 1, lost = 0;

@@ -29,6 +29,7 @@
  * reduce).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autotune/rules/rule.h"
@@ -74,14 +75,24 @@ static void describe(tune_sketch *sk, const tune_dag *dag) {
     }
 }
 
-int tune_generate_sketches_gpu_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
-                                  int max, int *dropped) {
+/* "sm_90", "sm_90a", "compute_90": 90; 0 for anything else. */
+static int arch_cc(const char *arch) {
+    int cc = 0;
+    if (!strncmp(arch, "sm_", 3)) arch += 3;
+    else if (!strncmp(arch, "compute_", 8)) arch += 8;
+    else return 0;
+    while (*arch >= '0' && *arch <= '9') cc = cc * 10 + (*arch++ - '0');
+    return cc;
+}
+
+static int generate(te_ctx *ctx, const tune_workload *w, int cc, tune_sketch *sketches, int max,
+                    int *dropped) {
     if (dropped) *dropped = 0;
     if (max < 1) return te_error(ctx, "autotune: no room for a GPU sketch (max %d)", max);
     tune_dag dag;
     if (tune_dag_analyze(ctx, w->nouts, w->outs, &dag)) return tune__workload_error(ctx, w);
     const tune_rule_list *list = &tune__rules_cuda;
-    tune_gen g = {&dag, w};
+    tune_gen g = {&dag, w, cc};
     /* The sketches, the first generated first; a sketch rule's variant
      * goes before the sketch it derives from. */
     enum { MAXS = 2 * TUNE_MAX_SKETCHES };
@@ -140,6 +151,32 @@ int tune_generate_sketches_gpu_ex(te_ctx *ctx, const tune_workload *w, tune_sket
     if (dropped) *dropped = lost;
     for (int k = 0; k < n; k++) sketches[k] = out[k];
     return n;
+}
+
+int tune_generate_sketches_gpu_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
+                                  int max, int *dropped) {
+    return generate(ctx, w, 0, sketches, max, dropped);
+}
+
+int tune_generate_sketches_gpu_for(te_ctx *ctx, const tune_workload *w, const char *target,
+                                   tune_sketch *sketches, int max, int *dropped) {
+    if (dropped) *dropped = 0;
+    cg_target t;
+    char *why = NULL;
+    if (!target || cg_target_parse(target, &t, &why)) {
+        te_error(ctx, "autotune: no GPU sketches for %s", why ? why : "a NULL target");
+        free(why);
+        return -1;
+    }
+    if (t.kind != CG_TARGET_CUDA) {
+        cg_target_free(&t);
+        return te_error(ctx, "autotune: target '%s' is not a CUDA target; GPU sketches need one",
+                        target);
+    }
+    /* as cg_build: no -arch, GPU 0's (sm_75 where there is none) */
+    int cc = arch_cc(t.arch ? t.arch : cg_cuda_default_arch(ctx));
+    cg_target_free(&t);
+    return generate(ctx, w, cc, sketches, max, dropped);
 }
 
 int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,

@@ -21,8 +21,9 @@ enum {
     CM__OUTER = 161,
     CM__LANE_WASTE = 164,  /* Loom's: vec_lane_waste */
     CM__STORE = 165,       /* Loom's: the stored buffer's reuse, 3 */
-    CM__TC = 168,          /* Loom's: tensor-core FLOPs, fragment loads, pipeline depth */
-    CM__END = 171
+    CM__TC = 168,          /* Loom's: tensor-core FLOPs, fragment loads, pipeline depth,
+                              warpgroup MMA calls and width */
+    CM__END = 173
 };
 
 /* Annotation positions (Ansor's AnnotationPosType). */

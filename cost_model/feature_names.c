@@ -67,13 +67,15 @@ static void build_names(void) {
     set(CM__TC + 0, "tc_mma_flops");
     set(CM__TC + 1, "tc_fragment_loads");
     set(CM__TC + 2, "pipeline_stages");
+    set(CM__TC + 3, "tc_wgmma_calls");
+    set(CM__TC + 4, "tc_wgmma_n");
 }
 
 _Static_assert(CM__BUF + CM_MAX_BUFFERS * CM__BUF_STRIDE == CM__CURVE, "buffer group size");
 _Static_assert(CM__CURVE + CM_CURVE_SAMPLES == CM__ALLOC, "curve size");
 _Static_assert(CM__OUTER + 3 == CM__LANE_WASTE, "outer-scope size");
 _Static_assert(CM__STORE + 3 == CM__TC, "stored-buffer group size");
-_Static_assert(CM__TC + 3 == CM__END, "tensor-core group size");
+_Static_assert(CM__TC + 5 == CM__END, "tensor-core group size");
 _Static_assert(CM__END == CM_NUM_FEATURES, "feature count");
 
 int cm_num_features(void) { return CM_NUM_FEATURES; }

@@ -602,8 +602,8 @@ static void walk(walker *w, const tir_stmt *s) {
 
 typedef struct {
     double iters; /* of the loops around, but a warp's lanes */
-    double mma_flops, frag_loads;
-    int64_t stages;
+    double mma_flops, frag_loads, wgmma_calls;
+    int64_t stages, wgmma_n;
 } tc_walk;
 
 static int tc_loop(tir_visitor *v, const tir_stmt *s) {
@@ -626,6 +626,17 @@ static int tc_call(tir_visitor *v, const tir_stmt *s) {
         t->mma_flops += t->iters * 2.0 * 16 * 16 * tir_wmma_k(s->u.tcall.args[1]->dtype);
     else if (k == TIR_WMMA_LOAD_A || k == TIR_WMMA_LOAD_B)
         t->frag_loads += t->iters;
+    else if (k == TIR_WGMMA_MMA && s->u.tcall.nargs > 0 && s->u.tcall.args[0]) {
+        /* the accumulator's tile is 64 x n */
+        const te_expr *a = s->u.tcall.args[0];
+        const tir_buffer *acc = a->kind == TE_LOAD ? a->u.load.buffer
+                                : a->kind == TE_BUFFER_LOAD ? a->u.bload.buffer
+                                                            : NULL;
+        int64_t n = acc && acc->ndim >= 2 ? acc->shape[acc->ndim - 1] : 0;
+        t->mma_flops += t->iters * 2.0 * 64 * (double)n * 16;
+        t->wgmma_calls += t->iters;
+        if (n > t->wgmma_n) t->wgmma_n = n;
+    }
     return 0;
 }
 
@@ -641,13 +652,14 @@ static int tc_attr(tir_visitor *v, const tir_stmt *s) {
 }
 
 static void tensor_cores(const tir_stmt *body, double *out) {
-    tc_walk t = {1, 0, 0, 0};
+    tc_walk t = {1, 0, 0, 0, 0, 0};
     tir_visitor v = {
         .user = &t,
         .kind = {[TIR_FOR] = tc_loop, [TIR_TENSOR_CALL] = tc_call, [TIR_ATTR] = tc_attr},
     };
     tir_visit(&v, body);
     out[0] = t.mma_flops, out[1] = t.frag_loads, out[2] = (double)t.stages;
+    out[3] = t.wgmma_calls, out[4] = (double)t.wgmma_n;
 }
 
 static void find_threads(const tir_stmt *s, void *user) {
@@ -673,10 +685,10 @@ int cm_extract_ex(te_ctx *ctx, const tir_func *f, const cm_extract_options *opts
     for (int i = 0; i < 7; i++) w.thr[i] = 1;
     walk(&w, f->body);
     while (w.n > 0) pop_loop(&w);
-    double tc[3];
+    double tc[CM__END - CM__TC];
     tensor_cores(f->body, tc);
     for (int r = 0; r < w.nrows; r++)
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < CM__END - CM__TC; i++)
             w.rows[(size_t)r * CM_NUM_FEATURES + CM__TC + i] = w.raw ? (float)tc[i] : slog(tc[i]);
     free(w.loops), free(w.fr), free(w.allocs), free(w.scratch);
     if (w.oom) {

@@ -47,6 +47,14 @@ int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
                         (long long)bm, (long long)bn, (long long)wm, (long long)wn, (long long)kc,
                         (long long)M, (long long)N, (long long)K);
     int64_t tz = bm / wm, ty = bn / wn, threads = tz * ty * 128, vec = 16 / bytes;
+    /* a wgmma descriptor addresses B's tile from the start of a 128-byte
+     * panel of the swizzled layout (tensorize refuses any other start) */
+    if (ty > 1 && (wn * bytes) % 128)
+        return te_error(ctx,
+                        "tc_gemm: wgmma warpgroups %lld columns wide side by side in a %lld-wide "
+                        "block start inside a 128-byte panel of B's tile; make them whole "
+                        "128-byte rows (multiples of %lld) or as wide as the block",
+                        (long long)wn, (long long)bn, (long long)(128 / bytes));
     if (c->group_m < 0 || (c->group_m > 1 && (M / bm) % c->group_m))
         return te_error(ctx, "tc_gemm: a group of %lld block rows does not divide the %lld block "
                              "rows",
@@ -161,4 +169,17 @@ int ops__schedule_wgmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_ten
          (sch_multi_buffer(s, AS, c.stages) || sch_multi_buffer(s, BS, c.stages))))
         return -1;
     return 0;
+}
+
+int ops_tc_wgmma_default_config(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in,
+                                int64_t max_shared, ops_tc_config *cfg) {
+    if (!cfg) return te_error(ctx, "tc_gemm: no config to fill");
+    if (M <= 0 || N <= 0 || K <= 0 || M % 16 || N % 16 || K % 16)
+        return te_error(ctx, "tc_gemm: %lldx%lldx%lld is not a GEMM with M, N and K multiples of 16",
+                        (long long)M, (long long)N, (long long)K);
+    if (!te_dtype_is_half(in))
+        return te_error(ctx, "tc_gemm: wgmma takes float16 and bfloat16 inputs (%s given)",
+                        te_dtype_str(in));
+    return ops__wgmma_complete(ctx, M, N, K, 2,
+                               &(ops_tc_config){.max_shared = max_shared, .wgmma = true}, cfg);
 }

@@ -615,13 +615,21 @@ static void test_plugin(void **st) {
 }
 
 /* --list-sketches: the search space without a GPU; on cuda a 16-bit
- * matmul's first sketch is the tensor-core one, a float32 one has none. */
+ * matmul's first sketch is the tensor-core one (on sm_90 with wgmma too),
+ * a float32 one has none. */
 static void test_list_sketches(void **st) {
     (void)st;
     assert_int_equal(run("autotune", "--list-sketches --op matmul --shape "
                                       "M=256,N=256,K=256,dtype=float16 --target \"cuda -arch=sm_90\""),
                      0);
-    tu_assert_msg_has(out, "2 sketches", "0: C_acc: tensor cores (wmma)", "1: A: cache_read shared");
+    /* sm_90: either engine (Hopper's warpgroup MMA too); sm_80: WMMA only */
+    tu_assert_msg_has(out, "2 sketches", "0: C_acc: tensor cores (wmma or wgmma)",
+                      "1: A: cache_read shared");
+    assert_int_equal(run("autotune", "--list-sketches --op matmul --shape "
+                                      "M=256,N=256,K=256,dtype=float16 --target \"cuda -arch=sm_80\""),
+                     0);
+    tu_assert_msg_has(out, "2 sketches", "0: C_acc: tensor cores (wmma), shared");
+    assert_null(strstr(out, "wgmma"));
     assert_int_equal(run("autotune", "--list-sketches --op matmul --shape M=256,N=256,K=256 "
                                       "--target cuda"),
                      0);

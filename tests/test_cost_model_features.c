@@ -35,7 +35,7 @@ static void check_feat(const float *v, int r, const char *name, double want, int
 
 static void test_names(void **state) {
     (void)state;
-    assert_int_equal(cm_num_features(), 171);
+    assert_int_equal(cm_num_features(), 173);
     assert_string_equal(cm_feature_name(0), "float_mad");
     assert_string_equal(cm_feature_name(16), "vec_num");
     assert_string_equal(cm_feature_name(19), "vec_type.kPosNone");
@@ -51,8 +51,10 @@ static void test_names(void **state) {
     assert_string_equal(cm_feature_name(168), "tc_mma_flops");
     assert_string_equal(cm_feature_name(169), "tc_fragment_loads");
     assert_string_equal(cm_feature_name(170), "pipeline_stages");
+    assert_string_equal(cm_feature_name(171), "tc_wgmma_calls");
+    assert_string_equal(cm_feature_name(172), "tc_wgmma_n");
     assert_null(cm_feature_name(-1));
-    assert_null(cm_feature_name(171));
+    assert_null(cm_feature_name(173));
     for (int i = 0; i < F; i++) {
         assert_int_equal(cm_feature_index(cm_feature_name(i)), i); /* names are unique */
         assert_true(strlen(cm_feature_name(i)) > 0);
@@ -447,7 +449,7 @@ static void test_csv(void **state) {
     assert_non_null(strstr(out.data, "stmt,buffer,float_mad,float_addsub,"));
     assert_non_null(strstr(out.data, ",auto_unroll_max_step,vec_lane_waste,store.reuse_dis_iter,"
                               "store.reuse_dis_bytes,store.reuse_ct,tc_mma_flops,tc_fragment_loads,"
-                              "pipeline_stages\n0,C,"));
+                              "pipeline_stages,tc_wgmma_calls,tc_wgmma_n\n0,C,"));
     int lines = 0, commas = 0;
     for (const char *p = out.data; *p; p++) lines += *p == '\n', commas += *p == ',';
     assert_int_equal(lines, 2);

@@ -35,6 +35,8 @@ typedef enum { TUNE_RULE_ON_STAGE, TUNE_RULE_ON_VARIANT, TUNE_RULE_ON_SKETCH } t
 typedef struct {
     const tune_dag *dag;
     const tune_workload *w; /* NULL where unknown (no tf32 flag then) */
+    int cc; /* GPU sketches: the target's compute capability x 10 (sm_90:
+               90; tune_generate_sketches_gpu_for), 0 where not given */
 } tune_gen;
 
 /* ---- programs ---- */

@@ -12,12 +12,22 @@
  * FLOPs; the later sketch rules only touch tile units, so they pass over
  * it.
  *
+ * On an sm_90 target (tune_gen.cc; tune_generate_sketches_gpu_for) a
+ * GEMM of float16 or bfloat16 inputs whose shape Hopper's warpgroup MMA
+ * template takes (ops_tc_wgmma_default_config) may run on either engine:
+ * its unit (vec_dim bit 16) has two more holes, the engine (0 WMMA, 1
+ * wgmma) and group_m, and its first program is the wgmma default (what
+ * matmul's default schedule runs there: the search starts from the
+ * library's best).
+ *
  * Programs: the holes hold the knobs' values themselves (bm, bn, wm, wn,
- * kc, unroll_k, stages); a config is valid when the template's own checks
- * (ops_tc_check) take it and its shared memory is within the GPU's
- * limit. The template decides nothing a program does not say, so the
- * steps it records are the program's whole log (replayed from the
- * database like any other).
+ * kc, unroll_k, stages[, engine, group_m]); a config is valid when the
+ * template's own checks (ops_tc_check) take it and its shared memory is
+ * within the GPU's limit. Knobs an engine does not read keep one value
+ * (wgmma: unroll_k 1, WMMA: group_m 0), so that no two programs of the
+ * space schedule the same kernel. The template decides nothing a program
+ * does not say, so the steps it records are the program's whole log
+ * (replayed from the database like any other).
  */
 #include <string.h>
 
@@ -25,7 +35,15 @@
 #include "loom/ops.h"
 #include "loom/runtime.h"
 
-enum { K_BM, K_BN, K_WM, K_WN, K_KC, K_UNROLL, K_STAGES, NKNOBS };
+enum { K_BM, K_BN, K_WM, K_WN, K_KC, K_UNROLL, K_STAGES, K_ENGINE, K_GROUP, NKNOBS };
+enum { NKNOBS_WMMA = K_ENGINE };
+
+/* vec_dim's bit of a unit that may run on wgmma too */
+#define WGMMA_BIT 16
+
+static int nknobs(const tune_sketch *sk, int u) {
+    return sk->units[u].vec_dim & WGMMA_BIT ? NKNOBS : NKNOBS_WMMA;
+}
 
 /* What fits(): the stage's GEMM and the cast that reads it. */
 typedef struct {
@@ -115,8 +133,12 @@ static int apply(const tune_gen *g, tune_sketch *sk, int stage) {
     while ((u = tile_unit(g, sk, &gm)) >= 0) {
         int bytes = te_dtype_bytes(gm.in);
         bool bf16 = gm.cast >= 0 && g->dag->stages[gm.cast].tensor->dtype.code == TE_BFLOAT;
+        ops_tc_config wg;
+        bool wgmma = g->cc == 90 && te_dtype_is_half(gm.in) &&
+                     !ops_tc_wgmma_default_config(NULL, gm.M, gm.N, gm.K, gm.in,
+                                                  tune__tc_shared_limit(), &wg);
         sk->units[u] = (tune_unit){TUNE_UNIT_GPU_TENSORCORE, sk->units[u].stage, gm.cast,
-                                   bytes | (bf16 ? 8 : 0)};
+                                   bytes | (bf16 ? 8 : 0) | (wgmma ? WGMMA_BIT : 0)};
         int fu = gm.cast >= 0 ? tune__unit_of(sk, gm.cast, TUNE_UNIT_GPU_FLAT) : -1;
         if (fu >= 0) {
             memmove(&sk->units[fu], &sk->units[fu + 1],
@@ -128,20 +150,21 @@ static int apply(const tune_gen *g, tune_sketch *sk, int stage) {
 }
 
 /* The knobs' holes; extent: the largest value (M, N for the tiles, K for
- * the chunk). */
+ * the chunk, 1 for the engine, 8 for group_m). */
 static int holes(tune_sketch *sk, const tune_dag *dag, int u) {
     const te_tensor *R = dag->stages[sk->units[u].stage].tensor;
     int64_t M = R->shape[0], N = R->shape[1], K = R->body->u.reduce.axes[0]->u.var.extent;
-    const int64_t ext[NKNOBS] = {M, N, M, N, K, 1, 4};
-    for (int k = 0; k < NKNOBS; k++)
+    const int64_t ext[NKNOBS] = {M, N, M, N, K, 1, 4, 1, 8};
+    for (int k = 0; k < nknobs(sk, u); k++)
         if (tune__add_hole(sk, TUNE_HOLE_GPU_TC, u, 1, ext[k], false)) return TUNE__CAP_HOLES;
     return 0;
 }
 
 static const char *text(const tune_unit *un, const tune_dag *dag, const char **object) {
-    (void)un, (void)dag;
+    (void)dag;
     *object = "";
-    return "tensor cores (wmma), shared pipeline";
+    return un->vec_dim & WGMMA_BIT ? "tensor cores (wmma or wgmma), shared pipeline"
+                                   : "tensor cores (wmma), shared pipeline";
 }
 
 /* ---- configs ---- */
@@ -163,25 +186,35 @@ int64_t tune__tc_shared_limit(void) {
     return rt_cuda_available() ? tune_gpu_limits().max_shared_bytes : 232448;
 }
 
+static void load(const tune_sketch *sk, int u, const int64_t *vals, int64_t *v) {
+    v[K_ENGINE] = v[K_GROUP] = 0;
+    for (int k = 0; k < nknobs(sk, u); k++) v[k] = vals[tune__unit_hole(sk, u, k)->offset];
+}
+
 static ops_tc_config config_of(const tune_sketch *sk, int u, const int64_t *vals) {
     int64_t v[NKNOBS];
-    for (int k = 0; k < NKNOBS; k++) v[k] = vals[tune__unit_hole(sk, u, k)->offset];
+    load(sk, u, vals, v);
     return (ops_tc_config){.bm = v[K_BM], .bn = v[K_BN], .wm = v[K_WM], .wn = v[K_WN],
-                           .kc = v[K_KC], .unroll_k = v[K_UNROLL] != 0, .stages = (int)v[K_STAGES]};
+                           .kc = v[K_KC], .unroll_k = v[K_UNROLL] != 0, .stages = (int)v[K_STAGES],
+                           .wgmma = v[K_ENGINE] == 1, .group_m = v[K_GROUP]};
 }
 
 bool tune__tc_valid(const tune_sketch *sk, int u, const int64_t *vals) {
     int64_t M, N, K, shared = 0;
     te_dtype in, out;
     unit_gemm(sk, u, &M, &N, &K, &in, &out);
+    int64_t v[NKNOBS];
+    load(sk, u, vals, v);
     ops_tc_config c = config_of(sk, u, vals);
-    if (c.stages < 1 || c.stages > 4) return false;
+    if (c.stages < 1 || c.stages > 4 || v[K_ENGINE] < 0 || v[K_ENGINE] > 1) return false;
+    /* the knobs the engine does not read keep one value */
+    if (c.wgmma ? !c.unroll_k || c.group_m < 1 : c.group_m != 0) return false;
     return ops_tc_check(NULL, M, N, K, in, out, &c, &shared) == 0 &&
            shared <= tune__tc_shared_limit();
 }
 
 static void store(const tune_sketch *sk, int u, const int64_t *v, int64_t *vals) {
-    for (int k = 0; k < NKNOBS; k++) vals[tune__unit_hole(sk, u, k)->offset] = v[k];
+    for (int k = 0; k < nknobs(sk, u); k++) vals[tune__unit_hole(sk, u, k)->offset] = v[k];
 }
 
 /* A power of two from 16 up to cap dividing n, at random (16 always
@@ -194,27 +227,65 @@ static int64_t rand_pow2(uint64_t *rng, int64_t n, int64_t cap) {
     return nc ? c[tune__rand_below(rng, nc)] : 16;
 }
 
-/* The template's default config, every knob set (what the library's
- * default schedule runs on this GPU). */
-static bool default_config(const tune_sketch *sk, int u, int64_t *v) {
+/* The template's default config on one engine (1: wgmma), every knob set
+ * (what the library's default schedule runs on this GPU). */
+static bool engine_default(const tune_sketch *sk, int u, int engine, int64_t *v) {
     int64_t M, N, K;
     te_dtype in, out;
     unit_gemm(sk, u, &M, &N, &K, &in, &out);
     ops_tc_config c;
-    if (ops_tc_default_config(NULL, M, N, K, in, out, tune__tc_shared_limit(), &c)) return false;
-    const int64_t d[NKNOBS] = {c.bm, c.bn, c.wm, c.wn, c.kc, c.unroll_k, c.stages};
+    if (engine ? ops_tc_wgmma_default_config(NULL, M, N, K, in, tune__tc_shared_limit(), &c)
+               : ops_tc_default_config(NULL, M, N, K, in, out, tune__tc_shared_limit(), &c))
+        return false;
+    const int64_t d[NKNOBS] = {c.bm, c.bn, c.wm, c.wn, c.kc, engine ? 1 : c.unroll_k, c.stages,
+                               engine, engine ? c.group_m : 0};
     memcpy(v, d, sizeof d);
     return true;
 }
 
-/* Rejection sampling over the knobs (block tiles up to 256, warp tiles up
- * to 128 dividing them, chunks up to 128); the default config when no
- * draw passes (a small GEMM with few valid configs). */
-static void random_unit(const tune_sketch *sk, int u, uint64_t *rng, int64_t *vals) {
+/* The unit's first program: on wgmma where the unit may (sm_90, as
+ * matmul's default schedule there), else WMMA. */
+static bool default_config(const tune_sketch *sk, int u, int64_t *v) {
+    return (nknobs(sk, u) == NKNOBS && engine_default(sk, u, 1, v)) || engine_default(sk, u, 0, v);
+}
+
+/* One of n values at random. */
+static int64_t pick(uint64_t *rng, const int64_t *c, int n) { return c[tune__rand_below(rng, n)]; }
+
+/* A wgmma config at random: blocks 64, 128 or 256 each way, warpgroups
+ * of 64-row multiples as tall as or shorter than the block and as wide as
+ * it or half, chunks of 64 or 128, 2 to 4 stages, group_m 1, 4 or 8
+ * (rule breakers are rejected by the caller's check). */
+static void draw_wgmma(uint64_t *rng, int64_t *v) {
+    static const int64_t tiles[] = {64, 128, 256}, groups[] = {1, 4, 8};
+    v[K_BM] = pick(rng, tiles, 3);
+    v[K_BN] = pick(rng, tiles, 3);
+    v[K_WM] = pick(rng, tiles, 3);
+    v[K_WN] = tune__rand_below(rng, 2) ? v[K_BN] : v[K_BN] / 2;
+    v[K_KC] = tune__rand_below(rng, 2) ? 64 : 128;
+    v[K_UNROLL] = 1;
+    v[K_STAGES] = 2 + tune__rand_below(rng, 3);
+    v[K_ENGINE] = 1;
+    v[K_GROUP] = pick(rng, groups, 3);
+}
+
+/* Rejection sampling over one engine's knobs (WMMA: block tiles up to
+ * 256, warp tiles up to 128 dividing them, chunks up to 128; wgmma:
+ * draw_wgmma); that engine's default config when no draw passes (a small
+ * GEMM with few valid configs). False when it has none. */
+static bool random_engine(const tune_sketch *sk, int u, int engine, uint64_t *rng,
+                          int64_t *vals) {
     int64_t M = tune__unit_hole(sk, u, K_BM)->extent, N = tune__unit_hole(sk, u, K_BN)->extent;
     int64_t K = tune__unit_hole(sk, u, K_KC)->extent;
     for (int tries = 0; tries < 256; tries++) {
         int64_t v[NKNOBS];
+        if (engine) {
+            draw_wgmma(rng, v);
+            store(sk, u, v, vals);
+            if (tune__tc_valid(sk, u, vals)) return true;
+            continue;
+        }
+        v[K_ENGINE] = v[K_GROUP] = 0;
         v[K_BM] = rand_pow2(rng, M, 256);
         v[K_BN] = rand_pow2(rng, N, 256);
         v[K_WM] = rand_pow2(rng, v[K_BM], 128);
@@ -223,20 +294,40 @@ static void random_unit(const tune_sketch *sk, int u, uint64_t *rng, int64_t *va
         v[K_UNROLL] = tune__rand_below(rng, 2);
         v[K_STAGES] = 1 + tune__rand_below(rng, 4);
         store(sk, u, v, vals);
-        if (tune__tc_valid(sk, u, vals)) return;
+        if (tune__tc_valid(sk, u, vals)) return true;
     }
     int64_t d[NKNOBS];
-    if (default_config(sk, u, d)) store(sk, u, d, vals);
+    if (!engine_default(sk, u, engine, d)) return false;
+    store(sk, u, d, vals);
+    return true;
+}
+
+/* Either engine, as likely, where the unit may run on wgmma. */
+static void random_unit(const tune_sketch *sk, int u, uint64_t *rng, int64_t *vals) {
+    int engine = nknobs(sk, u) == NKNOBS ? (int)tune__rand_below(rng, 2) : 0;
+    if (!random_engine(sk, u, engine, rng, vals) && engine) random_engine(sk, u, 0, rng, vals);
 }
 
 /* One knob moved: a tile or the chunk halved or doubled, the unroll flag
- * flipped, the depth changed; undone (-1) when the config breaks a rule. */
+ * flipped, the depth changed, another group_m; the engine flipped (the
+ * other knobs then drawn anew for it: the two engines' valid tiles hardly
+ * meet); undone (-1) when the config breaks a rule. */
 static int mutate_hole(const tune_sketch *sk, const tune_hole *h, uint64_t *rng, int64_t *vals) {
-    int u = h->unit, k = 0;
-    while (k < NKNOBS && tune__unit_hole(sk, u, k) != h) k++;
-    if (k == NKNOBS) return -1;
+    int u = h->unit, k = 0, n = nknobs(sk, u);
+    while (k < n && tune__unit_hole(sk, u, k) != h) k++;
+    if (k == n) return -1;
     int64_t old = vals[h->offset], nv;
-    if (k == K_UNROLL) nv = !old;
+    if (k == K_ENGINE) {
+        int64_t keep[NKNOBS];
+        load(sk, u, vals, keep);
+        if (random_engine(sk, u, !old, rng, vals) && tune__tc_valid(sk, u, vals)) return 0;
+        store(sk, u, keep, vals);
+        return -1;
+    }
+    if (k == K_GROUP) {
+        static const int64_t groups[] = {1, 4, 8};
+        nv = pick(rng, groups, 3);
+    } else if (k == K_UNROLL) nv = !old;
     else if (k == K_STAGES) {
         nv = 1 + tune__rand_below(rng, 3);
         if (nv >= old) nv++;
@@ -275,9 +366,10 @@ static int decode(tune_decoder *d, int u) {
      * program would not say its own schedule */
     if (c.stages < 1 || !tune__tc_valid(d->sk, u, d->p->vals))
         return te_error(sch_ctx(d->s),
-                        "autotune: tensor-core config %lldx%lld, warp %lldx%lld, chunk %lld, %d "
-                        "stages of '%s' is not valid here",
-                        (long long)c.bm, (long long)c.bn, (long long)c.wm, (long long)c.wn,
+                        "autotune: tensor-core config (%s) %lldx%lld, %s %lldx%lld, chunk %lld, "
+                        "%d stages of '%s' is not valid here",
+                        c.wgmma ? "wgmma" : "wmma", (long long)c.bm, (long long)c.bn,
+                        c.wgmma ? "warpgroup" : "warp", (long long)c.wm, (long long)c.wn,
                         (long long)c.kc, c.stages, F->name);
     return ops_schedule_tc_gemm(d->s, F, (te_tensor *)rw.A, (te_tensor *)rw.B, &c) ? -1 : 0;
 }

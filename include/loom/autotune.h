@@ -262,7 +262,11 @@ typedef enum {
      * GEMM template ops_schedule_tc_gemm with the config of the unit's
      * seven GPU_TC holes: bm, bn, wm, wn, kc, unroll_k (0/1), stages
      * (1..4), in that order; vec_dim: the inputs' bytes (2 or 4), plus 8
-     * for a bfloat16 output. For float16 and bfloat16 inputs cast to
+     * for a bfloat16 output, plus 16 for a unit that may run on Hopper's
+     * warpgroup MMA (tune_generate_sketches_gpu_for on sm_90), which has
+     * two holes more: the engine (0 WMMA, 1 wgmma: ops_tc_config.wgmma)
+     * and group_m (wgmma: 1, 4 or 8; WMMA: 0), and whose wgmma programs
+     * keep unroll_k 1. For float16 and bfloat16 inputs cast to
      * float32, or float32 inputs of a workload with tf32 set, with M, N
      * and K multiples of 16. */
     TUNE_UNIT_GPU_TENSORCORE
@@ -397,6 +401,18 @@ int tune_generate_sketches_gpu(te_ctx *ctx, const tune_workload *w, tune_sketch 
  * how many sketches past max were left out (0 or 1). */
 int tune_generate_sketches_gpu_ex(te_ctx *ctx, const tune_workload *w, tune_sketch *sketches,
                                   int max, int *dropped);
+/* As tune_generate_sketches_gpu_ex for a CUDA target ("cuda -arch=sm_90";
+ * without -arch GPU 0's architecture, or sm_75 where there is no GPU, as
+ * cg_build takes): where it is sm_90, a tensor-core unit over float16 or
+ * bfloat16 inputs whose shape Hopper's warpgroup MMA template takes
+ * (ops_tc_wgmma_default_config) may run on either engine (two more
+ * holes, see TUNE_UNIT_GPU_TENSORCORE); elsewhere, and in
+ * tune_generate_sketches_gpu(_ex), which know no target, WMMA only. The
+ * search and `autotune --list-sketches` generate with it. -1 with an
+ * error in ctx for a malformed or non-CUDA target ("autotune: target 'llvm'
+ * is not a CUDA target; GPU sketches need one"). */
+int tune_generate_sketches_gpu_for(te_ctx *ctx, const tune_workload *w, const char *target,
+                                   tune_sketch *sketches, int max, int *dropped);
 /* True for a sketch of tune_generate_sketches_gpu (it has GPU units). */
 bool tune_sketch_is_gpu(const tune_sketch *sk);
 /* True when target parses (cg_target_parse) as a CUDA target ("cuda",

@@ -38,8 +38,8 @@ LOOM_API_BEGIN
 /* Features                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Length of a statement's feature vector (Ansor's 164 and Loom's 7). */
-#define CM_NUM_FEATURES 171
+/* Length of a statement's feature vector (Ansor's 164 and Loom's 9). */
+#define CM_NUM_FEATURES 173
 /* Buffers described per statement (the rest are dropped). */
 #define CM_MAX_BUFFERS 5
 /* Samples of the arithmetic-intensity curve. */
@@ -48,8 +48,9 @@ LOOM_API_BEGIN
  * version it was trained on and is refused by a library that extracts
  * another (its trees would read the features wrongly). 1: the intensity
  * curve in linear FLOP; 2: in Ansor's log scale; 3: vec_lane_waste
- * and the store.* group appended; 4: the tensor-core group appended. */
-#define CM_FEATURE_VERSION 4
+ * and the store.* group appended; 4: the tensor-core group appended; 5:
+ * tc_mma_flops counting wgmma, tc_wgmma_calls and tc_wgmma_n appended. */
+#define CM_FEATURE_VERSION 5
 
 /*
  * Layout (indices), in Ansor's order and with Ansor's names:
@@ -111,7 +112,16 @@ LOOM_API_BEGIN
  *            none). A tensor-core program computes in calls, not stores,
  *            so without these its rows show only the copies: the model
  *            could not tell a 4-stage 128x128 block from a 1-stage 16x16
- *            one by its compute.
+ *            one by its compute. Hopper's warpgroup MMA (wgmma.mma,
+ *            m64 x n x 16, 2 x 64 x n x 16 FLOPs, counted alike but the
+ *            warpgroup's 128 threads) adds its FLOPs to tc_mma_flops.
+ *   171..172 tc_wgmma_calls, tc_wgmma_n (Loom's; whole function): its
+ *            wgmma.mma calls (counted as tc_fragment_loads are) and the
+ *            widest n of their m64 x n x 16 shape (0: no wgmma). A wgmma
+ *            program reads its operands from shared memory (no fragment
+ *            loads), so its per-call width, which sets how much of a
+ *            shared tile one call reuses, is what tells its warpgroup
+ *            tiles apart; the calls, how finely the work is cut.
  * Every value except the one-hots and is_gpu is log2(1 + x) scaled unless
  * raw values are asked for (cm_extract_options.raw).
  *

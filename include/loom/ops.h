@@ -240,8 +240,9 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
  * a chunk unrolled.
  * wgmma: the GEMM on Hopper's warpgroup MMA instead (sm_90a; float16 and
  * bfloat16 inputs): wm x wn is then a warpgroup's tile (128 threads; wm a
- * multiple of 64, wn of 8 up to 256, wm * wn / 128 sums a thread at most
- * 128), the shared tiles take the 128-byte swizzled layout with no
+ * multiple of 64, wn of 8 up to 256 and, when it is narrower than the
+ * block, of 64 (a warpgroup's B tile starts on a 128-byte panel), wm * wn
+ * / 128 sums a thread at most 128), the shared tiles take the 128-byte swizzled layout with no
  * padding (kc and bn whole 128-byte rows: multiples of 64), and the
  * defaults are 128 x 256 blocks of two 64 x 256 warpgroups in four
  * stages on grids of 100 blocks or more, else 128 x 128 (or 64 wide where
@@ -300,6 +301,15 @@ int ops_tc_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in, te_d
  * program. */
 int ops_tc_default_config(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in, te_dtype out,
                           int64_t max_shared, ops_tc_config *cfg);
+/* The config ops_schedule_tc_gemm takes for an M x N x K GEMM of `in`
+ * inputs on Hopper's warpgroup MMA (cfg->wgmma set, only max_shared
+ * given: the defaults above; every knob filled in, stages and group_m
+ * included): what matmul's default CUDA schedule runs on sm_90, and the
+ * search's first tensor-core program there. 0, or -1 with the message in
+ * ctx (ctx may be NULL) when `in` is not float16 or bfloat16 or no
+ * default tile divides the shape ("tc_gemm: wgmma ..."). */
+int ops_tc_wgmma_default_config(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in,
+                                int64_t max_shared, ops_tc_config *cfg);
 
 /* The CUDA-core GEMM's knobs (ops_schedule_cuda_gemm; TVM's GEMM
  * tutorial structure). Per output dimension (m rows, n columns) a block

@@ -345,7 +345,7 @@ static int list_sketches(const char *op, const char *shape, const char *target) 
     int n = -1;
     bool gpu = target && tune_target_is_cuda(target);
     if (key && !tune_build_workload(ctx, key, &w))
-        n = gpu ? tune_generate_sketches_gpu(ctx, &w, sk, TUNE_MAX_SKETCHES)
+        n = gpu ? tune_generate_sketches_gpu_for(ctx, &w, target, sk, TUNE_MAX_SKETCHES, NULL)
                 : tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
     if (n < 0) {
         int rc = usage_error("%s", ctx ? te_ctx_errmsg(ctx) : "out of memory");
