@@ -15,9 +15,11 @@
  * the verifier (tir_verify_gpu), which the search runs on every program.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autotune/rules/rule.h"
+#include "loom/codegen.h"
 #include "loom/runtime.h"
 
 const int64_t tune__gpu_unroll[TUNE__GPU_NUNROLL] = {0, 16, 64, 512, 1024};
@@ -47,6 +49,26 @@ static void detect_gpu_limits(void) {
 tir_gpu_limits tune_gpu_limits(void) {
     pthread_once(&gpu_lim_once, detect_gpu_limits);
     return gpu_lim;
+}
+
+tir_gpu_limits tune_gpu_limits_for(const char *target) {
+    tir_gpu_limits lim = tune_gpu_limits();
+    if (rt_cuda_available()) return lim;
+    cg_target t;
+    char *why = NULL;
+    if (!target || cg_target_parse(target, &t, &why)) {
+        free(why);
+        return lim;
+    }
+    if (t.kind == CG_TARGET_CUDA) {
+        te_ctx *ctx = t.arch ? NULL : te_ctx_new();
+        const char *arch = t.arch ? t.arch : ctx ? cg_cuda_default_arch(ctx) : NULL;
+        int64_t sh = arch ? cg_cuda_optin_shared(arch) : 0;
+        if (sh > lim.max_shared_bytes) lim.max_shared_bytes = sh;
+        te_ctx_free(ctx);
+    }
+    cg_target_free(&t);
+    return lim;
 }
 
 /* ---- tile constraints ---- */

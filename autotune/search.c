@@ -104,6 +104,7 @@ typedef struct {
     int nheur;
     bool heur_done;
     bool gpu;              /* target cuda: GPU sketches, GPU pipeline + verifier */
+    tir_gpu_limits lim;    /* the verifier's limits for the target (tune_gpu_limits_for) */
     /* The user's first steps (tune_options.first_steps_json) as a program
      * of a sketch, when one reproduces them (first_mapped). */
     tune_program first;
@@ -122,7 +123,8 @@ typedef struct {
  * on GPU also through the verifier that filters invalid programs. */
 static tir_func *lowered(const tuner *t, te_ctx *ctx, sch_schedule *s, int nargs,
                          te_tensor **args) {
-    return tune__lower_for_model(ctx, s, nargs, args, t->sc.w.constant_args, t->gpu);
+    return tune__lower_for_model(ctx, s, nargs, args, t->sc.w.constant_args,
+                                 t->gpu ? &t->lim : NULL);
 }
 
 /* One batch of candidates, evaluated on the thread pool: each chunk
@@ -504,6 +506,7 @@ static tuner *tuner_open(const char *key, const char *target, const tune_options
         goto out;
     }
     t->gpu = tune_target_is_cuda(target);
+    if (t->gpu) t->lim = tune_gpu_limits_for(target);
     t->nsk = t->gpu ? tune_generate_sketches_gpu_for(t->sc.ctx, &t->sc.w, target, t->sk,
                                                      TUNE_MAX_SKETCHES, &sum->sketches_dropped)
                     : tune_generate_sketches_ex(t->sc.ctx, &t->sc.w, t->sk, TUNE_MAX_SKETCHES,

@@ -176,15 +176,16 @@ int tune__workload_error(te_ctx *ctx, const tune_workload *w);
  * --eval-model's records alike (warm.c), so that a model trained on
  * stored records scores candidates on the same inputs: on the CPU
  * without the stages pre-computed from constant_args (as the runner
- * times it) and without loop partitioning; on the GPU (gpu) through the
- * GPU pipeline (virtual threads injected, the verifier with
- * tune_gpu_limits; constant_args ignored) with its partitioning; in both,
+ * times it) and without loop partitioning; on the GPU (gpu non-NULL: the
+ * target's limits, tune_gpu_limits_for) through the GPU pipeline (virtual
+ * threads injected, the verifier with those limits; constant_args
+ * ignored) with its partitioning; in both,
  * unrolling pragmas only mark loops. TVM extracts features before
  * UnrollLoop and LoopPartition: copies would multiply the statements the
  * pack-sum model adds up. NULL when s does not lower or, on the GPU, the
  * verifier rejects it. */
 tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tensor **args,
-                                uint64_t constant_args, bool gpu);
+                                uint64_t constant_args, const tir_gpu_limits *gpu);
 
 /* Why tune_measure returned -1: the backend's message, else "autotune:
  * cannot start a runner process". Never NULL. */

@@ -34,10 +34,10 @@ static int grow(tune_dataset *d, int *cap) {
 }
 
 tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tensor **args,
-                                uint64_t constant_args, bool gpu) {
+                                uint64_t constant_args, const tir_gpu_limits *gpu) {
     (void)ctx;
     sch_lower_options o = {.constant_args = gpu ? 0 : constant_args, .model_view = true};
-    if (gpu) o.passes.gpu = true, o.passes.gpu_limits = tune_gpu_limits();
+    if (gpu) o.passes.gpu = true, o.passes.gpu_limits = *gpu;
     sch_lowered r;
     return s && !sch_lower_program(s, nargs, args, &o, &r) ? r.main : NULL;
 }
@@ -47,6 +47,7 @@ tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tens
 static int load_task(tune_dataset *d, int *cap, const char *key, const char *target, int task,
                      tdb_record *r, int nr) {
     bool cpu = !tune_target_is_cuda(target);
+    tir_gpu_limits lim = tune_gpu_limits_for(target);
     cm_extract_options xo = {.vector_bytes = tune_target_vector_bytes(target)};
     te_ctx *ctx = NULL;
     tune_workload w;
@@ -67,7 +68,8 @@ static int load_task(tune_dataset *d, int *cap, const char *key, const char *tar
         sch_schedule *s = NULL;
         if (!tdb_steps_from_json(ctx, r[i].steps_json, &ns, &st))
             s = sch_replay(ctx, w.nouts, w.outs, ns, st);
-        tir_func *f = tune__lower_for_model(ctx, s, w.nargs, w.args, w.constant_args, !cpu);
+        tir_func *f = tune__lower_for_model(ctx, s, w.nargs, w.args, w.constant_args,
+                                            cpu ? NULL : &lim);
         float *x = NULL;
         int k = 0;
         if (!f || !(r[i].median > 0) || cm_extract_ex(NULL, f, &xo, &x, &k, NULL) || k == 0) {

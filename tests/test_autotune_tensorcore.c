@@ -780,12 +780,13 @@ static void test_wgmma_search_fake_measure(void **st) {
     char *err = NULL;
     int rc = tune_task(key, "cuda -arch=sm_90", &o, &sum, &err);
     if (rc) fail_msg("%s", err ? err : "?");
-    /* without a GPU the search verifies its programs against 48 KiB of
-     * shared memory (tune_gpu_limits), which few wgmma programs fit: the
-     * default (measured as it is) is the one sure wgmma candidate here */
+    /* without a GPU the search verifies its programs against the shared
+     * memory sm_90 lets a block opt in to (tune_gpu_limits_for), so the
+     * drawn wgmma programs with deep pipelines are candidates too (with the
+     * 48 KiB of tune_gpu_limits only the default was) */
     print_message("measured %d valid %d, wgmma %d of %d\n", sum.measured, sum.valid, f.tc, f.n);
     assert_int_equal(sum.measured, 24);
-    assert_true(f.tc >= 1);
+    assert_true(f.tc >= (rt_cuda_available() ? 1 : 2));
     assert_non_null(strstr(sum.best_steps_json, "wgmma.mma"));
     tune_workload w;
     tune_sketch sk[TUNE_MAX_SKETCHES];
@@ -800,6 +801,27 @@ static void test_wgmma_search_fake_measure(void **st) {
     te_ctx_free(ctx);
 }
 
+/* The search's limits follow the target without a GPU, the GPU with one. */
+static void test_gpu_limits_for(void **st) {
+    (void)st;
+    tir_gpu_limits dev = tune_gpu_limits();
+    if (rt_cuda_available()) {
+        tir_gpu_limits l = tune_gpu_limits_for("cuda -arch=sm_80");
+        assert_int_equal(l.max_shared_bytes, dev.max_shared_bytes);
+        assert_int_equal(l.max_threads_per_block, dev.max_threads_per_block);
+        return;
+    }
+    assert_int_equal(tune_gpu_limits_for("cuda -arch=sm_90").max_shared_bytes, 232448);
+    assert_int_equal(tune_gpu_limits_for("cuda -arch=sm_80").max_shared_bytes, 166912);
+    assert_int_equal(tune_gpu_limits_for("cuda -arch=sm_90").max_threads_per_block, 1024);
+    /* no -arch: the default architecture's (sm_75 without a GPU) */
+    assert_int_equal(tune_gpu_limits_for("cuda").max_shared_bytes, 65536);
+    /* not a CUDA target, or none: tune_gpu_limits' 48 KiB */
+    assert_int_equal(tune_gpu_limits_for("llvm").max_shared_bytes, 49152);
+    assert_int_equal(tune_gpu_limits_for("cudax").max_shared_bytes, 49152);
+    assert_int_equal(tune_gpu_limits_for(NULL).max_shared_bytes, 49152);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_sketch),        cmocka_unit_test(test_no_tc_sketch),
@@ -811,6 +833,7 @@ int main(void) {
         cmocka_unit_test(test_wgmma_random_compiles), cmocka_unit_test(test_wgmma_none_on_sm80),
         cmocka_unit_test(test_wgmma_mutate),        cmocka_unit_test(test_wgmma_first_program),
         cmocka_unit_test(test_wgmma_features),      cmocka_unit_test(test_wgmma_search_fake_measure),
+        cmocka_unit_test(test_gpu_limits_for),
     };
     return tu_run_group(tests);
 }

@@ -423,6 +423,15 @@ bool tune_target_is_cuda(const char *target);
  * max threads per block and shared memory per block where a device
  * exists, else 1024 threads and 48 KiB (49152 bytes). */
 tir_gpu_limits tune_gpu_limits(void);
+/* The limits for tuning `target` (a CUDA target string): GPU 0's where a
+ * device exists (the programs run there); else 1024 threads and the
+ * shared memory the target's architecture lets a block opt in to
+ * (cg_cuda_optin_shared: 227 KiB on sm_90, 163 KiB on sm_80; with no
+ * -arch, cg_cuda_default_arch's), so that a search without a local GPU
+ * (a rank 0 sending its candidates to GPU workers, a fake measurer) keeps
+ * the deep pipelines the target takes. tune_gpu_limits() for a target
+ * that does not parse. */
+tir_gpu_limits tune_gpu_limits_for(const char *target);
 
 /* ------------------------------------------------------------------ */
 /* Programs                                                            */
