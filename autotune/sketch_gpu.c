@@ -76,15 +76,6 @@ static void describe(tune_sketch *sk, const tune_dag *dag) {
 }
 
 /* "sm_90", "sm_90a", "compute_90": 90; 0 for anything else. */
-static int arch_cc(const char *arch) {
-    int cc = 0;
-    if (!strncmp(arch, "sm_", 3)) arch += 3;
-    else if (!strncmp(arch, "compute_", 8)) arch += 8;
-    else return 0;
-    while (*arch >= '0' && *arch <= '9') cc = cc * 10 + (*arch++ - '0');
-    return cc;
-}
-
 static int generate(te_ctx *ctx, const tune_workload *w, int cc, tune_sketch *sketches, int max,
                     int *dropped) {
     if (dropped) *dropped = 0;
@@ -174,7 +165,7 @@ int tune_generate_sketches_gpu_for(te_ctx *ctx, const tune_workload *w, const ch
                         target);
     }
     /* as cg_build: no -arch, GPU 0's (sm_75 where there is none) */
-    int cc = arch_cc(t.arch ? t.arch : cg_cuda_default_arch(ctx));
+    int cc = cg_cuda_arch_cc(t.arch ? t.arch : cg_cuda_default_arch(ctx));
     cg_target_free(&t);
     return generate(ctx, w, cc, sketches, max, dropped);
 }

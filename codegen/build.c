@@ -9,9 +9,18 @@
 
 #include "loom/codegen.h"
 
-int64_t cg_cuda_optin_shared(const char *arch) {
+int cg_cuda_arch_cc(const char *arch) {
+    if (!arch) return 0;
+    if (!strncmp(arch, "sm_", 3)) arch += 3;
+    else if (!strncmp(arch, "compute_", 8)) arch += 8;
+    else return 0;
     int cc = 0;
-    if (!arch || sscanf(arch, "sm_%d", &cc) != 1) return 49152;
+    while (*arch >= '0' && *arch <= '9' && cc < 10000) cc = cc * 10 + (*arch++ - '0');
+    return cc;
+}
+
+int64_t cg_cuda_optin_shared(const char *arch) {
+    int cc = cg_cuda_arch_cc(arch);
     switch (cc) {
     case 70: case 72: return 98304;
     case 75: return 65536;

@@ -190,9 +190,6 @@ int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te
  * C[i, j] = sum_k f(A[i, k]) * f(B[k, j])) has the multiples of 16 the
  * WMMA schedule (ops_schedule_tc_gemm) needs. */
 bool ops__cuda_wmma_fits(const te_tensor *R);
-/* The compute capability x 10 of a target architecture ("sm_90a": 90), 0
- * when unknown. */
-int ops__cuda_cc(const char *arch);
 /* The wgmma GEMM (ops/sched_cuda_wgmma.c): ops_schedule_tc_gemm with
  * cfg->wgmma. F the output, R its float32 reduction (F itself, or what F
  * casts). check/complete: as ops_tc_check and the defaults, for 2-byte

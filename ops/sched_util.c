@@ -13,16 +13,6 @@
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-int ops__cuda_cc(const char *arch) {
-    const char *d = arch;
-    if (!strncmp(d, "sm_", 3)) d += 3;
-    else if (!strncmp(d, "compute_", 8)) d += 8;
-    else return 0;
-    int cc = 0;
-    while (*d >= '0' && *d <= '9') cc = cc * 10 + (*d++ - '0');
-    return cc;
-}
-
 /* Loops ax[0..k-1] of t fused (k > 1) and the result parallel (*par). */
 static int fuse_parallel(sch_schedule *s, te_tensor *t, te_expr **ax, int k, te_expr **par) {
     te_expr *p = ax[0];
@@ -387,7 +377,7 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target) {
     bool cuda = t.kind == CG_TARGET_CUDA;
     int vlen = t.vector_lanes;
     const char *arch = cuda ? (t.arch ? t.arch : cg_cuda_default_arch(ctx)) : NULL;
-    ops__gpu gpu = {arch ? cg_cuda_optin_shared(arch) : 0, arch ? ops__cuda_cc(arch) : 0};
+    ops__gpu gpu = {arch ? cg_cuda_optin_shared(arch) : 0, cg_cuda_arch_cc(arch)};
     cg_target_free(&t);
     const ops__priv *pv = w->priv;
     if (cuda && !pv->impl->cuda_schedule) {

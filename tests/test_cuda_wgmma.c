@@ -130,6 +130,21 @@ static void expect_tc(const char *shape, ops_tc_config c, const char *msg) {
     te_ctx_free(ctx);
 }
 
+/* The architecture names the defaults read: compute capability and the
+ * shared memory a block may opt in to. */
+static void test_arch_cc(void **state) {
+    (void)state;
+    assert_int_equal(cg_cuda_arch_cc("sm_90"), 90);
+    assert_int_equal(cg_cuda_arch_cc("sm_90a"), 90);
+    assert_int_equal(cg_cuda_arch_cc("compute_80"), 80);
+    assert_int_equal(cg_cuda_arch_cc("sm_"), 0);
+    assert_int_equal(cg_cuda_arch_cc("gfx90a"), 0);
+    assert_int_equal(cg_cuda_arch_cc(NULL), 0);
+    assert_int_equal(cg_cuda_optin_shared("sm_90a"), 232448);
+    assert_int_equal(cg_cuda_optin_shared("sm_80"), 166912);
+    assert_int_equal(cg_cuda_optin_shared("gfx90a"), 49152);
+}
+
 static void test_template_errors(void **state) {
     (void)state;
     expect_tc("M=128,N=128,K=128,tf32=1", (ops_tc_config){0},
@@ -387,6 +402,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_default),
+        cmocka_unit_test(test_arch_cc),
         cmocka_unit_test(test_template_errors),
         cmocka_unit_test(test_intrinsic_errors),
         cmocka_unit_test(test_conv_nhwc),

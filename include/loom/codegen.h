@@ -95,6 +95,9 @@ const char *cg_cuda_default_arch(te_ctx *ctx);
  * sm_75); 48 KiB, what every block may take, for NULL or an architecture
  * the table lacks. Above 48 KiB a kernel takes dynamic shared memory. */
 int64_t cg_cuda_optin_shared(const char *arch);
+/* The compute capability x 10 of architecture "sm_XY", "sm_XYa" or
+ * "compute_XY" (sm_90a: 90); 0 for NULL or any other text. */
+int cg_cuda_arch_cc(const char *arch);
 
 /* ---- for backends ---- */
 
