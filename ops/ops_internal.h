@@ -190,6 +190,13 @@ int ops__cuda_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A, te
  * C[i, j] = sum_k f(A[i, k]) * f(B[k, j])) has the multiples of 16 the
  * WMMA schedule (ops_schedule_tc_gemm) needs. */
 bool ops__cuda_wmma_fits(const te_tensor *R);
+/* The threads of a tensor-core block copy its shared stage T (2-D): T's
+ * axes fused, `vec` elements a thread (one 16-byte access; 1 none), the
+ * tz x ty groups of `lanes` threads (warps of 32, warpgroups of 128) on
+ * threadIdx.z, threadIdx.y, their lanes on threadIdx.x. 0 or -1 with the
+ * primitive's message. */
+int ops__tile_fetch(sch_schedule *s, te_tensor *T, int64_t tz, int64_t ty, int64_t lanes,
+                    int64_t vec);
 /* The wgmma GEMM (ops/sched_cuda_wgmma.c): ops_schedule_tc_gemm with
  * cfg->wgmma. F the output, R its float32 reduction (F itself, or what F
  * casts). check/complete: as ops_tc_check and the defaults, for 2-byte

@@ -14,21 +14,6 @@
  */
 #include "ops/ops_internal.h"
 
-/* The threads of a block (tz x ty warpgroups of 128) copy shared stage T:
- * its axes fused, `vec` elements a thread (one 16-byte access). */
-static int group_fetch(sch_schedule *s, te_tensor *T, int64_t tz, int64_t ty, int64_t vec) {
-    te_expr *ax[2] = {sch_axis(T, 0), sch_axis(T, 1)}, *f, *v, *o, *t, *w, *x, *z, *y;
-    if (!ax[0] || !ax[1] || sch_fuse(s, T, 2, ax, &f)) return -1;
-    if (sch_split(s, T, f, vec, &f, &v) || sch_vectorize(s, T, v)) return -1;
-    if (sch_split(s, T, f, tz * ty * 128, &o, &t) || sch_split(s, T, t, 128, &w, &x) ||
-        sch_split(s, T, w, ty, &z, &y))
-        return -1;
-    return sch_bind(s, T, z, "threadIdx.z") || sch_bind(s, T, y, "threadIdx.y") ||
-                   sch_bind(s, T, x, "threadIdx.x")
-               ? -1
-               : 0;
-}
-
 int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
                      const ops_tc_config *c, int stages, int64_t budget, int64_t *shared) {
     int64_t bm = c->bm, bn = c->bn, wm = c->wm, wn = c->wn, kc = c->kc;
@@ -163,8 +148,8 @@ int ops__schedule_wgmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_ten
         return -1;
 
     /* the block's operand tiles of this chunk, swizzled */
-    if (sch_compute_at(s, AS, CF, ko) || sch_swizzle(s, AS) || group_fetch(s, AS, tz, ty, vec) ||
-        sch_compute_at(s, BS, CF, ko) || sch_swizzle(s, BS) || group_fetch(s, BS, tz, ty, vec) ||
+    if (sch_compute_at(s, AS, CF, ko) || sch_swizzle(s, AS) || ops__tile_fetch(s, AS, tz, ty, 128, vec) ||
+        sch_compute_at(s, BS, CF, ko) || sch_swizzle(s, BS) || ops__tile_fetch(s, BS, tz, ty, 128, vec) ||
         (c.stages >= 2 && K > kc &&
          (sch_multi_buffer(s, AS, c.stages) || sch_multi_buffer(s, BS, c.stages))))
         return -1;

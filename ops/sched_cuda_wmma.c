@@ -14,13 +14,12 @@
  */
 #include "ops/ops_internal.h"
 
-/* The threads of a block (tz x ty warps of 32) copy shared stage T:
- * its axes fused, `vec` elements a thread (one 16-byte access). */
-static int warp_fetch(sch_schedule *s, te_tensor *T, int64_t tz, int64_t ty, int64_t vec) {
+int ops__tile_fetch(sch_schedule *s, te_tensor *T, int64_t tz, int64_t ty, int64_t lanes,
+                    int64_t vec) {
     te_expr *ax[2] = {sch_axis(T, 0), sch_axis(T, 1)}, *f, *v, *o, *t, *w, *x, *z, *y;
     if (!ax[0] || !ax[1] || sch_fuse(s, T, 2, ax, &f)) return -1;
     if (vec > 1 && (sch_split(s, T, f, vec, &f, &v) || sch_vectorize(s, T, v))) return -1;
-    if (sch_split(s, T, f, tz * ty * 32, &o, &t) || sch_split(s, T, t, 32, &w, &x) ||
+    if (sch_split(s, T, f, tz * ty * lanes, &o, &t) || sch_split(s, T, t, lanes, &w, &x) ||
         sch_split(s, T, w, ty, &z, &y))
         return -1;
     return sch_bind(s, T, z, "threadIdx.z") || sch_bind(s, T, y, "threadIdx.y") ||
@@ -254,8 +253,8 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
     /* the block's operand tiles of this chunk, rows padded by 16 bytes */
     int64_t pad = 16 / bytes;
     if (sch_compute_at(s, AS, CF, ko) || sch_storage_align(s, AS, sch_axis(AS, 0), kc, pad) ||
-        warp_fetch(s, AS, tz, ty, vec) || sch_compute_at(s, BS, CF, ko) ||
-        sch_storage_align(s, BS, sch_axis(BS, 0), bn, pad) || warp_fetch(s, BS, tz, ty, vec) ||
+        ops__tile_fetch(s, AS, tz, ty, 32, vec) || sch_compute_at(s, BS, CF, ko) ||
+        sch_storage_align(s, BS, sch_axis(BS, 0), bn, pad) || ops__tile_fetch(s, BS, tz, ty, 32, vec) ||
         (stages >= 2 && K > kc &&
          (sch_multi_buffer(s, AS, stages) || sch_multi_buffer(s, BS, stages))))
         return -1;
