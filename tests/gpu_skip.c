@@ -17,6 +17,11 @@ void tu_skip_part(const char *what, const char *why) {
     fprintf(stderr, "%s skipped, the rest checked: %s\n", what, why ? why : "");
 }
 
+int tu_gpu_cc(void) {
+    rt_cuda_props p;
+    return rt_cuda_available() && !rt_cuda_get_props(0, &p) ? p.cc_major * 10 + p.cc_minor : 0;
+}
+
 void tu_check_on_gpu(const ops_workload *w, rt_module *m) {
     if (!rt_cuda_available()) {
         tu_skip_part("the GPU run", rt_last_error());

@@ -39,6 +39,9 @@ void tu_note_skip_test_(const char *why);
  * and passes on what it did check. */
 void tu_skip_part(const char *what, const char *why);
 
+/* GPU 0's compute capability x 10 (an H100: 90), 0 without a GPU. */
+int tu_gpu_cc(void);
+
 /* Runs CUDA module m of workload w against w's double reference on the
  * GPU (ops_check_module: fresh inputs, NaN-poisoned outputs,
  * ops_tolerance) and fails the test naming w's key and the mismatches;

@@ -422,8 +422,7 @@ static void test_wgmma_random_compiles(void **st) {
     const char *keys[] = {F16, "matmul(M=256,N=512,K=256,dtype=bfloat16)"};
     uint64_t rng = 4242;
     int wg = 0, wm = 0, built = 0;
-    rt_cuda_props pr;
-    bool sm90 = rt_cuda_available() && !rt_cuda_get_props(0, &pr) && pr.cc_major * 10 + pr.cc_minor == 90;
+    bool sm90 = tu_gpu_cc() == 90;
     for (int k = 0; k < 16; k++) {
         te_ctx *ctx = te_ctx_new();
         tune_workload w;
@@ -672,6 +671,7 @@ static void test_wgmma_features(void **st) {
  * is the tensor-core sketch's structural program (the template's
  * default), and the best program is a tensor-core one. */
 typedef struct {
+    const char *fast; /* the intrinsic marking a fast program: "wmma.mma", "wgmma.mma" */
     int n, tc;
     char *first;
 } tc_fake;
@@ -688,7 +688,7 @@ static int tf_measure(void *s, int n, const char *const *steps, const int *hooks
     (void)hooks, (void)best;
     tc_fake *f = s;
     for (int i = 0; i < n; i++) {
-        bool tc = strstr(steps[i], "wmma.mma") != NULL;
+        bool tc = strstr(steps[i], f->fast) != NULL;
         if (!f->first) f->first = strdup(steps[i]);
         f->tc += tc;
         f->n++;
@@ -705,13 +705,9 @@ static const char *tf_errmsg(void *s) {
 
 static void tf_close(void *s) { (void)s; }
 
-static void test_search_fake_measure(void **st) {
-    (void)st;
-    te_ctx *ctx = te_ctx_new();
-    const char *key = tune_workload_key(ctx, "matmul", "M=256,N=256,K=256,dtype=float16");
-    assert_non_null(key);
-    tc_fake f = {0};
-    tune_measure_backend be = {.user = &f, .batch = 8, .open = tf_open, .measure = tf_measure,
+/* 24 trials of key on target, measured by f. */
+static tune_summary fake_search(tc_fake *f, const char *key, const char *target) {
+    tune_measure_backend be = {.user = f, .batch = 8, .open = tf_open, .measure = tf_measure,
                                .errmsg = tf_errmsg, .close = tf_close};
     tune_options o;
     memset(&o, 0, sizeof o);
@@ -722,10 +718,18 @@ static void test_search_fake_measure(void **st) {
     o.measure.backend = &be;
     tune_summary sum;
     char *err = NULL;
-    /* sm_80: on sm_90 the default (trial 1) is the wgmma template, which
-     * this sketch does not draw */
-    int rc = tune_task(key, "cuda -arch=sm_80", &o, &sum, &err);
-    if (rc) fail_msg("%s", err ? err : "?");
+    if (tune_task(key, target, &o, &sum, &err)) fail_msg("%s", err ? err : "?");
+    return sum;
+}
+
+static void test_search_fake_measure(void **st) {
+    (void)st;
+    te_ctx *ctx = te_ctx_new();
+    const char *key = tune_workload_key(ctx, "matmul", "M=256,N=256,K=256,dtype=float16");
+    assert_non_null(key);
+    tc_fake f = {.fast = "wmma.mma"};
+    /* sm_80: sm_90's tensor-core programs are wgmma's first */
+    tune_summary sum = fake_search(&f, key, "cuda -arch=sm_80");
     assert_int_equal(sum.measured, 24);
     assert_true(f.tc > 0);
     assert_non_null(strstr(sum.best_steps_json, "wmma.mma"));
@@ -746,40 +750,13 @@ static void test_search_fake_measure(void **st) {
 /* On sm_90 the search's first candidate is the wgmma default (the same
  * steps as the tensor-core sketch's first program), and the best is a
  * wgmma program. */
-static int wg_measure(void *s, int n, const char *const *steps, const int *hooks, double best,
-                      tune_result *res) {
-    (void)hooks, (void)best;
-    tc_fake *f = s;
-    for (int i = 0; i < n; i++) {
-        bool wg = strstr(steps[i], "wgmma.mma") != NULL;
-        if (!f->first) f->first = strdup(steps[i]);
-        f->tc += wg;
-        f->n++;
-        res[i].nlatencies = 1;
-        res[i].latencies[0] = res[i].median = res[i].mean = (wg ? 1e-3 : 8e-3) + 1e-6 * f->n;
-    }
-    return 0;
-}
-
 static void test_wgmma_search_fake_measure(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
     const char *key = tune_workload_key(ctx, "matmul", "M=256,N=256,K=256,dtype=float16");
     assert_non_null(key);
-    tc_fake f = {0};
-    tune_measure_backend be = {.user = &f, .batch = 8, .open = tf_open, .measure = wg_measure,
-                               .errmsg = tf_errmsg, .close = tf_close};
-    tune_options o;
-    memset(&o, 0, sizeof o);
-    o.trials = 24;
-    o.per_round = 8;
-    o.seed = 5;
-    o.measure.threads = 1;
-    o.measure.backend = &be;
-    tune_summary sum;
-    char *err = NULL;
-    int rc = tune_task(key, "cuda -arch=sm_90", &o, &sum, &err);
-    if (rc) fail_msg("%s", err ? err : "?");
+    tc_fake f = {.fast = "wgmma.mma"};
+    tune_summary sum = fake_search(&f, key, "cuda -arch=sm_90");
     /* without a GPU the search verifies its programs against the shared
      * memory sm_90 lets a block opt in to (tune_gpu_limits_for), so the
      * drawn wgmma programs with deep pipelines are candidates too (with the

@@ -15,8 +15,7 @@
 
 /* Runs m on the GPU when it is an sm_90 one (the code is sm_90a's). */
 static void check_on_sm90(const ops_workload *w, rt_module *m) {
-    rt_cuda_props p;
-    if (rt_cuda_available() && !rt_cuda_get_props(0, &p) && p.cc_major * 10 + p.cc_minor != 90) {
+    if (rt_cuda_available() && tu_gpu_cc() != 90) {
         tu_skip_part("the GPU run", "the GPU is not sm_90 (wgmma is sm_90a's)");
         return;
     }
@@ -353,8 +352,7 @@ static void test_conv_nhwc(void **state) {
     if (getenv("LOOM_TEST_DUMP")) fputs(src, stderr);
     assert_non_null(strstr(src, "loom_cp_async16_zfill(&Col_shared[loom_swz<1>("));
     assert_non_null(strstr(rt_module_get_text(m, "ptx"), "cp.async.cg.shared.global"));
-    rt_cuda_props pr;
-    if (!rt_cuda_available() || rt_cuda_get_props(0, &pr) || pr.cc_major * 10 + pr.cc_minor != 90) {
+    if (tu_gpu_cc() != 90) {
         tu_skip_part("the GPU run", rt_cuda_available() ? "the GPU is not sm_90" : rt_last_error());
     } else {
         uint64_t rng = tu_seed();
