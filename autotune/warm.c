@@ -47,7 +47,7 @@ tir_func *tune__lower_for_model(te_ctx *ctx, sch_schedule *s, int nargs, te_tens
 static int load_task(tune_dataset *d, int *cap, const char *key, const char *target, int task,
                      tdb_record *r, int nr) {
     bool cpu = !tune_target_is_cuda(target);
-    tir_gpu_limits lim = tune_gpu_limits_for(target);
+    tir_gpu_limits lim = cpu ? tune_gpu_limits() : tune_gpu_limits_for(target);
     cm_extract_options xo = {.vector_bytes = tune_target_vector_bytes(target)};
     te_ctx *ctx = NULL;
     tune_workload w;

@@ -172,16 +172,7 @@ typedef struct {
 
 static mm make_mm(te_dtype t, int64_t M, int64_t N, int64_t K) {
     mm m = {te_ctx_new(), NULL, NULL, NULL};
-    m.A = te_placeholder(m.ctx, "A", t, TE_SHAPE(M, K));
-    m.B = te_placeholder(m.ctx, "B", t, TE_SHAPE(K, N));
-    te_expr *i = te_axis(m.ctx, "i", M), *j = te_axis(m.ctx, "j", N);
-    te_expr *k = te_reduce_axis(m.ctx, "k", K);
-    te_expr *x = te_read(m.A, i, k), *y = te_read(m.B, k, j);
-    if (t.bits != 32) {
-        x = te_cast(TE_FLOAT32, x);
-        y = te_cast(TE_FLOAT32, y);
-    }
-    m.C = te_compute(m.ctx, "C", TE_AXES(i, j), te_sum(te_mul(x, y), k));
+    m.C = tu_matmul(m.ctx, t, M, N, K, &m.A, &m.B);
     assert_non_null(m.C);
     return m;
 }

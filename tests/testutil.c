@@ -108,6 +108,20 @@ int tu_read_suite(const char *path, tu_suite_line *lines, int cap) {
     return n;
 }
 
+te_tensor *tu_matmul(te_ctx *ctx, te_dtype t, int64_t M, int64_t N, int64_t K, te_tensor **A,
+                     te_tensor **B) {
+    *A = te_placeholder(ctx, "A", t, TE_SHAPE(M, K));
+    *B = te_placeholder(ctx, "B", t, TE_SHAPE(K, N));
+    te_expr *i = te_axis(ctx, "i", M), *j = te_axis(ctx, "j", N);
+    te_expr *k = te_reduce_axis(ctx, "k", K);
+    te_expr *x = te_read(*A, i, k), *y = te_read(*B, k, j);
+    if (t.bits != 32) {
+        x = te_cast(TE_FLOAT32, x);
+        y = te_cast(TE_FLOAT32, y);
+    }
+    return te_compute(ctx, "C", TE_AXES(i, j), te_sum(te_mul(x, y), k));
+}
+
 int tu_count_substr(const char *text, const char *what) {
     int n = 0;
     size_t len = strlen(what);

@@ -47,6 +47,12 @@ typedef struct {
  * or has a line of fewer than three fields. Returns the count. */
 int tu_read_suite(const char *path, tu_suite_line *lines, int cap);
 
+/* C[i, j] = sum over k of A[i, k] * B[k, j] in ctx: A [M, K] and B [K, N]
+ * placeholders of type t (*A, *B), float32 sums (16-bit operands cast to
+ * float32 first, as the tensor-core intrinsics declare them). */
+te_tensor *tu_matmul(te_ctx *ctx, te_dtype t, int64_t M, int64_t N, int64_t K, te_tensor **A,
+                     te_tensor **B);
+
 /* Non-overlapping occurrences of `what` in text (a lowered function's
  * printed loops, generated code, ...). */
 int tu_count_substr(const char *text, const char *what);
