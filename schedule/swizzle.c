@@ -9,8 +9,6 @@
 #include "schedule/sch_internal.h"
 
 int sch__apply_swizzle(sch_schedule *s, const sch_step *step) {
-    if (step->stage < 0 || step->stage >= s->nstages)
-        return te_error(s->ctx, "swizzle: no stage %d", step->stage);
     sch_stage *st = &s->stages[step->stage];
     if (st->op->kind != TE_OP_COMPUTE)
         return te_error(s->ctx, "swizzle: stage '%s' is a placeholder; its layout is the caller's",

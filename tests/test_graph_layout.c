@@ -978,9 +978,7 @@ static void test_dump_graph(void **state)
     fclose(f);
     assert_non_null(strstr(text, "loom.ConvNCHWc"));
     assert_non_null(strstr(text, "loom.ToNCHWc"));
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_rmtree(dir), 0);
     gr_exec_free(e);
     gr_model_free(m);
     ow_free(w);

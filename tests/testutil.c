@@ -108,6 +108,13 @@ int tu_read_suite(const char *path, tu_suite_line *lines, int cap) {
     return n;
 }
 
+int tu_rmtree(const char *dir) {
+    char cmd[4200];
+    if (!dir || strchr(dir, '\'') || snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir) >= (int)sizeof cmd)
+        return -1;
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 te_tensor *tu_matmul(te_ctx *ctx, te_dtype t, int64_t M, int64_t N, int64_t K, te_tensor **A,
                      te_tensor **B) {
     *A = te_placeholder(ctx, "A", t, TE_SHAPE(M, K));

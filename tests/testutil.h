@@ -47,6 +47,9 @@ typedef struct {
  * or has a line of fewer than three fields. Returns the count. */
 int tu_read_suite(const char *path, tu_suite_line *lines, int cap);
 
+/* Removes directory tree dir (a test's mkdtemp): 0, or -1 when rm fails. */
+int tu_rmtree(const char *dir);
+
 /* C[i, j] = sum over k of A[i, k] * B[k, j] in ctx: A [M, K] and B [K, N]
  * placeholders of type t (*A, *B), float32 sums (16-bit operands cast to
  * float32 first, as the tensor-core intrinsics declare them). */
