@@ -154,8 +154,9 @@ static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
     if (pv->impl == &ops__matmul && half && !p[MM_TA] && !p[MM_TB] &&
         ops__cuda_wmma_fits(pv->t[0])) {
         /* sm_90: the warpgroup MMA where its tiles divide the shape */
-        ops_tc_config wg = {.max_shared = gpu->smem, .wgmma = true}, full;
-        if (gpu->cc == 90 && !ops__wgmma_complete(NULL, p[MM_M], p[MM_N], p[MM_K], 2, &wg, &full))
+        ops_tc_config wg;
+        if (gpu->cc == 90 && !ops_tc_wgmma_default_config(NULL, p[MM_M], p[MM_N], p[MM_K],
+                                                          w->dtype, gpu->smem, &wg))
             return ops_schedule_tc_gemm(s, pv->t[1], A, B, &wg);
         return ops_schedule_tc_gemm(s, pv->t[1], A, B, &(ops_tc_config){.max_shared = gpu->smem});
     }
