@@ -10,6 +10,7 @@
  * NaN-poisoned outputs, is the same step log twice, and says what it is;
  * and its errors name the rule broken.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,58 @@ static void test_graph_group(void **st) {
     check_deterministic(key);
 }
 
+/* The padding of a pooling on NCHW[16]c is inlined into the pooling: its
+ * bounds checks test rows and columns, never the 16 channels a vector
+ * runs over, so no padded copy is written and read back; a pooling on
+ * NCHW (vectors along the columns, each lane its own bound) keeps the
+ * padded copy at the root. */
+static void test_pool_padding_inlined(void **st) {
+    (void)st;
+    const char *key = "onnx(opset=13;x v0:float[1,2,9,9,16];n v1=loom:MaxPoolNCHWc(v0){ceil_mode=i0,"
+                      "dilations=I[1,1],kernel_shape=I[3,3],pads=I[1,1,1,1],strides=I[2,2]};out v1)";
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    const char *how = NULL;
+    sch_schedule *s = default_of(ctx, key, &w, &how);
+    const char *text = sch_lower_text(s, w.nargs, w.args);
+    assert_non_null(text);
+    if (strstr(text, "allocate")) fail_msg("the padding is not inlined:\n%s", text);
+    rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    uint64_t rng = tu_seed();
+    DLTensor *X = tu_rand_f32(&rng, 5, (int64_t[]){1, 2, 9, 9, 16});
+    DLTensor *Y = tu_nan_f32(5, (int64_t[]){1, 2, 5, 5, 16});
+    double want[2 * 5 * 5 * 16];
+    const float *x = X->data;
+    for (int b = 0; b < 2; b++)
+        for (int oy = 0; oy < 5; oy++)
+            for (int ox = 0; ox < 5; ox++)
+                for (int c = 0; c < 16; c++) {
+                    double m2 = -INFINITY;
+                    for (int r = 0; r < 3; r++)
+                        for (int q = 0; q < 3; q++) {
+                            int iy = 2 * oy + r - 1, ix = 2 * ox + q - 1;
+                            if (iy < 0 || iy >= 9 || ix < 0 || ix >= 9) continue;
+                            double v = x[((b * 9 + iy) * 9 + ix) * 16 + c];
+                            if (v > m2) m2 = v;
+                        }
+                    want[((b * 5 + oy) * 5 + ox) * 16 + c] = m2;
+                }
+    assert_int_equal(rt_call(m, "default", RT_ARGS(X, Y)), 0);
+    assert_int_equal(tu_compare_f32("NCHW16c max pool", Y->data, want, 2 * 5 * 5 * 16, 0, 0), 0);
+    rt_module_free(m);
+    rt_tensor_free(X), rt_tensor_free(Y);
+    te_ctx_free(ctx);
+    check_deterministic(key);
+
+    ctx = te_ctx_new();
+    s = default_of(ctx, "max_pool2d(N=1,C=4,H=15,W=15,R=3,S=3,stride=2,pad=1)", &w, &how);
+    text = sch_lower_text(s, w.nargs, w.args);
+    assert_non_null(text);
+    if (!strstr(text, "allocate Pad[")) fail_msg("NCHW: the padding is not at the root:\n%s", text);
+    te_ctx_free(ctx);
+}
+
 static void test_errors(void **st) {
     (void)st;
     te_ctx *ctx = te_ctx_new();
@@ -310,6 +363,7 @@ int main(void) {
         cmocka_unit_test(test_registered_builder),
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_graph_group),
+        cmocka_unit_test(test_pool_padding_inlined),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
