@@ -65,16 +65,29 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
     return "inline|root|at";
 }
 
-/* The root: the library's padding schedule (ops__sched_pad). */
+/* Inlined into a consumer that reads it plane by plane in channel blocks
+ * (tune__plane_block: a depthwise convolution or pooling on NCHW[x]c),
+ * whose vectors then test the padding's condition once each: at the root
+ * the padded copy is one more pass over memory, and a stride-2 depthwise
+ * convolution of MobileNetV2 on 112 x 112 ran 2.8x slower so (56 x 56,
+ * stride 1: 2.4x; bench/RESULTS.md session 35). */
+static bool inline_blocked(const tune_heur *c, int u) {
+    const tune_unit *un = &c->sk->units[u];
+    return tune__plane_block(c->dag, un->stage, un->consumer);
+}
+
+/* The root (the library's padding schedule, ops__sched_pad), or inlined
+ * into a consumer reading it in channel blocks (inline_blocked). */
 static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     (void)variant;
     const tune_hole *h = tune__unit_hole(c->sk, u, 0);
     if (!h) return false;
-    p->vals[h->offset] = 2;
+    p->vals[h->offset] = inline_blocked(c, u) ? 1 : 2;
     return true;
 }
 
-/* Structural: the root, or for a consumer tiled plane by plane
+/* Structural: inlined into a consumer reading it in channel blocks
+ * (inline_blocked), else the root, or for a consumer tiled plane by plane
  * (tune__plane_axes: a depthwise convolution) at the planes' parallel
  * loop, so each padded plane is written and read while it is in cache
  * (TVM MetaSchedule's best depthwise programs compute the padding so). */
@@ -82,6 +95,10 @@ static bool structural(const tune_heur *c, int u, tune_program *p) {
     const tune_unit *un = &c->sk->units[u];
     const tune_hole *h = tune__unit_hole(c->sk, u, 0);
     if (!h) return false;
+    if (inline_blocked(c, u)) {
+        p->vals[h->offset] = 1;
+        return true;
+    }
     p->vals[h->offset] = 2;
     for (int k = 0; k < c->sk->nunits; k++) {
         int lead = c->sk->units[k].stage == un->consumer ? tune__plane_tile(c->sk, c->dag, k) : 0;
