@@ -70,7 +70,7 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
  * whose vectors then test the padding's condition once each: at the root
  * the padded copy is one more pass over memory, and a stride-2 depthwise
  * convolution of MobileNetV2 on 112 x 112 ran 2.8x slower so (56 x 56,
- * stride 1: 2.4x; bench/RESULTS.md session 35). */
+ * stride 1: 2.4x; bench/RESULTS.md session 37). */
 static bool inline_blocked(const tune_heur *c, int u) {
     const tune_unit *un = &c->sk->units[u];
     return tune__plane_block(c->dag, un->stage, un->consumer);
