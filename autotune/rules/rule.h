@@ -218,6 +218,12 @@ int tune__row_consumer(const tune_sketch *sk, const tune_dag *dag, int u);
  * which sums over the input channels). Returns how many leading axes are
  * plain (the planes' loops), 0 when not. */
 int tune__plane_axes(const tune_dag *dag, int producer, int consumer);
+/* Whether `consumer` reads padding `producer` plane by plane in blocks:
+ * leading plain axes (batch, channel blocks), window taps, then plain
+ * trailing axes (the lanes of a channel block, NCHW[x]c), and the
+ * padding's condition does not depend on its innermost axis: inlined, its
+ * branch is one test per vector of the block, not a mask per lane. */
+bool tune__plane_block(const tune_dag *dag, int producer, int consumer);
 
 /* sketch.c: appends a unit of kind k with its holes (the kind's rule's
  * holes): 0, TUNE__CAP_UNITS or TUNE__CAP_HOLES. */

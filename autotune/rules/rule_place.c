@@ -65,58 +65,43 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
     return "inline|root|at";
 }
 
-/* The root: the library's padding schedule (ops__sched_pad). */
+/* Inlined into a consumer that reads it plane by plane in channel blocks
+ * (tune__plane_block: a depthwise convolution or pooling on NCHW[x]c),
+ * whose vectors then test the padding's condition once each: at the root
+ * the padded copy is one more pass over memory, and a stride-2 depthwise
+ * convolution of MobileNetV2 on 112 x 112 ran 2.8x slower so (56 x 56,
+ * stride 1: 2.4x), ResNet-50's max pooling 3x (bench/RESULTS.md session
+ * 37). A pooling on NCHW keeps the root: its vectors run along the
+ * columns, whose bounds the condition tests lane by lane. */
+static bool inline_blocked(const tune_heur *c, int u) {
+    const tune_unit *un = &c->sk->units[u];
+    return tune__plane_block(c->dag, un->stage, un->consumer);
+}
+
+/* The root (the library's padding schedule, ops__sched_pad), or inlined
+ * into a consumer reading it in channel blocks (inline_blocked). */
 static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     (void)variant;
     const tune_hole *h = tune__unit_hole(c->sk, u, 0);
     if (!h) return false;
-    p->vals[h->offset] = 2;
+    p->vals[h->offset] = inline_blocked(c, u) ? 1 : 2;
     return true;
 }
 
-typedef struct {
-    const te_expr *var;
-    bool found;
-} branch_ctx;
-
-static void find_branch_on(const te_expr *e, void *user) {
-    branch_ctx *c = user;
-    if (e->kind == TE_SELECT && te_expr_uses_var(e->u.sel.cond, c->var)) c->found = true;
-    if (!c->found) te_expr_visit_children(e, find_branch_on, user);
-}
-
-/* True when t's branches (a padding's bounds checks) test its last axis:
- * inlined into vectors along that axis, each lane would test its own
- * bound (masked loads). */
-static bool branches_on_last_axis(const te_tensor *t) {
-    branch_ctx c = {t->ndim > 0 ? t->axes[t->ndim - 1] : NULL, false};
-    if (c.var && t->body) find_branch_on(t->body, &c);
-    return c.found;
-}
-
-/* Structural: the root; inlined where the consumer is an annotated stage
- * vectorized along an axis the bounds checks do not test (a pooling on
- * NCHW[x]c: the vectors run over the channels of a block, so each tap's
- * check is one branch for all lanes, and the padded copy's write and
- * read-back are saved: ResNet-50's max pooling, 112x112x64, ran 3x
- * faster inlined than at the root, 0.30 against 0.90 ms side by side,
- * bench/RESULTS.md session 37); or, for
- * a consumer tiled plane by plane (tune__plane_axes: a depthwise
- * convolution), at the planes' parallel loop, so each padded plane is
- * written and read while it is in cache (TVM MetaSchedule's best
- * depthwise programs compute the padding so). */
+/* Structural: inlined into a consumer reading it in channel blocks
+ * (inline_blocked), else the root, or for a consumer tiled plane by plane
+ * (tune__plane_axes: a depthwise convolution) at the planes' parallel
+ * loop, so each padded plane is written and read while it is in cache
+ * (TVM MetaSchedule's best depthwise programs compute the padding so). */
 static bool structural(const tune_heur *c, int u, tune_program *p) {
     const tune_unit *un = &c->sk->units[u];
     const tune_hole *h = tune__unit_hole(c->sk, u, 0);
     if (!h) return false;
-    p->vals[h->offset] = 2;
-    const te_tensor *consumer = c->dag->stages[un->consumer].tensor;
-    if (tune__unit_of(c->sk, un->consumer, TUNE_UNIT_ANNOTATE) >= 0 &&
-        tune__annotate_vectorizes(consumer) &&
-        !branches_on_last_axis(c->dag->stages[un->stage].tensor)) {
+    if (inline_blocked(c, u)) {
         p->vals[h->offset] = 1;
         return true;
     }
+    p->vals[h->offset] = 2;
     for (int k = 0; k < c->sk->nunits; k++) {
         int lead = c->sk->units[k].stage == un->consumer ? tune__plane_tile(c->sk, c->dag, k) : 0;
         if (lead > 0 && 2 + lead < h->extent) p->vals[h->offset] = 2 + lead;

@@ -154,16 +154,51 @@ static void find_plane(const te_expr *e, void *user) {
     te_expr_visit_children(e, find_plane, user);
 }
 
-int tune__plane_axes(const tune_dag *dag, int producer, int consumer) {
+/* The kind of each axis of consumer c in its reads of p (plane_ctx);
+ * false when a read is neither plain nor a window tap. */
+static bool plane_kinds(const tune_dag *dag, int producer, int consumer, int kind[TE_MAX_DIMS]) {
     const te_tensor *p = dag->stages[producer].tensor, *c = dag->stages[consumer].tensor;
     if (!c->body || c->body->kind != TE_REDUCE || c->ndim < 2 || c->ndim > TE_MAX_DIMS)
-        return 0;
+        return false;
     plane_ctx pc = {p, c, {0}, true};
     find_plane(c->body, &pc);
-    if (!pc.ok) return 0;
+    for (int d = 0; d < c->ndim; d++) kind[d] = pc.kind[d];
+    return pc.ok;
+}
+
+int tune__plane_axes(const tune_dag *dag, int producer, int consumer) {
+    int kind[TE_MAX_DIMS], n = dag->stages[consumer].tensor->ndim;
+    if (!plane_kinds(dag, producer, consumer, kind)) return 0;
     int lead = 0;
-    while (lead < c->ndim && pc.kind[lead] == 1) lead++;
-    for (int d = lead; d < c->ndim; d++)
-        if (pc.kind[d] != 2) return 0;
-    return lead < c->ndim ? lead : 0;
+    while (lead < n && kind[lead] == 1) lead++;
+    for (int d = lead; d < n; d++)
+        if (kind[d] != 2) return 0;
+    return lead < n ? lead : 0;
+}
+
+typedef struct {
+    const te_expr *var;
+    bool uses;
+} cond_ctx;
+
+static void find_cond(const te_expr *e, void *user) {
+    cond_ctx *c = user;
+    if (e->kind == TE_SELECT && te_expr_uses_var(e->u.sel.cond, c->var)) c->uses = true;
+    if (!c->uses) te_expr_visit_children(e, find_cond, user);
+}
+
+bool tune__plane_block(const tune_dag *dag, int producer, int consumer) {
+    const te_tensor *p = dag->stages[producer].tensor, *c = dag->stages[consumer].tensor;
+    int kind[TE_MAX_DIMS], n = c->ndim, d = 0;
+    if (!plane_kinds(dag, producer, consumer, kind) || !p->body || p->ndim < 1) return false;
+    int lead = 0, win = 0;
+    while (d < n && kind[d] == 1) d++, lead++;
+    while (d < n && kind[d] == 2) d++, win++;
+    if (!lead || !win || d == n) return false;
+    for (; d < n; d++)
+        if (kind[d] != 1) return false;
+    /* The block's lanes share the padding's condition. */
+    cond_ctx cc = {p->axes[p->ndim - 1], false};
+    find_cond(p->body, &cc);
+    return !cc.uses;
 }

@@ -480,7 +480,9 @@ void tune_program_random(const tune_sketch *sk, int sketch_index, uint64_t *rng,
  * its row tiles in the default's place (ops_packed_rows_outside) and in
  * the other (outside or inside the blocks of output channels); a GEMM
  * register tile (TUNE_UNIT_TILE_CACHE) of 6 rows by 2 vectors of columns
- * (4 with 16 lanes); padding at the root; the reduction unsplit; outer
+ * (4 with 16 lanes); padding at the root, or inlined where the tile's
+ * stage reads it plane by plane in channel blocks whose lanes share its
+ * condition (a depthwise convolution on NCHW[x]c); the reduction unsplit; outer
  * loops fused parallel. vlen: float32 lanes per vector
  * (tune_host_vector_lanes). The search measures them first and evolution
  * starts from them (TVM MetaSchedule seeds its search with its schedule
@@ -505,7 +507,9 @@ int tune_program_heuristic(const tune_sketch *sk, int sketch_index, const tune_w
  * rfactor into up to 4 vectors of partial results; padding at the root,
  * or, where a plain tiling's stage reads it plane by plane (window taps
  * on rows and columns only: a depthwise convolution), per plane at the
- * planes' parallel loop, the rows and columns tiled inside it.
+ * planes' parallel loop, the rows and columns tiled inside it; inlined
+ * where it is read so in channel blocks (NCHW[x]c, the block's lanes one
+ * test of its condition).
  * These are tune_default_schedule's rules; the search measures the
  * structural program of every sketch that has no heuristic program first
  * (the depthwise convolution's packed heuristic tile gathers its data,
@@ -534,7 +538,8 @@ int tune_program_structural(const tune_sketch *sk, int sketch_index, const tune_
  *    suit their stages (a register tile with an accumulator or fused with
  *    its consumer before a plain tiling, a packed operand, an rfactor into
  *    vectors for a reduction whose reads run along the reduced axis, else
- *    the reduction annotated in place): padding at the root; outer loops
+ *    the reduction annotated in place): padding at the root (inlined
+ *    into a consumer reading it in channel blocks); outer loops
  *    fused parallel (the fewest reaching 64 iterations); the innermost
  *    axis vectorized by its widest power-of-two divisor up to a vector (a
  *    reduction's only where its reads walk that axis one element a step
@@ -571,6 +576,14 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
  * the sketch has no hole to mutate. The result stays valid
  * (tune_split_valid holds for every SPLIT hole). */
 int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p);
+/* Moves p one step on one CPU hole picked at random: a split hole's
+ * smallest prime factor of one level into an adjacent level (the result
+ * valid: tune_split_valid), a compute location or parallel depth one up
+ * or down within [1, extent], an unrolling depth one up or down. The
+ * search measures such neighbours of its fastest programs each round.
+ * Returns 0, or -1 with p unchanged when sk, rng or p is NULL, sk is a
+ * GPU sketch or has no CPU hole, or no try found a step. */
+int tune_program_neighbour(const tune_sketch *sk, uint64_t *rng, tune_program *p);
 /* Applies program p of sketch sk to a fresh schedule of w (built in ctx).
  * Returns the schedule, or NULL with the failing primitive's error in
  * ctx (an invalid program). */
