@@ -114,26 +114,70 @@ static void relu(double *x, int64_t n)
     for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0;
 }
 
-/* Writes m once, loads it twice: compiled with the layout pass (*with)
- * and without (*without). */
-static void compile_both(ow_model *w, gr_model **m1, gr_exec **with, gr_model **m2,
-                         gr_exec **without)
+/* One model under test, named for failure messages: written with the
+ * graph input x [1, C, H, W], loaded twice and compiled with the layout
+ * pass (e1, its graph g) and without (e2), then given one random x. */
+typedef struct {
+    const char *name;
+    int64_t C, H, W;
+    ow_model *w;
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    const gr_graph *g;
+    DLTensor *x;
+    double *xd; /* x in double, for the reference */
+} lay_run;
+
+/* Starts t's model: opset, the input x; the caller adds the rest. */
+static ow_model *lay_begin(lay_run *t, const char *name, int64_t opset, int64_t C, int64_t H,
+                          int64_t W)
+{
+    *t = (lay_run){.name = name, .C = C, .H = H, .W = W, .w = ow_new(opset)};
+    ow_input(t->w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    return t->w;
+}
+
+/* Writes t's model once, compiles it both ways, draws x from rng. */
+static void lay_compile(lay_run *t, uint64_t *rng)
 {
     char path[] = "/tmp/loom_layout_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    ow_write(w, path);
+    ow_write(t->w, path);
     char *err = NULL;
-    *m1 = gr_model_load(path, &err);
-    *m2 = gr_model_load(path, &err);
+    t->m1 = gr_model_load(path, &err);
+    t->m2 = gr_model_load(path, &err);
     unlink(path);
-    assert_non_null(*m1);
-    assert_non_null(*m2);
-    *with = gr_compile(*m1, &(gr_compile_options){0}, &err);
-    if (!*with) fail_msg("gr_compile: %s", err);
-    *without = gr_compile(*m2, &(gr_compile_options){.no_layout = true}, &err);
-    if (!*without) fail_msg("gr_compile (no_layout): %s", err);
+    assert_non_null(t->m1);
+    assert_non_null(t->m2);
+    t->e1 = gr_compile(t->m1, &(gr_compile_options){0}, &err);
+    if (!t->e1) fail_msg("%s: gr_compile: %s", t->name, err);
+    t->e2 = gr_compile(t->m2, &(gr_compile_options){.no_layout = true}, &err);
+    if (!t->e2) fail_msg("%s: gr_compile (no_layout): %s", t->name, err);
+    t->g = t->m1->graph;
+    t->x = tu_rand_f32(rng, 4, (int64_t[]){1, t->C, t->H, t->W});
+    t->xd = malloc(sizeof(double) * (size_t)ow_numel(t->x));
+    assert_non_null(t->xd);
+    for (int64_t i = 0; i < ow_numel(t->x); i++) t->xd[i] = ow_get(t->x, i);
+}
+
+/* assert_int_equal naming t's case and the expression. */
+#define LAY_EQ(t, got, want) lay_eq((t), (int64_t)(got), (int64_t)(want), #got)
+static void lay_eq(const lay_run *t, int64_t got, int64_t want, const char *what)
+{
+    if (got != want) fail_msg("%s: %s is %ld (want %ld)", t->name, what, (long)got, (long)want);
+}
+
+static void lay_end(lay_run *t)
+{
+    free(t->xd);
+    rt_tensor_free(t->x);
+    gr_exec_free(t->e1);
+    gr_exec_free(t->e2);
+    gr_model_free(t->m1);
+    gr_model_free(t->m2);
+    ow_free(t->w);
 }
 
 static int count_op(const gr_graph *g, const char *domain, const char *op)
@@ -156,42 +200,29 @@ static const gr_type *out_type(const gr_graph *g, int node)
     return &g->values[g->nodes[node].outputs[0]].type;
 }
 
-/* Runs both execs on x; checks output k of each against ref (n values). */
-static void check_both(gr_exec *with, gr_exec *without, DLTensor *x, int k, const double *ref,
-                       int64_t n)
+/* Runs both of t's execs on its x; checks output k of each against ref
+ * (n values). */
+static void lay_check(const lay_run *t, int k, const double *ref, int64_t n)
 {
-    const DLTensor *a = ow_run(with, 1, (DLTensor *[]){x}, k);
+    const DLTensor *a = ow_run(t->e1, 1, (DLTensor *[]){t->x}, k);
     assert_int_equal(ow_numel(a), n);
     double *got = malloc(sizeof(double) * (size_t)n);
     assert_non_null(got);
     for (int64_t i = 0; i < n; i++) got[i] = ow_get(a, i);
-    const DLTensor *b = ow_run(without, 1, (DLTensor *[]){x}, k);
+    const DLTensor *b = ow_run(t->e2, 1, (DLTensor *[]){t->x}, k);
     for (int64_t i = 0; i < n; i++) {
         double tol = 1e-4 + 1e-4 * fabs(ref[i]);
         if (!(fabs(got[i] - ref[i]) <= tol))
-            fail_msg("blocked output %d[%ld] = %.8g, reference %.8g", k, (long)i, got[i], ref[i]);
+            fail_msg("%s: blocked output %d[%ld] = %.8g, reference %.8g", t->name, k, (long)i,
+                     got[i], ref[i]);
         if (!(fabs(ow_get(b, i) - ref[i]) <= tol))
-            fail_msg("plain output %d[%ld] = %.8g, reference %.8g", k, (long)i, ow_get(b, i), ref[i]);
+            fail_msg("%s: plain output %d[%ld] = %.8g, reference %.8g", t->name, k, (long)i,
+                     ow_get(b, i), ref[i]);
         if (!(fabs(got[i] - ow_get(b, i)) <= tol))
-            fail_msg("output %d[%ld]: blocked %.8g, plain %.8g", k, (long)i, got[i], ow_get(b, i));
+            fail_msg("%s: output %d[%ld]: blocked %.8g, plain %.8g", t->name, k, (long)i, got[i],
+                     ow_get(b, i));
     }
     free(got);
-}
-
-static double *input_double(const DLTensor *x)
-{
-    double *d = malloc(sizeof(double) * (size_t)ow_numel(x));
-    assert_non_null(d);
-    for (int64_t i = 0; i < ow_numel(x); i++) d[i] = ow_get(x, i);
-    return d;
-}
-
-static void free_all(gr_model *m1, gr_exec *e1, gr_model *m2, gr_exec *e2)
-{
-    gr_exec_free(e1);
-    gr_exec_free(e2);
-    gr_model_free(m1);
-    gr_model_free(m2);
 }
 
 static void test_conv_relu_conv(void **state)
@@ -200,16 +231,14 @@ static void test_conv_relu_conv(void **state)
     uint64_t rng = tu_seed();
     const int64_t C = 32, H = 9, W = 10;
     conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, 2 * C, C, 1, 1);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "conv-relu-conv", 13, C, H, W);
     add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
     ow_node_add(w, "", "Relu", "h", "hr");
     add_conv(w, "c2", &c2, "hr", "y", 1, 1, 0);
     ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
+    lay_compile(&run, &rng);
+    const gr_graph *g = run.g;
     /* After: To, ConvNCHWc, Relu (blocked), ConvNCHWc, From. */
     assert_int_equal(count_op(g, "", "Conv"), 0);
     assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
@@ -231,20 +260,16 @@ static void test_conv_relu_conv(void **state)
     assert_int_equal(y->type.ndim, 4);
     assert_int_equal(y->type.shape[1], 2 * C);
     /* Before (no_layout): two Conv, no loom operator. */
-    assert_int_equal(count_op(m2->graph, "", "Conv"), 2);
-    assert_int_equal(count_op(m2->graph, "loom", "ConvNCHWc"), 0);
+    assert_int_equal(count_op(run.m2->graph, "", "Conv"), 2);
+    assert_int_equal(count_op(run.m2->graph, "loom", "ConvNCHWc"), 0);
 
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
     int64_t oh, ow, oh2, ow2;
-    double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+    double *h = ref_conv(run.xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
     relu(h, C * oh * ow);
     double *ref = ref_conv(h, C, oh, ow, &c2, 1, 1, 0, &oh2, &ow2);
-    check_both(e1, e2, x, 0, ref, 2 * C * oh2 * ow2);
-    free(ref), free(h), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    lay_check(&run, 0, ref, 2 * C * oh2 * ow2);
+    free(ref), free(h);
+    lay_end(&run);
     free_conv(&c1), free_conv(&c2);
 }
 
@@ -349,27 +374,22 @@ static void test_activation_chain_numeric(void **state)
     const int64_t b = host_block(), C = 2 * b, H = 6, W = 5;
     for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
         conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, C, C, 1, 1);
-        ow_model *w = ow_new(18);
-        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+        lay_run run;
+        ow_model *w = lay_begin(&run, acts[i].op, 18, C, H, W);
         add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
         add_activation(w, acts[i].op, C, "h", "a");
         add_conv(w, "c2", &c2, "a", "y", 1, 1, 0);
         ow_output(w, "y");
-        gr_model *m1, *m2;
-        gr_exec *e1, *e2;
-        compile_both(w, &m1, &e1, &m2, &e2);
-        assert_int_equal(count_op(m1->graph, "loom", "FromNCHWc"), 1);
-        DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-        double *xd = input_double(x);
+        lay_compile(&run, &rng);
+        if (count_op(run.g, "loom", "FromNCHWc") != 1)
+            fail_msg("%s: %d FromNCHWc (want 1)", run.name, count_op(run.g, "loom", "FromNCHWc"));
         int64_t oh, ow;
-        double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+        double *h = ref_conv(run.xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
         for (int64_t j = 0; j < C * oh * ow; j++) h[j] = acts[i].ref(h[j], j / (oh * ow));
         double *ref = ref_conv(h, C, oh, ow, &c2, 1, 1, 0, &oh, &ow);
-        check_both(e1, e2, x, 0, ref, C * oh * ow);
-        free(ref), free(h), free(xd);
-        rt_tensor_free(x);
-        free_all(m1, e1, m2, e2);
-        ow_free(w);
+        lay_check(&run, 0, ref, C * oh * ow);
+        free(ref), free(h);
+        lay_end(&run);
         free_conv(&c1), free_conv(&c2);
     }
 }
@@ -382,8 +402,8 @@ static void test_residual_block(void **state)
     conv_w c1 = rand_conv(&rng, C, C, 1, 1), c2 = rand_conv(&rng, C, C, 3, 3);
     float scale[32];
     for (int i = 0; i < 32; i++) scale[i] = (float)tu_rand_uniform(&rng, 0.5, 2.0);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "residual block", 13, C, H, W);
     ow_init(w, "scale", GR_FLOAT, 4, (int64_t[]){1, C, 1, 1}, scale, sizeof scale);
     add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
     ow_node_add(w, "", "Relu", "a", "ar");
@@ -392,10 +412,8 @@ static void test_residual_block(void **state)
     ow_node_add(w, "", "Mul", "s,scale", "t");
     ow_node_add(w, "", "Relu", "t", "y");
     ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
+    lay_compile(&run, &rng);
+    const gr_graph *g = run.g;
     assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
     /* x is blocked once, for the first Conv and the residual Add alike. */
     assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
@@ -408,20 +426,15 @@ static void test_residual_block(void **state)
     const gr_value *sv = &g->values[g->nodes[mul].inputs[1]];
     assert_int_equal(sv->type.ndim, 5);
     assert_int_equal(sv->type.shape[4], host_block());
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
     int64_t oh, ow;
-    double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+    double *a = ref_conv(run.xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
     relu(a, C * H * W);
     double *ref = ref_conv(a, C, H, W, &c2, 1, 1, 1, &oh, &ow);
-    for (int64_t i = 0; i < C * H * W; i++) ref[i] = (ref[i] + xd[i]) * (double)scale[i / (H * W)];
+    for (int64_t i = 0; i < C * H * W; i++) ref[i] = (ref[i] + run.xd[i]) * (double)scale[i / (H * W)];
     relu(ref, C * H * W);
-    check_both(e1, e2, x, 0, ref, C * H * W);
-    free(ref), free(a), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    lay_check(&run, 0, ref, C * H * W);
+    free(ref), free(a);
+    lay_end(&run);
     free_conv(&c1), free_conv(&c2);
 }
 
@@ -431,36 +444,29 @@ static void test_depthwise_and_middle_output(void **state)
     uint64_t rng = tu_seed();
     const int64_t C = 32, H = 11, W = 9;
     conv_w c1 = rand_conv(&rng, C, C, 1, 1), dw = rand_conv(&rng, C, 1, 3, 3);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "depthwise and middle output", 13, C, H, W);
     add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
     ow_node_add(w, "", "Clip", "a", "ac");
     add_conv(w, "dw", &dw, "ac", "y", C, 2, 1);
     /* "ac" is read further on and is a graph output too. */
     ow_output(w, "ac");
     ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
+    lay_compile(&run, &rng);
+    const gr_graph *g = run.g;
     assert_int_equal(count_op(g, "", "Conv"), 0);
     assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
     assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
     assert_int_equal(count_op(g, "loom", "FromNCHWc"), 2);
     assert_string_equal(g->values[g->outputs[0]].name, "ac");
     assert_string_equal(g->values[g->outputs[1]].name, "y");
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
     int64_t oh, ow;
-    double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+    double *a = ref_conv(run.xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
     double *ref = ref_conv(a, C, H, W, &dw, C, 2, 1, &oh, &ow);
-    check_both(e1, e2, x, 0, a, C * H * W);
-    check_both(e1, e2, x, 1, ref, C * oh * ow);
-    free(ref), free(a), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    lay_check(&run, 0, a, C * H * W);
+    lay_check(&run, 1, ref, C * oh * ow);
+    free(ref), free(a);
+    lay_end(&run);
     free_conv(&c1), free_conv(&dw);
 }
 
@@ -475,17 +481,15 @@ static void test_half_blocks(void **state)
     uint64_t rng = tu_seed();
     const int64_t C = b / 2 * 3, K = 2 * b, H = 7, W = 9;
     conv_w c1 = rand_conv(&rng, K, C, 1, 1), c2 = rand_conv(&rng, C, K, 3, 3);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "half blocks", 13, C, H, W);
     add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
     ow_node_add(w, "", "Relu", "a", "ar");
     add_conv(w, "c2", &c2, "ar", "c", 1, 1, 1);
     ow_node_add(w, "", "Add", "c,x", "y");
     ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
+    lay_compile(&run, &rng);
+    const gr_graph *g = run.g;
     assert_int_equal(count_op(g, "", "Conv"), 0);
     assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
     assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
@@ -493,19 +497,14 @@ static void test_half_blocks(void **state)
     assert_int_equal(out_type(g, to)->shape[4], b / 2);
     assert_int_equal(out_type(g, find_op(g, "", "Relu", 0))->shape[4], b);
     assert_int_equal(out_type(g, add)->shape[4], b / 2);
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
     int64_t oh, ow;
-    double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+    double *a = ref_conv(run.xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
     relu(a, K * H * W);
     double *ref = ref_conv(a, K, H, W, &c2, 1, 1, 1, &oh, &ow);
-    for (int64_t i = 0; i < C * H * W; i++) ref[i] += xd[i];
-    check_both(e1, e2, x, 0, ref, C * H * W);
-    free(ref), free(a), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    for (int64_t i = 0; i < C * H * W; i++) ref[i] += run.xd[i];
+    lay_check(&run, 0, ref, C * H * W);
+    free(ref), free(a);
+    lay_end(&run);
     free_conv(&c1), free_conv(&c2);
 }
 
@@ -517,29 +516,23 @@ static void test_channels_not_blocked(void **state)
     /* A 4-lane host blocks 12 channels. */
     if (C % host_block() == 0 || (host_block() >= 16 && C % (host_block() / 2) == 0)) skip();
     conv_w c1 = rand_conv(&rng, C, C, 3, 3);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "channels not blocked", 13, C, H, W);
     add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
     ow_node_add(w, "", "Relu", "h", "y");
     ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
+    lay_compile(&run, &rng);
+    const gr_graph *g = run.g;
     assert_int_equal(count_op(g, "", "Conv"), 1);
     assert_int_equal(count_op(g, "loom", "ConvNCHWc") + count_op(g, "loom", "ToNCHWc") +
                          count_op(g, "loom", "FromNCHWc"),
                      0);
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
     int64_t oh, ow;
-    double *ref = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+    double *ref = ref_conv(run.xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
     relu(ref, C * oh * ow);
-    check_both(e1, e2, x, 0, ref, C * oh * ow);
-    free(ref), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    lay_check(&run, 0, ref, C * oh * ow);
+    free(ref);
+    lay_end(&run);
     free_conv(&c1);
 }
 
@@ -663,39 +656,34 @@ static void test_pools_blocked(void **state)
         bool half = t % 2 == 1 && b >= 16;
         const int64_t C = half ? b / 2 * 3 : 2 * b;
         conv_w c1 = rand_conv(&rng, C, C, 1, 1);
-        ow_model *w = ow_new(13);
-        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+        char name[64];
+        snprintf(name, sizeof name, "case %zu (%s)", t, pc->op);
+        lay_run run;
+        ow_model *w = lay_begin(&run, name, 13, C, H, W);
         add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
         add_pool(w, pc, "a", "y");
         ow_output(w, "y");
-        gr_model *m1, *m2;
-        gr_exec *e1, *e2;
-        compile_both(w, &m1, &e1, &m2, &e2);
-        const gr_graph *g = m1->graph;
+        lay_compile(&run, &rng);
+        const gr_graph *g = run.g;
         char op[64];
         pool_op_name(pc, op, sizeof op);
         int p = find_op(g, "loom", op, 0), from = find_op(g, "loom", "FromNCHWc", 0);
-        if (p < 0) fail_msg("case %zu: no %s", t, op);
-        assert_int_equal(count_op(g, "", pc->op), 0);
-        assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-        assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
-        assert_int_equal(from, p + 1);
-        assert_int_equal(g->nodes[from].inputs[0], g->nodes[p].outputs[0]);
-        assert_int_equal(out_type(g, p)->ndim, 5);
-        assert_int_equal(out_type(g, p)->shape[4], half ? b / 2 : b);
-
-        DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-        double *xd = input_double(x);
+        if (p < 0) fail_msg("%s: no %s", name, op);
+        LAY_EQ(&run, count_op(g, "", pc->op), 0);
+        LAY_EQ(&run, count_op(g, "loom", "ToNCHWc"), 1);
+        LAY_EQ(&run, count_op(g, "loom", "FromNCHWc"), 1);
+        LAY_EQ(&run, from, p + 1);
+        LAY_EQ(&run, g->nodes[from].inputs[0], g->nodes[p].outputs[0]);
+        LAY_EQ(&run, out_type(g, p)->ndim, 5);
+        LAY_EQ(&run, out_type(g, p)->shape[4], half ? b / 2 : b);
         int64_t oh, ow;
-        double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+        double *a = ref_conv(run.xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
         double *ref = ref_pool(a, C, H, W, pc, &oh, &ow);
-        assert_int_equal(out_type(g, from)->shape[2], oh);
-        assert_int_equal(out_type(g, from)->shape[3], ow);
-        check_both(e1, e2, x, 0, ref, C * oh * ow);
-        free(ref), free(a), free(xd);
-        rt_tensor_free(x);
-        free_all(m1, e1, m2, e2);
-        ow_free(w);
+        LAY_EQ(&run, out_type(g, from)->shape[2], oh);
+        LAY_EQ(&run, out_type(g, from)->shape[3], ow);
+        lay_check(&run, 0, ref, C * oh * ow);
+        free(ref), free(a);
+        lay_end(&run);
         free_conv(&c1);
     }
 }
@@ -709,17 +697,15 @@ static void test_conv_maxpool_conv(void **state)
     const int64_t C = 2 * host_block(), H = 11, W = 9;
     conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, 2 * C, C, 1, 1);
     const pool_case mp = {"MaxPool", {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, -1, -1};
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "conv maxpool conv", 13, C, H, W);
     add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
     ow_node_add(w, "", "Relu", "h", "hr");
     add_pool(w, &mp, "hr", "p");
     add_conv(w, "c2", &c2, "p", "y", 1, 1, 0);
     ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
+    lay_compile(&run, &rng);
+    const gr_graph *g = run.g;
     /* To, ConvNCHWc, Relu, MaxPoolNCHWc, ConvNCHWc, From. */
     assert_int_equal(g->n_nodes, 6);
     assert_int_equal(find_op(g, "loom", "ToNCHWc", 0), 0);
@@ -728,20 +714,15 @@ static void test_conv_maxpool_conv(void **state)
     assert_int_equal(find_op(g, "loom", "FromNCHWc", 0), 5);
     assert_int_equal(count_op(g, "loom", "ToNCHWc") + count_op(g, "loom", "FromNCHWc"), 2);
     /* Before: the pool read plain NCHW, a FromNCHWc and a ToNCHWc around it. */
-    assert_int_equal(count_op(m2->graph, "", "MaxPool"), 1);
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
+    assert_int_equal(count_op(run.m2->graph, "", "MaxPool"), 1);
     int64_t oh, ow, ph, pw, oh2, ow2;
-    double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+    double *h = ref_conv(run.xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
     relu(h, C * oh * ow);
     double *p = ref_pool(h, C, oh, ow, &mp, &ph, &pw);
     double *ref = ref_conv(p, C, ph, pw, &c2, 1, 1, 0, &oh2, &ow2);
-    check_both(e1, e2, x, 0, ref, 2 * C * oh2 * ow2);
-    free(ref), free(p), free(h), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    lay_check(&run, 0, ref, 2 * C * oh2 * ow2);
+    free(ref), free(p), free(h);
+    lay_end(&run);
     free_conv(&c1), free_conv(&c2);
 }
 
@@ -757,8 +738,8 @@ static void test_global_pool_classifier(void **state)
     assert_non_null(gw);
     for (int64_t i = 0; i < C * M; i++) gw[i] = (float)tu_rand_uniform(&rng, -0.5, 0.5);
     for (int64_t i = 0; i < M; i++) gb[i] = (float)tu_rand_uniform(&rng, -0.5, 0.5);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "global pool classifier", 13, C, H, W);
     ow_init(w, "gw", GR_FLOAT, 2, (int64_t[]){C, M}, gw, sizeof(float) * (size_t)(C * M));
     ow_init(w, "gb", GR_FLOAT, 1, (int64_t[]){M}, gb, sizeof gb);
     add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
@@ -767,10 +748,8 @@ static void test_global_pool_classifier(void **state)
     ow_node_add(w, "", "Flatten", "p", "f");
     ow_node_add(w, "", "Gemm", "f,gw,gb", "y");
     ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
+    lay_compile(&run, &rng);
+    const gr_graph *g = run.g;
     assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
     assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
     assert_int_equal(count_op(g, "", "GlobalAveragePool"), 0);
@@ -783,11 +762,8 @@ static void test_global_pool_classifier(void **state)
     assert_int_equal(ft->shape[1], C);
     assert_int_equal(ft->shape[2], 1);
     assert_int_equal(ft->shape[3], 1);
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
     int64_t oh, ow;
-    double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+    double *h = ref_conv(run.xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
     relu(h, C * oh * ow);
     double ref[10];
     for (int64_t m = 0; m < M; m++) {
@@ -798,11 +774,9 @@ static void test_global_pool_classifier(void **state)
             ref[m] += mean / (double)(oh * ow) * (double)gw[c * M + m];
         }
     }
-    check_both(e1, e2, x, 0, ref, M);
-    free(h), free(xd), free(gw);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    lay_check(&run, 0, ref, M);
+    free(h), free(gw);
+    lay_end(&run);
     free_conv(&c1);
 }
 
@@ -833,22 +807,19 @@ static void test_pools_left_plain(void **state)
     /* Indices asked for: plain NCHW positions, so the pool reads plain. */
     const int64_t C = 2 * b;
     conv_w c1 = rand_conv(&rng, C, C, 1, 1);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "MaxPool with Indices", 13, C, H, W);
     add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
     ow_node *n = ow_node_add(w, "", "MaxPool", "a", "y,idx");
     ow_attr_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
     ow_output(w, "y");
     ow_output(w, "idx");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    assert_int_equal(count_op(m1->graph, "", "MaxPool"), 1);
-    assert_int_equal(count_op(m1->graph, "loom", "MaxPoolNCHWc"), 0);
-    assert_int_equal(find_op(m1->graph, "loom", "FromNCHWc", 0) + 1,
-                     find_op(m1->graph, "", "MaxPool", 0));
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    lay_compile(&run, &rng);
+    assert_int_equal(count_op(run.g, "", "MaxPool"), 1);
+    assert_int_equal(count_op(run.g, "loom", "MaxPoolNCHWc"), 0);
+    assert_int_equal(find_op(run.g, "loom", "FromNCHWc", 0) + 1,
+                     find_op(run.g, "", "MaxPool", 0));
+    lay_end(&run);
     free_conv(&c1);
 }
 
@@ -862,17 +833,15 @@ static void test_stem_plain_input(void **state)
     const int64_t C = 3, K = 2 * host_block(), H = 13, W = 10;
     conv_w c1 = rand_conv(&rng, K, C, 3, 3), c2 = rand_conv(&rng, K, K, 1, 1);
     const pool_case mp = {"MaxPool", {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, -1, -1};
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "stem plain input", 13, C, H, W);
     add_conv(w, "c1", &c1, "x", "h", 1, 2, 1);
     ow_node_add(w, "", "Relu", "h", "hr");
     add_pool(w, &mp, "hr", "p");
     add_conv(w, "c2", &c2, "p", "y", 1, 1, 0);
     ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
+    lay_compile(&run, &rng);
+    const gr_graph *g = run.g;
     /* ConvNCHWc (reading x), Relu, MaxPoolNCHWc, ConvNCHWc, From. */
     assert_int_equal(g->n_nodes, 5);
     assert_int_equal(count_op(g, "loom", "ToNCHWc"), 0);
@@ -884,19 +853,14 @@ static void test_stem_plain_input(void **state)
     assert_int_equal(wv->type.ndim, 6);
     assert_int_equal(wv->type.shape[1], C);
     assert_int_equal(wv->type.shape[4], 1);
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
     int64_t oh, ow, ph, pw, oh2, ow2;
-    double *h = ref_conv(xd, C, H, W, &c1, 1, 2, 1, &oh, &ow);
+    double *h = ref_conv(run.xd, C, H, W, &c1, 1, 2, 1, &oh, &ow);
     relu(h, K * oh * ow);
     double *p = ref_pool(h, K, oh, ow, &mp, &ph, &pw);
     double *ref = ref_conv(p, K, ph, pw, &c2, 1, 1, 0, &oh2, &ow2);
-    check_both(e1, e2, x, 0, ref, K * oh2 * ow2);
-    free(ref), free(p), free(h), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    lay_check(&run, 0, ref, K * oh2 * ow2);
+    free(ref), free(p), free(h);
+    lay_end(&run);
     free_conv(&c1), free_conv(&c2);
 }
 
@@ -913,39 +877,34 @@ static void test_grouped_conv(void **state)
         int64_t group = groups[t];
         bool blocked = (C / group) % b == 0;
         conv_w c1 = rand_conv(&rng, C, C, 1, 1), gc = rand_conv(&rng, C, C / group, 3, 3);
-        ow_model *w = ow_new(13);
-        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+        char name[32];
+        snprintf(name, sizeof name, "group %ld", (long)group);
+        lay_run run;
+        ow_model *w = lay_begin(&run, name, 13, C, H, W);
         add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
         ow_node_add(w, "", "Relu", "a", "ar");
         add_conv(w, "gc", &gc, "ar", "y", group, 2, 1);
         ow_output(w, "y");
-        gr_model *m1, *m2;
-        gr_exec *e1, *e2;
-        compile_both(w, &m1, &e1, &m2, &e2);
-        const gr_graph *g = m1->graph;
-        assert_int_equal(count_op(g, "loom", "ConvNCHWc"), blocked ? 2 : 1);
-        assert_int_equal(count_op(g, "", "Conv"), blocked ? 0 : 1);
-        assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+        lay_compile(&run, &rng);
+        const gr_graph *g = run.g;
+        LAY_EQ(&run, count_op(g, "loom", "ConvNCHWc"), blocked ? 2 : 1);
+        LAY_EQ(&run, count_op(g, "", "Conv"), blocked ? 0 : 1);
+        LAY_EQ(&run, count_op(g, "loom", "FromNCHWc"), 1);
         if (blocked) {
             int gcn = find_op(g, "loom", "ConvNCHWc", 2);
             const gr_value *wv = &g->values[g->nodes[gcn].inputs[1]];
-            assert_int_equal(wv->type.ndim, 6);
-            assert_int_equal(wv->type.shape[1], C / group / b);
+            LAY_EQ(&run, wv->type.ndim, 6);
+            LAY_EQ(&run, wv->type.shape[1], C / group / b);
         } else {
-            assert_int_equal(find_op(g, "loom", "FromNCHWc", 0) + 1, find_op(g, "", "Conv", 0));
+            LAY_EQ(&run, find_op(g, "loom", "FromNCHWc", 0) + 1, find_op(g, "", "Conv", 0));
         }
-
-        DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-        double *xd = input_double(x);
         int64_t oh, ow;
-        double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
+        double *a = ref_conv(run.xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
         relu(a, C * H * W);
         double *ref = ref_conv(a, C, H, W, &gc, group, 2, 1, &oh, &ow);
-        check_both(e1, e2, x, 0, ref, C * oh * ow);
-        free(ref), free(a), free(xd);
-        rt_tensor_free(x);
-        free_all(m1, e1, m2, e2);
-        ow_free(w);
+        lay_check(&run, 0, ref, C * oh * ow);
+        free(ref), free(a);
+        lay_end(&run);
         free_conv(&c1), free_conv(&gc);
     }
 }
