@@ -16,6 +16,7 @@
 
 #include "graph/fuse.h"
 #include "onnx.pb-c.h"
+#include "onnx_suite.h"
 #include "testutil.h"
 
 #define TESTDATA "/usr/share/libonnx-testdata/data"
@@ -1202,54 +1203,6 @@ static int64_t opset_of(const gr_model *m, const char *domain)
 }
 
 typedef struct {
-    gr_tensor *t[64];
-    int n;
-} held;
-
-/* As test_graph_shapes does: the test's integer inputs become constants
- * (a real model has them as initializers), the others fix dynamic
- * dimensions. 0 and the fixed shapes, or -1 when an input is missing. */
-static int prepare(const char *dir, gr_model *m, held *h, gr_input_shape *fixed, int *nfixed)
-{
-    gr_graph *g = m->graph;
-    int k = 0;
-    *nfixed = 0;
-    for (int i = 0; i < g->n_inputs && k < 64; i++) {
-        gr_value *v = &g->values[g->inputs[i]];
-        if (v->kind != GR_VALUE_INPUT) continue;
-        char path[4096];
-        int len = snprintf(path, sizeof path, "%s/test_data_set_0/input_%d.pb", dir, k++);
-        assert_true(len > 0 && (size_t)len < sizeof path);
-        gr_tensor *t = NULL;
-        if (v->type.kind == GR_TYPE_TENSOR && access(path, R_OK) == 0) t = gr_tensor_load(path, NULL);
-        if (!t) continue;
-        h->t[h->n++] = t;
-        if (t->elem_type == GR_INT64 || t->elem_type == GR_INT32) {
-            v->kind = GR_VALUE_CONST;
-            v->data = t;
-            v->type.ndim = t->ndim;
-            v->type.shape = t->shape;
-            v->type.dim_params = NULL;
-            continue;
-        }
-        bool dynamic = v->type.ndim < 0;
-        for (int d = 0; d < v->type.ndim; d++) dynamic |= v->type.shape[d] < 0;
-        if (dynamic) fixed[(*nfixed)++] = (gr_input_shape){v->name, t->ndim, t->shape};
-    }
-    return 0;
-}
-
-static void release(gr_model *m, held *h)
-{
-    gr_graph *g = m->graph;
-    for (int i = 0; i < g->n_values; i++)
-        for (int j = 0; j < h->n; j++)
-            if (g->values[i].data == h->t[j]) g->values[i].data = NULL;
-    for (int j = 0; j < h->n; j++) gr_tensor_free(h->t[j]);
-    h->n = 0;
-}
-
-typedef struct {
     int models, unsupported, refused, partitioned, nodes, groups, fused_groups, not_run;
 } counts;
 
@@ -1291,11 +1244,9 @@ static void run_set(const char *set, counts *c, bool print_groups)
             gr_model_free(m);
             continue;
         }
-        held h = {.n = 0};
-        gr_input_shape fixed[64];
-        int nfixed = 0;
-        prepare(dir, m, &h, fixed, &nfixed);
-        if (gr_infer_shapes(m, nfixed, fixed, &err) != 0) {
+        os_inputs in;
+        os_inputs_load(dir, m, &in, false);
+        if (gr_infer_shapes(m, in.nfixed, in.fixed, &err) != 0) {
             printf("  %s/%s: %s\n", set, e->d_name, err);
             free(err);
             err = NULL;
@@ -1320,7 +1271,7 @@ static void run_set(const char *set, counts *c, bool print_groups)
             }
             gr_partition_free(&p);
         }
-        release(m, &h);
+        os_inputs_free(m, &in);
         gr_model_free(m);
     }
     closedir(d);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "onnx_suite.h"
 #include "testutil.h"
 
 #define NODE_TESTS "/usr/share/libonnx-testdata/data/node"
@@ -89,85 +90,21 @@ static bool is_allowed(const char *test)
     return false;
 }
 
-static gr_tensor *load_pb(const char *dir, const char *kind, int k)
-{
-    char path[4096];
-    int len = snprintf(path, sizeof path, "%s/test_data_set_0/%s_%d.pb", dir, kind, k);
-    assert_true(len > 0 && (size_t)len < sizeof path);
-    if (access(path, R_OK) != 0) return NULL;
-    char *err = NULL;
-    gr_tensor *t = gr_tensor_load(path, &err);
-    if (!t) printf("%s\n", err);
-    assert_non_null(t);
-    return t;
-}
-
-/* The inputs of a test's data set 0, as check_test gives them to a model. */
-typedef struct {
-    gr_tensor *inputs[64];
-    int k;
-    gr_input_shape fixed[64];
-    int nfixed;
-} test_inputs;
-
-static void prepare_inputs(const char *dir, gr_model *m, test_inputs *ti)
-{
-    gr_graph *g = m->graph;
-    gr_tensor **inputs = ti->inputs;
-    gr_input_shape *fixed = ti->fixed;
-    int nfixed = 0, k = 0;
-    for (int i = 0; i < g->n_inputs && k < 64; i++) {
-        gr_value *v = &g->values[g->inputs[i]];
-        if (v->kind != GR_VALUE_INPUT) continue;
-        /* Sequences and optionals are not TensorProto files. */
-        gr_tensor *t = v->type.kind == GR_TYPE_TENSOR ? load_pb(dir, "input", k) : NULL;
-        inputs[k++] = t;
-        if (!t) continue;
-        /* Integer inputs of ONNX's tests carry what a real model has as
-         * initializers (Reshape's shape, Slice's starts, axes): they
-         * become constants here, contents and all. */
-        if (t->elem_type == GR_INT64 || t->elem_type == GR_INT32) {
-            v->kind = GR_VALUE_CONST;
-            v->data = t;
-            v->type.ndim = t->ndim;
-            v->type.shape = t->shape;
-            v->type.dim_params = NULL;
-            continue;
-        }
-        bool dynamic = v->type.ndim < 0;
-        for (int d = 0; d < v->type.ndim; d++) dynamic |= v->type.shape[d] < 0;
-        if (dynamic) fixed[nfixed++] = (gr_input_shape){v->name, t->ndim, t->shape};
-    }
-    ti->k = k;
-    ti->nfixed = nfixed;
-}
-
-/* Frees the inputs; the model must not keep pointers to them. */
-static void release_inputs(gr_model *m, test_inputs *ti)
-{
-    gr_graph *g = m->graph;
-    for (int i = 0; i < g->n_values; i++)
-        for (int j = 0; j < ti->k; j++)
-            if (ti->inputs[j] && g->values[i].data == ti->inputs[j]) g->values[i].data = NULL;
-    for (int j = 0; j < ti->k; j++) gr_tensor_free(ti->inputs[j]);
-}
-
 /* One test: false when it disagrees; *dynamic when the model computes a
  * shape from run-time values (an input inference needs as a constant is
  * not one: Loom's shapes are static), which counts as skipped. */
 static bool check_test(const char *name, const char *dir, gr_model *m, bool *dynamic)
 {
     gr_graph *g = m->graph;
-    test_inputs ti;
-    memset(&ti, 0, sizeof ti);
-    prepare_inputs(dir, m, &ti);
+    os_inputs ti;
+    os_inputs_load(dir, m, &ti, true);
     char *err = NULL;
     bool ok = gr_infer_shapes(m, ti.nfixed, ti.fixed, &err) == 0;
     *dynamic = !ok && strstr(err, "must be a constant") != NULL;
     if (!ok && !*dynamic) printf("FAILED %s: %s\n", name, err);
     free(err);
     for (int o = 0; ok && o < g->n_outputs; o++) {
-        gr_tensor *want = load_pb(dir, "output", o);
+        gr_tensor *want = os_load_pb(dir, "output", o, true);
         if (!want) continue;
         const gr_type *got = &g->values[g->outputs[o]].type;
         /* ONNX's tests store bfloat16 data as uint16 (numpy has no bfloat16). */
@@ -186,7 +123,7 @@ static bool check_test(const char *name, const char *dir, gr_model *m, bool *dyn
         }
         gr_tensor_free(want);
     }
-    release_inputs(m, &ti);
+    os_inputs_free(m, &ti);
     return ok;
 }
 
@@ -808,14 +745,13 @@ static void test_rule_refusals(void **state)
         gr_model *m = load_node_test(bad_cases[i].test);
         char dir[4096];
         test_dir(dir, sizeof dir, bad_cases[i].test);
-        test_inputs ti;
-        memset(&ti, 0, sizeof ti);
-        prepare_inputs(dir, m, &ti);
+        os_inputs ti;
+        os_inputs_load(dir, m, &ti, true);
         gr_attr storage[16];
         mutate(i, m, storage);
         printf("[%d]", i);
         expect_error(m, ti.nfixed, ti.fixed, bad_cases[i].want, NULL);
-        release_inputs(m, &ti);
+        os_inputs_free(m, &ti);
         gr_model_free(m);
     }
 }

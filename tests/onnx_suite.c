@@ -1,0 +1,59 @@
+/* tests/onnx_suite.c — see onnx_suite.h. */
+#include "onnx_suite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+gr_tensor *os_load_pb(const char *dir, const char *kind, int k, bool must_load)
+{
+    char path[8448];
+    int len = snprintf(path, sizeof path, "%s/test_data_set_0/%s_%d.pb", dir, kind, k);
+    assert_true(len > 0 && (size_t)len < sizeof path);
+    if (access(path, R_OK) != 0) return NULL;
+    char *err = NULL;
+    gr_tensor *t = gr_tensor_load(path, must_load ? &err : NULL);
+    if (!t && must_load) fail_msg("%s: %s", path, err);
+    return t;
+}
+
+void os_inputs_load(const char *dir, gr_model *m, os_inputs *in, bool must_load)
+{
+    gr_graph *g = m->graph;
+    memset(in, 0, sizeof *in);
+    for (int i = 0; i < g->n_inputs && in->k < 64; i++) {
+        gr_value *v = &g->values[g->inputs[i]];
+        if (v->kind != GR_VALUE_INPUT) continue;
+        /* Sequences and optionals are not TensorProto files. */
+        gr_tensor *t =
+            v->type.kind == GR_TYPE_TENSOR ? os_load_pb(dir, "input", in->k, must_load) : NULL;
+        in->inputs[in->k++] = t;
+        if (!t) continue;
+        if (t->elem_type == GR_INT64 || t->elem_type == GR_INT32) {
+            v->kind = GR_VALUE_CONST;
+            v->data = t;
+            v->type.ndim = t->ndim;
+            v->type.shape = t->shape;
+            v->type.dim_params = NULL;
+            continue;
+        }
+        bool dynamic = v->type.ndim < 0;
+        for (int d = 0; d < v->type.ndim; d++) dynamic |= v->type.shape[d] < 0;
+        if (dynamic) in->fixed[in->nfixed++] = (gr_input_shape){v->name, t->ndim, t->shape};
+    }
+}
+
+void os_inputs_free(gr_model *m, os_inputs *in)
+{
+    if (m) {
+        gr_graph *g = m->graph;
+        for (int i = 0; i < g->n_values; i++)
+            for (int j = 0; j < in->k; j++)
+                if (in->inputs[j] && g->values[i].data == in->inputs[j]) g->values[i].data = NULL;
+    }
+    for (int j = 0; j < in->k; j++) gr_tensor_free(in->inputs[j]);
+    in->k = 0;
+}

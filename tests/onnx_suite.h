@@ -1,0 +1,37 @@
+/*
+ * tests/onnx_suite.h — the inputs of one test of ONNX's own suite
+ * (libonnx-testdata: DIR/model.onnx, DIR/test_data_set_0/input_K.pb) given
+ * to its model the way a real model has them, for the tests that infer,
+ * optimize or partition every model of the suite.
+ */
+#ifndef LOOM_TESTS_ONNX_SUITE_H
+#define LOOM_TESTS_ONNX_SUITE_H
+
+#include <stdbool.h>
+
+#include "loom/graph.h"
+
+/* DIR/test_data_set_0/KIND_K.pb (KIND "input" or "output"); NULL when the
+ * file is absent, or (must_load false) when it does not load. With
+ * must_load, a file that does not load fails the running test. */
+gr_tensor *os_load_pb(const char *dir, const char *kind, int k, bool must_load);
+
+/* The data set's inputs, one per graph input in order (NULL: no file, or
+ * not a tensor input). */
+typedef struct {
+    gr_tensor *inputs[64];
+    int k;
+    gr_input_shape fixed[64]; /* the dynamic inputs' shapes, for gr_infer_shapes */
+    int nfixed;
+} os_inputs;
+
+/* Loads in's inputs for m: the integer ones become constants of m,
+ * contents and all (ONNX's tests pass as inputs what a real model has as
+ * initializers: Reshape's shape, Slice's starts, axes); the others with a
+ * dynamic dimension fix their shape in in->fixed. */
+void os_inputs_load(const char *dir, gr_model *m, os_inputs *in, bool must_load);
+/* Frees in's tensors, first taking them back from m's values (m NULL:
+ * the model is already freed). */
+void os_inputs_free(gr_model *m, os_inputs *in);
+
+#endif
