@@ -430,7 +430,8 @@ static void test_residual_block(void **state)
     double *a = ref_conv(run.xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
     relu(a, C * H * W);
     double *ref = ref_conv(a, C, H, W, &c2, 1, 1, 1, &oh, &ow);
-    for (int64_t i = 0; i < C * H * W; i++) ref[i] = (ref[i] + run.xd[i]) * (double)scale[i / (H * W)];
+    for (int64_t i = 0; i < C * H * W; i++)
+        ref[i] = (ref[i] + run.xd[i]) * (double)scale[i / (H * W)];
     relu(ref, C * H * W);
     lay_check(&run, 0, ref, C * H * W);
     free(ref), free(a);
