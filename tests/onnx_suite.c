@@ -4,9 +4,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
+
+void os_need_testdata(void)
+{
+    struct stat st;
+    if (stat(OS_NODE_TESTS, &st) != 0) {
+        printf("libonnx-testdata is not installed (" OS_NODE_TESTS "): skipped\n");
+        skip();
+    }
+}
+
+int64_t os_opset_of(const gr_model *m, const char *domain)
+{
+    if (!*domain || strcmp(domain, "ai.onnx") == 0) return m->opset;
+    for (int i = 0; i < m->n_opsets; i++)
+        if (strcmp(m->opsets[i].domain, domain) == 0) return m->opsets[i].version;
+    return 0;
+}
 
 gr_tensor *os_load_pb(const char *dir, const char *kind, int k, bool must_load)
 {

@@ -11,6 +11,16 @@
 
 #include "loom/graph.h"
 
+#define OS_TESTDATA "/usr/share/libonnx-testdata/data"
+#define OS_NODE_TESTS OS_TESTDATA "/node"
+
+/* Skips the running test when libonnx-testdata is not installed. */
+void os_need_testdata(void);
+
+/* The version of `domain` ("" or "ai.onnx": the default one) m imports;
+ * 0 when it imports none. */
+int64_t os_opset_of(const gr_model *m, const char *domain);
+
 /* DIR/test_data_set_0/KIND_K.pb (KIND "input" or "output"); NULL when the
  * file is absent, or (must_load false) when it does not load. With
  * must_load, a file that does not load fails the running test. */

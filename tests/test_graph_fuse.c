@@ -1184,23 +1184,6 @@ static void test_errors(void **state)
 
 /* ---------------- ONNX's test suite ---------------- */
 
-static void need_testdata(void)
-{
-    struct stat st;
-    if (stat(TESTDATA "/node", &st) != 0) {
-        printf("libonnx-testdata is not installed (" TESTDATA "): skipped\n");
-        skip();
-    }
-}
-
-static int64_t opset_of(const gr_model *m, const char *domain)
-{
-    if (!*domain || strcmp(domain, "ai.onnx") == 0) return m->opset;
-    for (int i = 0; i < m->n_opsets; i++)
-        if (strcmp(m->opsets[i].domain, domain) == 0) return m->opsets[i].version;
-    return 0;
-}
-
 typedef struct {
     int models, unsupported, refused, partitioned, nodes, groups, fused_groups, not_run;
 } counts;
@@ -1234,7 +1217,8 @@ static void run_set(const char *set, counts *c, bool print_groups)
         bool supported = true;
         for (int i = 0; i < m->graph->n_nodes && supported; i++) {
             const gr_node *n = &m->graph->nodes[i];
-            supported = gr_op_supported(n->domain, n->op_type, opset_of(m, n->domain));
+            supported =
+                gr_op_supported(n->domain, n->op_type, os_opset_of(m, n->domain));
         }
         for (int i = 0; i < m->graph->n_inputs && supported; i++)
             supported = m->graph->values[m->graph->inputs[i]].type.kind == GR_TYPE_TENSOR;
@@ -1283,7 +1267,7 @@ static void run_set(const char *set, counts *c, bool print_groups)
 static void test_onnx_suite(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     const char *sets[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
     int partitioned = 0;
     for (int i = 0; i < 4; i++) {

@@ -22,15 +22,6 @@
 #define TESTDATA "/usr/share/libonnx-testdata/data"
 #define NODE_TESTS TESTDATA "/node"
 
-static void need_testdata(void)
-{
-    struct stat st;
-    if (stat(NODE_TESTS, &st) != 0) {
-        printf("libonnx-testdata is not installed (" NODE_TESTS "): skipped\n");
-        skip();
-    }
-}
-
 /* ---------------- invariants ---------------- */
 
 /* What tests/test_graph_load.c's check_graph checks, plus what passes
@@ -161,7 +152,7 @@ typedef struct {
 
 static mini *mini_new(const char *name)
 {
-    need_testdata();
+    os_need_testdata();
     mini *b = calloc(1, sizeof *b);
     assert_non_null(b);
     char *err = NULL;
@@ -697,7 +688,7 @@ static void test_order_and_report(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     char *err = NULL;
     assert_int_equal(gr_optimize(NULL, NULL, &err), -1);
     assert_non_null(strstr(err, "gr_optimize: no model"));
@@ -834,7 +825,7 @@ static void suite_model(const char *dir, suite_counts *c)
 static void test_onnx_suite(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     suite_counts c = {0};
     const char *suites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
     for (size_t s = 0; s < sizeof suites / sizeof *suites; s++) {

@@ -17,23 +17,6 @@
 
 #define NODE_TESTS "/usr/share/libonnx-testdata/data/node"
 
-static void need_testdata(void)
-{
-    struct stat st;
-    if (stat(NODE_TESTS, &st) != 0) {
-        printf("libonnx-testdata is not installed (" NODE_TESTS "): skipped\n");
-        skip();
-    }
-}
-
-static int64_t opset_of(const gr_model *m, const char *domain)
-{
-    if (!*domain || strcmp(domain, "ai.onnx") == 0) return m->opset;
-    for (int i = 0; i < m->n_opsets; i++)
-        if (strcmp(m->opsets[i].domain, domain) == 0) return m->opsets[i].version;
-    return 0;
-}
-
 /* ---------------- ONNX's node tests ---------------- */
 
 typedef struct {
@@ -130,7 +113,7 @@ static bool check_test(const char *name, const char *dir, gr_model *m, bool *dyn
 static void test_node_suite(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     suite *s = calloc(1, sizeof *s);
     assert_non_null(s);
     DIR *d = opendir(NODE_TESTS);
@@ -154,7 +137,7 @@ static void test_node_suite(void **state)
         bool skipped = false;
         for (int i = 0; i < m->graph->n_nodes; i++) {
             const gr_node *n = &m->graph->nodes[i];
-            int64_t opset = opset_of(m, n->domain);
+            int64_t opset = os_opset_of(m, n->domain);
             if (gr_op_supported(n->domain, n->op_type, opset)) continue;
             skipped = true;
             /* A supported operator at an opset outside 11..18 counts as Op@opset. */
@@ -237,7 +220,7 @@ static void expect_error(gr_model *m, int nfixed, const gr_input_shape *fixed, c
 static void test_dynamic_input(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     gr_model *m = load_node_test("test_relu"); /* x: float[3,4,5] */
     gr_type *t = &m->graph->values[m->graph->inputs[0]].type;
     char *params[3] = {"batch", NULL, NULL};
@@ -280,7 +263,7 @@ static void test_dynamic_input(void **state)
 static void test_unsupported_listed_together(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     /* Many nodes: Mul, ReduceMean, Sub, ... */
     gr_model *m = load_node_test("test_layer_normalization_2d_axis0_expanded");
     gr_graph *g = m->graph;
@@ -326,7 +309,7 @@ static gr_attr *find_attr(gr_node *n, const char *name)
 static void test_bad_attributes(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     gr_model *m = load_node_test("test_conv_with_autopad_same");
     gr_node *n = &m->graph->nodes[0];
     n->name = "c1";
@@ -372,7 +355,7 @@ static gr_tensor int64_tensor(int64_t *data, int64_t *shape, int ndim, int64_t n
 static void test_folded_shape(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     gr_model *m = load_node_test("test_relu");
     gr_graph *loaded = m->graph;
     int64_t x_shape[3] = {2, 3, 4}, two[1] = {2}, one[1] = {1};
@@ -472,7 +455,7 @@ static void add_attr(gr_node *n, gr_attr *storage, gr_attr a)
 static void test_operators_at_other_opsets(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     const char *tests[] = {"test_constantofshape_float_ones", "test_constantofshape_int_zeros",
                            "test_constantofshape_int_shape_zero", "test_globalaveragepool",
                            "test_globalaveragepool_precomputed"};
@@ -505,7 +488,7 @@ static void test_operators_at_other_opsets(void **state)
 static void test_attribute_and_input_forms(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     gr_attr attrs[8];
     int64_t zero[1] = {0}, one[1] = {1}, parts[2] = {2, 4};
 
@@ -740,7 +723,7 @@ static void mutate(int i, gr_model *m, gr_attr *storage)
 static void test_rule_refusals(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     for (int i = 0; i < (int)(sizeof bad_cases / sizeof *bad_cases); i++) {
         gr_model *m = load_node_test(bad_cases[i].test);
         char dir[4096];
