@@ -26,6 +26,32 @@ int64_t os_opset_of(const gr_model *m, const char *domain)
     return 0;
 }
 
+bool os_walk_open(os_walk *wk, const char *root)
+{
+    int len = snprintf(wk->root, sizeof wk->root, "%s", root);
+    assert_true(len > 0 && (size_t)len < sizeof wk->root);
+    wk->d = opendir(root);
+    return wk->d != NULL;
+}
+
+bool os_walk_next(os_walk *wk)
+{
+    struct dirent *e;
+    while ((e = readdir(wk->d))) {
+        if (e->d_name[0] == '.') continue;
+        int len = snprintf(wk->dir, sizeof wk->dir, "%s/%s", wk->root, e->d_name);
+        assert_true(len > 0 && (size_t)len < sizeof wk->dir);
+        len = snprintf(wk->model, sizeof wk->model, "%s/model.onnx", wk->dir);
+        assert_true(len > 0 && (size_t)len < sizeof wk->model);
+        if (access(wk->model, R_OK) != 0) continue;
+        wk->name = e->d_name;
+        return true;
+    }
+    closedir(wk->d);
+    wk->d = NULL;
+    return false;
+}
+
 gr_tensor *os_load_pb(const char *dir, const char *kind, int k, bool must_load)
 {
     char path[8448];

@@ -7,6 +7,7 @@
 #ifndef LOOM_TESTS_ONNX_SUITE_H
 #define LOOM_TESTS_ONNX_SUITE_H
 
+#include <dirent.h>
 #include <stdbool.h>
 
 #include "loom/graph.h"
@@ -20,6 +21,22 @@ void os_need_testdata(void);
 /* The version of `domain` ("" or "ai.onnx": the default one) m imports;
  * 0 when it imports none. */
 int64_t os_opset_of(const gr_model *m, const char *domain);
+
+/* The tests of one folder of the suite (root: OS_TESTDATA/node, ...):
+ *   os_walk wk;
+ *   if (os_walk_open(&wk, root)) while (os_walk_next(&wk)) use(wk.name, wk.dir, wk.model);
+ * os_walk_next skips dot entries and folders without a model.onnx, and
+ * closes the folder when it returns false. */
+typedef struct {
+    DIR *d;
+    char root[4096];
+    const char *name;   /* the test's folder name */
+    char dir[8192];     /* root/name */
+    char model[8448];   /* root/name/model.onnx */
+} os_walk;
+/* false when root cannot be opened. */
+bool os_walk_open(os_walk *wk, const char *root);
+bool os_walk_next(os_walk *wk);
 
 /* DIR/test_data_set_0/KIND_K.pb (KIND "input" or "output"); NULL when the
  * file is absent, or (must_load false) when it does not load. With

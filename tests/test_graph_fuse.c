@@ -1194,22 +1194,14 @@ static void run_set(const char *set, counts *c, bool print_groups)
 {
     char root[4096];
     snprintf(root, sizeof root, TESTDATA "/%s", set);
-    DIR *d = opendir(root);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        char dir[4096], model[4096];
-        int len = snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
-        assert_true(len > 0 && (size_t)len < sizeof dir);
-        len = snprintf(model, sizeof model, "%s/model.onnx", dir);
-        assert_true(len > 0 && (size_t)len < sizeof model);
-        if (access(model, R_OK) != 0) continue;
+    os_walk wk;
+    if (!os_walk_open(&wk, root)) return;
+    while (os_walk_next(&wk)) {
         c->models++;
         char *err = NULL;
-        gr_model *m = gr_model_load(model, &err);
+        gr_model *m = gr_model_load(wk.model, &err);
         if (!m) {
-            printf("  %s/%s does not load: %s\n", set, e->d_name, err);
+            printf("  %s/%s does not load: %s\n", set, wk.name, err);
             free(err);
             c->refused++;
             continue;
@@ -1228,9 +1220,9 @@ static void run_set(const char *set, counts *c, bool print_groups)
             continue;
         }
         os_inputs in;
-        os_inputs_load(dir, m, &in, false);
+        os_inputs_load(wk.dir, m, &in, false);
         if (gr_infer_shapes(m, in.nfixed, in.fixed, &err) != 0) {
-            printf("  %s/%s: %s\n", set, e->d_name, err);
+            printf("  %s/%s: %s\n", set, wk.name, err);
             free(err);
             err = NULL;
             c->refused++;
@@ -1247,7 +1239,7 @@ static void run_set(const char *set, counts *c, bool print_groups)
             }
             for (int i = 0; i < m->graph->n_nodes; i++) c->not_run += p.group_of[i] < 0;
             if (print_groups) {
-                printf("  %s/%s: %d nodes, %d groups\n", set, e->d_name, m->graph->n_nodes,
+                printf("  %s/%s: %d nodes, %d groups\n", set, wk.name, m->graph->n_nodes,
                        p.ngroups);
                 char *text = printed(m, &p);
                 free(text);
@@ -1257,7 +1249,6 @@ static void run_set(const char *set, counts *c, bool print_groups)
         os_inputs_free(m, &in);
         gr_model_free(m);
     }
-    closedir(d);
     printf("%s: %d models, %d with unsupported operators, %d refused, %d partitioned: %d nodes "
            "(%d not run) in %d groups, %d of them fused\n",
            set, c->models, c->unsupported, c->refused, c->partitioned, c->nodes, c->not_run,

@@ -794,12 +794,9 @@ typedef struct {
 /* Infers the test's model with its data set 0's inputs (os_inputs_load:
  * integer inputs stand for what real models have as initializers), then
  * runs the passes checked. */
-static void suite_model(const char *dir, suite_counts *c)
+static void suite_model(const char *dir, const char *model, suite_counts *c)
 {
-    char path[8448];
-    snprintf(path, sizeof path, "%s/model.onnx", dir);
-    if (access(path, R_OK) != 0) return;
-    gr_model *m = gr_model_load(path, NULL);
+    gr_model *m = gr_model_load(model, NULL);
     if (!m) return;
     c->models++;
     os_inputs in;
@@ -831,16 +828,9 @@ static void test_onnx_suite(void **state)
     for (size_t s = 0; s < sizeof suites / sizeof *suites; s++) {
         char sdir[4096];
         snprintf(sdir, sizeof sdir, TESTDATA "/%s", suites[s]);
-        DIR *d = opendir(sdir);
-        if (!d) continue;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (e->d_name[0] == '.') continue;
-            char dir[8192];
-            snprintf(dir, sizeof dir, "%s/%s", sdir, e->d_name);
-            suite_model(dir, &c);
-        }
-        closedir(d);
+        os_walk wk;
+        if (!os_walk_open(&wk, sdir)) continue;
+        while (os_walk_next(&wk)) suite_model(wk.dir, wk.model, &c);
     }
     printf("%d models, %d optimized and checked after every pass, %d refused by gr_infer_shapes\n",
            c.models, c.optimized, c.refused);

@@ -116,19 +116,11 @@ static void test_node_suite(void **state)
     os_need_testdata();
     suite *s = calloc(1, sizeof *s);
     assert_non_null(s);
-    DIR *d = opendir(NODE_TESTS);
-    assert_non_null(d);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        char dir[4096], model[4096];
-        int len = snprintf(dir, sizeof dir, "%s/%s", NODE_TESTS, e->d_name);
-        assert_true(len > 0 && (size_t)len < sizeof dir);
-        len = snprintf(model, sizeof model, "%s/model.onnx", dir);
-        assert_true(len > 0 && (size_t)len < sizeof model);
-        if (access(model, R_OK) != 0) continue;
+    os_walk wk;
+    assert_true(os_walk_open(&wk, NODE_TESTS));
+    while (os_walk_next(&wk)) {
         char *err = NULL;
-        gr_model *m = gr_model_load(model, &err);
+        gr_model *m = gr_model_load(wk.model, &err);
         if (!m) printf("%s\n", err);
         assert_non_null(m);
         /* Each unsupported operator counts once per test it skips. */
@@ -161,20 +153,19 @@ static void test_node_suite(void **state)
         bool dynamic = false;
         if (skipped) {
             s->skipped++;
-        } else if (check_test(e->d_name, dir, m, &dynamic)) {
+        } else if (check_test(wk.name, wk.dir, m, &dynamic)) {
             s->checked++;
             count_checked(s, m->graph);
         } else if (dynamic) {
             s->skipped++;
             count_unsupported(s, "shapes from run-time values");
-        } else if (is_allowed(e->d_name)) {
-            printf("  (allowed: %s)\n", e->d_name);
+        } else if (is_allowed(wk.name)) {
+            printf("  (allowed: %s)\n", wk.name);
         } else {
             s->failures++;
         }
         gr_model_free(m);
     }
-    closedir(d);
     qsort(s->ops, (size_t)s->n_ops, sizeof *s->ops, by_count);
     printf("%d tests checked, %d skipped (unsupported ops: ", s->checked, s->skipped);
     for (int i = 0; i < s->n_ops; i++) printf("%s%d of %s", i ? ", " : "", s->ops[i].tests, s->ops[i].op);
