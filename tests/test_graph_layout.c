@@ -316,6 +316,28 @@ static const gr_type *out_type(const gr_graph *g, int node)
     return &g->values[g->nodes[node].outputs[0]].type;
 }
 
+/* Counts of operators in g, each "[domain.]Op=N" of spec (space
+ * separated) a check naming t's case. */
+static void lay_ops(const lay_run *t, const gr_graph *g, const char *spec)
+{
+    char item[64];
+    for (const char *p = spec; *p;) {
+        size_t len = strcspn(p, " ");
+        assert_true(len < sizeof item);
+        memcpy(item, p, len);
+        item[len] = 0;
+        p += len + (p[len] == ' ');
+        char *eq = strchr(item, '='), *dot = strchr(item, '.');
+        assert_non_null(eq);
+        *eq = 0;
+        const char *domain = dot ? item : "", *op = dot ? dot + 1 : item;
+        if (dot) *dot = 0;
+        int got = count_op(g, domain, op), want = atoi(eq + 1);
+        if (got != want)
+            fail_msg("%s: %d %s%s%s (want %d)", t->name, got, domain, *domain ? "." : "", op, want);
+    }
+}
+
 /* Runs both of t's execs on its x; checks output k of each against ref
  * (n values). */
 static void lay_check(const lay_run *t, int k, const double *ref, int64_t n)
@@ -469,10 +491,7 @@ static void test_conv_relu_conv(void **state)
     L_CHAIN(&run, "conv-relu-conv", 13, C, H, W, &rng, chain);
     const gr_graph *g = run.g;
     /* After: To, ConvNCHWc, Relu (blocked), ConvNCHWc, From. */
-    assert_int_equal(count_op(g, "", "Conv"), 0);
-    assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    lay_ops(&run, g, "Conv=0 loom.ConvNCHWc=2 loom.ToNCHWc=1 loom.FromNCHWc=1");
     assert_int_equal(g->n_nodes, 5);
     assert_int_equal(find_op(g, "loom", "ToNCHWc", 0), 0);
     assert_int_equal(find_op(g, "loom", "FromNCHWc", 0), g->n_nodes - 1);
@@ -489,8 +508,7 @@ static void test_conv_relu_conv(void **state)
     assert_int_equal(y->type.ndim, 4);
     assert_int_equal(y->type.shape[1], 2 * C);
     /* Before (no_layout): two Conv, no loom operator. */
-    assert_int_equal(count_op(run.m2->graph, "", "Conv"), 2);
-    assert_int_equal(count_op(run.m2->graph, "loom", "ConvNCHWc"), 0);
+    lay_ops(&run, run.m2->graph, "Conv=2 loom.ConvNCHWc=0");
 
     lay_chain_check(&run);
     lay_end(&run);
@@ -587,8 +605,7 @@ static void test_residual_block(void **state)
     const gr_graph *g = run.g;
     assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
     /* x is blocked once, for the first Conv and the residual Add alike. */
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    lay_ops(&run, g, "loom.ToNCHWc=1 loom.FromNCHWc=1");
     int add = find_op(g, "", "Add", 0), mul = find_op(g, "", "Mul", 0);
     assert_true(add >= 0 && mul >= 0);
     assert_int_equal(out_type(g, add)->ndim, 5);
@@ -612,10 +629,7 @@ static void test_depthwise_and_middle_output(void **state)
     lay_run run;
     L_CHAIN(&run, "depthwise and middle output", 13, C, H, W, &rng, chain);
     const gr_graph *g = run.g;
-    assert_int_equal(count_op(g, "", "Conv"), 0);
-    assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 2);
+    lay_ops(&run, g, "Conv=0 loom.ConvNCHWc=2 loom.ToNCHWc=1 loom.FromNCHWc=2");
     assert_string_equal(g->values[g->outputs[0]].name, "ac");
     assert_string_equal(g->values[g->outputs[1]].name, "y");
     lay_chain_check(&run);
@@ -636,9 +650,7 @@ static void test_half_blocks(void **state)
     lay_run run;
     L_CHAIN(&run, "half blocks", 13, C, H, W, &rng, chain);
     const gr_graph *g = run.g;
-    assert_int_equal(count_op(g, "", "Conv"), 0);
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    lay_ops(&run, g, "Conv=0 loom.ToNCHWc=1 loom.FromNCHWc=1");
     int to = find_op(g, "loom", "ToNCHWc", 0), add = find_op(g, "", "Add", 0);
     assert_int_equal(out_type(g, to)->shape[4], b / 2);
     assert_int_equal(out_type(g, find_op(g, "", "Relu", 0))->shape[4], b);
@@ -711,8 +723,7 @@ static void test_pools_blocked(void **state)
         int p = find_op(g, "loom", op, 0), from = find_op(g, "loom", "FromNCHWc", 0);
         if (p < 0) fail_msg("%s: no %s", name, op);
         LAY_EQ(&run, count_op(g, "", pc->op), 0);
-        LAY_EQ(&run, count_op(g, "loom", "ToNCHWc"), 1);
-        LAY_EQ(&run, count_op(g, "loom", "FromNCHWc"), 1);
+        lay_ops(&run, g, "loom.ToNCHWc=1 loom.FromNCHWc=1");
         LAY_EQ(&run, from, p + 1);
         LAY_EQ(&run, g->nodes[from].inputs[0], g->nodes[p].outputs[0]);
         LAY_EQ(&run, out_type(g, p)->ndim, 5);
@@ -774,9 +785,7 @@ static void test_global_pool_classifier(void **state)
     ow_output(w, "y");
     lay_compile(&run, &rng);
     const gr_graph *g = run.g;
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
-    assert_int_equal(count_op(g, "", "GlobalAveragePool"), 0);
+    lay_ops(&run, g, "loom.ToNCHWc=1 loom.FromNCHWc=1 GlobalAveragePool=0");
     int p = find_op(g, "loom", "GlobalAveragePoolNCHWc", 0);
     int from = find_op(g, "loom", "FromNCHWc", 0);
     assert_true(p >= 0);
@@ -839,8 +848,7 @@ static void test_pools_left_plain(void **state)
     ow_output(w, "y");
     ow_output(w, "idx");
     lay_compile(&run, &rng);
-    assert_int_equal(count_op(run.g, "", "MaxPool"), 1);
-    assert_int_equal(count_op(run.g, "loom", "MaxPoolNCHWc"), 0);
+    lay_ops(&run, run.g, "MaxPool=1 loom.MaxPoolNCHWc=0");
     assert_int_equal(find_op(run.g, "loom", "FromNCHWc", 0) + 1,
                      find_op(run.g, "", "MaxPool", 0));
     lay_end(&run);
@@ -862,8 +870,7 @@ static void test_stem_plain_input(void **state)
     const gr_graph *g = run.g;
     /* ConvNCHWc (reading x), Relu, MaxPoolNCHWc, ConvNCHWc, From. */
     assert_int_equal(g->n_nodes, 5);
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 0);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    lay_ops(&run, g, "loom.ToNCHWc=0 loom.FromNCHWc=1");
     assert_int_equal(find_op(g, "loom", "ConvNCHWc", 0), 0);
     assert_int_equal(find_op(g, "loom", "MaxPoolNCHWc", 0), 2);
     assert_string_equal(g->values[g->nodes[0].inputs[0]].name, "x");
