@@ -346,15 +346,33 @@ ow_model *ow_one_node(const ow_node_spec *s)
 
 #include "loom/runtime.h"
 
-gr_exec *ow_compile(ow_model *w, gr_model **m, char **err)
+gr_model *ow_load(ow_model *w, char **err)
 {
     char path[] = "/tmp/loom_ow_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
     ow_write(w, path);
-    *m = gr_model_load(path, err);
+    gr_model *m = gr_model_load(path, err);
     unlink(path);
+    return m;
+}
+
+gr_model *ow_load_ok_(ow_model *w, const char *file, int line)
+{
+    char *err = NULL;
+    gr_model *m = ow_load(w, &err);
+    if (!m) {
+        print_error("load: %s\n", err ? err : "(no message)");
+        free(err);
+        _fail(file, line);
+    }
+    return m;
+}
+
+gr_exec *ow_compile(ow_model *w, gr_model **m, char **err)
+{
+    *m = ow_load(w, err);
     if (!*m) return NULL;
     gr_exec *e = gr_compile(*m, NULL, err);
     if (!e) {

@@ -112,6 +112,13 @@ void ow_expect_errors_(const ow_error_case *cases, size_t n, const char *file, i
 /* ---- running what was written ---- */
 #include "loom/graph.h"
 
+/* Writes w to a fresh file and loads it; NULL and *err (malloc'd) when
+ * loading fails. */
+gr_model *ow_load(ow_model *w, char **err);
+/* ow_load that must succeed: fails the running test (at the caller's
+ * line) with loading's message otherwise. */
+#define ow_load_ok(w) ow_load_ok_((w), __FILE__, __LINE__)
+gr_model *ow_load_ok_(ow_model *w, const char *file, int line);
 /* Writes w to a fresh file and compiles it for llvm; NULL and *err
  * (malloc'd) when loading or compiling fails. *m receives the model
  * (gr_model_free after gr_exec_free; NULL when loading failed). */

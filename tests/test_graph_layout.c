@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "loom/autotune.h"
 #include "loom/ops.h"
@@ -114,436 +113,7 @@ static void relu(double *x, int64_t n)
     for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0;
 }
 
-/* Writes m once, loads it twice: compiled with the layout pass (*with)
- * and without (*without). */
-static void compile_both(ow_model *w, gr_model **m1, gr_exec **with, gr_model **m2,
-                         gr_exec **without)
-{
-    char path[] = "/tmp/loom_layout_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    ow_write(w, path);
-    char *err = NULL;
-    *m1 = gr_model_load(path, &err);
-    *m2 = gr_model_load(path, &err);
-    unlink(path);
-    assert_non_null(*m1);
-    assert_non_null(*m2);
-    *with = gr_compile(*m1, &(gr_compile_options){0}, &err);
-    if (!*with) fail_msg("gr_compile: %s", err);
-    *without = gr_compile(*m2, &(gr_compile_options){.no_layout = true}, &err);
-    if (!*without) fail_msg("gr_compile (no_layout): %s", err);
-}
-
-static int count_op(const gr_graph *g, const char *domain, const char *op)
-{
-    int n = 0;
-    for (int i = 0; i < g->n_nodes; i++)
-        n += strcmp(g->nodes[i].domain, domain) == 0 && strcmp(g->nodes[i].op_type, op) == 0;
-    return n;
-}
-
-static int find_op(const gr_graph *g, const char *domain, const char *op, int from)
-{
-    for (int i = from; i < g->n_nodes; i++)
-        if (strcmp(g->nodes[i].domain, domain) == 0 && strcmp(g->nodes[i].op_type, op) == 0) return i;
-    return -1;
-}
-
-static const gr_type *out_type(const gr_graph *g, int node)
-{
-    return &g->values[g->nodes[node].outputs[0]].type;
-}
-
-/* Runs both execs on x; checks output k of each against ref (n values). */
-static void check_both(gr_exec *with, gr_exec *without, DLTensor *x, int k, const double *ref,
-                       int64_t n)
-{
-    const DLTensor *a = ow_run(with, 1, (DLTensor *[]){x}, k);
-    assert_int_equal(ow_numel(a), n);
-    double *got = malloc(sizeof(double) * (size_t)n);
-    assert_non_null(got);
-    for (int64_t i = 0; i < n; i++) got[i] = ow_get(a, i);
-    const DLTensor *b = ow_run(without, 1, (DLTensor *[]){x}, k);
-    for (int64_t i = 0; i < n; i++) {
-        double tol = 1e-4 + 1e-4 * fabs(ref[i]);
-        if (!(fabs(got[i] - ref[i]) <= tol))
-            fail_msg("blocked output %d[%ld] = %.8g, reference %.8g", k, (long)i, got[i], ref[i]);
-        if (!(fabs(ow_get(b, i) - ref[i]) <= tol))
-            fail_msg("plain output %d[%ld] = %.8g, reference %.8g", k, (long)i, ow_get(b, i), ref[i]);
-        if (!(fabs(got[i] - ow_get(b, i)) <= tol))
-            fail_msg("output %d[%ld]: blocked %.8g, plain %.8g", k, (long)i, got[i], ow_get(b, i));
-    }
-    free(got);
-}
-
-static double *input_double(const DLTensor *x)
-{
-    double *d = malloc(sizeof(double) * (size_t)ow_numel(x));
-    assert_non_null(d);
-    for (int64_t i = 0; i < ow_numel(x); i++) d[i] = ow_get(x, i);
-    return d;
-}
-
-static void free_all(gr_model *m1, gr_exec *e1, gr_model *m2, gr_exec *e2)
-{
-    gr_exec_free(e1);
-    gr_exec_free(e2);
-    gr_model_free(m1);
-    gr_model_free(m2);
-}
-
-static void test_conv_relu_conv(void **state)
-{
-    (void)state;
-    uint64_t rng = tu_seed();
-    const int64_t C = 32, H = 9, W = 10;
-    conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, 2 * C, C, 1, 1);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-    add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
-    ow_node_add(w, "", "Relu", "h", "hr");
-    add_conv(w, "c2", &c2, "hr", "y", 1, 1, 0);
-    ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
-    /* After: To, ConvNCHWc, Relu (blocked), ConvNCHWc, From. */
-    assert_int_equal(count_op(g, "", "Conv"), 0);
-    assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
-    assert_int_equal(g->n_nodes, 5);
-    assert_int_equal(find_op(g, "loom", "ToNCHWc", 0), 0);
-    assert_int_equal(find_op(g, "loom", "FromNCHWc", 0), g->n_nodes - 1);
-    int r = find_op(g, "", "Relu", 0);
-    assert_true(r >= 0);
-    const gr_type *rt = out_type(g, r);
-    int64_t b = host_block();
-    assert_int_equal(rt->ndim, 5);
-    assert_int_equal(rt->shape[1], C / b);
-    assert_int_equal(rt->shape[4], b);
-    /* The interface is unchanged: the graph output keeps name and type. */
-    const gr_value *y = &g->values[g->outputs[0]];
-    assert_string_equal(y->name, "y");
-    assert_int_equal(y->type.ndim, 4);
-    assert_int_equal(y->type.shape[1], 2 * C);
-    /* Before (no_layout): two Conv, no loom operator. */
-    assert_int_equal(count_op(m2->graph, "", "Conv"), 2);
-    assert_int_equal(count_op(m2->graph, "loom", "ConvNCHWc"), 0);
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
-    int64_t oh, ow, oh2, ow2;
-    double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
-    relu(h, C * oh * ow);
-    double *ref = ref_conv(h, C, oh, ow, &c2, 1, 1, 0, &oh2, &ow2);
-    check_both(e1, e2, x, 0, ref, 2 * C * oh2 * ow2);
-    free(ref), free(h), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
-    free_conv(&c1), free_conv(&c2);
-}
-
-/* conv -> OP -> conv: the activation between the convolutions, x its
- * input, per-channel constants for the binary ones (PRelu's slope
- * [C,1,1], a Max's or Pow's second input [1,C,1,1] or a scalar). */
-static void add_activation(ow_model *w, const char *op, int64_t C, const char *x, const char *y)
-{
-    static float pc[64];
-    for (int c = 0; c < 64; c++) pc[c] = 0.05f * (float)c - 0.75f;
-    char ins[64];
-    snprintf(ins, sizeof ins, "%s", x);
-    if (strcmp(op, "PRelu") == 0) {
-        ow_init(w, "pc", GR_FLOAT, 3, (int64_t[]){C, 1, 1}, pc, (size_t)C * 4);
-        snprintf(ins, sizeof ins, "%s,pc", x);
-    } else if (strcmp(op, "Max") == 0 || strcmp(op, "Min") == 0 || strcmp(op, "Sum") == 0 ||
-               strcmp(op, "Mean") == 0) {
-        ow_init(w, "pc", GR_FLOAT, 4, (int64_t[]){1, C, 1, 1}, pc, (size_t)C * 4);
-        snprintf(ins, sizeof ins, "%s,pc", x);
-    } else if (strcmp(op, "Pow") == 0) {
-        float two = 2;
-        ow_init(w, "two", GR_FLOAT, 0, NULL, &two, 4);
-        snprintf(ins, sizeof ins, "%s,two", x);
-    }
-    ow_node *n = ow_node_add(w, "", op, ins, y);
-    if (strcmp(op, "LeakyRelu") == 0 || strcmp(op, "Elu") == 0) ow_attr_float(n, "alpha", 0.25f);
-}
-
-/* Every layout-agnostic elementwise operator between two blocked
- * convolutions runs on the blocked twins: no FromNCHWc/ToNCHWc between
- * them (gr_extract_tasks: the graph as gr_compile plans it, nothing
- * built). Identity and Dropout are removed before the layout pass. */
-static void test_activations_stay_blocked(void **state)
-{
-    (void)state;
-    uint64_t rng = tu_seed();
-    static const char *const ops[] = {
-        "Relu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Sqrt", "Reciprocal", "Erf", "Gelu",
-        "Identity", "Dropout", "Abs", "Neg", "Sign", "Exp", "Log", "Ceil", "Floor", "Round", "Sin",
-        "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
-        "Softsign", "Mish", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu",
-        "Shrink", "PRelu", "Max", "Min", "Sum", "Mean", "Pow"};
-    const int64_t b = host_block(), C = 2 * b, H = 4, W = 4;
-    conv_w c1 = rand_conv(&rng, C, C, 1, 1), c2 = rand_conv(&rng, C, C, 1, 1);
-    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
-        ow_model *w = ow_new(18);
-        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-        add_conv(w, "c1", &c1, "x", "h", 1, 1, 0);
-        add_activation(w, ops[i], C, "h", "a");
-        add_conv(w, "c2", &c2, "a", "y", 1, 1, 0);
-        ow_output(w, "y");
-        char path[] = "/tmp/loom_layout_XXXXXX";
-        int fd = mkstemp(path);
-        assert_true(fd >= 0);
-        close(fd);
-        ow_write(w, path);
-        char *err = NULL;
-        gr_model *m = gr_model_load(path, &err);
-        unlink(path);
-        assert_non_null(m);
-        gr_task *tasks;
-        int ntasks;
-        if (gr_extract_tasks(m, NULL, &tasks, &ntasks, &err) != 0) fail_msg("%s: %s", ops[i], err);
-        const gr_graph *g = m->graph;
-        bool removed = strcmp(ops[i], "Identity") == 0 || strcmp(ops[i], "Dropout") == 0;
-        int a = find_op(g, "", ops[i], 0);
-        if (count_op(g, "loom", "ToNCHWc") != 1 || count_op(g, "loom", "FromNCHWc") != 1 ||
-            count_op(g, "loom", "ConvNCHWc") != 2 || g->n_nodes != (removed ? 4 : 5) ||
-            find_op(g, "loom", "FromNCHWc", 0) != g->n_nodes - 1 || (!removed && a < 0))
-            fail_msg("%s between blocked convolutions: %d nodes, %d ToNCHWc, %d FromNCHWc", ops[i],
-                     g->n_nodes, count_op(g, "loom", "ToNCHWc"), count_op(g, "loom", "FromNCHWc"));
-        if (!removed && out_type(g, a)->ndim != 5) fail_msg("%s: its output is not blocked", ops[i]);
-        gr_tasks_free(tasks, ntasks);
-        gr_model_free(m);
-        ow_free(w);
-    }
-    free_conv(&c1), free_conv(&c2);
-}
-
-static double a_leaky(double v, int64_t c) { return v < 0 ? 0.25 * v : v; }
-static double a_hsig(double v, int64_t c) { return fmax(0, fmin(1, 0.2 * v + 0.5)); }
-static double a_mish(double v, int64_t c) { return v * tanh(log1p(exp(v))); }
-static double a_softsign(double v, int64_t c) { return v / (1 + fabs(v)); }
-static double a_elu(double v, int64_t c) { return v < 0 ? 0.25 * expm1(v) : v; }
-static double a_gelu(double v, int64_t c) { return 0.5 * v * (1 + erf(v / sqrt(2))); }
-static double a_prelu(double v, int64_t c) { return v < 0 ? v * (double)(0.05f * (float)c - 0.75f) : v; }
-static double a_max(double v, int64_t c) { return fmax(v, (double)(0.05f * (float)c - 0.75f)); }
-static double a_pow(double v, int64_t c) { return v * v; }
-
-/* conv -> activation -> conv on the blocked layout against a naive double
- * reference and the plain (no_layout) compile of the same model. */
-static void test_activation_chain_numeric(void **state)
-{
-    (void)state;
-    uint64_t rng = tu_seed();
-    static const struct {
-        const char *op;
-        double (*ref)(double, int64_t);
-    } acts[] = {{"LeakyRelu", a_leaky}, {"HardSigmoid", a_hsig}, {"Mish", a_mish},
-                {"Softsign", a_softsign}, {"Elu", a_elu}, {"Gelu", a_gelu},
-                {"PRelu", a_prelu}, {"Max", a_max}, {"Pow", a_pow}};
-    const int64_t b = host_block(), C = 2 * b, H = 6, W = 5;
-    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
-        conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, C, C, 1, 1);
-        ow_model *w = ow_new(18);
-        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-        add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
-        add_activation(w, acts[i].op, C, "h", "a");
-        add_conv(w, "c2", &c2, "a", "y", 1, 1, 0);
-        ow_output(w, "y");
-        gr_model *m1, *m2;
-        gr_exec *e1, *e2;
-        compile_both(w, &m1, &e1, &m2, &e2);
-        assert_int_equal(count_op(m1->graph, "loom", "FromNCHWc"), 1);
-        DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-        double *xd = input_double(x);
-        int64_t oh, ow;
-        double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
-        for (int64_t j = 0; j < C * oh * ow; j++) h[j] = acts[i].ref(h[j], j / (oh * ow));
-        double *ref = ref_conv(h, C, oh, ow, &c2, 1, 1, 0, &oh, &ow);
-        check_both(e1, e2, x, 0, ref, C * oh * ow);
-        free(ref), free(h), free(xd);
-        rt_tensor_free(x);
-        free_all(m1, e1, m2, e2);
-        ow_free(w);
-        free_conv(&c1), free_conv(&c2);
-    }
-}
-
-static void test_residual_block(void **state)
-{
-    (void)state;
-    uint64_t rng = tu_seed();
-    const int64_t C = 32, H = 8, W = 8;
-    conv_w c1 = rand_conv(&rng, C, C, 1, 1), c2 = rand_conv(&rng, C, C, 3, 3);
-    float scale[32];
-    for (int i = 0; i < 32; i++) scale[i] = (float)tu_rand_uniform(&rng, 0.5, 2.0);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-    ow_init(w, "scale", GR_FLOAT, 4, (int64_t[]){1, C, 1, 1}, scale, sizeof scale);
-    add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
-    ow_node_add(w, "", "Relu", "a", "ar");
-    add_conv(w, "c2", &c2, "ar", "b", 1, 1, 1);
-    ow_node_add(w, "", "Add", "b,x", "s");
-    ow_node_add(w, "", "Mul", "s,scale", "t");
-    ow_node_add(w, "", "Relu", "t", "y");
-    ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
-    assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
-    /* x is blocked once, for the first Conv and the residual Add alike. */
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
-    int add = find_op(g, "", "Add", 0), mul = find_op(g, "", "Mul", 0);
-    assert_true(add >= 0 && mul >= 0);
-    assert_int_equal(out_type(g, add)->ndim, 5);
-    assert_int_equal(out_type(g, mul)->ndim, 5);
-    /* The scale re-laid out as [1, C/b, 1, 1, b]. */
-    const gr_value *sv = &g->values[g->nodes[mul].inputs[1]];
-    assert_int_equal(sv->type.ndim, 5);
-    assert_int_equal(sv->type.shape[4], host_block());
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
-    int64_t oh, ow;
-    double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
-    relu(a, C * H * W);
-    double *ref = ref_conv(a, C, H, W, &c2, 1, 1, 1, &oh, &ow);
-    for (int64_t i = 0; i < C * H * W; i++) ref[i] = (ref[i] + xd[i]) * (double)scale[i / (H * W)];
-    relu(ref, C * H * W);
-    check_both(e1, e2, x, 0, ref, C * H * W);
-    free(ref), free(a), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
-    free_conv(&c1), free_conv(&c2);
-}
-
-static void test_depthwise_and_middle_output(void **state)
-{
-    (void)state;
-    uint64_t rng = tu_seed();
-    const int64_t C = 32, H = 11, W = 9;
-    conv_w c1 = rand_conv(&rng, C, C, 1, 1), dw = rand_conv(&rng, C, 1, 3, 3);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-    add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
-    ow_node_add(w, "", "Clip", "a", "ac");
-    add_conv(w, "dw", &dw, "ac", "y", C, 2, 1);
-    /* "ac" is read further on and is a graph output too. */
-    ow_output(w, "ac");
-    ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
-    assert_int_equal(count_op(g, "", "Conv"), 0);
-    assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 2);
-    assert_string_equal(g->values[g->outputs[0]].name, "ac");
-    assert_string_equal(g->values[g->outputs[1]].name, "y");
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
-    int64_t oh, ow;
-    double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
-    double *ref = ref_conv(a, C, H, W, &dw, C, 2, 1, &oh, &ow);
-    check_both(e1, e2, x, 0, a, C * H * W);
-    check_both(e1, e2, x, 1, ref, C * oh * ow);
-    free(ref), free(a), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
-    free_conv(&c1), free_conv(&dw);
-}
-
-/* With 16 lanes or more, 24 channels are blocked by 8: a block of 24 ->
- * 32 -> 24 channels with its residual Add stays blocked, the convolutions
- * changing block size on the way. */
-static void test_half_blocks(void **state)
-{
-    (void)state;
-    int64_t b = host_block();
-    if (b < 16) skip();
-    uint64_t rng = tu_seed();
-    const int64_t C = b / 2 * 3, K = 2 * b, H = 7, W = 9;
-    conv_w c1 = rand_conv(&rng, K, C, 1, 1), c2 = rand_conv(&rng, C, K, 3, 3);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-    add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
-    ow_node_add(w, "", "Relu", "a", "ar");
-    add_conv(w, "c2", &c2, "ar", "c", 1, 1, 1);
-    ow_node_add(w, "", "Add", "c,x", "y");
-    ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
-    assert_int_equal(count_op(g, "", "Conv"), 0);
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
-    int to = find_op(g, "loom", "ToNCHWc", 0), add = find_op(g, "", "Add", 0);
-    assert_int_equal(out_type(g, to)->shape[4], b / 2);
-    assert_int_equal(out_type(g, find_op(g, "", "Relu", 0))->shape[4], b);
-    assert_int_equal(out_type(g, add)->shape[4], b / 2);
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
-    int64_t oh, ow;
-    double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
-    relu(a, K * H * W);
-    double *ref = ref_conv(a, K, H, W, &c2, 1, 1, 1, &oh, &ow);
-    for (int64_t i = 0; i < C * H * W; i++) ref[i] += xd[i];
-    check_both(e1, e2, x, 0, ref, C * H * W);
-    free(ref), free(a), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
-    free_conv(&c1), free_conv(&c2);
-}
-
-static void test_channels_not_blocked(void **state)
-{
-    (void)state;
-    uint64_t rng = tu_seed();
-    const int64_t C = 12, H = 6, W = 6;
-    /* A 4-lane host blocks 12 channels. */
-    if (C % host_block() == 0 || (host_block() >= 16 && C % (host_block() / 2) == 0)) skip();
-    conv_w c1 = rand_conv(&rng, C, C, 3, 3);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-    add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
-    ow_node_add(w, "", "Relu", "h", "y");
-    ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
-    assert_int_equal(count_op(g, "", "Conv"), 1);
-    assert_int_equal(count_op(g, "loom", "ConvNCHWc") + count_op(g, "loom", "ToNCHWc") +
-                         count_op(g, "loom", "FromNCHWc"),
-                     0);
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
-    int64_t oh, ow;
-    double *ref = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
-    relu(ref, C * oh * ow);
-    check_both(e1, e2, x, 0, ref, C * oh * ow);
-    free(ref), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
-    free_conv(&c1);
-}
-
-/* ---------------- pools and grouped convolutions on NCHW[b]c ---------------- */
+/* ---------------- pools on NCHW ---------------- */
 
 typedef struct {
     const char *op;       /* MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool */
@@ -630,6 +200,486 @@ static char *pool_op_name(const pool_case *pc, char *buf, size_t n)
     return buf;
 }
 
+/* conv -> OP -> conv: the activation between the convolutions, x its
+ * input, per-channel constants for the binary ones (PRelu's slope
+ * [C,1,1], a Max's or Pow's second input [1,C,1,1] or a scalar). */
+static void add_activation(ow_model *w, const char *op, int64_t C, const char *x, const char *y)
+{
+    static float pc[64];
+    for (int c = 0; c < 64; c++) pc[c] = 0.05f * (float)c - 0.75f;
+    char ins[64];
+    snprintf(ins, sizeof ins, "%s", x);
+    if (strcmp(op, "PRelu") == 0) {
+        ow_init(w, "pc", GR_FLOAT, 3, (int64_t[]){C, 1, 1}, pc, (size_t)C * 4);
+        snprintf(ins, sizeof ins, "%s,pc", x);
+    } else if (strcmp(op, "Max") == 0 || strcmp(op, "Min") == 0 || strcmp(op, "Sum") == 0 ||
+               strcmp(op, "Mean") == 0) {
+        ow_init(w, "pc", GR_FLOAT, 4, (int64_t[]){1, C, 1, 1}, pc, (size_t)C * 4);
+        snprintf(ins, sizeof ins, "%s,pc", x);
+    } else if (strcmp(op, "Pow") == 0) {
+        float two = 2;
+        ow_init(w, "two", GR_FLOAT, 0, NULL, &two, 4);
+        snprintf(ins, sizeof ins, "%s,two", x);
+    }
+    ow_node *n = ow_node_add(w, "", op, ins, y);
+    if (strcmp(op, "LeakyRelu") == 0 || strcmp(op, "Elu") == 0) ow_attr_float(n, "alpha", 0.25f);
+}
+
+#define LAY_MAX_STEPS 8
+
+/* One model under test, named for failure messages: written with the
+ * graph input x [1, C, H, W], loaded twice and compiled with the layout
+ * pass (e1, its graph g) and without (e2), then given one random x. */
+typedef struct {
+    const char *name;
+    int64_t C, H, W;
+    ow_model *w;
+    gr_model *m1, *m2;
+    gr_exec *e1, *e2;
+    const gr_graph *g;
+    DLTensor *x;
+    double *xd; /* x in double, for the reference */
+    /* a chain's (lay_chain): weights, per-channel scale, graph outputs'
+     * references and sizes, the last one's spatial extents */
+    conv_w conv[LAY_MAX_STEPS];
+    int nconv;
+    float scale[64];
+    double *ref[2];
+    int64_t nval[2];
+    int nref;
+    int64_t oh, ow;
+} lay_run;
+
+/* Starts t's model: opset, the input x; the caller adds the rest. */
+static ow_model *lay_begin(lay_run *t, const char *name, int64_t opset, int64_t C, int64_t H,
+                          int64_t W)
+{
+    *t = (lay_run){.name = name, .C = C, .H = H, .W = W, .w = ow_new(opset)};
+    ow_input(t->w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    return t->w;
+}
+
+/* Loads t's model twice, compiles it both ways, draws x from rng. */
+static void lay_compile(lay_run *t, uint64_t *rng)
+{
+    t->m1 = ow_load_ok(t->w);
+    t->m2 = ow_load_ok(t->w);
+    char *err = NULL;
+    t->e1 = gr_compile(t->m1, &(gr_compile_options){0}, &err);
+    if (!t->e1) fail_msg("%s: gr_compile: %s", t->name, err);
+    t->e2 = gr_compile(t->m2, &(gr_compile_options){.no_layout = true}, &err);
+    if (!t->e2) fail_msg("%s: gr_compile (no_layout): %s", t->name, err);
+    t->g = t->m1->graph;
+    t->x = tu_rand_f32(rng, 4, (int64_t[]){1, t->C, t->H, t->W});
+    t->xd = malloc(sizeof(double) * (size_t)ow_numel(t->x));
+    assert_non_null(t->xd);
+    for (int64_t i = 0; i < ow_numel(t->x); i++) t->xd[i] = ow_get(t->x, i);
+}
+
+/* assert_int_equal naming t's case and the expression. */
+#define LAY_EQ(t, got, want) lay_eq((t), (int64_t)(got), (int64_t)(want), #got)
+static void lay_eq(const lay_run *t, int64_t got, int64_t want, const char *what)
+{
+    if (got != want) fail_msg("%s: %s is %ld (want %ld)", t->name, what, (long)got, (long)want);
+}
+
+static void lay_end(lay_run *t)
+{
+    for (int i = 0; i < t->nconv; i++) free_conv(&t->conv[i]);
+    for (int i = 0; i < t->nref; i++) free(t->ref[i]);
+    free(t->xd);
+    rt_tensor_free(t->x);
+    gr_exec_free(t->e1);
+    gr_exec_free(t->e2);
+    gr_model_free(t->m1);
+    gr_model_free(t->m2);
+    ow_free(t->w);
+}
+
+static int count_op(const gr_graph *g, const char *domain, const char *op)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        n += strcmp(g->nodes[i].domain, domain) == 0 && strcmp(g->nodes[i].op_type, op) == 0;
+    return n;
+}
+
+static int find_op(const gr_graph *g, const char *domain, const char *op, int from)
+{
+    for (int i = from; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i].domain, domain) == 0 && strcmp(g->nodes[i].op_type, op) == 0) return i;
+    return -1;
+}
+
+static const gr_type *out_type(const gr_graph *g, int node)
+{
+    return &g->values[g->nodes[node].outputs[0]].type;
+}
+
+/* Counts of operators in g, each "[domain.]Op=N" of spec (space
+ * separated) a check naming t's case. */
+static void lay_ops(const lay_run *t, const gr_graph *g, const char *spec)
+{
+    char item[64];
+    for (const char *p = spec; *p;) {
+        size_t len = strcspn(p, " ");
+        assert_true(len < sizeof item);
+        memcpy(item, p, len);
+        item[len] = 0;
+        p += len + (p[len] == ' ');
+        char *eq = strchr(item, '='), *dot = strchr(item, '.');
+        assert_non_null(eq);
+        *eq = 0;
+        const char *domain = dot ? item : "", *op = dot ? dot + 1 : item;
+        if (dot) *dot = 0;
+        int got = count_op(g, domain, op), want = atoi(eq + 1);
+        if (got != want)
+            fail_msg("%s: %d %s%s%s (want %d)", t->name, got, domain, *domain ? "." : "", op, want);
+    }
+}
+
+/* Runs both of t's execs on its x; checks output k of each against ref
+ * (n values). */
+static void lay_check(const lay_run *t, int k, const double *ref, int64_t n)
+{
+    const DLTensor *a = ow_run(t->e1, 1, (DLTensor *[]){t->x}, k);
+    assert_int_equal(ow_numel(a), n);
+    double *got = malloc(sizeof(double) * (size_t)n);
+    assert_non_null(got);
+    for (int64_t i = 0; i < n; i++) got[i] = ow_get(a, i);
+    const DLTensor *b = ow_run(t->e2, 1, (DLTensor *[]){t->x}, k);
+    for (int64_t i = 0; i < n; i++) {
+        double tol = 1e-4 + 1e-4 * fabs(ref[i]);
+        if (!(fabs(got[i] - ref[i]) <= tol))
+            fail_msg("%s: blocked output %d[%ld] = %.8g, reference %.8g", t->name, k, (long)i,
+                     got[i], ref[i]);
+        if (!(fabs(ow_get(b, i) - ref[i]) <= tol))
+            fail_msg("%s: plain output %d[%ld] = %.8g, reference %.8g", t->name, k, (long)i,
+                     ow_get(b, i), ref[i]);
+        if (!(fabs(got[i] - ow_get(b, i)) <= tol))
+            fail_msg("%s: output %d[%ld]: blocked %.8g, plain %.8g", t->name, k, (long)i, got[i],
+                     ow_get(b, i));
+    }
+    free(got);
+}
+
+/* One step of a chain from the graph input x to the graph output y. */
+typedef struct {
+    char op; /* 'c' Conv, 'r' Relu, 'k' Clip (no bounds), 'p' a pool, 'f' an
+              * activation (add_activation), '+' Add(., x), '*' Mul(., scale)
+              * by a per-channel initializer [1, C, 1, 1] in [0.5, 2] */
+    int64_t k, r, group, stride, pad; /* Conv: output channels, r x r kernel */
+    const pool_case *pool;
+    const char *act;
+    double (*act_ref)(double v, int64_t channel);
+    const char *out; /* also a graph output of this name (before y) */
+} lay_step;
+
+#define L_CONV(K, R, G, S, P)                                                                      \
+    {.op = 'c', .k = (K), .r = (R), .group = (G), .stride = (S), .pad = (P)}
+#define L_RELU {.op = 'r'}
+#define L_POOL(pc) {.op = 'p', .pool = (pc)}
+#define L_ACT(name, ref) {.op = 'f', .act = (name), .act_ref = (ref)}
+#define L_ADD_X {.op = '+'}
+#define L_SCALE {.op = '*'}
+#define L_CHAIN(run, name, opset, C, H, W, rng, steps)                                            \
+    lay_chain((run), (name), (opset), (C), (H), (W), (rng), (steps),                              \
+              (int)(sizeof(steps) / sizeof *(steps)))
+
+/* Builds the chain into run's model (random weights from rng), compiles
+ * it both ways (lay_compile) and computes each graph output's reference
+ * in double, its spatial extents in run->oh, run->ow (the last). */
+static void lay_chain(lay_run *run, const char *name, int64_t opset, int64_t C, int64_t H,
+                      int64_t W, uint64_t *rng, const lay_step *steps, int n)
+{
+    ow_model *w = lay_begin(run, name, opset, C, H, W);
+    assert_true(n <= LAY_MAX_STEPS && C <= 64);
+    char names[LAY_MAX_STEPS + 1][16];
+    snprintf(names[0], sizeof names[0], "x");
+    int64_t c = C;
+    for (int i = 0; i < n; i++) {
+        const lay_step *st = &steps[i];
+        const char *x = names[i], *y = names[i + 1];
+        if (st->out) snprintf(names[i + 1], sizeof names[0], "%s", st->out);
+        else if (i == n - 1) snprintf(names[i + 1], sizeof names[0], "y");
+        else snprintf(names[i + 1], sizeof names[0], "v%d", i + 1);
+        char in2[200], cname[16];
+        switch (st->op) {
+        case 'c':
+            snprintf(cname, sizeof cname, "c%d", (run->nconv + 1) % 100);
+            run->conv[run->nconv] = rand_conv(rng, st->k, c / st->group, st->r, st->r);
+            add_conv(w, cname, &run->conv[run->nconv++], x, y, st->group, st->stride, st->pad);
+            c = st->k;
+            break;
+        case 'r': ow_node_add(w, "", "Relu", x, y); break;
+        case 'k': ow_node_add(w, "", "Clip", x, y); break;
+        case 'p': add_pool(w, st->pool, x, y); break;
+        case 'f': add_activation(w, st->act, c, x, y); break;
+        case '+':
+            snprintf(in2, sizeof in2, "%s,x", x);
+            ow_node_add(w, "", "Add", in2, y);
+            break;
+        case '*':
+            for (int64_t j = 0; j < c; j++) run->scale[j] = (float)tu_rand_uniform(rng, 0.5, 2.0);
+            ow_init(w, "scale", GR_FLOAT, 4, (int64_t[]){1, c, 1, 1}, run->scale,
+                    sizeof(float) * (size_t)c);
+            snprintf(in2, sizeof in2, "%s,scale", x);
+            ow_node_add(w, "", "Mul", in2, y);
+            break;
+        default: fail_msg("%s: step %d: unknown op '%c'", name, i, st->op);
+        }
+        if (st->out) ow_output(w, st->out);
+    }
+    ow_output(w, names[n]);
+    lay_compile(run, rng);
+
+    /* The reference, step by step, on [c, h, w]. */
+    int64_t h = H, wd = W, conv = 0;
+    c = C;
+    double *cur = malloc(sizeof(double) * (size_t)(C * H * W));
+    assert_non_null(cur);
+    memcpy(cur, run->xd, sizeof(double) * (size_t)(C * H * W));
+    for (int i = 0; i < n; i++) {
+        const lay_step *st = &steps[i];
+        double *next = NULL;
+        int64_t oh = h, ow = wd;
+        if (st->op == 'c') {
+            next = ref_conv(cur, c, h, wd, &run->conv[conv++], st->group, st->stride, st->pad, &oh,
+                            &ow);
+            c = st->k;
+        } else if (st->op == 'p') {
+            next = ref_pool(cur, c, h, wd, st->pool, &oh, &ow);
+        }
+        if (next) {
+            free(cur);
+            cur = next;
+            h = oh;
+            wd = ow;
+        }
+        for (int64_t j = 0; j < c * h * wd; j++) {
+            if (st->op == 'r') cur[j] = cur[j] > 0 ? cur[j] : 0;
+            else if (st->op == 'f') cur[j] = st->act_ref(cur[j], j / (h * wd));
+            else if (st->op == '+') cur[j] += run->xd[j];
+            else if (st->op == '*') cur[j] *= (double)run->scale[j / (h * wd)];
+        }
+        if (st->out || i == n - 1) {
+            assert_true(run->nref < 2);
+            run->nval[run->nref] = c * h * wd;
+            run->ref[run->nref] = malloc(sizeof(double) * (size_t)(c * h * wd));
+            assert_non_null(run->ref[run->nref]);
+            memcpy(run->ref[run->nref++], cur, sizeof(double) * (size_t)(c * h * wd));
+        }
+    }
+    free(cur);
+    run->oh = h;
+    run->ow = wd;
+}
+
+/* Every graph output of run's chain against its reference, both ways. */
+static void lay_chain_check(const lay_run *run)
+{
+    for (int k = 0; k < run->nref; k++) lay_check(run, k, run->ref[k], run->nval[k]);
+}
+
+static void test_conv_relu_conv(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 32, H = 9, W = 10;
+    const lay_step chain[] = {L_CONV(C, 3, 1, 1, 1), L_RELU, L_CONV(2 * C, 1, 1, 1, 0)};
+    lay_run run;
+    L_CHAIN(&run, "conv-relu-conv", 13, C, H, W, &rng, chain);
+    const gr_graph *g = run.g;
+    /* After: To, ConvNCHWc, Relu (blocked), ConvNCHWc, From. */
+    lay_ops(&run, g, "Conv=0 loom.ConvNCHWc=2 loom.ToNCHWc=1 loom.FromNCHWc=1");
+    assert_int_equal(g->n_nodes, 5);
+    assert_int_equal(find_op(g, "loom", "ToNCHWc", 0), 0);
+    assert_int_equal(find_op(g, "loom", "FromNCHWc", 0), g->n_nodes - 1);
+    int r = find_op(g, "", "Relu", 0);
+    assert_true(r >= 0);
+    const gr_type *rt = out_type(g, r);
+    int64_t b = host_block();
+    assert_int_equal(rt->ndim, 5);
+    assert_int_equal(rt->shape[1], C / b);
+    assert_int_equal(rt->shape[4], b);
+    /* The interface is unchanged: the graph output keeps name and type. */
+    const gr_value *y = &g->values[g->outputs[0]];
+    assert_string_equal(y->name, "y");
+    assert_int_equal(y->type.ndim, 4);
+    assert_int_equal(y->type.shape[1], 2 * C);
+    /* Before (no_layout): two Conv, no loom operator. */
+    lay_ops(&run, run.m2->graph, "Conv=2 loom.ConvNCHWc=0");
+
+    lay_chain_check(&run);
+    lay_end(&run);
+}
+
+/* Every layout-agnostic elementwise operator between two blocked
+ * convolutions runs on the blocked twins: no FromNCHWc/ToNCHWc between
+ * them (gr_extract_tasks: the graph as gr_compile plans it, nothing
+ * built). Identity and Dropout are removed before the layout pass. */
+static void test_activations_stay_blocked(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    static const char *const ops[] = {
+        "Relu", "Clip", "Sigmoid", "Tanh", "HardSwish", "Sqrt", "Reciprocal", "Erf", "Gelu",
+        "Identity", "Dropout", "Abs", "Neg", "Sign", "Exp", "Log", "Ceil", "Floor", "Round", "Sin",
+        "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
+        "Softsign", "Mish", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu",
+        "Shrink", "PRelu", "Max", "Min", "Sum", "Mean", "Pow"};
+    const int64_t b = host_block(), C = 2 * b, H = 4, W = 4;
+    conv_w c1 = rand_conv(&rng, C, C, 1, 1), c2 = rand_conv(&rng, C, C, 1, 1);
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        ow_model *w = ow_new(18);
+        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+        add_conv(w, "c1", &c1, "x", "h", 1, 1, 0);
+        add_activation(w, ops[i], C, "h", "a");
+        add_conv(w, "c2", &c2, "a", "y", 1, 1, 0);
+        ow_output(w, "y");
+        gr_model *m = ow_load_ok(w);
+        char *err = NULL;
+        gr_task *tasks;
+        int ntasks;
+        if (gr_extract_tasks(m, NULL, &tasks, &ntasks, &err) != 0) fail_msg("%s: %s", ops[i], err);
+        const gr_graph *g = m->graph;
+        bool removed = strcmp(ops[i], "Identity") == 0 || strcmp(ops[i], "Dropout") == 0;
+        int a = find_op(g, "", ops[i], 0);
+        if (count_op(g, "loom", "ToNCHWc") != 1 || count_op(g, "loom", "FromNCHWc") != 1 ||
+            count_op(g, "loom", "ConvNCHWc") != 2 || g->n_nodes != (removed ? 4 : 5) ||
+            find_op(g, "loom", "FromNCHWc", 0) != g->n_nodes - 1 || (!removed && a < 0))
+            fail_msg("%s between blocked convolutions: %d nodes, %d ToNCHWc, %d FromNCHWc", ops[i],
+                     g->n_nodes, count_op(g, "loom", "ToNCHWc"), count_op(g, "loom", "FromNCHWc"));
+        if (!removed && out_type(g, a)->ndim != 5) fail_msg("%s: its output is not blocked", ops[i]);
+        gr_tasks_free(tasks, ntasks);
+        gr_model_free(m);
+        ow_free(w);
+    }
+    free_conv(&c1), free_conv(&c2);
+}
+
+static double a_leaky(double v, int64_t c) { return v < 0 ? 0.25 * v : v; }
+static double a_hsig(double v, int64_t c) { return fmax(0, fmin(1, 0.2 * v + 0.5)); }
+static double a_mish(double v, int64_t c) { return v * tanh(log1p(exp(v))); }
+static double a_softsign(double v, int64_t c) { return v / (1 + fabs(v)); }
+static double a_elu(double v, int64_t c) { return v < 0 ? 0.25 * expm1(v) : v; }
+static double a_gelu(double v, int64_t c) { return 0.5 * v * (1 + erf(v / sqrt(2))); }
+static double a_prelu(double v, int64_t c) { return v < 0 ? v * (double)(0.05f * (float)c - 0.75f) : v; }
+static double a_max(double v, int64_t c) { return fmax(v, (double)(0.05f * (float)c - 0.75f)); }
+static double a_pow(double v, int64_t c) { return v * v; }
+
+/* conv -> activation -> conv on the blocked layout against a naive double
+ * reference and the plain (no_layout) compile of the same model. */
+static void test_activation_chain_numeric(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    static const struct {
+        const char *op;
+        double (*ref)(double, int64_t);
+    } acts[] = {{"LeakyRelu", a_leaky}, {"HardSigmoid", a_hsig}, {"Mish", a_mish},
+                {"Softsign", a_softsign}, {"Elu", a_elu}, {"Gelu", a_gelu},
+                {"PRelu", a_prelu}, {"Max", a_max}, {"Pow", a_pow}};
+    const int64_t b = host_block(), C = 2 * b, H = 6, W = 5;
+    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
+        const lay_step chain[] = {L_CONV(C, 3, 1, 1, 1), L_ACT(acts[i].op, acts[i].ref),
+                                  L_CONV(C, 1, 1, 1, 0)};
+        lay_run run;
+        L_CHAIN(&run, acts[i].op, 18, C, H, W, &rng, chain);
+        if (count_op(run.g, "loom", "FromNCHWc") != 1)
+            fail_msg("%s: %d FromNCHWc (want 1)", run.name, count_op(run.g, "loom", "FromNCHWc"));
+        lay_chain_check(&run);
+        lay_end(&run);
+    }
+}
+
+static void test_residual_block(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 32, H = 8, W = 8;
+    const lay_step chain[] = {L_CONV(C, 1, 1, 1, 0), L_RELU,  L_CONV(C, 3, 1, 1, 1),
+                              L_ADD_X,               L_SCALE, L_RELU};
+    lay_run run;
+    L_CHAIN(&run, "residual block", 13, C, H, W, &rng, chain);
+    const gr_graph *g = run.g;
+    assert_int_equal(count_op(g, "loom", "ConvNCHWc"), 2);
+    /* x is blocked once, for the first Conv and the residual Add alike. */
+    lay_ops(&run, g, "loom.ToNCHWc=1 loom.FromNCHWc=1");
+    int add = find_op(g, "", "Add", 0), mul = find_op(g, "", "Mul", 0);
+    assert_true(add >= 0 && mul >= 0);
+    assert_int_equal(out_type(g, add)->ndim, 5);
+    assert_int_equal(out_type(g, mul)->ndim, 5);
+    /* The scale re-laid out as [1, C/b, 1, 1, b]. */
+    const gr_value *sv = &g->values[g->nodes[mul].inputs[1]];
+    assert_int_equal(sv->type.ndim, 5);
+    assert_int_equal(sv->type.shape[4], host_block());
+    lay_chain_check(&run);
+    lay_end(&run);
+}
+
+static void test_depthwise_and_middle_output(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 32, H = 11, W = 9;
+    /* "ac" is read further on and is a graph output too. */
+    const lay_step chain[] = {L_CONV(C, 1, 1, 1, 0), {.op = 'k', .out = "ac"},
+                              L_CONV(C, 3, C, 2, 1)};
+    lay_run run;
+    L_CHAIN(&run, "depthwise and middle output", 13, C, H, W, &rng, chain);
+    const gr_graph *g = run.g;
+    lay_ops(&run, g, "Conv=0 loom.ConvNCHWc=2 loom.ToNCHWc=1 loom.FromNCHWc=2");
+    assert_string_equal(g->values[g->outputs[0]].name, "ac");
+    assert_string_equal(g->values[g->outputs[1]].name, "y");
+    lay_chain_check(&run);
+    lay_end(&run);
+}
+
+/* With 16 lanes or more, 24 channels are blocked by 8: a block of 24 ->
+ * 32 -> 24 channels with its residual Add stays blocked, the convolutions
+ * changing block size on the way. */
+static void test_half_blocks(void **state)
+{
+    (void)state;
+    int64_t b = host_block();
+    if (b < 16) skip();
+    uint64_t rng = tu_seed();
+    const int64_t C = b / 2 * 3, K = 2 * b, H = 7, W = 9;
+    const lay_step chain[] = {L_CONV(K, 1, 1, 1, 0), L_RELU, L_CONV(C, 3, 1, 1, 1), L_ADD_X};
+    lay_run run;
+    L_CHAIN(&run, "half blocks", 13, C, H, W, &rng, chain);
+    const gr_graph *g = run.g;
+    lay_ops(&run, g, "Conv=0 loom.ToNCHWc=1 loom.FromNCHWc=1");
+    int to = find_op(g, "loom", "ToNCHWc", 0), add = find_op(g, "", "Add", 0);
+    assert_int_equal(out_type(g, to)->shape[4], b / 2);
+    assert_int_equal(out_type(g, find_op(g, "", "Relu", 0))->shape[4], b);
+    assert_int_equal(out_type(g, add)->shape[4], b / 2);
+    lay_chain_check(&run);
+    lay_end(&run);
+}
+
+static void test_channels_not_blocked(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 12, H = 6, W = 6;
+    /* A 4-lane host blocks 12 channels. */
+    if (C % host_block() == 0 || (host_block() >= 16 && C % (host_block() / 2) == 0)) skip();
+    const lay_step chain[] = {L_CONV(C, 3, 1, 1, 1), L_RELU};
+    lay_run run;
+    L_CHAIN(&run, "channels not blocked", 13, C, H, W, &rng, chain);
+    const gr_graph *g = run.g;
+    assert_int_equal(count_op(g, "", "Conv"), 1);
+    assert_int_equal(count_op(g, "loom", "ConvNCHWc") + count_op(g, "loom", "ToNCHWc") +
+                         count_op(g, "loom", "FromNCHWc"),
+                     0);
+    lay_chain_check(&run);
+    lay_end(&run);
+}
+
+/* ---------------- pools and grouped convolutions on NCHW[b]c ---------------- */
+
 /* Each pool (every attribute the plain lowering takes) after a blocked
  * convolution runs on the blocked twin: no transform between the two, one
  * FromNCHWc after the pool for the graph output; the values those of
@@ -662,41 +712,26 @@ static void test_pools_blocked(void **state)
          * there are 16 or more. */
         bool half = t % 2 == 1 && b >= 16;
         const int64_t C = half ? b / 2 * 3 : 2 * b;
-        conv_w c1 = rand_conv(&rng, C, C, 1, 1);
-        ow_model *w = ow_new(13);
-        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-        add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
-        add_pool(w, pc, "a", "y");
-        ow_output(w, "y");
-        gr_model *m1, *m2;
-        gr_exec *e1, *e2;
-        compile_both(w, &m1, &e1, &m2, &e2);
-        const gr_graph *g = m1->graph;
+        char name[64];
+        snprintf(name, sizeof name, "case %zu (%s)", t, pc->op);
+        const lay_step chain[] = {L_CONV(C, 1, 1, 1, 0), L_POOL(pc)};
+        lay_run run;
+        L_CHAIN(&run, name, 13, C, H, W, &rng, chain);
+        const gr_graph *g = run.g;
         char op[64];
         pool_op_name(pc, op, sizeof op);
         int p = find_op(g, "loom", op, 0), from = find_op(g, "loom", "FromNCHWc", 0);
-        if (p < 0) fail_msg("case %zu: no %s", t, op);
-        assert_int_equal(count_op(g, "", pc->op), 0);
-        assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-        assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
-        assert_int_equal(from, p + 1);
-        assert_int_equal(g->nodes[from].inputs[0], g->nodes[p].outputs[0]);
-        assert_int_equal(out_type(g, p)->ndim, 5);
-        assert_int_equal(out_type(g, p)->shape[4], half ? b / 2 : b);
-
-        DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-        double *xd = input_double(x);
-        int64_t oh, ow;
-        double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
-        double *ref = ref_pool(a, C, H, W, pc, &oh, &ow);
-        assert_int_equal(out_type(g, from)->shape[2], oh);
-        assert_int_equal(out_type(g, from)->shape[3], ow);
-        check_both(e1, e2, x, 0, ref, C * oh * ow);
-        free(ref), free(a), free(xd);
-        rt_tensor_free(x);
-        free_all(m1, e1, m2, e2);
-        ow_free(w);
-        free_conv(&c1);
+        if (p < 0) fail_msg("%s: no %s", name, op);
+        LAY_EQ(&run, count_op(g, "", pc->op), 0);
+        lay_ops(&run, g, "loom.ToNCHWc=1 loom.FromNCHWc=1");
+        LAY_EQ(&run, from, p + 1);
+        LAY_EQ(&run, g->nodes[from].inputs[0], g->nodes[p].outputs[0]);
+        LAY_EQ(&run, out_type(g, p)->ndim, 5);
+        LAY_EQ(&run, out_type(g, p)->shape[4], half ? b / 2 : b);
+        LAY_EQ(&run, out_type(g, from)->shape[2], run.oh);
+        LAY_EQ(&run, out_type(g, from)->shape[3], run.ow);
+        lay_chain_check(&run);
+        lay_end(&run);
     }
 }
 
@@ -707,19 +742,12 @@ static void test_conv_maxpool_conv(void **state)
     (void)state;
     uint64_t rng = tu_seed();
     const int64_t C = 2 * host_block(), H = 11, W = 9;
-    conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, 2 * C, C, 1, 1);
     const pool_case mp = {"MaxPool", {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, -1, -1};
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-    add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
-    ow_node_add(w, "", "Relu", "h", "hr");
-    add_pool(w, &mp, "hr", "p");
-    add_conv(w, "c2", &c2, "p", "y", 1, 1, 0);
-    ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
+    const lay_step chain[] = {L_CONV(C, 3, 1, 1, 1), L_RELU, L_POOL(&mp),
+                              L_CONV(2 * C, 1, 1, 1, 0)};
+    lay_run run;
+    L_CHAIN(&run, "conv maxpool conv", 13, C, H, W, &rng, chain);
+    const gr_graph *g = run.g;
     /* To, ConvNCHWc, Relu, MaxPoolNCHWc, ConvNCHWc, From. */
     assert_int_equal(g->n_nodes, 6);
     assert_int_equal(find_op(g, "loom", "ToNCHWc", 0), 0);
@@ -728,21 +756,9 @@ static void test_conv_maxpool_conv(void **state)
     assert_int_equal(find_op(g, "loom", "FromNCHWc", 0), 5);
     assert_int_equal(count_op(g, "loom", "ToNCHWc") + count_op(g, "loom", "FromNCHWc"), 2);
     /* Before: the pool read plain NCHW, a FromNCHWc and a ToNCHWc around it. */
-    assert_int_equal(count_op(m2->graph, "", "MaxPool"), 1);
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
-    int64_t oh, ow, ph, pw, oh2, ow2;
-    double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
-    relu(h, C * oh * ow);
-    double *p = ref_pool(h, C, oh, ow, &mp, &ph, &pw);
-    double *ref = ref_conv(p, C, ph, pw, &c2, 1, 1, 0, &oh2, &ow2);
-    check_both(e1, e2, x, 0, ref, 2 * C * oh2 * ow2);
-    free(ref), free(p), free(h), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
-    free_conv(&c1), free_conv(&c2);
+    assert_int_equal(count_op(run.m2->graph, "", "MaxPool"), 1);
+    lay_chain_check(&run);
+    lay_end(&run);
 }
 
 /* conv -> relu -> GlobalAveragePool -> Flatten -> Gemm (a classifier
@@ -757,8 +773,8 @@ static void test_global_pool_classifier(void **state)
     assert_non_null(gw);
     for (int64_t i = 0; i < C * M; i++) gw[i] = (float)tu_rand_uniform(&rng, -0.5, 0.5);
     for (int64_t i = 0; i < M; i++) gb[i] = (float)tu_rand_uniform(&rng, -0.5, 0.5);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "global pool classifier", 13, C, H, W);
     ow_init(w, "gw", GR_FLOAT, 2, (int64_t[]){C, M}, gw, sizeof(float) * (size_t)(C * M));
     ow_init(w, "gb", GR_FLOAT, 1, (int64_t[]){M}, gb, sizeof gb);
     add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
@@ -767,13 +783,9 @@ static void test_global_pool_classifier(void **state)
     ow_node_add(w, "", "Flatten", "p", "f");
     ow_node_add(w, "", "Gemm", "f,gw,gb", "y");
     ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 1);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
-    assert_int_equal(count_op(g, "", "GlobalAveragePool"), 0);
+    lay_compile(&run, &rng);
+    const gr_graph *g = run.g;
+    lay_ops(&run, g, "loom.ToNCHWc=1 loom.FromNCHWc=1 GlobalAveragePool=0");
     int p = find_op(g, "loom", "GlobalAveragePoolNCHWc", 0);
     int from = find_op(g, "loom", "FromNCHWc", 0);
     assert_true(p >= 0);
@@ -783,11 +795,8 @@ static void test_global_pool_classifier(void **state)
     assert_int_equal(ft->shape[1], C);
     assert_int_equal(ft->shape[2], 1);
     assert_int_equal(ft->shape[3], 1);
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
     int64_t oh, ow;
-    double *h = ref_conv(xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+    double *h = ref_conv(run.xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
     relu(h, C * oh * ow);
     double ref[10];
     for (int64_t m = 0; m < M; m++) {
@@ -798,11 +807,9 @@ static void test_global_pool_classifier(void **state)
             ref[m] += mean / (double)(oh * ow) * (double)gw[c * M + m];
         }
     }
-    check_both(e1, e2, x, 0, ref, M);
-    free(h), free(xd), free(gw);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    lay_check(&run, 0, ref, M);
+    free(h), free(gw);
+    lay_end(&run);
     free_conv(&c1);
 }
 
@@ -833,22 +840,18 @@ static void test_pools_left_plain(void **state)
     /* Indices asked for: plain NCHW positions, so the pool reads plain. */
     const int64_t C = 2 * b;
     conv_w c1 = rand_conv(&rng, C, C, 1, 1);
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
+    lay_run run;
+    ow_model *w = lay_begin(&run, "MaxPool with Indices", 13, C, H, W);
     add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
     ow_node *n = ow_node_add(w, "", "MaxPool", "a", "y,idx");
     ow_attr_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
     ow_output(w, "y");
     ow_output(w, "idx");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    assert_int_equal(count_op(m1->graph, "", "MaxPool"), 1);
-    assert_int_equal(count_op(m1->graph, "loom", "MaxPoolNCHWc"), 0);
-    assert_int_equal(find_op(m1->graph, "loom", "FromNCHWc", 0) + 1,
-                     find_op(m1->graph, "", "MaxPool", 0));
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
+    lay_compile(&run, &rng);
+    lay_ops(&run, run.g, "MaxPool=1 loom.MaxPoolNCHWc=0");
+    assert_int_equal(find_op(run.g, "loom", "FromNCHWc", 0) + 1,
+                     find_op(run.g, "", "MaxPool", 0));
+    lay_end(&run);
     free_conv(&c1);
 }
 
@@ -860,23 +863,14 @@ static void test_stem_plain_input(void **state)
     (void)state;
     uint64_t rng = tu_seed();
     const int64_t C = 3, K = 2 * host_block(), H = 13, W = 10;
-    conv_w c1 = rand_conv(&rng, K, C, 3, 3), c2 = rand_conv(&rng, K, K, 1, 1);
     const pool_case mp = {"MaxPool", {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, -1, -1};
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-    add_conv(w, "c1", &c1, "x", "h", 1, 2, 1);
-    ow_node_add(w, "", "Relu", "h", "hr");
-    add_pool(w, &mp, "hr", "p");
-    add_conv(w, "c2", &c2, "p", "y", 1, 1, 0);
-    ow_output(w, "y");
-    gr_model *m1, *m2;
-    gr_exec *e1, *e2;
-    compile_both(w, &m1, &e1, &m2, &e2);
-    const gr_graph *g = m1->graph;
+    const lay_step chain[] = {L_CONV(K, 3, 1, 2, 1), L_RELU, L_POOL(&mp), L_CONV(K, 1, 1, 1, 0)};
+    lay_run run;
+    L_CHAIN(&run, "stem plain input", 13, C, H, W, &rng, chain);
+    const gr_graph *g = run.g;
     /* ConvNCHWc (reading x), Relu, MaxPoolNCHWc, ConvNCHWc, From. */
     assert_int_equal(g->n_nodes, 5);
-    assert_int_equal(count_op(g, "loom", "ToNCHWc"), 0);
-    assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+    lay_ops(&run, g, "loom.ToNCHWc=0 loom.FromNCHWc=1");
     assert_int_equal(find_op(g, "loom", "ConvNCHWc", 0), 0);
     assert_int_equal(find_op(g, "loom", "MaxPoolNCHWc", 0), 2);
     assert_string_equal(g->values[g->nodes[0].inputs[0]].name, "x");
@@ -884,20 +878,8 @@ static void test_stem_plain_input(void **state)
     assert_int_equal(wv->type.ndim, 6);
     assert_int_equal(wv->type.shape[1], C);
     assert_int_equal(wv->type.shape[4], 1);
-
-    DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-    double *xd = input_double(x);
-    int64_t oh, ow, ph, pw, oh2, ow2;
-    double *h = ref_conv(xd, C, H, W, &c1, 1, 2, 1, &oh, &ow);
-    relu(h, K * oh * ow);
-    double *p = ref_pool(h, K, oh, ow, &mp, &ph, &pw);
-    double *ref = ref_conv(p, K, ph, pw, &c2, 1, 1, 0, &oh2, &ow2);
-    check_both(e1, e2, x, 0, ref, K * oh2 * ow2);
-    free(ref), free(p), free(h), free(xd);
-    rt_tensor_free(x);
-    free_all(m1, e1, m2, e2);
-    ow_free(w);
-    free_conv(&c1), free_conv(&c2);
+    lay_chain_check(&run);
+    lay_end(&run);
 }
 
 /* Grouped convolutions whose groups are whole blocks run blocked (two
@@ -912,41 +894,25 @@ static void test_grouped_conv(void **state)
     for (int t = 0; t < 3; t++) {
         int64_t group = groups[t];
         bool blocked = (C / group) % b == 0;
-        conv_w c1 = rand_conv(&rng, C, C, 1, 1), gc = rand_conv(&rng, C, C / group, 3, 3);
-        ow_model *w = ow_new(13);
-        ow_input(w, "x", GR_FLOAT, 4, (int64_t[]){1, C, H, W});
-        add_conv(w, "c1", &c1, "x", "a", 1, 1, 0);
-        ow_node_add(w, "", "Relu", "a", "ar");
-        add_conv(w, "gc", &gc, "ar", "y", group, 2, 1);
-        ow_output(w, "y");
-        gr_model *m1, *m2;
-        gr_exec *e1, *e2;
-        compile_both(w, &m1, &e1, &m2, &e2);
-        const gr_graph *g = m1->graph;
-        assert_int_equal(count_op(g, "loom", "ConvNCHWc"), blocked ? 2 : 1);
-        assert_int_equal(count_op(g, "", "Conv"), blocked ? 0 : 1);
-        assert_int_equal(count_op(g, "loom", "FromNCHWc"), 1);
+        char name[32];
+        snprintf(name, sizeof name, "group %ld", (long)group);
+        const lay_step chain[] = {L_CONV(C, 1, 1, 1, 0), L_RELU, L_CONV(C, 3, group, 2, 1)};
+        lay_run run;
+        L_CHAIN(&run, name, 13, C, H, W, &rng, chain);
+        const gr_graph *g = run.g;
+        LAY_EQ(&run, count_op(g, "loom", "ConvNCHWc"), blocked ? 2 : 1);
+        LAY_EQ(&run, count_op(g, "", "Conv"), blocked ? 0 : 1);
+        LAY_EQ(&run, count_op(g, "loom", "FromNCHWc"), 1);
         if (blocked) {
             int gcn = find_op(g, "loom", "ConvNCHWc", 2);
             const gr_value *wv = &g->values[g->nodes[gcn].inputs[1]];
-            assert_int_equal(wv->type.ndim, 6);
-            assert_int_equal(wv->type.shape[1], C / group / b);
+            LAY_EQ(&run, wv->type.ndim, 6);
+            LAY_EQ(&run, wv->type.shape[1], C / group / b);
         } else {
-            assert_int_equal(find_op(g, "loom", "FromNCHWc", 0) + 1, find_op(g, "", "Conv", 0));
+            LAY_EQ(&run, find_op(g, "loom", "FromNCHWc", 0) + 1, find_op(g, "", "Conv", 0));
         }
-
-        DLTensor *x = tu_rand_f32(&rng, 4, (int64_t[]){1, C, H, W});
-        double *xd = input_double(x);
-        int64_t oh, ow;
-        double *a = ref_conv(xd, C, H, W, &c1, 1, 1, 0, &oh, &ow);
-        relu(a, C * H * W);
-        double *ref = ref_conv(a, C, H, W, &gc, group, 2, 1, &oh, &ow);
-        check_both(e1, e2, x, 0, ref, C * oh * ow);
-        free(ref), free(a), free(xd);
-        rt_tensor_free(x);
-        free_all(m1, e1, m2, e2);
-        ow_free(w);
-        free_conv(&c1), free_conv(&gc);
+        lay_chain_check(&run);
+        lay_end(&run);
     }
 }
 

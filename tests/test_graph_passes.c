@@ -16,19 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "onnx_suite.h"
 #include "testutil.h"
 
 #define TESTDATA "/usr/share/libonnx-testdata/data"
 #define NODE_TESTS TESTDATA "/node"
-
-static void need_testdata(void)
-{
-    struct stat st;
-    if (stat(NODE_TESTS, &st) != 0) {
-        printf("libonnx-testdata is not installed (" NODE_TESTS "): skipped\n");
-        skip();
-    }
-}
 
 /* ---------------- invariants ---------------- */
 
@@ -160,7 +152,7 @@ typedef struct {
 
 static mini *mini_new(const char *name)
 {
-    need_testdata();
+    os_need_testdata();
     mini *b = calloc(1, sizeof *b);
     assert_non_null(b);
     char *err = NULL;
@@ -696,7 +688,7 @@ static void test_order_and_report(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     char *err = NULL;
     assert_int_equal(gr_optimize(NULL, NULL, &err), -1);
     assert_non_null(strstr(err, "gr_optimize: no model"));
@@ -793,55 +785,24 @@ static void test_dump(void **state)
 
 /* ---------------- ONNX's test suite ---------------- */
 
-static gr_tensor *load_pb(const char *dir, int k)
-{
-    char path[8448];
-    snprintf(path, sizeof path, "%s/test_data_set_0/input_%d.pb", dir, k);
-    if (access(path, R_OK) != 0) return NULL;
-    return gr_tensor_load(path, NULL);
-}
-
 typedef struct {
     int models, optimized, refused;
     long rewrites[8];
     int changed[8]; /* models each pass changed */
 } suite_counts;
 
-/* Infers the test's model with its data set 0's input shapes, as
- * tests/test_graph_shapes.c does (integer inputs stand for what real
- * models have as initializers), then runs the passes checked. */
-static void suite_model(const char *dir, suite_counts *c)
+/* Infers the test's model with its data set 0's inputs (os_inputs_load:
+ * integer inputs stand for what real models have as initializers), then
+ * runs the passes checked. */
+static void suite_model(const char *dir, const char *model, suite_counts *c)
 {
-    char path[8448];
-    snprintf(path, sizeof path, "%s/model.onnx", dir);
-    if (access(path, R_OK) != 0) return;
-    gr_model *m = gr_model_load(path, NULL);
+    gr_model *m = gr_model_load(model, NULL);
     if (!m) return;
     c->models++;
-    gr_graph *g = m->graph;
-    gr_tensor *owned[64];
-    gr_input_shape fixed[64];
-    int k = 0, nfixed = 0;
-    for (int i = 0; i < g->n_inputs && k < 64; i++) {
-        gr_value *v = &g->values[g->inputs[i]];
-        if (v->kind != GR_VALUE_INPUT) continue;
-        gr_tensor *t = v->type.kind == GR_TYPE_TENSOR ? load_pb(dir, k) : NULL;
-        owned[k++] = t;
-        if (!t) continue;
-        if (t->elem_type == GR_INT64 || t->elem_type == GR_INT32) {
-            v->kind = GR_VALUE_CONST;
-            v->data = t;
-            v->type.ndim = t->ndim;
-            v->type.shape = t->shape;
-            v->type.dim_params = NULL;
-            continue;
-        }
-        bool dynamic = v->type.ndim < 0;
-        for (int d = 0; d < v->type.ndim; d++) dynamic |= v->type.shape[d] < 0;
-        if (dynamic) fixed[nfixed++] = (gr_input_shape){v->name, t->ndim, t->shape};
-    }
+    os_inputs in;
+    os_inputs_load(dir, m, &in, false);
     char *err = NULL;
-    if (gr_infer_shapes(m, nfixed, fixed, &err) != 0) {
+    if (gr_infer_shapes(m, in.nfixed, in.fixed, &err) != 0) {
         c->refused++;
         free(err);
     } else {
@@ -855,28 +816,21 @@ static void suite_model(const char *dir, suite_counts *c)
     }
     /* The model may share the inputs' tensors: it goes first. */
     gr_model_free(m);
-    for (int j = 0; j < k; j++) gr_tensor_free(owned[j]);
+    os_inputs_free(NULL, &in);
 }
 
 static void test_onnx_suite(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     suite_counts c = {0};
     const char *suites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
     for (size_t s = 0; s < sizeof suites / sizeof *suites; s++) {
         char sdir[4096];
         snprintf(sdir, sizeof sdir, TESTDATA "/%s", suites[s]);
-        DIR *d = opendir(sdir);
-        if (!d) continue;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (e->d_name[0] == '.') continue;
-            char dir[8192];
-            snprintf(dir, sizeof dir, "%s/%s", sdir, e->d_name);
-            suite_model(dir, &c);
-        }
-        closedir(d);
+        os_walk wk;
+        if (!os_walk_open(&wk, sdir)) continue;
+        while (os_walk_next(&wk)) suite_model(wk.dir, wk.model, &c);
     }
     printf("%d models, %d optimized and checked after every pass, %d refused by gr_infer_shapes\n",
            c.models, c.optimized, c.refused);

@@ -12,26 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "onnx_suite.h"
 #include "testutil.h"
 
 #define NODE_TESTS "/usr/share/libonnx-testdata/data/node"
-
-static void need_testdata(void)
-{
-    struct stat st;
-    if (stat(NODE_TESTS, &st) != 0) {
-        printf("libonnx-testdata is not installed (" NODE_TESTS "): skipped\n");
-        skip();
-    }
-}
-
-static int64_t opset_of(const gr_model *m, const char *domain)
-{
-    if (!*domain || strcmp(domain, "ai.onnx") == 0) return m->opset;
-    for (int i = 0; i < m->n_opsets; i++)
-        if (strcmp(m->opsets[i].domain, domain) == 0) return m->opsets[i].version;
-    return 0;
-}
 
 /* ---------------- ONNX's node tests ---------------- */
 
@@ -89,85 +73,21 @@ static bool is_allowed(const char *test)
     return false;
 }
 
-static gr_tensor *load_pb(const char *dir, const char *kind, int k)
-{
-    char path[4096];
-    int len = snprintf(path, sizeof path, "%s/test_data_set_0/%s_%d.pb", dir, kind, k);
-    assert_true(len > 0 && (size_t)len < sizeof path);
-    if (access(path, R_OK) != 0) return NULL;
-    char *err = NULL;
-    gr_tensor *t = gr_tensor_load(path, &err);
-    if (!t) printf("%s\n", err);
-    assert_non_null(t);
-    return t;
-}
-
-/* The inputs of a test's data set 0, as check_test gives them to a model. */
-typedef struct {
-    gr_tensor *inputs[64];
-    int k;
-    gr_input_shape fixed[64];
-    int nfixed;
-} test_inputs;
-
-static void prepare_inputs(const char *dir, gr_model *m, test_inputs *ti)
-{
-    gr_graph *g = m->graph;
-    gr_tensor **inputs = ti->inputs;
-    gr_input_shape *fixed = ti->fixed;
-    int nfixed = 0, k = 0;
-    for (int i = 0; i < g->n_inputs && k < 64; i++) {
-        gr_value *v = &g->values[g->inputs[i]];
-        if (v->kind != GR_VALUE_INPUT) continue;
-        /* Sequences and optionals are not TensorProto files. */
-        gr_tensor *t = v->type.kind == GR_TYPE_TENSOR ? load_pb(dir, "input", k) : NULL;
-        inputs[k++] = t;
-        if (!t) continue;
-        /* Integer inputs of ONNX's tests carry what a real model has as
-         * initializers (Reshape's shape, Slice's starts, axes): they
-         * become constants here, contents and all. */
-        if (t->elem_type == GR_INT64 || t->elem_type == GR_INT32) {
-            v->kind = GR_VALUE_CONST;
-            v->data = t;
-            v->type.ndim = t->ndim;
-            v->type.shape = t->shape;
-            v->type.dim_params = NULL;
-            continue;
-        }
-        bool dynamic = v->type.ndim < 0;
-        for (int d = 0; d < v->type.ndim; d++) dynamic |= v->type.shape[d] < 0;
-        if (dynamic) fixed[nfixed++] = (gr_input_shape){v->name, t->ndim, t->shape};
-    }
-    ti->k = k;
-    ti->nfixed = nfixed;
-}
-
-/* Frees the inputs; the model must not keep pointers to them. */
-static void release_inputs(gr_model *m, test_inputs *ti)
-{
-    gr_graph *g = m->graph;
-    for (int i = 0; i < g->n_values; i++)
-        for (int j = 0; j < ti->k; j++)
-            if (ti->inputs[j] && g->values[i].data == ti->inputs[j]) g->values[i].data = NULL;
-    for (int j = 0; j < ti->k; j++) gr_tensor_free(ti->inputs[j]);
-}
-
 /* One test: false when it disagrees; *dynamic when the model computes a
  * shape from run-time values (an input inference needs as a constant is
  * not one: Loom's shapes are static), which counts as skipped. */
 static bool check_test(const char *name, const char *dir, gr_model *m, bool *dynamic)
 {
     gr_graph *g = m->graph;
-    test_inputs ti;
-    memset(&ti, 0, sizeof ti);
-    prepare_inputs(dir, m, &ti);
+    os_inputs ti;
+    os_inputs_load(dir, m, &ti, true);
     char *err = NULL;
     bool ok = gr_infer_shapes(m, ti.nfixed, ti.fixed, &err) == 0;
     *dynamic = !ok && strstr(err, "must be a constant") != NULL;
     if (!ok && !*dynamic) printf("FAILED %s: %s\n", name, err);
     free(err);
     for (int o = 0; ok && o < g->n_outputs; o++) {
-        gr_tensor *want = load_pb(dir, "output", o);
+        gr_tensor *want = os_load_pb(dir, "output", o, true);
         if (!want) continue;
         const gr_type *got = &g->values[g->outputs[o]].type;
         /* ONNX's tests store bfloat16 data as uint16 (numpy has no bfloat16). */
@@ -186,29 +106,21 @@ static bool check_test(const char *name, const char *dir, gr_model *m, bool *dyn
         }
         gr_tensor_free(want);
     }
-    release_inputs(m, &ti);
+    os_inputs_free(m, &ti);
     return ok;
 }
 
 static void test_node_suite(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     suite *s = calloc(1, sizeof *s);
     assert_non_null(s);
-    DIR *d = opendir(NODE_TESTS);
-    assert_non_null(d);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        char dir[4096], model[4096];
-        int len = snprintf(dir, sizeof dir, "%s/%s", NODE_TESTS, e->d_name);
-        assert_true(len > 0 && (size_t)len < sizeof dir);
-        len = snprintf(model, sizeof model, "%s/model.onnx", dir);
-        assert_true(len > 0 && (size_t)len < sizeof model);
-        if (access(model, R_OK) != 0) continue;
+    os_walk wk;
+    assert_true(os_walk_open(&wk, NODE_TESTS));
+    while (os_walk_next(&wk)) {
         char *err = NULL;
-        gr_model *m = gr_model_load(model, &err);
+        gr_model *m = gr_model_load(wk.model, &err);
         if (!m) printf("%s\n", err);
         assert_non_null(m);
         /* Each unsupported operator counts once per test it skips. */
@@ -217,7 +129,7 @@ static void test_node_suite(void **state)
         bool skipped = false;
         for (int i = 0; i < m->graph->n_nodes; i++) {
             const gr_node *n = &m->graph->nodes[i];
-            int64_t opset = opset_of(m, n->domain);
+            int64_t opset = os_opset_of(m, n->domain);
             if (gr_op_supported(n->domain, n->op_type, opset)) continue;
             skipped = true;
             /* A supported operator at an opset outside 11..18 counts as Op@opset. */
@@ -241,20 +153,19 @@ static void test_node_suite(void **state)
         bool dynamic = false;
         if (skipped) {
             s->skipped++;
-        } else if (check_test(e->d_name, dir, m, &dynamic)) {
+        } else if (check_test(wk.name, wk.dir, m, &dynamic)) {
             s->checked++;
             count_checked(s, m->graph);
         } else if (dynamic) {
             s->skipped++;
             count_unsupported(s, "shapes from run-time values");
-        } else if (is_allowed(e->d_name)) {
-            printf("  (allowed: %s)\n", e->d_name);
+        } else if (is_allowed(wk.name)) {
+            printf("  (allowed: %s)\n", wk.name);
         } else {
             s->failures++;
         }
         gr_model_free(m);
     }
-    closedir(d);
     qsort(s->ops, (size_t)s->n_ops, sizeof *s->ops, by_count);
     printf("%d tests checked, %d skipped (unsupported ops: ", s->checked, s->skipped);
     for (int i = 0; i < s->n_ops; i++) printf("%s%d of %s", i ? ", " : "", s->ops[i].tests, s->ops[i].op);
@@ -300,7 +211,7 @@ static void expect_error(gr_model *m, int nfixed, const gr_input_shape *fixed, c
 static void test_dynamic_input(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     gr_model *m = load_node_test("test_relu"); /* x: float[3,4,5] */
     gr_type *t = &m->graph->values[m->graph->inputs[0]].type;
     char *params[3] = {"batch", NULL, NULL};
@@ -343,7 +254,7 @@ static void test_dynamic_input(void **state)
 static void test_unsupported_listed_together(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     /* Many nodes: Mul, ReduceMean, Sub, ... */
     gr_model *m = load_node_test("test_layer_normalization_2d_axis0_expanded");
     gr_graph *g = m->graph;
@@ -389,7 +300,7 @@ static gr_attr *find_attr(gr_node *n, const char *name)
 static void test_bad_attributes(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     gr_model *m = load_node_test("test_conv_with_autopad_same");
     gr_node *n = &m->graph->nodes[0];
     n->name = "c1";
@@ -435,7 +346,7 @@ static gr_tensor int64_tensor(int64_t *data, int64_t *shape, int ndim, int64_t n
 static void test_folded_shape(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     gr_model *m = load_node_test("test_relu");
     gr_graph *loaded = m->graph;
     int64_t x_shape[3] = {2, 3, 4}, two[1] = {2}, one[1] = {1};
@@ -535,7 +446,7 @@ static void add_attr(gr_node *n, gr_attr *storage, gr_attr a)
 static void test_operators_at_other_opsets(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     const char *tests[] = {"test_constantofshape_float_ones", "test_constantofshape_int_zeros",
                            "test_constantofshape_int_shape_zero", "test_globalaveragepool",
                            "test_globalaveragepool_precomputed"};
@@ -568,7 +479,7 @@ static void test_operators_at_other_opsets(void **state)
 static void test_attribute_and_input_forms(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     gr_attr attrs[8];
     int64_t zero[1] = {0}, one[1] = {1}, parts[2] = {2, 4};
 
@@ -803,19 +714,18 @@ static void mutate(int i, gr_model *m, gr_attr *storage)
 static void test_rule_refusals(void **state)
 {
     (void)state;
-    need_testdata();
+    os_need_testdata();
     for (int i = 0; i < (int)(sizeof bad_cases / sizeof *bad_cases); i++) {
         gr_model *m = load_node_test(bad_cases[i].test);
         char dir[4096];
         test_dir(dir, sizeof dir, bad_cases[i].test);
-        test_inputs ti;
-        memset(&ti, 0, sizeof ti);
-        prepare_inputs(dir, m, &ti);
+        os_inputs ti;
+        os_inputs_load(dir, m, &ti, true);
         gr_attr storage[16];
         mutate(i, m, storage);
         printf("[%d]", i);
         expect_error(m, ti.nfixed, ti.fixed, bad_cases[i].want, NULL);
-        release_inputs(m, &ti);
+        os_inputs_free(m, &ti);
         gr_model_free(m);
     }
 }
