@@ -579,8 +579,11 @@ int tune_program_mutate(const tune_sketch *sk, uint64_t *rng, tune_program *p);
 /* Moves p one step on one CPU hole picked at random: a split hole's
  * smallest prime factor of one level into an adjacent level (the result
  * valid: tune_split_valid), a compute location or parallel depth one up
- * or down within [1, extent], an unrolling depth one up or down. The
- * search measures such neighbours of its fastest programs each round.
+ * or down within [1, extent], an unrolling depth one up or down: a
+ * local-search step (TVM MetaSchedule's MutateTileSize likewise moves a
+ * factor of a tile size between two levels, but between any two; here
+ * only adjacent ones). The search measures such neighbours of its
+ * fastest programs each round (half of each round's batch).
  * Returns 0, or -1 with p unchanged when sk, rng or p is NULL, sk is a
  * GPU sketch or has no CPU hole, or no try found a step. */
 int tune_program_neighbour(const tune_sketch *sk, uint64_t *rng, tune_program *p);
