@@ -59,8 +59,9 @@ def main():
     ap.add_argument("--workload", required=True, choices=sorted(WORKLOADS))
     ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--target", default='{"kind": "llvm", "mcpu": "sapphirerapids", "num-cores": 1}',
-                    help="TVM target as JSON (TVM 0.27 takes no CLI strings)")
+    ap.add_argument("--target", default=None,
+                    help="TVM target as JSON (TVM 0.27 takes no CLI strings); default: llvm for "
+                         "this host's CPU as LLVM names it (as Loom's target), 1 core")
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--retime-only", action="store_true",
                     help="do not tune: build and time the best of the database in --work-dir")
@@ -73,6 +74,10 @@ def main():
     tensors, flop = build_func(op, p)
     func = te.create_prim_func(tensors).with_attr("global_symbol", "main")
     mod = tvm.IRModule({"main": func})
+    if a.target is None:
+        # Same CPU name LLVM gives Loom's JIT, so both tools compile for the same features.
+        cpu = tvm.get_global_func("target.llvm_get_system_cpu")()
+        a.target = json.dumps({"kind": "llvm", "mcpu": cpu, "num-cores": 1})
     target = tvm.target.Target(json.loads(a.target))
 
     t0 = time.time()
