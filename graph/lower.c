@@ -178,6 +178,16 @@ te_expr *gr_read_bcast(te_tensor *t, int trank, int nout, te_expr *const *axes)
     return te_read_n(t, trank, idx);
 }
 
+te_expr *gr_lunary_read(gr_lctx *c, const char *what, te_tensor **x, gr_loutput *o)
+{
+    te_tensor *X;
+    if (!gr_lin(c, 0, what, &X) || !gr_lout_axes(c, 0, &o->dt, &o->nd, o->shape, o->ax)) return NULL;
+    if (x) *x = X;
+    te_expr *r = gr_read_bcast(X, gr_lin_rank(c, 0), o->nd, o->ax);
+    if (!r) gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
+    return r;
+}
+
 bool gr_lower_node(te_ctx *ctx, const gr_model *m, const gr_graph *g, int node_index,
                    te_tensor **vals, double *flops, char **err)
 {

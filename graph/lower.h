@@ -156,6 +156,22 @@ te_tensor *gr_lstage(gr_lctx *c, const char *suffix, int nd, te_expr *const *ax,
 /* The ONNX rank of input k (0 for a scalar), -1 when left out. */
 int gr_lin_rank(const gr_lctx *c, int k);
 
+/* An output's te dtype, shape and axes, as gr_lout_axes fills them. */
+typedef struct {
+    te_dtype dt;
+    int nd;
+    int64_t shape[TE_MAX_DIMS];
+    te_expr *ax[TE_MAX_DIMS];
+} gr_loutput;
+/* The start of a rule whose output 0 reads input 0 elementwise (unary
+ * functions, Cast, Expand, ...): input 0 into *x (gr_lin, `what` naming
+ * it; x may be NULL), output 0's dtype, shape and axes into *o
+ * (gr_lout_axes), and input 0 read at those axes with numpy broadcasting
+ * (gr_read_bcast), returned. NULL after the error: input 0 left out or
+ * static (gr_lin's), output 0 without a te form (gr_lout_axes's), or te
+ * refusing the read (te's message, as gr_lout gives it). */
+te_expr *gr_lunary_read(gr_lctx *c, const char *what, te_tensor **x, gr_loutput *o);
+
 /* Lowers node `node_index` of g with c's ctx: fills c (in/cin/tin/tout
  * from `vals`, which maps every value index of g to its te tensor or
  * NULL) and calls the rule. On success, the outputs are stored into

@@ -13,17 +13,12 @@
 #include <float.h>
 #include <string.h>
 
-/* Output 0's dtype, shape and axes. */
-typedef struct {
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-} lout;
+static bool out0(gr_lctx *c, gr_loutput *o)
+{
+    return gr_lout_axes(c, 0, &o->dt, &o->nd, o->shape, o->ax);
+}
 
-static bool out0(gr_lctx *c, lout *o) { return gr_lout_axes(c, 0, &o->dt, &o->nd, o->shape, o->ax); }
-
-static double numel(const lout *o)
+static double numel(const gr_loutput *o)
 {
     double n = 1;
     for (int d = 0; d < o->nd; d++) n *= (double)o->shape[d];
@@ -31,7 +26,7 @@ static double numel(const lout *o)
 }
 
 /* Input k read at the output's axes (numpy broadcasting). */
-static te_expr *bread(gr_lctx *c, te_tensor *t, int k, const lout *o)
+static te_expr *bread(gr_lctx *c, te_tensor *t, int k, const gr_loutput *o)
 {
     return gr_read_bcast(t, gr_lin_rank(c, k), o->nd, o->ax);
 }
@@ -56,7 +51,7 @@ static float attr_float(const gr_node *n, const char *name, float dflt)
 
 /* The math functions are defined on floats only: an integer input is
  * refused by name instead of with te's message about the intrinsic. */
-static bool need_float(gr_lctx *c, const lout *o)
+static bool need_float(gr_lctx *c, const gr_loutput *o)
 {
     if (te_dtype_is_float(o->dt)) return true;
     return gr_lfail(c, "input X is %s; %s is computed for float and double only",
@@ -65,11 +60,11 @@ static bool need_float(gr_lctx *c, const lout *o)
 
 /* ---------------- unary ---------------- */
 
-static te_expr *fconst(gr_lctx *c, const lout *o, double v) { return te_const(c->ctx, o->dt, v); }
+static te_expr *fconst(gr_lctx *c, const gr_loutput *o, double v) { return te_const(c->ctx, o->dt, v); }
 
 /* 0.5 x (1 + erf(x / sqrt 2)), or with approximate='tanh'
  * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). */
-static te_expr *gelu(gr_lctx *c, const lout *o, te_expr *x, int *flops)
+static te_expr *gelu(gr_lctx *c, const gr_loutput *o, te_expr *x, int *flops)
 {
     const char *approx = attr_str(c->n, "approximate", "none");
     te_expr *half_x = te_mul(x, fconst(c, o, 0.5));
@@ -88,11 +83,10 @@ static te_expr *gelu(gr_lctx *c, const lout *o, te_expr *x, int *flops)
 /* Relu, Sigmoid, Tanh, Erf, Gelu, HardSwish, Sqrt, Reciprocal. */
 static bool lower_unary(gr_lctx *c)
 {
-    te_tensor *X;
-    lout o;
-    if (!gr_lin(c, 0, "X", &X) || !out0(c, &o)) return false;
+    gr_loutput o;
+    te_expr *x = gr_lunary_read(c, "X", NULL, &o), *y;
+    if (!x) return false;
     const char *op = c->n->op_type;
-    te_expr *x = bread(c, X, 0, &o), *y;
     int flops = 1;
     if (strcmp(op, "Relu") == 0) {
         y = te_max(x, te_const(c->ctx, o.dt, 0));
@@ -131,7 +125,7 @@ static bool lower_unary(gr_lctx *c)
  * divisor, which ONNX leaves undefined, gives 0, and INT_MIN / -1 wraps,
  * instead of the processor's division trap: the divisor the division
  * sees is never 0 or -1 (both sides of a select are evaluated). */
-static te_expr *int_div(gr_lctx *c, const lout *o, te_expr *a, te_expr *b)
+static te_expr *int_div(gr_lctx *c, const gr_loutput *o, te_expr *a, te_expr *b)
 {
     te_expr *zero = te_const(c->ctx, o->dt, 0), *one = te_const(c->ctx, o->dt, 1);
     te_expr *bz = te_eq(b, zero);
@@ -145,7 +139,7 @@ static te_expr *int_div(gr_lctx *c, const lout *o, te_expr *a, te_expr *b)
  * converted to the base's type; integer bases are computed in double and
  * truncated back, as ONNX's reference does (np.power(...).astype),
  * exact while the result stays within 2^53. */
-static te_expr *lower_pow_expr(gr_lctx *c, const lout *o, te_expr *a, te_expr *b)
+static te_expr *lower_pow_expr(gr_lctx *c, const gr_loutput *o, te_expr *a, te_expr *b)
 {
     if (te_dtype_is_float(o->dt)) return te_pow(a, te_cast(o->dt, b));
     te_expr *p = te_pow(te_cast(TE_FLOAT64, a), te_cast(TE_FLOAT64, b));
@@ -155,7 +149,7 @@ static te_expr *lower_pow_expr(gr_lctx *c, const lout *o, te_expr *a, te_expr *b
 /* B under legacy broadcasting (before opset 7, checked by inference):
  * the output is A's shape and B's dimensions are the output's from
  * `axis` on; extent-1 ones read index 0. */
-static te_expr *legacy_read(gr_lctx *c, te_tensor *B, const lout *o)
+static te_expr *legacy_read(gr_lctx *c, te_tensor *B, const gr_loutput *o)
 {
     int rb = gr_lin_rank(c, 1);
     if (rb == 0) return gr_read_bcast(B, 0, o->nd, o->ax);
@@ -170,7 +164,7 @@ static te_expr *legacy_read(gr_lctx *c, te_tensor *B, const lout *o)
 static bool lower_binary(gr_lctx *c)
 {
     te_tensor *A, *B;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !out0(c, &o)) return false;
     const char *op = c->n->op_type;
     te_expr *a = bread(c, A, 0, &o), *y;
@@ -198,7 +192,7 @@ static bool lower_binary(gr_lctx *c)
  * which ONNX leaves undefined, gives 0, and so does INT_MIN mod -1 (the
  * remainder of every division by -1), instead of the processor's trap:
  * the division never sees 0 or -1. */
-static te_expr *mod_expr(gr_lctx *c, const lout *o, te_expr *a, te_expr *b)
+static te_expr *mod_expr(gr_lctx *c, const gr_loutput *o, te_expr *a, te_expr *b)
 {
     if (te_dtype_is_float(o->dt)) {
         te_expr *args[2] = {a, b};
@@ -216,7 +210,7 @@ static te_expr *mod_expr(gr_lctx *c, const lout *o, te_expr *a, te_expr *b)
 static bool lower_mod(gr_lctx *c)
 {
     te_tensor *A, *B;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !out0(c, &o)) return false;
     c->flops += numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, mod_expr(c, &o, bread(c, A, 0, &o), bread(c, B, 1, &o)));
@@ -231,7 +225,7 @@ static bool lower_mod(gr_lctx *c)
 static bool lower_bitshift(gr_lctx *c)
 {
     te_tensor *A, *B;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "X", &A) || !gr_lin(c, 1, "Y", &B) || !out0(c, &o)) return false;
     te_ctx *ctx = c->ctx;
     te_expr *x = bread(c, A, 0, &o), *y = bread(c, B, 1, &o);
@@ -259,7 +253,7 @@ static te_expr *nan_max_min(bool max, te_expr *a, te_expr *b)
 /* Every input broadcast to the output, combined left to right. */
 static bool lower_variadic(gr_lctx *c)
 {
-    lout o;
+    gr_loutput o;
     if (!out0(c, &o)) return false;
     const char *op = c->n->op_type;
     te_expr *y = NULL;
@@ -284,7 +278,7 @@ static bool lower_variadic(gr_lctx *c)
 
 /* A bound of Clip: input k (a scalar tensor) from opset 11, the attribute
  * before; NULL when there is none. */
-static bool clip_bound(gr_lctx *c, const lout *o, int k, const char *name, float dflt,
+static bool clip_bound(gr_lctx *c, const gr_loutput *o, int k, const char *name, float dflt,
                        te_expr **out)
 {
     *out = NULL;
@@ -312,7 +306,7 @@ static bool clip_bound(gr_lctx *c, const lout *o, int k, const char *name, float
 static bool lower_clip(gr_lctx *c)
 {
     te_tensor *X;
-    lout o;
+    gr_loutput o;
     te_expr *lo, *hi;
     if (!gr_lin(c, 0, "input", &X) || !out0(c, &o) ||
         !clip_bound(c, &o, 1, "min", -FLT_MAX, &lo) || !clip_bound(c, &o, 2, "max", FLT_MAX, &hi))
@@ -337,17 +331,16 @@ static bool lower_clip(gr_lctx *c)
  * a number is 0 or 1. */
 static bool lower_cast(gr_lctx *c)
 {
-    te_tensor *X;
-    lout o;
-    if (!gr_lin(c, 0, "input", &X) || !out0(c, &o)) return false;
-    return gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, bread(c, X, 0, &o)));
+    gr_loutput o;
+    te_expr *x = gr_lunary_read(c, "input", NULL, &o);
+    return x && gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, x));
 }
 
 /* Where: condition ? X : Y, the three broadcast together. */
 static bool lower_where(gr_lctx *c)
 {
     te_tensor *C, *X, *Y;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "condition", &C) || !gr_lin(c, 1, "X", &X) || !gr_lin(c, 2, "Y", &Y) ||
         !out0(c, &o))
         return false;
@@ -360,12 +353,11 @@ static bool lower_where(gr_lctx *c)
  * read by inference. */
 static bool lower_dropout(gr_lctx *c)
 {
-    te_tensor *X;
-    lout o;
-    if (!gr_lin(c, 0, "data", &X) || !out0(c, &o)) return false;
-    if (!gr_lout(c, 0, o.nd, o.ax, bread(c, X, 0, &o))) return false;
+    gr_loutput o;
+    te_expr *x = gr_lunary_read(c, "data", NULL, &o);
+    if (!x || !gr_lout(c, 0, o.nd, o.ax, x)) return false;
     if (c->n_outputs < 2 || !c->tout[1]) return true;
-    lout m;
+    gr_loutput m;
     if (!gr_lout_axes(c, 1, &m.dt, &m.nd, m.shape, m.ax)) return false;
     return gr_lout(c, 1, m.nd, m.ax, te_const(c->ctx, m.dt, 1));
 }

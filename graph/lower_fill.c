@@ -13,13 +13,6 @@
 #include <math.h>
 #include <string.h>
 
-typedef struct {
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-} lout;
-
 static int64_t attr_int(const gr_node *n, const char *name, int64_t dflt)
 {
     const gr_attr *a = gr_node_attr(n, name);
@@ -29,7 +22,7 @@ static int64_t attr_int(const gr_node *n, const char *name, int64_t dflt)
 /* EyeLike: 1 where column - row == k. The input gives the shape only. */
 static bool lower_eyelike(gr_lctx *c)
 {
-    lout o;
+    gr_loutput o;
     if (!gr_lout_axes(c, 0, &o.dt, &o.nd, o.shape, o.ax)) return false;
     te_expr *on = te_eq(te_sub(o.ax[1], o.ax[0]), te_int(c->ctx, attr_int(c->n, "k", 0)));
     return gr_lout(c, 0, o.nd, o.ax, te_select(on, te_const(c->ctx, o.dt, 1), te_const(c->ctx, o.dt, 0)));
@@ -40,7 +33,7 @@ static bool lower_eyelike(gr_lctx *c)
  * Blackman 0.42 - 0.5 cos x + 0.08 cos 2x. */
 static bool lower_window(gr_lctx *c)
 {
-    lout o;
+    gr_loutput o;
     if (!gr_lout_axes(c, 0, &o.dt, &o.nd, o.shape, o.ax)) return false;
     te_ctx *ctx = c->ctx;
     int64_t size = o.shape[0];
@@ -71,7 +64,7 @@ static bool lower_window(gr_lctx *c)
 static bool lower_onehot(gr_lctx *c)
 {
     te_tensor *I, *V;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "indices", &I) || !gr_lin(c, 2, "values", &V) ||
         !gr_lout_axes(c, 0, &o.dt, &o.nd, o.shape, o.ax))
         return false;

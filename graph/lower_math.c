@@ -16,14 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-typedef struct {
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-} lout;
-
-static double numel(const lout *o)
+static double numel(const gr_loutput *o)
 {
     double n = 1;
     for (int d = 0; d < o->nd; d++) n *= (double)o->shape[d];
@@ -163,9 +156,9 @@ static te_expr *unary_expr(gr_lctx *c, const char *op, te_dtype dt, te_expr *x, 
 static bool lower_math_unary(gr_lctx *c)
 {
     te_tensor *X;
-    lout o;
-    if (!gr_lin(c, 0, "X", &X) || !gr_lout_axes(c, 0, &o.dt, &o.nd, o.shape, o.ax)) return false;
-    te_expr *x = gr_read_bcast(X, gr_lin_rank(c, 0), o.nd, o.ax);
+    gr_loutput o;
+    te_expr *x = gr_lunary_read(c, "X", &X, &o);
+    if (!x) return false;
     int flops;
     te_expr *y = unary_expr(c, c->n->op_type, X->dtype, x, &flops);
     c->flops += flops * numel(&o);
@@ -177,7 +170,7 @@ static bool lower_math_unary(gr_lctx *c)
 static bool lower_prelu(gr_lctx *c)
 {
     te_tensor *X, *S;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "X", &X) || !gr_lin(c, 1, "slope", &S) ||
         !gr_lout_axes(c, 0, &o.dt, &o.nd, o.shape, o.ax))
         return false;

@@ -12,14 +12,10 @@
 
 #include <string.h>
 
-typedef struct {
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-} lout;
-
-static bool out0(gr_lctx *c, lout *o) { return gr_lout_axes(c, 0, &o->dt, &o->nd, o->shape, o->ax); }
+static bool out0(gr_lctx *c, gr_loutput *o)
+{
+    return gr_lout_axes(c, 0, &o->dt, &o->nd, o->shape, o->ax);
+}
 
 static int64_t attr_int(const gr_node *n, const char *name, int64_t dflt)
 {
@@ -27,7 +23,7 @@ static int64_t attr_int(const gr_node *n, const char *name, int64_t dflt)
     return a && a->kind == GR_ATTR_INT ? a->i : dflt;
 }
 
-static double numel(const lout *o)
+static double numel(const gr_loutput *o)
 {
     double n = 1;
     for (int d = 0; d < o->nd; d++) n *= (double)o->shape[d];
@@ -37,17 +33,16 @@ static double numel(const lout *o)
 /* Expand: numpy broadcasting of the input to the output. */
 static bool lower_expand(gr_lctx *c)
 {
-    te_tensor *X;
-    lout o;
-    if (!gr_lin(c, 0, "input", &X) || !out0(c, &o)) return false;
-    return gr_lout(c, 0, o.nd, o.ax, gr_read_bcast(X, gr_lin_rank(c, 0), o.nd, o.ax));
+    gr_loutput o;
+    te_expr *x = gr_lunary_read(c, "input", NULL, &o);
+    return x && gr_lout(c, 0, o.nd, o.ax, x);
 }
 
 /* Tile: out[i] = X[i mod extent] in each dimension. */
 static bool lower_tile(gr_lctx *c)
 {
     te_tensor *X;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "input", &X) || !out0(c, &o)) return false;
     te_expr *idx[TE_MAX_DIMS];
     for (int d = 0; d < X->ndim; d++)
@@ -62,7 +57,7 @@ static bool lower_tile(gr_lctx *c)
 static bool lower_pad(gr_lctx *c)
 {
     te_tensor *X;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "data", &X) || !out0(c, &o)) return false;
     te_ctx *ctx = c->ctx;
     int rank = gr_lin_rank(c, 0);
@@ -118,7 +113,7 @@ static bool lower_pad(gr_lctx *c)
 static bool lower_depth_space(gr_lctx *c)
 {
     te_tensor *X;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "input", &X) || !out0(c, &o)) return false;
     te_ctx *ctx = c->ctx;
     te_expr *B = te_int(ctx, attr_int(c->n, "blocksize", 1));
@@ -148,7 +143,7 @@ static bool lower_depth_space(gr_lctx *c)
 static bool lower_trilu(gr_lctx *c)
 {
     te_tensor *X;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "input", &X) || !out0(c, &o)) return false;
     int64_t k = 0;
     int n;
@@ -184,7 +179,7 @@ static te_expr *scalar_imm(te_ctx *ctx, const gr_tensor *t, te_dtype dt)
 /* Range: start + i * delta (its inputs are known at compile time). */
 static bool lower_range(gr_lctx *c)
 {
-    lout o;
+    gr_loutput o;
     if (!out0(c, &o)) return false;
     for (int k = 0; k < 3; k++)
         if (k >= c->n_inputs || !c->cin[k]) return gr_lfail(c, "input %d is not a known scalar", k);
@@ -198,7 +193,7 @@ static bool lower_range(gr_lctx *c)
 static bool lower_cumsum(gr_lctx *c)
 {
     te_tensor *X;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "x", &X) || !out0(c, &o)) return false;
     int64_t axis;
     int n;

@@ -12,14 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-typedef struct {
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-} lout;
-
-static bool outk(gr_lctx *c, int k, lout *o)
+static bool outk(gr_lctx *c, int k, gr_loutput *o)
 {
     return gr_lout_axes(c, k, &o->dt, &o->nd, o->shape, o->ax);
 }
@@ -50,7 +43,7 @@ static bool static_ints(gr_lctx *c, int k, const char *what, int64_t *out, int m
 static bool lower_reshape(gr_lctx *c)
 {
     te_tensor *X;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "data", &X) || !outk(c, 0, &o)) return false;
     te_expr *idx[TE_MAX_DIMS];
     bool same = X->ndim == o.nd;
@@ -77,7 +70,7 @@ static bool lower_reshape(gr_lctx *c)
 static bool lower_transpose(gr_lctx *c)
 {
     te_tensor *X;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "data", &X) || !outk(c, 0, &o)) return false;
     int r = gr_lin_rank(c, 0);
     if (r == 0) return gr_lout(c, 0, o.nd, o.ax, te_read_n(X, 1, o.ax));
@@ -93,7 +86,7 @@ static bool lower_transpose(gr_lctx *c)
 /* ---------------- Concat, Split, Slice ---------------- */
 
 /* X read at the output's axes, with dimension `axis` replaced by e. */
-static te_expr *read_at_axis(te_tensor *X, const lout *o, int axis, te_expr *e)
+static te_expr *read_at_axis(te_tensor *X, const gr_loutput *o, int axis, te_expr *e)
 {
     te_expr *idx[TE_MAX_DIMS];
     for (int d = 0; d < X->ndim; d++) idx[d] = d == axis ? e : o->ax[d];
@@ -106,7 +99,7 @@ static te_expr *read_at_axis(te_tensor *X, const lout *o, int axis, te_expr *e)
  * 0 on the axis contribute nothing (and have no te form). */
 static bool lower_concat(gr_lctx *c)
 {
-    lout o;
+    gr_loutput o;
     if (!outk(c, 0, &o)) return false;
     int r = gr_lin_rank(c, 0);
     if (r == 0) return gr_lfail(c, "input 0 is a scalar; Concat needs rank >= 1");
@@ -164,7 +157,7 @@ static bool lower_split(gr_lctx *c)
     if (!split_sizes(c, c->tin[0]->shape[axis], split)) return false;
     for (int k = 0; k < c->n_outputs; off += split[k++]) {
         if (!c->tout[k]) continue;
-        lout o;
+        gr_loutput o;
         if (!outk(c, k, &o)) return false;
         te_expr *i = off ? te_add(o.ax[axis], te_int(c->ctx, off)) : o.ax[axis];
         if (!gr_lout(c, k, o.nd, o.ax, read_at_axis(X, &o, axis, i))) return false;
@@ -177,7 +170,7 @@ static bool lower_split(gr_lctx *c)
 static bool lower_slice(gr_lctx *c)
 {
     te_tensor *X;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "data", &X) || !outk(c, 0, &o)) return false;
     int64_t starts[GR_MAX_DIMS], ends[GR_MAX_DIMS], axes[GR_MAX_DIMS], steps[GR_MAX_DIMS];
     int ns, ne, n;
@@ -223,7 +216,7 @@ static bool lower_slice(gr_lctx *c)
 static bool lower_gather(gr_lctx *c)
 {
     te_tensor *X, *I;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "data", &X) || !gr_lin(c, 1, "indices", &I) || !outk(c, 0, &o))
         return false;
     int r = gr_lin_rank(c, 0), q = gr_lin_rank(c, 1);
@@ -247,7 +240,7 @@ static bool lower_gather(gr_lctx *c)
 static bool lower_gather_elements(gr_lctx *c)
 {
     te_tensor *X, *I;
-    lout o;
+    gr_loutput o;
     if (!gr_lin(c, 0, "data", &X) || !gr_lin(c, 1, "indices", &I) || !outk(c, 0, &o)) return false;
     int r = gr_lin_rank(c, 0);
     int axis = norm_axis(attr_int(c->n, "axis", 0), r);
@@ -286,7 +279,7 @@ static te_expr *tensor_scalar(te_ctx *ctx, const gr_tensor *t, te_dtype dt)
 /* Run only when inference did not fold the output (it folds small ones). */
 static bool lower_constant_of_shape(gr_lctx *c)
 {
-    lout o;
+    gr_loutput o;
     if (!outk(c, 0, &o)) return false;
     const gr_attr *v = gr_node_attr(c->n, "value");
     te_expr *val = tensor_scalar(c->ctx, v && v->kind == GR_ATTR_TENSOR ? v->t : NULL, o.dt);
