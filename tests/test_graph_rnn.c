@@ -40,6 +40,9 @@ static double act(const char *name, double x, double alpha, double beta)
     return 0;
 }
 
+/* The file's tolerance, 2e-5 (1 + |expected|); a NaN fails it. */
+static bool near(double got, double want) { return fabs(got - want) <= 2e-5 * (1 + fabs(want)); }
+
 static void run(uint64_t *rng, const rcase *k)
 {
     bool gru = strcmp(k->op, "GRU") == 0, lstm = strcmp(k->op, "LSTM") == 0;
@@ -192,7 +195,7 @@ static void run(uint64_t *rng, const rcase *k)
                     }
                     int64_t at = k->layout ? (((int64_t)b * S + t) * dirs + d) * H + j : ((t * dirs + d) * B + b) * H + j;
                     double want = valid ? yv[j] : 0, got = ow_get(Y, at);
-                    if (!(fabs(got - want) <= 2e-5 * (1 + fabs(want))))
+                    if (!near(got, want))
                         fail_msg("%s %s Y (t %lld, d %d, b %d, j %d): got %.9g, expected %.9g", k->op, k->dir, (long long)t,
                                  d, b, j, got, want);
                 }
@@ -201,9 +204,9 @@ static void run(uint64_t *rng, const rcase *k)
         for (int b = 0; b < B; b++)
             for (int j = 0; j < H; j++) {
                 double got = HI(YH, d, b, j);
-                if (!(fabs(got - hb[b][j]) <= 2e-5 * (1 + fabs(hb[b][j]))))
+                if (!near(got, hb[b][j]))
                     fail_msg("%s %s Y_h (d %d, b %d, j %d): got %.9g, expected %.9g", k->op, k->dir, d, b, j, got, hb[b][j]);
-                if (YC && !(fabs(HI(YC, d, b, j) - cb[b][j]) <= 2e-5 * (1 + fabs(cb[b][j]))))
+                if (YC && !near(HI(YC, d, b, j), cb[b][j]))
                     fail_msg("LSTM Y_c (d %d, b %d, j %d): got %.9g, expected %.9g", d, b, j, HI(YC, d, b, j), cb[b][j]);
             }
     }

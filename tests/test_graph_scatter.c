@@ -21,7 +21,6 @@
 #include "onnx_writer.h"
 #include "testutil.h"
 
-static const DLDataType F32 = {kDLFloat, 32, 1}, I32 = {kDLInt, 32, 1}, I64 = {kDLInt, 64, 1};
 static const char *const reds[] = {"none", "add", "mul", "max", "min"};
 
 static double apply(int red, double acc, double u)
@@ -45,44 +44,115 @@ static void check_all(const char *what, int red, const DLTensor *y, const double
     }
 }
 
-static void elements_case(uint64_t *rng, DLDataType t, DLDataType it, int r, const int64_t *xs, const int64_t *is,
-                          int axis, int red, const char *op, int64_t opset)
+/* One node: data x (element type t, rank r), indices i (type it, rank q),
+ * updates u: of indices' shape for ScatterElements and Scatter (which
+ * also get `axis`), of shape is[:-1] + xs[k:] for ScatterND (k = is[q-1]);
+ * the reduction reds[red] (none: no attribute), or each in turn. */
+typedef struct {
+    const char *op;
+    int64_t opset;
+    DLDataType t, it;
+    int r;
+    int64_t xs[3];
+    int q;
+    int64_t is[3];
+    int axis, red;
+} scatter_case;
+
+#define EVERY (-1) /* the case once per reduction */
+#define F32 {kDLFloat, 32, 1}
+#define I32 {kDLInt, 32, 1}
+#define I64 {kDLInt, 64, 1}
+static const scatter_case cases[] = {
+    {"ScatterElements", 18, F32, I64, 2, {4, 5}, 2, {6, 3}, 0, EVERY},
+    {"ScatterElements", 16, I32, I32, 3, {3, 4, 5}, 3, {2, 4, 7}, 2, 1},
+    {"ScatterElements", 11, I32, I64, 3, {3, 4, 5}, 3, {3, 2, 2}, 1, 0},
+    {"Scatter", 9, F32, I32, 2, {3, 6}, 2, {3, 2}, 1, 0},
+    {"ScatterND", 18, F32, I64, 3, {4, 3, 2}, 2, {5, 1}, 0, EVERY},
+    {"ScatterND", 18, I32, I64, 3, {4, 3, 2}, 3, {2, 3, 2}, 0, 1},
+    {"ScatterND", 18, F32, I64, 2, {4, 3}, 2, {6, 2}, 0, 0},
+    {"ScatterND", 18, F32, I64, 2, {4, 3}, 1, {1}, 0, 2},
+    {"ScatterND", 18, I32, I64, 2, {4, 3}, 1, {2}, 0, 0},
+};
+#undef F32
+#undef I32
+#undef I64
+#undef EVERY
+
+/* The flat index of x that update element ui goes to. ScatterElements,
+ * Scatter: ui's position in indices with its axis coordinate replaced by
+ * the index there. ScatterND: the tuple of k indices before ui's slice
+ * picks the slice of x, ui's offset in its slice the element. */
+static int64_t target(const scatter_case *c, const DLTensor *ix, int k, int64_t ui)
 {
-    ow_model *w = ow_new(opset);
-    ow_input(w, "x", ow_elem_type(t), r, xs);
-    ow_input(w, "i", ow_elem_type(it), r, is);
-    ow_input(w, "u", ow_elem_type(t), r, is);
-    ow_node *n = ow_node_add(w, "", op, "x,i,u", "y");
-    ow_attr_int(n, "axis", axis == r - 1 ? -1 : axis);
+    const int64_t *xs = c->xs, *is = c->is;
+    int64_t at = 0;
+    if (k) {
+        int64_t slice = 1;
+        for (int d = k; d < c->r; d++) slice *= xs[d];
+        int64_t tp = ui / slice;
+        for (int j = 0; j < k; j++) {
+            int64_t v = (int64_t)ow_get(ix, tp * k + j);
+            at = at * xs[j] + (v < 0 ? v + xs[j] : v);
+        }
+        return at * slice + ui % slice;
+    }
+    int64_t rem = ui, stride = 1, pos[8];
+    for (int d = c->r - 1; d >= 0; d--) {
+        pos[d] = rem % is[d];
+        rem /= is[d];
+    }
+    int64_t j = (int64_t)ow_get(ix, ui);
+    pos[c->axis] = j < 0 ? j + xs[c->axis] : j;
+    for (int d = c->r - 1; d >= 0; d--) {
+        at += pos[d] * stride;
+        stride *= xs[d];
+    }
+    return at;
+}
+
+/* Runs c on random data, indices and updates against the updates applied
+ * one by one in order (with no reduction the last duplicate wins). */
+static void run_case(uint64_t *rng, const scatter_case *c, int red)
+{
+    const int64_t *xs = c->xs, *is = c->is;
+    int r = c->r, q = c->q;
+    int k = strcmp(c->op, "ScatterND") == 0 ? (int)is[q - 1] : 0; /* 0: not ScatterND */
+    int64_t us[8];
+    int nu = 0;
+    if (k) {
+        for (int d = 0; d < q - 1; d++) us[nu++] = is[d];
+        for (int d = k; d < r; d++) us[nu++] = xs[d];
+    } else {
+        for (; nu < q; nu++) us[nu] = is[nu];
+    }
+    ow_model *w = ow_new(c->opset);
+    ow_input(w, "x", ow_elem_type(c->t), r, xs);
+    ow_input(w, "i", ow_elem_type(c->it), q, is);
+    ow_input(w, "u", ow_elem_type(c->t), nu, us);
+    ow_node *n = ow_node_add(w, "", c->op, "x,i,u", "y");
+    if (!k) ow_attr_int(n, "axis", c->axis == r - 1 ? -1 : c->axis);
     if (red) ow_attr_str(n, "reduction", reds[red]);
     ow_output(w, "y");
     gr_model *m;
     gr_exec *e = ow_compile_ok(w, &m);
-    DLTensor *x = ow_tensor(t, r, xs), *ix = ow_tensor(it, r, is), *u = ow_tensor(t, r, is);
+    DLTensor *x = ow_tensor(c->t, r, xs), *ix = ow_tensor(c->it, q, is), *u = ow_tensor(c->t, nu, us);
     for (int64_t i = 0; i < ow_numel(x); i++) ow_set(x, i, floor(tu_rand_uniform(rng, -9, 9)));
     for (int64_t i = 0; i < ow_numel(u); i++) ow_set(u, i, floor(tu_rand_uniform(rng, -9, 9)));
-    for (int64_t i = 0; i < ow_numel(ix); i++)
-        ow_set(ix, i, floor(tu_rand_uniform(rng, (double)-xs[axis], (double)xs[axis])));
+    for (int64_t i = 0; i < ow_numel(ix); i++) {
+        int64_t dim = k ? xs[i % k] : xs[c->axis];
+        ow_set(ix, i, floor(tu_rand_uniform(rng, (double)-dim, (double)dim)));
+    }
     DLTensor *ins[3] = {x, ix, u};
     const DLTensor *y = ow_run(e, 3, ins, 0);
     int64_t nx = ow_numel(x);
     double *want = malloc((size_t)nx * sizeof *want);
     for (int64_t i = 0; i < nx; i++) want[i] = ow_get(x, i);
-    for (int64_t i = 0; i < ow_numel(ix); i++) {
-        int64_t rem = i, at = 0, stride = 1, pos[8];
-        for (int d = r - 1; d >= 0; d--) {
-            pos[d] = rem % is[d];
-            rem /= is[d];
-        }
-        int64_t j = (int64_t)ow_get(ix, i);
-        pos[axis] = j < 0 ? j + xs[axis] : j;
-        for (int d = r - 1; d >= 0; d--) {
-            at += pos[d] * stride;
-            stride *= xs[d];
-        }
-        want[at] = apply(red, want[at], ow_get(u, i));
+    for (int64_t ui = 0; ui < ow_numel(u); ui++) {
+        int64_t at = target(c, ix, k, ui);
+        want[at] = apply(red, want[at], ow_get(u, ui));
     }
-    check_all(op, red, y, want, nx);
+    check_all(c->op, red, y, want, nx);
     free(want);
     rt_tensor_free(x);
     rt_tensor_free(ix);
@@ -90,72 +160,13 @@ static void elements_case(uint64_t *rng, DLDataType t, DLDataType it, int r, con
     ow_finish(w, e, m);
 }
 
-static void test_scatter_elements(void **state)
+static void test_scatter(void **state)
 {
     (void)state;
     uint64_t rng = tu_seed();
-    for (int red = 0; red < 5; red++)
-        elements_case(&rng, F32, I64, 2, (int64_t[]){4, 5}, (int64_t[]){6, 3}, 0, red, "ScatterElements", 18);
-    elements_case(&rng, I32, I32, 3, (int64_t[]){3, 4, 5}, (int64_t[]){2, 4, 7}, 2, 1, "ScatterElements", 16);
-    elements_case(&rng, I32, I64, 3, (int64_t[]){3, 4, 5}, (int64_t[]){3, 2, 2}, 1, 0, "ScatterElements", 11);
-    elements_case(&rng, F32, I32, 2, (int64_t[]){3, 6}, (int64_t[]){3, 2}, 1, 0, "Scatter", 9);
-}
-
-static void nd_case(uint64_t *rng, DLDataType t, int r, const int64_t *xs, int q, const int64_t *is, int red)
-{
-    int k = (int)is[q - 1];
-    int64_t us[8];
-    int nu = 0;
-    for (int d = 0; d < q - 1; d++) us[nu++] = is[d];
-    for (int d = k; d < r; d++) us[nu++] = xs[d];
-    ow_model *w = ow_new(18);
-    ow_input(w, "x", ow_elem_type(t), r, xs);
-    ow_input(w, "i", GR_INT64, q, is);
-    ow_input(w, "u", ow_elem_type(t), nu, us);
-    ow_node *n = ow_node_add(w, "", "ScatterND", "x,i,u", "y");
-    if (red) ow_attr_str(n, "reduction", reds[red]);
-    ow_output(w, "y");
-    gr_model *m;
-    gr_exec *e = ow_compile_ok(w, &m);
-    DLTensor *x = ow_tensor(t, r, xs), *ix = ow_tensor(I64, q, is), *u = ow_tensor(t, nu, us);
-    for (int64_t i = 0; i < ow_numel(x); i++) ow_set(x, i, floor(tu_rand_uniform(rng, -9, 9)));
-    for (int64_t i = 0; i < ow_numel(u); i++) ow_set(u, i, floor(tu_rand_uniform(rng, -9, 9)));
-    for (int64_t i = 0; i < ow_numel(ix); i++) {
-        int64_t dim = xs[i % k];
-        ow_set(ix, i, floor(tu_rand_uniform(rng, (double)-dim, (double)dim)));
-    }
-    DLTensor *ins[3] = {x, ix, u};
-    const DLTensor *y = ow_run(e, 3, ins, 0);
-    int64_t nx = ow_numel(x), slice = 1, tuples = ow_numel(ix) / k;
-    for (int d = k; d < r; d++) slice *= xs[d];
-    double *want = malloc((size_t)nx * sizeof *want);
-    for (int64_t i = 0; i < nx; i++) want[i] = ow_get(x, i);
-    for (int64_t tp = 0; tp < tuples; tp++) {
-        int64_t at = 0;
-        for (int c = 0; c < k; c++) {
-            int64_t j = (int64_t)ow_get(ix, tp * k + c);
-            at = at * xs[c] + (j < 0 ? j + xs[c] : j);
-        }
-        for (int64_t s = 0; s < slice; s++)
-            want[at * slice + s] = apply(red, want[at * slice + s], ow_get(u, tp * slice + s));
-    }
-    check_all("ScatterND", red, y, want, nx);
-    free(want);
-    rt_tensor_free(x);
-    rt_tensor_free(ix);
-    rt_tensor_free(u);
-    ow_finish(w, e, m);
-}
-
-static void test_scatter_nd(void **state)
-{
-    (void)state;
-    uint64_t rng = tu_seed();
-    for (int red = 0; red < 5; red++) nd_case(&rng, F32, 3, (int64_t[]){4, 3, 2}, 2, (int64_t[]){5, 1}, red);
-    nd_case(&rng, I32, 3, (int64_t[]){4, 3, 2}, 3, (int64_t[]){2, 3, 2}, 1);
-    nd_case(&rng, F32, 2, (int64_t[]){4, 3}, 2, (int64_t[]){6, 2}, 0);
-    nd_case(&rng, F32, 2, (int64_t[]){4, 3}, 1, (int64_t[]){1}, 2);
-    nd_case(&rng, I32, 2, (int64_t[]){4, 3}, 1, (int64_t[]){2}, 0);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int red = 0; red < 5; red++)
+            if (cases[i].red < 0 || cases[i].red == red) run_case(&rng, &cases[i], red);
 }
 
 #define XS OW_IN("x", GR_FLOAT, 2, 3, 4)
@@ -201,8 +212,7 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scatter_elements),
-        cmocka_unit_test(test_scatter_nd),
+        cmocka_unit_test(test_scatter),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
