@@ -398,7 +398,10 @@ static void case_vector(const cgc_backend *be) {
  * C[ramp(8v, 1, 8)] = A[x8(5) + max(min(ramp(8v - 2, 1, 8), 20), 0)]
  * for v = 0, 1, 2: chunk 0 straddles lo, chunk 1 is inside, chunk 2
  * straddles hi; D the same with min(max(...)) and a predicate (22 of 24
- * lanes written); E with lo > hi. */
+ * lanes written); E with lo > hi (max outside: every lane lo), F likewise
+ * with min outside (every lane hi); G clamped below only, max(ramp, lo),
+ * H above only, min(ramp, hi), with D's predicate (the forms the
+ * simplifier leaves where it proves the other bound). */
 static void case_vector_clamped(const cgc_backend *be) {
     uint64_t seed = tu_seed();
     te_ctx *ctx = te_ctx_new();
@@ -421,27 +424,50 @@ static void case_vector_clamped(const cgc_backend *be) {
     te_expr *ie = te_add(xoff, te_max(te_min(r, tir_broadcast(te_int(ctx, 3), (int)L)),
                                       tir_broadcast(te_int(ctx, 12), (int)L)));
     tir_stmt *se = tir_store(ctx, E, out, tir_load(ctx, A, ie, NULL), NULL);
+    tir_buffer *F = cgc_param1(ctx, "F", nc);
+    te_expr *iF = te_add(te_min(te_max(r, tir_broadcast(te_int(ctx, 12), (int)L)),
+                                tir_broadcast(te_int(ctx, 3), (int)L)),
+                         xoff);
+    tir_stmt *sf = tir_store(ctx, F, out, tir_load(ctx, A, iF, NULL), NULL);
+    tir_buffer *G = cgc_param1(ctx, "G", nc), *H = cgc_param1(ctx, "H", nd);
+    tir_stmt *sg = tir_store(ctx, G, out, tir_load(ctx, A, te_add(xoff, te_max(r, xlo)), NULL), NULL);
+    tir_stmt *sh = tir_store(ctx, H, out, tir_load(ctx, A, te_add(te_min(xhi, r), xoff), pred), pred);
     tir_stmt *loop = tir_for(ctx, v, te_int(ctx, 0), te_int(ctx, nc / L), TIR_FOR_SERIAL,
-                             tir_seq(ctx, 3, (tir_stmt *[]){sc, sd, se}));
+                             tir_seq(ctx, 6, (tir_stmt *[]){sc, sd, se, sf, sg, sh}));
     rt_module *ms[CGC_MAX_VARIANTS];
-    int nv = build_all(be, CGC_VECTOR_CLAMPED, ctx,
-                       tir_func_new(ctx, "default", 4, (tir_buffer *[]){A, C, D, E}, loop), ms);
+    int nv = build_all(
+        be, CGC_VECTOR_CLAMPED, ctx,
+        tir_func_new(ctx, "default", 7, (tir_buffer *[]){A, C, D, E, F, G, H}, loop), ms);
     DLTensor *ta = tu_rand_f32(&seed, 1, &na);
-    double want[24], wante[24];
+    double want[24], wante[24], wantf[24], wantg[24], wanth[24];
     for (int64_t p = 0; p < nc; p++) {
         int64_t i = p - 2 < lo ? lo : p - 2 > hi ? hi : p - 2;
         want[p] = cgc_f32(ta)[off + i];
         wante[p] = cgc_f32(ta)[off + 12];
+        wantf[p] = cgc_f32(ta)[off + 3];
+        wantg[p] = cgc_f32(ta)[off + (p - 2 < lo ? lo : p - 2)];
+        wanth[p] = cgc_f32(ta)[off + (p - 2 > hi ? hi : p - 2)];
     }
     for (int k = 0; k < nv; k++) {
         DLTensor *tc = tu_nan_f32(1, &nc), *td = tu_nan_f32(1, &nd), *tE = tu_nan_f32(1, &nc);
-        cgc_call_ok(ms[k], RT_ARGS(ta, tc, td, tE));
+        DLTensor *tF = tu_nan_f32(1, &nc), *tG = tu_nan_f32(1, &nc), *tH = tu_nan_f32(1, &nd);
+        cgc_call_ok(ms[k], RT_ARGS(ta, tc, td, tE, tF, tG, tH));
         assert_int_equal(tu_compare_f32("clamped ramp", cgc_f32(tc), want, nc, 0, 0), 0);
         assert_int_equal(tu_compare_f32("clamped ramp, predicated", cgc_f32(td), want, nd, 0, 0), 0);
         assert_int_equal(tu_compare_f32("clamped ramp, lo > hi", cgc_f32(tE), wante, nc, 0, 0), 0);
+        assert_int_equal(tu_compare_f32("clamped ramp, lo > hi, min outside", cgc_f32(tF), wantf,
+                                        nc, 0, 0),
+                         0);
+        assert_int_equal(tu_compare_f32("clamped below only", cgc_f32(tG), wantg, nc, 0, 0), 0);
+        assert_int_equal(tu_compare_f32("clamped above only, predicated", cgc_f32(tH), wanth, nd,
+                                        0, 0),
+                         0);
+        rt_tensor_free(tG);
+        rt_tensor_free(tH);
         rt_tensor_free(tc);
         rt_tensor_free(td);
         rt_tensor_free(tE);
+        rt_tensor_free(tF);
     }
     rt_tensor_free(ta);
     free_all(ms, nv);

@@ -574,10 +574,13 @@ bool cg_llvm__strided_lanes(cg_llvm_emitter *em, const te_expr *idx, LLVMValueRe
 
 /* A dense ramp clamped into [lo, hi], possibly plus a broadcast:
  * [x(o) +] max(min(ramp(b, 1, L), x(hi)), x(lo)) or with min and max the
- * other way round (a padding stage's reads, ops__pad, keep the reads in
- * bounds whichever side of the select is taken). */
+ * other way round, or clamped on one side only, max(ramp, x(lo)) or
+ * min(ramp, x(hi)), where the simplifier proved the other bound holds (a
+ * padding stage's reads, ops__pad, keep the reads in bounds whichever
+ * side of the select is taken). */
 typedef struct {
-    const te_expr *ramp, *offset, *lo, *hi; /* offset NULL: none; lo, hi broadcasts */
+    const te_expr *ramp, *offset, *lo, *hi; /* broadcasts; NULL: no offset, no bound */
+    bool max_outer; /* max(min(...)); else min(max(...)) */
 } clamped_ramp;
 
 static bool clamped_ramp_parts(const te_expr *idx, clamped_ramp *out) {
@@ -585,13 +588,15 @@ static bool clamped_ramp_parts(const te_expr *idx, clamped_ramp *out) {
     if (!offset_parts(idx, &c, &o) || (c->kind != TE_MAX && c->kind != TE_MIN)) return false;
     const te_expr *inner = c->u.bin.a, *outer_b = c->u.bin.b;
     if (inner->kind == TE_BROADCAST) inner = c->u.bin.b, outer_b = c->u.bin.a;
-    te_expr_kind ik = c->kind == TE_MAX ? TE_MIN : TE_MAX;
-    if (outer_b->kind != TE_BROADCAST || inner->kind != ik) return false;
-    const te_expr *r = inner->u.bin.a, *inner_b = inner->u.bin.b;
-    if (r->kind == TE_BROADCAST) r = inner->u.bin.b, inner_b = inner->u.bin.a;
-    if (inner_b->kind != TE_BROADCAST || !is_dense_ramp(r) || r->u.ramp.base->dtype.lanes > 1)
-        return false;
-    out->ramp = r, out->offset = o;
+    if (outer_b->kind != TE_BROADCAST) return false;
+    const te_expr *r = inner, *inner_b = NULL;
+    if (inner->kind == (c->kind == TE_MAX ? TE_MIN : TE_MAX)) {
+        r = inner->u.bin.a, inner_b = inner->u.bin.b;
+        if (r->kind == TE_BROADCAST) r = inner->u.bin.b, inner_b = inner->u.bin.a;
+        if (inner_b->kind != TE_BROADCAST) return false;
+    }
+    if (!is_dense_ramp(r) || r->u.ramp.base->dtype.lanes > 1) return false;
+    out->ramp = r, out->offset = o, out->max_outer = c->kind == TE_MAX;
     out->lo = c->kind == TE_MAX ? outer_b : inner_b;
     out->hi = c->kind == TE_MAX ? inner_b : outer_b;
     return true;
@@ -643,26 +648,107 @@ static LLVMValueRef gather(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValue
     return LLVMBuildCall2(em->b, fty, fn, args, 4, buf->name);
 }
 
+/* Element i of buf as a scalar, loaded only when `when` (i1) holds, else
+ * zero: a masked load of one lane, so that a border element no active
+ * lane needs is never touched (AVX-512: one masked scalar move). */
+static LLVMValueRef load_one_if(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValueRef base,
+                                LLVMTypeRef mt, LLVMValueRef i, LLVMValueRef when,
+                                unsigned align) {
+    LLVMBuilderRef B = em->b;
+    LLVMValueRef zero = LLVMConstInt(em->t_i32, 0, 0);
+    LLVMValueRef m1 =
+        LLVMBuildInsertElement(B, LLVMGetUndef(LLVMVectorType(em->t_i1, 1)), when, zero, "");
+    LLVMValueRef v = contiguous_load(em, buf, LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, ""),
+                                     LLVMVectorType(mt, 1), m1, align);
+    return v ? LLVMBuildExtractElement(B, v, zero, "") : NULL;
+}
+
+/* The lanes of a clamped dense ramp that straddles a border (b its first
+ * lane, o its offset or NULL): the lanes inside [lo, hi] are one masked
+ * contiguous load; the lanes below lo (above hi) all read element lo
+ * (hi), loaded once when an active lane needs it and broadcast. Lanes
+ * mask turns off are zero, as a gather's. A gather of L lanes costs
+ * about a cycle a lane on Zen 4 and on Intel's cores; this is a handful
+ * of vector instructions. */
+static LLVMValueRef clamped_edge(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValueRef base,
+                                 LLVMTypeRef mt, LLVMTypeRef vt, int L, LLVMValueRef b,
+                                 LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef o,
+                                 bool max_outer, LLVMValueRef mask, unsigned align) {
+    LLVMBuilderRef B = em->b;
+    LLVMValueRef steps[256];
+    for (int l = 0; l < L; l++) steps[l] = LLVMConstInt(em->t_i64, (unsigned long long)l, 0);
+    LLVMValueRef r =
+        LLVMBuildNSWAdd(B, cg_llvm__splat(em, b, L), LLVMConstVector(steps, (unsigned)L), "");
+    /* The clamped lane c as the index computes it, the outer operation
+     * last (with lo > hi every lane is the outer bound); a lane that moved
+     * reads lo or hi, the others lie inside. */
+    LLVMValueRef vlo = lo ? cg_llvm__splat(em, lo, L) : NULL;
+    LLVMValueRef vhi = hi ? cg_llvm__splat(em, hi, L) : NULL, c = r;
+    for (int k = 0; k < 2; k++) {
+        bool upper = (k == 0) == max_outer;
+        if (upper && vhi) c = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, c, vhi, ""), vhi, c, "");
+        if (!upper && vlo) c = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, c, vlo, ""), vlo, c, "");
+    }
+    LLVMValueRef moved = LLVMBuildICmp(B, LLVMIntNE, c, r, "");
+    LLVMValueRef in = LLVMBuildNot(B, moved, "");
+    LLVMValueRef below = NULL, above = NULL;
+    if (lo && hi) {
+        LLVMValueRef at_lo = LLVMBuildICmp(B, LLVMIntEQ, c, vlo, "");
+        below = LLVMBuildAnd(B, moved, at_lo, "below");
+        above = LLVMBuildAnd(B, moved, LLVMBuildNot(B, at_lo, ""), "above");
+    } else if (lo) {
+        below = moved;
+    } else {
+        above = moved;
+    }
+    if (mask) {
+        in = LLVMBuildAnd(B, in, mask, "");
+        if (below) below = LLVMBuildAnd(B, below, mask, "");
+        if (above) above = LLVMBuildAnd(B, above, mask, "");
+    }
+    LLVMValueRef at = o ? LLVMBuildNSWAdd(B, b, o, "") : b;
+    LLVMValueRef v =
+        contiguous_load(em, buf, LLVMBuildInBoundsGEP2(B, mt, base, &at, 1, ""), vt, in, align);
+    LLVMTypeRef bv = LLVMVectorType(em->t_i1, (unsigned)L), fty;
+    LLVMValueRef any = cg_llvm__intrinsic(em, "llvm.vector.reduce.or", &bv, 1, &fty);
+    if (!v || !any) return NULL;
+    /* hi first, so that lo, the outer select, decides nothing twice:
+     * below and above are disjoint. */
+    LLVMValueRef sides[2][2] = {{above, hi}, {below, lo}};
+    for (int k = 0; k < 2; k++) {
+        LLVMValueRef lanes = sides[k][0], bound = sides[k][1];
+        if (!lanes) continue;
+        LLVMValueRef need = LLVMBuildCall2(B, fty, any, &lanes, 1, "");
+        LLVMValueRef x = load_one_if(em, buf, base, mt, o ? LLVMBuildNSWAdd(B, bound, o, "") : bound,
+                                     need, align);
+        if (!x) return NULL;
+        v = LLVMBuildSelect(B, lanes, cg_llvm__splat(em, x, L), v, "");
+    }
+    return v;
+}
+
 /* A load at clamped dense ramp idx (its parts cr): where the whole
  * ramp lies in [lo, hi] the clamp changes no lane, and the lanes are one
  * contiguous vector (masked by mask, NULL: all); only the ramps that
- * straddle a border take the gather, chosen by a runtime test. A padding
+ * straddle a border take clamped_edge, chosen by a runtime test. A padding
  * stage vectorized along its rows (ops__pad) reads that way; its gather a
- * vector of 8 was 11 % of r50_c2 (bench/RESULTS.md, session 19). */
+ * vector of 8 was 11 % of r50_c2 (bench/RESULTS.md, session 19), and the
+ * border vectors' gathers, which remained until session 38, EDGE_FIGURE. */
 static LLVMValueRef clamped_load(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValueRef base,
                                  LLVMTypeRef mt, LLVMTypeRef vt, const te_expr *idx,
                                  const clamped_ramp *cr, LLVMValueRef mask, unsigned align) {
     LLVMBuilderRef B = em->b;
     te_dtype it = te_dtype_element(idx->dtype);
     LLVMValueRef b = index_of(em, cr->ramp->u.ramp.base, it);
-    LLVMValueRef lo = index_of(em, cr->lo->u.bcast.value, it);
-    LLVMValueRef hi = index_of(em, cr->hi->u.bcast.value, it);
+    LLVMValueRef lo = cr->lo ? index_of(em, cr->lo->u.bcast.value, it) : NULL;
+    LLVMValueRef hi = cr->hi ? index_of(em, cr->hi->u.bcast.value, it) : NULL;
     LLVMValueRef o = cr->offset ? index_of(em, cr->offset->u.bcast.value, it) : NULL;
-    if (!b || !lo || !hi || (cr->offset && !o)) return NULL;
+    if (!b || (cr->lo && !lo) || (cr->hi && !hi) || (cr->offset && !o)) return NULL;
     LLVMValueRef span = LLVMConstInt(em->t_i64, (unsigned long long)(idx->dtype.lanes - 1), 0);
     LLVMValueRef last = LLVMBuildNSWAdd(B, b, span, "");
-    LLVMValueRef inside = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, b, lo, ""),
-                                       LLVMBuildICmp(B, LLVMIntSLE, last, hi, ""), "inside");
+    LLVMValueRef inside = LLVMConstInt(em->t_i1, 1, 0);
+    if (lo) inside = LLVMBuildAnd(B, inside, LLVMBuildICmp(B, LLVMIntSGE, b, lo, ""), "");
+    if (hi) inside = LLVMBuildAnd(B, inside, LLVMBuildICmp(B, LLVMIntSLE, last, hi, ""), "inside");
     LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.in");
     LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.edge");
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(em->lc, em->fn, "clamp.end");
@@ -674,7 +760,10 @@ static LLVMValueRef clamped_load(cg_llvm_emitter *em, const tir_buffer *buf, LLV
     if (!vin) return NULL;
     LLVMBuildBr(B, join);
     LLVMPositionBuilderAtEnd(B, slow);
-    LLVMValueRef vedge = gather(em, buf, base, mt, vt, idx, mask, align);
+    int L = idx->dtype.lanes;
+    LLVMValueRef vedge =
+        L <= 256 ? clamped_edge(em, buf, base, mt, vt, L, b, lo, hi, o, cr->max_outer, mask, align)
+                 : gather(em, buf, base, mt, vt, idx, mask, align);
     if (!vedge) return NULL;
     LLVMBasicBlockRef eslow = LLVMGetInsertBlock(B);
     LLVMBuildBr(B, join);
