@@ -732,8 +732,9 @@ static LLVMValueRef clamped_edge(cg_llvm_emitter *em, const tir_buffer *buf, LLV
  * contiguous vector (masked by mask, NULL: all); only the ramps that
  * straddle a border take clamped_edge, chosen by a runtime test. A padding
  * stage vectorized along its rows (ops__pad) reads that way; its gather a
- * vector of 8 was 11 % of r50_c2 (bench/RESULTS.md, session 19), and the
- * border vectors' gathers, which remained until session 38, EDGE_FIGURE. */
+ * vector of 8 was 11 % of r50_c2 (bench/RESULTS.md, session 19); the
+ * border vectors' gathers, left until session 38, made the depthwise
+ * mb_dw56's default schedule 2.6x slower on Zen 4 (0.27 against 0.11 ms). */
 static LLVMValueRef clamped_load(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValueRef base,
                                  LLVMTypeRef mt, LLVMTypeRef vt, const te_expr *idx,
                                  const clamped_ramp *cr, LLVMValueRef mask, unsigned align) {
