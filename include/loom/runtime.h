@@ -62,7 +62,10 @@ typedef int (*rt_parallel_body)(int64_t begin, int64_t end, void *env);
  * first non-zero a chunk returned (the lowest chunk's, whichever thread
  * ran it; the chunks already running finish), with rt_last_error() set to
  * the message that chunk's thread left. Called by generated code for
- * `parallel` loops. */
+ * `parallel` loops. Idle pool threads, and the caller waiting for them,
+ * poll for LOOM_SPIN_US microseconds (default 1000, 0 to 1000000; 0:
+ * none) before they sleep, as OpenMP runtimes and ONNX Runtime's pool do,
+ * so that back-to-back loops do not pay a thread wake-up each. */
 int rt_parallel_for(int64_t n, rt_parallel_body body, void *env);
 /* Threads the pool uses: LOOM_NUM_THREADS if set (>= 1), else the number
  * of online cores. */
