@@ -14,16 +14,17 @@
  * Waiting spins before it sleeps: a worker that finished its chunk, and
  * the caller waiting for the workers, poll for up to LOOM_SPIN_US
  * microseconds (default 1000; 0: sleep at once) before blocking on the
- * condition variable. Without LOOM_SPIN_US, a pool with more threads than
- * the CPUs the process may run on does not spin: a spinning thread would
- * hold the CPU the thread it waits for needs (MobileNetV2, 2 threads on
- * one CPU: 118 ms spinning, 7 ms not; GNU OpenMP likewise cuts its spin
- * count when threads outnumber CPUs). A model runs dozens of parallel loops a
- * millisecond apart, and waking a thread that sleeps in a futex costs
- * tens of microseconds, more in a VM (session 38: MobileNetV2 on 2
- * threads slower than on 1, its small kernels 5-20x slower). GNU OpenMP
+ * condition variable. A model runs dozens of parallel loops a millisecond
+ * apart, and waking a thread that sleeps in a futex costs tens of
+ * microseconds, more in a VM (session 38: MobileNetV2 on 2 threads no
+ * faster than on 1, its small kernels 5-50x slower). GNU OpenMP
  * (GOMP_SPINCOUNT), Intel's (KMP_BLOCKTIME), TVM's thread pool and ONNX
- * Runtime's all spin before they block, for the same reason.
+ * Runtime's all spin before they block, for the same reason. Without
+ * LOOM_SPIN_US, a pool with more threads than the CPUs the process may run
+ * on does not spin: a spinning thread would hold the CPU that the thread
+ * it waits for needs (MobileNetV2, 2 threads on one CPU: 118 ms spinning,
+ * 7 ms not; GNU OpenMP likewise cuts its spin count when threads
+ * outnumber CPUs).
  */
 #include <pthread.h>
 #include <sched.h>
