@@ -686,8 +686,10 @@ static LLVMValueRef clamped_edge(cg_llvm_emitter *em, const tir_buffer *buf, LLV
     LLVMValueRef vhi = hi ? cg_llvm__splat(em, hi, L) : NULL, c = r;
     for (int k = 0; k < 2; k++) {
         bool upper = (k == 0) == max_outer;
-        if (upper && vhi) c = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, c, vhi, ""), vhi, c, "");
-        if (!upper && vlo) c = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, c, vlo, ""), vlo, c, "");
+        if (upper && vhi)
+            c = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, c, vhi, ""), vhi, c, "");
+        if (!upper && vlo)
+            c = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, c, vlo, ""), vlo, c, "");
     }
     LLVMValueRef moved = LLVMBuildICmp(B, LLVMIntNE, c, r, "");
     LLVMValueRef in = LLVMBuildNot(B, moved, "");
@@ -712,15 +714,14 @@ static LLVMValueRef clamped_edge(cg_llvm_emitter *em, const tir_buffer *buf, LLV
     LLVMTypeRef bv = LLVMVectorType(em->t_i1, (unsigned)L), fty;
     LLVMValueRef any = cg_llvm__intrinsic(em, "llvm.vector.reduce.or", &bv, 1, &fty);
     if (!v || !any) return NULL;
-    /* hi first, so that lo, the outer select, decides nothing twice:
-     * below and above are disjoint. */
+    /* below and above are disjoint: each select fills its own lanes. */
     LLVMValueRef sides[2][2] = {{above, hi}, {below, lo}};
     for (int k = 0; k < 2; k++) {
         LLVMValueRef lanes = sides[k][0], bound = sides[k][1];
         if (!lanes) continue;
         LLVMValueRef need = LLVMBuildCall2(B, fty, any, &lanes, 1, "");
-        LLVMValueRef x = load_one_if(em, buf, base, mt, o ? LLVMBuildNSWAdd(B, bound, o, "") : bound,
-                                     need, align);
+        LLVMValueRef i = o ? LLVMBuildNSWAdd(B, bound, o, "") : bound;
+        LLVMValueRef x = load_one_if(em, buf, base, mt, i, need, align);
         if (!x) return NULL;
         v = LLVMBuildSelect(B, lanes, cg_llvm__splat(em, x, L), v, "");
     }
