@@ -98,26 +98,25 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* Polls until *v != old or budget seconds pass (the clock read every 64
- * polls); true when it changed. */
-static bool spin_while_u64(_Atomic uint64_t *v, uint64_t old, double budget) {
-    if (budget <= 0) return false;
-    double end = rt_now() + budget;
-    for (unsigned i = 1;; i++) {
-        if (atomic_load_explicit(v, memory_order_acquire) != old || atomic_load(&pool.stop))
-            return true;
-        cpu_relax();
-        if (i % 64 == 0 && rt_now() > end) return false;
-    }
+/* A worker's wait is over when a job after `seen` was posted or the pool
+ * stops; the caller's (seen unused) when every worker counted down. */
+static bool job_posted(uint64_t seen) {
+    return atomic_load_explicit(&pool.generation, memory_order_acquire) != seen ||
+           atomic_load(&pool.stop);
+}
+static bool workers_done(uint64_t seen) {
+    (void)seen;
+    return atomic_load_explicit(&pool.pending, memory_order_acquire) <= 0;
 }
 
-static bool spin_while_positive(_Atomic int *v, double budget) {
-    if (budget <= 0) return false;
+/* Polls ready(seen) for up to budget seconds (the clock read every 64
+ * polls); the caller then takes the mutex and sleeps if still needed. */
+static void spin_until(bool (*ready)(uint64_t), uint64_t seen, double budget) {
+    if (budget <= 0) return;
     double end = rt_now() + budget;
-    for (unsigned i = 1;; i++) {
-        if (atomic_load_explicit(v, memory_order_acquire) <= 0) return true;
+    for (unsigned i = 1; !ready(seen); i++) {
         cpu_relax();
-        if (i % 64 == 0 && rt_now() > end) return false;
+        if (i % 64 == 0 && rt_now() > end) return;
     }
 }
 
@@ -146,7 +145,7 @@ static void *worker_main(void *arg) {
     for (;;) {
         if (pool.generation == seen && !pool.stop) {
             pthread_mutex_unlock(&pool.mu);
-            (void)spin_while_u64(&pool.generation, seen, budget);
+            spin_until(job_posted, seen, budget);
             pthread_mutex_lock(&pool.mu);
         }
         while (pool.generation == seen && !pool.stop) pthread_cond_wait(&pool.work_cv, &pool.mu);
@@ -262,7 +261,7 @@ int rt_parallel_for(int64_t n, rt_parallel_body body, void *env) {
 
     int rc0 = body(0, chunk_begin(n, T, 1), env);
 
-    (void)spin_while_positive(&pool.pending, spin_budget_s);
+    spin_until(workers_done, 0, spin_budget_s);
     pthread_mutex_lock(&pool.mu);
     record_result(0, rc0);
     while (pool.pending > 0) pthread_cond_wait(&pool.done_cv, &pool.mu);

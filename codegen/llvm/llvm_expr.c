@@ -595,7 +595,7 @@ static bool clamped_ramp_parts(const te_expr *idx, clamped_ramp *out) {
         if (r->kind == TE_BROADCAST) r = inner->u.bin.b, inner_b = inner->u.bin.a;
         if (inner_b->kind != TE_BROADCAST) return false;
     }
-    if (!is_dense_ramp(r) || r->u.ramp.base->dtype.lanes > 1) return false;
+    if (!is_dense_ramp(r)) return false;
     out->ramp = r, out->offset = o, out->max_outer = c->kind == TE_MAX;
     out->lo = c->kind == TE_MAX ? outer_b : inner_b;
     out->hi = c->kind == TE_MAX ? inner_b : outer_b;
@@ -663,22 +663,18 @@ static LLVMValueRef load_one_if(cg_llvm_emitter *em, const tir_buffer *buf, LLVM
     return v ? LLVMBuildExtractElement(B, v, zero, "") : NULL;
 }
 
-/* The lanes of a clamped dense ramp that straddles a border (b its first
- * lane, o its offset or NULL): the lanes inside [lo, hi] are one masked
+/* The lanes of a clamped dense ramp that straddles a border (r its lanes,
+ * b the first, o its offset or NULL): the lanes inside [lo, hi] are one masked
  * contiguous load; the lanes below lo (above hi) all read element lo
  * (hi), loaded once when an active lane needs it and broadcast. Lanes
  * mask turns off are zero, as a gather's. A gather of L lanes costs
  * about a cycle a lane on Zen 4 and on Intel's cores; this is a handful
  * of vector instructions. */
 static LLVMValueRef clamped_edge(cg_llvm_emitter *em, const tir_buffer *buf, LLVMValueRef base,
-                                 LLVMTypeRef mt, LLVMTypeRef vt, int L, LLVMValueRef b,
-                                 LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef o,
+                                 LLVMTypeRef mt, LLVMTypeRef vt, int L, LLVMValueRef r,
+                                 LLVMValueRef b, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef o,
                                  bool max_outer, LLVMValueRef mask, unsigned align) {
     LLVMBuilderRef B = em->b;
-    LLVMValueRef steps[256];
-    for (int l = 0; l < L; l++) steps[l] = LLVMConstInt(em->t_i64, (unsigned long long)l, 0);
-    LLVMValueRef r =
-        LLVMBuildNSWAdd(B, cg_llvm__splat(em, b, L), LLVMConstVector(steps, (unsigned)L), "");
     /* The clamped lane c as the index computes it, the outer operation
      * last (with lo > hi every lane is the outer bound); a lane that moved
      * reads lo or hi, the others lie inside. */
@@ -762,10 +758,10 @@ static LLVMValueRef clamped_load(cg_llvm_emitter *em, const tir_buffer *buf, LLV
     if (!vin) return NULL;
     LLVMBuildBr(B, join);
     LLVMPositionBuilderAtEnd(B, slow);
-    int L = idx->dtype.lanes;
-    LLVMValueRef vedge =
-        L <= 256 ? clamped_edge(em, buf, base, mt, vt, L, b, lo, hi, o, cr->max_outer, mask, align)
-                 : gather(em, buf, base, mt, vt, idx, mask, align);
+    LLVMValueRef r = index_of(em, cr->ramp, cr->ramp->dtype);
+    LLVMValueRef vedge = r ? clamped_edge(em, buf, base, mt, vt, idx->dtype.lanes, r, b, lo, hi, o,
+                                          cr->max_outer, mask, align)
+                           : NULL;
     if (!vedge) return NULL;
     LLVMBasicBlockRef eslow = LLVMGetInsertBlock(B);
     LLVMBuildBr(B, join);
