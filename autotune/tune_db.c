@@ -59,6 +59,22 @@ char *tune_target_key(const char *target, char **err) {
     return key;
 }
 
+char *tune_threads_key(const char *target_key, int num_threads) {
+    if (!target_key) return NULL;
+    int n = num_threads > 0 ? num_threads : rt_num_threads();
+    if (n <= 1 || strncmp(target_key, "llvm", 4) != 0) return strdup(target_key);
+    return tune__strdupf("%s -num-cores %d", target_key, n);
+}
+
+char *tune_record_key(const char *target, int num_threads, char **err) {
+    char *machine = tune_target_key(target, err);
+    if (!machine) return NULL;
+    char *key = tune_threads_key(machine, num_threads);
+    free(machine);
+    if (!key && err) *err = tune__strdupf("autotune: out of memory");
+    return key;
+}
+
 void tune_db_summary_free(tune_db_summary *s) {
     if (!s) return;
     for (int i = 0; s->tasks && i < s->ntasks; i++) free(s->tasks[i].best_steps_json);
@@ -549,7 +565,8 @@ int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target
         goto done;
     }
     for (int i = 0; i < n; i++) run.series[i].best_at = -1;
-    if (!(out->target_key = tune_target_key(target, err)) || setup_keys(&run, n, keys, err))
+    if (!(out->target_key = tune_record_key(target, o->tune.measure.num_threads, err)) ||
+        setup_keys(&run, n, keys, err))
         goto done;
     if (sched_init(&ss, out, o->weights)) {
         if (err) *err = tune__strdupf("autotune: out of memory");

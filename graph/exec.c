@@ -27,6 +27,7 @@
 
 #include "loom/autotune.h"
 #include "loom/codegen.h"
+#include "loom/runtime.h"
 #include "loom/schedule.h"
 #include "loom/tuning_db.h"
 
@@ -72,6 +73,7 @@ struct gr_exec {
     int noutputs;
     int *outputs;
     double *profile; /* per kernel, when gr_exec_profile set it */
+    char *db_note;   /* gr_exec_db_note */
 };
 
 static bool buf_init(gr_buf *b, const gr_value *v, void *data)
@@ -113,6 +115,7 @@ void gr_exec_free(gr_exec *e)
     free(e->kernels);
     free(e->inputs);
     free(e->outputs);
+    free(e->db_note);
     free(e);
 }
 
@@ -361,9 +364,27 @@ static void *build_worker(void *arg)
     }
 }
 
+/* The length of a record key's machine part: the key without the thread
+ * count tune_threads_key adds. */
+static size_t machine_len(const char *key)
+{
+    const char *t = strstr(key, " -num-cores ");
+    return t ? (size_t)(t - key) : strlen(key);
+}
+
+static bool same_machine(const char *a, const char *b)
+{
+    size_t n = machine_len(a);
+    return n == machine_len(b) && strncmp(a, b, n) == 0;
+}
+
 /* Refuses a database whose records of this model's kernels are all for
- * other targets: running defaults silently would hide the mistake. */
-static bool check_db_target(const gr_exec *e, tdb_db *db, const char *tkey, char **err)
+ * other machines: running defaults silently would hide the mistake.
+ * Records of this machine for another thread count only are no mistake
+ * (a model tuned on 1 thread, run on 2): the kernels run their defaults,
+ * which beat another count's records (tune_threads_key), and
+ * gr_exec_db_note says so. */
+static bool check_db_target(gr_exec *e, tdb_db *db, const char *tkey, char **err)
 {
     tdb_summary *s = NULL;
     int n = tdb_list(db, NULL, &s);
@@ -372,7 +393,7 @@ static bool check_db_target(const gr_exec *e, tdb_db *db, const char *tkey, char
         return false;
     }
     bool here = false;
-    const char *other = NULL;
+    const char *other = NULL, *threads = NULL;
     for (int i = 0; i < n; i++) {
         if (s[i].nvalid == 0) continue;
         bool ours = false;
@@ -380,14 +401,25 @@ static bool check_db_target(const gr_exec *e, tdb_db *db, const char *tkey, char
             ours = strcmp(e->kernels[k].key, s[i].workload_key) == 0;
         if (!ours) continue;
         if (strcmp(s[i].target, tkey) == 0) here = true;
+        else if (same_machine(s[i].target, tkey)) threads = threads ? threads : s[i].target;
         else if (!other) other = s[i].target;
     }
-    bool ok = here || !other;
+    bool ok = here || threads || !other;
     if (!ok)
         gr_set_err(err, "%s: the tuning database has records of this model's kernels only for "
                         "target '%s', none for this target '%s': tune the model on this machine "
                         "(autotune --model) or compile for that target",
                    e->m->path, other, tkey);
+    else if (!here && threads) {
+        char note[1024];
+        int nt = rt_num_threads();
+        snprintf(note, sizeof note,
+                 "the tuning database has records of this model's kernels for '%s' and none "
+                 "for this run's %d thread%s ('%s'): every kernel runs its default schedule; "
+                 "tune with autotune --threads %d, or run on the records' thread count",
+                 threads, nt, nt == 1 ? "" : "s", tkey, nt);
+        e->db_note = strdup(note);
+    }
     tdb_summaries_free(s, n);
     return ok;
 }
@@ -397,7 +429,7 @@ static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *t
     build_queue q = {.e = e, .target = target, .db = o->db};
     char *tkey = NULL;
     if (o->db) {
-        tkey = tune_target_key(target, err);
+        tkey = tune_record_key(target, rt_num_threads(), err);
         if (!tkey) return false;
         if (!check_db_target(e, o->db, tkey, err)) {
             free(tkey);
@@ -698,6 +730,11 @@ int gr_exec_kernel_uses(const gr_exec *e, int k)
 bool gr_exec_kernel_tuned(const gr_exec *e, int k)
 {
     return e && k >= 0 && k < e->nkernels && e->kernels[k].tuned;
+}
+
+const char *gr_exec_db_note(const gr_exec *e)
+{
+    return e ? e->db_note : NULL;
 }
 
 void gr_exec_profile(gr_exec *e, double *seconds)

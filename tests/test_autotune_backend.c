@@ -292,15 +292,14 @@ static int run_overlap(afake *f, int trials, volatile int *stop, tune_db_summary
     o.retime = 1;
     const char *keys[] = {KA, KB};
     int rc = tune_tasks_db(db, 2, keys, "llvm", &o, sum, err);
-    char *host = tdb_host_target();
+    /* The run's record key: the host's with the default thread count. */
     tdb_record *r = NULL;
     *records = 0;
-    for (int i = 0; i < 2; i++) {
-        int nr = tdb_best(db, keys[i], host, 1000, &r);
+    for (int i = 0; i < 2 && sum->target_key; i++) {
+        int nr = tdb_best(db, keys[i], sum->target_key, 1000, &r);
         *records += nr > 0 ? nr : 0;
         tdb_records_free(r, nr);
     }
-    free(host);
     tdb_close(db);
     unlink(path);
     return rc;

@@ -185,13 +185,14 @@ static void test_short_run(void **st) {
     /* The search of 16 tiny programs may print 0.0 s (tenths); the
      * builds and runs cannot. */
     assert_true(ph[1] > 0 && ph[2] > 0);
-    snprintf(a, sizeof a, "--db %s best --op matmul --shape M=32,N=32,K=32", db);
+    snprintf(a, sizeof a, "--db %s best --op matmul --shape M=32,N=32,K=32 --threads 1", db);
     assert_int_equal(run("tunedb", a), 0);
     tu_assert_msg_has(out, "matmul(M=32,N=32,K=32", "\"median\"");
     /* tunedb history ends with the same figure. */
     char reach_line[64];
     snprintf(reach_line, sizeof reach_line, "95%% of best at trial %d of 16", reach);
-    snprintf(a, sizeof a, "--db %s history --op matmul --shape M=32,N=32,K=32", db);
+    snprintf(a, sizeof a, "--db %s history --op matmul --shape M=32,N=32,K=32 --threads 1",
+             db);
     assert_int_equal(run("tunedb", a), 0);
     tu_assert_msg_has(out, reach_line);
     /* The best record applies and computes the right answer. */
@@ -598,11 +599,11 @@ static void test_plugin(void **st) {
     print_message("%s", out);
     assert_int_equal(rc, 0);
     tu_assert_msg_has(out, "trials 4/4", "best: ", "of 4, ");
-    snprintf(a, sizeof a, "--db %s --plugin %s best %s", db, lib, op);
+    snprintf(a, sizeof a, "--db %s --plugin %s best %s --threads 1", db, lib, op);
     assert_int_equal(run("tunedb", a), 0);
     tu_assert_msg_has(out, "user.sqnorm_rows(M=8,N=64)", "\"median\"");
     /* applied and checked against its plain schedule */
-    snprintf(a, sizeof a, "--db %s --plugin %s apply %s", db, lib, op);
+    snprintf(a, sizeof a, "--db %s --plugin %s apply %s --threads 1", db, lib, op);
     assert_int_equal(run("tunedb", a), 0);
     tu_assert_msg_has(out, "applied record", "user.sqnorm_rows(M=8,N=64)",
                       "checked against the plain schedule: correct");

@@ -34,11 +34,12 @@ static void db_path(char *p, size_t n, const char *tag) {
 }
 
 /* The arguments of every run: 16 trials in rounds of 8, no model (the
- * proposals then depend on the seed alone), no re-timing. */
+ * proposals then depend on the seed alone), no re-timing, 1 thread (the
+ * records' key is the host's plain one, tdb_host_target). */
 static void args(char *a, size_t n, const char *db) {
     snprintf(a, n,
              "--op matmul --shape M=64,N=64,K=64 --trials 16 --per-round 8 --no-model "
-             "--retime 0 --seed 7 --timeout 5 --progress-interval 0 --db %s",
+             "--retime 0 --seed 7 --timeout 5 --progress-interval 0 --threads 1 --db %s",
              db);
 }
 
@@ -224,7 +225,8 @@ static void test_suite_same_proposals(void **st) {
         int rc = tu_run(out, sizeof out,
                         MPIRUN " -x LOOM_TEST_FAKE_LATENCY=1 -x LOOM_TEST_PROPOSALS=%s -np %d "
                                "%s/autotune --suite %s --trials 32 --per-round 4 --population 64 "
-                               "--retime 0 --seed 3 --timeout 5 --progress-interval 0 --db %s",
+                               "--retime 0 --seed 3 --timeout 5 --progress-interval 0 --threads 1 "
+                               "--db %s",
                         prop[w], w + 2, tu_bindir(), suite, db);
         if (rc) fprintf(stderr, "%s\n", out);
         assert_int_equal(rc, 0);
@@ -487,7 +489,7 @@ static void test_ctrl_c_then_resume(void **st) {
     snprintf(log, sizeof log, "/tmp/loom_at_mpi_int_%d.out", (int)getpid());
     unlink(log);
     const char *common = "--op matmul --shape M=64,N=64,K=64 --per-round 8 --no-model "
-                         "--retime 0 --seed 7 --timeout 5 --progress-interval 0";
+                         "--retime 0 --seed 7 --timeout 5 --progress-interval 0 --threads 1";
     snprintf(a, sizeof a, "%s --trials 96 --db %s", common, db);
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "exec " MPIRUN " -np 3 %s/autotune %s > %s 2>&1", tu_bindir(), a,

@@ -638,17 +638,22 @@ static void test_cli_eval_model(void **st) {
                   key_of("matmul", "M=16,N=64,K=16")};
     free(add_records(db, target, k[0], 40, 1));
     tdb_close(db);
-    /* One workload: nothing to leave out. */
-    snprintf(a, sizeof a, "--eval-model --db %s", path);
+    /* One workload: nothing to leave out. The records are 1-thread ones
+     * (the plain key); --threads 2 reads the 2-thread key, which has none. */
+    snprintf(a, sizeof a, "--eval-model --db %s --threads 1", path);
     assert_int_equal(run(a), 1);
     tu_assert_msg_has(out, "eval-model", "at least 2", target);
+    assert_null(strstr(out, "-num-cores"));
+    snprintf(a, sizeof a, "--eval-model --db %s --threads 2", path);
+    assert_int_equal(run(a), 1);
+    tu_assert_msg_has(out, "eval-model", target, " -num-cores 2");
     assert_int_equal(run("--eval-model"), 2);
     tu_assert_msg_has(out, "--eval-model needs --db FILE");
     db = tdb_open(path, NULL, NULL);
     free(add_records(db, target, k[1], 40, 2));
     free(add_records(db, target, k[2], 40, 3));
     tdb_close(db);
-    snprintf(a, sizeof a, "--eval-model --db %s --target '%s'", path, target);
+    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --threads 1", path, target);
     assert_int_equal(run(a), 0);
     print_message("%s", out);
     tu_assert_msg_has(out, "leave one workload out", k[0], k[1], k[2], "pairwise accuracy: ",
@@ -658,7 +663,8 @@ static void test_cli_eval_model(void **st) {
     assert_int_equal(sscanf(l, "pairwise accuracy: %lf (random %lf)", &pw, &pr), 2);
     assert_true(pw > 0.75 && pw > pr);
     tu_assert_msg_has(out, "rank loss"); /* the default */
-    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --cost-loss squared", path, target);
+    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --threads 1 --cost-loss squared",
+             path, target);
     assert_int_equal(run(a), 0);
     tu_assert_msg_has(out, "squared loss", "pairwise accuracy: ");
     l = strstr(out, "pairwise accuracy: ");
@@ -667,12 +673,12 @@ static void test_cli_eval_model(void **st) {
     /* --seed seeds the training and the random model: the same seed twice
      * prints the same figures; another seed draws other random scores, so
      * the random model's figures differ (it was once read and ignored). */
-    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --seed 7", path, target);
+    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --threads 1 --seed 7", path, target);
     assert_int_equal(run(a), 0);
     char *seven = strdup(out);
     assert_int_equal(run(a), 0);
     assert_string_equal(strstr(out, "pairwise accuracy: "), strstr(seven, "pairwise accuracy: "));
-    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --seed 8", path, target);
+    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --threads 1 --seed 8", path, target);
     assert_int_equal(run(a), 0);
     assert_string_not_equal(strstr(out, "pairwise accuracy: "), strstr(seven, "pairwise accuracy: "));
     free(seven);
@@ -691,7 +697,8 @@ static void test_cli_eval_model(void **st) {
     char suite[256];
     snprintf(suite, sizeof suite, "/tmp/loom_evsuite_%d.tsv", (int)getpid());
     write_text(suite, "# held out\nsmall\tmatmul\tM=64,N=16,K=32\nabsent\tmatmul\tM=8,N=8,K=8\n");
-    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --suite %s", path, target, suite);
+    snprintf(a, sizeof a, "--eval-model --db %s --target '%s' --threads 1 --suite %s", path,
+             target, suite);
     assert_int_equal(run(a), 0);
     print_message("%s", out);
     tu_assert_msg_has(out, "the 1 of suite", "the other 2 for training only", k[1],

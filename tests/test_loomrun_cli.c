@@ -211,7 +211,7 @@ static void test_autotune_model(void **state)
                       "n v3=Add(v2,v1);n v4=Relu(v3);out v4)";
     char db_path[512], *err = NULL;
     snprintf(db_path, sizeof db_path, "%s/mm.db", dir);
-    char *tkey = tune_target_key("llvm", &err);
+    char *tkey = tune_record_key("llvm", 0, &err); /* autotune's and loomrun's default threads */
     if (!tkey) fail_msg("%s", err);
     tdb_db *db = tdb_open(db_path, NULL, &err);
     if (!db) fail_msg("%s", err);
@@ -254,12 +254,54 @@ static void test_autotune_model(void **state)
     tu_assert_msg_has(out, "--shape is given more than once");
 }
 
+/* Records are kept per thread count (tune_threads_key): a model tuned on
+ * one thread and run on two runs its defaults, and says why; tuned on two
+ * as well, each count runs its own records. */
+static void test_db_threads(void **state)
+{
+    (void)state;
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){48, 48});
+    ow_node_add(w, "", "MatMul", "x,x", "y");
+    ow_output(w, "y");
+    char path[512];
+    snprintf(path, sizeof path, "%s/th.onnx", dir);
+    ow_write(w, path);
+    ow_free(w);
+    const char *tune = "%s/autotune --model %s --trials 2 --per-round 2 --retime 0 --no-model "
+                       "--db %s/th.db --jobs 1 --threads %d";
+    int rc = tu_run(out, sizeof out, tune, tu_bindir(), path, dir, 1);
+    if (rc != 0) fail_msg("%s", out);
+    rc = tu_run(out, sizeof out, "%s/loomrun %s --db %s/th.db --threads 1", tu_bindir(), path, dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "1 tuned, 0 default");
+    assert_null(strstr(out, "note:"));
+    rc = tu_run(out, sizeof out, "%s/loomrun %s --db %s/th.db --threads 2", tu_bindir(), path, dir);
+    if (rc != 0) fail_msg("%s", out);
+    char *one = tdb_host_target();
+    tu_assert_msg_has(out, "0 tuned, 1 default", "loomrun: note: ", one, "-num-cores 2",
+                      "this run's 2 threads", "every kernel runs its default schedule",
+                      "autotune --threads 2");
+    rc = tu_run(out, sizeof out, tune, tu_bindir(), path, dir, 2);
+    if (rc != 0) fail_msg("%s", out);
+    rc = tu_run(out, sizeof out, "%s/loomrun %s --db %s/th.db --threads 2 --explain", tu_bindir(),
+                path, dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "1 tuned, 0 default");
+    assert_null(strstr(out, "note:"));
+    rc = tu_run(out, sizeof out, "%s/tunedb --db %s/th.db list", tu_bindir(), dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, one, "-num-cores 2");
+    free(one);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_and_output), cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_unsupported_ops),  cmocka_unit_test(test_dynamic_and_attrs),
         cmocka_unit_test(test_db_other_target),  cmocka_unit_test(test_autotune_model),
+        cmocka_unit_test(test_db_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

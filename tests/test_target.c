@@ -229,6 +229,30 @@ static void test_keys_unchanged(void **state) {
         free(k);
     }
 
+    /* records are kept per thread count: one thread and GPUs keep the key */
+    k = tune_threads_key("llvm -mcpu=znver4", 1);
+    assert_string_equal(k, "llvm -mcpu=znver4");
+    free(k);
+    k = tune_threads_key("llvm -mcpu=znver4", 16);
+    assert_string_equal(k, "llvm -mcpu=znver4 -num-cores 16");
+    free(k);
+    k = tune_threads_key("cuda sm_90 NVIDIA H100 80GB HBM3", 16);
+    assert_string_equal(k, "cuda sm_90 NVIDIA H100 80GB HBM3");
+    free(k);
+    assert_null(tune_threads_key(NULL, 2));
+    k = tune_record_key("llvm", 3, &err);
+    char *plain = tune_target_key("llvm", &err), want3[300];
+    snprintf(want3, sizeof want3, "%s -num-cores 3", plain);
+    assert_string_equal(k, want3);
+    free(k);
+    k = tune_record_key("llvm", 0, &err); /* the pool's count */
+    char *def = tune_threads_key(plain, rt_num_threads());
+    assert_string_equal(k, def);
+    free(k), free(def), free(plain);
+    assert_null(tune_record_key("tpu", 2, &err));
+    tu_assert_msg_has(err, "autotune: unknown target 'tpu'");
+    free(err);
+
     /* refused keys */
     assert_null(tune_target_key("c", &err));
     tu_assert_msg_has(err, "autotune: target 'c' cannot be tuned (known: llvm, cuda)");

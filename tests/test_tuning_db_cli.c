@@ -215,10 +215,27 @@ static void test_export_import_prune_stats(void **state) {
 
 static void test_apply(void **state) {
     (void)state;
-    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s apply --workload '%s'", dbp, key), 0);
+    /* The records are 1-thread ones; the default is all cores' key. */
+    assert_int_equal(
+        tdbt_tunedb(out, sizeof out, "--db %s apply --workload '%s' --threads 1", dbp, key), 0);
     tu_assert_msg_has(out, "applied record", "correct");
     assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s apply --op matmul --shape M=8,N=8,K=8", dbp), 0);
     tu_assert_msg_has(out, "no record", "default schedule", "correct");
+    /* A key with a thread count builds for its machine part: none stored
+     * for 3 threads, so the default schedule, on this host's CPU. */
+    assert_int_equal(
+        tdbt_tunedb(out, sizeof out, "--db %s apply --workload '%s' --threads 3", dbp, key), 0);
+    tu_assert_msg_has(out, "no record", "-num-cores 3", "default schedule", "correct");
+    /* --threads: a count in range, not twice, and list needs the target. */
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s best --workload '%s' --target "
+                                 "'llvm -mcpu=x -num-cores 2' --threads 2", dbp, key), 2);
+    tu_assert_msg_has(out, "tunedb best: --target 'llvm -mcpu=x -num-cores 2' names its thread "
+                           "count already; --threads 2 does not apply");
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s list --threads 2", dbp), 2);
+    tu_assert_msg_has(out, "tunedb list: --threads names a target's thread count: give --target");
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s best --workload '%s' --threads 0", dbp,
+                                 key), 2);
+    tu_assert_msg_has(out, "--threads", "0");
 }
 
 int main(void) {

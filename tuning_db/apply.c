@@ -195,14 +195,25 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
     info->nouts = w.nouts;
     info->args = w.args;
     info->constant_args = w.constant_args;
-    /* A GPU's key ("cuda sm_90 NAME") is a build target too (cg_target). */
+    /* A GPU's key ("cuda sm_90 NAME") is a build target too (cg_target);
+     * a CPU key's thread count (" -num-cores N", tune_threads_key) names
+     * the records, not the code: the build target is the key before it. */
+    const char *cores = strstr(target, " -num-cores ");
+    char *build = cores ? strndup(target, (size_t)(cores - target)) : strdup(target);
+    if (!build) {
+        tdb__err(db, "apply_best: out of memory");
+        return NULL;
+    }
     tdb_record *recs = NULL;
     int n = tdb_best(db, key, target, APPLY_TRIES, &recs);
-    if (n < 0) return NULL;
+    if (n < 0) {
+        free(build);
+        return NULL;
+    }
     char why[400] = "";
     for (int i = 0; i < n; i++) {
         char reason[400];
-        rt_module *m = build_record(ctx, &w, &recs[i], target, opts, reason, sizeof reason);
+        rt_module *m = build_record(ctx, &w, &recs[i], build, opts, reason, sizeof reason);
         if (m) {
             info->record_id = recs[i].id;
             info->latency = recs[i].median;
@@ -211,6 +222,7 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
                      (long long)recs[i].id, key, target, recs[i].median,
                      i ? ", the better records failed to build" : "");
             tdb_records_free(recs, n);
+            free(build);
             return m;
         }
         if (!why[0]) snprintf(why, sizeof why, "%s", reason);
@@ -230,10 +242,11 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
                  "none of the %d best records of workload '%s' for target '%s' builds (%.300s): "
                  "using %s",
                  n, key, target, why, instead);
-    sch_schedule *s = ow ? ops_default_schedule(ow, target) : sch_create(ctx, w.nouts, w.outs);
-    rt_module *m = s ? cg_build(s, w.nargs, w.args, target, opts) : NULL;
+    sch_schedule *s = ow ? ops_default_schedule(ow, build) : sch_create(ctx, w.nouts, w.outs);
+    rt_module *m = s ? cg_build(s, w.nargs, w.args, build, opts) : NULL;
     if (!m)
         tdb__err(db, "apply_best: %s; the %s schedule failed too: %s", info->message,
                  ow ? "default" : "plain", te_ctx_errmsg(ctx));
+    free(build);
     return m;
 }

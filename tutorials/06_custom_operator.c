@@ -163,7 +163,9 @@ static int compare_with_hand(const char *db_path, const char *key) {
     tdb_open_options ro = {.readonly = true};
     tdb_db *db = tdb_open(db_path, &ro, &err);
     te_ctx *ctx = te_ctx_new(), *hctx = te_ctx_new();
-    char *target = tdb_host_target();
+    /* The key the tuner filed the records under: this host's CPU and
+     * the threads the runners used (the pool's default count). */
+    char *target = tune_record_key("llvm", 0, NULL);
     layer l, hl;
     sch_schedule *s = NULL;
     tdb_apply_info info;
@@ -224,7 +226,9 @@ static int apply_from_db(const char *db_path, const char *key) {
         return 1;
     }
     te_ctx *ctx = te_ctx_new();
-    char *target = tdb_host_target();
+    /* The key the tuner filed the records under: this host's CPU and
+     * the threads the runners used (the pool's default count). */
+    char *target = tune_record_key("llvm", 0, NULL);
     tdb_apply_info info;
     /* The builder registered in main rebuilds the workload; the record's
      * step log is replayed on it and built. */

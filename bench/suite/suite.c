@@ -373,7 +373,17 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    const char *target = o.target ? o.target : (host_target = tdb_host_target());
+    /* The records of programs timed on the threads this run uses. */
+    char *host = o.target ? NULL : tdb_host_target();
+    if (host) host_target = tune_threads_key(host, o.threads);
+    free(host);
+    const char *target = o.target ? o.target : host_target;
+    if (!target) {
+        fprintf(stderr, "bench_suite: out of memory\n");
+        tdb_close(db);
+        fclose(f);
+        return 2;
+    }
     rt_set_num_threads(o.threads);
     bench_peers_set_threads(o.threads);
     double peak = bench_fp32_peak(o.threads);

@@ -1091,6 +1091,25 @@ cm_model *tune_warm_start(tdb_db *db, const char *target, int nkeys, const char 
  * "c" ("autotune: target 'c' cannot be tuned (known: llvm, cuda)"), or a
  * CUDA target where no device is available. */
 char *tune_target_key(const char *target, char **err);
+/* The key records are filed under when their programs ran on num_threads
+ * threads (num_threads <= 0: the runtime's default, rt_num_threads):
+ * target_key itself for one thread or a GPU target, else a CPU key with
+ * " -num-cores N" after it ("llvm -mcpu=znver4 -num-cores 2", the name
+ * of TVM's llvm target attribute; MetaSchedule likewise keeps records
+ * per target string). A program's best tile and loop split change with
+ * the threads it shares its loops among: on a 2-core host, ResNet-50's
+ * 1-thread records run on 2 threads were about 9 % slower than the
+ * default schedules (bench/RESULTS.md, session 38). One thread keeps the plain
+ * key, so databases tuned with one thread before thread counts were
+ * keyed read as they did; records tuned with more threads before then
+ * are under the plain key too and read as 1-thread ones. Returns a
+ * malloc'd key, NULL when target_key is NULL or out of memory. */
+char *tune_threads_key(const char *target_key, int num_threads);
+/* tune_threads_key(tune_target_key(target), num_threads): the key
+ * tune_task_db / tune_tasks_db commit under (num_threads: their
+ * measure.num_threads) and the graph executor reads (the pool's threads).
+ * NULL and *err as tune_target_key. */
+char *tune_record_key(const char *target, int num_threads, char **err);
 
 /* The cost model of a run of tune_task_db / tune_tasks_db. */
 typedef enum {
@@ -1215,7 +1234,7 @@ typedef struct {
 } tune_db_task;
 
 struct tune_db_summary {
-    char *target_key;      /* the records' target key (tune_target_key; malloc'd) */
+    char *target_key;      /* the records' key (tune_record_key; malloc'd) */
     int ntasks;
     tune_db_task *tasks;   /* one per key (malloc'd) */
     int done;              /* trials toward the budget (resumed included) */
@@ -1238,7 +1257,8 @@ void tune_db_summary_free(tune_db_summary *s);
 /* Tunes workload `key` (an ops registry key, or a key a registered
  * builder knows) on `target` ("llvm", "llvm -mcpu=...", "cuda") and
  * commits every measured trial to db as it arrives, under the record key
- * tune_target_key(target) (or the result's own target_key): what `autotune --op OP --shape S --db FILE`
+ * tune_record_key(target, o->tune.measure.num_threads) (or the result's
+ * own target_key): what `autotune --op OP --shape S --db FILE`
  * does. In order: the key's workload is committed (tdb_commit_workload_key)
  * and checked to fit in memory (tune_check_fits); the model is made
  * (o->model; the warm start trains it on db's records); the stored

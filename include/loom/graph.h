@@ -463,8 +463,11 @@ typedef struct {
      * LOOM_DUMP_GRAPH shows the graph after it as NN-alter_layout.txt). */
     bool no_layout;
     /* Tuning records: each kernel runs the best valid record of its key
-     * for the target (tdb_best under tune_target_key(target)); kernels
-     * without one run their default schedule. NULL: defaults only. */
+     * for the target on the pool's threads (tdb_best under
+     * tune_record_key(target, rt_num_threads()): set the thread count
+     * before compiling); kernels without one run their default schedule
+     * (gr_exec_db_note: when the records are all for another thread
+     * count). NULL: defaults only. */
     struct tdb_db *db;
     /* Threads building kernels at once (0: one per core). */
     int jobs;
@@ -556,6 +559,11 @@ int gr_exec_kernel_uses(const gr_exec *e, int k);
 const char *gr_exec_kernel_label(const gr_exec *e, int k);
 /* Whether kernel k runs a tuned record (true) or its default schedule. */
 bool gr_exec_kernel_tuned(const gr_exec *e, int k);
+/* Why a database gave the kernels nothing although it has records of
+ * them: records for this machine on another thread count only (records
+ * are kept per count, tune_threads_key); the kernels run their default
+ * schedules. NULL when there is nothing to say. Owned by e. */
+const char *gr_exec_db_note(const gr_exec *e);
 
 /* Memory of the values kernels exchange: *arena_bytes, the one arena
  * they share by liveness (a value's bytes are reused once every group

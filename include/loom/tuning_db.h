@@ -434,9 +434,11 @@ typedef struct {
  * log fails to replay or build — it builds the operator's default
  * schedule instead (a registered builder's workload: its plain schedule)
  * and says so in info->message (info may be NULL). target: a key as
- * stored ("llvm -mcpu=znver5", or a GPU's tdb_cuda_target key, built for
- * its architecture: cg_target reads "cuda sm_XY NAME" as "cuda
- * -arch=sm_XY" labelled NAME). Returns NULL with the reason in tdb_errmsg(db)
+ * stored ("llvm -mcpu=znver5"; "llvm -mcpu=znver5 -num-cores 4", records
+ * of programs timed on 4 threads (tune_threads_key), built for the key
+ * before " -num-cores"; or a GPU's tdb_cuda_target key, built for its
+ * architecture: cg_target reads "cuda sm_XY NAME" as "cuda -arch=sm_XY"
+ * labelled NAME). Returns NULL with the reason in tdb_errmsg(db)
  * when nothing builds, when the workload does not rebuild (the builder's
  * or the registry's message), or when no builder knows the key ("workload
  * 'K' has no builder: register one with tune_register_builder (or load

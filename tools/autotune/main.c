@@ -37,7 +37,7 @@ static const char usage[] =
     "       autotune --model MODEL.onnx [--shape INPUT=1x3x224x224]... --trials N --db FILE\n"
     "                [options as above]\n"
     "       autotune --list-sketches --op OP --shape K=V,... [--target T] [--plugin LIB.so]...\n"
-    "       autotune --eval-model --db FILE [--target T] [--suite FILE.tsv]\n"
+    "       autotune --eval-model --db FILE [--target T] [--threads T] [--suite FILE.tsv]\n"
     "                [--cost-loss rank|squared] [--seed S] [--plugin LIB.so]...\n"
     "Tunes a workload (or every line of a suite: name<TAB>op<TAB>params) and commits\n"
     "every measured schedule to the tuning database FILE. Before the first measurement\n"
@@ -54,7 +54,9 @@ static const char usage[] =
     "                too. Then --op NAME --shape S tunes the key \"NAME(S)\", S as\n"
     "                written (the builder parses it; tunedb --plugin LIB finds the\n"
     "                records with the same --op/--shape)\n"
-    "  --threads T   threads the measured kernels use (default: all cores)\n"
+    "  --threads T   threads the measured kernels use (default: all cores). On a CPU\n"
+    "                the records are kept per thread count: with T > 1 under the\n"
+    "                target key and \" -num-cores T\" (loomrun --threads T reads them)\n"
     "  --jobs J      candidates compiled at once (default: cores); on the CPU up to 4\n"
     "                runner processes per job hold built candidates until their runs\n"
     "  --timeout SEC per-candidate run timeout (default 10; builds get 1.5x: 15 s, as\n"
@@ -121,7 +123,8 @@ static const char usage[] =
     "2 usage or input error (nothing measured), 130 interrupted by Ctrl-C.\n"
     "Each option but --plugin is given at most once; numbers outside an option's range\n"
     "are refused.\n"
-    "  --eval-model  evaluate the cost model on FILE's valid records of the target,\n"
+    "  --eval-model  evaluate the cost model on FILE's valid records of the target\n"
+    "                (and --threads' count, as a search keeps them),\n"
     "                leaving one workload out at a time: train on all other workloads,\n"
     "                score the held-out one's programs, compare with their latencies.\n"
     "                Prints per workload and on average, for the model and for the\n"
@@ -314,9 +317,9 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
 
 /* The key of --eval-model's records: plain llvm is the host's, any other
  * target its canonical text (a GPU's key as stored, "cuda sm_90 NAME",
- * names records of a GPU this machine may not have). 0, or 2 after the
- * message. */
-static int eval_target_key(const char *target, char **key) {
+ * names records of a GPU this machine may not have), with --threads'
+ * count on a CPU (tune_threads_key). 0, or 2 after the message. */
+static int eval_target_key(const char *target, int threads, char **key) {
     cg_target t;
     char *err = NULL;
     if (cg_target_parse(target, &t, &err)) {
@@ -329,8 +332,10 @@ static int eval_target_key(const char *target, char **key) {
         return usage_error("target 'c' has no tuning records (known: llvm, cuda)");
     }
     bool host = t.kind == CG_TARGET_LLVM && !t.cpu && !t.features;
-    *key = host ? tdb_host_target() : cg_target_str(&t);
+    char *machine = host ? tdb_host_target() : cg_target_str(&t);
     cg_target_free(&t);
+    *key = tune_threads_key(machine, threads);
+    free(machine);
     return *key ? 0 : usage_error("out of memory");
 }
 
@@ -387,7 +392,7 @@ static int option_index(const char *name) {
 /* The options that only a search reads (refused with --eval-model). */
 static bool search_only(const char *name) {
     static const char *const names[] = {
-        "op",           "shape",      "trials",     "model",     "threads",    "jobs",
+        "op",           "shape",      "trials",     "model",     "jobs",
         "timeout",      "resume",     "skip-default", "no-heuristic", "baseline", "per-round",
         "population",   "progress-interval", "retime", "allow-mixed"};
     for (size_t j = 0; j < sizeof names / sizeof *names; j++)
@@ -771,7 +776,7 @@ static int run_main(int argc, char **argv) {
                                "applies to a search only", tune_only);
         if (have_seed) cp.seed = (uint64_t)seed;
         char *tk = NULL;
-        if (eval_target_key(target, &tk)) return 2;
+        if (eval_target_key(target, (int)threads, &tk)) return 2;
         task_line *st = NULL;
         int nst = suite ? load_suite(suite, &st) : 0;
         if (nst < 0) {
@@ -801,7 +806,7 @@ static int run_main(int argc, char **argv) {
                            "N > 1)");
     /* Every worker must run this Loom and measure this target key (or,
      * with --allow-mixed, keeps its records under its own). */
-    if (at_mpi_handshake(mpi, target, allow_mixed)) return 2;
+    if (at_mpi_handshake(mpi, target, (int)threads, allow_mixed)) return 2;
     task_line *tasks = NULL;
     int ntasks = 0;
     const char **keys = NULL, **names = NULL;

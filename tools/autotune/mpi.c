@@ -7,7 +7,7 @@
  *
  * Protocol (AT_MPI_PROTO = 1). Every message is one JSON object sent as
  * MPI_CHAR on a duplicate of MPI_COMM_WORLD; the tag says what it is:
- *   HELLO  0 -> w  {"proto","version","target"}
+ *   HELLO  0 -> w  {"proto","version","target","num_threads"}
  *          w -> 0  {"proto","version","target_key" | "error","host"}
  *          "proto" and "version" (LOOM_VERSION_STRING) come first in both
  *          directions and are all that a later protocol must keep, so that
@@ -376,7 +376,9 @@ static int worker_main(at_mpi *m, int argc, char **argv) {
             MPI_Get_processor_name(host, &hl);
             cJSON_AddStringToObject(rep, "host", host);
             const char *ft = getenv("LOOM_TEST_FAKE_TARGET");
-            char *err = NULL, *tk = ft && *ft ? strdup(ft) : tune_target_key(str(req, "target"), &err);
+            char *err = NULL, *tk = ft && *ft ? strdup(ft)
+                                           : tune_record_key(str(req, "target"),
+                                                             (int)num(req, "num_threads"), &err);
             if (plugins) cJSON_AddStringToObject(rep, "error", "a --plugin library does not load");
             else if (tk) cJSON_AddStringToObject(rep, "target_key", tk);
             else cJSON_AddStringToObject(rep, "error", err ? err : "out of memory");
@@ -888,9 +890,9 @@ static void print_groups(const at_mpi *m, const char *mine) {
     }
 }
 
-int at_mpi_handshake(at_mpi *m, const char *target, bool allow_mixed) {
+int at_mpi_handshake(at_mpi *m, const char *target, int num_threads, bool allow_mixed) {
     if (!m) return 0;
-    char *err = NULL, *mine = tune_target_key(target, &err);
+    char *err = NULL, *mine = tune_record_key(target, num_threads, &err);
     if (!mine) {
         fprintf(stderr, "%s\n", err ? err : "autotune: out of memory");
         free(err);
@@ -900,6 +902,7 @@ int at_mpi_handshake(at_mpi *m, const char *target, bool allow_mixed) {
     cJSON_AddNumberToObject(hello, "proto", AT_MPI_PROTO);
     cJSON_AddStringToObject(hello, "version", LOOM_VERSION_STRING);
     cJSON_AddStringToObject(hello, "target", target);
+    cJSON_AddNumberToObject(hello, "num_threads", num_threads);
     int bad = 0;
     for (int i = 0; i < m->nw; i++) {
         worker *w = &m->w[i];

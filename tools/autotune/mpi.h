@@ -24,12 +24,14 @@ typedef struct at_mpi at_mpi;
  * launcher, -np 1): 0 with *out NULL, and MPI is never initialised. */
 int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_rc);
 /* Rank 0, once the target is known: every worker's Loom version, protocol
- * version and target key (tune_target_key(target)) must equal rank 0's;
+ * version and record key (tune_record_key(target, num_threads): the
+ * machine and, on a CPU, the threads a candidate runs on; num_threads 0:
+ * each rank's own default) must equal rank 0's;
  * with allow_mixed a worker of another target key is taken, its results
  * carrying its key (tune_result.target_key), and the workers are listed
  * by key on stdout. 0, or -1 with the reason printed (the ranks that
  * differ named). */
-int at_mpi_handshake(at_mpi *m, const char *target, bool allow_mixed);
+int at_mpi_handshake(at_mpi *m, const char *target, int num_threads, bool allow_mixed);
 /* The workers' target keys other than rank 0's (after the handshake;
  * valid until at_mpi_finish): their count, the keys in *keys. */
 int at_mpi_mixed_keys(at_mpi *m, const char *const **keys);
@@ -54,8 +56,9 @@ static inline int at_mpi_start(int argc, char **argv, at_mpi **out, int *worker_
     *out = NULL;
     return 0;
 }
-static inline int at_mpi_handshake(at_mpi *m, const char *target, bool allow_mixed) {
-    (void)m, (void)target, (void)allow_mixed;
+static inline int at_mpi_handshake(at_mpi *m, const char *target, int num_threads,
+                                   bool allow_mixed) {
+    (void)m, (void)target, (void)num_threads, (void)allow_mixed;
     return 0;
 }
 static inline int at_mpi_mixed_keys(at_mpi *m, const char *const **keys) {

@@ -39,7 +39,8 @@ static const char usage[] =
     "  --bench N     time N runs after the warm-up: mean, median, p90, and the time of\n"
     "                each kernel (share of the total, tuned or default)\n"
     "  --warmup W    runs before timing (default 3)\n"
-    "  --threads T   threads the kernels use (default: all cores)\n"
+    "  --threads T   threads the kernels use (default: all cores); --db's records\n"
+    "                of that thread count apply (autotune --threads T tunes them)\n"
     "  --explain     print each kernel: ops, uses, tuned record or default, key\n"
     "  --no-fuse     one kernel per node (no fusion)\n";
 
@@ -259,6 +260,7 @@ int main(int argc, char **argv) {
            "intermediate values in %.2f MB (%.2f MB without reuse)\n",
            path, compile_s, nk, ntuned, nk - ntuned, gr_exec_num_groups(e), arena / 1048576.0,
            unshared / 1048576.0);
+    if (gr_exec_db_note(e)) fprintf(stderr, "loomrun: note: %s\n", gr_exec_db_note(e));
 
     /* Inputs: --input, then --check's files, then random ones. */
     const gr_graph *g = m->graph;

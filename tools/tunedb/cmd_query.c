@@ -17,16 +17,17 @@
 typedef struct {
     const char *workload, *op, *shape, *target;
     bool csv;
-    long long k;
+    long long k, threads; /* threads: 0 when not given */
 } qopts;
 
-enum { O_DB = 256, O_WORKLOAD, O_OP, O_SHAPE, O_TARGET, O_CSV, O_K };
+enum { O_DB = 256, O_WORKLOAD, O_OP, O_SHAPE, O_TARGET, O_THREADS, O_CSV, O_K };
 
 static const struct option query_opts[] = {{"db", required_argument, NULL, O_DB},
                                            {"workload", required_argument, NULL, O_WORKLOAD},
                                            {"op", required_argument, NULL, O_OP},
                                            {"shape", required_argument, NULL, O_SHAPE},
                                            {"target", required_argument, NULL, O_TARGET},
+                                           {"threads", required_argument, NULL, O_THREADS},
                                            {"csv", no_argument, NULL, O_CSV},
                                            {"k", required_argument, NULL, O_K},
                                            {"help", no_argument, NULL, 'h'},
@@ -46,6 +47,10 @@ static int parse(tunedb_globals *g, int argc, char **argv, const char *help, qop
         case O_OP: q->op = optarg; break;
         case O_SHAPE: q->shape = optarg; break;
         case O_TARGET: q->target = optarg; break;
+        case O_THREADS:
+            if (!tunedb_parse_int(argv[0], "--threads", optarg, 1, 1024, &q->threads))
+                return TDB_EXIT_USAGE;
+            break;
         case O_CSV: q->csv = true; break;
         case 'k':
         case O_K:
@@ -80,7 +85,10 @@ static int workload_query(tunedb_globals *g, int argc, char **argv, const char *
     if (rc >= 0) return rc;
     if (!no_operands(cmd, argc, argv, pos)) return TDB_EXIT_USAGE;
     if (!(*key = tunedb_workload_key(q->workload, q->op, q->shape))) return TDB_EXIT_USAGE;
-    *target = tunedb_target(q->target);
+    if (!(*target = tunedb_target(cmd, q->target, (int)q->threads))) {
+        free(*key);
+        return TDB_EXIT_USAGE;
+    }
     return -1;
 }
 
@@ -100,10 +108,11 @@ static void csv_field(const char *s) {
 /* ---- list ---- */
 
 static const char list_help[] =
-    "usage: tunedb --db FILE list [--target T] [--csv]\n"
+    "usage: tunedb --db FILE list [--target T] [--threads N] [--csv]\n"
     "\n"
     "Every (workload, target) with records: record count, valid (error-free) records,\n"
-    "best (lowest median) latency and its GFLOP/s. --target shows one target only; --csv writes\n"
+    "best (lowest median) latency and its GFLOP/s. --target shows one target only (with\n"
+    "--threads, that thread count's key); --csv writes\n"
     "workload,op,target,records,valid,best_s,gflops.\n";
 
 int tunedb_cmd_list(tunedb_globals *g, int argc, char **argv) {
@@ -111,10 +120,20 @@ int tunedb_cmd_list(tunedb_globals *g, int argc, char **argv) {
     int pos, rc = parse(g, argc, argv, list_help, &q, &pos);
     if (rc >= 0) return rc;
     if (!no_operands("list", argc, argv, pos)) return TDB_EXIT_USAGE;
+    if (q.threads && !q.target) {
+        tunedb_error("list", "--threads names a target's thread count: give --target T too");
+        return TDB_EXIT_USAGE;
+    }
+    char *target = q.target ? tunedb_target("list", q.target, (int)q.threads) : NULL;
+    if (q.target && !target) return TDB_EXIT_USAGE;
     tdb_db *db = tunedb_open(g, true);
-    if (!db) return TDB_EXIT_FAIL;
+    if (!db) {
+        free(target);
+        return TDB_EXIT_FAIL;
+    }
     tdb_summary *s;
-    int n = tdb_list(db, q.target, &s);
+    int n = tdb_list(db, target, &s);
+    free(target);
     if (n < 0) {
         tunedb_error("list", "%s", tdb_errmsg(db));
         tdb_close(db);
@@ -204,7 +223,8 @@ static void explain_missing(tdb_db *db, const char *cmd, const char *key, const 
 }
 
 static const char best_help[] =
-    "usage: tunedb --db FILE best (--workload KEY | --op OP --shape P=V,...) [--target T] [-k K]\n"
+    "usage: tunedb --db FILE best (--workload KEY | --op OP --shape P=V,...) [--target T]\n"
+    "       [--threads N] [-k K]\n"
     "\n"
     "The best valid record (lowest median latency) of the workload on the target, as JSON:\n"
     "the record's export form plus its id and GFLOP/s. -k K prints the K best as a JSON\n"
@@ -285,7 +305,7 @@ int tunedb_cmd_show(tunedb_globals *g, int argc, char **argv) {
 
 static const char history_help[] =
     "usage: tunedb --db FILE history (--workload KEY | --op OP --shape P=V,...) [--target T] "
-    "[--csv]\n"
+    "[--threads N] [--csv]\n"
     "\n"
     "Best-so-far median latency against trial number (records in commit order) of the\n"
     "workload on the target (default: the host CPU), then the first trial whose GFLOP/s\n"
@@ -349,6 +369,7 @@ int tunedb_cmd_history(tunedb_globals *g, int argc, char **argv) {
 
 static const char apply_help[] =
     "usage: tunedb --db FILE apply (--workload KEY | --op OP --shape P=V,...) [--target T]\n"
+    "       [--threads N]\n"
     "\n"
     "Does what a program calling tdb_apply_best does: rebuilds the workload from its key,\n"
     "replays the best valid record's step log and builds it for the target (default: the\n"

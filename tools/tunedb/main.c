@@ -34,7 +34,10 @@ static void usage(FILE *f) {
                "\n"
                "Inspects and maintains a Loom tuning database (SQLite). FILE may also come from\n"
                "$LOOM_TUNEDB. Targets are keys such as \"llvm -mcpu=znver5\"; the default is the\n"
-               "host CPU. Workloads are named by --workload KEY (the canonical key) or by\n"
+               "host CPU. CPU records are kept per thread count: \"llvm -mcpu=znver5 -num-cores 4\"\n"
+               "holds programs timed on 4 threads (1 thread: no -num-cores); --threads N picks\n"
+               "that count's key, and the default is all cores, as autotune and loomrun use.\n"
+               "Workloads are named by --workload KEY (the canonical key) or by\n"
                "--op OP --shape P=V,... (as autotune takes them; an operator of a plugin,\n"
                "loaded with --plugin, names the key \"OP(P=V,...)\" as written).\n"
                "\n"
@@ -120,7 +123,21 @@ char *tunedb_workload_key(const char *key, const char *op, const char *shape) {
     return r;
 }
 
-char *tunedb_target(const char *target) { return target ? strdup(target) : tdb_host_target(); }
+char *tunedb_target(const char *cmd, const char *target, int threads) {
+    if (target && threads > 0 && strstr(target, " -num-cores ")) {
+        tunedb_error(cmd, "--target '%s' names its thread count already; --threads %d does not "
+                          "apply",
+                     target, threads);
+        return NULL;
+    }
+    char *machine = target ? strdup(target) : tdb_host_target();
+    /* A key given as stored is taken as it is; the host's, like autotune's
+     * and loomrun's, is the pool's thread count unless --threads says. */
+    char *key = machine && (!target || threads > 0) ? tune_threads_key(machine, threads) : machine;
+    if (key != machine) free(machine);
+    if (!key) tunedb_error(cmd, "out of memory");
+    return key;
+}
 
 int main(int argc, char **argv) {
     tunedb_globals g = {.db_path = getenv("LOOM_TUNEDB")};

@@ -32,8 +32,13 @@ tdb_db *tunedb_open(const tunedb_globals *g, bool readonly);
 /* The workload key from --workload KEY or --op OP --shape S (canonical,
  * malloc'd); NULL after printing why. */
 char *tunedb_workload_key(const char *key, const char *op, const char *shape);
-/* The target from --target, or the host's (malloc'd). */
-char *tunedb_target(const char *target);
+/* The record key of a query (malloc'd): --target's key as given, or the
+ * host CPU's; with the thread count of --threads (threads > 0), and the
+ * host's with the runtime's default count (all cores, as autotune and
+ * loomrun use) when neither is given (tune_threads_key). NULL after the
+ * message: a --target that has a thread count already, with --threads;
+ * out of memory. */
+char *tunedb_target(const char *cmd, const char *target, int threads);
 /* Prints "tunedb CMD: message" to stderr. */
 void tunedb_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
