@@ -26,6 +26,7 @@
  * 7 ms not; GNU OpenMP likewise cuts its spin count when threads
  * outnumber CPUs).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -79,14 +80,35 @@ static int available_cpus(void) {
     return c >= 1 ? (int)c : 1;
 }
 
+/* Environment variable `name` as a whole number in [lo, hi]: 1 and *out,
+ * or 0 when unset or empty. A value that is not one is not applied, and
+ * the first time (*warned: once per variable) stderr says so, naming it,
+ * the rule and what is used instead (OpenMP runtimes warn likewise on a
+ * bad OMP_NUM_THREADS): a silently ignored setting reads as one that
+ * took effect. */
+static atomic_bool warned_spin, warned_threads;
+static int env_whole(const char *name, long lo, long hi, const char *instead, atomic_bool *warned,
+                     long *out) {
+    const char *s = getenv(name);
+    if (!s || !*s) return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end == '\0' && errno == 0 && v >= lo && v <= hi) {
+        *out = v;
+        return 1;
+    }
+    if (!atomic_exchange(warned, true))
+        fprintf(stderr, "loom: %s='%s' is not a whole number from %ld to %ld: ignored, %s\n",
+                name, s, lo, hi, instead);
+    return 0;
+}
+
 /* Seconds a waiter polls before it sleeps, for a pool of nthreads. */
 static double spin_budget(int nthreads) {
-    const char *s = getenv("LOOM_SPIN_US");
-    if (s && *s) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (*end == '\0' && v >= 0 && v <= 1000000) return (double)v * 1e-6;
-    }
+    long v;
+    if (env_whole("LOOM_SPIN_US", 0, 1000000, "the default spin is used", &warned_spin, &v))
+        return (double)v * 1e-6;
     return nthreads <= available_cpus() ? 1e-3 : 0;
 }
 
@@ -167,12 +189,10 @@ static void *worker_main(void *arg) {
 }
 
 static int default_threads(void) {
-    const char *s = getenv("LOOM_NUM_THREADS");
-    if (s && *s) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (*end == '\0' && v >= 1 && v <= 4096) return (int)v;
-    }
+    long v;
+    if (env_whole("LOOM_NUM_THREADS", 1, 4096, "one thread per online core is used",
+                  &warned_threads, &v))
+        return (int)v;
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c >= 1 ? (int)(c > 4096 ? 4096 : c) : 1;
 }

@@ -295,13 +295,33 @@ static void test_db_threads(void **state)
     free(one);
 }
 
+/* The runtime's environment variables: a value that is not a whole
+ * number in range is ignored, and stderr says so (it once was silent). */
+static void test_bad_env(void **state)
+{
+    (void)state;
+    int rc = tu_run(out, sizeof out, "LOOM_NUM_THREADS=two %s/loomrun " CNN "/model.onnx",
+                    tu_bindir());
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "loom: LOOM_NUM_THREADS='two' is not a whole number from 1 to 4096: "
+                           "ignored, one thread per online core is used",
+                      "compiled ");
+    rc = tu_run(out, sizeof out, "LOOM_SPIN_US=-3 %s/loomrun " CNN "/model.onnx --threads 2",
+                tu_bindir());
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "loom: LOOM_SPIN_US='-3' is not a whole number from 0 to 1000000: "
+                           "ignored, the default spin is used");
+    const char *first = strstr(out, "LOOM_SPIN_US");
+    assert_null(strstr(first + 1, "LOOM_SPIN_US")); /* once */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_and_output), cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_unsupported_ops),  cmocka_unit_test(test_dynamic_and_attrs),
         cmocka_unit_test(test_db_other_target),  cmocka_unit_test(test_autotune_model),
-        cmocka_unit_test(test_db_threads),
+        cmocka_unit_test(test_db_threads),       cmocka_unit_test(test_bad_env),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
