@@ -63,7 +63,7 @@ char *tune_threads_key(const char *target_key, int num_threads) {
     if (!target_key) return NULL;
     int n = num_threads > 0 ? num_threads : rt_num_threads();
     if (n <= 1 || strncmp(target_key, "llvm", 4) != 0) return strdup(target_key);
-    return tune__strdupf("%s -num-cores %d", target_key, n);
+    return tune__strdupf("%s" TDB_NUM_CORES " %d", target_key, n);
 }
 
 char *tune_record_key(const char *target, int num_threads, char **err) {

@@ -364,18 +364,10 @@ static void *build_worker(void *arg)
     }
 }
 
-/* The length of a record key's machine part: the key without the thread
- * count tune_threads_key adds. */
-static size_t machine_len(const char *key)
-{
-    const char *t = strstr(key, " -num-cores ");
-    return t ? (size_t)(t - key) : strlen(key);
-}
-
 static bool same_machine(const char *a, const char *b)
 {
-    size_t n = machine_len(a);
-    return n == machine_len(b) && strncmp(a, b, n) == 0;
+    size_t n = tdb_key_machine_len(a);
+    return n == tdb_key_machine_len(b) && strncmp(a, b, n) == 0;
 }
 
 /* Refuses a database whose records of this model's kernels are all for

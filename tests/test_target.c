@@ -240,6 +240,9 @@ static void test_keys_unchanged(void **state) {
     assert_string_equal(k, "cuda sm_90 NVIDIA H100 80GB HBM3");
     free(k);
     assert_null(tune_threads_key(NULL, 2));
+    assert_int_equal(tdb_key_machine_len("llvm -mcpu=znver4 -num-cores 16"), 17);
+    assert_int_equal(tdb_key_machine_len("llvm -mcpu=znver4"), 17);
+    assert_int_equal(tdb_key_machine_len("cuda sm_90 H"), 12);
     k = tune_record_key("llvm", 3, &err);
     char *plain = tune_target_key("llvm", &err), want3[300];
     snprintf(want3, sizeof want3, "%s -num-cores 3", plain);

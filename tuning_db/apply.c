@@ -26,6 +26,11 @@ char *tdb_host_target(void) {
     return key;
 }
 
+size_t tdb_key_machine_len(const char *key) {
+    const char *t = strstr(key, TDB_NUM_CORES " ");
+    return t ? (size_t)(t - key) : strlen(key);
+}
+
 char *tdb_cuda_target(int device) {
     rt_cuda_props p;
     if (rt_cuda_get_props(device, &p)) return NULL;
@@ -198,8 +203,7 @@ rt_module *tdb_apply_best_with(tdb_db *db, te_ctx *ctx, const char *workload_key
     /* A GPU's key ("cuda sm_90 NAME") is a build target too (cg_target);
      * a CPU key's thread count (" -num-cores N", tune_threads_key) names
      * the records, not the code: the build target is the key before it. */
-    const char *cores = strstr(target, " -num-cores ");
-    char *build = cores ? strndup(target, (size_t)(cores - target)) : strdup(target);
+    char *build = strndup(target, tdb_key_machine_len(target));
     if (!build) {
         tdb__err(db, "apply_best: out of memory");
         return NULL;

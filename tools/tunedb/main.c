@@ -124,7 +124,7 @@ char *tunedb_workload_key(const char *key, const char *op, const char *shape) {
 }
 
 char *tunedb_target(const char *cmd, const char *target, int threads) {
-    if (target && threads > 0 && strstr(target, " -num-cores ")) {
+    if (target && threads > 0 && tdb_key_machine_len(target) < strlen(target)) {
         tunedb_error(cmd, "--target '%s' names its thread count already; --threads %d does not "
                           "apply",
                      target, threads);
