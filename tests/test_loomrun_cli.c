@@ -90,6 +90,13 @@ static void test_bad_files(void **state)
     tu_assert_msg_has(out, "--bench: '0' is not an integer from 1");
 }
 
+/* Writes model w (freed) to DIR/name; its path in path. */
+static void save(ow_model *w, const char *name, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", dir, name);
+    ow_write(w, path);
+    ow_free(w);
+}
 /* Every unsupported operator at once, each with its opset and nodes. */
 static void test_unsupported_ops(void **state)
 {
@@ -102,9 +109,7 @@ static void test_unsupported_ops(void **state)
     ow_node_add(w, "", "Det", "c", "y");
     ow_output(w, "y");
     char path[512];
-    snprintf(path, sizeof path, "%s/unsup.onnx", dir);
-    ow_write(w, path);
-    ow_free(w);
+    save(w, "unsup.onnx", path, sizeof path);
     int rc = tu_run(out, sizeof out, "%s/loomrun %s", tu_bindir(), path);
     assert_int_equal(rc, 2);
     tu_assert_msg_has(out, "unsupported operators: ", "Unique (node 'n0', opset 13)",
@@ -121,9 +126,7 @@ static void test_dynamic_and_attrs(void **state)
     ow_node_add(w, "", "Relu", "x", "y");
     ow_output(w, "y");
     char path[512];
-    snprintf(path, sizeof path, "%s/dyn.onnx", dir);
-    ow_write(w, path);
-    ow_free(w);
+    save(w, "dyn.onnx", path, sizeof path);
     int rc = tu_run(out, sizeof out, "%s/loomrun %s", tu_bindir(), path);
     assert_int_equal(rc, 2);
     tu_assert_msg_has(out, "'x'", "dynamic", "--shape x=");
@@ -142,9 +145,7 @@ static void test_dynamic_and_attrs(void **state)
     ow_node *n = ow_node_add(w, "", "Conv", "x,wt", "y");
     ow_attr_str(n, "auto_pad", "BOGUS");
     ow_output(w, "y");
-    snprintf(path, sizeof path, "%s/attr.onnx", dir);
-    ow_write(w, path);
-    ow_free(w);
+    save(w, "attr.onnx", path, sizeof path);
     rc = tu_run(out, sizeof out, "%s/loomrun %s", tu_bindir(), path);
     assert_int_equal(rc, 2);
     tu_assert_msg_has(out, "(Conv)", "auto_pad", "BOGUS");
@@ -195,9 +196,7 @@ static void test_autotune_model(void **state)
     ow_node_add(w, "", "Relu", "q", "y");
     ow_output(w, "y");
     char path[512];
-    snprintf(path, sizeof path, "%s/mm.onnx", dir);
-    ow_write(w, path);
-    ow_free(w);
+    save(w, "mm.onnx", path, sizeof path);
     int rc = tu_run(out, sizeof out, "%s/autotune --model %s --trials 4 --per-round 4 --retime 0 "
                     "--db %s/mm.db --jobs 1", tu_bindir(), path, dir);
     if (rc != 0) fail_msg("%s", out);
@@ -265,9 +264,7 @@ static void test_db_threads(void **state)
     ow_node_add(w, "", "MatMul", "x,x", "y");
     ow_output(w, "y");
     char path[512];
-    snprintf(path, sizeof path, "%s/th.onnx", dir);
-    ow_write(w, path);
-    ow_free(w);
+    save(w, "th.onnx", path, sizeof path);
     const char *tune = "%s/autotune --model %s --trials 2 --per-round 2 --retime 0 --no-model "
                        "--db %s/th.db --jobs 1 --threads %d";
     int rc = tu_run(out, sizeof out, tune, tu_bindir(), path, dir, 1);
