@@ -228,7 +228,8 @@ static const char best_help[] =
     "\n"
     "The best valid record (lowest median latency) of the workload on the target, as JSON:\n"
     "the record's export form plus its id and GFLOP/s. -k K prints the K best as a JSON\n"
-    "array. The target defaults to the host CPU (\"llvm -mcpu=NAME\"). Exit status 1 when\n"
+    "array. The target defaults to the host CPU on all its cores (\"llvm -mcpu=NAME\", with\n"
+    "\" -num-cores N\" when N > 1; --threads N picks a count). Exit status 1 when\n"
     "there is no valid record.\n";
 
 int tunedb_cmd_best(tunedb_globals *g, int argc, char **argv) {
@@ -308,8 +309,9 @@ static const char history_help[] =
     "[--threads N] [--csv]\n"
     "\n"
     "Best-so-far median latency against trial number (records in commit order) of the\n"
-    "workload on the target (default: the host CPU), then the first trial whose GFLOP/s\n"
-    "reached 95% of the best (\"95% of best at trial N of T\"). --csv writes\n"
+    "workload on the target (default: the host CPU, --threads' count or all cores), then\n"
+    "the first trial whose GFLOP/s reached 95% of the best (\"95% of best at trial N of\n"
+    "T\"). --csv writes\n"
     "trial,record_id,latency_s,best_s,best_gflops (empty fields for failed trials).\n";
 
 int tunedb_cmd_history(tunedb_globals *g, int argc, char **argv) {
@@ -373,8 +375,9 @@ static const char apply_help[] =
     "\n"
     "Does what a program calling tdb_apply_best does: rebuilds the workload from its key,\n"
     "replays the best valid record's step log and builds it for the target (default: the\n"
-    "host CPU), or the operator's default schedule when there is no valid record (it says\n"
-    "so); then runs the module once on random inputs and checks the result against the\n"
+    "host CPU, --threads' count or all cores), or the operator's default schedule when\n"
+    "there is no valid record (it says so); then runs the module once on random inputs\n"
+    "and checks the result against the\n"
     "operator's naive reference. The workload of a plugin's operator (tunedb --plugin)\n"
     "falls back to its plain schedule and is checked against that plain schedule's\n"
     "result. Exit status 1 when nothing builds or the check fails.\n";
