@@ -269,18 +269,21 @@ static void test_db_threads(void **state)
                        "--db %s/th.db --jobs 1 --threads %d";
     int rc = tu_run(out, sizeof out, tune, tu_bindir(), path, dir, 1);
     if (rc != 0) fail_msg("%s", out);
+    char *one = tdb_host_target(), under[300];
+    snprintf(under, sizeof under, "th.db under '%s'\n", one); /* 1 thread: the plain key */
+    tu_assert_msg_has(out, under);
     rc = tu_run(out, sizeof out, "%s/loomrun %s --db %s/th.db --threads 1", tu_bindir(), path, dir);
     if (rc != 0) fail_msg("%s", out);
     tu_assert_msg_has(out, "1 tuned, 0 default");
     assert_null(strstr(out, "note:"));
     rc = tu_run(out, sizeof out, "%s/loomrun %s --db %s/th.db --threads 2", tu_bindir(), path, dir);
     if (rc != 0) fail_msg("%s", out);
-    char *one = tdb_host_target();
     tu_assert_msg_has(out, "0 tuned, 1 default", "loomrun: note: ", one, "-num-cores 2",
                       "this run's 2 threads", "every kernel runs its default schedule",
                       "autotune --threads 2");
     rc = tu_run(out, sizeof out, tune, tu_bindir(), path, dir, 2);
     if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "records go to ", "th.db under '", one, " -num-cores 2'");
     rc = tu_run(out, sizeof out, "%s/loomrun %s --db %s/th.db --threads 2 --explain", tu_bindir(),
                 path, dir);
     if (rc != 0) fail_msg("%s", out);

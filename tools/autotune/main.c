@@ -268,6 +268,9 @@ static void on_event(void *user, const tune_db_report *r) {
     switch (r->event) {
     case TUNE_DB_STARTED:
         v->started = true;
+        /* The key loomrun and tunedb must read them under (their thread
+         * count names it too: tune_threads_key). */
+        if (s->target_key) printf("records go to %s under '%s'\n", v->db_path, s->target_key);
         if (s->warm.message[0]) printf("%s\n", s->warm.message);
         if (s->resumed)
             printf("resume: %d trials already in %s\n", s->resumed, v->db_path);
