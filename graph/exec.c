@@ -375,8 +375,8 @@ static bool same_machine(const char *a, const char *b)
  * Records of this machine for another thread count only are no mistake
  * (a model tuned on 1 thread, run on 2): the kernels run their defaults,
  * which beat another count's records (tune_threads_key), and
- * gr_exec_db_note says so. */
-static bool check_db_target(gr_exec *e, tdb_db *db, const char *tkey, char **err)
+ * gr_exec_db_note says so. tkey: the record key of this run's nt threads. */
+static bool check_db_target(gr_exec *e, tdb_db *db, const char *tkey, int nt, char **err)
 {
     tdb_summary *s = NULL;
     int n = tdb_list(db, NULL, &s);
@@ -404,7 +404,6 @@ static bool check_db_target(gr_exec *e, tdb_db *db, const char *tkey, char **err
                    e->m->path, other, tkey);
     else if (!here && threads) {
         char note[1024];
-        int nt = rt_num_threads();
         snprintf(note, sizeof note,
                  "the tuning database has records of this model's kernels for '%s' and none "
                  "for this run's %d thread%s ('%s'): every kernel runs its default schedule; "
@@ -421,9 +420,11 @@ static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *t
     build_queue q = {.e = e, .target = target, .db = o->db};
     char *tkey = NULL;
     if (o->db) {
-        tkey = tune_record_key(target, rt_num_threads(), err);
+        /* The records of programs timed on the threads the kernels run on. */
+        int nthreads = rt_num_threads();
+        tkey = tune_record_key(target, nthreads, err);
         if (!tkey) return false;
-        if (!check_db_target(e, o->db, tkey, err)) {
+        if (!check_db_target(e, o->db, tkey, nthreads, err)) {
             free(tkey);
             return false;
         }
