@@ -99,24 +99,31 @@ int gr_lin_rank(const gr_lctx *c, int k)
     return c->tin[k]->ndim;
 }
 
-bool gr_lout_axes(gr_lctx *c, int k, te_dtype *dt, int *ndim, int64_t *shape, te_expr **axes)
+bool gr_lout_get(gr_lctx *c, int k, gr_loutput *o)
 {
     const gr_type *t = k < c->n_outputs ? c->tout[k] : NULL;
     if (!t) return gr_lfail(c, "output %d is missing", k);
-    if (!gr_te_dtype(t->elem_type, dt))
+    if (!gr_te_dtype(t->elem_type, &o->dt))
         return gr_lfail(c, "output %d has element type %s, which Loom cannot compute", k,
                         gr_elem_type_name(t->elem_type));
-    if (!gr_te_shape(t, ndim, shape))
+    if (!gr_te_shape(t, &o->nd, o->shape))
         return gr_lfail(c, "output %d has a shape Loom cannot compute (a zero extent, or "
                            "rank %d above %d)",
                         k, t->ndim, TE_MAX_DIMS);
-    for (int d = 0; d < *ndim; d++) {
+    for (int d = 0; d < o->nd; d++) {
         char name[16];
         snprintf(name, sizeof name, "i%d", d);
-        axes[d] = te_axis(c->ctx, name, shape[d]);
-        if (!axes[d]) return gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
+        o->ax[d] = te_axis(c->ctx, name, o->shape[d]);
+        if (!o->ax[d]) return gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
     }
     return true;
+}
+
+double gr_loutput_numel(const gr_loutput *o)
+{
+    double n = 1;
+    for (int d = 0; d < o->nd; d++) n *= (double)o->shape[d];
+    return n;
 }
 
 bool gr_lout(gr_lctx *c, int k, int ndim, te_expr *const *axes, te_expr *body)
@@ -181,7 +188,7 @@ te_expr *gr_read_bcast(te_tensor *t, int trank, int nout, te_expr *const *axes)
 te_expr *gr_lunary_read(gr_lctx *c, const char *what, te_tensor **x, gr_loutput *o)
 {
     te_tensor *X;
-    if (!gr_lin(c, 0, what, &X) || !gr_lout_axes(c, 0, &o->dt, &o->nd, o->shape, o->ax)) return NULL;
+    if (!gr_lin(c, 0, what, &X) || !gr_lout_get(c, 0, o)) return NULL;
     if (x) *x = X;
     te_expr *r = gr_read_bcast(X, gr_lin_rank(c, 0), o->nd, o->ax);
     if (!r) gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));

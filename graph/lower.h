@@ -134,10 +134,22 @@ bool gr_te_shape(const gr_type *t, int *ndim, int64_t *shape);
 /* Input k as a te tensor: an error naming the input when it is left out
  * or static. */
 bool gr_lin(gr_lctx *c, int k, const char *what, te_tensor **out);
-/* Output k's te dtype and shape (from the inferred type), and fresh axes
- * named after the node ("i0".."iN") for a te_compute of that shape. An
- * error when the type has no te form. */
-bool gr_lout_axes(gr_lctx *c, int k, te_dtype *dt, int *ndim, int64_t *shape, te_expr **axes);
+/* An output's te dtype, rank, shape and axes, as gr_lout_get fills them. */
+typedef struct {
+    te_dtype dt;
+    int nd;
+    int64_t shape[TE_MAX_DIMS];
+    te_expr *ax[TE_MAX_DIMS];
+} gr_loutput;
+/* Output k into *o: its te dtype, rank and shape (from the inferred type)
+ * in o->dt, o->nd and o->shape, and fresh axes named after the node
+ * ("i0".."iN") for a te_compute of that shape in o->ax. An error when
+ * output k is missing, its element type or shape has no te form (a zero
+ * extent, rank above TE_MAX_DIMS), or te refuses an axis (te's message). */
+bool gr_lout_get(gr_lctx *c, int k, gr_loutput *o);
+/* The number of elements of o's shape (the product of o->shape[0..nd-1];
+ * 1 at rank 0), as a double: for FLOP counts. */
+double gr_loutput_numel(const gr_loutput *o);
 /* Defines output k as te_compute(name, axes, body); an error (with te's
  * message) when te refuses. */
 bool gr_lout(gr_lctx *c, int k, int ndim, te_expr *const *axes, te_expr *body);
@@ -156,19 +168,12 @@ te_tensor *gr_lstage(gr_lctx *c, const char *suffix, int nd, te_expr *const *ax,
 /* The ONNX rank of input k (0 for a scalar), -1 when left out. */
 int gr_lin_rank(const gr_lctx *c, int k);
 
-/* An output's te dtype, shape and axes, as gr_lout_axes fills them. */
-typedef struct {
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-} gr_loutput;
 /* The start of a rule whose output 0 reads input 0 elementwise (unary
  * functions, Cast, Expand, ...): input 0 into *x (gr_lin, `what` naming
  * it; x may be NULL), output 0's dtype, shape and axes into *o
- * (gr_lout_axes), and input 0 read at those axes with numpy broadcasting
+ * (gr_lout_get), and input 0 read at those axes with numpy broadcasting
  * (gr_read_bcast), returned. NULL after the error: input 0 left out or
- * static (gr_lin's), output 0 without a te form (gr_lout_axes's), or te
+ * static (gr_lin's), output 0 without a te form (gr_lout_get's), or te
  * refusing the read (te's message, as gr_lout gives it). */
 te_expr *gr_lunary_read(gr_lctx *c, const char *what, te_tensor **x, gr_loutput *o);
 

@@ -12,14 +12,11 @@
 static bool lower_compare(gr_lctx *c)
 {
     te_tensor *A, *B;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+    gr_loutput o;
+    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !gr_lout_get(c, 0, &o))
         return false;
-    te_expr *a = gr_read_bcast(A, gr_lin_rank(c, 0), nd, ax);
-    te_expr *b = gr_read_bcast(B, gr_lin_rank(c, 1), nd, ax);
+    te_expr *a = gr_read_bcast(A, gr_lin_rank(c, 0), o.nd, o.ax);
+    te_expr *b = gr_read_bcast(B, gr_lin_rank(c, 1), o.nd, o.ax);
     const char *op = c->n->op_type;
     te_expr *y;
     if (strcmp(op, "Equal") == 0)
@@ -38,10 +35,9 @@ static bool lower_compare(gr_lctx *c)
         y = te_or(a, b);
     else
         y = te_ne(a, b); /* Xor */
-    double n = 1;
-    for (int d = 0; d < nd; d++) n *= (double)shape[d];
+    double n = gr_loutput_numel(&o);
     c->flops += n;
-    return gr_lout(c, 0, nd, ax, y);
+    return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
 const gr_lower_rule gr_lower_rules_compare[] = {

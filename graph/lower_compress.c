@@ -23,11 +23,8 @@ static te_expr *pick(te_ctx *ctx, te_expr *j, const int64_t *start, const int64_
 static bool lower_compress(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "input", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    gr_loutput o;
+    if (!gr_lin(c, 0, "input", &X) || !gr_lout_get(c, 0, &o)) return false;
     const gr_tensor *cond = c->cin[1];
     if (!cond) return gr_lfail(c, "input 'condition' is not a constant");
     te_ctx *ctx = c->ctx;
@@ -50,12 +47,12 @@ static bool lower_compress(gr_lctx *c)
         }
         j++;
     }
-    te_expr *src = pick(ctx, axis >= 0 ? ax[axis] : ax[0], start, off, 0, runs);
+    te_expr *src = pick(ctx, axis >= 0 ? o.ax[axis] : o.ax[0], start, off, 0, runs);
     free(start);
     free(off);
     te_expr *xi[TE_MAX_DIMS];
     if (axis >= 0) {
-        for (int d = 0; d < r; d++) xi[d] = d == axis ? src : ax[d];
+        for (int d = 0; d < r; d++) xi[d] = d == axis ? src : o.ax[d];
     } else {
         int64_t stride = 1;
         for (int d = r - 1; d >= 0; d--) {
@@ -64,7 +61,7 @@ static bool lower_compress(gr_lctx *c)
         }
         if (r == 0) xi[r++] = te_int(ctx, 0);
     }
-    return gr_lout(c, 0, nd, ax, te_read_n(X, r, xi));
+    return gr_lout(c, 0, o.nd, o.ax, te_read_n(X, r, xi));
 }
 
 const gr_lower_rule gr_lower_rules_compress[] = {

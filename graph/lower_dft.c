@@ -15,7 +15,6 @@
 static bool lower_dft(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
     int nd;
     int64_t shape[TE_MAX_DIMS];
     te_expr *ax[TE_MAX_DIMS];
@@ -65,11 +64,11 @@ static bool lower_dft(gr_lctx *c)
     c->flops += 8 * outs * (double)m;
     te_tensor *S = gr_lstage(c, "sum", nd, ax, te_sum(part, j));
     if (!S) return false;
-    te_expr *oax[TE_MAX_DIMS];
-    if (!gr_lout_axes(c, 0, &dt, &nd, shape, oax)) return false;
-    te_expr *v = te_read_n(S, nd, oax);
+    gr_loutput o;
+    if (!gr_lout_get(c, 0, &o)) return false;
+    te_expr *v = te_read_n(S, o.nd, o.ax);
     if (inverse) v = te_div(v, te_const(ctx, TE_FLOAT64, (double)L));
-    return gr_lout(c, 0, nd, oax, te_cast(dt, v));
+    return gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, v));
 }
 
 const gr_lower_rule gr_lower_rules_dft[] = {

@@ -27,12 +27,10 @@ static bool lower_einsum(gr_lctx *c)
     char why[200];
     if (!a || a->kind != GR_ATTR_STRING || !gr_einsum_parse(a->s.data, n, ranks, shapes, &e, why, sizeof why))
         return gr_lfail(c, "the equation does not parse");
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *var[GR_EINSUM_LABELS] = {0}, *red[GR_EINSUM_LABELS];
-    if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
-    for (int d = 0; d < e.n_out; d++) var[e.out[d]] = ax[d];
+    gr_loutput o;
+    te_expr *var[GR_EINSUM_LABELS] = {0}, *red[GR_EINSUM_LABELS];
+    if (!gr_lout_get(c, 0, &o)) return false;
+    for (int d = 0; d < e.n_out; d++) var[e.out[d]] = o.ax[d];
     int nred = 0;
     double space = 1;
     for (int l = 0; l < GR_EINSUM_LABELS; l++) {
@@ -57,7 +55,7 @@ static bool lower_einsum(gr_lctx *c)
         prod = prod ? te_mul(prod, v) : v;
     }
     c->flops += space * n;
-    return gr_lout(c, 0, nd, ax, nred ? te_reduce_n(TE_REDUCE_SUM, prod, nred, red) : prod);
+    return gr_lout(c, 0, o.nd, o.ax, nred ? te_reduce_n(TE_REDUCE_SUM, prod, nred, red) : prod);
 }
 
 const gr_lower_rule gr_lower_rules_einsum[] = {

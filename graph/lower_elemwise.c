@@ -13,18 +13,6 @@
 #include <float.h>
 #include <string.h>
 
-static bool out0(gr_lctx *c, gr_loutput *o)
-{
-    return gr_lout_axes(c, 0, &o->dt, &o->nd, o->shape, o->ax);
-}
-
-static double numel(const gr_loutput *o)
-{
-    double n = 1;
-    for (int d = 0; d < o->nd; d++) n *= (double)o->shape[d];
-    return n;
-}
-
 /* Input k read at the output's axes (numpy broadcasting). */
 static te_expr *bread(gr_lctx *c, te_tensor *t, int k, const gr_loutput *o)
 {
@@ -114,7 +102,7 @@ static bool lower_unary(gr_lctx *c)
             flops = 5;
         }
     }
-    c->flops += flops * numel(&o);
+    c->flops += flops * gr_loutput_numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
@@ -165,7 +153,7 @@ static bool lower_binary(gr_lctx *c)
 {
     te_tensor *A, *B;
     gr_loutput o;
-    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !out0(c, &o)) return false;
+    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !gr_lout_get(c, 0, &o)) return false;
     const char *op = c->n->op_type;
     te_expr *a = bread(c, A, 0, &o), *y;
     te_expr *b = c->opset < 7 ? legacy_read(c, B, &o) : bread(c, B, 1, &o);
@@ -181,7 +169,7 @@ static bool lower_binary(gr_lctx *c)
         y = te_dtype_is_float(o.dt) ? te_div(a, b) : int_div(c, &o, a, b);
     else
         y = lower_pow_expr(c, &o, a, b);
-    c->flops += numel(&o);
+    c->flops += gr_loutput_numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
@@ -211,8 +199,8 @@ static bool lower_mod(gr_lctx *c)
 {
     te_tensor *A, *B;
     gr_loutput o;
-    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !out0(c, &o)) return false;
-    c->flops += numel(&o);
+    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !gr_lout_get(c, 0, &o)) return false;
+    c->flops += gr_loutput_numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, mod_expr(c, &o, bread(c, A, 0, &o), bread(c, B, 1, &o)));
 }
 
@@ -226,7 +214,7 @@ static bool lower_bitshift(gr_lctx *c)
 {
     te_tensor *A, *B;
     gr_loutput o;
-    if (!gr_lin(c, 0, "X", &A) || !gr_lin(c, 1, "Y", &B) || !out0(c, &o)) return false;
+    if (!gr_lin(c, 0, "X", &A) || !gr_lin(c, 1, "Y", &B) || !gr_lout_get(c, 0, &o)) return false;
     te_ctx *ctx = c->ctx;
     te_expr *x = bread(c, A, 0, &o), *y = bread(c, B, 1, &o);
     te_expr *wide = te_ge(y, te_const(ctx, o.dt, o.dt.bits));
@@ -234,7 +222,7 @@ static bool lower_bitshift(gr_lctx *c)
     te_expr *p = te_cast(o.dt, te_pow(te_float_t(ctx, TE_FLOAT64, 2), te_cast(TE_FLOAT64, ys)));
     bool left = strcmp(attr_str(c->n, "direction", "LEFT"), "LEFT") == 0;
     te_expr *r = left ? te_mul(x, p) : te_div(x, p);
-    c->flops += numel(&o);
+    c->flops += gr_loutput_numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, te_select(wide, te_const(ctx, o.dt, 0), r));
 }
 
@@ -254,7 +242,7 @@ static te_expr *nan_max_min(bool max, te_expr *a, te_expr *b)
 static bool lower_variadic(gr_lctx *c)
 {
     gr_loutput o;
-    if (!out0(c, &o)) return false;
+    if (!gr_lout_get(c, 0, &o)) return false;
     const char *op = c->n->op_type;
     te_expr *y = NULL;
     for (int k = 0; k < c->n_inputs; k++) {
@@ -270,7 +258,7 @@ static bool lower_variadic(gr_lctx *c)
     }
     bool mean = strcmp(op, "Mean") == 0;
     if (mean) y = te_div(y, te_const(c->ctx, o.dt, c->n_inputs));
-    c->flops += (double)(c->n_inputs - 1 + mean) * numel(&o);
+    c->flops += (double)(c->n_inputs - 1 + mean) * gr_loutput_numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
@@ -308,7 +296,7 @@ static bool lower_clip(gr_lctx *c)
     te_tensor *X;
     gr_loutput o;
     te_expr *lo, *hi;
-    if (!gr_lin(c, 0, "input", &X) || !out0(c, &o) ||
+    if (!gr_lin(c, 0, "input", &X) || !gr_lout_get(c, 0, &o) ||
         !clip_bound(c, &o, 1, "min", -FLT_MAX, &lo) || !clip_bound(c, &o, 2, "max", FLT_MAX, &hi))
         return false;
     if (te_dtype_is_bool(o.dt)) return gr_lfail(c, "input is bool; Clip needs numbers");
@@ -320,7 +308,7 @@ static bool lower_clip(gr_lctx *c)
         te_expr *x = bread(c, X, 0, &o);
         y = te_select(te_ne(x, x), x, y);
     }
-    c->flops += (double)((lo != NULL) + (hi != NULL)) * numel(&o);
+    c->flops += (double)((lo != NULL) + (hi != NULL)) * gr_loutput_numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
@@ -342,7 +330,7 @@ static bool lower_where(gr_lctx *c)
     te_tensor *C, *X, *Y;
     gr_loutput o;
     if (!gr_lin(c, 0, "condition", &C) || !gr_lin(c, 1, "X", &X) || !gr_lin(c, 2, "Y", &Y) ||
-        !out0(c, &o))
+        !gr_lout_get(c, 0, &o))
         return false;
     te_expr *y = te_select(bread(c, C, 0, &o), bread(c, X, 1, &o), bread(c, Y, 2, &o));
     return gr_lout(c, 0, o.nd, o.ax, y);
@@ -358,7 +346,7 @@ static bool lower_dropout(gr_lctx *c)
     if (!x || !gr_lout(c, 0, o.nd, o.ax, x)) return false;
     if (c->n_outputs < 2 || !c->tout[1]) return true;
     gr_loutput m;
-    if (!gr_lout_axes(c, 1, &m.dt, &m.nd, m.shape, m.ax)) return false;
+    if (!gr_lout_get(c, 1, &m)) return false;
     return gr_lout(c, 1, m.nd, m.ax, te_const(c->ctx, m.dt, 1));
 }
 

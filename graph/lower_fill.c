@@ -23,7 +23,7 @@ static int64_t attr_int(const gr_node *n, const char *name, int64_t dflt)
 static bool lower_eyelike(gr_lctx *c)
 {
     gr_loutput o;
-    if (!gr_lout_axes(c, 0, &o.dt, &o.nd, o.shape, o.ax)) return false;
+    if (!gr_lout_get(c, 0, &o)) return false;
     te_expr *on = te_eq(te_sub(o.ax[1], o.ax[0]), te_int(c->ctx, attr_int(c->n, "k", 0)));
     return gr_lout(c, 0, o.nd, o.ax, te_select(on, te_const(c->ctx, o.dt, 1), te_const(c->ctx, o.dt, 0)));
 }
@@ -34,7 +34,7 @@ static bool lower_eyelike(gr_lctx *c)
 static bool lower_window(gr_lctx *c)
 {
     gr_loutput o;
-    if (!gr_lout_axes(c, 0, &o.dt, &o.nd, o.shape, o.ax)) return false;
+    if (!gr_lout_get(c, 0, &o)) return false;
     te_ctx *ctx = c->ctx;
     int64_t size = o.shape[0];
     double N = (double)(attr_int(c->n, "periodic", 1) ? size : size - 1);
@@ -66,7 +66,7 @@ static bool lower_onehot(gr_lctx *c)
     te_tensor *I, *V;
     gr_loutput o;
     if (!gr_lin(c, 0, "indices", &I) || !gr_lin(c, 2, "values", &V) ||
-        !gr_lout_axes(c, 0, &o.dt, &o.nd, o.shape, o.ax))
+        !gr_lout_get(c, 0, &o))
         return false;
     int r = gr_lin_rank(c, 0) + 1;
     int64_t axis = attr_int(c->n, "axis", -1);

@@ -89,20 +89,17 @@ static void cubic_weights(te_ctx *ctx, te_expr *t, te_expr **w)
 static bool lower_gridsample(gr_lctx *c)
 {
     te_tensor *X, *G;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "X", &X) || !gr_lin(c, 1, "grid", &G) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+    gr_loutput o;
+    if (!gr_lin(c, 0, "X", &X) || !gr_lin(c, 1, "grid", &G) || !gr_lout_get(c, 0, &o))
         return false;
     gr_gridsample_mode mode;
-    gs s = {c->ctx, X, ax[0], ax[1], GR_GS_ZEROS, false};
+    gs s = {c->ctx, X, o.ax[0], o.ax[1], GR_GS_ZEROS, false};
     const char *why;
     if (!gr_gridsample_modes(c->n, &mode, &s.pad, &s.align, &why)) return gr_lfail(c, "%s", why);
     te_ctx *ctx = c->ctx;
     int64_t H = X->shape[2], W = X->shape[3];
-    te_expr *gx = unnormalize(&s, te_cast(TE_FLOAT64, te_read(G, ax[0], ax[2], ax[3], te_int(ctx, 0))), W);
-    te_expr *gy = unnormalize(&s, te_cast(TE_FLOAT64, te_read(G, ax[0], ax[2], ax[3], te_int(ctx, 1))), H);
+    te_expr *gx = unnormalize(&s, te_cast(TE_FLOAT64, te_read(G, o.ax[0], o.ax[2], o.ax[3], te_int(ctx, 0))), W);
+    te_expr *gy = unnormalize(&s, te_cast(TE_FLOAT64, te_read(G, o.ax[0], o.ax[2], o.ax[3], te_int(ctx, 1))), H);
     te_expr *body;
     double taps;
     if (mode == GR_GS_NEAREST) {
@@ -134,10 +131,9 @@ static bool lower_gridsample(gr_lctx *c)
         }
         taps = 16;
     }
-    double elems = 1;
-    for (int d = 0; d < nd; d++) elems *= (double)shape[d];
+    double elems = gr_loutput_numel(&o);
     c->flops += 8 * taps * elems;
-    return gr_lout(c, 0, nd, ax, te_cast(dt, body));
+    return gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, body));
 }
 
 const gr_lower_rule gr_lower_rules_gridsample[] = {

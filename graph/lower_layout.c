@@ -26,41 +26,33 @@ static void attr_ints(const gr_lctx *c, const char *name, int want, int64_t dflt
 static bool lower_to_nchwc(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "X", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
-    if (nd != 5 || X->ndim != 4) return gr_lfail(c, "needs a 4-D input and a 5-D output");
-    te_expr *ch = te_add(te_mul(ax[1], te_int(c->ctx, shape[4])), ax[4]);
-    return gr_lout(c, 0, nd, ax, te_read(X, ax[0], ch, ax[2], ax[3]));
+    gr_loutput o;
+    if (!gr_lin(c, 0, "X", &X) || !gr_lout_get(c, 0, &o)) return false;
+    if (o.nd != 5 || X->ndim != 4) return gr_lfail(c, "needs a 4-D input and a 5-D output");
+    te_expr *ch = te_add(te_mul(o.ax[1], te_int(c->ctx, o.shape[4])), o.ax[4]);
+    return gr_lout(c, 0, o.nd, o.ax, te_read(X, o.ax[0], ch, o.ax[2], o.ax[3]));
 }
 
 /* Y[n, c, h, w] = X[n, c / b, h, w, c % b] */
 static bool lower_from_nchwc(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "X", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
-    if (nd != 4 || X->ndim != 5) return gr_lfail(c, "needs a 5-D input and a 4-D output");
+    gr_loutput o;
+    if (!gr_lin(c, 0, "X", &X) || !gr_lout_get(c, 0, &o)) return false;
+    if (o.nd != 4 || X->ndim != 5) return gr_lfail(c, "needs a 5-D input and a 4-D output");
     te_expr *b = te_int(c->ctx, X->shape[4]);
-    return gr_lout(c, 0, nd, ax,
-                   te_read(X, ax[0], te_floordiv(ax[1], b), ax[2], ax[3], te_floormod(ax[1], b)));
+    return gr_lout(c, 0, o.nd, o.ax,
+                   te_read(X, o.ax[0], te_floordiv(o.ax[1], b), o.ax[2], o.ax[3],
+                           te_floormod(o.ax[1], b)));
 }
 
 static bool lower_conv_nchwc(gr_lctx *c)
 {
     te_tensor *X, *W, *B = NULL;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
+    gr_loutput o;
     if (!gr_lin(c, 0, "X", &X) || !gr_lin(c, 1, "W", &W)) return false;
     if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "B", &B)) return false;
-    if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    if (!gr_lout_get(c, 0, &o)) return false;
     te_ctx *ctx = c->ctx;
     int64_t s[2], d[2], p[4], k[2] = {W->shape[2], W->shape[3]};
     attr_ints(c, "strides", 2, 1, s);
@@ -79,7 +71,7 @@ static bool lower_conv_nchwc(gr_lctx *c)
     int64_t pshape[5] = {X->shape[0], X->shape[1], 0, 0, bi};
     bool need = false;
     for (int i = 0; i < 2; i++) {
-        pshape[2 + i] = (shape[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1;
+        pshape[2 + i] = (o.shape[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1;
         if (p[i] > 0 || pshape[2 + i] > X->shape[2 + i]) need = true;
     }
     if (need) {
@@ -103,15 +95,16 @@ static bool lower_conv_nchwc(gr_lctx *c)
             idx[2 + i] = q;
         }
         te_expr *x = te_read_n(X, xnd, idx);
-        Xp = gr_lstage(c, "pad", xnd, pa, inside ? te_select(inside, x, te_const(ctx, dt, 0)) : x);
+        Xp = gr_lstage(c, "pad", xnd, pa,
+                       inside ? te_select(inside, x, te_const(ctx, o.dt, 0)) : x);
         if (!Xp) return false;
     }
 
     te_expr *cax[5];
     if (B) {
-        if (!gr_lfresh_axes(c, "c", false, 5, shape, cax)) return false;
+        if (!gr_lfresh_axes(c, "c", false, 5, o.shape, cax)) return false;
     } else {
-        memcpy(cax, ax, sizeof cax);
+        memcpy(cax, o.ax, sizeof cax);
     }
     te_expr *oh = s[0] == 1 ? cax[2] : te_mul(cax[2], te_int(ctx, s[0]));
     te_expr *ow = s[1] == 1 ? cax[3] : te_mul(cax[3], te_int(ctx, s[1]));
@@ -138,7 +131,7 @@ static bool lower_conv_nchwc(gr_lctx *c)
         te_expr *iw = te_add(ow, d[1] == 1 ? r[2] : te_mul(r[2], te_int(ctx, d[1])));
         te_expr *ib = r[0];
         if (group > 1) {
-            int64_t per_group = shape[1] * shape[4] / group / shape[4]; /* output blocks */
+            int64_t per_group = o.shape[1] * o.shape[4] / group / o.shape[4]; /* output blocks */
             te_expr *grp = te_floordiv(cax[1], te_int(ctx, per_group));
             ib = te_add(te_mul(grp, te_int(ctx, W->shape[1])), r[0]);
         }
@@ -149,13 +142,14 @@ static bool lower_conv_nchwc(gr_lctx *c)
                           te_mul(xv, te_read(W, cax[1], r[0], r[1], r[2], lane, cax[4])), nr, r);
         taps = (double)(rs[0] * rs[1] * rs[2] * rs[3]);
     }
-    double out = (double)(shape[0] * shape[1] * shape[2] * shape[3] * shape[4]);
+    double out = (double)(o.shape[0] * o.shape[1] * o.shape[2] * o.shape[3] * o.shape[4]);
     c->flops += 2.0 * out * taps;
-    if (!B) return gr_lout(c, 0, nd, ax, sum);
+    if (!B) return gr_lout(c, 0, o.nd, o.ax, sum);
     te_tensor *conv = gr_lstage(c, "conv", 5, cax, sum);
     if (!conv) return false;
     c->flops += out;
-    return gr_lout(c, 0, nd, ax, te_add(te_read_n(conv, 5, ax), te_read(B, ax[1], ax[4])));
+    return gr_lout(c, 0, o.nd, o.ax,
+                   te_add(te_read_n(conv, 5, o.ax), te_read(B, o.ax[1], o.ax[4])));
 }
 
 const gr_lower_rule gr_lower_rules_layout[] = {

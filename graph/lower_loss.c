@@ -69,32 +69,29 @@ static te_tensor *sum_stage(gr_lctx *c, const loss_in *L, const char *suffix, bo
 /* Output 0 from the log-probabilities L->P. */
 static bool loss_output(gr_lctx *c, loss_in *L)
 {
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    gr_loutput o;
+    if (!gr_lout_get(c, 0, &o)) return false;
     const gr_attr *ia = gr_node_attr(c->n, "ignore_index");
     L->has_ii = ia != NULL;
     L->ii = ia ? ia->i : 0;
     L->C = L->P->shape[1];
     L->r = L->P->ndim;
-    L->dt = dt;
+    L->dt = o.dt;
     const gr_attr *ra = gr_node_attr(c->n, "reduction");
     const char *red = ra && ra->kind == GR_ATTR_STRING && ra->s.data ? ra->s.data : "mean";
     double count = 1;
     for (int d = 0; d < L->r - 1; d++) count *= (double)c->tin[1]->shape[d];
     c->flops += 3 * count;
-    if (strcmp(red, "none") == 0) return gr_lout(c, 0, nd, ax, loss_at(c, L, ax, false));
+    if (strcmp(red, "none") == 0) return gr_lout(c, 0, o.nd, o.ax, loss_at(c, L, o.ax, false));
     te_tensor *S = sum_stage(c, L, "sum", false);
     if (!S) return false;
     te_expr *zero = te_int(c->ctx, 0), *total = te_read(S, zero);
-    if (strcmp(red, "sum") == 0) return gr_lout(c, 0, nd, ax, total);
-    if (!L->W && !L->has_ii) return gr_lout(c, 0, nd, ax, te_div(total, te_const(c->ctx, dt, count)));
+    if (strcmp(red, "sum") == 0) return gr_lout(c, 0, o.nd, o.ax, total);
+    if (!L->W && !L->has_ii) return gr_lout(c, 0, o.nd, o.ax, te_div(total, te_const(c->ctx, o.dt, count)));
     te_tensor *SW = sum_stage(c, L, "weights", true);
     if (!SW) return false;
     c->flops += count;
-    return gr_lout(c, 0, nd, ax, te_div(total, te_read(SW, zero)));
+    return gr_lout(c, 0, o.nd, o.ax, te_div(total, te_read(SW, zero)));
 }
 
 static bool lower_nll(gr_lctx *c)

@@ -16,13 +16,6 @@
 #include <math.h>
 #include <string.h>
 
-static double numel(const gr_loutput *o)
-{
-    double n = 1;
-    for (int d = 0; d < o->nd; d++) n *= (double)o->shape[d];
-    return n;
-}
-
 static double attr_f(const gr_node *n, const char *name, double dflt)
 {
     const gr_attr *a = gr_node_attr(n, name);
@@ -161,7 +154,7 @@ static bool lower_math_unary(gr_lctx *c)
     if (!x) return false;
     int flops;
     te_expr *y = unary_expr(c, c->n->op_type, X->dtype, x, &flops);
-    c->flops += flops * numel(&o);
+    c->flops += flops * gr_loutput_numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
@@ -172,14 +165,14 @@ static bool lower_prelu(gr_lctx *c)
     te_tensor *X, *S;
     gr_loutput o;
     if (!gr_lin(c, 0, "X", &X) || !gr_lin(c, 1, "slope", &S) ||
-        !gr_lout_axes(c, 0, &o.dt, &o.nd, o.shape, o.ax))
+        !gr_lout_get(c, 0, &o))
         return false;
     te_expr *x = gr_read_bcast(X, gr_lin_rank(c, 0), o.nd, o.ax);
     const gr_type *tx = c->tin[0], *ts = c->tin[1];
     te_expr *s = gr_prelu_per_channel(c->opset, tx->ndim, tx->shape, ts->ndim, ts->shape)
                      ? te_read(S, o.ax[1])
                      : gr_read_bcast(S, gr_lin_rank(c, 1), o.nd, o.ax);
-    c->flops += 2 * numel(&o);
+    c->flops += 2 * gr_loutput_numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, te_select(te_lt(x, te_const(c->ctx, o.dt, 0)), te_mul(x, s), x));
 }
 

@@ -12,22 +12,10 @@
 
 #include <string.h>
 
-static bool out0(gr_lctx *c, gr_loutput *o)
-{
-    return gr_lout_axes(c, 0, &o->dt, &o->nd, o->shape, o->ax);
-}
-
 static int64_t attr_int(const gr_node *n, const char *name, int64_t dflt)
 {
     const gr_attr *a = gr_node_attr(n, name);
     return a && a->kind == GR_ATTR_INT ? a->i : dflt;
-}
-
-static double numel(const gr_loutput *o)
-{
-    double n = 1;
-    for (int d = 0; d < o->nd; d++) n *= (double)o->shape[d];
-    return n;
 }
 
 /* Expand: numpy broadcasting of the input to the output. */
@@ -43,7 +31,7 @@ static bool lower_tile(gr_lctx *c)
 {
     te_tensor *X;
     gr_loutput o;
-    if (!gr_lin(c, 0, "input", &X) || !out0(c, &o)) return false;
+    if (!gr_lin(c, 0, "input", &X) || !gr_lout_get(c, 0, &o)) return false;
     te_expr *idx[TE_MAX_DIMS];
     for (int d = 0; d < X->ndim; d++)
         idx[d] = X->shape[d] == o.shape[d] ? o.ax[d] : te_floormod(o.ax[d], te_int(c->ctx, X->shape[d]));
@@ -58,7 +46,7 @@ static bool lower_pad(gr_lctx *c)
 {
     te_tensor *X;
     gr_loutput o;
-    if (!gr_lin(c, 0, "data", &X) || !out0(c, &o)) return false;
+    if (!gr_lin(c, 0, "data", &X) || !gr_lout_get(c, 0, &o)) return false;
     te_ctx *ctx = c->ctx;
     int rank = gr_lin_rank(c, 0);
     int64_t b[TE_MAX_DIMS], e[TE_MAX_DIMS];
@@ -114,7 +102,7 @@ static bool lower_depth_space(gr_lctx *c)
 {
     te_tensor *X;
     gr_loutput o;
-    if (!gr_lin(c, 0, "input", &X) || !out0(c, &o)) return false;
+    if (!gr_lin(c, 0, "input", &X) || !gr_lout_get(c, 0, &o)) return false;
     te_ctx *ctx = c->ctx;
     te_expr *B = te_int(ctx, attr_int(c->n, "blocksize", 1));
     int64_t b = attr_int(c->n, "blocksize", 1);
@@ -144,7 +132,7 @@ static bool lower_trilu(gr_lctx *c)
 {
     te_tensor *X;
     gr_loutput o;
-    if (!gr_lin(c, 0, "input", &X) || !out0(c, &o)) return false;
+    if (!gr_lin(c, 0, "input", &X) || !gr_lout_get(c, 0, &o)) return false;
     int64_t k = 0;
     int n;
     if (c->n_inputs > 1 && c->tin[1] && !gr_tensor_ints(c->cin[1], &k, 1, &n))
@@ -180,11 +168,11 @@ static te_expr *scalar_imm(te_ctx *ctx, const gr_tensor *t, te_dtype dt)
 static bool lower_range(gr_lctx *c)
 {
     gr_loutput o;
-    if (!out0(c, &o)) return false;
+    if (!gr_lout_get(c, 0, &o)) return false;
     for (int k = 0; k < 3; k++)
         if (k >= c->n_inputs || !c->cin[k]) return gr_lfail(c, "input %d is not a known scalar", k);
     te_expr *start = scalar_imm(c->ctx, c->cin[0], o.dt), *delta = scalar_imm(c->ctx, c->cin[2], o.dt);
-    c->flops += numel(&o);
+    c->flops += gr_loutput_numel(&o);
     return gr_lout(c, 0, o.nd, o.ax, te_add(start, te_mul(te_cast(o.dt, o.ax[0]), delta)));
 }
 
@@ -194,7 +182,7 @@ static bool lower_cumsum(gr_lctx *c)
 {
     te_tensor *X;
     gr_loutput o;
-    if (!gr_lin(c, 0, "x", &X) || !out0(c, &o)) return false;
+    if (!gr_lin(c, 0, "x", &X) || !gr_lout_get(c, 0, &o)) return false;
     int64_t axis;
     int n;
     if (c->n_inputs < 2 || !gr_tensor_ints(c->cin[1], &axis, 1, &n))
@@ -210,7 +198,7 @@ static bool lower_cumsum(gr_lctx *c)
     te_expr *i = o.ax[axis];
     te_expr *take = rev ? (excl ? te_gt(r, i) : te_ge(r, i)) : (excl ? te_lt(r, i) : te_le(r, i));
     te_expr *term = te_select(take, te_read_n(X, rank, idx), te_const(c->ctx, o.dt, 0));
-    c->flops += numel(&o) * (double)(X->shape[axis] + 1) / 2;
+    c->flops += gr_loutput_numel(&o) * (double)(X->shape[axis] + 1) / 2;
     return gr_lout(c, 0, o.nd, o.ax, te_reduce_n(TE_REDUCE_SUM, term, 1, &r));
 }
 

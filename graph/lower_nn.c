@@ -235,10 +235,7 @@ static void window_index(te_ctx *ctx, const window *w, te_expr *const *ax, te_ex
 static bool lower_conv(gr_lctx *c)
 {
     te_tensor *X, *W, *B = NULL, *XZ = NULL, *WZ = NULL;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
+    gr_loutput o;
     bool qlinear = strcmp(c->n->op_type, "QLinearConv") == 0;
     bool integer = qlinear || strcmp(c->n->op_type, "ConvInteger") == 0;
     int iw = qlinear ? 3 : 1, ixz = 2, iwz = qlinear ? 5 : 3;
@@ -250,24 +247,24 @@ static bool lower_conv(gr_lctx *c)
     } else if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "B", &B)) {
         return false;
     }
-    if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
-    int sp = nd - 2;
+    if (!gr_lout_get(c, 0, &o)) return false;
+    int sp = o.nd - 2;
     window w;
-    window_read(c, sp, X->shape + 2, W->shape + 2, shape + 2, &w);
+    window_read(c, sp, X->shape + 2, W->shape + 2, o.shape + 2, &w);
     te_expr *zero_in = integer ? (XZ ? te_read(XZ, te_int(c->ctx, 0)) : te_const(c->ctx, X->dtype, 0))
-                               : te_const(c->ctx, dt, 0);
+                               : te_const(c->ctx, o.dt, 0);
     te_tensor *Xp = pad_window(c, X, &w, zero_in);
     if (!Xp) return false;
 
-    int64_t group = attr_int(c, "group", 1), Cg = W->shape[1], Mg = shape[1] / group;
+    int64_t group = attr_int(c, "group", 1), Cg = W->shape[1], Mg = o.shape[1] / group;
     int64_t rshape[TE_MAX_DIMS] = {Cg};
     for (int i = 0; i < sp; i++) rshape[1 + i] = w.k[i];
     te_expr *r[TE_MAX_DIMS], *cax[TE_MAX_DIMS], *xi[TE_MAX_DIMS], *wi[TE_MAX_DIMS];
     if (!gr_lfresh_axes(c, "r", true, 1 + sp, rshape, r)) return false;
     if (B || qlinear) {
-        if (!gr_lfresh_axes(c, "c", false, nd, shape, cax)) return false;
+        if (!gr_lfresh_axes(c, "c", false, o.nd, o.shape, cax)) return false;
     } else {
-        memcpy(cax, ax, (size_t)nd * sizeof *ax);
+        memcpy(cax, o.ax, (size_t)o.nd * sizeof *o.ax);
     }
     te_ctx *ctx = c->ctx;
     /* Output channel m reads the input channels of its group. */
@@ -278,7 +275,7 @@ static bool lower_conv(gr_lctx *c)
     window_index(ctx, &w, cax, r + 1, xi);
     wi[0] = cax[1];
     for (int i = 0; i < 1 + sp; i++) wi[1 + i] = r[i];
-    te_expr *xv = te_read_n(Xp, nd, xi), *wv = te_read_n(W, nd, wi);
+    te_expr *xv = te_read_n(Xp, o.nd, xi), *wv = te_read_n(W, o.nd, wi);
     if (integer) {
         te_expr *z = te_int(ctx, 0);
         xv = te_cast(TE_INT32, xv);
@@ -287,28 +284,28 @@ static bool lower_conv(gr_lctx *c)
         if (WZ) wv = te_sub(wv, te_cast(TE_INT32, te_read(WZ, WZ->shape[0] == 1 ? z : cax[1])));
     }
     te_expr *sum = te_reduce_n(TE_REDUCE_SUM, te_mul(xv, wv), 1 + sp, r);
-    c->flops += 2.0 * (double)numel(nd, shape) * (double)numel(1 + sp, rshape);
-    if (!B && !qlinear) return gr_lout(c, 0, nd, ax, sum);
-    te_tensor *conv = gr_lstage(c, "conv", nd, cax, sum);
+    c->flops += 2.0 * (double)numel(o.nd, o.shape) * (double)numel(1 + sp, rshape);
+    if (!B && !qlinear) return gr_lout(c, 0, o.nd, o.ax, sum);
+    te_tensor *conv = gr_lstage(c, "conv", o.nd, cax, sum);
     if (!conv) return false;
-    c->flops += (double)numel(nd, shape);
-    te_expr *y = te_read_n(conv, nd, ax);
-    if (B) y = te_add(y, te_read(B, ax[1]));
-    if (!qlinear) return gr_lout(c, 0, nd, ax, y);
+    c->flops += (double)numel(o.nd, o.shape);
+    te_expr *y = te_read_n(conv, o.nd, o.ax);
+    if (B) y = te_add(y, te_read(B, o.ax[1]));
+    if (!qlinear) return gr_lout(c, 0, o.nd, o.ax, y);
     /* requantize: inputs 1 x_scale, 4 w_scale (per tensor or channel), 6 y_scale, 7 y_zero_point */
     te_tensor *XS, *WS, *YS, *YZ;
     if (!gr_lin(c, 1, "x_scale", &XS) || !gr_lin(c, 4, "w_scale", &WS) || !gr_lin(c, 6, "y_scale", &YS) ||
         !gr_lin(c, 7, "y_zero_point", &YZ))
         return false;
     te_expr *z = te_int(ctx, 0);
-    te_expr *ws = te_cast(TE_FLOAT64, te_read(WS, WS->shape[0] == 1 ? z : ax[1]));
+    te_expr *ws = te_cast(TE_FLOAT64, te_read(WS, WS->shape[0] == 1 ? z : o.ax[1]));
     te_expr *scale = te_div(te_mul(te_cast(TE_FLOAT64, te_read(XS, z)), ws), te_cast(TE_FLOAT64, te_read(YS, z)));
     te_expr *q = te_call(TE_INTRIN_RINT, 1, (te_expr *[]){te_mul(te_cast(TE_FLOAT64, y), scale)});
     q = te_add(q, te_cast(TE_FLOAT64, te_read(YZ, z)));
     bool is_u8 = c->tout[0]->elem_type == GR_UINT8;
     q = te_min(te_max(q, te_const(ctx, TE_FLOAT64, is_u8 ? 0 : -128)), te_const(ctx, TE_FLOAT64, is_u8 ? 255 : 127));
-    c->flops += 4.0 * (double)numel(nd, shape);
-    return gr_lout(c, 0, nd, ax, te_cast(dt, q));
+    c->flops += 4.0 * (double)numel(o.nd, o.shape);
+    return gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, q));
 }
 
 /* ---------------- pools ---------------- */
@@ -360,12 +357,9 @@ static te_expr *flat_index(te_ctx *ctx, const window *w, int64_t C, te_expr *n, 
 static bool maxpool_indices(gr_lctx *c, te_tensor *X, te_tensor *Xp, te_tensor *Y, const window *w,
                             bool colmajor)
 {
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *sax[TE_MAX_DIMS], *r[TE_MAX_DIMS], *pi[TE_MAX_DIMS],
-        *q[TE_MAX_DIMS];
-    if (!gr_lout_axes(c, 1, &dt, &nd, shape, ax) || !gr_lfresh_axes(c, "a", false, nd, shape, sax) ||
+    gr_loutput o;
+    te_expr *sax[TE_MAX_DIMS], *r[TE_MAX_DIMS], *pi[TE_MAX_DIMS], *q[TE_MAX_DIMS];
+    if (!gr_lout_get(c, 1, &o) || !gr_lfresh_axes(c, "a", false, o.nd, o.shape, sax) ||
         !gr_lfresh_axes(c, "r", true, w->sp, w->k, r))
         return false;
     te_ctx *ctx = c->ctx;
@@ -378,15 +372,15 @@ static bool maxpool_indices(gr_lctx *c, te_tensor *X, te_tensor *Xp, te_tensor *
         te_expr *in_dim = te_and(te_ge(q[i], te_int(ctx, 0)), te_lt(q[i], te_int(ctx, w->in[i])));
         inside = te_and(inside, in_dim);
     }
-    te_expr *hit = te_and(inside, te_eq(te_read_n(Xp, nd, pi), te_read_n(Y, nd, sax)));
+    te_expr *hit = te_and(inside, te_eq(te_read_n(Xp, o.nd, pi), te_read_n(Y, o.nd, sax)));
     te_expr *pos = flat_index(ctx, w, X->shape[1], sax[0], sax[1], q, false);
     te_expr *first =
         te_reduce_n(TE_REDUCE_MIN, te_select(hit, pos, te_int(ctx, INT64_MAX)), w->sp, r);
-    if (!colmajor) return gr_lout(c, 1, nd, sax, first);
-    te_tensor *F = gr_lstage(c, "argmax", nd, sax, first);
+    if (!colmajor) return gr_lout(c, 1, o.nd, sax, first);
+    te_tensor *F = gr_lstage(c, "argmax", o.nd, sax, first);
     if (!F) return false;
     /* Row-major position back to coordinates, then column-major. */
-    te_expr *rest = te_read_n(F, nd, ax), *co[TE_MAX_DIMS];
+    te_expr *rest = te_read_n(F, o.nd, o.ax), *co[TE_MAX_DIMS];
     int64_t plane = numel(w->sp, w->in);
     te_expr *base = te_mul(te_floordiv(rest, te_int(ctx, plane)), te_int(ctx, plane));
     rest = te_floormod(rest, te_int(ctx, plane));
@@ -400,19 +394,17 @@ static bool maxpool_indices(gr_lctx *c, te_tensor *X, te_tensor *Xp, te_tensor *
         e = te_add(e, te_mul(co[i], te_int(ctx, stride)));
         stride *= w->in[i];
     }
-    return gr_lout(c, 1, nd, ax, e);
+    return gr_lout(c, 1, o.nd, o.ax, e);
 }
 
 static bool lower_maxpool(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *r[TE_MAX_DIMS], *xi[TE_MAX_DIMS];
+    gr_loutput o;
+    te_expr *r[TE_MAX_DIMS], *xi[TE_MAX_DIMS];
     window w;
-    if (!gr_lin(c, 0, "X", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax) ||
-        !pool_window(c, X, nd, shape, &w))
+    if (!gr_lin(c, 0, "X", &X) || !gr_lout_get(c, 0, &o) ||
+        !pool_window(c, X, o.nd, o.shape, &w))
         return false;
     int64_t order = attr_int(c, "storage_order", 0);
     if (order != 0 && order != 1)
@@ -421,14 +413,14 @@ static bool lower_maxpool(gr_lctx *c)
         return gr_lfail(c, "the blocked MaxPool has no Indices output");
     te_ctx *ctx = c->ctx;
     /* Padding never wins a maximum: a window always holds a real element. */
-    te_tensor *Xp = pad_window(c, X, &w, te_reduce_identity(ctx, TE_REDUCE_MAX, dt));
+    te_tensor *Xp = pad_window(c, X, &w, te_reduce_identity(ctx, TE_REDUCE_MAX, o.dt));
     if (!Xp || !gr_lfresh_axes(c, "r", true, w.sp, w.k, r)) return false;
-    pool_index(ctx, &w, nd, ax, r, xi);
-    c->flops += (double)numel(nd, shape) * (double)numel(w.sp, w.k);
-    if (!gr_lout(c, 0, nd, ax, te_reduce_n(TE_REDUCE_MAX, te_read_n(Xp, nd, xi), w.sp, r)))
+    pool_index(ctx, &w, o.nd, o.ax, r, xi);
+    c->flops += (double)numel(o.nd, o.shape) * (double)numel(w.sp, w.k);
+    if (!gr_lout(c, 0, o.nd, o.ax, te_reduce_n(TE_REDUCE_MAX, te_read_n(Xp, o.nd, xi), w.sp, r)))
         return false;
     if (c->n_outputs < 2 || !c->tout[1]) return true;
-    c->flops += 2.0 * (double)numel(nd, shape) * (double)numel(w.sp, w.k);
+    c->flops += 2.0 * (double)numel(o.nd, o.shape) * (double)numel(w.sp, w.k);
     return maxpool_indices(c, X, Xp, c->out[0], &w, order == 1);
 }
 
@@ -460,22 +452,20 @@ static bool taps_all_inside(const window *w, int i, int64_t lo, int64_t hi)
 static bool lower_avgpool(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *sax[TE_MAX_DIMS], *r[TE_MAX_DIMS], *xi[TE_MAX_DIMS];
+    gr_loutput o;
+    te_expr *sax[TE_MAX_DIMS], *r[TE_MAX_DIMS], *xi[TE_MAX_DIMS];
     window w;
-    if (!gr_lin(c, 0, "X", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax) ||
-        !pool_window(c, X, nd, shape, &w))
+    if (!gr_lin(c, 0, "X", &X) || !gr_lout_get(c, 0, &o) ||
+        !pool_window(c, X, o.nd, o.shape, &w))
         return false;
     te_ctx *ctx = c->ctx;
-    te_tensor *Xp = pad_window(c, X, &w, te_const(ctx, dt, 0));
+    te_tensor *Xp = pad_window(c, X, &w, te_const(ctx, o.dt, 0));
     if (!Xp || !gr_lfresh_axes(c, "r", true, w.sp, w.k, r) ||
-        !gr_lfresh_axes(c, "a", false, nd, shape, sax))
+        !gr_lfresh_axes(c, "a", false, o.nd, o.shape, sax))
         return false;
-    pool_index(ctx, &w, nd, sax, r, xi);
-    te_tensor *S =
-        gr_lstage(c, "sum", nd, sax, te_reduce_n(TE_REDUCE_SUM, te_read_n(Xp, nd, xi), w.sp, r));
+    pool_index(ctx, &w, o.nd, sax, r, xi);
+    te_tensor *S = gr_lstage(c, "sum", o.nd, sax,
+                             te_reduce_n(TE_REDUCE_SUM, te_read_n(Xp, o.nd, xi), w.sp, r));
     if (!S) return false;
     /* The divisor counts the taps inside the input, or inside input and
      * pads with count_include_pad (not past the end pad: ceil_mode). */
@@ -488,13 +478,13 @@ static bool lower_avgpool(gr_lctx *c)
             fixed *= w.k[i];
             continue;
         }
-        te_expr *t = taps_between(ctx, &w, i, ax[2 + i], lo, hi);
+        te_expr *t = taps_between(ctx, &w, i, o.ax[2 + i], lo, hi);
         count = count ? te_mul(count, t) : t;
     }
-    te_expr *div = te_const(ctx, dt, (double)fixed);
-    if (count) div = te_cast(dt, fixed == 1 ? count : te_mul(count, te_int(ctx, fixed)));
-    c->flops += (double)numel(nd, shape) * ((double)numel(w.sp, w.k) + 1);
-    return gr_lout(c, 0, nd, ax, te_div(te_read_n(S, nd, ax), div));
+    te_expr *div = te_const(ctx, o.dt, (double)fixed);
+    if (count) div = te_cast(o.dt, fixed == 1 ? count : te_mul(count, te_int(ctx, fixed)));
+    c->flops += (double)numel(o.nd, o.shape) * ((double)numel(w.sp, w.k) + 1);
+    return gr_lout(c, 0, o.nd, o.ax, te_div(te_read_n(S, o.nd, o.ax), div));
 }
 
 /* GlobalAveragePool, GlobalMaxPool and their blocked twins: the spatial
@@ -502,34 +492,31 @@ static bool lower_avgpool(gr_lctx *c)
 static bool lower_global_pool(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "X", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    gr_loutput o;
+    if (!gr_lin(c, 0, "X", &X) || !gr_lout_get(c, 0, &o)) return false;
     bool max = strstr(c->n->op_type, "Max") != NULL;
     int lanes = pool_lanes(c);
     bool mask[TE_MAX_DIMS] = {false};
-    for (int d = 2; d < nd - lanes; d++) mask[d] = true;
-    if (nd - lanes <= 2) return gr_lout(c, 0, nd, ax, te_read_n(X, nd, ax));
-    c->flops += (double)numel(nd, X->shape);
+    for (int d = 2; d < o.nd - lanes; d++) mask[d] = true;
+    if (o.nd - lanes <= 2) return gr_lout(c, 0, o.nd, o.ax, te_read_n(X, o.nd, o.ax));
+    c->flops += (double)numel(o.nd, X->shape);
     if (max) {
         /* One reduction, the output's own axes outside it. */
         int64_t rshape[TE_MAX_DIMS];
         te_expr *r[TE_MAX_DIMS], *xi[TE_MAX_DIMS];
         int nr = 0;
-        for (int d = 2; d < nd - lanes; d++) rshape[nr++] = X->shape[d];
+        for (int d = 2; d < o.nd - lanes; d++) rshape[nr++] = X->shape[d];
         if (!gr_lfresh_axes(c, "r", true, nr, rshape, r)) return false;
-        for (int d = 0; d < nd; d++) xi[d] = mask[d] ? r[d - 2] : ax[d];
-        return gr_lout(c, 0, nd, ax, te_reduce_n(TE_REDUCE_MAX, te_read_n(X, nd, xi), nr, r));
+        for (int d = 0; d < o.nd; d++) xi[d] = mask[d] ? r[d - 2] : o.ax[d];
+        return gr_lout(c, 0, o.nd, o.ax, te_reduce_n(TE_REDUCE_MAX, te_read_n(X, o.nd, xi), nr, r));
     }
     red_iter it;
-    if (!red_iter_init(c, nd, X->shape, mask, &it)) return false;
-    te_tensor *S = reduce_stage(c, "sum", &it, TE_REDUCE_SUM, te_read_n(X, nd, it.idx));
+    if (!red_iter_init(c, o.nd, X->shape, mask, &it)) return false;
+    te_tensor *S = reduce_stage(c, "sum", &it, TE_REDUCE_SUM, te_read_n(X, o.nd, it.idx));
     if (!S) return false;
-    c->flops += (double)numel(nd, shape);
-    te_expr *n = te_const(c->ctx, dt, (double)it.count);
-    return gr_lout(c, 0, nd, ax, te_div(te_read_n(S, nd, ax), n));
+    c->flops += (double)numel(o.nd, o.shape);
+    te_expr *n = te_const(c->ctx, o.dt, (double)it.count);
+    return gr_lout(c, 0, o.nd, o.ax, te_div(te_read_n(S, o.nd, o.ax), n));
 }
 
 /* ---------------- matrix products ---------------- */
@@ -537,12 +524,10 @@ static bool lower_global_pool(gr_lctx *c)
 static bool lower_gemm(gr_lctx *c)
 {
     te_tensor *A, *B, *C = NULL;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *pax[2], *k;
+    gr_loutput o;
+    te_expr *pax[2], *k;
     if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) ||
-        !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+        !gr_lout_get(c, 0, &o))
         return false;
     double alpha = attr_float(c, "alpha", 1.0), beta = attr_float(c, "beta", 1.0);
     if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "C", &C)) return false;
@@ -553,35 +538,33 @@ static bool lower_gemm(gr_lctx *c)
     k = te_reduce_axis(c->ctx, "k", K);
     if (!k) return gr_lfail(c, "%s", te_ctx_errmsg(c->ctx));
     bool direct = alpha == 1.0 && !C && !ignored;
-    if (!direct && !gr_lfresh_axes(c, "a", false, 2, shape, pax)) return false;
-    te_expr *const *px = direct ? ax : pax;
+    if (!direct && !gr_lfresh_axes(c, "a", false, 2, o.shape, pax)) return false;
+    te_expr *const *px = direct ? o.ax : pax;
     te_expr *a = ta ? te_read(A, k, px[0]) : te_read(A, px[0], k);
     te_expr *b = tb ? te_read(B, px[1], k) : te_read(B, k, px[1]);
     te_expr *sum = te_sum(te_mul(a, b), k);
-    c->flops += 2.0 * (double)(shape[0] * shape[1] * K);
-    if (direct) return gr_lout(c, 0, 2, ax, sum);
+    c->flops += 2.0 * (double)(o.shape[0] * o.shape[1] * K);
+    if (direct) return gr_lout(c, 0, 2, o.ax, sum);
     te_tensor *P = gr_lstage(c, "mm", 2, pax, sum);
     if (!P) return false;
-    te_expr *y = te_read(P, ax[0], ax[1]);
-    if (alpha != 1.0) y = te_mul(y, te_const(c->ctx, dt, alpha));
+    te_expr *y = te_read(P, o.ax[0], o.ax[1]);
+    if (alpha != 1.0) y = te_mul(y, te_const(c->ctx, o.dt, alpha));
     if (C) {
-        te_expr *cv = gr_read_bcast(C, gr_lin_rank(c, 2), 2, ax);
-        if (beta != 1.0) cv = te_mul(cv, te_const(c->ctx, dt, beta));
+        te_expr *cv = gr_read_bcast(C, gr_lin_rank(c, 2), 2, o.ax);
+        if (beta != 1.0) cv = te_mul(cv, te_const(c->ctx, o.dt, beta));
         y = te_add(y, cv);
     }
-    c->flops += 3.0 * (double)(shape[0] * shape[1]);
-    return gr_lout(c, 0, 2, ax, keep_input(y, ignored, ax[0]));
+    c->flops += 3.0 * (double)(o.shape[0] * o.shape[1]);
+    return gr_lout(c, 0, 2, o.ax, keep_input(y, ignored, o.ax[0]));
 }
 
 static bool lower_matmul(gr_lctx *c)
 {
     te_tensor *A, *B;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *ai[TE_MAX_DIMS], *bi[TE_MAX_DIMS];
+    gr_loutput o;
+    te_expr *ai[TE_MAX_DIMS], *bi[TE_MAX_DIMS];
     if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) ||
-        !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+        !gr_lout_get(c, 0, &o))
         return false;
     int ra = gr_lin_rank(c, 0), rb = gr_lin_rank(c, 1);
     int64_t K = A->shape[ra - 1];
@@ -590,14 +573,14 @@ static bool lower_matmul(gr_lctx *c)
     /* The output is batch..., then i when A is a matrix, then j when B is;
      * a vector output of rank 0 is te's [1] (no axis of its own). */
     int nb = c->tout[0]->ndim - (ra > 1) - (rb > 1);
-    te_expr *i = ra > 1 ? ax[nb] : NULL, *j = rb > 1 ? ax[nb + (ra > 1)] : NULL;
+    te_expr *i = ra > 1 ? o.ax[nb] : NULL, *j = rb > 1 ? o.ax[nb + (ra > 1)] : NULL;
     for (int d = 0; d < ra - 2; d++) {
         int od = nb - (ra - 2) + d;
-        ai[d] = A->shape[d] == 1 ? te_int(c->ctx, 0) : ax[od];
+        ai[d] = A->shape[d] == 1 ? te_int(c->ctx, 0) : o.ax[od];
     }
     for (int d = 0; d < rb - 2; d++) {
         int od = nb - (rb - 2) + d;
-        bi[d] = B->shape[d] == 1 ? te_int(c->ctx, 0) : ax[od];
+        bi[d] = B->shape[d] == 1 ? te_int(c->ctx, 0) : o.ax[od];
     }
     if (ra == 1) {
         ai[0] = k;
@@ -611,9 +594,9 @@ static bool lower_matmul(gr_lctx *c)
         bi[rb - 2] = k;
         bi[rb - 1] = j;
     }
-    c->flops += 2.0 * (double)numel(nd, shape) * (double)K;
+    c->flops += 2.0 * (double)numel(o.nd, o.shape) * (double)K;
     te_expr *sum = te_sum(te_mul(te_read_n(A, ra, ai), te_read_n(B, rb, bi)), k);
-    return gr_lout(c, 0, nd, ax, sum);
+    return gr_lout(c, 0, o.nd, o.ax, sum);
 }
 
 /* ---------------- normalizations ---------------- */
@@ -659,27 +642,22 @@ static te_expr *moments_var(const moments *m, te_expr *const *at)
 static bool bn_running(gr_lctx *c, int k, te_tensor *in, te_tensor *stat, double scale,
                        double momentum)
 {
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *si[TE_MAX_DIMS];
+    gr_loutput o;
+    te_expr *si[TE_MAX_DIMS];
     if (k >= c->n_outputs || !c->tout[k]) return true;
-    if (!gr_lout_axes(c, k, &dt, &nd, shape, ax)) return false;
-    for (int d = 0; d < stat->ndim; d++) si[d] = d == 1 ? ax[0] : te_int(c->ctx, 0);
-    te_expr *batch = te_mul(te_read_n(stat, stat->ndim, si), te_const(c->ctx, dt, scale));
-    te_expr *e = te_add(te_mul(te_read(in, ax[0]), te_const(c->ctx, dt, momentum)),
-                        te_mul(batch, te_const(c->ctx, dt, 1.0 - momentum)));
-    c->flops += 4.0 * (double)shape[0];
-    return gr_lout(c, k, nd, ax, e);
+    if (!gr_lout_get(c, k, &o)) return false;
+    for (int d = 0; d < stat->ndim; d++) si[d] = d == 1 ? o.ax[0] : te_int(c->ctx, 0);
+    te_expr *batch = te_mul(te_read_n(stat, stat->ndim, si), te_const(c->ctx, o.dt, scale));
+    te_expr *e = te_add(te_mul(te_read(in, o.ax[0]), te_const(c->ctx, o.dt, momentum)),
+                        te_mul(batch, te_const(c->ctx, o.dt, 1.0 - momentum)));
+    c->flops += 4.0 * (double)o.shape[0];
+    return gr_lout(c, k, o.nd, o.ax, e);
 }
 
 static bool lower_batchnorm(gr_lctx *c)
 {
     te_tensor *X, *S, *Bb, *M = NULL, *V = NULL;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
+    gr_loutput o;
     bool training = c->opset >= 14 && attr_int(c, "training_mode", 0) != 0;
     if (!training)
         for (int k = 1; k < c->n_outputs; k++)
@@ -690,30 +668,30 @@ static bool lower_batchnorm(gr_lctx *c)
                                 k);
     if (!gr_lin(c, 0, "X", &X) || !gr_lin(c, 1, "scale", &S) || !gr_lin(c, 2, "B", &Bb) ||
         !gr_lin(c, 3, "input_mean", &M) || !gr_lin(c, 4, "input_var", &V) ||
-        !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+        !gr_lout_get(c, 0, &o))
         return false;
     te_ctx *ctx = c->ctx;
     double eps = attr_float(c, "epsilon", 1e-5);
-    te_expr *ch = ax[1], *mean, *var;
+    te_expr *ch = o.ax[1], *mean, *var;
     moments mo = {0};
     bool mask[TE_MAX_DIMS];
     int64_t count = 1;
     if (training) {
-        for (int d = 0; d < nd; d++) mask[d] = d != 1;
-        if (!moments_of(c, X, mask, dt, &mo)) return false;
-        mean = moments_mean(&mo, ax);
-        var = moments_var(&mo, ax);
-        count = numel(nd, X->shape) / shape[1];
+        for (int d = 0; d < o.nd; d++) mask[d] = d != 1;
+        if (!moments_of(c, X, mask, o.dt, &mo)) return false;
+        mean = moments_mean(&mo, o.ax);
+        var = moments_var(&mo, o.ax);
+        count = numel(o.nd, X->shape) / o.shape[1];
     } else {
         mean = te_read(M, ch);
         var = te_read(V, ch);
     }
-    te_expr *a = te_div(te_read(S, ch), te_sqrt(te_add(var, te_const(ctx, dt, eps))));
-    te_expr *y = te_add(te_mul(te_sub(te_read_n(X, nd, ax), mean), a), te_read(Bb, ch));
-    c->flops += 4.0 * (double)numel(nd, shape);
-    if (training && (c->n_outputs < 2 || !c->tout[1])) y = keep_input(y, M, ax[0]);
-    if (training && (c->n_outputs < 3 || !c->tout[2])) y = keep_input(y, V, ax[0]);
-    if (!gr_lout(c, 0, nd, ax, y)) return false;
+    te_expr *a = te_div(te_read(S, ch), te_sqrt(te_add(var, te_const(ctx, o.dt, eps))));
+    te_expr *y = te_add(te_mul(te_sub(te_read_n(X, o.nd, o.ax), mean), a), te_read(Bb, ch));
+    c->flops += 4.0 * (double)numel(o.nd, o.shape);
+    if (training && (c->n_outputs < 2 || !c->tout[1])) y = keep_input(y, M, o.ax[0]);
+    if (training && (c->n_outputs < 3 || !c->tout[2])) y = keep_input(y, V, o.ax[0]);
+    if (!gr_lout(c, 0, o.nd, o.ax, y)) return false;
     if (!training) return true;
     double momentum = attr_float(c, "momentum", 0.9), inv = 1.0 / (double)count;
     return bn_running(c, 1, M, mo.sum, inv, momentum) && bn_running(c, 2, V, mo.dev, inv, momentum);
@@ -724,38 +702,34 @@ static bool lower_batchnorm(gr_lctx *c)
 static bool lower_instancenorm(gr_lctx *c)
 {
     te_tensor *X, *Sc, *Bb;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
+    gr_loutput o;
     if (!gr_lin(c, 0, "input", &X) || !gr_lin(c, 1, "scale", &Sc) || !gr_lin(c, 2, "B", &Bb) ||
-        !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+        !gr_lout_get(c, 0, &o))
         return false;
-    if (!te_dtype_is_float(dt))
+    if (!te_dtype_is_float(o.dt))
         return gr_lfail(c, "input has element type %s (InstanceNormalization needs floats)",
-                        te_dtype_str(dt));
+                        te_dtype_str(o.dt));
     bool mask[TE_MAX_DIMS];
-    for (int d = 0; d < nd; d++) mask[d] = d >= 2;
+    for (int d = 0; d < o.nd; d++) mask[d] = d >= 2;
     moments mo;
-    if (!moments_of(c, X, mask, dt, &mo)) return false;
+    if (!moments_of(c, X, mask, o.dt, &mo)) return false;
     te_ctx *ctx = c->ctx;
-    te_expr *eps = te_const(ctx, dt, attr_float(c, "epsilon", 1e-5));
-    te_expr *xn = te_div(te_sub(te_read_n(X, nd, ax), moments_mean(&mo, ax)),
-                         te_sqrt(te_add(moments_var(&mo, ax), eps)));
-    c->flops += 6.0 * (double)numel(nd, shape);
-    return gr_lout(c, 0, nd, ax, te_add(te_mul(xn, te_read(Sc, ax[1])), te_read(Bb, ax[1])));
+    te_expr *eps = te_const(ctx, o.dt, attr_float(c, "epsilon", 1e-5));
+    te_expr *xn = te_div(te_sub(te_read_n(X, o.nd, o.ax), moments_mean(&mo, o.ax)),
+                         te_sqrt(te_add(moments_var(&mo, o.ax), eps)));
+    c->flops += 6.0 * (double)numel(o.nd, o.shape);
+    return gr_lout(c, 0, o.nd, o.ax,
+                   te_add(te_mul(xn, te_read(Sc, o.ax[1])), te_read(Bb, o.ax[1])));
 }
 
 static bool lower_layernorm(gr_lctx *c)
 {
     te_tensor *X, *Sc, *Bb = NULL;
-    te_dtype dt, st;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
+    gr_loutput o;
+    te_dtype st;
     if (!gr_lin(c, 0, "X", &X) || !gr_lin(c, 1, "Scale", &Sc)) return false;
     if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "B", &Bb)) return false;
-    if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    if (!gr_lout_get(c, 0, &o)) return false;
     int stash = (int)attr_int(c, "stash_type", GR_FLOAT);
     if (!gr_te_dtype(stash, &st) || !te_dtype_is_float(st))
         return gr_lfail(c, "attribute 'stash_type' is %d (%s): Loom computes the statistics in "
@@ -765,28 +739,25 @@ static bool lower_layernorm(gr_lctx *c)
     int64_t axis = attr_int(c, "axis", -1);
     if (axis < 0) axis += rank;
     bool mask[TE_MAX_DIMS];
-    for (int d = 0; d < nd; d++) mask[d] = d >= axis;
+    for (int d = 0; d < o.nd; d++) mask[d] = d >= axis;
     te_ctx *ctx = c->ctx;
     moments mo;
     if (!moments_of(c, X, mask, st, &mo)) return false;
     te_expr *eps = te_const(ctx, st, attr_float(c, "epsilon", 1e-5)), *one = te_const(ctx, st, 1.0);
-    te_expr *xn = te_mul(te_sub(te_cast(st, te_read_n(X, nd, ax)), moments_mean(&mo, ax)),
-                         te_div(one, te_sqrt(te_add(moments_var(&mo, ax), eps))));
-    te_expr *y = te_mul(te_cast(dt, xn), gr_read_bcast(Sc, gr_lin_rank(c, 1), nd, ax));
-    if (Bb) y = te_add(y, gr_read_bcast(Bb, gr_lin_rank(c, 2), nd, ax));
-    c->flops += 7.0 * (double)numel(nd, shape);
-    if (!gr_lout(c, 0, nd, ax, y)) return false;
+    te_expr *xn = te_mul(te_sub(te_cast(st, te_read_n(X, o.nd, o.ax)), moments_mean(&mo, o.ax)),
+                         te_div(one, te_sqrt(te_add(moments_var(&mo, o.ax), eps))));
+    te_expr *y = te_mul(te_cast(o.dt, xn), gr_read_bcast(Sc, gr_lin_rank(c, 1), o.nd, o.ax));
+    if (Bb) y = te_add(y, gr_read_bcast(Bb, gr_lin_rank(c, 2), o.nd, o.ax));
+    c->flops += 7.0 * (double)numel(o.nd, o.shape);
+    if (!gr_lout(c, 0, o.nd, o.ax, y)) return false;
     /* Mean and InvStdDev when asked for: the statistics at their own axes. */
     for (int k = 1; k < 3 && k < c->n_outputs; k++) {
-        te_expr *sx[TE_MAX_DIMS];
-        te_dtype sdt;
-        int snd;
-        int64_t sshape[TE_MAX_DIMS];
+        gr_loutput stat;
         if (!c->tout[k]) continue;
-        if (!gr_lout_axes(c, k, &sdt, &snd, sshape, sx)) return false;
-        te_expr *v = k == 1 ? moments_mean(&mo, sx)
-                            : te_div(one, te_sqrt(te_add(moments_var(&mo, sx), eps)));
-        if (!gr_lout(c, k, snd, sx, te_cast(sdt, v))) return false;
+        if (!gr_lout_get(c, k, &stat)) return false;
+        te_expr *v = k == 1 ? moments_mean(&mo, stat.ax)
+                            : te_div(one, te_sqrt(te_add(moments_var(&mo, stat.ax), eps)));
+        if (!gr_lout(c, k, stat.nd, stat.ax, te_cast(stat.dt, v))) return false;
     }
     return true;
 }
@@ -796,38 +767,36 @@ static bool lower_layernorm(gr_lctx *c)
 static bool lower_softmax(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *eax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "input", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
-    if (!te_dtype_is_float(dt))
-        return gr_lfail(c, "input has element type %s (Softmax needs floats)", te_dtype_str(dt));
+    gr_loutput o;
+    te_expr *eax[TE_MAX_DIMS];
+    if (!gr_lin(c, 0, "input", &X) || !gr_lout_get(c, 0, &o)) return false;
+    if (!te_dtype_is_float(o.dt))
+        return gr_lfail(c, "input has element type %s (Softmax needs floats)", te_dtype_str(o.dt));
     int rank = gr_lin_rank(c, 0) > 0 ? gr_lin_rank(c, 0) : 1;
     int64_t axis = attr_int(c, "axis", c->opset >= 13 ? -1 : 1);
     if (axis < 0) axis += rank;
     /* Before opset 13 the input is a matrix of the dimensions before and
      * from `axis`; from 13 on, softmax runs along `axis` alone. */
     bool mask[TE_MAX_DIMS];
-    for (int d = 0; d < nd; d++) mask[d] = c->opset >= 13 ? d == axis : d >= axis;
+    for (int d = 0; d < o.nd; d++) mask[d] = c->opset >= 13 ? d == axis : d >= axis;
     red_iter a, b;
-    if (!red_iter_init(c, nd, X->shape, mask, &a)) return false;
-    te_tensor *M = reduce_stage(c, "max", &a, TE_REDUCE_MAX, te_read_n(X, nd, a.idx));
-    if (!M || !gr_lfresh_axes(c, "e", false, nd, shape, eax)) return false;
+    if (!red_iter_init(c, o.nd, X->shape, mask, &a)) return false;
+    te_tensor *M = reduce_stage(c, "max", &a, TE_REDUCE_MAX, te_read_n(X, o.nd, a.idx));
+    if (!M || !gr_lfresh_axes(c, "e", false, o.nd, o.shape, eax)) return false;
     /* exp(x - max) <= 1: no overflow for large inputs. */
     te_tensor *E =
-        gr_lstage(c, "exp", nd, eax, te_exp(te_sub(te_read_n(X, nd, eax), read_stat(M, mask, eax))));
-    if (!E || !red_iter_init(c, nd, X->shape, mask, &b)) return false;
-    te_tensor *S = reduce_stage(c, "sum", &b, TE_REDUCE_SUM, te_read_n(E, nd, b.idx));
+        gr_lstage(c, "exp", o.nd, eax, te_exp(te_sub(te_read_n(X, o.nd, eax), read_stat(M, mask, eax))));
+    if (!E || !red_iter_init(c, o.nd, X->shape, mask, &b)) return false;
+    te_tensor *S = reduce_stage(c, "sum", &b, TE_REDUCE_SUM, te_read_n(E, o.nd, b.idx));
     if (!S) return false;
-    c->flops += 5.0 * (double)numel(nd, shape);
+    c->flops += 5.0 * (double)numel(o.nd, o.shape);
     if (strcmp(c->n->op_type, "LogSoftmax") == 0) {
         /* (x - max) - log(sum): no log of an underflowed exp. */
-        c->flops += 2.0 * (double)numel(nd, shape);
-        te_expr *shifted = te_sub(te_read_n(X, nd, ax), read_stat(M, mask, ax));
-        return gr_lout(c, 0, nd, ax, te_sub(shifted, te_log(read_stat(S, mask, ax))));
+        c->flops += 2.0 * (double)numel(o.nd, o.shape);
+        te_expr *shifted = te_sub(te_read_n(X, o.nd, o.ax), read_stat(M, mask, o.ax));
+        return gr_lout(c, 0, o.nd, o.ax, te_sub(shifted, te_log(read_stat(S, mask, o.ax))));
     }
-    return gr_lout(c, 0, nd, ax, te_div(te_read_n(E, nd, ax), read_stat(S, mask, ax)));
+    return gr_lout(c, 0, o.nd, o.ax, te_div(te_read_n(E, o.nd, o.ax), read_stat(S, mask, o.ax)));
 }
 
 /* Hardmax: 1 at the first maximum along `axis` (before opset 13: of each
@@ -837,35 +806,32 @@ static bool lower_softmax(gr_lctx *c)
 static bool lower_hardmax(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "input", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    gr_loutput o;
+    if (!gr_lin(c, 0, "input", &X) || !gr_lout_get(c, 0, &o)) return false;
     int rank = gr_lin_rank(c, 0) > 0 ? gr_lin_rank(c, 0) : 1;
     int64_t axis = attr_int(c, "axis", c->opset >= 13 ? -1 : 1);
     if (axis < 0) axis += rank;
     bool mask[TE_MAX_DIMS];
-    for (int d = 0; d < nd; d++) mask[d] = c->opset >= 13 ? d == axis : d >= axis;
+    for (int d = 0; d < o.nd; d++) mask[d] = c->opset >= 13 ? d == axis : d >= axis;
     te_ctx *ctx = c->ctx;
     red_iter a, b;
-    if (!red_iter_init(c, nd, X->shape, mask, &a)) return false;
-    te_tensor *M = reduce_stage(c, "max", &a, TE_REDUCE_MAX, te_read_n(X, nd, a.idx));
-    if (!M || !red_iter_init(c, nd, X->shape, mask, &b)) return false;
+    if (!red_iter_init(c, o.nd, X->shape, mask, &a)) return false;
+    te_tensor *M = reduce_stage(c, "max", &a, TE_REDUCE_MAX, te_read_n(X, o.nd, a.idx));
+    if (!M || !red_iter_init(c, o.nd, X->shape, mask, &b)) return false;
     /* The row-major position of an index within the reduced dimensions. */
     te_expr *pos_b = te_int(ctx, 0), *pos_o = te_int(ctx, 0);
-    for (int d = 0; d < nd; d++) {
+    for (int d = 0; d < o.nd; d++) {
         if (!mask[d]) continue;
         pos_b = te_add(te_mul(pos_b, te_int(ctx, X->shape[d])), b.idx[d]);
-        pos_o = te_add(te_mul(pos_o, te_int(ctx, X->shape[d])), ax[d]);
+        pos_o = te_add(te_mul(pos_o, te_int(ctx, X->shape[d])), o.ax[d]);
     }
-    te_expr *hit = te_eq(te_read_n(X, nd, b.idx), read_stat(M, mask, b.idx));
+    te_expr *hit = te_eq(te_read_n(X, o.nd, b.idx), read_stat(M, mask, b.idx));
     te_tensor *F = reduce_stage(c, "first", &b, TE_REDUCE_MIN,
                                 te_select(hit, pos_b, te_int(ctx, b.count)));
     if (!F) return false;
-    c->flops += 2.0 * (double)numel(nd, shape);
-    te_expr *y = te_select(te_eq(pos_o, read_stat(F, mask, ax)), te_const(ctx, dt, 1), te_const(ctx, dt, 0));
-    return gr_lout(c, 0, nd, ax, y);
+    c->flops += 2.0 * (double)numel(o.nd, o.shape);
+    te_expr *y = te_select(te_eq(pos_o, read_stat(F, mask, o.ax)), te_const(ctx, o.dt, 1), te_const(ctx, o.dt, 0));
+    return gr_lout(c, 0, o.nd, o.ax, y);
 }
 
 const gr_lower_rule gr_lower_rules_nn[] = {

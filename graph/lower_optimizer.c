@@ -42,13 +42,11 @@ static bool lower_optimizer(gr_lctx *c)
         for (int go = 0; go < og; go++) {
             int k = go * n + i;
             if (k >= c->n_outputs || !c->tout[k]) continue;
-            te_dtype dt;
-            int nd;
-            int64_t shape[TE_MAX_DIMS];
-            te_expr *ax[TE_MAX_DIMS];
-            if (!gr_lout_axes(c, k, &dt, &nd, shape, ax)) return false;
+            gr_loutput o;
+            if (!gr_lout_get(c, k, &o)) return false;
             te_expr *v[4];
-            for (int gi = 0; gi < ig; gi++) v[gi] = te_cast(TE_FLOAT64, te_read_n(in[gi], nd, ax));
+            for (int gi = 0; gi < ig; gi++)
+                v[gi] = te_cast(TE_FLOAT64, te_read_n(in[gi], o.nd, o.ax));
             te_expr *x = v[0], *g = te_add(te_mul(F(norm), x), v[1]), *y;
             if (adam) {
                 double alpha = fattr(c, "alpha", 0.9), beta = fattr(c, "beta", 0.999), eps = fattr(c, "epsilon", 1e-6);
@@ -76,10 +74,9 @@ static bool lower_optimizer(gr_lctx *c)
                 te_expr *ra = te_div(r, te_add(F(1), te_mul(tf, F(decay))));
                 y = go == 1 ? hn : te_sub(x, te_div(te_mul(ra, g), te_add(te_sqrt(hn), F(eps))));
             }
-            double elems = 1;
-            for (int d = 0; d < nd; d++) elems *= (double)shape[d];
+            double elems = gr_loutput_numel(&o);
             c->flops += 10 * elems;
-            if (!gr_lout(c, k, nd, ax, te_cast(dt, y))) return false;
+            if (!gr_lout(c, k, o.nd, o.ax, te_cast(o.dt, y))) return false;
         }
     }
 #undef F

@@ -25,52 +25,49 @@ static bool lower_qmatmul(gr_lctx *c)
     bool qlinear = c->n->op_type[0] == 'Q';
     int ia = 0, ib = qlinear ? 3 : 1, za = 2, zb = qlinear ? 5 : 3;
     te_tensor *A, *B;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *ai[TE_MAX_DIMS], *bi[TE_MAX_DIMS];
+    gr_loutput prod;
+    te_expr *ai[TE_MAX_DIMS], *bi[TE_MAX_DIMS];
     if (!gr_lin(c, ia, "A", &A) || !gr_lin(c, ib, "B", &B)) return false;
     te_ctx *ctx = c->ctx;
     int ra = gr_lin_rank(c, ia), rb = gr_lin_rank(c, ib);
     int64_t K = A->shape[ra - 1];
     /* the int32 product: the output itself, or a stage before requantizing */
     int onr = c->tout[0]->ndim;
-    int64_t oshape[TE_MAX_DIMS];
-    if (!gr_te_shape(c->tout[0], &nd, oshape)) return gr_lfail(c, "output 0 has no te shape");
+    if (!gr_te_shape(c->tout[0], &prod.nd, prod.shape))
+        return gr_lfail(c, "output 0 has no te shape");
     if (qlinear) {
-        if (!gr_lfresh_axes(c, "p", false, nd, oshape, ax)) return false;
-    } else if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) {
+        if (!gr_lfresh_axes(c, "p", false, prod.nd, prod.shape, prod.ax)) return false;
+    } else if (!gr_lout_get(c, 0, &prod)) {
         return false;
     }
     te_expr *k = te_reduce_axis(ctx, "k", K);
     if (!k) return gr_lfail(c, "%s", te_ctx_errmsg(ctx));
     int nb = onr - (ra > 1) - (rb > 1);
-    te_expr *i = ra > 1 ? ax[nb] : NULL, *j = rb > 1 ? ax[nb + (ra > 1)] : NULL;
-    for (int d = 0; d < ra - 2; d++) ai[d] = A->shape[d] == 1 ? te_int(ctx, 0) : ax[nb - (ra - 2) + d];
-    for (int d = 0; d < rb - 2; d++) bi[d] = B->shape[d] == 1 ? te_int(ctx, 0) : ax[nb - (rb - 2) + d];
+    te_expr *i = ra > 1 ? prod.ax[nb] : NULL, *j = rb > 1 ? prod.ax[nb + (ra > 1)] : NULL;
+    for (int d = 0; d < ra - 2; d++) ai[d] = A->shape[d] == 1 ? te_int(ctx, 0) : prod.ax[nb - (ra - 2) + d];
+    for (int d = 0; d < rb - 2; d++) bi[d] = B->shape[d] == 1 ? te_int(ctx, 0) : prod.ax[nb - (rb - 2) + d];
     ai[ra - 1] = k;
     if (ra > 1) ai[ra - 2] = i;
     bi[rb > 1 ? rb - 2 : 0] = k;
     if (rb > 1) bi[rb - 1] = j;
     te_expr *a = te_sub(te_cast(TE_INT32, te_read_n(A, ra, ai)), per(c, za, i, TE_INT32));
     te_expr *b = te_sub(te_cast(TE_INT32, te_read_n(B, rb, bi)), per(c, zb, j, TE_INT32));
-    double outs = 1;
-    for (int d = 0; d < nd; d++) outs *= (double)oshape[d];
+    double outs = gr_loutput_numel(&prod);
     c->flops += 2.0 * outs * (double)K;
     te_expr *sum = te_sum(te_mul(a, b), k);
-    if (!qlinear) return gr_lout(c, 0, nd, ax, sum);
-    te_tensor *S = gr_lstage(c, "acc", nd, ax, sum);
+    if (!qlinear) return gr_lout(c, 0, prod.nd, prod.ax, sum);
+    te_tensor *S = gr_lstage(c, "acc", prod.nd, prod.ax, sum);
     if (!S) return false;
-    te_expr *oax[TE_MAX_DIMS];
-    if (!gr_lout_axes(c, 0, &dt, &nd, shape, oax)) return false;
-    te_expr *oi = ra > 1 ? oax[nb] : NULL, *oj = rb > 1 ? oax[nb + (ra > 1)] : NULL;
+    gr_loutput o;
+    if (!gr_lout_get(c, 0, &o)) return false;
+    te_expr *oi = ra > 1 ? o.ax[nb] : NULL, *oj = rb > 1 ? o.ax[nb + (ra > 1)] : NULL;
     te_expr *scale = te_div(te_mul(per(c, 1, oi, TE_FLOAT64), per(c, 4, oj, TE_FLOAT64)), per(c, 6, NULL, TE_FLOAT64));
-    te_expr *q = te_call(TE_INTRIN_RINT, 1, (te_expr *[]){te_mul(te_cast(TE_FLOAT64, te_read_n(S, nd, oax)), scale)});
+    te_expr *q = te_call(TE_INTRIN_RINT, 1, (te_expr *[]){te_mul(te_cast(TE_FLOAT64, te_read_n(S, o.nd, o.ax)), scale)});
     q = te_add(q, per(c, 7, NULL, TE_FLOAT64));
     bool is_u8 = c->tout[0]->elem_type == GR_UINT8;
     q = te_min(te_max(q, te_const(ctx, TE_FLOAT64, is_u8 ? 0 : -128)), te_const(ctx, TE_FLOAT64, is_u8 ? 255 : 127));
     c->flops += 4.0 * outs;
-    return gr_lout(c, 0, nd, oax, te_cast(dt, q));
+    return gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, q));
 }
 
 const gr_lower_rule gr_lower_rules_qmatmul[] = {

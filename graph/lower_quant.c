@@ -15,11 +15,8 @@ static bool lower_quant(gr_lctx *c)
 {
     bool q = strcmp(c->n->op_type, "QuantizeLinear") == 0;
     te_tensor *X, *S, *Z = NULL;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "x", &X) || !gr_lin(c, 1, "scale", &S) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+    gr_loutput o;
+    if (!gr_lin(c, 0, "x", &X) || !gr_lin(c, 1, "scale", &S) || !gr_lout_get(c, 0, &o))
         return false;
     if (c->n_inputs > 2 && c->tin[2] && !gr_lin(c, 2, "zero_point", &Z)) return false;
     te_ctx *ctx = c->ctx;
@@ -28,23 +25,22 @@ static bool lower_quant(gr_lctx *c)
     if (gr_lin_rank(c, 1) == 1 && c->tin[1]->shape[0] > 1) {
         const gr_attr *a = gr_node_attr(c->n, "axis");
         int64_t axis = a && a->kind == GR_ATTR_INT ? a->i : 1;
-        at = ax[axis < 0 ? axis + nd : axis];
+        at = o.ax[axis < 0 ? axis + o.nd : axis];
     }
-    te_expr *x = te_cast(TE_FLOAT32, gr_read_bcast(X, gr_lin_rank(c, 0), nd, ax));
+    te_expr *x = te_cast(TE_FLOAT32, gr_read_bcast(X, gr_lin_rank(c, 0), o.nd, o.ax));
     te_expr *s = te_read(S, at);
     te_expr *z = Z ? te_cast(TE_FLOAT32, te_read(Z, at)) : te_float(ctx, 0);
-    double n = 1;
-    for (int d = 0; d < nd; d++) n *= (double)shape[d];
+    double n = gr_loutput_numel(&o);
     if (!q) {
         c->flops += 2 * n;
-        return gr_lout(c, 0, nd, ax, te_mul(te_sub(x, z), s));
+        return gr_lout(c, 0, o.nd, o.ax, te_mul(te_sub(x, z), s));
     }
     te_expr *d = te_div(x, s);
     te_expr *r = te_add(te_call(TE_INTRIN_RINT, 1, &d), z);
-    double lo = dt.code == TE_UINT ? 0 : -128, hi = dt.code == TE_UINT ? 255 : 127;
+    double lo = o.dt.code == TE_UINT ? 0 : -128, hi = o.dt.code == TE_UINT ? 255 : 127;
     r = te_max(te_min(r, te_float(ctx, hi)), te_float(ctx, lo));
     c->flops += 4 * n;
-    return gr_lout(c, 0, nd, ax, te_cast(dt, r));
+    return gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, r));
 }
 
 /* DynamicQuantizeLinear in float32 as ONNX's reference: lo = min(min(x),
@@ -79,22 +75,19 @@ static bool lower_dynamic_quant(gr_lctx *c)
     c->flops += 6 * n;
     for (int k = 0; k < 3; k++) {
         if (k >= c->n_outputs || !c->tout[k]) continue;
-        te_dtype dt;
-        int nd;
-        int64_t shape[TE_MAX_DIMS];
-        te_expr *ax[TE_MAX_DIMS];
-        if (!gr_lout_axes(c, k, &dt, &nd, shape, ax)) return false;
+        gr_loutput o;
+        if (!gr_lout_get(c, k, &o)) return false;
         te_expr *body;
         if (k == 1) {
             body = scale;
         } else if (k == 2) {
-            body = te_cast(dt, zp);
+            body = te_cast(o.dt, zp);
         } else {
-            te_expr *q = te_div(te_read_n(X, nd, ax), scale);
+            te_expr *q = te_div(te_read_n(X, o.nd, o.ax), scale);
             te_expr *y = te_add(te_call(TE_INTRIN_RINT, 1, &q), zp);
-            body = te_cast(dt, te_max(te_min(y, te_float(ctx, 255)), te_float(ctx, 0)));
+            body = te_cast(o.dt, te_max(te_min(y, te_float(ctx, 255)), te_float(ctx, 0)));
         }
-        if (!gr_lout(c, k, nd, ax, body)) return false;
+        if (!gr_lout(c, k, o.nd, o.ax, body)) return false;
     }
     return true;
 }

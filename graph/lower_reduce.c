@@ -112,24 +112,22 @@ static int post_flops(rkind k) { return k == R_LSE ? 2 : (k == R_MEAN || k == R_
 static bool lower_reduce(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *sax[TE_MAX_DIMS], *xi[TE_MAX_DIMS], *r[TE_MAX_DIMS];
+    gr_loutput out;
+    te_expr *sax[TE_MAX_DIMS], *xi[TE_MAX_DIMS], *r[TE_MAX_DIMS];
     te_expr *mi[TE_MAX_DIMS], *mo[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "data", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    if (!gr_lin(c, 0, "data", &X) || !gr_lout_get(c, 0, &out)) return false;
     rkind k = kind_of(c->n->op_type);
-    if (k == R_LSE && !te_dtype_is_float(dt))
+    if (k == R_LSE && !te_dtype_is_float(out.dt))
         return gr_lfail(c, "input data is %s; ReduceLogSumExp is computed for float types only",
-                        te_dtype_str(dt));
+                        te_dtype_str(out.dt));
     int rank = gr_lin_rank(c, 0);
     bool mask[TE_MAX_DIMS] = {false}, noop = false;
     if (!reduce_mask(c, rank, mask, &noop)) return false;
-    if (noop) return gr_lout(c, 0, nd, ax, te_read_n(X, X->ndim, ax));
+    if (noop) return gr_lout(c, 0, out.nd, out.ax, te_read_n(X, X->ndim, out.ax));
     if (rank == 0) { /* one element: post(pre(x)), the maximum being x */
-        te_expr *x = te_read_n(X, 1, ax);
+        te_expr *x = te_read_n(X, 1, out.ax);
         c->flops += pre_flops(k) + post_flops(k);
-        return gr_lout(c, 0, nd, ax, post_of(k, dt, pre_of(k, dt, x, x), x, 1));
+        return gr_lout(c, 0, out.nd, out.ax, post_of(k, out.dt, pre_of(k, out.dt, x, x), x, 1));
     }
     bool keep = attr_int(c, "keepdims", 1) != 0;
     int64_t rshape[TE_MAX_DIMS];
@@ -139,11 +137,11 @@ static bool lower_reduce(gr_lctx *c)
     /* numpy's max and min propagate a NaN; te's max/min combine (a > b ?
      * a : b) drops it, so a float ReduceMax/ReduceMin adds a stage that
      * sums the NaNs of each group (0 without one) to the result. */
-    bool nanp = (k == R_MAX || k == R_MIN) && te_dtype_is_float(dt);
+    bool nanp = (k == R_MAX || k == R_MIN) && te_dtype_is_float(out.dt);
     bool staged = post_flops(k) > 0 || nanp;
     if (!gr_lfresh_axes(c, "r", true, nr, rshape, r)) return false;
-    if (staged && !gr_lfresh_axes(c, "a", false, nd, shape, sax)) return false;
-    te_expr *const *oax = staged ? sax : ax;
+    if (staged && !gr_lfresh_axes(c, "a", false, out.nd, out.shape, sax)) return false;
+    te_expr *const *oax = staged ? sax : out.ax;
     /* Output dimensions follow the kept ones (and the reduced ones with
      * keepdims); mi/mo index the maximum stage (extent 1 where reduced)
      * from the reduction and from the output. */
@@ -154,7 +152,7 @@ static bool lower_reduce(gr_lctx *c)
             if (keep) o++;
         } else {
             mi[d] = xi[d] = oax[o];
-            mo[d] = ax[o++];
+            mo[d] = out.ax[o++];
         }
     }
     te_tensor *M = NULL, *N = NULL;
@@ -167,7 +165,7 @@ static bool lower_reduce(gr_lctx *c)
         for (int d = 0, j = 0; d < rank; d++) n_xi[d] = mask[d] ? n_r[j++] : n_ax[d];
         te_expr *xv = te_read_n(X, rank, n_xi);
         N = gr_lstage(c, "nan", rank, n_ax,
-                      te_reduce_n(TE_REDUCE_SUM, te_select(te_ne(xv, xv), xv, te_const(c->ctx, dt, 0)), nr, n_r));
+                      te_reduce_n(TE_REDUCE_SUM, te_select(te_ne(xv, xv), xv, te_const(c->ctx, out.dt, 0)), nr, n_r));
         if (!N) return false;
         c->flops += numel(rank, X->shape);
     }
@@ -183,16 +181,16 @@ static bool lower_reduce(gr_lctx *c)
         c->flops += numel(rank, X->shape);
     }
     te_expr *x = te_read_n(X, rank, xi);
-    te_expr *red = te_reduce_n(combine_of(k), pre_of(k, dt, x, M ? te_read_n(M, rank, mi) : NULL), nr, r);
+    te_expr *red = te_reduce_n(combine_of(k), pre_of(k, out.dt, x, M ? te_read_n(M, rank, mi) : NULL), nr, r);
     c->flops += pre_flops(k) * numel(rank, X->shape);
-    if (!staged) return gr_lout(c, 0, nd, ax, red);
-    te_tensor *S = gr_lstage(c, "sum", nd, sax, red);
+    if (!staged) return gr_lout(c, 0, out.nd, out.ax, red);
+    te_tensor *S = gr_lstage(c, "sum", out.nd, sax, red);
     if (!S) return false;
-    c->flops += post_flops(k) * numel(nd, shape);
-    te_expr *post = post_of(k, dt, te_read_n(S, nd, ax), M ? te_read_n(M, rank, mo) : NULL,
-                            numel(nr, rshape));
+    c->flops += post_flops(k) * numel(out.nd, out.shape);
+    te_expr *post = post_of(k, out.dt, te_read_n(S, out.nd, out.ax),
+                            M ? te_read_n(M, rank, mo) : NULL, numel(nr, rshape));
     if (N) post = te_add(post, te_read_n(N, rank, mo));
-    return gr_lout(c, 0, nd, ax, post);
+    return gr_lout(c, 0, out.nd, out.ax, post);
 }
 
 /* ---------------- ArgMax, ArgMin ---------------- */
@@ -200,11 +198,8 @@ static bool lower_reduce(gr_lctx *c)
 static bool lower_argminmax(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "data", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    gr_loutput out;
+    if (!gr_lin(c, 0, "data", &X) || !gr_lout_get(c, 0, &out)) return false;
     int rank = X->ndim;
     int64_t axis = attr_int(c, "axis", 0);
     if (axis < 0) axis += rank;
@@ -234,15 +229,15 @@ static bool lower_argminmax(gr_lctx *c)
             mi[d] = te_int(ctx, 0);
             if (keep) o++;
         } else {
-            xi[d] = mi[d] = ax[o++];
+            xi[d] = mi[d] = out.ax[o++];
         }
     }
     te_expr *hit = te_eq(te_read_n(X, rank, xi), te_read_n(E, rank, mi));
-    te_expr *pos = te_cast(dt, p);
-    te_expr *body = last ? te_reduce_n(TE_REDUCE_MAX, te_select(hit, pos, te_const(ctx, dt, -1)), 1, &p)
-                         : te_reduce_n(TE_REDUCE_MIN, te_select(hit, pos, te_const(ctx, dt, (double)X->shape[axis])), 1, &p);
+    te_expr *pos = te_cast(out.dt, p);
+    te_expr *body = last ? te_reduce_n(TE_REDUCE_MAX, te_select(hit, pos, te_const(ctx, out.dt, -1)), 1, &p)
+                         : te_reduce_n(TE_REDUCE_MIN, te_select(hit, pos, te_const(ctx, out.dt, (double)X->shape[axis])), 1, &p);
     c->flops += 2 * numel(rank, X->shape);
-    return gr_lout(c, 0, nd, ax, body);
+    return gr_lout(c, 0, out.nd, out.ax, body);
 }
 
 const gr_lower_rule gr_lower_rules_reduce[] = {

@@ -96,11 +96,8 @@ static te_expr *cubic_weight(te_ctx *ctx, double A, int j, te_expr *r)
 static bool lower_resize(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "X", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    gr_loutput out;
+    if (!gr_lin(c, 0, "X", &X) || !gr_lout_get(c, 0, &out)) return false;
     te_ctx *ctx = c->ctx;
     int rank = gr_lin_rank(c, 0);
     gr_resize_geom g;
@@ -117,7 +114,7 @@ static bool lower_resize(gr_lctx *c)
     /* Which dimensions resize, and one reduce axis (the taps) per one
      * of them in linear and cubic modes. */
     int rdim[TE_MAX_DIMS], nr = 0;
-    for (int d = 0; d < nd; d++)
+    for (int d = 0; d < out.nd; d++)
         if (moves || g.out[d] != X->shape[d] || g.scale[d] != 1.0) rdim[nr++] = d;
     te_expr *k[TE_MAX_DIMS];
     if (taps && nr) {
@@ -126,11 +123,11 @@ static bool lower_resize(gr_lctx *c)
         if (!gr_lfresh_axes(c, "t", true, nr, ext, k)) return false;
     }
     te_expr *idx[TE_MAX_DIMS], *outside = NULL, *w = NULL;
-    for (int d = 0; d < nd; d++) idx[d] = ax[d];
+    for (int d = 0; d < out.nd; d++) idx[d] = out.ax[d];
     for (int i = 0; i < nr; i++) {
         int d = rdim[i];
         int64_t in = X->shape[d];
-        te_expr *x = coordinate(&r, d, in, ax[d]), *zero = te_int(ctx, 0), *last = te_int(ctx, in - 1);
+        te_expr *x = coordinate(&r, d, in, out.ax[d]), *zero = te_int(ctx, 0), *last = te_int(ctx, in - 1);
         if (crop) {
             te_expr *o = te_or(te_lt(x, f64(ctx, 0)), te_gt(x, f64(ctx, (double)(in - 1))));
             outside = outside ? te_or(outside, o) : o;
@@ -162,15 +159,14 @@ static bool lower_resize(gr_lctx *c)
         idx[d] = te_max(te_min(tap, last), zero);
     }
     te_expr *xv = te_read_n(X, X->ndim, idx);
-    double n = 1;
-    for (int d = 0; d < nd; d++) n *= (double)shape[d];
+    double n = gr_loutput_numel(&out);
     te_expr *y;
     te_expr *bx[TE_MAX_DIMS];
     if (taps && nr) {
         te_expr *body = te_reduce_n(TE_REDUCE_SUM, te_mul(w, te_cast(TE_FLOAT64, xv)), nr, k);
-        te_tensor *S = gr_lstage(c, "sum", nd, ax, body);
-        if (!S || !gr_lfresh_axes(c, "b", false, nd, shape, bx)) return false;
-        y = te_cast(dt, te_read_n(S, nd, bx));
+        te_tensor *S = gr_lstage(c, "sum", out.nd, out.ax, body);
+        if (!S || !gr_lfresh_axes(c, "b", false, out.nd, out.shape, bx)) return false;
+        y = te_cast(out.dt, te_read_n(S, out.nd, bx));
         if (outside) {
             /* the same test at the fresh axes */
             te_expr *o = NULL;
@@ -180,15 +176,15 @@ static bool lower_resize(gr_lctx *c)
                 te_expr *oi = te_or(te_lt(x, f64(ctx, 0)), te_gt(x, f64(ctx, (double)(X->shape[d] - 1))));
                 o = o ? te_or(o, oi) : oi;
             }
-            y = te_select(o, te_const(ctx, dt, g.extrapolation), y);
+            y = te_select(o, te_const(ctx, out.dt, g.extrapolation), y);
         }
         double terms = 1;
         for (int i = 0; i < nr; i++) terms *= ntap;
         c->flops += 2 * n * terms;
-        return gr_lout(c, 0, nd, bx, y);
+        return gr_lout(c, 0, out.nd, bx, y);
     }
-    y = outside ? te_select(outside, te_const(ctx, dt, g.extrapolation), xv) : xv;
-    return gr_lout(c, 0, nd, ax, y);
+    y = outside ? te_select(outside, te_const(ctx, out.dt, g.extrapolation), xv) : xv;
+    return gr_lout(c, 0, out.nd, out.ax, y);
 }
 
 const gr_lower_rule gr_lower_rules_resize[] = {

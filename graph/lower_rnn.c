@@ -258,26 +258,23 @@ static bool lower_rnn(gr_lctx *c)
         last_h[d] = h;
         last_c[d] = cs;
     }
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
+    gr_loutput o;
     if (c->n_outputs > 0 && c->tout[0]) {
-        if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
-        te_expr *t = ax[r.layout1 ? 1 : 0], *d = ax[r.layout1 ? 2 : 1], *b = ax[r.layout1 ? 0 : 2], *j = ax[3];
+        if (!gr_lout_get(c, 0, &o)) return false;
+        te_expr *t = o.ax[r.layout1 ? 1 : 0], *d = o.ax[r.layout1 ? 2 : 1], *b = o.ax[r.layout1 ? 0 : 2], *j = o.ax[3];
         te_expr *y = pick(&s, hs, t, 0, r.seq, b, j);
         if (r.dirs == 2) y = te_select(te_eq(d, te_int(s.ctx, 0)), y, pick(&s, hs + r.seq, t, 0, r.seq, b, j));
         if (s.L) y = te_select(te_lt(t, te_cast(TE_INT64, te_read(s.L, b))), y, K(&s, 0));
-        if (!gr_lout(c, 0, nd, ax, keep_r(&s, y, ax[0]))) return false;
+        if (!gr_lout(c, 0, o.nd, o.ax, keep_r(&s, y, o.ax[0]))) return false;
     }
     for (int k = 1; k <= (r.kind == GR_LSTM ? 2 : 1); k++) {
         if (k >= c->n_outputs || !c->tout[k]) continue;
-        if (!gr_lout_axes(c, k, &dt, &nd, shape, ax)) return false;
-        te_expr *d = ax[r.layout1 ? 1 : 0], *b = ax[r.layout1 ? 0 : 1], *j = ax[2];
+        if (!gr_lout_get(c, k, &o)) return false;
+        te_expr *d = o.ax[r.layout1 ? 1 : 0], *b = o.ax[r.layout1 ? 0 : 1], *j = o.ax[2];
         state *last = k == 1 ? last_h : last_c;
         te_expr *y = sread(&s, last[0], 0, b, j);
         if (r.dirs == 2) y = te_select(te_eq(d, te_int(s.ctx, 0)), y, sread(&s, last[1], 1, b, j));
-        if (!gr_lout(c, k, nd, ax, keep_r(&s, y, ax[0]))) return false;
+        if (!gr_lout(c, k, o.nd, o.ax, keep_r(&s, y, o.ax[0]))) return false;
     }
     return true;
 }

@@ -17,7 +17,6 @@ static te_expr *F(te_ctx *ctx, double v) { return te_const(ctx, TE_FLOAT64, v); 
 static bool lower_roialign(gr_lctx *c)
 {
     te_tensor *X, *Rs, *Bi;
-    te_dtype dt;
     int nd;
     int64_t shape[TE_MAX_DIMS];
     te_expr *ax[TE_MAX_DIMS];
@@ -73,9 +72,9 @@ static bool lower_roialign(gr_lctx *c)
     c->flops += 20.0 * (double)(shape[0] * shape[1] * oh * ow * sr * sr);
     te_tensor *S = gr_lstage(c, "sum", 4, ax, sum);
     if (!S) return false;
-    te_expr *oax[TE_MAX_DIMS];
-    if (!gr_lout_axes(c, 0, &dt, &nd, shape, oax)) return false;
-    return gr_lout(c, 0, nd, oax, te_cast(dt, te_div(te_read_n(S, 4, oax), F(ctx, (double)(sr * sr)))));
+    gr_loutput o;
+    if (!gr_lout_get(c, 0, &o)) return false;
+    return gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, te_div(te_read_n(S, 4, o.ax), F(ctx, (double)(sr * sr)))));
 }
 
 const gr_lower_rule gr_lower_rules_roialign[] = {

@@ -28,16 +28,13 @@ static bool combine(gr_lctx *c, te_tensor *X, te_expr *const *rax, te_expr *hit,
                     te_expr *const *red, const int64_t *ext)
 {
     te_ctx *ctx = c->ctx;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
+    gr_loutput o;
     gr_scatter_red mode;
     const char *why;
     if (!gr_scatter_reduction(c->n, c->opset, &mode, &why)) return gr_lfail(c, "%s", why);
-    if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    if (!gr_lout_get(c, 0, &o)) return false;
     int r = X->ndim;
-    te_expr *xval = te_read_n(X, r, ax);
+    te_expr *xval = te_read_n(X, r, o.ax);
     double pairs = (double)ext[0];
     for (int d = 1; d < nred; d++) pairs *= (double)ext[d];
     for (int d = 0; d < r; d++) pairs *= (double)X->shape[d];
@@ -49,7 +46,7 @@ static bool combine(gr_lctx *c, te_tensor *X, te_expr *const *rax, te_expr *hit,
         te_tensor *W = gr_lstage(c, "last", r, rax,
                                  te_reduce_n(TE_REDUCE_MAX, te_select(hit, flat, te_int(ctx, -1)), nred, red));
         if (!W) return false;
-        te_expr *w = te_read_n(W, r, ax), *vars[2 * TE_MAX_DIMS], *vals[2 * TE_MAX_DIMS];
+        te_expr *w = te_read_n(W, r, o.ax), *vars[2 * TE_MAX_DIMS], *vals[2 * TE_MAX_DIMS];
         te_expr *wc = te_max(w, te_int(ctx, 0));
         int64_t stride = 1;
         for (int d = nred - 1; d >= 0; d--) {
@@ -59,17 +56,17 @@ static bool combine(gr_lctx *c, te_tensor *X, te_expr *const *rax, te_expr *hit,
         }
         for (int d = 0; d < r; d++) {
             vars[nred + d] = rax[d];
-            vals[nred + d] = ax[d];
+            vals[nred + d] = o.ax[d];
         }
         te_expr *u = te_substitute(ctx, upd, nred + r, vars, vals);
-        return gr_lout(c, 0, nd, ax, te_select(te_ge(w, te_int(ctx, 0)), u, xval));
+        return gr_lout(c, 0, o.nd, o.ax, te_select(te_ge(w, te_int(ctx, 0)), u, xval));
     }
     static const te_reduce_op ops[] = {TE_REDUCE_SUM, TE_REDUCE_SUM, TE_REDUCE_PROD, TE_REDUCE_MAX, TE_REDUCE_MIN};
     te_reduce_op op = ops[mode];
     te_tensor *A = gr_lstage(c, "acc", r, rax,
-                             te_reduce_n(op, te_select(hit, upd, te_reduce_identity(ctx, op, dt)), nred, red));
+                             te_reduce_n(op, te_select(hit, upd, te_reduce_identity(ctx, op, o.dt)), nred, red));
     if (!A) return false;
-    return gr_lout(c, 0, nd, ax, te_reduce_combine(op, xval, te_read_n(A, r, ax)));
+    return gr_lout(c, 0, o.nd, o.ax, te_reduce_combine(op, xval, te_read_n(A, r, o.ax)));
 }
 
 /* out[..., j, ...] combines updates[..., s, ...] over the s with

@@ -18,11 +18,8 @@ static te_expr *clamp_index(te_ctx *ctx, te_expr *j, int64_t extent, bool wrap_n
 static bool lower_gather_nd(gr_lctx *c)
 {
     te_tensor *X, *I;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "data", &X) || !gr_lin(c, 1, "indices", &I) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+    gr_loutput o;
+    if (!gr_lin(c, 0, "data", &X) || !gr_lin(c, 1, "indices", &I) || !gr_lout_get(c, 0, &o))
         return false;
     te_ctx *ctx = c->ctx;
     int r = gr_lin_rank(c, 0), q = gr_lin_rank(c, 1);
@@ -30,14 +27,14 @@ static bool lower_gather_nd(gr_lctx *c)
     int b = ba && ba->kind == GR_ATTR_INT ? (int)ba->i : 0;
     int k = (int)I->shape[q - 1];
     te_expr *xi[TE_MAX_DIMS], *ii[TE_MAX_DIMS];
-    for (int d = 0; d < q - 1; d++) ii[d] = ax[d];
-    for (int d = 0; d < b; d++) xi[d] = ax[d];
+    for (int d = 0; d < q - 1; d++) ii[d] = o.ax[d];
+    for (int d = 0; d < b; d++) xi[d] = o.ax[d];
     for (int t = 0; t < k; t++) {
         ii[q - 1] = te_int(ctx, t);
         xi[b + t] = clamp_index(ctx, te_read_n(I, q, ii), X->shape[b + t], true);
     }
-    for (int d = b + k; d < r; d++) xi[d] = ax[q - 1 + d - b - k];
-    return gr_lout(c, 0, nd, ax, te_read_n(X, r, xi));
+    for (int d = b + k; d < r; d++) xi[d] = o.ax[q - 1 + d - b - k];
+    return gr_lout(c, 0, o.nd, o.ax, te_read_n(X, r, xi));
 }
 
 /* out[t, b] = input[len[b] - 1 - t, b] for t < len[b], else input[t, b]
@@ -45,22 +42,19 @@ static bool lower_gather_nd(gr_lctx *c)
 static bool lower_reverse_sequence(gr_lctx *c)
 {
     te_tensor *X, *L;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
+    gr_loutput o;
     if (!gr_lin(c, 0, "input", &X) || !gr_lin(c, 1, "sequence_lens", &L) ||
-        !gr_lout_axes(c, 0, &dt, &nd, shape, ax))
+        !gr_lout_get(c, 0, &o))
         return false;
     te_ctx *ctx = c->ctx;
     const gr_attr *ta = gr_node_attr(c->n, "time_axis");
     int tax = ta && ta->kind == GR_ATTR_INT ? (int)ta->i : 0, bax = 1 - tax;
-    te_expr *len = te_cast(TE_INT64, te_read(L, ax[bax])), *t = ax[tax];
+    te_expr *len = te_cast(TE_INT64, te_read(L, o.ax[bax])), *t = o.ax[tax];
     te_expr *rev = clamp_index(ctx, te_sub(te_sub(len, te_int(ctx, 1)), t), X->shape[tax], false);
     te_expr *xi[TE_MAX_DIMS];
-    for (int d = 0; d < nd; d++) xi[d] = ax[d];
+    for (int d = 0; d < o.nd; d++) xi[d] = o.ax[d];
     xi[tax] = te_select(te_lt(t, len), rev, t);
-    return gr_lout(c, 0, nd, ax, te_read_n(X, nd, xi));
+    return gr_lout(c, 0, o.nd, o.ax, te_read_n(X, o.nd, xi));
 }
 
 const gr_lower_rule gr_lower_rules_select[] = {

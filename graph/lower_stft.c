@@ -12,10 +12,10 @@
 static bool lower_stft(gr_lctx *c)
 {
     te_tensor *X, *Wn = NULL;
-    te_dtype dt;
+    gr_loutput o;
     int nd;
     int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *sx[TE_MAX_DIMS];
+    te_expr *sx[TE_MAX_DIMS];
     if (!gr_lin(c, 0, "signal", &X) || !gr_te_shape(c->tout[0], &nd, shape) ||
         !gr_lfresh_axes(c, "s", false, nd, shape, sx))
         return false;
@@ -44,8 +44,8 @@ static bool lower_stft(gr_lctx *c)
     te_tensor *S = gr_lstage(c, "sum", nd, sx, te_sum(part, j));
     if (!S) return false;
     c->flops += 10.0 * (double)(shape[0] * shape[1] * shape[2] * 2) * (double)L;
-    if (!gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
-    return gr_lout(c, 0, nd, ax, te_cast(dt, te_read_n(S, nd, ax)));
+    if (!gr_lout_get(c, 0, &o)) return false;
+    return gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, te_read_n(S, o.nd, o.ax)));
 }
 
 const gr_lower_rule gr_lower_rules_stft[] = {

@@ -12,11 +12,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-static bool outk(gr_lctx *c, int k, gr_loutput *o)
-{
-    return gr_lout_axes(c, k, &o->dt, &o->nd, o->shape, o->ax);
-}
-
 static int64_t attr_int(const gr_node *n, const char *name, int64_t dflt)
 {
     const gr_attr *a = gr_node_attr(n, name);
@@ -44,7 +39,7 @@ static bool lower_reshape(gr_lctx *c)
 {
     te_tensor *X;
     gr_loutput o;
-    if (!gr_lin(c, 0, "data", &X) || !outk(c, 0, &o)) return false;
+    if (!gr_lin(c, 0, "data", &X) || !gr_lout_get(c, 0, &o)) return false;
     te_expr *idx[TE_MAX_DIMS];
     bool same = X->ndim == o.nd;
     for (int d = 0; same && d < o.nd; d++) same = X->shape[d] == o.shape[d];
@@ -71,7 +66,7 @@ static bool lower_transpose(gr_lctx *c)
 {
     te_tensor *X;
     gr_loutput o;
-    if (!gr_lin(c, 0, "data", &X) || !outk(c, 0, &o)) return false;
+    if (!gr_lin(c, 0, "data", &X) || !gr_lout_get(c, 0, &o)) return false;
     int r = gr_lin_rank(c, 0);
     if (r == 0) return gr_lout(c, 0, o.nd, o.ax, te_read_n(X, 1, o.ax));
     const gr_attr *pa = gr_node_attr(c->n, "perm");
@@ -100,7 +95,7 @@ static te_expr *read_at_axis(te_tensor *X, const gr_loutput *o, int axis, te_exp
 static bool lower_concat(gr_lctx *c)
 {
     gr_loutput o;
-    if (!outk(c, 0, &o)) return false;
+    if (!gr_lout_get(c, 0, &o)) return false;
     int r = gr_lin_rank(c, 0);
     if (r == 0) return gr_lfail(c, "input 0 is a scalar; Concat needs rank >= 1");
     /* Concat-1 (opsets 1-3): axis 1 by default. */
@@ -158,7 +153,7 @@ static bool lower_split(gr_lctx *c)
     for (int k = 0; k < c->n_outputs; off += split[k++]) {
         if (!c->tout[k]) continue;
         gr_loutput o;
-        if (!outk(c, k, &o)) return false;
+        if (!gr_lout_get(c, k, &o)) return false;
         te_expr *i = off ? te_add(o.ax[axis], te_int(c->ctx, off)) : o.ax[axis];
         if (!gr_lout(c, k, o.nd, o.ax, read_at_axis(X, &o, axis, i))) return false;
     }
@@ -171,7 +166,7 @@ static bool lower_slice(gr_lctx *c)
 {
     te_tensor *X;
     gr_loutput o;
-    if (!gr_lin(c, 0, "data", &X) || !outk(c, 0, &o)) return false;
+    if (!gr_lin(c, 0, "data", &X) || !gr_lout_get(c, 0, &o)) return false;
     int64_t starts[GR_MAX_DIMS], ends[GR_MAX_DIMS], axes[GR_MAX_DIMS], steps[GR_MAX_DIMS];
     int ns, ne, n;
     bool have_axes, have_steps;
@@ -217,7 +212,7 @@ static bool lower_gather(gr_lctx *c)
 {
     te_tensor *X, *I;
     gr_loutput o;
-    if (!gr_lin(c, 0, "data", &X) || !gr_lin(c, 1, "indices", &I) || !outk(c, 0, &o))
+    if (!gr_lin(c, 0, "data", &X) || !gr_lin(c, 1, "indices", &I) || !gr_lout_get(c, 0, &o))
         return false;
     int r = gr_lin_rank(c, 0), q = gr_lin_rank(c, 1);
     if (r == 0) return gr_lfail(c, "input data is a scalar; Gather needs rank >= 1");
@@ -241,7 +236,8 @@ static bool lower_gather_elements(gr_lctx *c)
 {
     te_tensor *X, *I;
     gr_loutput o;
-    if (!gr_lin(c, 0, "data", &X) || !gr_lin(c, 1, "indices", &I) || !outk(c, 0, &o)) return false;
+    if (!gr_lin(c, 0, "data", &X) || !gr_lin(c, 1, "indices", &I) || !gr_lout_get(c, 0, &o))
+        return false;
     int r = gr_lin_rank(c, 0);
     int axis = norm_axis(attr_int(c->n, "axis", 0), r);
     te_expr *j = te_cast(TE_INT64, te_read_n(I, r, o.ax));
@@ -280,7 +276,7 @@ static te_expr *tensor_scalar(te_ctx *ctx, const gr_tensor *t, te_dtype dt)
 static bool lower_constant_of_shape(gr_lctx *c)
 {
     gr_loutput o;
-    if (!outk(c, 0, &o)) return false;
+    if (!gr_lout_get(c, 0, &o)) return false;
     const gr_attr *v = gr_node_attr(c->n, "value");
     te_expr *val = tensor_scalar(c->ctx, v && v->kind == GR_ATTR_TENSOR ? v->t : NULL, o.dt);
     if (!val) return gr_lfail(c, "attribute 'value' has a type Loom cannot compute");

@@ -17,10 +17,7 @@
 static bool lower_topk(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype vdt, idt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS], ishape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS], *iax[TE_MAX_DIMS];
+    gr_loutput values, indices;
     if (!gr_lin(c, 0, "X", &X)) return false;
     int rank = gr_lin_rank(c, 0);
     const gr_attr *aa = gr_node_attr(c->n, "axis");
@@ -41,23 +38,23 @@ static bool lower_topk(gr_lctx *c)
                              te_sum(te_select(beats, te_int(ctx, 1), te_int(ctx, 0)), r));
     if (!R) return false;
     /* indices[..., j, ...] = the r whose rank is j */
-    if (!gr_lout_axes(c, 1, &idt, &nd, ishape, iax)) return false;
+    if (!gr_lout_get(c, 1, &indices)) return false;
     te_expr *s = te_reduce_axis(ctx, "s", n), *rs[TE_MAX_DIMS];
     if (!s) return gr_lfail(c, "%s", te_ctx_errmsg(ctx));
-    for (int d = 0; d < rank; d++) rs[d] = d == axis ? s : iax[d];
-    te_expr *hit = te_eq(te_read_n(R, rank, rs), iax[axis]);
+    for (int d = 0; d < rank; d++) rs[d] = d == axis ? s : indices.ax[d];
+    te_expr *hit = te_eq(te_read_n(R, rank, rs), indices.ax[axis]);
     te_expr *pos = te_sum(te_select(hit, s, te_int(ctx, 0)), s);
-    if (!gr_lout(c, 1, nd, iax, pos)) return false;
+    if (!gr_lout(c, 1, indices.nd, indices.ax, pos)) return false;
     te_tensor *I = c->out[1];
     /* values[..., j, ...] = x[..., indices[j], ...] */
-    if (!gr_lout_axes(c, 0, &vdt, &nd, shape, ax)) return false;
+    if (!gr_lout_get(c, 0, &values)) return false;
     te_expr *vi[TE_MAX_DIMS];
-    for (int d = 0; d < rank; d++) vi[d] = ax[d];
-    vi[axis] = te_max(te_min(te_read_n(I, rank, ax), te_int(ctx, n - 1)), te_int(ctx, 0));
+    for (int d = 0; d < rank; d++) vi[d] = values.ax[d];
+    vi[axis] = te_max(te_min(te_read_n(I, rank, values.ax), te_int(ctx, n - 1)), te_int(ctx, 0));
     int64_t elems = 1;
     for (int d = 0; d < rank; d++) elems *= X->shape[d];
-    c->flops += (double)elems * (double)n + (double)elems / (double)n * (double)shape[axis] * (double)n;
-    return gr_lout(c, 0, nd, ax, te_read_n(X, rank, vi));
+    c->flops += (double)elems * (double)n + (double)elems / (double)n * (double)values.shape[axis] * (double)n;
+    return gr_lout(c, 0, values.nd, values.ax, te_read_n(X, rank, vi));
 }
 
 const gr_lower_rule gr_lower_rules_topk[] = {

@@ -9,27 +9,24 @@
 static bool lower_upsample(gr_lctx *c)
 {
     te_tensor *X;
-    te_dtype dt;
-    int nd;
-    int64_t shape[TE_MAX_DIMS];
-    te_expr *ax[TE_MAX_DIMS];
-    if (!gr_lin(c, 0, "X", &X) || !gr_lout_axes(c, 0, &dt, &nd, shape, ax)) return false;
+    gr_loutput o;
+    if (!gr_lin(c, 0, "X", &X) || !gr_lout_get(c, 0, &o)) return false;
     double sc[GR_MAX_DIMS];
     const char *why;
     if (!gr_upsample_scales(c->n, c->opset, c->n_inputs > 1 ? c->cin[1] : NULL, gr_lin_rank(c, 0), sc, &why))
         return gr_lfail(c, "%s", why);
     te_ctx *ctx = c->ctx;
     te_expr *xi[TE_MAX_DIMS];
-    for (int d = 0; d < nd; d++) {
+    for (int d = 0; d < o.nd; d++) {
         if (sc[d] == 1) {
-            xi[d] = ax[d];
+            xi[d] = o.ax[d];
             continue;
         }
-        te_expr *q = te_div(te_cast(TE_FLOAT64, ax[d]), te_const(ctx, TE_FLOAT64, sc[d]));
+        te_expr *q = te_div(te_cast(TE_FLOAT64, o.ax[d]), te_const(ctx, TE_FLOAT64, sc[d]));
         te_expr *i = te_cast(TE_INT64, te_call(TE_INTRIN_FLOOR, 1, (te_expr *[]){q}));
         xi[d] = te_max(te_min(i, te_int(ctx, X->shape[d] - 1)), te_int(ctx, 0));
     }
-    return gr_lout(c, 0, nd, ax, te_read_n(X, nd, xi));
+    return gr_lout(c, 0, o.nd, o.ax, te_read_n(X, o.nd, xi));
 }
 
 const gr_lower_rule gr_lower_rules_upsample[] = {
