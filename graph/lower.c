@@ -119,11 +119,16 @@ bool gr_lout_get(gr_lctx *c, int k, gr_loutput *o)
     return true;
 }
 
-double gr_loutput_numel(const gr_loutput *o)
+double gr_numel(int nd, const int64_t *shape)
 {
     double n = 1;
-    for (int d = 0; d < o->nd; d++) n *= (double)o->shape[d];
+    for (int d = 0; d < nd; d++) n *= (double)shape[d];
     return n;
+}
+
+double gr_loutput_numel(const gr_loutput *o)
+{
+    return gr_numel(o->nd, o->shape);
 }
 
 bool gr_lout(gr_lctx *c, int k, int ndim, te_expr *const *axes, te_expr *body)

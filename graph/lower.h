@@ -147,8 +147,10 @@ typedef struct {
  * output k is missing, its element type or shape has no te form (a zero
  * extent, rank above TE_MAX_DIMS), or te refuses an axis (te's message). */
 bool gr_lout_get(gr_lctx *c, int k, gr_loutput *o);
-/* The number of elements of o's shape (the product of o->shape[0..nd-1];
- * 1 at rank 0), as a double: for FLOP counts. */
+/* The number of elements of a shape of rank nd (the product of
+ * shape[0..nd-1]; 1 at rank 0), as a double: for FLOP counts. */
+double gr_numel(int nd, const int64_t *shape);
+/* gr_numel of o's shape. */
 double gr_loutput_numel(const gr_loutput *o);
 /* Defines output k as te_compute(name, axes, body); an error (with te's
  * message) when te refuses. */

@@ -26,13 +26,6 @@ static int64_t attr_int(const gr_lctx *c, const char *name, int64_t dflt)
     return a && a->kind == GR_ATTR_INT ? a->i : dflt;
 }
 
-static double numel(int nd, const int64_t *shape)
-{
-    double n = 1;
-    for (int d = 0; d < nd; d++) n *= (double)shape[d];
-    return n;
-}
-
 /* Which dimensions the node reduces; *noop when it reduces none. */
 static bool reduce_mask(gr_lctx *c, int rank, bool *mask, bool *noop)
 {
@@ -167,7 +160,7 @@ static bool lower_reduce(gr_lctx *c)
         N = gr_lstage(c, "nan", rank, n_ax,
                       te_reduce_n(TE_REDUCE_SUM, te_select(te_ne(xv, xv), xv, te_const(c->ctx, out.dt, 0)), nr, n_r));
         if (!N) return false;
-        c->flops += numel(rank, X->shape);
+        c->flops += gr_numel(rank, X->shape);
     }
     if (k == R_LSE) {
         te_expr *max_ax[TE_MAX_DIMS], *max_r[TE_MAX_DIMS], *max_xi[TE_MAX_DIMS];
@@ -178,17 +171,17 @@ static bool lower_reduce(gr_lctx *c)
         M = gr_lstage(c, "max", rank, max_ax,
                       te_reduce_n(TE_REDUCE_MAX, te_read_n(X, rank, max_xi), nr, max_r));
         if (!M) return false;
-        c->flops += numel(rank, X->shape);
+        c->flops += gr_numel(rank, X->shape);
     }
     te_expr *x = te_read_n(X, rank, xi);
     te_expr *red = te_reduce_n(combine_of(k), pre_of(k, out.dt, x, M ? te_read_n(M, rank, mi) : NULL), nr, r);
-    c->flops += pre_flops(k) * numel(rank, X->shape);
+    c->flops += pre_flops(k) * gr_numel(rank, X->shape);
     if (!staged) return gr_lout(c, 0, out.nd, out.ax, red);
     te_tensor *S = gr_lstage(c, "sum", out.nd, sax, red);
     if (!S) return false;
-    c->flops += post_flops(k) * numel(out.nd, out.shape);
+    c->flops += post_flops(k) * gr_numel(out.nd, out.shape);
     te_expr *post = post_of(k, out.dt, te_read_n(S, out.nd, out.ax),
-                            M ? te_read_n(M, rank, mo) : NULL, numel(nr, rshape));
+                            M ? te_read_n(M, rank, mo) : NULL, gr_numel(nr, rshape));
     if (N) post = te_add(post, te_read_n(N, rank, mo));
     return gr_lout(c, 0, out.nd, out.ax, post);
 }
@@ -236,7 +229,7 @@ static bool lower_argminmax(gr_lctx *c)
     te_expr *pos = te_cast(out.dt, p);
     te_expr *body = last ? te_reduce_n(TE_REDUCE_MAX, te_select(hit, pos, te_const(ctx, out.dt, -1)), 1, &p)
                          : te_reduce_n(TE_REDUCE_MIN, te_select(hit, pos, te_const(ctx, out.dt, (double)X->shape[axis])), 1, &p);
-    c->flops += 2 * numel(rank, X->shape);
+    c->flops += 2 * gr_numel(rank, X->shape);
     return gr_lout(c, 0, out.nd, out.ax, body);
 }
 

@@ -97,6 +97,7 @@ static void save(ow_model *w, const char *name, char *path, size_t n)
     ow_write(w, path);
     ow_free(w);
 }
+
 /* Every unsupported operator at once, each with its opset and nodes. */
 static void test_unsupported_ops(void **state)
 {

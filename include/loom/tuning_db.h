@@ -395,7 +395,7 @@ char *tdb_host_target(void);
 /* A CPU record key's thread count follows its machine part as
  * TDB_NUM_CORES " N" ("llvm -mcpu=znver4 -num-cores 2": programs timed on
  * 2 threads; tune_threads_key writes it). The length of key's machine
- * part: all of it when it has no thread count. */
+ * part (key non-NULL): all of it when it has no thread count. */
 #define TDB_NUM_CORES " -num-cores"
 size_t tdb_key_machine_len(const char *key);
 /* The key of GPU `device` (0-based): "cuda sm_XY NAME", e.g. "cuda sm_90

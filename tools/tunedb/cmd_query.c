@@ -311,8 +311,8 @@ static const char history_help[] =
     "Best-so-far median latency against trial number (records in commit order) of the\n"
     "workload on the target (default: the host CPU, --threads' count or all cores), then\n"
     "the first trial whose GFLOP/s reached 95% of the best (\"95% of best at trial N of\n"
-    "T\"). --csv writes\n"
-    "trial,record_id,latency_s,best_s,best_gflops (empty fields for failed trials).\n";
+    "T\"). --csv writes trial,record_id,latency_s,best_s,best_gflops (empty fields for\n"
+    "failed trials).\n";
 
 int tunedb_cmd_history(tunedb_globals *g, int argc, char **argv) {
     qopts q;
@@ -377,10 +377,10 @@ static const char apply_help[] =
     "replays the best valid record's step log and builds it for the target (default: the\n"
     "host CPU, --threads' count or all cores), or the operator's default schedule when\n"
     "there is no valid record (it says so); then runs the module once on random inputs\n"
-    "and checks the result against the\n"
-    "operator's naive reference. The workload of a plugin's operator (tunedb --plugin)\n"
-    "falls back to its plain schedule and is checked against that plain schedule's\n"
-    "result. Exit status 1 when nothing builds or the check fails.\n";
+    "and checks the result against the operator's naive reference. The workload of a\n"
+    "plugin's operator (tunedb --plugin) falls back to its plain schedule and is checked\n"
+    "against that plain schedule's result. Exit status 1 when nothing builds or the check\n"
+    "fails.\n";
 
 /* Fills a host tensor: uniform in [-1, 1) from *st (float types), zeros
  * otherwise; or, poison, NaN. */
