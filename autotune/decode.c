@@ -171,11 +171,17 @@ int tune__program_nearest(const char *key, const tune_sketch *sketches, int nske
         tune_program p;
         memset(&p, 0, sizeof p);
         p.sketch = k;
-        /* Start from the smallest values: factors 1, level/parallel 1. */
+        /* Start from the smallest values: factors 1, level 1; but every
+         * outer loop parallel, since a parallel loop takes in more loops
+         * while its extent is 1 (tune__fuse_parallel): from 1, the fused
+         * count would follow each split tried, and no single move would
+         * reach a log whose loops were fused that way. */
         for (int i = 0; i < sk->nholes; i++) {
             const tune_hole *h = &sk->holes[i];
             for (int j = 0; j < h->nvals; j++)
-                p.vals[h->offset + j] = h->kind == TUNE_HOLE_UNROLL || h->kind >= TUNE_HOLE_GPU_UNROLL ? 0 : 1;
+                p.vals[h->offset + j] = h->kind == TUNE_HOLE_UNROLL || h->kind >= TUNE_HOLE_GPU_UNROLL ? 0
+                                        : h->kind == TUNE_HOLE_PARALLEL                               ? h->extent
+                                                                                                      : 1;
         }
         /* A tensor-core unit's knobs constrain each other (the warp tile
          * divides the block tile...), so moving one hole at a time from

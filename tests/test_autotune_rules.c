@@ -169,10 +169,72 @@ static void test_mutation_reaches_every_hole(void **st) {
     each_sketch(mutates, NULL);
 }
 
+/* Whether lowered text holds a parallel loop of more than one iteration
+ * ("for (v, 0, EXTENT) parallel" with EXTENT not 1). */
+static bool has_wide_parallel_loop(const char *text) {
+    for (const char *l = strstr(text, ") parallel"); l; l = strstr(l + 1, ") parallel")) {
+        const char *comma = l;
+        while (comma > text && *comma != ',') comma--;
+        if (strncmp(comma, ", 1)", 4)) return true;
+    }
+    return false;
+}
+
+/* The lowered text of sketch sk's program p, with every PARALLEL hole
+ * set to its largest value (all outer loops fused) when `widest`. */
+static const char *lowered(te_ctx *ctx, const tune_workload *w, const tune_sketch *sk,
+                           tune_program p, bool widest) {
+    for (int h = 0; widest && h < sk->nholes; h++)
+        if (sk->holes[h].kind == TUNE_HOLE_PARALLEL) p.vals[sk->holes[h].offset] = sk->holes[h].extent;
+    sch_schedule *s = tune_program_apply(ctx, w, sk, &p);
+    return s ? sch_lower_text(s, w->nargs, w->args) : NULL;
+}
+
+/* No CPU program runs a whole nest on one thread when its outer loops
+ * allow more: on matrix-vector products and a row reduction whose
+ * leading axis has extent 1, every random and heuristic program of every
+ * sketch whose outer loops all fused give a parallel loop of more than
+ * one iteration has such a loop itself (a loop of extent 1 alone made
+ * parallel left 2 threads to one, bench/RESULTS.md session 40). */
+static void test_parallel_loop_never_degenerate(void **st) {
+    (void)st;
+    static const char *keys[] = {"matmul(M=1,N=64,K=32)", "dense(M=1,N=40,K=24)",
+                                 "layer_norm(M=1,N=96)"};
+    int checked = 0;
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        te_ctx *ctx = te_ctx_new();
+        tune_workload w;
+        tune_sketch sk[TUNE_MAX_SKETCHES];
+        assert_int_equal(tune_build_workload(ctx, keys[k], &w), 0);
+        int n = tune_generate_sketches(ctx, &w, sk, TUNE_MAX_SKETCHES);
+        if (n < 1) fail_msg("%s: %s", keys[k], te_ctx_errmsg(ctx));
+        uint64_t rng = 11;
+        for (int i = 0; i < n; i++) {
+            tune_program p[40];
+            int np = tune_program_heuristic(&sk[i], i, &w, 8, p, TUNE_MAX_HEURISTIC);
+            while (np < 40) tune_program_random(&sk[i], i, &rng, &p[np++]);
+            for (int j = 0; j < np; j++) {
+                const char *wide = lowered(ctx, &w, &sk[i], p[j], true);
+                if (!wide || !has_wide_parallel_loop(wide)) continue;
+                const char *text = lowered(ctx, &w, &sk[i], p[j], false);
+                assert_non_null(text);
+                if (!has_wide_parallel_loop(text))
+                    fail_msg("%s sketch %d (%s), program %d: no parallel loop of more than "
+                             "one iteration:\n%s",
+                             keys[k], i, sk[i].desc, j, text);
+                checked++;
+            }
+        }
+        te_ctx_free(ctx);
+    }
+    assert_true(checked >= 40);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_unit_kind_decodes),
         cmocka_unit_test(test_mutation_reaches_every_hole),
+        cmocka_unit_test(test_parallel_loop_never_degenerate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -293,8 +293,11 @@ static inline const int64_t *tune__hv(const tune_decoder *d, int u, int k) {
 /* rules/tile.c: the CPU multi-level tiles (TILE, TILE_FUSE, TILE_CACHE,
  * TILE_CACHE_PACKED). */
 int tune__tile_holes(tune_sketch *sk, const tune_dag *dag, int u);
-/* Fuses the first k of n loops of t and makes the result parallel. */
-te_expr *tune__fuse_parallel(tune_decoder *d, te_tensor *t, te_expr **loops, int n, int64_t k);
+/* Fuses the first k of n loops of t (k clamped to [1, n]) and makes the
+ * result parallel; while the fused extent is 1, the next loops are taken
+ * in too. *fused (when not NULL): how many loops the parallel loop holds. */
+te_expr *tune__fuse_parallel(tune_decoder *d, te_tensor *t, te_expr **loops, int n, int64_t k,
+                             int *fused);
 /* auto_unroll_max_step on loop x of t, the loops under it unrolled
  * explicitly. */
 int tune__unroll_pragmas(tune_decoder *d, te_tensor *t, te_expr *x, int64_t steps);

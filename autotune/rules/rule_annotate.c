@@ -102,7 +102,7 @@ static int decode(tune_decoder *a, int u) {
         order[k++] = li;
         if (sch_reorder(a->s, t, k, order)) return -1;
     }
-    te_expr *f = tune__fuse_parallel(a, t, ax, n, par);
+    te_expr *f = tune__fuse_parallel(a, t, ax, n, par, NULL);
     if (!f) return -1;
     a->holder[u] = t;
     a->nloops[u] = 1;

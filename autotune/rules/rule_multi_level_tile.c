@@ -46,11 +46,12 @@ static int decode(tune_decoder *a, int u) {
     int64_t unroll = tune__unroll_steps[tune__hv(a, u, base + 1)[0]];
     te_expr *outer[2 * TE_MAX_DIMS];
     for (int d = 0; d < nsp; d++) outer[d] = l[d][0], outer[nsp + d] = l[d][1];
-    te_expr *f = tune__fuse_parallel(a, t, outer, 2 * nsp, par);
+    int nfused;
+    te_expr *f = tune__fuse_parallel(a, t, outer, 2 * nsp, par, &nfused);
     if (!f) return -1;
     a->holder[u] = t;
     a->nloops[u] = 2 * nsp;
-    for (int j = 0; j < 2 * nsp; j++) a->loops[u][j] = j < par ? f : outer[j];
+    for (int j = 0; j < 2 * nsp; j++) a->loops[u][j] = j < nfused ? f : outer[j];
     if (unroll && tune__unroll_pragmas(a, t, f, unroll)) return -1;
     if (inner[nsp - 1] > 1 && sch_vectorize(a->s, t, l[nsp - 1][3])) return -1;
     return 0;

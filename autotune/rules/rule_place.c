@@ -138,7 +138,7 @@ static int decode(tune_decoder *a, int u) {
     if (loc == 2) {
         if (n == 1) ax[0] = lo;
         int rows = n > 1 ? n - 1 : 1;
-        if (!tune__fuse_parallel(a, t, ax, rows, rows)) return -1;
+        if (!tune__fuse_parallel(a, t, ax, rows, rows, NULL)) return -1;
     }
     return lanes > 1 ? sch_vectorize(a->s, t, li) : 0;
 }

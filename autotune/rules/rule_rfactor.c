@@ -68,7 +68,9 @@ static int decode(tune_decoder *a, int u) {
     for (int i = 0; i < k; i++)
         if (!order[i]) return -1;
     if (sch_reorder(a->s, rf, k, order)) return -1;
-    if (sch_parallel(a->s, rf, order[0])) return -1;
+    if (t->ndim > 0 ? !tune__fuse_parallel(a, rf, order, t->ndim, 1, NULL)
+                    : sch_parallel(a->s, rf, order[0]))
+        return -1;
     if (f > 1 && f <= TUNE__MAX_INNER && sch_vectorize(a->s, rf, last)) return -1;
     return 0;
 }

@@ -92,9 +92,21 @@ int tune__unroll_pragmas(tune_decoder *a, te_tensor *t, te_expr *x, int64_t step
            sch_pragma(a->s, t, x, "unroll_explicit", 1);
 }
 
-te_expr *tune__fuse_parallel(tune_decoder *a, te_tensor *t, te_expr **loops, int n, int64_t k) {
+/* A parallel loop of one iteration runs the whole nest on one thread:
+ * on 2 threads a matrix-vector Gemm (batch 1) tuned with its batch loop
+ * alone parallel ran serial, 2.2x slower in the model than the default
+ * (bench/RESULTS.md, session 40). So the loops after the k chosen are
+ * fused in until the extent exceeds 1, whatever the thread count (which
+ * the step log does not know); a program that does so anyway replays the
+ * same. */
+te_expr *tune__fuse_parallel(tune_decoder *a, te_tensor *t, te_expr **loops, int n, int64_t k,
+                             int *fused) {
     if (k > n) k = n;
     if (k < 1) k = 1;
+    int64_t ext = 1;
+    for (int i = 0; i < k; i++) ext *= loops[i]->u.var.extent;
+    while (ext == 1 && k < n) ext *= loops[k++]->u.var.extent;
+    if (fused) *fused = (int)k;
     te_expr *f = loops[0];
     if (k > 1 && sch_fuse(a->s, t, (int)k, loops, &f)) return NULL;
     if (sch_parallel(a->s, t, f)) return NULL;
@@ -141,9 +153,10 @@ int tune__tile_fused(tune_decoder *a, int u, te_tensor *pr, te_tensor *co, int v
         for (int d = 0; d < nsp; d++)
             if (c[d][lv]) order[n++] = c[d][lv];
     if (sch_reorder(a->s, co, n, order)) return -1;
-    te_expr *f = tune__fuse_parallel(a, co, order, nsp, par);
+    int nfused;
+    te_expr *f = tune__fuse_parallel(a, co, order, nsp, par, &nfused);
     if (!f) return -1;
-    te_expr *at = level == 1 ? (par >= nsp ? f : c[nsp - 1][0]) : c[nsp - 1][1];
+    te_expr *at = level == 1 ? (nfused >= nsp ? f : c[nsp - 1][0]) : c[nsp - 1][1];
     if (unroll && tune__unroll_pragmas(a, co, at, unroll)) return -1;
     if (cin > 1 && cin <= TUNE__MAX_INNER && sch_vectorize(a->s, co, c[nsp - 1][2])) return -1;
     if (sch_compute_at(a->s, pr, co, at)) return -1;
