@@ -190,6 +190,34 @@ static const char *lowered(te_ctx *ctx, const tune_workload *w, const tune_sketc
     return s ? sch_lower_text(s, w->nargs, w->args) : NULL;
 }
 
+/* The extent of the loop each packed copy's parallel annotation names
+ * in s (the first parallel annotation on a packed stage after its pack
+ * step), smallest of them; INT64_MAX when s packs nothing. */
+static int64_t packed_parallel_extent(const tune_workload *w, te_ctx *ctx, sch_schedule *s) {
+    int n = sch_num_steps(s);
+    const sch_step *st[512];
+    assert_true(n <= 512);
+    for (int i = 0; i < n; i++) st[i] = sch_get_step(s, i);
+    int64_t least = INT64_MAX;
+    for (int i = 0; i < n; i++) {
+        if (st[i]->kind != SCH_STEP_PACK) continue;
+        int k = i + 1;
+        while (k < n && !(st[k]->kind == SCH_STEP_ANNOTATE && st[k]->ann == SCH_ANN_PARALLEL &&
+                          st[k]->stage == st[i]->stage))
+            k++;
+        assert_true(k < n);
+        sch_step pre[512];
+        for (int j = 0; j < k; j++) pre[j] = *st[j];
+        sch_schedule *p = sch_replay(ctx, w->nouts, w->outs, k, pre);
+        assert_non_null(p);
+        te_expr *const *ax;
+        int nl = sch_stage_leaf_axes(p, st[k]->stage, &ax);
+        assert_true(st[k]->iter < nl);
+        if (ax[st[k]->iter]->u.var.extent < least) least = ax[st[k]->iter]->u.var.extent;
+    }
+    return least;
+}
+
 /* No CPU program runs a whole nest on one thread when its outer loops
  * allow more: on matrix-vector products and a row reduction whose
  * leading axis has extent 1, every random and heuristic program of every
@@ -198,9 +226,9 @@ static const char *lowered(te_ctx *ctx, const tune_workload *w, const tune_sketc
  * parallel left 2 threads to one, bench/RESULTS.md session 40). */
 static void test_parallel_loop_never_degenerate(void **st) {
     (void)st;
-    static const char *keys[] = {"matmul(M=1,N=64,K=32)", "dense(M=1,N=40,K=24)",
-                                 "layer_norm(M=1,N=96)"};
-    int checked = 0;
+    static const char *keys[] = {"matmul(M=1,N=64,K=32)", "matmul(M=1,N=16,K=32)",
+                                 "dense(M=1,N=40,K=24)", "layer_norm(M=1,N=96)"};
+    int checked = 0, packs = 0;
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         te_ctx *ctx = te_ctx_new();
         tune_workload w;
@@ -224,10 +252,21 @@ static void test_parallel_loop_never_degenerate(void **st) {
                              keys[k], i, sk[i].desc, j, text);
                 checked++;
             }
+            /* A packed copy whose block loop has extent 1 (the whole
+             * dimension one block) is parallel over its next loops. */
+            for (int j = 0; j < np; j++) {
+                sch_schedule *s = tune_program_apply(ctx, &w, &sk[i], &p[j]);
+                if (!s) continue;
+                int64_t e = packed_parallel_extent(&w, ctx, s);
+                if (e != INT64_MAX) packs++;
+                if (e <= 1) fail_msg("%s sketch %d (%s), program %d: a packed copy's parallel "
+                                     "loop has extent %lld", keys[k], i, sk[i].desc, j, (long long)e);
+            }
         }
         te_ctx_free(ctx);
     }
     assert_true(checked >= 40);
+    assert_true(packs >= 10);
 }
 
 int main(void) {

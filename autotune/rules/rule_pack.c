@@ -108,8 +108,8 @@ static int score(const tune_heur *c, int u) {
 }
 
 /* Runs after the tiling (TUNE_PHASE_LATE), so the reader (the tiled
- * stage or its cache) exists: the copy's block loop parallel, its inner
- * loop vectorized. */
+ * stage or its cache) exists: the copy's block loop parallel (with the
+ * next loops while its extent is 1), its inner loop vectorized. */
 static int decode(tune_decoder *a, int u) {
     te_tensor *t = a->stage[a->sk->units[u].stage];
     int cu = -1;
@@ -132,7 +132,14 @@ static int decode(tune_decoder *a, int u) {
         return te_error(ctx, "autotune: '%s' has no dimension %d to pack", t->name, dim);
     te_tensor *copy = sch_cache_read(a->s, t, "global", 1, &reader);
     te_tensor *packed = copy ? sch_pack(a->s, copy, sch_axis(copy, dim), f) : NULL;
-    if (!packed || sch_parallel(a->s, packed, sch_axis(packed, 0))) return -1;
+    if (!packed) return -1;
+    /* The block loop first (extent 1 where f is the whole dimension):
+     * the axes after it are taken into the parallel loop then. */
+    te_expr *ax[TE_MAX_DIMS + 1];
+    int n = packed->ndim > 1 ? packed->ndim - 1 : 1;
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(packed, d))) return -1;
+    if (!tune__fuse_parallel(a, packed, ax, n, 1, NULL)) return -1;
     return f > 1 ? sch_vectorize(a->s, packed, sch_axis(packed, packed->ndim - 1)) : 0;
 }
 
