@@ -4,14 +4,9 @@
  * reads whom. Follows Ansor's AccessAnalyzer (auto_scheduler/compute_dag.cc).
  */
 #include <string.h>
-#include <unistd.h>
 
 #include "autotune/tune_internal.h"
-
-int tune__num_cores(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
+#include "loom/runtime.h"
 
 typedef struct {
     const te_tensor *self;
@@ -67,7 +62,7 @@ int tune_dag_analyze(te_ctx *ctx, int nouts, te_tensor *const *outs, tune_dag *o
                         "autotune: %d stages; the tuner handles at most TUNE_MAX_STAGES = %d", n,
                         TUNE_MAX_STAGES);
     out->nstages = n;
-    int64_t cores = tune__num_cores();
+    int64_t cores = rt_num_cores();
     for (int i = 0; i < n; i++) {
         tune_stage_info *si = &out->stages[i];
         te_tensor *t = sch_stage_tensor(s, i);

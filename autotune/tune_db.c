@@ -305,7 +305,7 @@ static cm_model *make_model(tune__db_run *run, int n, const char *const *keys, i
      * 8 s without, on 2 cores). Training runs between rounds, when no
      * search, build or kernel does, and takes every core. */
     cp.nthread = 1;
-    cp.train_nthread = tune__num_cores();
+    cp.train_nthread = rt_num_cores();
     /* Ctrl-C waits for one boosting round, not a whole training */
     cp.stop = o->tune.stop;
     cm_model *m = NULL;

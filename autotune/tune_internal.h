@@ -152,9 +152,6 @@ sch_schedule *tune__attention_schedule(te_ctx *ctx, const tune_workload *w, int 
  * mean equal stored logs. 0 for NULL (out of memory). */
 uint64_t tune__log_hash(char *json);
 
-/* Number of CPU cores online. */
-int tune__num_cores(void);
-
 /* Which sketch cap a rule hit (tune__add_unit, tune__add_hole,
  * autotune/rules/); other failures are -1. */
 enum { TUNE__CAP_UNITS = -2, TUNE__CAP_HOLES = -3 };

@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include <pthread.h>
-#include <unistd.h>
 
 #include "loom/autotune.h"
 #include "loom/codegen.h"
@@ -431,7 +430,7 @@ static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *t
         q.tkey = tkey;
     }
     pthread_mutex_init(&q.lock, NULL);
-    int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = o->jobs > 0 ? o->jobs : rt_num_cores();
     if (jobs < 1) jobs = 1;
     if (jobs > e->nkernels) jobs = e->nkernels;
     pthread_t th[64];

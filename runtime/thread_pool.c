@@ -76,8 +76,7 @@ static double spin_budget_s; /* set with the workers, under call_mu */
 static int available_cpus(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    return c >= 1 ? (int)c : 1;
+    return rt_num_cores();
 }
 
 /* Environment variable `name` as a whole number in [lo, hi]: 1 and *out,
@@ -193,6 +192,10 @@ static int default_threads(void) {
     if (env_whole("LOOM_NUM_THREADS", 1, 4096, "one thread per online core is used",
                   &warned_threads, &v))
         return (int)v;
+    return rt_num_cores();
+}
+
+int rt_num_cores(void) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c >= 1 ? (int)(c > 4096 ? 4096 : c) : 1;
 }

@@ -86,6 +86,18 @@ static int cover_body(int64_t b, int64_t e, void *env) {
     return 0;
 }
 
+/* The core count is the machine's, not the pool's: setting the pool's
+ * threads leaves it. */
+static void test_num_cores(void **state) {
+    (void)state;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_int_equal(rt_num_cores(), online >= 1 ? online : 1);
+    int before = rt_num_threads();
+    assert_int_equal(rt_set_num_threads(before + 3), 0);
+    assert_int_equal(rt_num_cores(), online >= 1 ? online : 1);
+    assert_int_equal(rt_set_num_threads(before), 0);
+}
+
 static void test_parallel_cover(void **state) {
     (void)state;
     const int64_t ns[] = {0, 1, 3, 1000};
@@ -413,6 +425,7 @@ int main(void) {
         cmocka_unit_test(test_tensor_alloc),
         cmocka_unit_test(test_tensor_errors),
         cmocka_unit_test(test_tensor_wrap),
+        cmocka_unit_test(test_num_cores),
         cmocka_unit_test(test_parallel_cover),
         cmocka_unit_test(test_parallel_nested),
         cmocka_unit_test(test_parallel_errors),

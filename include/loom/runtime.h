@@ -67,9 +67,13 @@ typedef int (*rt_parallel_body)(int64_t begin, int64_t end, void *env);
  * none) before they sleep, as OpenMP runtimes and ONNX Runtime's pool do,
  * so that back-to-back loops do not pay a thread wake-up each. */
 int rt_parallel_for(int64_t n, rt_parallel_body body, void *env);
-/* Threads the pool uses: LOOM_NUM_THREADS if set (>= 1), else the number
- * of online cores. */
+/* Threads the pool uses: LOOM_NUM_THREADS if set (>= 1), else
+ * rt_num_cores(). */
 int rt_num_threads(void);
+/* The machine's online CPU cores (sysconf), at least 1 and at most 4096,
+ * whatever LOOM_NUM_THREADS or the affinity mask say: the default count
+ * of parallel builds and of the cost model's training threads. */
+int rt_num_cores(void);
 /* Sets the pool size (>= 1) for later parallel loops; returns 0 or -1. */
 int rt_set_num_threads(int n);
 

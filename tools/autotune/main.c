@@ -887,8 +887,7 @@ static int run_main(int argc, char **argv) {
     o.tune.stop = &stop_flag;
     o.tune.user = &v;
     tune_measure_options *mo = &o.tune.measure;
-    int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    mo->threads = jobs > 0 ? (int)jobs : ncores > 0 ? ncores : 1;
+    mo->threads = jobs > 0 ? (int)jobs : rt_num_cores();
     mo->num_threads = (int)threads;
     mo->run_timeout = timeout;
     /* A build that slow is a program unrolled past any use; each one holds
