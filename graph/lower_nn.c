@@ -64,6 +64,8 @@ static te_expr *keep_input(te_expr *v, te_tensor *t, te_expr *ax0)
     return te_select(never, te_cast(v->dtype, te_read_n(t, t->ndim, zero)), v);
 }
 
+/* Exact element counts for index arithmetic (planes, per-channel
+ * counts); FLOP counts use gr_numel's double. */
 static int64_t numel(int nd, const int64_t *shape)
 {
     int64_t n = 1;
@@ -284,11 +286,11 @@ static bool lower_conv(gr_lctx *c)
         if (WZ) wv = te_sub(wv, te_cast(TE_INT32, te_read(WZ, WZ->shape[0] == 1 ? z : cax[1])));
     }
     te_expr *sum = te_reduce_n(TE_REDUCE_SUM, te_mul(xv, wv), 1 + sp, r);
-    c->flops += 2.0 * (double)numel(o.nd, o.shape) * (double)numel(1 + sp, rshape);
+    c->flops += 2.0 * gr_numel(o.nd, o.shape) * gr_numel(1 + sp, rshape);
     if (!B && !qlinear) return gr_lout(c, 0, o.nd, o.ax, sum);
     te_tensor *conv = gr_lstage(c, "conv", o.nd, cax, sum);
     if (!conv) return false;
-    c->flops += (double)numel(o.nd, o.shape);
+    c->flops += gr_numel(o.nd, o.shape);
     te_expr *y = te_read_n(conv, o.nd, o.ax);
     if (B) y = te_add(y, te_read(B, o.ax[1]));
     if (!qlinear) return gr_lout(c, 0, o.nd, o.ax, y);
@@ -304,7 +306,7 @@ static bool lower_conv(gr_lctx *c)
     q = te_add(q, te_cast(TE_FLOAT64, te_read(YZ, z)));
     bool is_u8 = c->tout[0]->elem_type == GR_UINT8;
     q = te_min(te_max(q, te_const(ctx, TE_FLOAT64, is_u8 ? 0 : -128)), te_const(ctx, TE_FLOAT64, is_u8 ? 255 : 127));
-    c->flops += 4.0 * (double)numel(o.nd, o.shape);
+    c->flops += 4.0 * gr_numel(o.nd, o.shape);
     return gr_lout(c, 0, o.nd, o.ax, te_cast(o.dt, q));
 }
 
@@ -416,11 +418,11 @@ static bool lower_maxpool(gr_lctx *c)
     te_tensor *Xp = pad_window(c, X, &w, te_reduce_identity(ctx, TE_REDUCE_MAX, o.dt));
     if (!Xp || !gr_lfresh_axes(c, "r", true, w.sp, w.k, r)) return false;
     pool_index(ctx, &w, o.nd, o.ax, r, xi);
-    c->flops += (double)numel(o.nd, o.shape) * (double)numel(w.sp, w.k);
+    c->flops += gr_numel(o.nd, o.shape) * gr_numel(w.sp, w.k);
     if (!gr_lout(c, 0, o.nd, o.ax, te_reduce_n(TE_REDUCE_MAX, te_read_n(Xp, o.nd, xi), w.sp, r)))
         return false;
     if (c->n_outputs < 2 || !c->tout[1]) return true;
-    c->flops += 2.0 * (double)numel(o.nd, o.shape) * (double)numel(w.sp, w.k);
+    c->flops += 2.0 * gr_numel(o.nd, o.shape) * gr_numel(w.sp, w.k);
     return maxpool_indices(c, X, Xp, c->out[0], &w, order == 1);
 }
 
@@ -483,7 +485,7 @@ static bool lower_avgpool(gr_lctx *c)
     }
     te_expr *div = te_const(ctx, o.dt, (double)fixed);
     if (count) div = te_cast(o.dt, fixed == 1 ? count : te_mul(count, te_int(ctx, fixed)));
-    c->flops += (double)numel(o.nd, o.shape) * ((double)numel(w.sp, w.k) + 1);
+    c->flops += gr_numel(o.nd, o.shape) * (gr_numel(w.sp, w.k) + 1);
     return gr_lout(c, 0, o.nd, o.ax, te_div(te_read_n(S, o.nd, o.ax), div));
 }
 
@@ -499,7 +501,7 @@ static bool lower_global_pool(gr_lctx *c)
     bool mask[TE_MAX_DIMS] = {false};
     for (int d = 2; d < o.nd - lanes; d++) mask[d] = true;
     if (o.nd - lanes <= 2) return gr_lout(c, 0, o.nd, o.ax, te_read_n(X, o.nd, o.ax));
-    c->flops += (double)numel(o.nd, X->shape);
+    c->flops += gr_numel(o.nd, X->shape);
     if (max) {
         /* One reduction, the output's own axes outside it. */
         int64_t rshape[TE_MAX_DIMS];
@@ -514,7 +516,7 @@ static bool lower_global_pool(gr_lctx *c)
     if (!red_iter_init(c, o.nd, X->shape, mask, &it)) return false;
     te_tensor *S = reduce_stage(c, "sum", &it, TE_REDUCE_SUM, te_read_n(X, o.nd, it.idx));
     if (!S) return false;
-    c->flops += (double)numel(o.nd, o.shape);
+    c->flops += gr_numel(o.nd, o.shape);
     te_expr *n = te_const(c->ctx, o.dt, (double)it.count);
     return gr_lout(c, 0, o.nd, o.ax, te_div(te_read_n(S, o.nd, o.ax), n));
 }
@@ -594,7 +596,7 @@ static bool lower_matmul(gr_lctx *c)
         bi[rb - 2] = k;
         bi[rb - 1] = j;
     }
-    c->flops += 2.0 * (double)numel(o.nd, o.shape) * (double)K;
+    c->flops += 2.0 * gr_numel(o.nd, o.shape) * (double)K;
     te_expr *sum = te_sum(te_mul(te_read_n(A, ra, ai), te_read_n(B, rb, bi)), k);
     return gr_lout(c, 0, o.nd, o.ax, sum);
 }
@@ -623,7 +625,7 @@ static bool moments_of(gr_lctx *c, te_tensor *X, const bool *mask, te_dtype st, 
     te_expr *dx = te_sub(te_cast(st, te_read_n(X, nd, b.idx)),
                          te_mul(read_stat(m->sum, mask, b.idx), m->inv));
     m->dev = reduce_stage(c, "dev", &b, TE_REDUCE_SUM, te_mul(dx, dx));
-    c->flops += 4.0 * (double)numel(nd, X->shape);
+    c->flops += 4.0 * gr_numel(nd, X->shape);
     return m->dev != NULL;
 }
 
@@ -688,7 +690,7 @@ static bool lower_batchnorm(gr_lctx *c)
     }
     te_expr *a = te_div(te_read(S, ch), te_sqrt(te_add(var, te_const(ctx, o.dt, eps))));
     te_expr *y = te_add(te_mul(te_sub(te_read_n(X, o.nd, o.ax), mean), a), te_read(Bb, ch));
-    c->flops += 4.0 * (double)numel(o.nd, o.shape);
+    c->flops += 4.0 * gr_numel(o.nd, o.shape);
     if (training && (c->n_outputs < 2 || !c->tout[1])) y = keep_input(y, M, o.ax[0]);
     if (training && (c->n_outputs < 3 || !c->tout[2])) y = keep_input(y, V, o.ax[0]);
     if (!gr_lout(c, 0, o.nd, o.ax, y)) return false;
@@ -717,7 +719,7 @@ static bool lower_instancenorm(gr_lctx *c)
     te_expr *eps = te_const(ctx, o.dt, attr_float(c, "epsilon", 1e-5));
     te_expr *xn = te_div(te_sub(te_read_n(X, o.nd, o.ax), moments_mean(&mo, o.ax)),
                          te_sqrt(te_add(moments_var(&mo, o.ax), eps)));
-    c->flops += 6.0 * (double)numel(o.nd, o.shape);
+    c->flops += 6.0 * gr_numel(o.nd, o.shape);
     return gr_lout(c, 0, o.nd, o.ax,
                    te_add(te_mul(xn, te_read(Sc, o.ax[1])), te_read(Bb, o.ax[1])));
 }
@@ -748,7 +750,7 @@ static bool lower_layernorm(gr_lctx *c)
                          te_div(one, te_sqrt(te_add(moments_var(&mo, o.ax), eps))));
     te_expr *y = te_mul(te_cast(o.dt, xn), gr_read_bcast(Sc, gr_lin_rank(c, 1), o.nd, o.ax));
     if (Bb) y = te_add(y, gr_read_bcast(Bb, gr_lin_rank(c, 2), o.nd, o.ax));
-    c->flops += 7.0 * (double)numel(o.nd, o.shape);
+    c->flops += 7.0 * gr_numel(o.nd, o.shape);
     if (!gr_lout(c, 0, o.nd, o.ax, y)) return false;
     /* Mean and InvStdDev when asked for: the statistics at their own axes. */
     for (int k = 1; k < 3 && k < c->n_outputs; k++) {
@@ -789,10 +791,10 @@ static bool lower_softmax(gr_lctx *c)
     if (!E || !red_iter_init(c, o.nd, X->shape, mask, &b)) return false;
     te_tensor *S = reduce_stage(c, "sum", &b, TE_REDUCE_SUM, te_read_n(E, o.nd, b.idx));
     if (!S) return false;
-    c->flops += 5.0 * (double)numel(o.nd, o.shape);
+    c->flops += 5.0 * gr_numel(o.nd, o.shape);
     if (strcmp(c->n->op_type, "LogSoftmax") == 0) {
         /* (x - max) - log(sum): no log of an underflowed exp. */
-        c->flops += 2.0 * (double)numel(o.nd, o.shape);
+        c->flops += 2.0 * gr_numel(o.nd, o.shape);
         te_expr *shifted = te_sub(te_read_n(X, o.nd, o.ax), read_stat(M, mask, o.ax));
         return gr_lout(c, 0, o.nd, o.ax, te_sub(shifted, te_log(read_stat(S, mask, o.ax))));
     }
@@ -829,7 +831,7 @@ static bool lower_hardmax(gr_lctx *c)
     te_tensor *F = reduce_stage(c, "first", &b, TE_REDUCE_MIN,
                                 te_select(hit, pos_b, te_int(ctx, b.count)));
     if (!F) return false;
-    c->flops += 2.0 * (double)numel(o.nd, o.shape);
+    c->flops += 2.0 * gr_numel(o.nd, o.shape);
     te_expr *y = te_select(te_eq(pos_o, read_stat(F, mask, o.ax)), te_const(ctx, o.dt, 1), te_const(ctx, o.dt, 0));
     return gr_lout(c, 0, o.nd, o.ax, y);
 }
