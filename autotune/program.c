@@ -279,6 +279,7 @@ sch_schedule *tune_program_apply(te_ctx *ctx, const tune_workload *w, const tune
     tune_decoder d;
     memset(&d, 0, sizeof d);
     d.s = sch_create(ctx, w->nouts, w->outs);
+    d.w = w;
     d.sk = sk;
     d.p = p;
     if (!d.s) return NULL;

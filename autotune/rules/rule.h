@@ -45,6 +45,7 @@ typedef struct {
  * schedule, and what one unit's steps leave for a later unit's. */
 typedef struct {
     sch_schedule *s;
+    const tune_workload *w;
     const tune_sketch *sk;
     const tune_program *p;
     te_tensor *stage[TUNE_MAX_STAGES];

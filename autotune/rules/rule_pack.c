@@ -107,6 +107,13 @@ static int score(const tune_heur *c, int u) {
     return 1;
 }
 
+/* Whether t is one of w's constant arguments. */
+static bool is_constant(const tune_workload *w, const te_tensor *t) {
+    for (int i = 0; i < w->nargs && i < 64; i++)
+        if (w->args[i] == t) return (w->constant_args >> i) & 1;
+    return false;
+}
+
 /* Runs after the tiling (TUNE_PHASE_LATE), so the reader (the tiled
  * stage or its cache) exists: the copy's block loop parallel (with the
  * next loops while its extent is 1), its inner loop vectorized. */
@@ -134,12 +141,17 @@ static int decode(tune_decoder *a, int u) {
     te_tensor *packed = copy ? sch_pack(a->s, copy, sch_axis(copy, dim), f) : NULL;
     if (!packed) return -1;
     /* The block loop first (extent 1 where f is the whole dimension):
-     * the axes after it are taken into the parallel loop then. */
+     * the axes after it are taken into the parallel loop then, when the
+     * copy runs at each call. A constant input is packed once, before
+     * the calls (tune_workload.constant_args), so its copy keeps the
+     * block loop alone, as the logs stored before this rule did. */
     te_expr *ax[TE_MAX_DIMS + 1];
     int n = packed->ndim > 1 ? packed->ndim - 1 : 1;
     for (int d = 0; d < n; d++)
         if (!(ax[d] = sch_axis(packed, d))) return -1;
-    if (!tune__fuse_parallel(a, packed, ax, n, 1, NULL)) return -1;
+    if (is_constant(a->w, t) ? sch_parallel(a->s, packed, ax[0])
+                             : !tune__fuse_parallel(a, packed, ax, n, 1, NULL))
+        return -1;
     return f > 1 ? sch_vectorize(a->s, packed, sch_axis(packed, packed->ndim - 1)) : 0;
 }
 
