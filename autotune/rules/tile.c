@@ -96,16 +96,16 @@ int tune__unroll_pragmas(tune_decoder *a, te_tensor *t, te_expr *x, int64_t step
  * on 2 threads a matrix-vector Gemm (batch 1) tuned with its batch loop
  * alone parallel ran serial, 2.2x slower in the model than the default
  * (bench/RESULTS.md, session 40). So the loops after the k chosen are
- * fused in until the extent exceeds 1, whatever the thread count (which
- * the step log does not know); a program that does so anyway replays the
- * same. */
+ * fused in while every loop fused has extent 1, whatever the thread
+ * count (a program does not know it). Stored logs replay as they were
+ * written: only new programs change. */
 te_expr *tune__fuse_parallel(tune_decoder *a, te_tensor *t, te_expr **loops, int n, int64_t k,
                              int *fused) {
     if (k > n) k = n;
     if (k < 1) k = 1;
-    int64_t ext = 1;
-    for (int i = 0; i < k; i++) ext *= loops[i]->u.var.extent;
-    while (ext == 1 && k < n) ext *= loops[k++]->u.var.extent;
+    bool one = true;
+    for (int i = 0; i < k; i++) one = one && loops[i]->u.var.extent == 1;
+    while (one && k < n) one = loops[k++]->u.var.extent == 1;
     if (fused) *fused = (int)k;
     te_expr *f = loops[0];
     if (k > 1 && sch_fuse(a->s, t, (int)k, loops, &f)) return NULL;
