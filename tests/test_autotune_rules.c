@@ -6,7 +6,8 @@
  * decoder is a coordinate search, which may miss a log: at least one per
  * kind must come back, and none may fail with an error), and has every
  * hole reached by mutation (no rule's holes frozen by a mutation weight
- * of 0 or a rule that never changes them).
+ * of 0 or a rule that never changes them), and has no program leave a
+ * nest to one thread by a parallel loop of one iteration.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -218,12 +219,13 @@ static int64_t packed_parallel_extent(const tune_workload *w, te_ctx *ctx, sch_s
     return least;
 }
 
-/* No CPU program runs a whole nest on one thread when its outer loops
- * allow more: on matrix-vector products and a row reduction whose
- * leading axis has extent 1, every random and heuristic program of every
- * sketch whose outer loops all fused give a parallel loop of more than
- * one iteration has such a loop itself (a loop of extent 1 alone made
- * parallel left 2 threads to one, bench/RESULTS.md session 40). */
+/* No CPU program leaves a whole nest to one thread when its outer loops
+ * allow more (a batch loop of extent 1 alone parallel did, on 2
+ * threads: bench/RESULTS.md session 40). On matrix-vector products and
+ * a row reduction of batch 1, for every random and heuristic program of
+ * every sketch: when the same program with all its outer loops fused
+ * has a parallel loop of more than one iteration, so does the program;
+ * and a packed copy's parallel loop has more than one iteration. */
 static void test_parallel_loop_never_degenerate(void **st) {
     (void)st;
     static const char *keys[] = {"matmul(M=1,N=64,K=32)", "matmul(M=1,N=16,K=32)",
@@ -269,11 +271,10 @@ static void test_parallel_loop_never_degenerate(void **st) {
     assert_true(packs >= 10);
 }
 
-/* A constant input is packed once before the calls, so its copy's block
- * loop alone stays parallel (no fuse step between the pack and the
- * annotation), as in the logs stored before the copies of inputs that
- * are packed at each call took in their next loops: those logs still
- * decode. */
+/* A constant input's packed copy runs once, before the calls, so it
+ * keeps the steps stored logs have (its block loop alone parallel, right
+ * after the pack step) and those logs still decode: only the copies that
+ * run at each call take in their next loops. */
 static void test_constant_pack_unchanged(void **st) {
     (void)st;
     const char *key = "onnx(opset=13;x v0:float[1,24];w v1:float[24,16];n v2=MatMul(v0,v1);out v2)";
