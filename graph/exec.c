@@ -431,7 +431,6 @@ static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *t
     }
     pthread_mutex_init(&q.lock, NULL);
     int jobs = o->jobs > 0 ? o->jobs : rt_num_cores();
-    if (jobs < 1) jobs = 1;
     if (jobs > e->nkernels) jobs = e->nkernels;
     pthread_t th[64];
     int started = 0;
