@@ -70,11 +70,11 @@ int ops__wgmma_complete(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
                         const ops_tc_config *cfg, ops_tc_config *out) {
     ops_tc_config c = *cfg;
     bool dflt = !c.bm && !c.bn && !c.wm && !c.wn && !c.kc && !c.stages;
-    /* From the H200 sweeps (bench/RESULTS.md, session 36): 128 x 256
-     * blocks of two 64 x 256 warpgroups, chunks of 64 in four stages (192
-     * KiB; 621 TFLOP/s at 4096^3, 557 at 2048^3) on grids of 100 blocks or
-     * more; else 128 x 128 in three stages (96 KiB: two blocks an SM,
-     * which beat four stages by 11 %) */
+    /* From the H200 sweeps (bench/RESULTS.md, sessions 36 and 42): 128 x
+     * 256 blocks of two 64 x 256 warpgroups, chunks of 64 in three stages
+     * (144 KiB; on random inputs 3 % ahead of four in two sessions) on
+     * grids of 100 blocks or more; else 128 x 128 in three stages (96 KiB:
+     * two blocks an SM, which beat four stages by 11 %) */
     if (!c.bm) c.bm = M % 128 == 0 ? 128 : 64;
     bool wide = N % 256 == 0 && (M / c.bm) * (N / 256) >= 100;
     if (!c.bn) c.bn = wide ? 256 : N % 128 == 0 ? 128 : 64;
@@ -82,7 +82,7 @@ int ops__wgmma_complete(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
     if (!c.wn) c.wn = c.bn;
     if (!c.kc) c.kc = 64;
     if (!c.group_m) c.group_m = (M / c.bm) % 8 == 0 ? 8 : 1;
-    int stages = c.stages ? c.stages : dflt ? (c.bn == 256 ? 4 : 3) : 2;
+    int stages = c.stages ? c.stages : dflt ? 3 : 2;
     if (stages < 1 || stages > 4)
         return te_error(ctx, "tc_gemm: %d pipeline stages; a pipeline has 1 to 4", stages);
     /* any depth may take dynamic shared memory; without the target's

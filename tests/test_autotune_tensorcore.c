@@ -391,7 +391,7 @@ static void test_wgmma_default_config(void **st) {
     assert_int_equal(c.wm, 64);
     assert_int_equal(c.wn, 256);
     assert_int_equal(c.kc, 64);
-    assert_int_equal(c.stages, 4);
+    assert_int_equal(c.stages, 3);
     assert_int_equal(c.group_m, 8);
     assert_int_equal(ops_tc_check(ctx, 4096, 4096, 4096, TE_FLOAT16, TE_FLOAT32, &c, NULL), 0);
     /* two 32-wide warpgroups side by side: the second's B tile would start
