@@ -253,6 +253,33 @@ static void test_suite_same_proposals(void **st) {
     unlink(suite);
 }
 
+/* A candidate goes out with the best time that has come back when it is
+ * handed to a worker, not the one known when its round was submitted
+ * (none in a first round): with one worker, every candidate after the
+ * first carries a best (LOOM_TEST_WORK_LOG: the worker's log of them). */
+static void test_best_sent_at_dispatch(void **st) {
+    (void)st;
+    char db[256], log[256], a[1024];
+    db_path(db, sizeof db, "best");
+    snprintf(log, sizeof log, "/tmp/loom_at_mpi_best_%d.txt", (int)getpid());
+    unlink(log);
+    args(a, sizeof a, db);
+    int rc = tu_run(out, sizeof out,
+                    MPIRUN " -x LOOM_TEST_FAKE_LATENCY=1 -x LOOM_TEST_WORK_LOG=%s -np 2 "
+                           "%s/autotune %s",
+                    log, tu_bindir(), a);
+    if (rc) fprintf(stderr, "%s\n", out);
+    assert_int_equal(rc, 0);
+    char **l = NULL;
+    int n = read_lines(log, &l);
+    assert_int_equal(n, 16);
+    assert_true(atof(l[0]) == 0);
+    for (int i = 1; i < n; i++)
+        if (!(atof(l[i]) > 0)) fail_msg("candidate %d went out with best %s", i + 1, l[i]);
+    free_logs(l, n);
+    unlink(db), unlink(log);
+}
+
 /* Rank 2 runs with the environment `env` (MPMD: two contexts); every
  * rank gets the arguments `more` after the usual ones, mpirun `mpi`. */
 static int run_rank2_with_more(const char *mpi, const char *env, const char *db,
@@ -573,6 +600,7 @@ int main(void) {
         cmocka_unit_test(test_other_version_refused),
         cmocka_unit_test(test_two_workers_match_one),
         cmocka_unit_test(test_suite_same_proposals),
+        cmocka_unit_test(test_best_sent_at_dispatch),
         cmocka_unit_test(test_stalled_worker_dropped),
         cmocka_unit_test(test_killed_worker),
         cmocka_unit_test(test_ctrl_c_then_resume),
