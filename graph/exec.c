@@ -542,10 +542,12 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
     for (int i = 0; i < g->n_inputs; i++)
         if (g->values[g->inputs[i]].kind == GR_VALUE_INPUT) e->inputs[e->ninputs++] = g->inputs[i];
     for (int i = 0; i < g->n_outputs; i++) e->outputs[e->noutputs++] = g->outputs[i];
+    char why[96];
     for (int i = 0; i < e->noutputs; i++)
         if (!e->bufs[e->outputs[i]].have) {
-            gr_set_err(err, "%s: graph output '%s' has no shape Loom can hold", m->path,
-                       g->values[e->outputs[i]].name);
+            const gr_value *val = &g->values[e->outputs[i]];
+            gr_set_err(err, "%s: graph output '%s' has no shape Loom can hold: %s", m->path,
+                       val->name, gr_shape_problem(&val->type, why, sizeof why));
             goto fail;
         }
     for (int gi = 0; gi < e->ngroups; gi++) {
@@ -557,8 +559,9 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
             int v = a < inst->io.ninputs ? inst->io.inputs[a] : inst->io.outputs[a - inst->io.ninputs];
             if (!e->bufs[v].have) {
                 char label[400];
-                gr_set_err(err, "%s: %s: value '%s' has no shape Loom can hold", m->path,
-                           gr_node_label(g, inst->nodes[0], label, sizeof label), g->values[v].name);
+                gr_set_err(err, "%s: %s: value '%s' has no shape Loom can hold: %s", m->path,
+                           gr_node_label(g, inst->nodes[0], label, sizeof label), g->values[v].name,
+                           gr_shape_problem(&g->values[v].type, why, sizeof why));
                 goto fail;
             }
             inst->args[a] = &e->bufs[v].dl;

@@ -84,6 +84,27 @@ bool gr_te_shape(const gr_type *t, int *ndim, int64_t *shape)
     return true;
 }
 
+const char *gr_shape_problem(const gr_type *t, char *buf, size_t n)
+{
+    int nd;
+    int64_t shape[TE_MAX_DIMS];
+    if (gr_te_shape(t, &nd, shape)) return NULL;
+    if (!t || t->kind != GR_TYPE_TENSOR) snprintf(buf, n, "it is not a tensor");
+    else if (t->ndim < 0) snprintf(buf, n, "its rank is unknown");
+    else if (t->ndim > TE_MAX_DIMS)
+        snprintf(buf, n, "rank %d, above the %d Loom holds", t->ndim, TE_MAX_DIMS);
+    else
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] <= 0) {
+                if (t->shape[d] == 0)
+                    snprintf(buf, n, "dimension %d is 0 (an empty tensor, which Loom does not "
+                                     "compute)", d);
+                else snprintf(buf, n, "dimension %d is unknown", d);
+                break;
+            }
+    return buf;
+}
+
 bool gr_lin(gr_lctx *c, int k, const char *what, te_tensor **out)
 {
     *out = k < c->n_inputs ? c->in[k] : NULL;
@@ -106,10 +127,10 @@ bool gr_lout_get(gr_lctx *c, int k, gr_loutput *o)
     if (!gr_te_dtype(t->elem_type, &o->dt))
         return gr_lfail(c, "output %d has element type %s, which Loom cannot compute", k,
                         gr_elem_type_name(t->elem_type));
+    char why[96];
     if (!gr_te_shape(t, &o->nd, o->shape))
-        return gr_lfail(c, "output %d has a shape Loom cannot compute (a zero extent, or "
-                           "rank %d above %d)",
-                        k, t->ndim, TE_MAX_DIMS);
+        return gr_lfail(c, "output %d has no shape Loom can compute: %s", k,
+                        gr_shape_problem(t, why, sizeof why));
     for (int d = 0; d < o->nd; d++) {
         char name[16];
         snprintf(name, sizeof name, "i%d", d);

@@ -131,6 +131,10 @@ bool gr_te_dtype(int elem_type, te_dtype *out);
 /* The te shape of a type: rank and extents (rank 0 -> [1]); false when it
  * has none (a zero extent, rank > TE_MAX_DIMS). */
 bool gr_te_shape(const gr_type *t, int *ndim, int64_t *shape);
+/* Why gr_te_shape has no shape for t, as a phrase written to buf (size
+ * n): "rank 10, above the 8 Loom holds", "dimension 0 is 0 (an empty
+ * tensor, which Loom does not compute)", ...; NULL when it has one. */
+const char *gr_shape_problem(const gr_type *t, char *buf, size_t n);
 /* Input k as a te tensor: an error naming the input when it is left out
  * or static. */
 bool gr_lin(gr_lctx *c, int k, const char *what, te_tensor **out);

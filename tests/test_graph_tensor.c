@@ -497,6 +497,45 @@ static void test_input_static(void **state)
 
 /* ---------------- refusals ---------------- */
 
+/* Compiling w with one kernel a node (gr_compile_options.no_fuse) fails
+ * with a message holding a and b; frees w. */
+static void expect_unfused_error(ow_model *w, const char *a, const char *b)
+{
+    gr_model *m = ow_load_ok(w);
+    char *err = NULL;
+    gr_exec *e = gr_compile(m, &(gr_compile_options){.no_fuse = true}, &err);
+    assert_null(e);
+    tu_assert_msg_has(err, a, b);
+    free(err);
+    gr_model_free(m);
+    ow_free(w);
+}
+
+/* x [4, 3] -> Slice rows 2:2 (z, empty) -> Concat with x. */
+static ow_model *empty_slice_model(void)
+{
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){4, 3});
+    ow_init(w, "s", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){2}, 8);
+    ow_node_add(w, "", "Slice", "x,s,s", "z");
+    ow_attr_int(ow_node_add(w, "", "Concat", "z,x", "y"), "axis", 0);
+    ow_output(w, "y");
+    return w;
+}
+
+/* x [2, 3] -> Reshape to rank 10 (z) -> Reshape to [3, 2]. */
+static ow_model *rank10_model(void)
+{
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){2, 3});
+    ow_init(w, "s10", GR_INT64, 1, (int64_t[]){10}, (int64_t[]){1, 1, 1, 1, 1, 1, 1, 1, 2, 3}, 80);
+    ow_init(w, "s2", GR_INT64, 1, (int64_t[]){2}, (int64_t[]){3, 2}, 16);
+    ow_node_add(w, "", "Reshape", "x,s10", "z");
+    ow_node_add(w, "", "Reshape", "z,s2", "y");
+    ow_output(w, "y");
+    return w;
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -510,6 +549,30 @@ static void test_errors(void **state)
     ow_output(w, "c");
     ow_expect_error(w, "node 'n0' (ConstantOfShape)",
                     "attribute 'value' is a float16 tensor, an element type Loom cannot compute");
+    /* Values without a type or shape Loom computes, each named with the
+     * reason: where the node is lowered (an output of element type string,
+     * an empty tensor, one of rank 10), and, one kernel a node, where the
+     * executor places the values. */
+    w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){2, 3});
+    ow_attr_int(ow_node_add(w, "", "Cast", "x", "y"), "to", GR_STRING);
+    ow_output(w, "y");
+    ow_expect_error(w, "node 'n0' (Cast)", "output 0 has element type string, which Loom cannot compute");
+    ow_expect_error(empty_slice_model(), "node 'n0' (Slice)",
+                    "output 0 has no shape Loom can compute: dimension 0 is 0 (an empty tensor, "
+                    "which Loom does not compute)");
+    ow_expect_error(rank10_model(), "node 'n0' (Reshape)",
+                    "output 0 has no shape Loom can compute: rank 10, above the 8 Loom holds");
+    w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){4, 3});
+    ow_init(w, "s", GR_INT64, 1, (int64_t[]){1}, (int64_t[]){2}, 8);
+    ow_node_add(w, "", "Slice", "x,s,s", "y");
+    ow_output(w, "y");
+    ow_expect_error(w, "graph output 'y' has no shape Loom can hold", "dimension 0 is 0 (an empty");
+    expect_unfused_error(empty_slice_model(), "node 'n0' (Slice)",
+                         "value 'z' has no shape Loom can hold: dimension 0 is 0");
+    expect_unfused_error(rank10_model(), "node 'n0' (Reshape)",
+                         "value 'z' has no shape Loom can hold: rank 10, above the 8");
     /* GatherElements */
     static const ow_error_case errors[] = {
         {{13, "GatherElements", "x,i", {OW_IN("x", GR_FLOAT, 2, 3, 4), OW_IN("i", GR_INT64, 1, 3)}, {{0}}},
