@@ -15,6 +15,8 @@
  *   WORK   0 -> w  {"id","key","target","steps","hook","best","opts":{threads,
  *                   build_timeout,run_timeout,repeat,min_repeat_ms,check,seed,
  *                   num_threads,baseline}}
+ *                  "best": the fastest time (s) known when the candidate is
+ *                  handed out, 0 before one (the worker's cut and check)
  *   RESULT w -> 0  {"id","error","msg","lat":[s...],"median","mean","spread",
  *                   "build_s","checked","host_scale","wbuild","wrun"}
  *                   (wbuild / wrun: the worker's wall seconds on builds and
