@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Issue 33's scaling benchmark: trials per minute of `autotune` on mm1024 (or SCALING_ARGS) with 1, 2, 4 and 8
-# measurement workers under mpirun (rank 0 searches, ranks 1..W measure, one thread each), and a
-# single process without mpirun as the baseline, each for SECONDS of wall time and then stopped
-# with SIGINT (autotune saves what it measured and exits). Writes OUT/mpi.csv
+# Issue 33's scaling benchmark: trials per minute of `autotune` on mm1024 (or SCALING_ARGS) with 1,
+# 2, 4 and 8 measurement workers under mpirun (rank 0 searches, ranks 1..W measure, one thread
+# each), and a single process without mpirun as the baseline, each for SECONDS of wall time and
+# then stopped with SIGINT (autotune saves what it measured and exits). Writes OUT/mpi.csv
 #   workers,np,seconds,trials,trials_per_min,scaling_vs_1
-# and appends each run's closing lines to OUT/mpi.log. Where the host has cores to spare, rank 0
-# runs on all of them (a rankfile; RANK0_SPARE=0: every rank bound to one core). Needs `mpirun` (or MPIRUN) on PATH, an
-# autotune built with LOOM_WITH_MPI (AUTOTUNE, default build/autotune) and python3 (counts the
-# records). On the GPU machine, after `source .devdeps/mpi/unpack-mpi.sh` (bench/README.md):
-#   bash bench/mpi/scaling.sh OUT [SECONDS] [WORKERS...]
+# and appends each run's closing lines to OUT/mpi.log. Each worker is bound to a core of its own;
+# where the host has cores to spare, rank 0 runs on all of them (a rankfile; RANK0_SPARE=0: bound
+# to one core like the workers). Needs `mpirun` (or MPIRUN) on PATH, an autotune built with
+# LOOM_WITH_MPI (AUTOTUNE, default build/autotune) and python3 (counts the records). On the GPU
+# machine, after `source .devdeps/mpi/unpack-mpi.sh` (bench/README.md):
+#   [SCALING_ARGS="--suite r50.tsv"] bash bench/mpi/scaling.sh OUT [SECONDS] [WORKERS...]
 set -u
 out=${1:?output dir}
 secs=${2:-25}
