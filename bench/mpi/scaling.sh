@@ -51,7 +51,7 @@ for w in 0 $workers; do
     rc=$?
     t=$(awk "BEGIN{print $(date +%s.%N) - $t0}")
     # the progress line is redrawn with \r: keep the closing lines only
-    tr '\r' '\n' < "$out/mpi.log.tmp" | grep -v '^\[' | tail -8 >> "$out/mpi.log"
+    tr '\r' '\n' < "$out/mpi.log.tmp" | grep -v '^\[' | tail -40 >> "$out/mpi.log"
     rm -f "$out/mpi.log.tmp"
     n=$(count "$db" 2>/dev/null || echo 0)
     echo "exit $rc, $n records in $t s" >> "$out/mpi.log"
