@@ -244,11 +244,11 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
  * block, of 64 (a warpgroup's B tile starts on a 128-byte panel), wm * wn
  * / 128 sums a thread at most 128), the shared tiles take the 128-byte swizzled layout with no
  * padding (kc and bn whole 128-byte rows: multiples of 64), and the
- * defaults are 128 x 256 blocks of two 64 x 256 warpgroups in four
- * stages on grids of 100 blocks or more, else 128 x 128 (or 64 wide where
- * N asks) of 64-row warpgroups as wide as the block in three (two blocks
- * an SM), chunks of 64 (the H200 sweeps, bench/RESULTS.md session 36);
- * unroll_k is implied. */
+ * defaults are 128 x 256 blocks of two 64 x 256 warpgroups on grids of
+ * 100 blocks or more, else 128 x 128 (or 64 wide where N asks) of 64-row
+ * warpgroups as wide as the block (two blocks an SM), both in three
+ * stages of chunks of 64 (the H200 sweeps, bench/RESULTS.md sessions 36
+ * and 42); unroll_k is implied. */
 typedef struct {
     int64_t bm, bn, wm, wn, kc;
     bool single_buffer, unroll_k;
