@@ -11,6 +11,7 @@
  * is dropped and its candidate measured by the other; Ctrl-C on mpirun
  * ends every rank with what was received saved, and --resume goes on.
  */
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,32 @@ static void test_best_sent_at_dispatch(void **st) {
         if (!(atof(l[i]) > 0)) fail_msg("candidate %d went out with best %s", i + 1, l[i]);
     free_logs(l, n);
     unlink(db), unlink(log);
+}
+
+/* Rank 0 bound to one CPU with four workers is told that its search may
+ * hold them up; unbound (the other tests) it is not. */
+static void test_rank0_one_cpu_warned(void **st) {
+    (void)st;
+    char db[256], a[1024];
+    db_path(db, sizeof db, "onecpu");
+    args(a, sizeof a, db);
+    int rc = tu_run(out, sizeof out,
+                    "mpirun --allow-run-as-root --oversubscribe --bind-to core:overload-allowed "
+                    "-x LOOM_TEST_FAKE_LATENCY=1 -np 5 %s/autotune %s",
+                    tu_bindir(), a);
+    if (rc) fprintf(stderr, "%s\n", out);
+    assert_int_equal(rc, 0);
+    tu_assert_msg_has(out, "autotune: MPI rank 0 may run on 1 CPU and feeds 4 workers",
+                      "give rank 0 more (an mpirun rankfile");
+    unlink(db);
+    rc = tu_run(out, sizeof out, MPIRUN " -x LOOM_TEST_FAKE_LATENCY=1 -np 5 %s/autotune %s",
+                tu_bindir(), a);
+    assert_int_equal(rc, 0);
+    cpu_set_t set;
+    assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+    if (strstr(out, "may run on 1 CPU") && CPU_COUNT(&set) > 1)
+        fail_msg("warned without a binding:\n%s", out);
+    unlink(db);
 }
 
 /* Rank 2 runs with the environment `env` (MPMD: two contexts); every
@@ -601,6 +628,7 @@ int main(void) {
         cmocka_unit_test(test_two_workers_match_one),
         cmocka_unit_test(test_suite_same_proposals),
         cmocka_unit_test(test_best_sent_at_dispatch),
+        cmocka_unit_test(test_rank0_one_cpu_warned),
         cmocka_unit_test(test_stalled_worker_dropped),
         cmocka_unit_test(test_killed_worker),
         cmocka_unit_test(test_ctrl_c_then_resume),

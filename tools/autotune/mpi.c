@@ -64,6 +64,7 @@
  */
 #include <cjson/cJSON.h>
 #include <mpi.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -81,6 +82,8 @@
 #define AT_MPI_HELLO_S 120.0
 /* Largest message rank 0 receives (a result: 64 latencies and a message). */
 #define AT_MPI_MAX_MSG 65536
+/* Workers from which rank 0 on a single CPU is worth a warning. */
+#define AT_MPI_WARN_WORKERS 4
 
 enum { TAG_HELLO = 1, TAG_WORK = 2, TAG_RESULT = 3, TAG_STOP = 4 };
 
@@ -986,6 +989,19 @@ int at_mpi_handshake(at_mpi *m, const char *target, int num_threads, bool allow_
     }
     if (m->nmixed) print_groups(m, mine);
     free(mine);
+    /* Rank 0's search runs on the thread pool over the CPUs rank 0 may
+     * use: on one (mpirun --bind-to core), it proposed a convolution
+     * candidate in 0.17 s on the H200 machine's host against 0.014 s on
+     * its 16 cores, and 8 workers of a ResNet-50 suite waited on it 15 %
+     * of the time (bench/RESULTS.md, session 42). */
+    cpu_set_t set;
+    if (m->nw >= AT_MPI_WARN_WORKERS && sched_getaffinity(0, sizeof set, &set) == 0 &&
+        CPU_COUNT(&set) == 1)
+        fprintf(stderr,
+                "autotune: MPI rank 0 may run on 1 CPU and feeds %d workers: its search runs on "
+                "the CPUs it may use, so the workers may wait for candidates; give rank 0 more "
+                "(an mpirun rankfile, as bench/mpi/scaling.sh writes)\n",
+                m->nw);
     return 0;
 }
 
