@@ -72,8 +72,7 @@ static _Thread_local bool in_parallel;
 
 static double spin_budget_s; /* set with the workers, under call_mu */
 
-/* CPUs this process may run on (its affinity mask; taskset narrows it). */
-static int available_cpus(void) {
+int rt_available_cpus(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
     return rt_num_cores();
@@ -108,7 +107,7 @@ static double spin_budget(int nthreads) {
     long v;
     if (env_whole("LOOM_SPIN_US", 0, 1000000, "the default spin is used", &warned_spin, &v))
         return (double)v * 1e-6;
-    return nthreads <= available_cpus() ? 1e-3 : 0;
+    return nthreads <= rt_available_cpus() ? 1e-3 : 0;
 }
 
 static inline void cpu_relax(void) {

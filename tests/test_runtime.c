@@ -4,6 +4,7 @@
  * rt_call's argument checks on a hand-built module, and the timer.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,12 @@ static void test_num_cores(void **state) {
     assert_int_equal(rt_set_num_threads(before + 3), 0);
     assert_int_equal(rt_num_cores(), online >= 1 ? online : 1);
     assert_int_equal(rt_set_num_threads(before), 0);
+    /* the affinity mask's count: at most the online cores, and what
+     * sched_getaffinity says */
+    cpu_set_t set;
+    assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+    assert_int_equal(rt_available_cpus(), CPU_COUNT(&set));
+    assert_true(rt_available_cpus() <= rt_num_cores());
 }
 
 static void test_parallel_cover(void **state) {

@@ -74,6 +74,10 @@ int rt_num_threads(void);
  * whatever LOOM_NUM_THREADS or the affinity mask say: the default count
  * of parallel builds and of the cost model's training threads. */
 int rt_num_cores(void);
+/* The CPUs this process may run on: its affinity mask's count (taskset or
+ * mpirun's binding narrow it), rt_num_cores() where the mask cannot be
+ * read. What a thread pool can really use at once. */
+int rt_available_cpus(void);
 /* Sets the pool size (>= 1) for later parallel loops; returns 0 or -1. */
 int rt_set_num_threads(int n);
 

@@ -64,7 +64,6 @@
  */
 #include <cjson/cJSON.h>
 #include <mpi.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -994,9 +993,7 @@ int at_mpi_handshake(at_mpi *m, const char *target, int num_threads, bool allow_
      * candidate in 0.17 s on the H200 machine's host against 0.014 s on
      * its 16 cores, and 8 workers of a ResNet-50 suite waited on it 15 %
      * of the time (bench/RESULTS.md, session 42). */
-    cpu_set_t set;
-    if (m->nw >= AT_MPI_WARN_WORKERS && sched_getaffinity(0, sizeof set, &set) == 0 &&
-        CPU_COUNT(&set) == 1)
+    if (m->nw >= AT_MPI_WARN_WORKERS && rt_available_cpus() == 1)
         fprintf(stderr,
                 "autotune: MPI rank 0 may run on 1 CPU and feeds %d workers: its search runs on "
                 "the CPUs it may use, so the workers may wait for candidates; give rank 0 more "
