@@ -28,10 +28,13 @@
 
 static char out[1 << 17];
 
-static void db_path(char *p, size_t n, const char *tag) {
-    snprintf(p, n, "/tmp/loom_at_mpi_%s_%d.db", tag, (int)getpid());
+/* A fresh (removed) file /tmp/loom_at_mpi_TAG_PID.EXT in p. */
+static void tmp_path(char *p, size_t n, const char *tag, const char *ext) {
+    snprintf(p, n, "/tmp/loom_at_mpi_%s_%d.%s", tag, (int)getpid(), ext);
     unlink(p);
 }
+
+static void db_path(char *p, size_t n, const char *tag) { tmp_path(p, n, tag, "db"); }
 
 /* The arguments of every run: 16 trials in rounds of 8, no model (the
  * proposals then depend on the seed alone), no re-timing, 1 thread (the
@@ -209,7 +212,7 @@ static void test_two_workers_match_one(void **st) {
 static void test_suite_same_proposals(void **st) {
     (void)st;
     char suite[256], db[256], prop[3][256];
-    snprintf(suite, sizeof suite, "/tmp/loom_at_mpi_suite_%d.tsv", (int)getpid());
+    tmp_path(suite, sizeof suite, "suite", "tsv");
     FILE *f = fopen(suite, "w");
     assert_non_null(f);
     fprintf(f, "a\tmatmul\tM=16,N=16,K=16\nb\tmatmul\tM=16,N=32,K=16\n");
@@ -261,8 +264,7 @@ static void test_best_sent_at_dispatch(void **st) {
     (void)st;
     char db[256], log[256], a[1024];
     db_path(db, sizeof db, "best");
-    snprintf(log, sizeof log, "/tmp/loom_at_mpi_best_%d.txt", (int)getpid());
-    unlink(log);
+    tmp_path(log, sizeof log, "best", "txt");
     args(a, sizeof a, db);
     int rc = tu_run(out, sizeof out,
                     MPIRUN " -x LOOM_TEST_FAKE_LATENCY=1 -x LOOM_TEST_WORK_LOG=%s -np 2 "
@@ -537,8 +539,7 @@ static void test_ctrl_c_then_resume(void **st) {
     (void)st;
     char db[256], log[256], a[1024];
     db_path(db, sizeof db, "int");
-    snprintf(log, sizeof log, "/tmp/loom_at_mpi_int_%d.out", (int)getpid());
-    unlink(log);
+    tmp_path(log, sizeof log, "int", "out");
     const char *common = "--op matmul --shape M=64,N=64,K=64 --per-round 8 --no-model "
                          "--retime 0 --seed 7 --timeout 5 --progress-interval 0 --threads 1";
     snprintf(a, sizeof a, "%s --trials 96 --db %s", common, db);
