@@ -89,6 +89,7 @@ const char *gr_shape_problem(const gr_type *t, char *buf, size_t n)
     int nd;
     int64_t shape[TE_MAX_DIMS];
     if (gr_te_shape(t, &nd, shape)) return NULL;
+    snprintf(buf, n, "its shape");
     if (!t || t->kind != GR_TYPE_TENSOR) snprintf(buf, n, "it is not a tensor");
     else if (t->ndim < 0) snprintf(buf, n, "its rank is unknown");
     else if (t->ndim > TE_MAX_DIMS)
