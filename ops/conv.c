@@ -13,7 +13,10 @@
  * float16/bfloat16 (conv2d_nchw, conv2d_nhwc): the padded input stays
  * 16-bit, products and sums are float32 (O_acc), and the output O is
  * O_acc cast to the 16-bit type: the register tile's F, with O_acc its
- * reduction R (as conv2d_bias_relu's tail and convolution).
+ * reduction R (as conv2d_bias_relu's tail and convolution). A 16-bit
+ * conv2d_nhwc without groups whose output channels and R S C are
+ * multiples of 16 is declared as its implicit GEMM instead
+ * (conv_build_gemm), which the GPU runs on tensor cores.
  */
 #include "ops_internal.h"
 
@@ -49,7 +52,86 @@ static int cbr_check(te_ctx *ctx, const int64_t *p) {
     return conv_check(ctx, "conv2d_bias_relu", p);
 }
 
-/* The convolution stage; t[0] = output (or conv), t[1] = conv, t[2] = Pad. */
+/* Whether a conv2d_nhwc of 16-bit dtype is declared as its implicit GEMM
+ * (conv_build_gemm): no groups, and the GEMM's N = K and K = R S C
+ * multiples of 16, the tensor cores' tile (its M is padded). */
+static bool gemm_form(const ops_workload *w, const int64_t *p, bool nhwc) {
+    return nhwc && te_dtype_is_half(w->dtype) && p[CV_GROUPS] == 1 && p[CV_K] % 16 == 0 &&
+           (p[CV_R] * p[CV_S] * p[CV_C]) % 16 == 0;
+}
+
+/* conv2d_nhwc as the implicit GEMM of cuDNN's and CUTLASS's tensor-core
+ * convolutions: Col[p, q] = X[n, y st + r dil - pad, x st + s dil - pad, c]
+ * (zero in the padding; p = (n, y, x), q = (r, s, c), so that a chunk of q
+ * is contiguous channels of one tap), W2[q, k] = W[r, s, c, k] (HWIO's own
+ * memory order), O_acc[p, k] = sum_q Col[p, q] W2[q, k] in float32, O_gemm
+ * its 16-bit cast and O[n, y, x, k] = O_gemm[(n OH + y) OW + x, k], the same
+ * memory. The GEMM's rows are the N OH OW output positions rounded up to
+ * a multiple of 64 (Hopper's warpgroup MMA tiles 64 rows; rows past the
+ * last position are zeros, computed and never read), so that every layer
+ * runs on the tensor cores: ResNet-50's r50_c4 and c5 at batch 1 have 196
+ * and 49 positions. Col and W2 are computed where they are read (the
+ * tensor-core template's copies to shared memory; never stored). Stages:
+ * t[0] = O, t[1] = O_acc, t[3] = O_gemm, t[4] = Col, t[5] = W2. */
+static int conv_build_gemm(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *p,
+                           te_tensor *X, te_tensor *Wt) {
+    int64_t N = p[CV_N], C = p[CV_C], H = p[CV_H], W = p[CV_W], K = p[CV_K], R = p[CV_R],
+            S = p[CV_S], st = p[CV_STRIDE], pad = p[CV_PAD], dil = p[CV_DIL];
+    int64_t OH = ops__out_extent(H, R, st, pad, dil), OW = ops__out_extent(W, S, st, pad, dil);
+    int64_t P = N * OH * OW, M = (P + 63) / 64 * 64, Q = R * S * C;
+    te_expr *pp = te_axis(ctx, "p", M), *q = te_axis(ctx, "q", Q);
+    te_expr *hw = te_int(ctx, OH * OW), *ow = te_int(ctx, OW), *sc = te_int(ctx, S * C),
+            *cc = te_int(ctx, C);
+    te_expr *n = te_floordiv(pp, hw), *y = te_floordiv(te_floormod(pp, hw), ow),
+            *x = te_floormod(pp, ow);
+    te_expr *r = te_floordiv(q, sc), *sx = te_floordiv(te_floormod(q, sc), cc),
+            *c = te_floormod(q, cc);
+    te_expr *iy = te_sub(te_add(te_mul(y, te_int(ctx, st)), te_mul(r, te_int(ctx, dil))),
+                         te_int(ctx, pad)),
+            *ix = te_sub(te_add(te_mul(x, te_int(ctx, st)), te_mul(sx, te_int(ctx, dil))),
+                         te_int(ctx, pad));
+    te_expr *col;
+    if (pad > 0 || M > P) {
+        /* the read clamped into the input: the CPU evaluates both sides
+         * of the select */
+        te_expr *in = te_and(te_and(te_ge(iy, te_int(ctx, 0)), te_lt(iy, te_int(ctx, H))),
+                             te_and(te_ge(ix, te_int(ctx, 0)), te_lt(ix, te_int(ctx, W))));
+        if (M > P) in = te_and(te_lt(pp, te_int(ctx, P)), in);
+        te_expr *cn = M > P ? te_min(n, te_int(ctx, N - 1)) : n,
+                *cy = te_max(te_min(iy, te_int(ctx, H - 1)), te_int(ctx, 0)),
+                *cx = te_max(te_min(ix, te_int(ctx, W - 1)), te_int(ctx, 0));
+        col = te_select(in, te_read(X, cn, cy, cx, c), ops__const(ctx, w, 0));
+    } else {
+        col = te_read(X, n, iy, ix, c); /* every tap inside (ops__check_window) */
+    }
+    te_tensor *Col = te_compute(ctx, "Col", TE_AXES(pp, q), col);
+    te_expr *q2 = te_axis(ctx, "q", Q), *k2 = te_axis(ctx, "k", K);
+    te_tensor *W2 = te_compute(
+        ctx, "W2", TE_AXES(q2, k2),
+        te_read(Wt, te_floordiv(q2, sc), te_floordiv(te_floormod(q2, sc), cc), te_floormod(q2, cc),
+                k2));
+    te_expr *p3 = te_axis(ctx, "p", M), *k3 = te_axis(ctx, "k", K), *rq = te_reduce_axis(ctx, "rq", Q);
+    te_tensor *acc = te_compute(ctx, "O_acc", TE_AXES(p3, k3),
+                                te_sum(te_mul(te_cast(TE_FLOAT32, te_read(Col, p3, rq)),
+                                              te_cast(TE_FLOAT32, te_read(W2, rq, k3))),
+                                       rq));
+    te_tensor *F = ops__cast_output(ctx, w->dtype, acc, "O_gemm");
+    te_expr *a[4] = {te_axis(ctx, "n", N), te_axis(ctx, "y", OH), te_axis(ctx, "x", OW),
+                     te_axis(ctx, "k", K)};
+    te_tensor *O = te_compute(
+        ctx, "O", TE_AXES(a[0], a[1], a[2], a[3]),
+        te_read(F, te_add(te_mul(te_add(te_mul(a[0], te_int(ctx, OH)), a[1]), ow), a[2]), a[3]));
+    double taps = (double)ops__real_taps(H, OH, R, st, pad, dil) *
+                  (double)ops__real_taps(W, OW, S, st, pad, dil);
+    w->flops = 2.0 * (double)N * (double)K * (double)C * taps;
+    pv->reduce_len = Q;
+    pv->t[0] = O, pv->t[1] = acc, pv->t[3] = F, pv->t[4] = Col, pv->t[5] = W2;
+    w->constant_args = 0x2; /* the weights */
+    return ops__set_io(ctx, w, 2, (te_tensor *[]){X, Wt}, O);
+}
+
+/* The convolution stage; t[0] = output (or conv), t[1] = conv, t[2] = Pad;
+ * 16-bit NHWC convolutions that fit are the implicit GEMM above. */
 static int conv_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *p, bool nhwc,
                       bool bias_relu) {
     int64_t N = p[CV_N], C = p[CV_C], H = p[CV_H], W = p[CV_W], K = p[CV_K], R = p[CV_R],
@@ -60,6 +142,7 @@ static int conv_build(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t
                         : ops__input(ctx, w, "X", 4, (int64_t[]){N, C, H, W});
     te_tensor *Wt = nhwc ? ops__input(ctx, w, "W", 4, (int64_t[]){R, S, Cg, K})
                          : ops__input(ctx, w, "W", 4, (int64_t[]){K, Cg, R, S});
+    if (gemm_form(w, p, nhwc)) return conv_build_gemm(ctx, w, pv, p, X, Wt);
     te_tensor *P = X;
     if (pad > 0) {
         P = nhwc ? ops__pad(ctx, X, 1, 2, pad, ops__const(ctx, w, 0))
@@ -190,9 +273,21 @@ static void cbr_ref(const ops_workload *w, const int64_t *p, const double *const
     conv_ref_common(p, in, out[0], false, true);
 }
 
+/* The implicit GEMM (conv_build_gemm) on the CPU: Col and W2 read where
+ * the product needs them, the GEMM's register tile (as matmul's), the
+ * copy into O elementwise. */
+static int gemm_sched(sch_schedule *s, const ops__priv *pv, int vlen) {
+    te_tensor *F = pv->t[3];
+    if (sch_compute_inline(s, pv->t[4]) || sch_compute_inline(s, pv->t[5]) ||
+        ops__sched_register_tile(s, F, pv->t[1], 0, 6, 2 * vlen, vlen, true))
+        return -1;
+    return ops__sched_elemwise(s, pv->t[0], vlen, NULL);
+}
+
 static int conv_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen) {
     (void)p;
     const ops__priv *pv = w->priv;
+    if (pv->t[3]) return gemm_sched(s, pv, vlen);
     if (pv->t[2] && ops__sched_pad(s, pv->t[2], vlen, NULL)) return -1;
     te_tensor *F = pv->t[0], *R = pv->t[0] == pv->t[1] ? NULL : pv->t[1];
     bool nhwc = F->ndim == 4 && pv->impl == &ops__conv2d_nhwc;
@@ -208,11 +303,49 @@ static int conv_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, 
     return ops__sched_register_tile(s, F, R, 1, 6, 16, vlen, false);
 }
 
+/* The implicit GEMM (conv_build_gemm) on tensor cores: on sm_90 Hopper's
+ * warpgroup MMA where its tiles divide the GEMM, else WMMA; then the copy
+ * into O, 16 bytes a thread. wgmma's blocks from the H200 sweep of
+ * ResNet-50's 3x3 layers at batch 16 (bench_tc_conv --layout nhwc;
+ * bench/RESULTS.md, session 36): 128 rows where that makes a block for
+ * each of the GPU's ~132 SMs (r50_c2: 128x64, three stages), else 64
+ * rows in four stages (r50_c3 and c4: 64x128); on grids of under half
+ * the SMs (batch 1) blocks 64 wide, twice as many (not yet measured). */
+static int gemm_cuda(sch_schedule *s, const ops__priv *pv, const ops__gpu *gpu) {
+    te_tensor *O = pv->t[0], *F = pv->t[3];
+    int64_t M = F->shape[0], N = F->shape[1], K = pv->t[1]->body->u.reduce.axes[0]->u.var.extent;
+    int bytes = te_dtype_bytes(F->dtype);
+    ops_tc_config cfg = {.max_shared = gpu->smem}, wg;
+    if (gpu->cc == 90) {
+        int64_t bn = N % 128 == 0 ? 128 : 64;
+        bool tall = M % 128 == 0 && (M / 128) * (N / bn) >= 132;
+        if (!tall && bn == 128 && (M / 64) * (N / 128) < 66) bn = 64;
+        ops_tc_config want = {.bm = tall ? 128 : 64, .bn = bn, .stages = tall ? 3 : 4,
+                              .max_shared = gpu->smem, .wgmma = true};
+        if (!ops__wgmma_complete(NULL, M, N, K, bytes, &want, &wg)) cfg = wg;
+    }
+    if (ops_schedule_tc_gemm(s, F, pv->t[4], pv->t[5], &cfg)) return -1;
+    /* blocks of whole vectors (no guarded tail) where 32 to 256 threads
+     * divide them */
+    int64_t vecs = O->shape[0] * O->shape[1] * O->shape[2] * N / (16 / bytes), threads = 256;
+    while (vecs % threads && threads > 32) threads--;
+    if (vecs % threads) threads = 256;
+    te_expr *ax[4], *f, *v, *bo, *ti;
+    for (int d = 0; d < 4; d++)
+        if (!(ax[d] = sch_axis(O, d))) return -1;
+    return sch_fuse(s, O, 4, ax, &f) || sch_split(s, O, f, 16 / bytes, &f, &v) ||
+                   sch_vectorize(s, O, v) || sch_split(s, O, f, threads, &bo, &ti) ||
+                   sch_bind(s, O, bo, "blockIdx.x") || sch_bind(s, O, ti, "threadIdx.x")
+               ? -1
+               : 0;
+}
+
 /* CUDA: the direct-convolution tile; padding inlined (a select on the
  * read) so no kernel materialises it. */
 static int conv_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
                      const ops__gpu *gpu) {
     const ops__priv *pv = w->priv;
+    if (pv->t[3]) return gemm_cuda(s, pv, gpu);
     te_tensor *F = pv->t[0], *R = pv->t[0] == pv->t[1] ? NULL : pv->t[1];
     ops__conv_io io = {w->inputs[0],    w->inputs[1],   pv->t[2],
                        p[CV_STRIDE],    p[CV_DIL],      p[CV_GROUPS],

@@ -57,11 +57,13 @@ static void build_check(const char *shape, const ops_tc_config *c, const char *f
                                           "fence.proxy.async.shared::cta", NULL};
     for (int i = 0; needles[i]; i++)
         if (!strstr(ptx, needles[i])) fail_msg("%s: the PTX lacks '%s'", shape, needles[i]);
-    /* the operand copies go through the swizzle (with a pipeline, 16
-     * bytes a cp.async) */
-    assert_non_null(strstr(src, "A_shared[loom_swz<1>("));
-    assert_non_null(strstr(src, "B_shared[loom_swz<1>("));
-    if (c->stages > 1) assert_non_null(strstr(src, "loom_cp_async16(&B_shared[loom_swz<1>("));
+    /* the operand copies go through the swizzle, 16 bytes a copy (with a
+     * pipeline a cp.async, else a uint4 move) */
+    const char *a = c->stages > 1 ? "loom_cp_async16(&A_shared[loom_swz<1>("
+                                  : "*(uint4 *)(A_shared + loom_swz<1>(";
+    const char *b = c->stages > 1 ? "loom_cp_async16(&B_shared[loom_swz<1>("
+                                  : "*(uint4 *)(B_shared + loom_swz<1>(";
+    if (!strstr(src, a) || !strstr(src, b)) fail_msg("%s: the source lacks '%s' or '%s'", shape, a, b);
     check_on_sm90(w, m);
     rt_module_free(m);
     te_ctx_free(ctx);
@@ -387,6 +389,59 @@ static void test_conv_nhwc(void **state) {
     te_ctx_free(ctx);
 }
 
+/* conv2d_nhwc's 16-bit default on the GPU: the implicit GEMM on wgmma
+ * (sm_90, where its tiles divide the GEMM: 64-row blocks in four stages)
+ * or WMMA (sm_80, and sm_90 where wgmma's 64 columns do not divide the
+ * output channels), the GEMM's rows padded to 64, the im2col gather's
+ * taps zero-filling cp.asyncs, the output copied 16 bytes a thread; on the GPU against the operator's
+ * double reference at ops_tolerance, output NaN-poisoned. */
+static void test_conv_default(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    static const struct {
+        const char *shape, *arch, *ptx;
+    } cases[] = {
+        {"N=2,C=64,H=8,W=8,K=64,R=3,S=3,pad=1,dtype=float16", "sm_90",
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"},
+        /* 4 blocks of 64 x 128, under half the SMs: 64 wide instead */
+        {"N=4,C=64,H=8,W=8,K=128,R=3,S=3,stride=1,pad=1,dtype=bfloat16", "sm_90",
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"},
+        /* 72 x 2 blocks of 64 x 128 */
+        {"N=2,C=64,H=48,W=48,K=256,R=3,S=3,stride=1,pad=1,dtype=float16", "sm_90",
+         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"},
+        /* 16 output positions, the GEMM's rows padded to 64 */
+        {"N=1,C=64,H=7,W=7,K=64,R=3,S=3,stride=2,pad=1,dtype=float16", "sm_90",
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"},
+        /* 48 output channels: no wgmma tile */
+        {"N=1,C=32,H=7,W=7,K=48,R=3,S=3,pad=1,dtype=float16", "sm_90", "mma.sync.aligned"},
+        {"N=2,C=64,H=8,W=8,K=64,R=3,S=3,pad=1,dtype=float16", "sm_80", "mma.sync.aligned"},
+        {"N=1,C=32,H=8,W=8,K=48,R=1,S=1,dtype=bfloat16", "sm_80", "mma.sync.aligned"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, "conv2d_nhwc", cases[i].shape);
+        if (!w) fail_msg("%s: %s", cases[i].shape, te_ctx_errmsg(ctx));
+        char target[64];
+        snprintf(target, sizeof target, "cuda -arch=%s", cases[i].arch);
+        sch_schedule *s = ops_default_schedule(w, target);
+        if (!s) fail_msg("%s: %s", w->key, te_ctx_errmsg(ctx));
+        rt_module *m = cg_build(s, w->nargs, w->args, target, NULL);
+        if (!m) fail_msg("%s: %s", w->key, te_ctx_errmsg(ctx));
+        const char *src = rt_module_get_text(m, "source"), *ptx = rt_module_get_text(m, "ptx");
+        if (getenv("LOOM_TEST_DUMP")) fputs(src, stderr);
+        if (!strstr(ptx, cases[i].ptx)) fail_msg("%s on %s: the PTX lacks '%s'", w->key, target, cases[i].ptx);
+        if (strstr(cases[i].ptx, "mma.sync")) assert_null(strstr(ptx, "wgmma"));
+        /* the GEMM, then the copy into O */
+        assert_int_equal(tu_count_substr(src, "__global__"), 2);
+        assert_non_null(strstr(src, "*(uint4 *)(O + "));
+        if (strstr(cases[i].shape, "pad=1")) assert_non_null(strstr(src, "loom_cp_async16_zfill(&Col_shared["));
+        if (!strcmp(cases[i].arch, "sm_90")) check_on_sm90(w, m);
+        else tu_check_on_gpu(w, m);
+        rt_module_free(m);
+        te_ctx_free(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm),
@@ -395,6 +450,7 @@ int main(void) {
         cmocka_unit_test(test_template_errors),
         cmocka_unit_test(test_intrinsic_errors),
         cmocka_unit_test(test_conv_nhwc),
+        cmocka_unit_test(test_conv_default),
     };
     return tu_run_group(tests);
 }

@@ -183,12 +183,59 @@ static void test_conv2d(void **state) {
     check_op("conv2d_nhwc", "N=1,C=4,H=6,W=6,K=5,R=1,S=1,dtype=float16");
 }
 
+/* Whether w's stages include one named `name`. */
+static bool has_stage(const ops_workload *w, const char *name) {
+    te_tensor *out = w->args[w->nargs - 1];
+    for (int i = 0; i < out->ninputs; i++)
+        if (!strcmp(out->inputs[i]->name, name)) return true;
+    return false;
+}
+
+/* 16-bit conv2d_nhwc without groups whose output channels and R S C are
+ * multiples of 16 is declared as its implicit GEMM (Col, W2, O_acc,
+ * O_gemm, O): padded, strided, dilated, unpadded 1x1, batched, and with
+ * output positions no multiple of 64; the reference's numbers. Other
+ * shapes, groups, float32 stay direct. */
+static void test_conv2d_gemm_form(void **state) {
+    (void)state;
+    static const char *const fits[] = {
+        "N=2,C=16,H=8,W=8,K=16,R=3,S=3,pad=1,dtype=float16",
+        "N=1,C=16,H=7,W=7,K=32,R=3,S=3,stride=2,pad=1,dtype=bfloat16",
+        "N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=2,dilation=2,dtype=float16",
+        "N=1,C=32,H=4,W=4,K=16,R=1,S=1,dtype=bfloat16",
+        /* 49 and 18 output positions: the GEMM's rows padded to 64 */
+        "N=1,C=16,H=7,W=7,K=16,R=3,S=3,pad=1,dtype=float16",
+        "N=2,C=48,H=3,W=3,K=32,R=1,S=1,dtype=bfloat16",
+    };
+    for (size_t i = 0; i < sizeof fits / sizeof *fits; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, "conv2d_nhwc", fits[i]);
+        if (!w) fail_msg("%s", te_ctx_errmsg(ctx));
+        if (!has_stage(w, "O_gemm")) fail_msg("%s: not declared as the implicit GEMM", fits[i]);
+        te_ctx_free(ctx);
+        check_op("conv2d_nhwc", fits[i]);
+    }
+    static const char *const direct[] = {
+        "N=1,C=7,H=6,W=6,K=16,R=3,S=3,pad=1,dtype=float16",   /* R S C = 63 */
+        "N=1,C=16,H=8,W=8,K=24,R=3,S=3,pad=1,dtype=float16",  /* K = 24 */
+        "N=1,C=32,H=8,W=8,K=32,R=3,S=3,pad=1,groups=2,dtype=float16",
+        "N=2,C=16,H=8,W=8,K=16,R=3,S=3,pad=1",                /* float32 */
+    };
+    for (size_t i = 0; i < sizeof direct / sizeof *direct; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, "conv2d_nhwc", direct[i]);
+        if (!w) fail_msg("%s", te_ctx_errmsg(ctx));
+        if (has_stage(w, "O_gemm")) fail_msg("%s: declared as a GEMM", direct[i]);
+        te_ctx_free(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keys),         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_stages),       cmocka_unit_test(test_matmul_f16),
         cmocka_unit_test(test_matmul_bf16),  cmocka_unit_test(test_batch_matmul),
-        cmocka_unit_test(test_conv2d),
+        cmocka_unit_test(test_conv2d),       cmocka_unit_test(test_conv2d_gemm_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

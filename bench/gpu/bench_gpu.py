@@ -32,13 +32,25 @@ TORCH_DTYPE = {"float32": torch.float32, "float16": torch.float16, "bfloat16": t
 
 
 def shapes(op, p):
-    """Inputs, the PyTorch call, FLOP (multiply-add = 2, real conv taps only)."""
+    """Inputs (in Loom's layouts), the PyTorch call, FLOP (multiply-add = 2,
+    real conv taps only), and the two layout maps of an NHWC workload:
+    prep (Loom's inputs to the call's, done once before timing) and out
+    (the call's output to Loom's layout); None where there are none."""
+    if op == "conv2d_nhwc":
+        (x, w), call, flops, _, _ = shapes("conv2d", p)
+        n, c, h, wd = x
+        k, cg, r, s = w
+        # X NHWC is NCHW in channels_last memory; HWIO weights made
+        # channels_last OIHW once: cuDNN's NHWC kernels, its fastest
+        prep = lambda xx, ww: (xx.permute(0, 3, 1, 2),
+                               ww.permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last))
+        return [(n, h, wd, c), (r, s, cg, k)], call, flops, prep, lambda y: y.permute(0, 2, 3, 1)
     if op == "matmul":
         a, b = (p["M"], p["K"]), (p["K"], p["N"])
-        return [a, b], lambda x, y: torch.matmul(x, y), 2.0 * p["M"] * p["N"] * p["K"]
+        return [a, b], lambda x, y: torch.matmul(x, y), 2.0 * p["M"] * p["N"] * p["K"], None, None
     if op == "batch_matmul":
         a, b = (p["B"], p["M"], p["K"]), (p["B"], p["K"], p["N"])
-        return [a, b], lambda x, y: torch.bmm(x, y), 2.0 * p["B"] * p["M"] * p["N"] * p["K"]
+        return [a, b], lambda x, y: torch.bmm(x, y), 2.0 * p["B"] * p["M"] * p["N"] * p["K"], None, None
     if op in ("conv2d", "conv2d_nchw", "depthwise_conv2d", "depthwise_conv2d_nchw"):
         dw = op.startswith("depthwise")
         n, c, h, w = p["N"], p["C"], p["H"], p["W"]
@@ -59,7 +71,7 @@ def shapes(op, p):
                             taps += 0 <= ix < w
         flops = 2.0 * n * k * (c // g) * taps
         call = lambda x, wt: F.conv2d(x, wt, stride=st, padding=pad, dilation=dil, groups=g)
-        return [(n, c, h, w), (k, c // g, r, s)], call, flops
+        return [(n, c, h, w), (k, c // g, r, s)], call, flops, None, None
     raise ValueError("no PyTorch peer for op " + op)
 
 
@@ -121,7 +133,7 @@ def main():
         if args.only and name not in args.only.split(","):
             continue
         p = parse_params(params)
-        ins, call, flops = shapes(op, p)
+        ins, call, flops, prep, out = shapes(op, p)
         dtype = p.get("dtype", "float32")
         # The same inputs Loom ran on, when bench_cuda dumped them.
         tensors = []
@@ -135,6 +147,8 @@ def main():
         # tf32=1 workloads: the peer runs TF32 too (cuBLAS on tensor cores);
         # the check allows tf32's rounding of both operands (2 x 2^-11 of
         # sum |a b|, bounded here by |a| |b| <= 1 times K).
+        if prep:
+            tensors = list(prep(*tensors))
         tf32 = p.get("tf32", 0) == 1
         torch.backends.cuda.matmul.allow_tf32 = tf32
         peer_ms, peer_spread = time_cuda(lambda: call(*tensors))
@@ -142,7 +156,8 @@ def main():
         agree = ""
         out_path = os.path.join(dump, f"{name}.out")
         if os.path.exists(out_path):
-            ref = call(*[t.double() for t in tensors]).float().cpu().flatten()
+            ref = call(*[t.double() for t in tensors])
+            ref = (out(ref) if out else ref).float().cpu().flatten()
             got = torch.from_file(out_path, size=ref.numel(), dtype=torch.float32)
             red = flops / 2 / ref.numel()
             tol = 1e-5 * red ** 0.5 + 1e-4
@@ -151,7 +166,8 @@ def main():
                 rt = 2.0 ** -10 if dtype == "float16" else 2.0 ** -7
                 bad = int(((got - ref).abs() > tol + rt * ref.abs()).sum())
             elif tf32:
-                mag = call(*[t.double().abs() for t in tensors]).float().cpu().flatten()
+                mag = call(*[t.double().abs() for t in tensors])
+                mag = (out(mag) if out else mag).float().cpu().flatten()
                 bad = int(((got - ref).abs() > 2 * 2.0 ** -11 * mag + 1e-4).sum())
             else:
                 bad = int(((got - ref).abs() > tol + tol * ref.abs()).sum())

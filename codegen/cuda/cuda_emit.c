@@ -12,8 +12,9 @@
  * - a vector store of 2 or 4 lanes of a 32-bit type at an index whose
  *   alignment the analyser proves becomes one float2/float4 (int2/int4)
  *   store, and a value that is such a load one vector load; 2 lanes of
- *   float16/bfloat16 likewise one __half2/__nv_bfloat162; other vector
- *   stores are written lane by lane;
+ *   float16/bfloat16 likewise one __half2/__nv_bfloat162; a copy of 8 or
+ *   16 bytes with no such type (4 or 8 float16 lanes) one uint2/uint4
+ *   move; other vector stores are written lane by lane;
  * - float16/bfloat16 are __half/__nv_bfloat16, converted with
  *   __half2float/__float2half_rn/__bfloat162float/__float2bfloat16_rn
  *   (legalize_half leaves nothing else to do with them); cuda_fp16.h and
@@ -292,6 +293,20 @@ static void emit_store(cuda_emitter *ce, const tir_stmt *s) {
         return;
     }
     const char *vt = vec_type(b->dtype, lanes);
+    /* a copy with no vector type of its own (4 or 8 float16 lanes): one
+     * move of 8 or 16 bytes of raw bits */
+    int64_t bytes = (int64_t)te_dtype_bytes(b->dtype) * lanes;
+    const char *raw = bytes == 8 ? "uint2" : bytes == 16 ? "uint4" : NULL;
+    if (!vt && raw && !pred && val->kind == TE_LOAD && !val->u.load.predicate &&
+        te_dtype_eq(val->u.load.buffer->dtype, b->dtype) && aligned_ramp(em, idx, lanes) &&
+        aligned_ramp(em, val->u.load.index, lanes)) {
+        ind(em);
+        print_vec_ptr(em, raw, b, idx, false);
+        put(em, " = ");
+        print_vec_ptr(em, raw, val->u.load.buffer, val->u.load.index, true);
+        put(em, ";\n");
+        return;
+    }
     if (vt && !pred && aligned_ramp(em, idx, lanes)) {
         ind(em);
         print_vec_ptr(em, vt, b, idx, false);

@@ -63,6 +63,12 @@
  * the inputs and the output have that type, the products are summed in
  * float32 in a reduce stage of their own (C_acc, O_acc), and the output
  * (C, O) is that stage cast to the 16-bit type (round to nearest even).
+ * A 16-bit conv2d_nhwc with groups=1, K and R S C multiples of 16 is
+ * declared as its implicit GEMM (cuDNN's and CUTLASS's tensor-core form):
+ * Col [M, R S C] the im2col gather (M = N OH OW rounded up to 64; zero in
+ * the padding and past the last position), W2 [R S C, K] the weights,
+ * O_acc [M, K] their float32 product, O_gemm its 16-bit cast and O
+ * [N, OH, OW, K] O_gemm's first N OH OW rows.
  *
  * FLOP counts count real work: a multiply-add is 2; padding taps of a
  * convolution are not counted (only taps that read the input); exp, erf,
@@ -215,7 +221,12 @@ const char *ops_params_json(const ops_workload *w);
  *     threads over channels and columns (columns on threadIdx.x for NCHW,
  *     channels for NHWC), each thread 4 vthreads of channels x 4 rows in
  *     registers; the input-channel reduction split in steps of up to 8
- *     with the weight tile of each step in shared memory.
+ *     with the weight tile of each step in shared memory. The 16-bit
+ *     conv2d_nhwc's implicit GEMM (above) runs on tensor cores as a
+ *     matmul does (ops_schedule_tc_gemm: wgmma on sm_90 where its tiles
+ *     divide the GEMM, else WMMA), the gather computed in the copies to
+ *     shared memory (zero-filling cp.async in the padding), then a copy
+ *     into O, 16 bytes a thread.
  *   depthwise_conv2d_nchw, max_pool2d, avg_pool2d — padding inlined; a
  *     block per (n, c, output tile) of up to 256 threads, one output each,
  *     the window serial in the thread.
