@@ -799,8 +799,55 @@ static void test_gpu_limits_for(void **st) {
     assert_int_equal(tune_gpu_limits_for(NULL).max_shared_bytes, 49152);
 }
 
+/* A 16-bit NHWC convolution (declared as its implicit GEMM) gets the
+ * tensor-core sketch first, on sm_90 with both engines; its random
+ * programs compile with NVRTC to tensor-core PTX for sm_90 and sm_80 (and
+ * on a GPU of that architecture match the double reference). */
+static void test_conv_nhwc_programs(void **st) {
+    (void)st;
+    static const struct {
+        const char *target, *ptx;
+        int knobs;
+    } targets[] = {{"cuda -arch=sm_90", "mma", 9}, {"cuda -arch=sm_80", "mma.sync.aligned", 7}};
+    uint64_t rng = 77;
+    for (int t = 0; t < 2; t++) {
+        int built = 0;
+        for (int k = 0; k < 6; k++) {
+            te_ctx *ctx = te_ctx_new();
+            const char *key = tune_workload_key(ctx, "conv2d_nhwc",
+                                                "N=2,C=64,H=8,W=8,K=64,R=3,S=3,pad=1,dtype=float16");
+            if (!key) fail_msg("%s", te_ctx_errmsg(ctx));
+            tune_workload w;
+            tune_sketch sk[TUNE_MAX_SKETCHES];
+            sketches_for(ctx, key, targets[t].target, &w, sk);
+            assert_true(has_tc(&sk[0]));
+            tune_program p;
+            tune_program_random(&sk[0], 0, &rng, &p);
+            int64_t v[16];
+            assert_int_equal(tc_knobs(&sk[0], &p, v), targets[t].knobs);
+            sch_schedule *s = tune_program_apply(ctx, &w, &sk[0], &p);
+            if (!s) fail_msg("%s program %d: %s", targets[t].target, k, te_ctx_errmsg(ctx));
+            if (rt_nvrtc_available() && built < 3) {
+                rt_module *m = cg_build(s, w.nargs, w.args, targets[t].target, NULL);
+                if (!m) fail_msg("%s program %d: %s", targets[t].target, k, te_ctx_errmsg(ctx));
+                assert_non_null(strstr(rt_module_get_text(m, "ptx"), targets[t].ptx));
+                ops_workload *ow = ops_from_key(ctx, key);
+                if (!ow) fail_msg("%s: %s", key, te_ctx_errmsg(ctx));
+                if (tu_gpu_cc() == (t == 0 ? 90 : 80) || (t == 1 && tu_gpu_cc() == 90))
+                    tu_check_on_gpu(ow, m);
+                else
+                    tu_skip_part("the GPU run", "no GPU of the program's architecture");
+                rt_module_free(m);
+                built++;
+            }
+            te_ctx_free(ctx);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_nhwc_programs),
         cmocka_unit_test(test_first_sketch),        cmocka_unit_test(test_no_tc_sketch),
         cmocka_unit_test(test_random_compiles),     cmocka_unit_test(test_mutate),
         cmocka_unit_test(test_structural_and_replay), cmocka_unit_test(test_check_messages),

@@ -139,6 +139,16 @@ static int apply(const tune_gen *g, tune_sketch *sk, int stage) {
                                                   tune__tc_shared_limit(), &wg);
         sk->units[u] = (tune_unit){TUNE_UNIT_GPU_TENSORCORE, sk->units[u].stage, gm.cast,
                                    bytes | (bf16 ? 8 : 0) | (wgmma ? WGMMA_BIT : 0)};
+        /* a cast with a reader of its own (an implicit GEMM's copy into
+         * the convolution's output) is not inlined: it is the template's
+         * output */
+        for (int k = 0; gm.cast >= 0 && k < sk->ninline; k++)
+            if (sk->inlined[k] == gm.cast) {
+                memmove(&sk->inlined[k], &sk->inlined[k + 1],
+                        (size_t)(sk->ninline - k - 1) * sizeof sk->inlined[0]);
+                sk->ninline--;
+                break;
+            }
         int fu = gm.cast >= 0 ? tune__unit_of(sk, gm.cast, TUNE_UNIT_GPU_FLAT) : -1;
         if (fu >= 0) {
             memmove(&sk->units[fu], &sk->units[fu + 1],
