@@ -103,7 +103,7 @@ fi
 
 if [[ $steps == *bench* ]]; then
 step bench
-PYTHONUNBUFFERED=1 timeout 200 python3 bench/gpu/bench_gpu.py --bench-cuda "$build/bench/bench_cuda" \
+PYTHONUNBUFFERED=1 timeout 300 python3 bench/gpu/bench_gpu.py --bench-cuda "$build/bench/bench_cuda" \
     $bench_args --out "$out/gpu.csv" >> "$out/summary.txt" 2>&1
 echo "bench_gpu exit $?" >> "$out/summary.txt"
 PYTHONUNBUFFERED=1 timeout 60 python3 bench/gpu/peers_tc.py --sizes 4096 --out "$out/peers.csv" >> "$out/summary.txt" 2>&1
