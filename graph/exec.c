@@ -75,10 +75,27 @@ struct gr_exec {
     char *db_note;   /* gr_exec_db_note */
 };
 
+/* Whether t is a tensor with a zero extent (its shape in nd, shape). */
+static bool empty_shape(const gr_type *t, int *nd, int64_t *shape)
+{
+    if (t->kind != GR_TYPE_TENSOR || t->ndim <= 0 || t->ndim > TE_MAX_DIMS) return false;
+    bool zero = false;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] < 0) return false;
+        zero |= t->shape[d] == 0;
+        shape[d] = t->shape[d];
+    }
+    *nd = t->ndim;
+    return zero;
+}
+
+/* A value's DLTensor; an empty one (a zero extent: no kernel reads or
+ * writes it, gr_infer_shapes) too, with no storage. */
 static bool buf_init(gr_buf *b, const gr_value *v, void *data)
 {
     int nd;
-    if (!gr_te_shape(&v->type, &nd, b->shape)) return false;
+    if (!gr_te_shape(&v->type, &nd, b->shape) && !empty_shape(&v->type, &nd, b->shape))
+        return false;
     b->dl = (DLTensor){.data = data, .device = {kDLCPU, 0}, .ndim = nd, .dtype = v->type.dtype,
                        .shape = b->shape};
     b->have = true;
@@ -557,6 +574,20 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
         if (!inst->args) goto oom;
         for (int a = 0; a < na; a++) {
             int v = a < inst->io.ninputs ? inst->io.inputs[a] : inst->io.outputs[a - inst->io.ninputs];
+            int nd;
+            int64_t shape[TE_MAX_DIMS];
+            /* an empty value is known, never computed (gr_infer_shapes): a
+             * kernel reads one only to make elements out of nothing
+             * (ReduceSum over an empty axis), which Loom does not lower */
+            if (e->bufs[v].have && empty_shape(&g->values[v].type, &nd, shape)) {
+                char label[400];
+                int d = 0;
+                while (shape[d]) d++;
+                gr_set_err(err, "%s: %s: reads value '%s', an empty tensor (dimension %d is 0), "
+                                "into elements: Loom runs no kernel over an empty tensor", m->path,
+                           gr_node_label(g, inst->nodes[0], label, sizeof label), g->values[v].name, d);
+                goto fail;
+            }
             if (!e->bufs[v].have) {
                 char label[400];
                 gr_set_err(err, "%s: %s: value '%s' has no shape Loom can hold: %s", m->path,
@@ -605,7 +636,9 @@ const DLTensor *gr_exec_output(const gr_exec *e, int i)
 static bool tensor_matches(const gr_value *v, const DLTensor *t, char *why, size_t size)
 {
     const gr_type *ty = &v->type;
-    if (!t || !t->data) {
+    int64_t numel = 1;
+    for (int d = 0; t && d < t->ndim; d++) numel *= t->shape[d];
+    if (!t || (!t->data && numel)) {
         snprintf(why, size, "no tensor (or no data)");
         return false;
     }
@@ -670,7 +703,8 @@ int gr_run(gr_exec *e, int ninputs, DLTensor *const *inputs, int noutputs,
             gr_set_err(err, "%s: input %d ('%s') %s", e->m->path, i, v->name, why);
             return -1;
         }
-        e->bufs[e->inputs[i]].dl.data = (char *)inputs[i]->data + inputs[i]->byte_offset;
+        e->bufs[e->inputs[i]].dl.data =
+            inputs[i]->data ? (char *)inputs[i]->data + inputs[i]->byte_offset : NULL;
     }
     for (int i = 0; outputs && i < noutputs; i++) {
         const gr_value *v = &g->values[e->outputs[i]];
@@ -704,7 +738,8 @@ int gr_run(gr_exec *e, int ninputs, DLTensor *const *inputs, int noutputs,
     }
     for (int i = 0; outputs && i < noutputs; i++) {
         const gr_buf *b = &e->bufs[e->outputs[i]];
-        memcpy((char *)outputs[i]->data + outputs[i]->byte_offset, b->dl.data, buf_bytes(b));
+        if (buf_bytes(b)) /* an empty output may have no data */
+            memcpy((char *)outputs[i]->data + outputs[i]->byte_offset, b->dl.data, buf_bytes(b));
     }
     return 0;
 }

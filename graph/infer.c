@@ -638,6 +638,27 @@ static bool fix_inputs(gr_model *m, int nfixed, const gr_input_shape *fixed, cha
     return true;
 }
 
+/* An output with a zero extent holds no elements, so its value is known
+ * whatever the inputs: it gets its (empty) data, which makes the node one
+ * that never runs (as ONNX Runtime, which allocates nothing and launches
+ * nothing for an empty tensor). A node that reads an empty tensor into a
+ * non-empty output still runs, and gr_compile refuses it. */
+static bool known_empty_outputs(gr_ictx *c)
+{
+    const gr_node *n = c->n;
+    for (int k = 0; k < n->n_outputs; k++) {
+        if (n->outputs[k] < 0) continue;
+        gr_value *v = &c->g->values[n->outputs[k]];
+        if (v->data || v->type.kind != GR_TYPE_TENSOR || v->type.ndim <= 0 || v->type.elem_type == GR_STRING)
+            continue;
+        bool empty = false;
+        for (int d = 0; d < v->type.ndim; d++) empty |= v->type.shape[d] == 0;
+        if (empty && !(v->data = gr_inew_tensor(c, v->type.elem_type, v->type.ndim, v->type.shape)))
+            return false;
+    }
+    return true;
+}
+
 int gr_infer_shapes(gr_model *m, int nfixed, const gr_input_shape *fixed, char **err)
 {
     if (!m || !m->graph) {
@@ -679,6 +700,7 @@ int gr_infer_shapes(gr_model *m, int nfixed, const gr_input_shape *fixed, char *
                          g->values[n->outputs[k]].name);
                 return -1;
             }
+        if (!known_empty_outputs(&c)) return -1;
     }
     return 0;
 }

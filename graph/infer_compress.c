@@ -52,7 +52,6 @@ bool gr_infer_compress(gr_ictx *c)
     if (!gr_compress_plan(cond, extent, &count, &past))
         return gr_ifail(c, "input 'condition' selects position %" PRId64 ", past the %" PRId64 " positions %s", past,
                         extent, aa ? "along the axis" : "of the flattened input");
-    if (count == 0) return gr_ifail(c, "a condition selecting nothing (an empty output) is not supported");
     if (!aa) return gr_iout(c, 0, x->elem_type, 1, &count);
     int64_t out[GR_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) out[d] = d == axis ? count : x->shape[d];

@@ -3,7 +3,7 @@
  * int64 positions. k is an attribute before opset 10 and a one-element
  * int64 input from then on, read at compile time: Loom's shapes are
  * static, so a k computed at run time is refused as every such input is.
- * k = 0 (an empty output) has no te form and is refused. */
+ * k = 0 gives empty outputs, known without running (gr_infer_shapes). */
 #include "graph/infer_internal.h"
 
 #include <inttypes.h>
@@ -37,9 +37,8 @@ bool gr_infer_topk(gr_ictx *c)
     if ((largest != 0 && largest != 1) || (sorted != 0 && sorted != 1))
         return gr_ifail(c, "attributes 'largest' (%" PRId64 ") and 'sorted' (%" PRId64 ") must be 0 or 1", largest,
                         sorted);
-    if (k == 0) return gr_ifail(c, "k = 0 (an empty output) is not supported");
     if (k < 0 || k > x->shape[axis])
-        return gr_ifail(c, "k is %" PRId64 "; it must be in [1, %" PRId64 "] (dimension %d of X)", k, x->shape[axis],
+        return gr_ifail(c, "k is %" PRId64 "; it must be in [0, %" PRId64 "] (dimension %d of X)", k, x->shape[axis],
                         axis);
     int64_t out[GR_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) out[d] = d == axis ? k : x->shape[d];

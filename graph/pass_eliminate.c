@@ -2,8 +2,10 @@
  * needs (onnxruntime/core/optimizer/identity_elimination.cc,
  * noop_elimination.cc and the graph's dead-node removal):
  *
+ *   - Concat's empty pieces (a zero extent: they add no element).
  *   - Identity, Dropout; Reshape, Flatten, Squeeze and Unsqueeze whose output has
- *     the input's shape; Cast to the input's own type. Their readers read
+ *     the input's shape; Cast to the input's own type; Concat of one
+ *     piece. Their readers read
  *     the input instead. One whose output is a graph output stays when
  *     its input cannot take over the output's name (a graph input, or
  *     another graph output): the model's interface does not change.
@@ -39,9 +41,31 @@ static bool is_noop(const gr_graph *g, const gr_node *n)
     const char *op = n->op_type;
     if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0) return true;
     if (strcmp(op, "Reshape") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Squeeze") == 0 ||
-        strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Cast") == 0)
+        strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Cast") == 0 ||
+        (strcmp(op, "Concat") == 0 && n->n_inputs == 1))
         return same_type(in, out);
     return false;
+}
+
+static bool is_empty(const gr_type *t)
+{
+    if (t->kind != GR_TYPE_TENSOR || t->ndim <= 0) return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] == 0) return true;
+    return false;
+}
+
+/* Drops node n's empty pieces when n is a Concat with elements: no kernel
+ * reads an empty tensor (gr_infer_shapes makes them known, never run). */
+static void drop_empty_pieces(const gr_graph *g, gr_node *n)
+{
+    if (!default_domain(n) || strcmp(n->op_type, "Concat") != 0 || n->n_outputs < 1 ||
+        n->outputs[0] < 0 || is_empty(&g->values[n->outputs[0]].type))
+        return;
+    int k2 = 0;
+    for (int k = 0; k < n->n_inputs; k++)
+        if (n->inputs[k] < 0 || !is_empty(&g->values[n->inputs[k]].type)) n->inputs[k2++] = n->inputs[k];
+    n->n_inputs = k2;
 }
 
 int gr_pass_eliminate(gr_model *m, gr_pass_stats *st, char **err)
@@ -57,6 +81,7 @@ int gr_pass_eliminate(gr_model *m, gr_pass_stats *st, char **err)
         return -1;
     }
     int removed = 0;
+    for (int i = 0; i < g->n_nodes; i++) drop_empty_pieces(g, &g->nodes[i]);
     for (int i = 0; i < g->n_nodes; i++) {
         const gr_node *n = &g->nodes[i];
         if (!is_noop(g, n) || !gr_rw_replace(&rw, n->outputs[0], n->inputs[0])) continue;

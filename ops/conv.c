@@ -65,13 +65,13 @@ static bool gemm_form(const ops_workload *w, const int64_t *p, bool nhwc) {
  * (zero in the padding; p = (n, y, x), q = (r, s, c), so that a chunk of q
  * is contiguous channels of one tap), W2[q, k] = W[r, s, c, k] (HWIO's own
  * memory order), O_acc[p, k] = sum_q Col[p, q] W2[q, k] in float32, O_gemm
- * its 16-bit cast and O[n, y, x, k] = O_gemm[(n OH + y) OW + x, k], the same
- * memory. The GEMM's rows are the N OH OW output positions rounded up to
+ * its 16-bit cast and O[n, y, x, k] = O_gemm[(n OH + y) OW + x, k], a copy
+ * of its first N OH OW rows. The GEMM's rows are the N OH OW output positions rounded up to
  * a multiple of 64 (Hopper's warpgroup MMA tiles 64 rows; rows past the
  * last position are zeros, computed and never read), so that every layer
  * runs on the tensor cores: ResNet-50's r50_c4 and c5 at batch 1 have 196
- * and 49 positions. Col and W2 are computed where they are read (the
- * tensor-core template's copies to shared memory; never stored). Stages:
+ * and 49 positions. Col and W2 are computed where they are read (on the
+ * GPU in the copies to shared memory; never stored). Stages:
  * t[0] = O, t[1] = O_acc, t[3] = O_gemm, t[4] = Col, t[5] = W2. */
 static int conv_build_gemm(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *p,
                            te_tensor *X, te_tensor *Wt) {

@@ -586,6 +586,7 @@ const char *cg_cuda__source(te_ctx *ctx, int nprogs, const tir_device_program *c
         for (int k = 0; k < progs[p]->nkernels; ++k)
             if (emit_kernel(ctx, &progs[p]->kernels[k], &kernels, &uses_half, &wgmma)) {
                 te_str_free(&kernels);
+                te_str_free(&out);
                 return NULL;
             }
     /* The headers only for kernels that use the types: float32 kernels

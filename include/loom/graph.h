@@ -530,7 +530,11 @@ int gr_exec_output_value(const gr_exec *e, int i);
 
 /* Runs the model once. inputs[i] is the i-th input (gr_exec_num_inputs):
  * a compact CPU tensor of the input's dtype and shape (a scalar: ndim 0,
- * or ndim 1 with shape [1]). outputs[i] (gr_exec_num_outputs of them)
+ * or ndim 1 with shape [1]; an empty one, a zero extent, may have NULL
+ * data). Empty values are known at compile time and get no kernel; a
+ * node that would make elements out of one (ReduceSum over an empty
+ * axis) is refused by gr_compile, Concat's empty pieces are dropped.
+ * outputs[i] (gr_exec_num_outputs of them)
  * receive copies of the results: compact CPU tensors of the output's dtype
  * and shape, allocated by the caller; outputs may be NULL when the caller
  * reads them with gr_exec_output instead. Returns 0, or -1 and *err
