@@ -12,7 +12,7 @@ DLTensor *rt_cuda_tensor_alloc(DLDataType dtype, int ndim, const int64_t *shape,
     if (rt__check_shape("rt_cuda_tensor_alloc", dtype, ndim, shape)) return NULL;
     size_t n = 1;
     for (int d = 0; d < ndim; ++d) {
-        if ((uint64_t)shape[d] > SIZE_MAX / n / 16) {
+        if (n && (uint64_t)shape[d] > SIZE_MAX / n / 16) {
             rt_set_error("rt_cuda_tensor_alloc: shape overflows the address space");
             return NULL;
         }

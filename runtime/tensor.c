@@ -27,8 +27,8 @@ int rt__check_shape(const char *who, DLDataType dtype, int ndim, const int64_t *
         return rt_set_error("%s: dtype has %u bits and %u lanes; both must be positive", who,
                             (unsigned)dtype.bits, (unsigned)dtype.lanes);
     for (int d = 0; d < ndim; ++d)
-        if (shape[d] <= 0)
-            return rt_set_error("%s: extent %lld of dimension %d must be positive", who,
+        if (shape[d] < 0)
+            return rt_set_error("%s: extent %lld of dimension %d is negative", who,
                                 (long long)shape[d], d);
     return 0;
 }
@@ -57,7 +57,7 @@ DLTensor *rt_tensor_alloc(DLDataType dtype, int ndim, const int64_t *shape) {
     if (rt__check_shape("rt_tensor_alloc", dtype, ndim, shape)) return NULL;
     size_t n = 1;
     for (int d = 0; d < ndim; ++d) {
-        if ((uint64_t)shape[d] > SIZE_MAX / n) {
+        if (n && (uint64_t)shape[d] > SIZE_MAX / n) {
             rt_set_error("rt_tensor_alloc: shape overflows the address space");
             return NULL;
         }
@@ -68,8 +68,9 @@ DLTensor *rt_tensor_alloc(DLDataType dtype, int ndim, const int64_t *shape) {
         rt_set_error("rt_tensor_alloc: %zu elements overflow the address space", n);
         return NULL;
     }
-    /* aligned_alloc needs a size that is a multiple of the alignment. */
-    size_t bytes = (n * eb + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN;
+    /* aligned_alloc needs a size that is a multiple of the alignment (and
+     * an empty tensor one block, so that its data is a real pointer). */
+    size_t bytes = n ? (n * eb + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN : RT_ALIGN;
     void *data = aligned_alloc(RT_ALIGN, bytes);
     if (!data) {
         rt_set_error("rt_tensor_alloc: out of memory for %zu bytes", bytes);

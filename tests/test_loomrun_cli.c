@@ -66,6 +66,39 @@ static void test_check_and_output(void **state)
     if (rc != 0) fail_msg("%s", out);
 }
 
+/* An empty input (x [0, 3], random or from .npy) through Transpose: no
+ * kernel, and the empty output written as .npy of shape (3, 0). */
+static void test_empty_tensors(void **state)
+{
+    (void)state;
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){0, 3});
+    ow_node_add(w, "", "Transpose", "x", "y");
+    ow_output(w, "y");
+    char model[512], path[512], head[128] = {0};
+    snprintf(model, sizeof model, "%s/empty.onnx", dir);
+    ow_write(w, model);
+    ow_free(w);
+    for (int given = 0; given < 2; given++) {
+        int rc = tu_run(out, sizeof out, "%s/loomrun %s %s%s%s --output %s/y%d.npy", tu_bindir(), model,
+                        given ? "--input x=" : "", given ? dir : "", given ? "/y0.npy" : "", dir, given);
+        /* the second run reads the first's output: (3, 0), not the model's (0, 3) */
+        if (given) {
+            assert_int_equal(rc, 2);
+            tu_assert_msg_has(out, "input 0 ('x') has shape [3,0], the model's is [0,3]");
+            continue;
+        }
+        if (rc != 0) fail_msg("%s", out);
+        tu_assert_msg_has(out, "0 kernels");
+        snprintf(path, sizeof path, "%s/y0.npy", dir);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        assert_true(fread(head, 1, sizeof head - 1, f) > 10);
+        fclose(f);
+        assert_non_null(strstr(head + 10, "'shape': (3, 0)"));
+    }
+}
+
 static void test_bad_files(void **state)
 {
     (void)state;
@@ -319,7 +352,8 @@ static void test_bad_env(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_check_and_output), cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_check_and_output), cmocka_unit_test(test_empty_tensors),
+        cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_unsupported_ops),  cmocka_unit_test(test_dynamic_and_attrs),
         cmocka_unit_test(test_db_other_target),  cmocka_unit_test(test_autotune_model),
         cmocka_unit_test(test_db_threads),       cmocka_unit_test(test_bad_env),

@@ -29,7 +29,8 @@ const char *rt_last_error(void);
 /* ---------------- tensors ---------------- */
 
 /* Allocates a tensor on the CPU: row-major compact, data 64-byte aligned,
- * uninitialised. dtype e.g. {kDLFloat, 32, 1}; ndim 0..8 extents > 0.
+ * uninitialised. dtype e.g. {kDLFloat, 32, 1}; ndim 0..8 extents >= 0 (a
+ * zero extent: an empty tensor, numel 0, its data still a valid pointer).
  * Free with rt_tensor_free. NULL (rt_last_error) on bad shape or no memory. */
 DLTensor *rt_tensor_alloc(DLDataType dtype, int ndim, const int64_t *shape);
 /* Frees a tensor from rt_tensor_alloc (data included). NULL is a no-op. */
