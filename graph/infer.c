@@ -393,6 +393,7 @@ static const op_rule rules[] = {
     {"QuantizeLinear", gr_infer_quant},
     {"DequantizeLinear", gr_infer_quant},
     {"LRN", gr_infer_lrn},
+    {"Det", gr_infer_det},
     {"Resize", gr_infer_resize},
     {"GatherND", gr_infer_gather_nd},
     {"ReverseSequence", gr_infer_reverse_sequence},

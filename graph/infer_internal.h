@@ -125,6 +125,9 @@ bool gr_infer_quant(gr_ictx *c);
 bool gr_infer_dynamic_quant(gr_ictx *c);
 /* infer_lrn.c: LRN. */
 bool gr_infer_lrn(gr_ictx *c);
+/* infer_det.c; lower_det.c expands determinants of up to this order */
+#define GR_DET_MAX_M 5
+bool gr_infer_det(gr_ictx *c);
 /* infer_resize.c: Resize, and the geometry its lowering maps output
  * coordinates with (roi, scales, sizes: the known inputs or NULL). */
 typedef enum { GR_RESIZE_NEAREST, GR_RESIZE_LINEAR, GR_RESIZE_CUBIC } gr_resize_mode;

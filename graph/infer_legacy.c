@@ -59,7 +59,7 @@ static const op_first firsts[] = {
     {"GatherElements", 11}, {"NegativeLogLikelihoodLoss", 12}, {"SoftmaxCrossEntropyLoss", 12},
     {"CastLike", 15}, {"EyeLike", 9}, {"HannWindow", 17}, {"HammingWindow", 17},
     {"BlackmanWindow", 17}, {"OneHot", 9}, {"ConvTranspose", 1},
-    {"BitShift", 11}, {"QuantizeLinear", 10}, {"DequantizeLinear", 10}, {"LRN", 1}, {"ReverseSequence", 10},
+    {"BitShift", 11}, {"QuantizeLinear", 10}, {"DequantizeLinear", 10}, {"LRN", 1}, {"Det", 11}, {"ReverseSequence", 10},
     {"MeanVarianceNormalization", 9}, {"TopK", 1},
     {"Scatter", 9}, {"ScatterElements", 11}, {"ScatterND", 11}, {"Einsum", 12}, {"GridSample", 16}, {"Compress", 9},
     {"MatMulInteger", 10}, {"QLinearMatMul", 10}, {"DFT", 17}, {"RNN", 7}, {"GRU", 7}, {"LSTM", 7}, {"ConvInteger", 10}, {"QLinearConv", 10}, {"Upsample", 7}, {"STFT", 17}, {"RoiAlign", 10},

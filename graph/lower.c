@@ -14,7 +14,7 @@ const gr_lower_rule *gr_lower_rule_for(const char *domain, const char *op_type)
         gr_lower_rules_nn,   gr_lower_rules_elemwise, gr_lower_rules_tensor, gr_lower_rules_layout,
         gr_lower_rules_math, gr_lower_rules_compare,  gr_lower_rules_reduce, gr_lower_rules_movement,
         gr_lower_rules_loss, gr_lower_rules_fill, gr_lower_rules_convt,
-        gr_lower_rules_quant, gr_lower_rules_lrn, gr_lower_rules_resize,
+        gr_lower_rules_quant, gr_lower_rules_lrn, gr_lower_rules_det, gr_lower_rules_resize,
         gr_lower_rules_select, gr_lower_rules_mvn, gr_lower_rules_topk,
         gr_lower_rules_scatter, gr_lower_rules_einsum, gr_lower_rules_gridsample,
         gr_lower_rules_compress, gr_lower_rules_qmatmul, gr_lower_rules_optimizer,

@@ -79,6 +79,7 @@ extern const gr_lower_rule gr_lower_rules_convt[];
 extern const gr_lower_rule gr_lower_rules_quant[];
 /* lower_lrn.c (LRN). */
 extern const gr_lower_rule gr_lower_rules_lrn[];
+extern const gr_lower_rule gr_lower_rules_det[];
 /* lower_resize.c (Resize). */
 extern const gr_lower_rule gr_lower_rules_resize[];
 /* lower_select.c (GatherND, ReverseSequence). */
