@@ -144,11 +144,11 @@ def main():
                 tensors.append(t.reshape(shape).cuda().to(TORCH_DTYPE[dtype]))
             else:
                 tensors.append((torch.rand(shape, device="cuda") * 2 - 1).to(TORCH_DTYPE[dtype]))
+        if prep:  # an NHWC workload: the peer's layouts, made once
+            tensors = list(prep(*tensors))
         # tf32=1 workloads: the peer runs TF32 too (cuBLAS on tensor cores);
         # the check allows tf32's rounding of both operands (2 x 2^-11 of
         # sum |a b|, bounded here by |a| |b| <= 1 times K).
-        if prep:
-            tensors = list(prep(*tensors))
         tf32 = p.get("tf32", 0) == 1
         torch.backends.cuda.matmul.allow_tf32 = tf32
         peer_ms, peer_spread = time_cuda(lambda: call(*tensors))
