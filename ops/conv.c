@@ -273,13 +273,17 @@ static void cbr_ref(const ops_workload *w, const int64_t *p, const double *const
     conv_ref_common(p, in, out[0], false, true);
 }
 
-/* The implicit GEMM (conv_build_gemm) on the CPU: Col and W2 read where
- * the product needs them, the GEMM's register tile (as matmul's), the
- * copy into O elementwise. */
+/* The implicit GEMM (conv_build_gemm) on the CPU: Col materialized (its
+ * gather's index arithmetic once per element: read where the product
+ * needs it, r50_c3 took 7.8 ms instead of 3.0), W2 read in place, the
+ * GEMM's register tile as matmul's, the copy into O elementwise. Without
+ * cache blocking a long reduction re-reads W2 from L3 for every row tile:
+ * on one znver4 core 0.49-0.85x the direct form's default (r50_c4
+ * float16 5.0 against 2.5 ms; bench/RESULTS.md, session 43). */
 static int gemm_sched(sch_schedule *s, const ops__priv *pv, int vlen) {
     te_tensor *F = pv->t[3];
-    if (sch_compute_inline(s, pv->t[4]) || sch_compute_inline(s, pv->t[5]) ||
-        ops__sched_register_tile(s, F, pv->t[1], 0, 6, 2 * vlen, vlen, true))
+    if (ops__sched_elemwise(s, pv->t[4], vlen, NULL) || sch_compute_inline(s, pv->t[5]) ||
+        ops__sched_register_tile(s, F, pv->t[1], 0, 6, vlen >= 16 ? 4 * vlen : 2 * vlen, vlen, true))
         return -1;
     return ops__sched_elemwise(s, pv->t[0], vlen, NULL);
 }
