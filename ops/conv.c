@@ -70,8 +70,8 @@ static bool gemm_form(const ops_workload *w, const int64_t *p, bool nhwc) {
  * a multiple of 64 (Hopper's warpgroup MMA tiles 64 rows; rows past the
  * last position are zeros, computed and never read), so that every layer
  * runs on the tensor cores: ResNet-50's r50_c4 and c5 at batch 1 have 196
- * and 49 positions. Col and W2 are computed where they are read (on the
- * GPU in the copies to shared memory; never stored). Stages:
+ * and 49 positions. On the GPU Col and W2 are computed in the copies to
+ * shared memory (never stored); the CPU stores Col (gemm_sched). Stages:
  * t[0] = O, t[1] = O_acc, t[3] = O_gemm, t[4] = Col, t[5] = W2. */
 static int conv_build_gemm(te_ctx *ctx, ops_workload *w, ops__priv *pv, const int64_t *p,
                            te_tensor *X, te_tensor *Wt) {
