@@ -75,27 +75,15 @@ struct gr_exec {
     char *db_note;   /* gr_exec_db_note */
 };
 
-/* Whether t is a tensor with a zero extent (its shape in nd, shape). */
-static bool empty_shape(const gr_type *t, int *nd, int64_t *shape)
-{
-    if (t->kind != GR_TYPE_TENSOR || t->ndim <= 0 || t->ndim > TE_MAX_DIMS) return false;
-    bool zero = false;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] < 0) return false;
-        zero |= t->shape[d] == 0;
-        shape[d] = t->shape[d];
-    }
-    *nd = t->ndim;
-    return zero;
-}
-
 /* A value's DLTensor; an empty one (a zero extent: no kernel reads or
  * writes it, gr_infer_shapes) too, with no storage. */
 static bool buf_init(gr_buf *b, const gr_value *v, void *data)
 {
-    int nd;
-    if (!gr_te_shape(&v->type, &nd, b->shape) && !empty_shape(&v->type, &nd, b->shape))
-        return false;
+    int nd = v->type.ndim;
+    if (!gr_te_shape(&v->type, &nd, b->shape)) {
+        if (!gr_type_empty(&v->type) || nd > TE_MAX_DIMS) return false;
+        memcpy(b->shape, v->type.shape, (size_t)nd * sizeof *b->shape);
+    }
     b->dl = (DLTensor){.data = data, .device = {kDLCPU, 0}, .ndim = nd, .dtype = v->type.dtype,
                        .shape = b->shape};
     b->have = true;
@@ -574,15 +562,13 @@ gr_exec *gr_compile(gr_model *m, const gr_compile_options *o, char **err)
         if (!inst->args) goto oom;
         for (int a = 0; a < na; a++) {
             int v = a < inst->io.ninputs ? inst->io.inputs[a] : inst->io.outputs[a - inst->io.ninputs];
-            int nd;
-            int64_t shape[TE_MAX_DIMS];
             /* an empty value is known, never computed (gr_infer_shapes): a
              * kernel reads one only to make elements out of nothing
              * (ReduceSum over an empty axis), which Loom does not lower */
-            if (e->bufs[v].have && empty_shape(&g->values[v].type, &nd, shape)) {
+            if (e->bufs[v].have && gr_type_empty(&g->values[v].type)) {
                 char label[400];
                 int d = 0;
-                while (shape[d]) d++;
+                while (g->values[v].type.shape[d]) d++;
                 gr_set_err(err, "%s: %s: reads value '%s', an empty tensor (dimension %d is 0), "
                                 "into elements: Loom runs no kernel over an empty tensor", m->path,
                            gr_node_label(g, inst->nodes[0], label, sizeof label), g->values[v].name, d);

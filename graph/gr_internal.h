@@ -48,6 +48,8 @@ bool gr_names_put(gr_names *t, const char *key, int val);
  * it, and a group key holds it as a `t` item, no argument, unless it is
  * a static input with known contents (then a `c` item) (op_kind.c). */
 bool gr_input_type_only(const gr_node *n, int k);
+/* Whether t is an empty tensor: known extents, one of them 0. */
+bool gr_type_empty(const gr_type *t);
 
 /* Converts one TensorProto into *out. `what` names it in messages
  * ("initializer 'w'", "file x.pb"); `dir` is where external data lives. */

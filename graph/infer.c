@@ -650,11 +650,8 @@ static bool known_empty_outputs(gr_ictx *c)
     for (int k = 0; k < n->n_outputs; k++) {
         if (n->outputs[k] < 0) continue;
         gr_value *v = &c->g->values[n->outputs[k]];
-        if (v->data || v->type.kind != GR_TYPE_TENSOR || v->type.ndim <= 0 || v->type.elem_type == GR_STRING)
-            continue;
-        bool empty = false;
-        for (int d = 0; d < v->type.ndim; d++) empty |= v->type.shape[d] == 0;
-        if (empty && !(v->data = gr_inew_tensor(c, v->type.elem_type, v->type.ndim, v->type.shape)))
+        if (!v->data && v->type.elem_type != GR_STRING && gr_type_empty(&v->type) &&
+            !(v->data = gr_inew_tensor(c, v->type.elem_type, v->type.ndim, v->type.shape)))
             return false;
     }
     return true;

@@ -47,24 +47,16 @@ static bool is_noop(const gr_graph *g, const gr_node *n)
     return false;
 }
 
-static bool is_empty(const gr_type *t)
-{
-    if (t->kind != GR_TYPE_TENSOR || t->ndim <= 0) return false;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] == 0) return true;
-    return false;
-}
-
 /* Drops node n's empty pieces when n is a Concat with elements: no kernel
  * reads an empty tensor (gr_infer_shapes makes them known, never run). */
 static void drop_empty_pieces(const gr_graph *g, gr_node *n)
 {
     if (!default_domain(n) || strcmp(n->op_type, "Concat") != 0 || n->n_outputs < 1 ||
-        n->outputs[0] < 0 || is_empty(&g->values[n->outputs[0]].type))
+        n->outputs[0] < 0 || gr_type_empty(&g->values[n->outputs[0]].type))
         return;
     int k2 = 0;
     for (int k = 0; k < n->n_inputs; k++)
-        if (n->inputs[k] < 0 || !is_empty(&g->values[n->inputs[k]].type)) n->inputs[k2++] = n->inputs[k];
+        if (n->inputs[k] < 0 || !gr_type_empty(&g->values[n->inputs[k]].type)) n->inputs[k2++] = n->inputs[k];
     n->n_inputs = k2;
 }
 

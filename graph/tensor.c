@@ -37,6 +37,17 @@ bool gr_elem_type_dl(int t, DLDataType *out)
 
 size_t gr_elem_type_size(int t) { return known(t) ? elem_types[t].size : 0; }
 
+bool gr_type_empty(const gr_type *t)
+{
+    if (!t || t->kind != GR_TYPE_TENSOR || t->ndim <= 0) return false;
+    bool zero = false;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] < 0) return false;
+        zero |= t->shape[d] == 0;
+    }
+    return zero;
+}
+
 /* ONNX external data keeps the model's directory as its root: a location
  * that is absolute or climbs out with ".." is refused, as ONNX's checker does. */
 static bool location_ok(const char *loc)

@@ -66,8 +66,9 @@ static void test_check_and_output(void **state)
     if (rc != 0) fail_msg("%s", out);
 }
 
-/* An empty input (x [0, 3], random or from .npy) through Transpose: no
- * kernel, and the empty output written as .npy of shape (3, 0). */
+/* An empty input (x [0, 3]) through Transpose: no kernel, the empty
+ * output written as .npy of shape (3, 0), and that .npy read back as an
+ * input (refused by its shape, not by its emptiness). */
 static void test_empty_tensors(void **state)
 {
     (void)state;
@@ -79,24 +80,18 @@ static void test_empty_tensors(void **state)
     snprintf(model, sizeof model, "%s/empty.onnx", dir);
     ow_write(w, model);
     ow_free(w);
-    for (int given = 0; given < 2; given++) {
-        int rc = tu_run(out, sizeof out, "%s/loomrun %s %s%s%s --output %s/y%d.npy", tu_bindir(), model,
-                        given ? "--input x=" : "", given ? dir : "", given ? "/y0.npy" : "", dir, given);
-        /* the second run reads the first's output: (3, 0), not the model's (0, 3) */
-        if (given) {
-            assert_int_equal(rc, 2);
-            tu_assert_msg_has(out, "input 0 ('x') has shape [3,0], the model's is [0,3]");
-            continue;
-        }
-        if (rc != 0) fail_msg("%s", out);
-        tu_assert_msg_has(out, "0 kernels");
-        snprintf(path, sizeof path, "%s/y0.npy", dir);
-        FILE *f = fopen(path, "rb");
-        assert_non_null(f);
-        assert_true(fread(head, 1, sizeof head - 1, f) > 10);
-        fclose(f);
-        assert_non_null(strstr(head + 10, "'shape': (3, 0)"));
-    }
+    int rc = tu_run(out, sizeof out, "%s/loomrun %s --output %s/y.npy", tu_bindir(), model, dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "0 kernels");
+    snprintf(path, sizeof path, "%s/y.npy", dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_true(fread(head, 1, sizeof head - 1, f) > 10);
+    fclose(f);
+    assert_non_null(strstr(head + 10, "'shape': (3, 0)"));
+    rc = tu_run(out, sizeof out, "%s/loomrun %s --input x=%s", tu_bindir(), model, path);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "input 0 ('x') has shape [3,0], the model's is [0,3]");
 }
 
 static void test_bad_files(void **state)
