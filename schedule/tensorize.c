@@ -25,7 +25,15 @@
 
 #define MAXOP 3
 
-typedef enum { IN_MMA, IN_LOAD_A, IN_LOAD_B, IN_STORE, IN_WG_MMA, IN_WG_STORE } intrin_kind;
+typedef enum {
+    IN_MMA,
+    IN_LOAD_A,
+    IN_LOAD_B,
+    IN_STORE,
+    IN_WG_MMA,
+    IN_WG_STORE,
+    IN_X86_DPBF16
+} intrin_kind;
 
 static const struct {
     const char *name;
@@ -37,6 +45,7 @@ static const struct {
     {"wmma.store", IN_STORE},
     {"wgmma.mma", IN_WG_MMA},
     {"wgmma.store", IN_WG_STORE},
+    {"x86.dpbf16", IN_X86_DPBF16},
 };
 #define NINTRIN ((int)(sizeof intrinsics / sizeof intrinsics[0]))
 
@@ -47,7 +56,7 @@ bool sch__tensor_intrin_known(const char *name) {
 }
 
 const char *sch__tensor_intrin_list(void) {
-    return "wmma.mma, wmma.load_a, wmma.load_b, wmma.store, wgmma.mma, wgmma.store";
+    return "wmma.mma, wmma.load_a, wmma.load_b, wmma.store, wgmma.mma, wgmma.store, x86.dpbf16";
 }
 
 /* ---- declarations ---- */
@@ -128,6 +137,10 @@ typedef struct {
     int nt;
     const te_tensor *pt[4], *et[4]; /* intrinsic tensor -> stage tensor */
     const te_expr *reads[4];        /* the stage's read of each intrinsic tensor */
+    /* Reads match whatever their indices (x86.dpbf16, whose b is read
+     * through a packed copy's rewritten indices): the tiles' analysis
+     * checks how each index steps. */
+    bool loose_reads;
 } match_map;
 
 static bool pair(const void **ps, const void **es, int *n, int cap, const void *p, const void *e) {
@@ -164,11 +177,12 @@ static bool match(const te_expr *p, const te_expr *e, match_map *m) {
         break;
     case TE_READ: {
         const te_tensor *pt = p->u.read.tensor, *et = e->u.read.tensor;
-        if (p->u.read.ndim != e->u.read.ndim ||
+        if ((!m->loose_reads && p->u.read.ndim != e->u.read.ndim) ||
             !pair((const void **)m->pt, (const void **)m->et, &m->nt, 4, pt, et))
             return false;
         for (int i = 0; i < m->nt; i++)
             if (m->pt[i] == pt) m->reads[i] = e;
+        if (m->loose_reads) return true;
         break;
     }
     case TE_REDUCE:
@@ -229,7 +243,7 @@ static int stepping_leaf(tz_ctx *z, te_expr *idx, te_expr *start) {
 
 /* Fills t from a buffer access (buffer, indices); rows/cols: the
  * tensorized leaf (index in zero_vars) that steps the tile's rows and
- * columns. */
+ * columns (row_leaf -1: a tile of one row, t->drow stays -1). */
 static int make_tile(tz_ctx *z, const char *what, tir_buffer *b, int ndim, te_expr *const *idx,
                      int row_leaf, int col_leaf, tile *t) {
     te_ctx *ctx = z->L->ctx;
@@ -249,7 +263,7 @@ static int make_tile(tz_ctx *z, const char *what, tir_buffer *b, int ndim, te_ex
                                           "tile by one element",
                                      te_expr_str(ctx, idx[d])));
     }
-    if (t->drow < 0 || t->dcol < 0)
+    if ((row_leaf >= 0 && t->drow < 0) || t->dcol < 0)
         return refuse(z, te_sprintf(ctx, "%s '%s' does not span the tile's rows and columns", what,
                                     b->name),
                       NULL);
@@ -429,6 +443,139 @@ static te_expr *first_element(tz_ctx *z, const tile *t) {
     return tir_buffer_load(t->buf, t->buf->ndim, t->start);
 }
 
+/* ---- x86.dpbf16: AVX512-BF16's VDPBF16PS on the CPU ---- */
+
+/* A tile of the x86 call: in global or local memory, its columns (the
+ * lanes, or a's pair) `col` elements apart and, for b, its rows (the
+ * pair) `row` apart. */
+static int check_x86_tile(tz_ctx *z, const tile *t, const char *what, int64_t row, int64_t col) {
+    te_ctx *ctx = z->L->ctx;
+    const tir_buffer *b = t->buf;
+    if (b->scope != TIR_SCOPE_GLOBAL && b->scope != TIR_SCOPE_LOCAL)
+        return refuse(z, te_sprintf(ctx, "%s '%s' is in scope %s; x86.dpbf16 reads and writes ",
+                                    what, b->name, tir_scope_name(b->scope)),
+                      "global or local memory");
+    if (b->strides[t->dcol] != col || (t->drow >= 0 && b->strides[t->drow] != row))
+        return refuse(
+            z, te_sprintf(ctx, "%s '%s' has strides %lld (%s) and %lld; x86.dpbf16 needs ", what,
+                          b->name, (long long)b->strides[t->dcol],
+                          t->drow >= 0 ? "lanes" : "pair",
+                          t->drow >= 0 ? (long long)b->strides[t->drow] : 0LL),
+            row ? te_sprintf(ctx, "%lld along the lanes and %lld within a pair (pack the "
+                                  "operand by 16 on its columns, then by 2 on its rows: the "
+                                  "VNNI layout)",
+                             (long long)col, (long long)row)
+                : te_sprintf(ctx, "%lld", (long long)col));
+    return 0;
+}
+
+/* Lowers a stage tensorized with x86.dpbf16: the declaration c[0, j] =
+ * sum over k < 2 of float32(a[0, k]) * float32(b[k, j]), j < 16, matched
+ * on a float32 sum over one axis of bfloat16 products (the reads' indices
+ * free: b is read through its packed copy); j is the output's last axis.
+ * The two tensorized loops step j (16) and k (2), in either order, and
+ * the stage's other loops (the row among them) stay outside. The tiles
+ * then fix the layouts: c's lanes and a's pair contiguous, b's pair
+ * contiguous and its lanes 2 apart. The init (a sum's zero) becomes a
+ * 16-lane vector store. */
+static int lower_x86_dpbf16(tz_ctx *z, int st, te_expr *const *store_idx, int nsub,
+                            te_expr **vars, te_expr **vals, sch_tensorized *out) {
+    lower_state *L = z->L;
+    te_ctx *ctx = L->ctx;
+    const sch_stage *g = z->g;
+    lower_stage *ls = &L->ls[st];
+    te_dtype bf = TE_BFLOAT16, f32 = TE_FLOAT32;
+    if (!te_dtype_eq(g->op->dtype, f32))
+        return refuse(z, te_sprintf(ctx, "the stage is %s; x86.dpbf16 sums in float32",
+                                    te_dtype_str(g->op->dtype)),
+                      NULL);
+    te_tensor *a = te_placeholder(ctx, "a", bf, TE_SHAPE(1, 2));
+    te_tensor *b = te_placeholder(ctx, "b", bf, TE_SHAPE(2, 16));
+    te_expr *i = te_axis(ctx, "i", 1), *j = te_axis(ctx, "j", 16), *k = te_reduce_axis(ctx, "k", 2);
+    if (!a || !b || !i || !j || !k) return -1;
+    te_expr *prod = te_mul(te_cast(f32, te_read(a, i, k)), te_cast(f32, te_read(b, k, j)));
+    te_tensor *c = te_compute(ctx, "c", TE_AXES(i, j), te_sum(prod, k));
+    if (!c) return -1;
+    match_map m = {.loose_reads = true};
+    if (!match(c->body, ls->body, &m) || m.nt != 2)
+        return refuse(z, te_sprintf(ctx, "its computation %s does not match the intrinsic's ",
+                                    te_expr_str(ctx, ls->body)),
+                      te_expr_str(ctx, c->body));
+    /* the lanes: the output's last axis; the pair: the reduction's axis
+     * (the tiles below check that the reads step by them as declared) */
+    int n = g->op->ndim;
+    const te_expr *root_j = n >= 2 ? g->op->axes[n - 1] : NULL, *root_k = NULL;
+    for (int v = 0; v < m.nv; v++)
+        if (m.pv[v] == k) root_k = m.ev[v];
+    if (!root_j || !root_k)
+        return refuse(z, "the output must have a row and a column axis, summed over one axis",
+                      NULL);
+    /* the two tensorized loops: j's 16 lanes and k's pair */
+    if (g->nleaf - z->pos != 2)
+        return refuse(z, te_sprintf(ctx, "%d loops from this axis inwards; ", g->nleaf - z->pos),
+                      "x86.dpbf16 takes 2 (16 lanes and a pair of the reduction)");
+    te_expr *vj = sch__lower_value(L, st, (te_expr *)root_j);
+    te_expr *vk = sch__lower_value(L, st, (te_expr *)root_k);
+    int leaf_j = -1, leaf_k = -1;
+    for (int l = 0; l < 2; l++) {
+        te_expr *lv = g->leaf[z->pos + l];
+        bool sj = vj && te_expr_uses_var(vj, lv), sk = vk && te_expr_uses_var(vk, lv);
+        int64_t ext = sch__lower_ext(L, st, lv), want = sj ? 16 : 2;
+        if (sj == sk)
+            return refuse(z, te_sprintf(ctx, "loop '%s' steps ", lv->u.var.name),
+                          sj ? "both the lanes and the reduction (a fused loop)"
+                             : "neither the output's last axis nor the reduction");
+        if (ext != want)
+            return refuse(z, te_sprintf(ctx, "loop '%s' has extent %lld; ", lv->u.var.name,
+                                        (long long)ext),
+                          sj ? "the lanes need 16" : "the reduction's pair needs 2");
+        if ((sj && leaf_j >= 0) || (sk && leaf_k >= 0))
+            return refuse(z, "two loops step the same tile dimension", NULL);
+        *(sj ? &leaf_j : &leaf_k) = l;
+        z->zero_vars[z->nzero] = lv;
+        z->zeros[z->nzero++] = te_int(ctx, 0);
+        for (int s2 = 0; s2 < L->s->nstages; s2++)
+            if (L->s->stages[s2].attach == SCH_ATTACH_AT && L->s->stages[s2].attach_stage == st &&
+                L->s->stages[s2].attach_iter == lv)
+                return refuse(z, te_sprintf(ctx, "stage '%s' is computed at tensorized loop '%s'",
+                                            L->s->stages[s2].op->name, lv->u.var.name),
+                              NULL);
+    }
+    tir_stmt *marker = tir_noop(ctx);
+    if (sch__lower_guards(L, st, 0, g->nroot, marker) != marker)
+        return refuse(z, "the tiles do not divide the stage's extents (the nest needs bounds ",
+                      "guards); choose split factors that divide them");
+    /* the tiles: c's 16 lanes, a's pair, b's 16 pairs */
+    tile tiles[3];
+    if (make_tile(z, "output", ls->buf, n, store_idx, -1, leaf_j, &tiles[0])) return -1;
+    const te_tensor *decl_in[2] = {a, b};
+    for (int q = 0; q < 2; q++) {
+        const te_expr *rd = NULL;
+        for (int t = 0; t < m.nt; t++)
+            if (m.pt[t] == decl_in[q]) rd = m.reads[t];
+        te_expr *ld = rd ? sch__lower_reads(L, nsub, vars, vals, (te_expr *)rd) : NULL;
+        if (!ld || ld->kind != TE_BUFFER_LOAD) return -1;
+        if (make_tile(z, "input", ld->u.bload.buffer, ld->u.bload.ndim, ld->u.bload.indices,
+                      q ? leaf_k : -1, q ? leaf_j : leaf_k, &tiles[1 + q]))
+            return -1;
+    }
+    if (check_x86_tile(z, &tiles[0], "output", 0, 1) ||
+        check_x86_tile(z, &tiles[1], "operand a", 0, 1) ||
+        check_x86_tile(z, &tiles[2], "operand b", 1, 2))
+        return -1;
+    te_expr *args[3];
+    for (int q = 0; q < 3; q++)
+        if (!(args[q] = first_element(z, &tiles[q]))) return -1;
+    if (!(out->call = tir_tensor_call(ctx, TIR_X86_DPBF16, 3, args, NULL, NULL))) return -1;
+    /* the sums' zero: the 16 lanes stored at once */
+    te_expr *lanes = g->leaf[z->pos + leaf_j];
+    tir_stmt *zero = tir_buffer_store(ctx, ls->buf, n, store_idx, te_float(ctx, 0.0));
+    out->init = zero ? tir_for(ctx, lanes, te_int(ctx, 0), te_int(ctx, 16), TIR_FOR_VECTORIZED,
+                               zero)
+                     : NULL;
+    return out->init ? 0 : -1;
+}
+
 int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
                          te_expr *const *store_idx, int nsub, te_expr **vars, te_expr **vals,
                          sch_tensorized *out) {
@@ -441,6 +588,7 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
     for (int i = 0; i < NINTRIN; i++)
         if (!strcmp(name, intrinsics[i].name)) wkind = intrinsics[i].kind, known = true;
     if (!known) return refuse(&z, "unknown intrinsic", NULL);
+    if (wkind == IN_X86_DPBF16) return lower_x86_dpbf16(&z, st, store_idx, nsub, vars, vals, out);
     /* wgmma's calls match as WMMA's of 64-row tiles; `kind` is the form */
     bool wg = wkind == IN_WG_MMA || wkind == IN_WG_STORE;
     intrin_kind kind = wkind == IN_WG_MMA ? IN_MMA : wkind == IN_WG_STORE ? IN_STORE : wkind;
@@ -611,6 +759,7 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
             check_fragment(&z, &tiles[1], TIR_SCOPE_WMMA_ACC, 16, 16))
             return -1;
         break;
+    case IN_X86_DPBF16: break; /* lower_x86_dpbf16 */
     }
     te_expr *args[MAXOP];
     for (int i = 0; i < nops; i++)

@@ -419,7 +419,7 @@ te_expr *tir_broadcast(te_expr *value, int lanes) {
 const char *tir_tensor_intrin_name(tir_tensor_intrin k) {
     static const char *const names[] = {"wmma.fill",  "wmma.load_a", "wmma.load_b",
                                         "wmma.mma",   "wmma.store",  "wgmma.fill",
-                                        "wgmma.mma",  "wgmma.store"};
+                                        "wgmma.mma",  "wgmma.store", "x86.dpbf16"};
     return (int)k >= 0 && k < TIR_TENSOR_INTRIN_COUNT ? names[k] : "unknown";
 }
 
@@ -428,7 +428,8 @@ int tir_tensor_intrin_nargs(tir_tensor_intrin k) {
     case TIR_WMMA_FILL:
     case TIR_WGMMA_FILL: return 1;
     case TIR_WMMA_MMA:
-    case TIR_WGMMA_MMA: return 3;
+    case TIR_WGMMA_MMA:
+    case TIR_X86_DPBF16: return 3;
     case TIR_WGMMA_STORE:
     case TIR_WMMA_LOAD_A:
     case TIR_WMMA_LOAD_B:

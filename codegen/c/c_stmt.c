@@ -466,9 +466,14 @@ void cg_c_stmt(cg_c_emitter *em, const tir_stmt *s) {
                   s->u.bstore.buffer ? s->u.bstore.buffer->name : "?", em->func);
         return;
     case TIR_TENSOR_CALL:
-        cg_c_fail(em, "tensor intrinsic %s in function '%s' runs only on the GPU (target cuda); "
-                      "the c target has no tensor cores (remove the tensorize step)",
-                  tir_tensor_intrin_name(s->u.tcall.intrin), em->func);
+        if (s->u.tcall.intrin == TIR_X86_DPBF16)
+            cg_c_fail(em, "tensor intrinsic x86.dpbf16 in function '%s' is emitted by the llvm "
+                          "target only; the c target does not emit it (build for llvm)",
+                      em->func);
+        else
+            cg_c_fail(em, "tensor intrinsic %s in function '%s' runs only on the GPU (target "
+                          "cuda); the c target has no tensor cores (remove the tensorize step)",
+                      tir_tensor_intrin_name(s->u.tcall.intrin), em->func);
         return;
     default:
         cg_c_fail(em, "statement kind %d in function '%s' is not supported by the c target",

@@ -458,7 +458,11 @@ static void emit(cuda_emitter *ce, const tir_stmt *s) {
         return;
     case TIR_ALLREDUCE: cg_cuda__emit_allreduce(em, s, ce->block, emit_cb, ce); return;
     case TIR_TENSOR_CALL:
-        if (s->u.tcall.intrin >= TIR_WGMMA_FILL) cg_cuda__wgmma_call(em, &ce->wgmma, s);
+        if (s->u.tcall.intrin == TIR_X86_DPBF16)
+            cg_c_fail(em, "tensor intrinsic x86.dpbf16 in kernel '%s' is an x86 CPU instruction; "
+                          "the cuda target cannot run it (tensorize with wmma.mma or wgmma.mma)",
+                      em->func);
+        else if (s->u.tcall.intrin >= TIR_WGMMA_FILL) cg_cuda__wgmma_call(em, &ce->wgmma, s);
         else cg_cuda__wmma_call(em, &ce->wmma, s);
         return;
     default:

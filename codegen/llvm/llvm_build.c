@@ -115,6 +115,13 @@ static int emit_module(te_ctx *ctx, build_state *s, int nfuncs, const tir_func *
     memset(&em, 0, sizeof em);
     em.ctx = ctx;
     em.bounds_check = bounds_check;
+    char *triple = LLVMGetTargetMachineTriple(s->tm), *cpu = LLVMGetTargetMachineCPU(s->tm),
+         *feats = LLVMGetTargetMachineFeatureString(s->tm);
+    em.bf16_dot = cg_llvm__has_bf16_dot(triple, cpu, feats);
+    em.cpu = te_strdup(ctx, cpu);
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(feats);
     em.lc = LLVMOrcThreadSafeContextGetContext(s->tsc);
     em.mod = s->mod;
     em.b = LLVMCreateBuilderInContext(em.lc);

@@ -22,6 +22,7 @@
 extern "C" int cg_llvm__mc_check(const char *triple, const char *cpu, const char *features,
                                  char **bad);
 extern "C" int cg_llvm__vector_lanes(const char *triple, const char *cpu, const char *features);
+extern "C" bool cg_llvm__has_bf16_dot(const char *triple, const char *cpu, const char *features);
 
 static char *dup_string(const std::string &s) {
     char *r = static_cast<char *>(std::malloc(s.size() + 1));
@@ -66,24 +67,38 @@ extern "C" int cg_llvm__mc_check(const char *triple, const char *cpu, const char
     return 0;
 }
 
-/* float32 lanes of the widest vector register cpu with features has: 16
- * with AVX-512F, 8 with AVX (its 256-bit registers hold 8 floats; AVX2
- * adds integer operations), else 4 (SSE, NEON, or a target whose feature
- * names are not x86's: asking an ARM subtarget for "+avx" would only print
- * LLVM's "not a recognized feature" warning). cpu and features as the
- * target machine gets them (features applied after the CPU's own). */
-extern "C" int cg_llvm__vector_lanes(const char *triple, const char *cpu, const char *features) {
+/* The subtarget of an x86 triple for cpu with features, or null for any
+ * other triple (whose feature names are not x86's: asking an ARM
+ * subtarget for "+avx" would only print LLVM's "not a recognized feature"
+ * warning). cpu and features as the target machine gets them (features
+ * applied after the CPU's own). */
+static std::unique_ptr<llvm::MCSubtargetInfo> x86_subtarget(const char *triple, const char *cpu,
+                                                            const char *features) {
     std::string t(triple ? triple : "");
     bool x86 = t.rfind("x86_64", 0) == 0 ||
                (t.size() > 3 && t[0] == 'i' && t.compare(2, 2, "86") == 0);
-    if (!x86) return 4;
+    if (!x86) return nullptr;
     std::string err;
     const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t, err);
-    if (!target) return 4;
-    std::unique_ptr<llvm::MCSubtargetInfo> sti(
+    if (!target) return nullptr;
+    return std::unique_ptr<llvm::MCSubtargetInfo>(
         target->createMCSubtargetInfo(t, cpu ? cpu : "", features ? features : ""));
+}
+
+/* float32 lanes of the widest vector register cpu with features has: 16
+ * with AVX-512F, 8 with AVX (its 256-bit registers hold 8 floats; AVX2
+ * adds integer operations), else 4 (SSE, NEON, any other target). */
+extern "C" int cg_llvm__vector_lanes(const char *triple, const char *cpu, const char *features) {
+    std::unique_ptr<llvm::MCSubtargetInfo> sti = x86_subtarget(triple, cpu, features);
     if (!sti) return 4;
     if (sti->checkFeatures("+avx512f")) return 16;
     if (sti->checkFeatures("+avx")) return 8;
     return 4;
+}
+
+/* True when cpu with features (an x86 triple's) has AVX512-BF16's
+ * VDPBF16PS on 512-bit registers. */
+extern "C" bool cg_llvm__has_bf16_dot(const char *triple, const char *cpu, const char *features) {
+    std::unique_ptr<llvm::MCSubtargetInfo> sti = x86_subtarget(triple, cpu, features);
+    return sti && sti->checkFeatures("+avx512bf16,+avx512f");
 }

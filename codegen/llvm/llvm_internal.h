@@ -60,6 +60,10 @@ typedef struct {
     /* cg_llvm_options.bounds_check, and the name strings its error calls
      * pass (a buffer or a function name to its global constant). */
     bool bounds_check;
+    /* The target CPU (for messages), and whether it has AVX512-BF16
+     * (x86.dpbf16 tensor calls). */
+    const char *cpu;
+    bool bf16_dot;
     cg_llvm_bind *names;
     int nnames, cap_names;
 } cg_llvm_emitter;
@@ -88,6 +92,9 @@ int cg_llvm__mc_check(const char *triple, const char *cpu, const char *features,
  * generic CPU, no extra features) for triple: 16 (AVX-512F), 8 (AVX), 4
  * (anything else, every non-x86 triple included). */
 int cg_llvm__vector_lanes(const char *triple, const char *cpu, const char *features);
+/* True when cpu with features has AVX512-BF16's VDPBF16PS (tensorize
+ * x86.dpbf16); false for any non-x86 triple. */
+bool cg_llvm__has_bf16_dot(const char *triple, const char *cpu, const char *features);
 
 /* ---- llvm_jit.c ---- */
 /* The error's text (malloc-owned); consumes err. */
@@ -164,6 +171,11 @@ void cg_llvm__return(cg_llvm_emitter *em, LLVMValueRef rc);
 /* A serial loop over [lo, hi) running body_fn at each value of var. */
 void cg_llvm__loop(cg_llvm_emitter *em, const te_expr *var, LLVMValueRef lo, LLVMValueRef hi,
                    const tir_stmt *body, bool unroll);
+
+/* ---- llvm_x86_dot.c ---- */
+/* A TENSOR_CALL: x86.dpbf16 where the target CPU has AVX512-BF16; any
+ * other intrinsic (the GPU's) or a CPU without it fails with a message. */
+void cg_llvm__tensor_call(cg_llvm_emitter *em, const tir_stmt *s);
 
 /* ---- llvm_bounds.c ---- */
 /* With em->bounds_check: emits a test that every lane of index idx

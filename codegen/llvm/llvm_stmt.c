@@ -358,11 +358,7 @@ void cg_llvm__stmt(cg_llvm_emitter *em, const tir_stmt *s) {
                           "tir_pass_storage_flatten (tir_run_pipeline) first",
                       s->u.bstore.buffer ? s->u.bstore.buffer->name : "?", em->func);
         return;
-    case TIR_TENSOR_CALL:
-        cg_llvm__fail(em, "tensor intrinsic %s in function '%s' runs only on the GPU (target cuda); "
-                          "the llvm target has no tensor cores (remove the tensorize step)",
-                      tir_tensor_intrin_name(s->u.tcall.intrin), em->func);
-        return;
+    case TIR_TENSOR_CALL: cg_llvm__tensor_call(em, s); return;
     default:
         cg_llvm__fail(em, "statement kind %d in function '%s' is not supported by the llvm target",
                       (int)s->kind, em->func);

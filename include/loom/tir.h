@@ -136,11 +136,17 @@ typedef enum {
     TIR_WGMMA_FILL,
     TIR_WGMMA_MMA,
     TIR_WGMMA_STORE,
+    /* x86 AVX512-BF16's VDPBF16PS (the llvm target), one thread: acc (16
+     * contiguous float32) := acc + the sums of pairs of products of a (2
+     * contiguous bfloat16, the same pair for every lane) and b (16 pairs
+     * of bfloat16, pair j at 2j: the "VNNI" layout), lane j adding
+     * a[0] * b[2j] + a[1] * b[2j + 1]. */
+    TIR_X86_DPBF16,
     TIR_TENSOR_INTRIN_COUNT
 } tir_tensor_intrin;
 #define TIR_TCALL_MAX_ARGS 4
 /* "wmma.fill", "wmma.load_a", "wmma.load_b", "wmma.mma", "wmma.store",
- * "wgmma.fill", "wgmma.mma", "wgmma.store" */
+ * "wgmma.fill", "wgmma.mma", "wgmma.store", "x86.dpbf16" */
 const char *tir_tensor_intrin_name(tir_tensor_intrin k);
 /* Operands of intrinsic k (args[0] included). */
 int tir_tensor_intrin_nargs(tir_tensor_intrin k);
