@@ -33,13 +33,17 @@ static int fail(char **err, const char *target, const char *fmt, ...) {
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char *host_triple;
 static int host_lanes = 4;
+static bool host_bf16_dot;
 
 static void detect_host(void) {
     cg_llvm__init();
     char *t = cg_llvm__triple(), *cpu = cg_llvm_host_cpu(), *feats = cg_llvm_host_features();
     host_triple = t ? strdup(t) : NULL;
     if (t) LLVMDisposeMessage(t);
-    if (host_triple) host_lanes = cg_llvm__vector_lanes(host_triple, cpu, feats);
+    if (host_triple) {
+        host_lanes = cg_llvm__vector_lanes(host_triple, cpu, feats);
+        host_bf16_dot = cg_llvm__has_bf16_dot(host_triple, cpu, feats);
+    }
     free(cpu);
     free(feats);
 }
@@ -128,6 +132,7 @@ static int parse_kind(const char *target, cg_target *out, char **err) {
     }
     pthread_once(&host_once, detect_host);
     out->vector_lanes = host_lanes;
+    out->bf16_dot = out->kind == CG_TARGET_LLVM && host_bf16_dot;
     if (out->kind == CG_TARGET_LLVM && !(out->triple = host_triple ? strdup(host_triple) : NULL))
         return fail(err, target, host_triple ? "out of memory" : "LLVM reports no host triple");
     return 0;
@@ -146,8 +151,12 @@ int cg_target_parse(const char *target, cg_target *out, char **err) {
         /* As cg_llvm__target_machine compiles: the host's CPU when none is
          * named, the host's features only with the host's CPU. */
         char *host = rc || out->cpu ? NULL : cg_llvm_host_cpu();
-        if (!rc) out->vector_lanes = cg_llvm__vector_lanes(out->triple, out->cpu ? out->cpu : host,
-                                                           out->features);
+        if (!rc) {
+            out->vector_lanes = cg_llvm__vector_lanes(out->triple, out->cpu ? out->cpu : host,
+                                                      out->features);
+            out->bf16_dot = cg_llvm__has_bf16_dot(out->triple, out->cpu ? out->cpu : host,
+                                                  out->features);
+        }
         free(host);
     }
     if (rc) cg_target_free(out);

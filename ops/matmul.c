@@ -138,6 +138,15 @@ static int matmul_sched(const ops_workload *w, sch_schedule *s, const int64_t *p
     return mm_tile(s, pv->t[1], pv->t[0], vlen);
 }
 
+/* bfloat16 on a CPU with AVX512-BF16: the register tile with its
+ * reduction's pairs on VDPBF16PS (1 where the shape does not allow it). */
+static int matmul_sched_bf16_dot(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    if (!pv->t[1]) return 1;
+    return ops__sched_register_tile_bf16_dot(s, pv->t[1], pv->t[0], pv->t[1]->ndim - 2, 6, 64);
+}
+
 /* CUDA: the GEMM tile; R is C's local cache (matmul) or the product D
  * that the bias/gelu tail Y reads. */
 static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
@@ -188,6 +197,7 @@ const ops__impl ops__matmul = {
     .build = matmul_build,
     .reference = matmul_ref,
     .schedule = matmul_sched,
+    .schedule_bf16_dot = matmul_sched_bf16_dot,
     .cuda_schedule = mm_cuda,
     .half = true,
 };
@@ -220,6 +230,7 @@ const ops__impl ops__batch_matmul = {
     .build = bmm_build,
     .reference = bmm_ref,
     .schedule = matmul_sched,
+    .schedule_bf16_dot = matmul_sched_bf16_dot,
     .cuda_schedule = mm_cuda,
     .half = true,
 };

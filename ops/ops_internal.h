@@ -42,6 +42,11 @@ struct ops__impl {
                       double *const *out);
     /* Applies the default CPU schedule to s. vlen: vector lanes of float32. */
     int (*schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen);
+    /* The default CPU schedule of a bfloat16 workload where the target
+     * CPU has AVX512-BF16 (cg_target.bf16_dot): products summed in pairs
+     * by tensorize "x86.dpbf16". Returns 1, s untouched, where the shape
+     * does not allow it (schedule then applies). NULL: none. */
+    int (*schedule_bf16_dot)(const ops_workload *w, sch_schedule *s, const int64_t *p);
     /* Applies the default CUDA schedule to s (ops/sched_cuda.c helpers)
      * for the target gpu. */
     int (*cuda_schedule)(const ops_workload *w, sch_schedule *s, const int64_t *p,
@@ -117,6 +122,18 @@ int ops__sched_elemwise(sch_schedule *s, te_tensor *t, int vlen, te_expr **par);
  * in registers (TVM's "How to optimize GEMM on CPU", tutorial 2). */
 int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, int64_t mr,
                              int64_t nb, int vlen, bool col_outer);
+/* ops__sched_register_tile (col_outer, 16 float32 lanes) for R a float32
+ * sum over one axis of bfloat16 products, the pairs of the reduction
+ * summed by AVX512-BF16's VDPBF16PS: the operand R reads at its columns
+ * is packed into panels of nb columns and then by 2 on the reduction
+ * ([K/2, N/nb, nb, 2]: the VNNI layout, Intel's and oneDNN's for
+ * bfloat16 dot products), the reduce loop split by 2 and the tile's
+ * 16-lane vectors tensorized with "x86.dpbf16". Returns 1, s untouched,
+ * where it does not apply: R not such a sum, the other operand's pair not
+ * contiguous (a transposed A), K odd, or no row and column tile dividing
+ * the shape. */
+int ops__sched_register_tile_bf16_dot(sch_schedule *s, te_tensor *F, te_tensor *R, int row,
+                                      int64_t mr, int64_t nb);
 /* A register tile vectorized over F's axis `vec` (output channels of an
  * NCHW convolution) instead of its last axis: the reduction R (a separate
  * stage F reads elementwise, or NULL: a cache_write of F in "local") is

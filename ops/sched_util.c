@@ -71,12 +71,18 @@ static te_tensor *operand_at(te_tensor *R, int axis, int64_t f, int *dim) {
 }
 
 /* A copy of `in` read by R, packed on dimension dim by f at the root
- * (sch_pack), its block loop parallel and its lanes vectorized. */
-static int pack_operand(sch_schedule *s, te_tensor *R, te_tensor *in, int dim, int64_t f) {
+ * (sch_pack), its block loop parallel and its lanes vectorized. With
+ * pair >= 0 the copy is packed again by 2 on its dimension `pair` (in's
+ * numbering), the pairs innermost (the VNNI layout of bfloat16 dot
+ * products), and not vectorized. */
+static int pack_operand(sch_schedule *s, te_tensor *R, te_tensor *in, int dim, int64_t f,
+                        int pair) {
     te_tensor *copy = sch_cache_read(s, in, "global", 1, &R);
     te_tensor *p = copy ? sch_pack(s, copy, sch_axis(copy, dim), f) : NULL;
+    /* the packed copy's axes: dim's blocks, the others in order, dim's lanes */
+    if (p && pair >= 0) p = sch_pack(s, p, sch_axis(p, pair < dim ? pair + 1 : pair), 2);
     if (!p || sch_parallel(s, p, sch_axis(p, 0))) return -1;
-    return f > 1 ? sch_vectorize(s, p, sch_axis(p, p->ndim - 1)) : 0;
+    return f > 1 && pair < 0 ? sch_vectorize(s, p, sch_axis(p, p->ndim - 1)) : 0;
 }
 
 /* Packs the input that R's reduction walks at its column axis (B[k, j] of
@@ -89,11 +95,15 @@ static int pack_column_operand(sch_schedule *s, te_tensor *R, int64_t nb) {
     int dim;
     if (!R->body || R->body->kind != TE_REDUCE || nb <= 1) return 0;
     te_tensor *in = operand_at(R, R->ndim - 1, nb, &dim);
-    return in && in->shape[dim] != nb ? pack_operand(s, R, in, dim, nb) : 0;
+    return in && in->shape[dim] != nb ? pack_operand(s, R, in, dim, nb, -1) : 0;
 }
 
-int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, int64_t mr,
-                             int64_t nb, int vlen, bool col_outer) {
+/* ops__sched_register_tile; with dot (16 lanes, mr and nb dividing the
+ * shape, R's column operand at dot_in, its pair dimension dot_pair) the
+ * pairs of the reduction go to x86.dpbf16. */
+static int register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, int64_t mr,
+                         int64_t nb, int vlen, bool col_outer, te_tensor *dot_in, int dot_dim,
+                         int dot_pair) {
     int n = F->ndim, col = n - 1;
     if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
     te_expr *ax[TE_MAX_DIMS];
@@ -103,7 +113,8 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
      * loop partitioning splits its guard off. */
     mr = col_outer ? (mr < F->shape[row] ? mr : F->shape[row]) : pick_factor(F->shape[row], mr, 1);
     nb = pick_factor(F->shape[col], nb, nb > vlen ? vlen : 1);
-    if (pack_column_operand(s, R, nb)) return -1;
+    if (dot_in ? pack_operand(s, R, dot_in, dot_dim, nb, dot_pair) : pack_column_operand(s, R, nb))
+        return -1;
     te_expr *ro, *ri, *co, *ci;
     if (sch_split(s, F, ax[row], mr, &ro, &ri) || sch_split(s, F, ax[col], nb, &co, &ci))
         return -1;
@@ -160,20 +171,52 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
     int nred = R->body && R->body->kind == TE_REDUCE ? R->body->u.reduce.naxes : 0;
     for (int r = 0; r < nred; r++)
         if (!(rord[nr++] = sch_reduce_axis(R, r))) return -1;
+    te_expr *pair = NULL; /* dot: the reduction's pair, innermost */
+    if (dot_in && sch_split(s, R, rord[nr - 1], 2, &rord[nr - 1], &pair)) return -1;
     te_expr *cjo = NULL, *cji = rax[col];
     if (nb > vlen && sch_split(s, R, rax[col], vlen, &cjo, &cji)) return -1;
     rord[nr++] = rax[row];
     if (cjo) rord[nr++] = cjo;
     rord[nr++] = cji;
+    if (pair) rord[nr++] = pair;
     if (sch_reorder(s, R, nr, rord)) return -1;
     if (mr > 1 && sch_unroll(s, R, rax[row])) return -1;
     if (cjo && sch_unroll(s, R, cjo)) return -1;
+    if (pair) return sch_tensorize(s, R, cji, "x86.dpbf16");
     /* Rows of a tile whose width is not a whole number of vectors would
      * overlap in the vector accesses of neighbouring rows, and LLVM keeps
      * overlapping slices of the tile in memory, not registers: pad each
      * row to whole vectors. */
     if (mr > 1 && nb % vlen && sch_storage_align(s, R, rax[row], vlen, 0)) return -1;
     return sch_vectorize(s, R, cji);
+}
+
+int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, int64_t mr,
+                             int64_t nb, int vlen, bool col_outer) {
+    return register_tile(s, F, R, row, mr, nb, vlen, col_outer, NULL, -1, -1);
+}
+
+int ops__sched_register_tile_bf16_dot(sch_schedule *s, te_tensor *F, te_tensor *R, int row,
+                                      int64_t mr, int64_t nb) {
+    int n = F->ndim, col = n - 1, bdim = -1, pair;
+    if (!R || R->ndim != n || !R->body || R->body->kind != TE_REDUCE ||
+        R->body->u.reduce.naxes != 1 || !te_dtype_eq(R->dtype, TE_FLOAT32) || R->ninputs != 2 ||
+        n < 2 || row >= col)
+        return 1;
+    te_expr *k = R->body->u.reduce.axes[0];
+    mr = pick_factor(F->shape[row], mr, 1);
+    nb = pick_factor(F->shape[col], nb, 16);
+    if (k->u.var.extent % 2 || F->shape[row] % mr || F->shape[col] % nb || nb % 16) return 1;
+    /* b: read at the columns (packed); a: its pair contiguous, the
+     * reduction at its last dimension */
+    te_tensor *b = operand_at(R, col, nb, &bdim), *a = NULL;
+    for (int i = 0; i < 2; i++)
+        if (R->inputs[i] != b) a = R->inputs[i];
+    if (!a || !b || !te_dtype_eq(a->dtype, TE_BFLOAT16) || !te_dtype_eq(b->dtype, TE_BFLOAT16) ||
+        te_expr_read_dim(R->body, a, k) != a->ndim - 1 ||
+        (pair = te_expr_read_dim(R->body, b, k)) < 0)
+        return 1;
+    return register_tile(s, F, R, row, mr, nb, 16, true, b, bdim, pair);
 }
 
 bool ops_packed_tile_shape(int64_t vec_extent, int64_t rows, int64_t cols, int vlen,
@@ -246,7 +289,7 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
     te_tensor *in = operand_at(R, vec, f, &dim);
     if (!in) return te_error(sch_ctx(s), "ops: no operand of '%s' to pack", R->name);
-    if (pack_operand(s, R, in, dim, f)) return -1;
+    if (pack_operand(s, R, in, dim, f, -1)) return -1;
     te_tensor *Rp = sch_pack(s, R, sch_axis(R, vec), f);
     if (!Rp) return -1;
     /* F: the other axes with the vector blocks in place of `vec` and the
@@ -376,6 +419,7 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target) {
     }
     bool cuda = t.kind == CG_TARGET_CUDA;
     int vlen = t.vector_lanes;
+    bool bf16_dot = t.bf16_dot;
     const char *arch = cuda ? (t.arch ? t.arch : cg_cuda_default_arch(ctx)) : NULL;
     ops__gpu gpu = {arch ? cg_cuda_optin_shared(arch) : 0, cg_cuda_arch_cc(arch)};
     cg_target_free(&t);
@@ -386,7 +430,11 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target) {
     }
     sch_schedule *s = sch_create(ctx, w->nouts, w->outs);
     if (!s) return NULL;
-    int rc = cuda ? pv->impl->cuda_schedule(w, s, w->param_values, &gpu)
+    int rc = 1;
+    if (!cuda && bf16_dot && pv->impl->schedule_bf16_dot && te_dtype_eq(w->dtype, TE_BFLOAT16))
+        rc = pv->impl->schedule_bf16_dot(w, s, w->param_values);
+    if (rc == 1)
+        rc = cuda ? pv->impl->cuda_schedule(w, s, w->param_values, &gpu)
                   : pv->impl->schedule ? pv->impl->schedule(w, s, w->param_values, vlen) : 0;
     if (rc) {
         const char *why = te_ctx_errmsg(ctx);

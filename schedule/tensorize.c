@@ -445,9 +445,9 @@ static te_expr *first_element(tz_ctx *z, const tile *t) {
 
 /* ---- x86.dpbf16: AVX512-BF16's VDPBF16PS on the CPU ---- */
 
-/* A tile of the x86 call: in global or local memory, its columns (the
- * lanes, or a's pair) `col` elements apart and, for b, its rows (the
- * pair) `row` apart. */
+/* A tile of the x86 call: in global or local memory, its columns (c's
+ * lanes, a's pair, b's lanes) `col` elements apart and, for b (a tile
+ * with rows), its rows (the pair) `row` apart. */
 static int check_x86_tile(tz_ctx *z, const tile *t, const char *what, int64_t row, int64_t col) {
     te_ctx *ctx = z->L->ctx;
     const tir_buffer *b = t->buf;
@@ -455,17 +455,19 @@ static int check_x86_tile(tz_ctx *z, const tile *t, const char *what, int64_t ro
         return refuse(z, te_sprintf(ctx, "%s '%s' is in scope %s; x86.dpbf16 reads and writes ",
                                     what, b->name, tir_scope_name(b->scope)),
                       "global or local memory");
-    if (b->strides[t->dcol] != col || (t->drow >= 0 && b->strides[t->drow] != row))
-        return refuse(
-            z, te_sprintf(ctx, "%s '%s' has strides %lld (%s) and %lld; x86.dpbf16 needs ", what,
-                          b->name, (long long)b->strides[t->dcol],
-                          t->drow >= 0 ? "lanes" : "pair",
-                          t->drow >= 0 ? (long long)b->strides[t->drow] : 0LL),
-            row ? te_sprintf(ctx, "%lld along the lanes and %lld within a pair (pack the "
-                                  "operand by 16 on its columns, then by 2 on its rows: the "
-                                  "VNNI layout)",
-                             (long long)col, (long long)row)
-                : te_sprintf(ctx, "%lld", (long long)col));
+    int64_t sc = b->strides[t->dcol];
+    if (t->drow < 0 && sc != col)
+        return refuse(z, te_sprintf(ctx, "%s '%s' has stride %lld along its %s; ", what, b->name,
+                                    (long long)sc, strcmp(what, "output") ? "pair" : "lanes"),
+                      te_sprintf(ctx, "x86.dpbf16 needs %lld (contiguous)", (long long)col));
+    if (t->drow >= 0 && (sc != col || b->strides[t->drow] != row))
+        return refuse(z, te_sprintf(ctx, "%s '%s' has strides %lld along the lanes and %lld "
+                                         "within a pair; ",
+                                    what, b->name, (long long)sc,
+                                    (long long)b->strides[t->drow]),
+                      te_sprintf(ctx, "x86.dpbf16 needs %lld and %lld (pack the operand by 16 on "
+                                      "its columns, then by 2 on its rows: the VNNI layout)",
+                                 (long long)col, (long long)row));
     return 0;
 }
 

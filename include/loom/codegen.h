@@ -146,6 +146,9 @@ typedef struct {
      * or AVX2, else 4 (of cpu with features, as LLVM compiles for it); c
      * the host's (it compiles with -march=native); cuda 4 (a float4). */
     int vector_lanes;
+    /* llvm: the CPU has AVX512-BF16's VDPBF16PS (tensorize "x86.dpbf16";
+     * the bfloat16 matmul default uses it); false for c and cuda. */
+    bool bf16_dot;
 } cg_target;
 
 /* Parses s (NULL is "llvm") into *out and checks it: the kind, each

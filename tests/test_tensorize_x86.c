@@ -1,0 +1,220 @@
+/*
+ * tests/test_tensorize_x86.c — tensorize "x86.dpbf16" (AVX512-BF16's
+ * VDPBF16PS) and the bfloat16 matmul default that uses it on a CPU that
+ * has it: numbers against the double reference, the lowered call, and
+ * every refusal's message.
+ *
+ * Numbers: ops_check_module (outputs poisoned with NaN; the reference in
+ * double from the rounded bfloat16 inputs; ops_tolerance's bfloat16
+ * bound, rtol 2^-7 and atol 1e-4 + 1e-6 K). VDPBF16PS forms each product
+ * exactly in float32 (8-bit significands) and adds the pair's two
+ * products and the sum with float32 roundings, denormals flushed: an
+ * order of float32 additions the bound already covers (inputs in [-1, 1)
+ * have no denormal products that matter at that tolerance).
+ *
+ * Runs where the host CPU has AVX512-BF16 (cg_target.bf16_dot); the
+ * refusals that need no such CPU run everywhere.
+ */
+#include <string.h>
+
+#include "testutil.h"
+
+static bool host_has_bf16_dot(void) {
+    cg_target t;
+    if (cg_target_parse("llvm", &t, NULL)) return false;
+    bool has = t.bf16_dot;
+    cg_target_free(&t);
+    return has;
+}
+
+/* The matmul's sum: C_acc, which a 16-bit matmul casts to C, or C. */
+static te_tensor *acc_of(ops_workload *w) {
+    te_tensor *c = w->outs[0];
+    return c->body->kind == TE_CAST ? c->inputs[0] : c;
+}
+
+/* B's copy packed [K/2, N/16, 16, 2] (by 16 on N, then by 2 on K), read
+ * by acc; pair_first packs by 2 first instead ([N/16, K/2, 2, 16]: the
+ * pairs not innermost). */
+static te_tensor *pack_b(sch_schedule *s, ops_workload *w, bool pair_first) {
+    te_tensor *acc = acc_of(w);
+    te_tensor *c = sch_cache_read(s, w->inputs[1], "global", 1, &acc);
+    assert_non_null(c);
+    te_tensor *p = sch_pack(s, c, sch_axis(c, pair_first ? 0 : 1), pair_first ? 2 : 16);
+    assert_non_null(p);
+    p = sch_pack(s, p, sch_axis(p, 1), pair_first ? 16 : 2);
+    assert_non_null(p);
+    return p;
+}
+
+/* The accumulator's loops [i, j.outer, k.outer, j.inner (lanes), k.inner
+ * (ki)], j.inner tensorized; 0 or -1 (the error in ctx). */
+static int tile_acc(sch_schedule *s, ops_workload *w, int64_t lanes, int64_t ki) {
+    te_tensor *acc = acc_of(w);
+    te_expr *jo, *ji, *ko, *kk;
+    if (sch_split(s, acc, sch_axis(acc, 1), lanes, &jo, &ji) ||
+        sch_split(s, acc, sch_reduce_axis(acc, 0), ki, &ko, &kk) ||
+        sch_reorder(s, acc, 5, (te_expr *[]){sch_axis(acc, 0), jo, ko, ji, kk}))
+        return -1;
+    return sch_tensorize(s, acc, ji, "x86.dpbf16");
+}
+
+/* Builds s for target; NULL with the error in w's ctx. */
+static rt_module *build(sch_schedule *s, ops_workload *w, const char *target) {
+    return cg_build(s, w->nargs, w->args, target, NULL);
+}
+
+static void expect_build_error(sch_schedule *s, ops_workload *w, const char *target,
+                               const char *a, const char *b) {
+    te_ctx *ctx = w->args[0]->ctx;
+    rt_module *m = build(s, w, target);
+    if (m) {
+        rt_module_free(m);
+        fail_msg("built for %s; wanted the error '%s ... %s'", target, a, b);
+    }
+    tu_assert_msg_has(te_ctx_errmsg(ctx), a, b);
+}
+
+/* A hand schedule: B packed, the accumulator tensorized, checked. */
+static void test_hand_schedule(void **state) {
+    (void)state;
+    if (!host_has_bf16_dot()) skip();
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", "M=5,N=48,K=34,dtype=bfloat16");
+    assert_non_null(w);
+    sch_schedule *s = sch_create(ctx, 1, w->outs);
+    pack_b(s, w, false);
+    assert_int_equal(tile_acc(s, w, 16, 2), 0);
+    const char *text = sch_lower_text(s, w->nargs, w->args);
+    if (!text) fail_msg("%s", te_ctx_errmsg(ctx));
+    assert_int_equal(tu_count_substr(text, "x86.dpbf16("), 1);
+    rt_module *m = build(s, w, "llvm");
+    if (!m) fail_msg("%s", te_ctx_errmsg(ctx));
+    int64_t bad = ops_check_module(w, m, NULL, tu_seed());
+    if (bad) fail_msg("%lld mismatches (%s)", (long long)bad, te_ctx_errmsg(ctx));
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
+/* The bfloat16 matmul default on this host: tensorized where the shape
+ * allows it (the lowered text has the call), the plain float32 tile where
+ * it does not (K odd, A transposed), and right either way. */
+static void check_default(const char *shape, bool dot) {
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", shape);
+    if (!w) fail_msg("%s", te_ctx_errmsg(ctx));
+    sch_schedule *s = ops_default_schedule(w, "llvm");
+    if (!s) fail_msg("%s: %s", shape, te_ctx_errmsg(ctx));
+    const char *text = sch_lower_text(s, w->nargs, w->args);
+    if (!text) fail_msg("%s: %s", shape, te_ctx_errmsg(ctx));
+    if ((tu_count_substr(text, "x86.dpbf16(") > 0) != dot)
+        fail_msg("%s: the default %s x86.dpbf16", shape, dot ? "does not call" : "calls");
+    cg_build_options o = {0};
+    o.constant_args = w->constant_args;
+    rt_module *m = cg_build(s, w->nargs, w->args, "llvm", &o);
+    if (!m) fail_msg("%s: %s", shape, te_ctx_errmsg(ctx));
+    int64_t bad = ops_check_module(w, m, NULL, tu_seed());
+    if (bad) fail_msg("%s: %lld mismatches (%s)", shape, (long long)bad, te_ctx_errmsg(ctx));
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
+static void test_default_schedule(void **state) {
+    (void)state;
+    if (!host_has_bf16_dot()) skip();
+    check_default("M=64,N=128,K=96,dtype=bfloat16", true);
+    check_default("M=18,N=48,K=130,transpose_b=1,dtype=bfloat16", true);
+    check_default("M=128,N=192,K=256,dtype=bfloat16", true);
+    check_default("M=16,N=64,K=33,dtype=bfloat16", false);
+    check_default("M=16,N=64,K=32,transpose_a=1,dtype=bfloat16", false);
+    check_default("M=16,N=40,K=32,dtype=bfloat16", false);
+}
+
+/* A CPU without AVX512-BF16 gets the float32 tile by default, and an
+ * explicit x86.dpbf16 call refused with the CPU named. */
+static void test_cpu_without_it(void **state) {
+    (void)state;
+    const char *old = "llvm -mcpu=skylake-avx512";
+    cg_target t;
+    assert_int_equal(cg_target_parse(old, &t, NULL), 0);
+    assert_false(t.bf16_dot);
+    cg_target_free(&t);
+    assert_int_equal(cg_target_parse("c", &t, NULL), 0);
+    assert_false(t.bf16_dot);
+    cg_target_free(&t);
+    assert_int_equal(cg_target_parse("llvm -mcpu=sapphirerapids", &t, NULL), 0);
+    assert_true(t.bf16_dot);
+    cg_target_free(&t);
+
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", "M=16,N=32,K=32,dtype=bfloat16");
+    sch_schedule *s = ops_default_schedule(w, old);
+    assert_non_null(s);
+    const char *text = sch_lower_text(s, w->nargs, w->args);
+    assert_non_null(text);
+    assert_int_equal(tu_count_substr(text, "x86.dpbf16("), 0);
+
+    s = sch_create(ctx, 1, w->outs);
+    pack_b(s, w, false);
+    assert_int_equal(tile_acc(s, w, 16, 2), 0);
+    expect_build_error(s, w, old, "tensor intrinsic x86.dpbf16 in function 'default' needs a CPU "
+                                  "with AVX512-BF16 (VDPBF16PS)",
+                       "the target CPU 'skylake-avx512' lacks it");
+    te_ctx_free(ctx);
+}
+
+/* Each rule the lowering checks, refused with the stage, the axis and the
+ * rule named (lowering needs no AVX512-BF16: these run everywhere). */
+static void expect_lower_error(const char *shape, bool pack, bool pair_first, int64_t lanes,
+                               int64_t ki, const char *a, const char *b) {
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", shape);
+    if (!w) fail_msg("%s", te_ctx_errmsg(ctx));
+    sch_schedule *s = sch_create(ctx, 1, w->outs);
+    if (pack) pack_b(s, w, pair_first);
+    assert_int_equal(tile_acc(s, w, lanes, ki), 0);
+    assert_null(sch_lower_text(s, w->nargs, w->args));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), a, b);
+    te_ctx_free(ctx);
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    const char *bf = "M=4,N=32,K=32,dtype=bfloat16";
+    expect_lower_error(bf, false, false, 16, 2,
+                       "tensorize: stage 'C_acc' at axis 'j.inner' (x86.dpbf16): operand b 'B' "
+                       "has strides 1 along the lanes and 32 within a pair",
+                       "x86.dpbf16 needs 2 and 1 (pack the operand by 16 on its columns, then by "
+                       "2 on its rows: the VNNI layout)");
+    expect_lower_error(bf, true, true, 16, 2,
+                       "operand b 'B.global' has strides 1 along the lanes and 16 within a pair",
+                       "x86.dpbf16 needs 2 and 1");
+    expect_lower_error(bf, true, false, 8, 2, "loop 'j.inner' has extent 8",
+                       "the lanes need 16");
+    expect_lower_error(bf, true, false, 16, 4, "loop 'k.inner' has extent 4",
+                       "the reduction's pair needs 2");
+    expect_lower_error("M=4,N=32,K=32,transpose_a=1,dtype=bfloat16", true, false, 16, 2,
+                       "operand a 'A' has stride 4 along its pair",
+                       "x86.dpbf16 needs 1 (contiguous)");
+    expect_lower_error("M=4,N=32,K=32,dtype=float16", true, false, 16, 2,
+                       "does not match the intrinsic's",
+                       "sum(float32(a[i, k])*float32(b[k, j]), axis=[k])");
+    expect_lower_error("M=4,N=40,K=32,dtype=bfloat16", false, false, 16, 2,
+                       "the tiles do not divide the stage's extents", "choose split factors");
+    expect_lower_error("M=4,N=32,K=32", true, false, 16, 2, "its computation",
+                       "does not match the intrinsic's");
+    expect_lower_error("M=4,N=32,K=32,dtype=float64", false, false, 16, 2,
+                       "stage 'C' at axis 'j.inner' (x86.dpbf16): the stage is float64; "
+                       "x86.dpbf16 sums in float32",
+                       NULL);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_schedule),
+        cmocka_unit_test(test_default_schedule),
+        cmocka_unit_test(test_cpu_without_it),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
