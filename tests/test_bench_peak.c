@@ -38,7 +38,7 @@ static void test_all_under_peak(void **state) {
     (void)state;
     bench_row rows[] = {row("a", 10, 20), row("b", 9, 8.6)}; /* 100, 116 GFLOP/s */
     fake_probe p = {200e9, 0};
-    assert_true(bench_settle_peak(rows, 2, 117e9, probe, &p, NULL) == 117e9);
+    assert_true(bench_settle_peak(rows, 2, 117e9, false, probe, &p, NULL) == 117e9);
     assert_int_equal(p.calls, 0);
     assert_null(rows[0].error);
     assert_null(rows[1].error);
@@ -53,7 +53,7 @@ static void test_low_probe_probed_again(void **state) {
     char *log = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&log, &len);
-    double peak = bench_settle_peak(rows, 2, 47.6e9, probe, &p, f);
+    double peak = bench_settle_peak(rows, 2, 47.6e9, false, probe, &p, f);
     fclose(f);
     assert_true(peak == 117e9);
     assert_int_equal(p.calls, 1);
@@ -75,7 +75,7 @@ static void test_still_above_refused(void **state) {
                         row("fine", 20, 40), row("failed", 1, 1)};
     rows[3].error = strdup("loom: build failed");
     fake_probe p = {40e9, 0};
-    double peak = bench_settle_peak(rows, 4, 100e9, probe, &p, NULL);
+    double peak = bench_settle_peak(rows, 4, 100e9, false, probe, &p, NULL);
     assert_true(peak == 100e9);
     assert_int_equal(p.calls, 1);
     assert_non_null(rows[0].error);
@@ -91,7 +91,7 @@ static void test_still_above_refused(void **state) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    bench_print_table(f, rows, 4, peak, 1);
+    bench_print_table(f, rows, 4, peak, 0, 1);
     fclose(f);
     tu_assert_msg_has(text, "fast         error: Loom (tuned #7) ran at 223.0",
                       "peerfast     error: the peer", "failed       error: loom: build failed",
@@ -106,10 +106,41 @@ static void test_untimed_rows(void **state) {
     (void)state;
     bench_row rows[] = {row("zero", 0, 0), row("nan", NAN, NAN)};
     fake_probe p = {1, 0};
-    assert_true(bench_settle_peak(rows, 2, 1e9, probe, &p, NULL) == 1e9);
+    assert_true(bench_settle_peak(rows, 2, 1e9, false, probe, &p, NULL) == 1e9);
     assert_int_equal(p.calls, 0);
     assert_true(bench_row_fastest(&rows[0], NULL) == 0);
     assert_true(bench_row_fastest(&rows[1], NULL) == 0);
+}
+
+/* bfloat16 rows on a CPU with AVX512-BF16 are judged against the bf16
+ * dot-product peak alone: the fp32 settle leaves them be, the bf16 one
+ * refuses only them, and the table gives their share of that peak. */
+static void test_bf16_rows(void **state) {
+    (void)state;
+    bench_row rows[] = {row("mm_bf16", 1e3 / 210, 20), row("mm", 10, 20),
+                        row("mm_bf16_fast", 1e3 / 300, 20)};
+    rows[0].bf16_dot = rows[2].bf16_dot = true;
+    rows[0].loom_source = "default";
+    fake_probe p = {0, 0};
+    assert_true(bench_settle_peak(rows, 3, 117e9, false, probe, &p, NULL) == 117e9);
+    assert_int_equal(p.calls, 0);
+    assert_null(rows[0].error);
+    p.value = 230e9;
+    assert_true(bench_settle_peak(rows, 3, 230e9, true, probe, &p, NULL) == 230e9);
+    assert_int_equal(p.calls, 1);
+    assert_null(rows[0].error);
+    assert_null(rows[1].error);
+    tu_assert_msg_has(rows[2].error, "Loom (tuned #7) ran at 300.0 GFLOP/s",
+                      "above the measured bf16 dot-product peak of 230.0 GFLOP/s");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    bench_print_table(f, rows, 2, 117e9, 230e9, 1);
+    fclose(f);
+    tu_assert_msg_has(text, "measured fp32 peak 117.0 GFLOP/s, bf16 dot-product peak 230.0",
+                      "210.0   91.3%", "100.0   85.5%");
+    free(text);
+    free_errors(rows, 3);
 }
 
 int main(void) {
@@ -118,6 +149,7 @@ int main(void) {
         cmocka_unit_test(test_low_probe_probed_again),
         cmocka_unit_test(test_still_above_refused),
         cmocka_unit_test(test_untimed_rows),
+        cmocka_unit_test(test_bf16_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

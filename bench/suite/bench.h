@@ -31,8 +31,9 @@ int bench_peer_run(bench_peer *p);
 bool bench_peer_has_internal(const bench_peer *p);
 int bench_peer_run_internal(bench_peer *p);
 /* The peer's output in the workload's layout (after bench_peer_run): a
- * float array of the output's element count, owned by the peer. */
-const float *bench_peer_output(const bench_peer *p);
+ * float array of the output's element count, owned by the peer (a
+ * 16-bit result is widened into it here, outside any timing). */
+const float *bench_peer_output(bench_peer *p);
 
 /* Per-library set-up done once per process: thread counts. */
 void bench_peers_set_threads(int threads);
@@ -42,6 +43,12 @@ void bench_peers_set_threads(int threads);
  * else AVX2+FMA, else SSE multiply-add): the best of 5 probes of about
  * 50 ms each, after one discarded probe that lets the clock ramp up. */
 double bench_fp32_peak(int threads);
+/* The machine's bfloat16 dot-product peak in FLOP/s on `threads` threads:
+ * independent chains of AVX512-BF16's VDPBF16PS (16 lanes, each two
+ * multiply-adds of bfloat16 pairs into float32: 64 FLOP an instruction),
+ * probed as bench_fp32_peak; 0 when the CPU has no AVX512-BF16. The %peak
+ * of a bfloat16 workload is a share of this figure where it is not 0. */
+double bench_bf16_dot_peak(int threads);
 
 /* One row of the results. */
 typedef struct {
@@ -56,13 +63,16 @@ typedef struct {
      * a pair) */
     double ratio;
     bool checked;                   /* Loom and peer both matched the reference */
+    bool bf16_dot;                  /* a bfloat16 workload on a CPU with AVX512-BF16:
+                                       its %peak is of bench_bf16_dot_peak */
     const char *error;              /* NULL, or why the row has no numbers */
 } bench_row;
 
 /* The faster of a row's two kernels in FLOP/s (0 when neither was
  * timed); *is_peer (may be NULL) says whether it is the peer's. */
 double bench_row_fastest(const bench_row *r, bool *is_peer);
-/* The peak to report the rows against (peak_settle.c). No kernel outruns
+/* The peak to report the rows of one kind against (peak_settle.c): the
+ * rows with bf16_dot as given, the others left alone. No kernel outruns
  * the machine, so when a row's Loom or peer throughput exceeds `peak`
  * (FLOP/s), the line naming it goes to log (may be NULL), probe(arg) is
  * called once more (probe may be NULL) and the larger of the two peaks
@@ -70,13 +80,16 @@ double bench_row_fastest(const bench_row *r, bool *is_peer);
  * malloc'd) naming the kernel and both figures, so that no share of peak
  * above 100 % is ever printed. Error rows are left alone. Returns the
  * peak. */
-double bench_settle_peak(bench_row *rows, int n, double peak, double (*probe)(void *), void *arg,
-                         FILE *log);
+double bench_settle_peak(bench_row *rows, int n, double peak, bool bf16_dot,
+                         double (*probe)(void *), void *arg, FILE *log);
 
-/* Prints the text table (with the peak's % column). */
-void bench_print_table(FILE *out, const bench_row *rows, int n, double peak, int threads);
-/* Writes the rows as CSV with a header line. */
-int bench_write_csv(const char *path, const bench_row *rows, int n, double peak);
+/* Prints the text table (with the peak's % column: of peak, or of
+ * bf16_peak for the bf16_dot rows; bf16_peak 0: no such rows). */
+void bench_print_table(FILE *out, const bench_row *rows, int n, double peak, double bf16_peak,
+                       int threads);
+/* Writes the rows as CSV with a header line (the same peaks). */
+int bench_write_csv(const char *path, const bench_row *rows, int n, double peak,
+                    double bf16_peak);
 /* Writes ratio.dat and ratio.gp into dir and runs gnuplot (ratio.png);
  * returns 0, or -1 with a message on stderr (no gnuplot, unwritable). */
 int bench_plot_ratios(const char *dir, const bench_row *rows, int n);

@@ -24,20 +24,22 @@ double bench_row_fastest(const bench_row *r, bool *is_peer) {
     return peer > loom ? peer : loom;
 }
 
-double bench_settle_peak(bench_row *rows, int n, double peak, double (*probe)(void *), void *arg,
-                         FILE *log) {
+double bench_settle_peak(bench_row *rows, int n, double peak, bool bf16_dot,
+                         double (*probe)(void *), void *arg, FILE *log) {
+    const char *kind = bf16_dot ? "bf16 dot-product" : "fp32";
     double fastest = 0;
     int at = -1;
     for (int i = 0; i < n; ++i) {
+        if (rows[i].bf16_dot != bf16_dot) continue;
         double f = rows[i].error ? 0 : bench_row_fastest(&rows[i], NULL);
         if (f > fastest) fastest = f, at = i;
     }
     if (!(fastest > peak) || at < 0) return peak;
     if (log)
         fprintf(log,
-                "bench: %s ran at %.1f GFLOP/s, above the measured fp32 peak %.1f GFLOP/s; "
+                "bench: %s ran at %.1f GFLOP/s, above the measured %s peak %.1f GFLOP/s; "
                 "probing the peak again\n",
-                rows[at].name, fastest * 1e-9, peak * 1e-9);
+                rows[at].name, fastest * 1e-9, kind, peak * 1e-9);
     if (probe) {
         double again = probe(arg);
         if (again > peak) peak = again;
@@ -45,14 +47,14 @@ double bench_settle_peak(bench_row *rows, int n, double peak, double (*probe)(vo
     for (int i = 0; i < n; ++i) {
         bench_row *r = &rows[i];
         bool is_peer = false;
-        double f = r->error ? 0 : bench_row_fastest(r, &is_peer);
+        double f = r->error || r->bf16_dot != bf16_dot ? 0 : bench_row_fastest(r, &is_peer);
         if (!(f > peak)) continue;
         char msg[512];
         snprintf(msg, sizeof msg,
-                 "%s (%s) ran at %.1f GFLOP/s, above the measured fp32 peak of %.1f GFLOP/s "
+                 "%s (%s) ran at %.1f GFLOP/s, above the measured %s peak of %.1f GFLOP/s "
                  "(probed twice): the peak probe or the timing is wrong, no share of peak given",
                  is_peer ? "the peer" : "Loom", is_peer ? r->peer : r->loom_source, f * 1e-9,
-                 peak * 1e-9);
+                 kind, peak * 1e-9);
         r->error = strdup(msg);
     }
     return peak;

@@ -18,7 +18,16 @@ bench_peer *bench_peer_new(const ops_workload *w, DLTensor *const *ins, char *er
         free(p);
         return NULL;
     }
-    if (!strcmp(w->op, "matmul") || !strcmp(w->op, "batch_matmul")) {
+    bool mm = !strcmp(w->op, "matmul") || !strcmp(w->op, "batch_matmul");
+    bool f32 = te_dtype_eq(w->dtype, TE_FLOAT32);
+    if (mm && te_dtype_eq(w->dtype, TE_BFLOAT16)) {
+        p->name = "onednn matmul bf16";
+        p->dnnl_mm = bench__dnnl_mm_new(w, ins, p->out, err, errlen);
+    } else if (!f32) {
+        snprintf(err, errlen, "no vendor peer for %s in %s (float32 workloads have one; "
+                              "bfloat16 matmul and batch_matmul: oneDNN)",
+                 w->op, te_dtype_str(w->dtype));
+    } else if (mm) {
         p->name = "openblas sgemm";
         p->blas = bench__blas_new(w, ins, p->out, err, errlen);
     } else if (!strcmp(w->op, "conv2d_nchw") || !strcmp(w->op, "depthwise_conv2d_nchw")) {
@@ -28,7 +37,7 @@ bench_peer *bench_peer_new(const ops_workload *w, DLTensor *const *ins, char *er
         snprintf(err, errlen, "no vendor peer for operator '%s' (matmul, batch_matmul, "
                               "conv2d_nchw and depthwise_conv2d_nchw have one)", w->op);
     }
-    if (!p->blas && !p->dnnl) {
+    if (!p->blas && !p->dnnl && !p->dnnl_mm) {
         bench_peer_free(p);
         return NULL;
     }
@@ -39,6 +48,7 @@ void bench_peer_free(bench_peer *p) {
     if (!p) return;
     if (p->blas) bench__blas_free(p->blas);
     if (p->dnnl) bench__dnnl_free(p->dnnl);
+    if (p->dnnl_mm) bench__dnnl_mm_free(p->dnnl_mm);
     free(p->out);
     free(p);
 }
@@ -46,6 +56,7 @@ void bench_peer_free(bench_peer *p) {
 const char *bench_peer_name(const bench_peer *p) { return p->name; }
 
 int bench_peer_run(bench_peer *p) {
+    if (p->dnnl_mm) return bench__dnnl_mm_run(p->dnnl_mm);
     return p->blas ? bench__blas_run(p->blas) : bench__dnnl_run(p->dnnl, false);
 }
 
@@ -55,7 +66,10 @@ int bench_peer_run_internal(bench_peer *p) {
     return p->blas ? bench__blas_run(p->blas) : bench__dnnl_run(p->dnnl, true);
 }
 
-const float *bench_peer_output(const bench_peer *p) { return p->out; }
+const float *bench_peer_output(bench_peer *p) {
+    if (p->dnnl_mm) bench__dnnl_mm_output(p->dnnl_mm);
+    return p->out;
+}
 
 void bench_peers_set_threads(int threads) {
     openblas_set_num_threads(threads);

@@ -9,12 +9,14 @@
 
 typedef struct blas_peer blas_peer;
 typedef struct dnnl_peer dnnl_peer;
+typedef struct dnnl_mm_peer dnnl_mm_peer;
 
 struct bench_peer {
     const char *name;
     float *out;      /* the output in the workload's layout */
     blas_peer *blas; /* exactly one of these is set */
     dnnl_peer *dnnl;
+    dnnl_mm_peer *dnnl_mm;
 };
 
 blas_peer *bench__blas_new(const ops_workload *w, DLTensor *const *ins, float *out, char *err,
@@ -26,5 +28,13 @@ dnnl_peer *bench__dnnl_new(const ops_workload *w, DLTensor *const *ins, float *o
                            size_t errlen);
 int bench__dnnl_run(dnnl_peer *p, bool internal);
 void bench__dnnl_free(dnnl_peer *p);
+
+/* bfloat16 matmul and batch_matmul on oneDNN's matmul primitive; its
+ * bfloat16 result is widened into out by bench__dnnl_mm_output. */
+dnnl_mm_peer *bench__dnnl_mm_new(const ops_workload *w, DLTensor *const *ins, float *out,
+                                 char *err, size_t errlen);
+int bench__dnnl_mm_run(dnnl_mm_peer *p);
+void bench__dnnl_mm_output(dnnl_mm_peer *p);
+void bench__dnnl_mm_free(dnnl_mm_peer *p);
 
 #endif

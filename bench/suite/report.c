@@ -10,8 +10,13 @@
 
 static double gflops(double flops, double ms) { return flops / (ms * 1e-3) * 1e-9; }
 
-void bench_print_table(FILE *out, const bench_row *rows, int n, double peak, int threads) {
-    fprintf(out, "%d thread(s); measured fp32 peak %.1f GFLOP/s\n", threads, peak * 1e-9);
+void bench_print_table(FILE *out, const bench_row *rows, int n, double peak, double bf16_peak,
+                       int threads) {
+    fprintf(out, "%d thread(s); measured fp32 peak %.1f GFLOP/s", threads, peak * 1e-9);
+    if (bf16_peak > 0)
+        fprintf(out, ", bf16 dot-product peak %.1f GFLOP/s (the %%peak of bfloat16 rows)",
+                bf16_peak * 1e-9);
+    fprintf(out, "\n");
     fprintf(out, "%-12s %-22s %10s %10s %-10s %7s %9s %7s %10s\n", "workload", "peer", "peer ms",
             "loom ms", "loom", "ratio", "GFLOP/s", "%peak", "int. ms");
     for (int i = 0; i < n; ++i) {
@@ -25,14 +30,16 @@ void bench_print_table(FILE *out, const bench_row *rows, int n, double peak, int
         double g = gflops(r->flops, r->loom_ms);
         fprintf(out, "%-12s %-22s %10.3f %10.3f %-10s %7.2f %9.1f %6.1f%% %10s%s\n", r->name,
                 r->peer, r->peer_ms, r->loom_ms, r->loom_source, r->ratio, g,
-                100 * g * 1e9 / peak, internal, r->checked ? "" : "  UNCHECKED");
+                100 * g * 1e9 / (r->bf16_dot ? bf16_peak : peak), internal,
+                r->checked ? "" : "  UNCHECKED");
     }
     fprintf(out, "ratio = peer ms / loom ms (above 1: Loom is faster), the median of the "
                  "ratios of samples timed back to back; %%peak: Loom's share of the measured "
                  "peak; int. ms: the peer in its own internal layout\n");
 }
 
-int bench_write_csv(const char *path, const bench_row *rows, int n, double peak) {
+int bench_write_csv(const char *path, const bench_row *rows, int n, double peak,
+                    double bf16_peak) {
     FILE *f = fopen(path, "w");
     if (!f) {
         perror(path);
@@ -49,7 +56,8 @@ int bench_write_csv(const char *path, const bench_row *rows, int n, double peak)
         double g = gflops(r->flops, r->loom_ms);
         fprintf(f, "%s,%s,%s,%.6f,%.6f,%.6f,%s,%.6f,%.6f,%.4f,%.3f,%.2f,%d,\n", r->name, r->op,
                 r->peer, r->peer_ms, r->peer_spread_ms, r->internal_ms, r->loom_source,
-                r->loom_ms, r->loom_spread_ms, r->ratio, g, 100 * g * 1e9 / peak,
+                r->loom_ms, r->loom_spread_ms, r->ratio, g,
+                100 * g * 1e9 / (r->bf16_dot ? bf16_peak : peak),
                 r->checked);
     }
     return fclose(f) ? -1 : 0;

@@ -10,9 +10,12 @@
  * bench/workloads.tsv): Loom runs the best record of the tuning database
  * for the workload and target (tdb_apply_best), or the operator's default
  * schedule when there is no database or no valid record (marked
- * "default"); the peer is OpenBLAS sgemm (matmul, batch_matmul) or oneDNN
- * (convolutions, NCHW in and out with its reorders; its internal-layout
- * time is shown too). Both run with T threads on the same inputs, both
+ * "default"); the peer is OpenBLAS sgemm (matmul, batch_matmul), oneDNN's
+ * matmul (bfloat16 matmul and batch_matmul, a params' dtype=bfloat16) or
+ * oneDNN (convolutions, NCHW in and out with its reorders; its
+ * internal-layout time is shown too). Inputs are in the workload's type;
+ * a bfloat16 row's %peak is of the CPU's bf16 dot-product peak where it
+ * has AVX512-BF16. Both run with T threads on the same inputs, both
  * results are checked against the double-precision reference, then the two
  * are timed interleaved: R samples each, every sample repeating the call
  * for at least MS milliseconds; the table shows medians and the spread.
@@ -192,13 +195,17 @@ static int run_loom(void *u) {
 static int run_peer(void *u) { return bench_peer_run(u); }
 static int run_internal(void *u) { return bench_peer_run_internal(u); }
 
-/* Mismatches of n floats against the reference at w's tolerance. */
-static int64_t mismatches(const ops_workload *w, const float *got, const double *want, int64_t n) {
+/* Mismatches of n values against the reference at w's tolerance: the
+ * floats got, or (got NULL) the elements of tensor t in its own type. */
+static int64_t mismatches(const ops_workload *w, const float *got, const DLTensor *t,
+                          const double *want, int64_t n) {
     double rtol, atol;
     ops_tolerance(w, &rtol, &atol);
     int64_t bad = 0;
-    for (int64_t i = 0; i < n; ++i)
-        if (!(fabs(got[i] - want[i]) <= atol + rtol * fabs(want[i]))) bad++;
+    for (int64_t i = 0; i < n; ++i) {
+        double v = got ? got[i] : rt_tensor_get(t, i);
+        if (!(fabs(v - want[i]) <= atol + rtol * fabs(want[i]))) bad++;
+    }
     return bad;
 }
 
@@ -235,23 +242,26 @@ static void bench_one(const options *o, tdb_db *db, const char *target, const ch
     if (!m) goto done;
     row->loom_source = strdup(source);
     row->flops = w->flops;
+    row->bf16_dot = te_dtype_eq(w->dtype, TE_BFLOAT16) && __builtin_cpu_supports("avx512f") &&
+                    __builtin_cpu_supports("avx512bf16");
     if (w->nargs > 16 || w->nouts != 1) {
         snprintf(err, sizeof err, "workload has %d tensors; the suite handles 16 and one output",
                  w->nargs);
         goto done;
     }
     uint64_t rng = o->seed;
-    DLDataType f32 = {kDLFloat, 32, 1};
     for (int i = 0; i < w->nargs; ++i) {
-        args[i] = rt_tensor_alloc(f32, w->args[i]->ndim, w->args[i]->shape);
+        /* in the workload's type (16-bit values rounded to nearest even) */
+        args[i] = rt_tensor_alloc(cg_dl_type(w->args[i]->dtype), w->args[i]->ndim,
+                                  w->args[i]->shape);
         if (!args[i]) {
             snprintf(err, sizeof err, "cannot allocate '%s': %s", w->args[i]->name, rt_last_error());
             goto done;
         }
-        float *p = args[i]->data;
         for (int64_t k = 0; k < rt_tensor_numel(args[i]); ++k) {
             rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-            p[k] = i < w->ninputs ? (float)((double)(rng >> 11) / 9007199254740992.0 * 2 - 1) : NAN;
+            rt_tensor_set(args[i], k,
+                          i < w->ninputs ? (double)(rng >> 11) / 9007199254740992.0 * 2 - 1 : NAN);
         }
     }
     DLTensor *out = args[w->ninputs];
@@ -289,8 +299,9 @@ static void bench_one(const options *o, tdb_db *db, const char *target, const ch
         const float *pf = bench_peer_output(peer);
         for (int64_t k = 0; k < n; ++k) want[k] = pf[k];
     }
-    int64_t bad_loom = mismatches(w, out->data, want, n);
-    int64_t bad_peer = w->flops <= REF_MAX_FLOP ? mismatches(w, bench_peer_output(peer), want, n) : 0;
+    int64_t bad_loom = mismatches(w, NULL, out, want, n);
+    int64_t bad_peer =
+        w->flops <= REF_MAX_FLOP ? mismatches(w, bench_peer_output(peer), NULL, want, n) : 0;
     row->checked = !bad_loom && !bad_peer;
     if (bad_loom || bad_peer)
         fprintf(stderr, "bench: %s: against the %s, %lld wrong elements from loom, %lld from %s\n",
@@ -339,6 +350,7 @@ done:
 }
 
 static double probe_again(void *threads) { return bench_fp32_peak(*(int *)threads); }
+static double probe_bf16_again(void *threads) { return bench_bf16_dot_peak(*(int *)threads); }
 
 int main(int argc, char **argv) {
     /* Idle peer threads spin by default and would steal the cores Loom's
@@ -406,11 +418,18 @@ int main(int argc, char **argv) {
         bench_one(&o, db, target, name, op, params, &rows[n++]);
     }
     fclose(f);
-    peak = bench_settle_peak(rows, n, peak, probe_again, &o.threads, stderr);
+    peak = bench_settle_peak(rows, n, peak, false, probe_again, &o.threads, stderr);
+    /* bfloat16 rows on a CPU with AVX512-BF16 against its dot-product peak */
+    double bf16_peak = 0;
+    for (int i = 0; i < n && bf16_peak == 0; ++i)
+        if (rows[i].bf16_dot) bf16_peak = bench_bf16_dot_peak(o.threads);
+    if (bf16_peak > 0)
+        bf16_peak = bench_settle_peak(rows, n, bf16_peak, true, probe_bf16_again, &o.threads,
+                                      stderr);
     printf("bench_suite, %s, target %s\n", o.db ? o.db : "no database (default schedules)", target);
-    bench_print_table(stdout, rows, n, peak, o.threads);
+    bench_print_table(stdout, rows, n, peak, bf16_peak, o.threads);
     int rc = 0;
-    if (o.csv && bench_write_csv(o.csv, rows, n, peak)) rc = 1;
+    if (o.csv && bench_write_csv(o.csv, rows, n, peak, bf16_peak)) rc = 1;
     if (o.plot_dir) {
         if (bench_plot_ratios(o.plot_dir, rows, n)) rc = 1;
         if (db && bench_plot_curves(o.plot_dir, db, target, rows, n)) rc = 1;
