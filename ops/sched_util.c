@@ -76,12 +76,13 @@ static te_tensor *operand_at(te_tensor *R, int axis, int64_t f, int *dim) {
  * numbering), the pairs innermost (the VNNI layout of bfloat16 dot
  * products), and not vectorized. */
 static int pack_operand(sch_schedule *s, te_tensor *R, te_tensor *in, int dim, int64_t f,
-                        int pair) {
+                        int pair, te_tensor **packed) {
     te_tensor *copy = sch_cache_read(s, in, "global", 1, &R);
     te_tensor *p = copy ? sch_pack(s, copy, sch_axis(copy, dim), f) : NULL;
     /* the packed copy's axes: dim's blocks, the others in order, dim's lanes */
     if (p && pair >= 0) p = sch_pack(s, p, sch_axis(p, pair < dim ? pair + 1 : pair), 2);
-    if (!p || sch_parallel(s, p, sch_axis(p, 0))) return -1;
+    if (packed) *packed = p;
+    if (!p || (pair < 0 && sch_parallel(s, p, sch_axis(p, 0)))) return -1;
     return f > 1 && pair < 0 ? sch_vectorize(s, p, sch_axis(p, p->ndim - 1)) : 0;
 }
 
@@ -95,7 +96,7 @@ static int pack_column_operand(sch_schedule *s, te_tensor *R, int64_t nb) {
     int dim;
     if (!R->body || R->body->kind != TE_REDUCE || nb <= 1) return 0;
     te_tensor *in = operand_at(R, R->ndim - 1, nb, &dim);
-    return in && in->shape[dim] != nb ? pack_operand(s, R, in, dim, nb, -1) : 0;
+    return in && in->shape[dim] != nb ? pack_operand(s, R, in, dim, nb, -1, NULL) : 0;
 }
 
 /* ops__sched_register_tile; with dot (16 lanes, mr and nb dividing the
@@ -113,7 +114,9 @@ static int register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, i
      * loop partitioning splits its guard off. */
     mr = col_outer ? (mr < F->shape[row] ? mr : F->shape[row]) : pick_factor(F->shape[row], mr, 1);
     nb = pick_factor(F->shape[col], nb, nb > vlen ? vlen : 1);
-    if (dot_in ? pack_operand(s, R, dot_in, dot_dim, nb, dot_pair) : pack_column_operand(s, R, nb))
+    te_tensor *packed = NULL;
+    if (dot_in ? pack_operand(s, R, dot_in, dot_dim, nb, dot_pair, &packed)
+               : pack_column_operand(s, R, nb))
         return -1;
     te_expr *ro, *ri, *co, *ci;
     if (sch_split(s, F, ax[row], mr, &ro, &ri) || sch_split(s, F, ax[col], nb, &co, &ci))
@@ -159,6 +162,12 @@ static int register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, i
         if (sch_split(s, F, ci, vlen, &cvo, &cv) || sch_unroll(s, F, cvo)) return -1;
     }
     if (sch_parallel(s, F, par) || sch_vectorize(s, F, cv)) return -1;
+    /* dot: the VNNI copy of a column panel made where the panel's tiles
+     * run (it stays in cache for them) when the parallel loop holds no
+     * row tiles; else once at the root, its blocks parallel. */
+    if (packed && (col_outer && nfuse <= prow ? sch_compute_at(s, packed, F, par)
+                                              : sch_parallel(s, packed, sch_axis(packed, 0))))
+        return -1;
     te_expr *at = nfuse == nouter ? par : order[nouter - 1];
     if (sch_compute_at(s, R, F, at)) return -1;
     /* The accumulator tile: reduce loops outside, row unrolled, columns in
@@ -289,7 +298,7 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
     te_tensor *in = operand_at(R, vec, f, &dim);
     if (!in) return te_error(sch_ctx(s), "ops: no operand of '%s' to pack", R->name);
-    if (pack_operand(s, R, in, dim, f, -1)) return -1;
+    if (pack_operand(s, R, in, dim, f, -1, NULL)) return -1;
     te_tensor *Rp = sch_pack(s, R, sch_axis(R, vec), f);
     if (!Rp) return -1;
     /* F: the other axes with the vector blocks in place of `vec` and the

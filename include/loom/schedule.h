@@ -80,7 +80,7 @@ int sch_bind(sch_schedule *s, te_tensor *t, te_expr *axis, const char *thread_ta
 int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma, int64_t value);
 /* Replaces the loop nest of stage t from leaf `axis` inwards with a call
  * of a tensor intrinsic (TVM's tensorize), one warp of the GPU executing
- * it. Intrinsics (CUDA WMMA, target cuda only):
+ * it. Intrinsics for the GPU (target cuda):
  *   "wmma.mma"    t in scope wmma.accumulator: t[i, j] = sum over k of
  *                 a[i, k] * b[k, j], a in wmma.matrix_a and b in
  *                 wmma.matrix_b, both float16 or bfloat16 (each cast to
@@ -105,6 +105,19 @@ int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma,
  *   "wgmma.store" t (global or shared; float32, or float16/bfloat16
  *                 rounded from the sums) copied from a wgmma.accumulator
  *                 tensor, tiles of 64 x (the accumulator's width).
+ * And for the CPU (target llvm, a CPU with AVX512-BF16: Cooper Lake,
+ * Sapphire Rapids, Zen 4 and later; elsewhere the build fails naming the
+ * CPU):
+ *   "x86.dpbf16"  t float32, t[..., i, j] = sum over k of
+ *                 float32(a[i, k]) * float32(b[k, j]) with a and b
+ *                 bfloat16 (read through any copy or packing): the two
+ *                 loops from `axis` step j by 16 lanes and k by a pair,
+ *                 in either order; one VDPBF16PS adds the pair's two
+ *                 products to each lane. t's 16 lanes and a's pair are
+ *                 contiguous; b's tile is 16 contiguous pairs (pack b's
+ *                 copy by 16 on j, then by 2 on k: the VNNI layout
+ *                 [K/2, N/16, 16, 2]); global or local memory; no bounds
+ *                 guards on the tile. The init becomes a 16-lane store.
  * The loops from `axis` inwards must be exactly the intrinsic's (two,
  * three for mma: one per tile dimension, in any order), each of the
  * tile's extent, over a computation of the intrinsic's form; fragment
