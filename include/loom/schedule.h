@@ -79,8 +79,8 @@ int sch_bind(sch_schedule *s, te_tensor *t, te_expr *axis, const char *thread_ta
  * (tir_pass_unroll: 4,096 statements a function). */
 int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma, int64_t value);
 /* Replaces the loop nest of stage t from leaf `axis` inwards with a call
- * of a tensor intrinsic (TVM's tensorize), one warp of the GPU executing
- * it. Intrinsics for the GPU (target cuda):
+ * of a tensor intrinsic (TVM's tensorize). Intrinsics for the GPU
+ * (target cuda; one warp, or for wgmma one warpgroup, executes a call):
  *   "wmma.mma"    t in scope wmma.accumulator: t[i, j] = sum over k of
  *                 a[i, k] * b[k, j], a in wmma.matrix_a and b in
  *                 wmma.matrix_b, both float16 or bfloat16 (each cast to
