@@ -128,10 +128,10 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
  * is packed into panels of nb columns and then by 2 on the reduction
  * ([K/2, N/nb, nb, 2]: the VNNI layout, Intel's and oneDNN's for
  * bfloat16 dot products), the reduce loop split by 2 and the tile's
- * 16-lane vectors tensorized with "x86.dpbf16". Returns 1, s untouched,
- * where it does not apply: R not such a sum, the other operand's pair not
- * contiguous (a transposed A), K odd, or no row and column tile dividing
- * the shape. */
+ * 16-lane vectors tensorized with "x86.dpbf16" (a tail of rows is
+ * guarded, as in the float32 tile). Returns 1, s untouched, where it does
+ * not apply: R not such a sum, the other operand's pair not contiguous (a
+ * transposed A), K odd, or no column tile of whole vectors dividing N. */
 int ops__sched_register_tile_bf16_dot(sch_schedule *s, te_tensor *F, te_tensor *R, int row,
                                       int64_t mr, int64_t nb);
 /* A register tile vectorized over F's axis `vec` (output channels of an

@@ -479,7 +479,8 @@ static int check_x86_tile(tz_ctx *z, const tile *t, const char *what, int64_t ro
  * the stage's other loops (the row among them) stay outside. The tiles
  * then fix the layouts: c's lanes and a's pair contiguous, b's pair
  * contiguous and its lanes 2 apart. The init (a sum's zero) becomes a
- * 16-lane vector store. */
+ * 16-lane vector store. Bounds guards of the other dimensions (a tail of
+ * rows) wrap the call and the init. */
 static int lower_x86_dpbf16(tz_ctx *z, int st, te_expr *const *store_idx, int nsub,
                             te_expr **vars, te_expr **vals, sch_tensorized *out) {
     lower_state *L = z->L;
@@ -543,10 +544,19 @@ static int lower_x86_dpbf16(tz_ctx *z, int st, te_expr *const *store_idx, int ns
                                             L->s->stages[s2].op->name, lv->u.var.name),
                               NULL);
     }
-    tir_stmt *marker = tir_noop(ctx);
-    if (sch__lower_guards(L, st, 0, g->nroot, marker) != marker)
-        return refuse(z, "the tiles do not divide the stage's extents (the nest needs bounds ",
-                      "guards); choose split factors that divide them");
+    /* bounds guards: none on the lanes or the pair (a tile is whole);
+     * those of the other dimensions (a tail of rows) wrap the call */
+    bool guarded[TE_MAX_DIMS + 8] = {false};
+    for (int d = 0; d < g->nroot && d < TE_MAX_DIMS + 8; d++) {
+        tir_stmt *marker = tir_noop(ctx);
+        if (sch__lower_guards(L, st, d, d + 1, marker) == marker) continue;
+        if (g->root[d] == root_j || g->root[d] == root_k)
+            return refuse(z, te_sprintf(ctx, "the tiles do not divide the extent of '%s' (the "
+                                             "nest needs bounds guards there); ",
+                                        g->root[d]->u.var.name),
+                          "choose split factors that divide it");
+        guarded[d] = true;
+    }
     /* the tiles: c's 16 lanes, a's pair, b's 16 pairs */
     tile tiles[3];
     if (make_tile(z, "output", ls->buf, n, store_idx, -1, leaf_j, &tiles[0])) return -1;
@@ -568,14 +578,21 @@ static int lower_x86_dpbf16(tz_ctx *z, int st, te_expr *const *store_idx, int ns
     te_expr *args[3];
     for (int q = 0; q < 3; q++)
         if (!(args[q] = first_element(z, &tiles[q]))) return -1;
-    if (!(out->call = tir_tensor_call(ctx, TIR_X86_DPBF16, 3, args, NULL, NULL))) return -1;
+    tir_stmt *call = tir_tensor_call(ctx, TIR_X86_DPBF16, 3, args, NULL, NULL);
     /* the sums' zero: the 16 lanes stored at once */
     te_expr *lanes = g->leaf[z->pos + leaf_j];
     tir_stmt *zero = tir_buffer_store(ctx, ls->buf, n, store_idx, te_float(ctx, 0.0));
-    out->init = zero ? tir_for(ctx, lanes, te_int(ctx, 0), te_int(ctx, 16), TIR_FOR_VECTORIZED,
-                               zero)
-                     : NULL;
-    return out->init ? 0 : -1;
+    tir_stmt *init = zero ? tir_for(ctx, lanes, te_int(ctx, 0), te_int(ctx, 16),
+                                    TIR_FOR_VECTORIZED, zero)
+                          : NULL;
+    for (int d = 0; d < g->nroot && d < TE_MAX_DIMS + 8 && call && init; d++) {
+        if (!guarded[d]) continue;
+        call = sch__lower_guards(L, st, d, d + 1, call);
+        if (d < n) init = sch__lower_guards(L, st, d, d + 1, init);
+    }
+    out->call = call;
+    out->init = init;
+    return call && init ? 0 : -1;
 }
 
 int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
