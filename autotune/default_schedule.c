@@ -12,9 +12,10 @@
  * 0. a fused attention group's own schedule (autotune/default_attention.c:
  *    no sketch keeps its scores in cache);
  * 1. the heuristic programs (tune_program_heuristic: the rules of the
- *    library's default schedules) of the sketches that have them, a packed
- *    register tile first (the default NCHW convolution's), then the GEMM
- *    tile (the default matmul's); a packed tile that would gather another
+ *    library's default schedules) of the sketches that have them, a
+ *    register tile on x86.dpbf16 first (the bfloat16 matmul's on a CPU
+ *    with AVX512-BF16), then a packed register tile (the default NCHW
+ *    convolution's), then the GEMM tile (the default matmul's); a packed tile that would gather another
  *    input has none (a depthwise convolution's, rule_packed_tile.c), as
  *    the library's depthwise default never packs; in the generator's
  *    order, where a sketch with its register tile computed in its
@@ -38,12 +39,16 @@
 #include "loom/ops.h"
 
 
-/* 2: a sketch with a packed register tile (the default NCHW
- * convolution's), 1: any other (the GEMM tile's). */
+/* 3: a sketch with a register tile on AVX512-BF16's dot product (the
+ * bfloat16 matmul default's), 2: a packed register tile (the default
+ * NCHW convolution's), 1: any other (the GEMM tile's). */
 static int heuristic_rank(const tune_sketch *sk) {
-    for (int u = 0; u < sk->nunits; u++)
-        if (sk->units[u].kind == TUNE_UNIT_TILE_CACHE_PACKED) return 2;
-    return 1;
+    int rank = 1;
+    for (int u = 0; u < sk->nunits; u++) {
+        if (sk->units[u].kind == TUNE_UNIT_TILE_DOT) return 3;
+        if (sk->units[u].kind == TUNE_UNIT_TILE_CACHE_PACKED) rank = 2;
+    }
+    return rank;
 }
 
 /* True when a register tile of sk computes its elementwise tail (the
@@ -177,7 +182,7 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
      * elementwise tail (the epilogue-fusion rule: the bias/residual Add
      * and activation computed in the tile's copy-out, not in a second pass
      * over the output) comes right before the same tile unfused. */
-    for (int rank = 2; rank >= 1; rank--)
+    for (int rank = 3; rank >= 1; rank--)
         for (int i = 0; i < nsk; i++) {
             if (heuristic_rank(&sk[i]) != rank) continue;
             tune_program progs[TUNE_MAX_HEURISTIC];

@@ -624,6 +624,8 @@ static int tc_call(tir_visitor *v, const tir_stmt *s) {
     tir_tensor_intrin k = s->u.tcall.intrin;
     if (k == TIR_WMMA_MMA && s->u.tcall.nargs > 1 && s->u.tcall.args[1])
         t->mma_flops += t->iters * 2.0 * 16 * 16 * tir_wmma_k(s->u.tcall.args[1]->dtype);
+    else if (k == TIR_X86_DPBF16) /* 16 lanes, each a pair of multiply-adds */
+        t->mma_flops += t->iters * 2.0 * 16 * 2;
     else if (k == TIR_WMMA_LOAD_A || k == TIR_WMMA_LOAD_B)
         t->frag_loads += t->iters;
     else if (k == TIR_WGMMA_MMA && s->u.tcall.nargs > 0 && s->u.tcall.args[0]) {

@@ -214,12 +214,81 @@ static void test_refusals(void **state) {
                        NULL);
 }
 
+/* The accumulator's vectors of a program of a dot sketch (unit u): the
+ * spatial tile levels inside its fusion point (LOCATION 1: 1-3, 2: 2-3). */
+static int64_t acc_vectors(const tune_sketch *sk, int u, const tune_program *p) {
+    int64_t v = 1, level = 2;
+    for (int i = 0; i < sk->nholes; i++)
+        if (sk->holes[i].unit == u && sk->holes[i].kind == TUNE_HOLE_LOCATION)
+            level = p->vals[sk->holes[i].offset];
+    for (int i = 0; i < sk->nholes; i++) {
+        const tune_hole *h = &sk->holes[i];
+        if (h->unit == u && h->kind == TUNE_HOLE_SPLIT && !h->reduce)
+            for (int k = level == 1 ? 0 : 1; k < 3; k++) v *= p->vals[h->offset + k];
+    }
+    return v;
+}
+
+/* Builds program p and checks it against the reference. */
+static void check_program(te_ctx *ctx, const tune_workload *w, ops_workload *ow,
+                          const tune_sketch *sk, const tune_program *p) {
+    sch_schedule *s = tune_program_apply(ctx, w, sk, p);
+    if (!s) fail_msg("apply: %s", te_ctx_errmsg(ctx));
+    rt_module *m = cg_build(s, w->nargs, w->args, "llvm", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    int64_t bad = ops_check_module(ow, m, NULL, tu_seed());
+    if (bad) fail_msg("%lld mismatches (%s)", (long long)bad, te_ctx_errmsg(ctx));
+    rt_module_free(m);
+}
+
+/* The tuner's dot sketch (autotune/rules/rule_dot_bf16.c): first among
+ * the sketches, its heuristic program the library's tile, and every
+ * random or mutated program a valid tensorized one, its accumulator
+ * within 96 vectors; some of each built and checked. */
+static void test_search_programs(void **state) {
+    (void)state;
+    if (!host_has_bf16_dot()) skip();
+    te_ctx *ctx = te_ctx_new();
+    const char *key = "matmul(M=60,N=96,K=64,transpose_a=0,transpose_b=0,dtype=bfloat16)";
+    ops_built w;
+    if (ops_build_key(ctx, key, &w)) fail_msg("%s", te_ctx_errmsg(ctx));
+    ops_workload *ow = ops_from_key(ctx, key);
+    assert_non_null(ow);
+    tune_sketch sk[8];
+    int n = tune_generate_sketches(ctx, &w, sk, 8);
+    assert_true(n >= 2);
+    tu_assert_msg_has(sk[0].desc, "C_acc: tile SSRSRS on x86.dpbf16 (operand packed VNNI), "
+                                  "fuse into C");
+    int u = -1;
+    for (int k = 0; k < sk[0].nunits; k++)
+        if (sk[0].units[k].kind == TUNE_UNIT_TILE_DOT) u = k;
+    assert_true(u >= 0);
+    tune_program progs[TUNE_MAX_HEURISTIC];
+    assert_int_equal(tune_program_heuristic(&sk[0], 0, &w, 16, progs, TUNE_MAX_HEURISTIC), 1);
+    assert_int_equal(acc_vectors(&sk[0], u, &progs[0]), 6 * 3); /* 6 rows x 3 of 6 vectors */
+    check_program(ctx, &w, ow, &sk[0], &progs[0]);
+    uint64_t rng = tu_seed();
+    for (int i = 0; i < 200; i++) {
+        tune_program p;
+        tune_program_random(&sk[0], 0, &rng, &p);
+        for (int m = 0; m < 3; m++) (void)tune_program_mutate(&sk[0], &rng, &p);
+        int64_t acc = acc_vectors(&sk[0], u, &p);
+        if (acc > 96) fail_msg("program %d: an accumulator of %lld vectors", i, (long long)acc);
+        sch_schedule *s = tune_program_apply(ctx, &w, &sk[0], &p);
+        if (!s || !sch_lower_text(s, w.nargs, w.args))
+            fail_msg("program %d: %s", i, te_ctx_errmsg(ctx));
+        if (i % 50 == 0) check_program(ctx, &w, ow, &sk[0], &p);
+    }
+    te_ctx_free(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_schedule),
         cmocka_unit_test(test_default_schedule),
         cmocka_unit_test(test_cpu_without_it),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_search_programs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

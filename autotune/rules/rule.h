@@ -180,7 +180,7 @@ int tune__mutate_weight(const tune_rule_list *l, const tune_rule *r);
 extern const tune_rule tune_rule_skip_placeholder, tune_rule_always_inline,
     tune_rule_compute_location, tune_rule_tile_fuse, tune_rule_multi_level_tile,
     tune_rule_cache_write, tune_rule_packed_tile, tune_rule_annotate, tune_rule_rfactor,
-    tune_rule_pack, tune_rule_epilogue_fusion;
+    tune_rule_pack, tune_rule_epilogue_fusion, tune_rule_dot_bf16;
 /* GPU: */
 extern const tune_rule tune_rule_gpu_flat, tune_rule_gpu_tile, tune_rule_gpu_shared,
     tune_rule_gpu_xreduce, tune_rule_gpu_tensorcore;

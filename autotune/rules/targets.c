@@ -27,6 +27,9 @@ static const tune_rule_use cpu_rules[] = {
     {&tune_rule_skip_placeholder,    0},
     {&tune_rule_compute_location,    1},
     {&tune_rule_always_inline,       0},
+    /* AVX512-BF16's dot product first: its variant leads (twice the
+     * float32 tiles' rate), the float32 tiles follow */
+    {&tune_rule_dot_bf16,            1},
     {&tune_rule_tile_fuse,           1},
     {&tune_rule_multi_level_tile,    1},
     {&tune_rule_cache_write,         1},
@@ -93,6 +96,7 @@ static const tune_rule *const unit_rules[] = {
     [TUNE_UNIT_TILE_CACHE_PACKED] = &tune_rule_packed_tile,
     [TUNE_UNIT_GPU_XREDUCE] = &tune_rule_gpu_xreduce,
     [TUNE_UNIT_GPU_TENSORCORE] = &tune_rule_gpu_tensorcore,
+    [TUNE_UNIT_TILE_DOT] = &tune_rule_dot_bf16,
 };
 
 static const char *unknown_text(const tune_unit *un, const tune_dag *dag, const char **object) {

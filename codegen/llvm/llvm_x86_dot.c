@@ -68,9 +68,18 @@ void cg_llvm__tensor_call(cg_llvm_emitter *em, const tir_stmt *s) {
     LLVMTypeRef bf16x32 = LLVMVectorType(LLVMBFloatTypeInContext(em->lc), 32);
     LLVMValueRef acc = LLVMBuildLoad2(B, f32x16, pc, "acc");
     LLVMSetAlignment(acc, 4);
-    LLVMValueRef pair = LLVMBuildLoad2(B, em->t_i32, pa, "pair");
+    /* The pair as a one-lane vector, splat by a shuffle: a scalar load
+     * put into a vector (insertelement) is what LLVM's VectorCombine tries
+     * to widen, scanning the whole block back for a proof that the wider
+     * load is safe; in a tile unrolled to thousands of calls that took
+     * the build past the tuner's 15 s timeout. The shuffle still becomes
+     * a broadcast from memory (vbroadcastss). */
+    LLVMTypeRef i32x1 = LLVMVectorType(em->t_i32, 1), i32x16 = LLVMVectorType(em->t_i32, 16);
+    LLVMValueRef pair = LLVMBuildLoad2(B, i32x1, pa, "pair");
     LLVMSetAlignment(pair, 2);
-    LLVMValueRef av = LLVMBuildBitCast(B, cg_llvm__splat(em, pair, 16), bf16x32, "");
+    LLVMValueRef splat = LLVMBuildShuffleVector(B, pair, LLVMGetPoison(i32x1),
+                                                LLVMConstNull(i32x16), "");
+    LLVMValueRef av = LLVMBuildBitCast(B, splat, bf16x32, "");
     LLVMValueRef bv = LLVMBuildLoad2(B, bf16x32, pb, "pairs");
     LLVMSetAlignment(bv, 2);
     LLVMTypeRef fty;

@@ -269,7 +269,16 @@ typedef enum {
      * keep unroll_k 1. For float16 and bfloat16 inputs cast to
      * float32, or float32 inputs of a workload with tf32 set, with M, N
      * and K multiples of 16. */
-    TUNE_UNIT_GPU_TENSORCORE
+    TUNE_UNIT_GPU_TENSORCORE,
+    /* CPU with AVX512-BF16: a float32 sum over one axis k of bfloat16
+     * products whose column operand is an input (a bfloat16 matmul's
+     * C_acc), tiled SSRSRS with its 16-lane vectors and k's pairs
+     * innermost, tensorized with "x86.dpbf16", the column operand packed
+     * [K/2, N/nb, nb, 2] at the root, the tile computed in its
+     * elementwise consumer (the cast back to bfloat16; else a local
+     * cache_write copy). Holes as TILE_CACHE, but the last axis's count
+     * vectors of 16 and the reduction's count pairs. */
+    TUNE_UNIT_TILE_DOT
 } tune_unit_kind;
 
 typedef enum {
