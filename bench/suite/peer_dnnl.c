@@ -23,14 +23,7 @@ struct dnnl_peer {
     dnnl_memory_t x_user, w_user, y_user, x_int, w_int, y_int;
 };
 
-#define TRY(call)                                                                            \
-    do {                                                                                     \
-        dnnl_status_t st_ = (call);                                                          \
-        if (st_ != dnnl_success) {                                                           \
-            snprintf(err, errlen, "onednn: %s failed: %s", #call, dnnl_status2str(st_));   \
-            goto fail;                                                                       \
-        }                                                                                    \
-    } while (0)
+#define TRY BENCH_DNNL_TRY
 
 /* A reorder primitive from src to dst memory descriptors. */
 static dnnl_status_t make_reorder(dnnl_engine_t eng, const dnnl_memory_desc_t *from,

@@ -27,14 +27,7 @@ struct dnnl_mm_peer {
     float *out;
 };
 
-#define TRY(call)                                                                            \
-    do {                                                                                     \
-        dnnl_status_t st_ = (call);                                                          \
-        if (st_ != dnnl_success) {                                                           \
-            snprintf(err, errlen, "onednn: %s failed: %s", #call, dnnl_status2str(st_));   \
-            goto fail;                                                                       \
-        }                                                                                    \
-    } while (0)
+#define TRY BENCH_DNNL_TRY
 
 /* A [batch,] rows x cols bfloat16 descriptor, stored transposed (cols x
  * rows) when t. */

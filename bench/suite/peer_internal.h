@@ -7,6 +7,18 @@
 
 #include "bench.h"
 
+/* In a set-up function with `char *err, size_t errlen` and a `fail:`
+ * label, where <oneapi/dnnl/dnnl_debug.h> is included: a oneDNN call
+ * whose failure is reported with its status and jumps to fail. */
+#define BENCH_DNNL_TRY(call)                                                                 \
+    do {                                                                                     \
+        dnnl_status_t st_ = (call);                                                          \
+        if (st_ != dnnl_success) {                                                           \
+            snprintf(err, errlen, "onednn: %s failed: %s", #call, dnnl_status2str(st_));   \
+            goto fail;                                                                       \
+        }                                                                                    \
+    } while (0)
+
 typedef struct blas_peer blas_peer;
 typedef struct dnnl_peer dnnl_peer;
 typedef struct dnnl_mm_peer dnnl_mm_peer;

@@ -107,6 +107,15 @@ LLVMValueRef cg_llvm__intrinsic(cg_llvm_emitter *em, const char *name, LLVMTypeR
     return LLVMGetIntrinsicDeclaration(em->mod, id, over, (size_t)nover);
 }
 
+LLVMValueRef cg_llvm__buffer_base(cg_llvm_emitter *em, const tir_buffer *buf, const char *use) {
+    LLVMValueRef base = cg_llvm__lookup(em, buf);
+    if (!base)
+        cg_llvm__fail(em, "buffer '%s' in function '%s' is %s outside its allocation or "
+                          "parameter list",
+                      buf->name, em->func, use);
+    return base;
+}
+
 LLVMValueRef cg_llvm__splat(cg_llvm_emitter *em, LLVMValueRef v, int lanes) {
     if (lanes <= 1 || !v) return v;
     LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(v), (unsigned)lanes);

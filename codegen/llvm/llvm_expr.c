@@ -780,13 +780,8 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         cg_llvm__fail(em, "malformed load in function '%s'", em->func);
         return NULL;
     }
-    LLVMValueRef base = cg_llvm__lookup(em, buf);
-    if (!base) {
-        cg_llvm__fail(em, "buffer '%s' in function '%s' is used outside its allocation or "
-                          "parameter list",
-                      buf->name, em->func);
-        return NULL;
-    }
+    LLVMValueRef base = cg_llvm__buffer_base(em, buf, "used");
+    if (!base) return NULL;
     te_dtype elem = te_dtype_element(buf->dtype);
     LLVMTypeRef mt = cg_llvm__mem_type(em, elem);
     if (!mt) return NULL;

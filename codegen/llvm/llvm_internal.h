@@ -131,6 +131,9 @@ LLVMValueRef cg_llvm__intrinsic(cg_llvm_emitter *em, const char *name, LLVMTypeR
                                 int nover, LLVMTypeRef *fty);
 /* value repeated `lanes` times (a no-op when lanes == 1). */
 LLVMValueRef cg_llvm__splat(cg_llvm_emitter *em, LLVMValueRef v, int lanes);
+/* The pointer bound to buf, or NULL after failing with "buffer 'B' in
+ * function 'F' is <use> outside its allocation or parameter list". */
+LLVMValueRef cg_llvm__buffer_base(cg_llvm_emitter *em, const tir_buffer *buf, const char *use);
 /* A string attribute or enum attribute on a function (index ~0u) or a
  * parameter (1-based). */
 void cg_llvm__add_attr(cg_llvm_emitter *em, LLVMValueRef fn, unsigned idx, const char *name);

@@ -127,13 +127,8 @@ static void emit_store(cg_llvm_emitter *em, const tir_stmt *s) {
         cg_llvm__fail(em, "malformed store in function '%s'", em->func);
         return;
     }
-    LLVMValueRef base = cg_llvm__lookup(em, buf);
-    if (!base) {
-        cg_llvm__fail(em, "buffer '%s' in function '%s' is stored to outside its allocation or "
-                          "parameter list",
-                      buf->name, em->func);
-        return;
-    }
+    LLVMValueRef base = cg_llvm__buffer_base(em, buf, "stored to");
+    if (!base) return;
     te_dtype elem = te_dtype_element(buf->dtype);
     LLVMTypeRef mt = cg_llvm__mem_type(em, elem);
     if (!mt) return;

@@ -18,13 +18,8 @@
  * tile's first element), with its last element bounds-checked too. */
 static LLVMValueRef operand_ptr(cg_llvm_emitter *em, const te_expr *a, int64_t elems) {
     const tir_buffer *buf = a->u.load.buffer;
-    LLVMValueRef base = cg_llvm__lookup(em, buf);
-    if (!base) {
-        cg_llvm__fail(em, "buffer '%s' in function '%s' is used outside its allocation or "
-                          "parameter list",
-                      buf->name, em->func);
-        return NULL;
-    }
+    LLVMValueRef base = cg_llvm__buffer_base(em, buf, "used");
+    if (!base) return NULL;
     cg_llvm__check_access(em, buf, a->u.load.index, NULL, false);
     cg_llvm__check_access(em, buf, te_add(a->u.load.index, te_int(em->ctx, elems - 1)), NULL,
                           false);
