@@ -44,7 +44,8 @@ static bool is_bf16_read(const te_expr *e) {
  * axis a whole number of vectors, sum(float32(a[.., k]) * float32(b[...]))
  * with b an input (placeholder) read at t's last axis and walked by k
  * (*bt; its dimension there *bdim, k's *pair) and a an input whose pair is
- * contiguous (k indexes its last dimension). */
+ * contiguous (k indexes its last dimension). The tiles' rules themselves
+ * are tensorize's, checked when the program is lowered. */
 static bool dot_operands(const te_tensor *t, te_tensor **bt, int *bdim, int *pair) {
     const te_expr *body = t->body;
     int n = t->ndim;
@@ -55,17 +56,14 @@ static bool dot_operands(const te_tensor *t, te_tensor **bt, int *bdim, int *pai
     if (k->u.var.extent % 2 || src->kind != TE_MUL || !is_bf16_read(src->u.bin.a) ||
         !is_bf16_read(src->u.bin.b))
         return false;
-    te_tensor *reads[2] = {src->u.bin.a->u.un.a->u.read.tensor,
-                           src->u.bin.b->u.un.a->u.read.tensor};
-    for (int q = 0; q < 2; q++) {
-        te_tensor *b = reads[q], *a = reads[1 - q];
-        if (a == b || b->kind != TE_OP_PLACEHOLDER) continue;
-        int d = te_expr_read_dim(body, b, t->axes[n - 1]), pk = te_expr_read_dim(body, b, k);
-        if (d < 0 || pk < 0 || te_expr_read_dim(body, a, k) != a->ndim - 1) continue;
-        *bt = b, *bdim = d, *pair = pk;
-        return true;
-    }
-    return false;
+    /* a first, as the intrinsic's declaration has them */
+    te_tensor *a = src->u.bin.a->u.un.a->u.read.tensor, *b = src->u.bin.b->u.un.a->u.read.tensor;
+    int d = te_expr_read_dim(body, b, t->axes[n - 1]), pk = te_expr_read_dim(body, b, k);
+    if (a == b || b->kind != TE_OP_PLACEHOLDER || d < 0 || pk < 0 ||
+        te_expr_read_dim(body, a, k) != a->ndim - 1)
+        return false;
+    *bt = b, *bdim = d, *pair = pk;
+    return true;
 }
 
 static tune_rule_cond condition(const tune_gen *g, const tune_sketch *sk, int stage,
