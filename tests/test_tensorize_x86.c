@@ -15,8 +15,10 @@
  * Runs where the host CPU has AVX512-BF16 (cg_target.bf16_dot); the
  * refusals that need no such CPU run everywhere.
  */
+#include <math.h>
 #include <string.h>
 
+#include "half_util.h"
 #include "testutil.h"
 
 static bool host_has_bf16_dot(void) {
@@ -282,6 +284,60 @@ static void test_search_programs(void **state) {
     te_ctx_free(ctx);
 }
 
+/* A computation with no ops default (a fused group's bfloat16 MatMul
+ * with a bias and a ReLU, rounded to bfloat16): tune_default_schedule
+ * takes the dot sketch's heuristic program, and it is right. */
+static void test_default_of_a_fused_group(void **state) {
+    (void)state;
+    if (!host_has_bf16_dot()) skip();
+    te_ctx *ctx = te_ctx_new();
+    int64_t M = 24, N = 48, K = 40;
+    te_tensor *X = te_placeholder(ctx, "X", TE_BFLOAT16, TE_SHAPE(M, K));
+    te_tensor *W = te_placeholder(ctx, "W", TE_BFLOAT16, TE_SHAPE(K, N));
+    te_tensor *bias = te_placeholder(ctx, "bias", TE_FLOAT32, TE_SHAPE(N));
+    te_expr *i = te_axis(ctx, "i", M), *j = te_axis(ctx, "j", N), *k = te_reduce_axis(ctx, "k", K);
+    te_expr *prod = te_mul(te_cast(TE_FLOAT32, te_read(X, i, k)), te_cast(TE_FLOAT32, te_read(W, k, j)));
+    te_tensor *acc = te_compute(ctx, "acc", TE_AXES(i, j), te_sum(prod, k));
+    te_expr *y = te_axis(ctx, "y", M), *x = te_axis(ctx, "x", N);
+    te_expr *v = te_max(te_add(te_read(acc, y, x), te_read(bias, x)), te_float(ctx, 0.0));
+    te_tensor *out = te_compute(ctx, "out", TE_AXES(y, x), te_cast(TE_BFLOAT16, v));
+    assert_non_null(out);
+    te_tensor *args[4] = {X, W, bias, out};
+    tune_workload w = {.nargs = 4, .args = args, .nouts = 1, .outs = &args[3],
+                       .flops = 2.0 * M * N * K};
+    const char *how = NULL;
+    sch_schedule *s = tune_default_schedule(ctx, &w, "llvm", &how);
+    if (!s) fail_msg("%s", te_ctx_errmsg(ctx));
+    tu_assert_msg_has(how, "on x86.dpbf16", "heuristic program 0");
+    rt_module *m = cg_build(s, 4, args, "llvm", NULL);
+    if (!m) fail_msg("%s", te_ctx_errmsg(ctx));
+    uint64_t seed = tu_seed();
+    DLTensor *dx = hu_rand(TE_BFLOAT16, &seed, 2, (int64_t[]){M, K});
+    DLTensor *dw = hu_rand(TE_BFLOAT16, &seed, 2, (int64_t[]){K, N});
+    DLTensor *db = rt_tensor_alloc((DLDataType){kDLFloat, 32, 1}, 1, (int64_t[]){N});
+    for (int64_t q = 0; q < N; q++) ((float *)db->data)[q] = (float)(0.01 * (double)(q % 7) - 0.03);
+    DLTensor *dout = hu_nan(TE_BFLOAT16, 2, (int64_t[]){M, N});
+    if (rt_call(m, "default", 4, (DLTensor *[]){dx, dw, db, dout})) fail_msg("%s", rt_module_errmsg(m));
+    const uint16_t *px = dx->data, *pw = dw->data, *po = dout->data;
+    int bad = 0;
+    for (int64_t r = 0; r < M; r++)
+        for (int64_t c = 0; c < N; c++) {
+            double want = ((float *)db->data)[c];
+            for (int64_t q = 0; q < K; q++)
+                want += hu_value(TE_BFLOAT16, px[r * K + q]) * hu_value(TE_BFLOAT16, pw[q * N + c]);
+            want = want > 0 ? want : 0;
+            double got = hu_value(TE_BFLOAT16, po[r * N + c]);
+            /* bfloat16's rounding (2^-8 relative) twice, and float32 sums */
+            if (!(fabs(got - want) <= 1e-4 + 1e-6 * (double)K + 0x1p-7 * fabs(want)) && bad++ < 5)
+                print_error("out[%lld,%lld] = %.6g, want %.6g\n", (long long)r, (long long)c, got,
+                            want);
+        }
+    assert_int_equal(bad, 0);
+    rt_tensor_free(dx), rt_tensor_free(dw), rt_tensor_free(db), rt_tensor_free(dout);
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_schedule),
@@ -289,6 +345,7 @@ int main(void) {
         cmocka_unit_test(test_cpu_without_it),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_search_programs),
+        cmocka_unit_test(test_default_of_a_fused_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -535,9 +535,11 @@ int tune_program_structural(const tune_sketch *sk, int sketch_index, const tune_
  * measurement): the first of these that applies and lowers (sch_lower).
  * 1. The heuristic programs (tune_program_heuristic) of w's sketches
  *    (tune_generate_sketches, in its order: a tile with its elementwise
- *    tail in its copy-out before the same tile without), a packed
- *    register tile's sketches first (the default NCHW convolution's),
- *    then the GEMM tile's (the default matmul's); a packed tile whose
+ *    tail in its copy-out before the same tile without), a tile on
+ *    AVX512-BF16's dot product first (TUNE_UNIT_TILE_DOT: a bfloat16
+ *    matmul's, where the host has it), then a packed register tile's
+ *    sketches (the default NCHW convolution's), then the GEMM tile's (the
+ *    default matmul's); a packed tile whose
  *    vectorized axis also indexes another input (a depthwise
  *    convolution's data: a gather) is skipped.
  * 2. A sketch's holes filled by rules (sketches without a tail fused
