@@ -288,6 +288,19 @@ static int gemm_sched(sch_schedule *s, const ops__priv *pv, int vlen) {
     return ops__sched_elemwise(s, pv->t[0], vlen, NULL);
 }
 
+/* The implicit GEMM in bfloat16 on a CPU with AVX512-BF16: the GEMM tile
+ * on VDPBF16PS, W2 packed in the VNNI layout (pre-computed: the weights
+ * are constant), Col stored, the copy into O. 1 where it does not apply. */
+static int conv_sched_bf16_dot(const ops_workload *w, sch_schedule *s, const int64_t *p) {
+    (void)p;
+    const ops__priv *pv = w->priv;
+    if (!pv->t[3]) return 1;
+    int rc = ops__sched_register_tile_bf16_dot(s, pv->t[3], pv->t[1], 0, 6, 64);
+    if (rc) return rc;
+    if (ops__sched_elemwise(s, pv->t[4], 16, NULL)) return -1;
+    return ops__sched_elemwise(s, pv->t[0], 16, NULL);
+}
+
 static int conv_sched(const ops_workload *w, sch_schedule *s, const int64_t *p, int vlen) {
     (void)p;
     const ops__priv *pv = w->priv;
@@ -379,6 +392,7 @@ const ops__impl ops__conv2d_nhwc = {
     .build = nhwc_build,
     .reference = nhwc_ref,
     .schedule = conv_sched,
+    .schedule_bf16_dot = conv_sched_bf16_dot,
     .cuda_schedule = conv_cuda,
     .half = true,
 };

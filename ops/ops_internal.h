@@ -125,7 +125,8 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
 /* ops__sched_register_tile (col_outer, 16 float32 lanes) for R a float32
  * sum over one axis of bfloat16 products, the pairs of the reduction
  * summed by AVX512-BF16's VDPBF16PS: the operand R reads at its columns
- * is packed into panels of nb columns and then by 2 on the reduction
+ * (an input's copy, or a stage of the computation itself: the implicit
+ * GEMM's weights) is packed into panels of nb columns and then by 2 on the reduction
  * ([K/2, N/nb, nb, 2]: the VNNI layout, Intel's and oneDNN's for
  * bfloat16 dot products), the reduce loop split by 2 and the tile's
  * 16-lane vectors tensorized with "x86.dpbf16" (a tail of rows is

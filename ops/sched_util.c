@@ -77,7 +77,9 @@ static te_tensor *operand_at(te_tensor *R, int axis, int64_t f, int *dim) {
  * products), and not vectorized. */
 static int pack_operand(sch_schedule *s, te_tensor *R, te_tensor *in, int dim, int64_t f,
                         int pair, te_tensor **packed) {
-    te_tensor *copy = sch_cache_read(s, in, "global", 1, &R);
+    /* an input through a copy; a stage of the computation (the implicit
+     * GEMM's weights W2) packed itself */
+    te_tensor *copy = in->kind == TE_OP_PLACEHOLDER ? sch_cache_read(s, in, "global", 1, &R) : in;
     te_tensor *p = copy ? sch_pack(s, copy, sch_axis(copy, dim), f) : NULL;
     /* the packed copy's axes: dim's blocks, the others in order, dim's lanes */
     if (p && pair >= 0) p = sch_pack(s, p, sch_axis(p, pair < dim ? pair + 1 : pair), 2);
@@ -162,11 +164,14 @@ static int register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int row, i
         if (sch_split(s, F, ci, vlen, &cvo, &cv) || sch_unroll(s, F, cvo)) return -1;
     }
     if (sch_parallel(s, F, par) || sch_vectorize(s, F, cv)) return -1;
-    /* dot: the VNNI copy of a column panel made where the panel's tiles
-     * run (it stays in cache for them) when the parallel loop holds no
-     * row tiles; else once at the root, its blocks parallel. */
-    if (packed && (col_outer && nfuse <= prow ? sch_compute_at(s, packed, F, par)
-                                              : sch_parallel(s, packed, sch_axis(packed, 0))))
+    /* dot: the VNNI copy of an input's column panel made where the
+     * panel's tiles run (it stays in cache for them) when the parallel
+     * loop holds no row tiles; else, and for a stage of the computation
+     * (weights: pre-computed once where they are constant), once at the
+     * root, its blocks parallel. */
+    if (packed && (col_outer && nfuse <= prow && dot_in->kind == TE_OP_PLACEHOLDER
+                       ? sch_compute_at(s, packed, F, par)
+                       : sch_parallel(s, packed, sch_axis(packed, 0))))
         return -1;
     te_expr *at = nfuse == nouter ? par : order[nouter - 1];
     if (sch_compute_at(s, R, F, at)) return -1;
@@ -222,6 +227,10 @@ int ops__sched_register_tile_bf16_dot(sch_schedule *s, te_tensor *F, te_tensor *
     /* b: read at the columns (packed); a: its pair contiguous, the
      * reduction at its last dimension */
     te_tensor *b = operand_at(R, col, nb, &bdim), *a = NULL;
+    for (int i = 0; i < 2 && !b; i++) {
+        int d = te_expr_read_dim(R->body, R->inputs[i], R->axes[col]);
+        if (d >= 0 && R->inputs[i]->shape[d] % nb == 0) b = R->inputs[i], bdim = d;
+    }
     for (int i = 0; i < 2; i++)
         if (R->inputs[i] != b) a = R->inputs[i];
     if (!a || !b || !te_dtype_eq(a->dtype, TE_BFLOAT16) || !te_dtype_eq(b->dtype, TE_BFLOAT16) ||

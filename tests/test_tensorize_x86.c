@@ -101,9 +101,9 @@ static void test_hand_schedule(void **state) {
 /* The bfloat16 matmul default on this host: tensorized where the shape
  * allows it (the lowered text has the call), the plain float32 tile where
  * it does not (K odd, A transposed), and right either way. */
-static void check_default(const char *shape, bool dot) {
+static void check_default_op(const char *op, const char *shape, bool dot) {
     te_ctx *ctx = te_ctx_new();
-    ops_workload *w = ops_build(ctx, "matmul", shape);
+    ops_workload *w = ops_build(ctx, op, shape);
     if (!w) fail_msg("%s", te_ctx_errmsg(ctx));
     sch_schedule *s = ops_default_schedule(w, "llvm");
     if (!s) fail_msg("%s: %s", shape, te_ctx_errmsg(ctx));
@@ -121,6 +121,8 @@ static void check_default(const char *shape, bool dot) {
     te_ctx_free(ctx);
 }
 
+static void check_default(const char *shape, bool dot) { check_default_op("matmul", shape, dot); }
+
 static void test_default_schedule(void **state) {
     (void)state;
     if (!host_has_bf16_dot()) skip();
@@ -133,6 +135,15 @@ static void test_default_schedule(void **state) {
     /* rows that no tile height near 6 divides: the tail guarded */
     check_default("M=7,N=32,K=32,dtype=bfloat16", true);
     check_default("M=37,N=96,K=64,dtype=bfloat16", true);
+    check_default_op("batch_matmul", "B=3,M=10,N=32,K=18,dtype=bfloat16", true);
+    /* conv2d_nhwc's implicit GEMM: its weights W2 packed in the VNNI
+     * layout (pre-computed: constant), Col the a operand; padded,
+     * strided, and the GEMM's rows padded to 64 */
+    check_default_op("conv2d_nhwc", "N=1,C=16,H=9,W=9,K=32,R=3,S=3,pad=1,dtype=bfloat16", true);
+    check_default_op("conv2d_nhwc", "N=2,C=32,H=8,W=8,K=16,R=1,S=1,stride=2,dtype=bfloat16",
+                     true);
+    /* float16 has no such instruction: the float32 tile */
+    check_default_op("conv2d_nhwc", "N=1,C=16,H=9,W=9,K=32,R=3,S=3,pad=1,dtype=float16", false);
 }
 
 /* A CPU without AVX512-BF16 gets the float32 tile by default, and an

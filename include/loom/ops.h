@@ -204,12 +204,13 @@ const char *ops_params_json(const ops_workload *w);
  * tails inlined, the innermost axis vectorized, the outer loops fused and
  * parallel. Tile widths follow the target's vector width
  * (cg_target.vector_lanes: a named CPU's, else the host's); the
- * computation itself never depends on the host. A bfloat16 matmul or
- * batch_matmul on an llvm target whose CPU has AVX512-BF16
- * (cg_target.bf16_dot) sums its products in pairs with VDPBF16PS
- * (tensorize "x86.dpbf16"): B packed [K/2, N/nb, nb, 2] per column panel,
- * a register tile of rows near 6 by 4 vectors; K odd or A transposed
- * keep the float32 tile.
+ * computation itself never depends on the host. A bfloat16 matmul,
+ * batch_matmul or conv2d_nhwc implicit GEMM on an llvm target whose CPU
+ * has AVX512-BF16 (cg_target.bf16_dot) sums its products in pairs with
+ * VDPBF16PS (tensorize "x86.dpbf16"): B packed [K/2, N/nb, nb, 2] per
+ * column panel (the convolution's W2 once, pre-computed), a register
+ * tile of rows near 6 by 4 vectors; K odd or A transposed keep the
+ * float32 tile.
  *
  * CUDA (loops bound with sch_bind; at most 256 threads per block and at
  * most 16 KiB of shared memory per block for any shape, so the GPU
