@@ -488,6 +488,9 @@ static int lower_x86_dpbf16(tz_ctx *z, int st, te_expr *const *store_idx, int ns
     const sch_stage *g = z->g;
     lower_stage *ls = &L->ls[st];
     te_dtype bf = TE_BFLOAT16, f32 = TE_FLOAT32;
+    if (L->gpu)
+        return refuse(z, "an x86 CPU instruction; the cuda target cannot run it (tensorize with ",
+                      "wmma.mma or wgmma.mma)");
     if (!te_dtype_eq(g->op->dtype, f32))
         return refuse(z, te_sprintf(ctx, "the stage is %s; x86.dpbf16 sums in float32",
                                     te_dtype_str(g->op->dtype)),

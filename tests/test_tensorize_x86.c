@@ -173,6 +173,10 @@ static void test_cpu_without_it(void **state) {
     s = sch_create(ctx, 1, w->outs);
     pack_b(s, w, false);
     assert_int_equal(tile_acc(s, w, 16, 2), 0);
+    expect_build_error(s, w, "cuda -arch=sm_90",
+                       "tensorize: stage 'C_acc' at axis 'j.inner' (x86.dpbf16): an x86 CPU "
+                       "instruction; the cuda target cannot run it",
+                       "(tensorize with wmma.mma or wgmma.mma)");
     expect_build_error(s, w, old, "tensor intrinsic x86.dpbf16 in function 'default' needs a CPU "
                                   "with AVX512-BF16 (VDPBF16PS)",
                        "the target CPU 'skylake-avx512' lacks it");

@@ -305,6 +305,14 @@ int tune__unroll_pragmas(tune_decoder *d, te_tensor *t, te_expr *x, int64_t step
 /* Splits every axis of t into its levels (see rules/tile.c). */
 int tune__tile_levels(tune_decoder *d, int u, te_tensor *t, te_expr *l[][4], te_expr *r[][2],
                       int64_t *inner, int vd);
+/* The copy-out stage co of tiling unit u (its SPLIT holes first, then
+ * PARALLEL, UNROLL and LOCATION from hole `base`): each axis split by the
+ * tile's levels (the last axis's factors counted in `lanes` elements:
+ * 1, or a dot-product tile's vectors), the outer loops fused parallel,
+ * the unroll pragmas, the inner columns vectorized, and pr computed at
+ * the chosen level. 0 or -1. */
+int tune__tile_copy_out(tune_decoder *d, int u, te_tensor *pr, te_tensor *co, int base,
+                        int64_t lanes);
 /* Tiles producer pr of unit u and fuses it into co at the chosen level
  * (vd >= 0: pr packed on spatial axis vd). */
 int tune__tile_fused(tune_decoder *d, int u, te_tensor *pr, te_tensor *co, int vd);

@@ -257,38 +257,8 @@ static int decode(tune_decoder *a, int u) {
     a->holder[u] = pr;
     a->nloops[u] = 2 * n;
     for (int d = 0; d < n; d++) a->loops[u][d] = l[d][0], a->loops[u][n + d] = l[d][1];
-    /* co: the tile's levels (the columns in lanes), pr computed in them */
-    int64_t par = tune__hv(a, u, n + 1)[0];
-    int64_t unroll = tune__unroll_steps[tune__hv(a, u, n + 2)[0]];
-    te_expr *c[TE_MAX_DIMS][3];
-    int64_t cin = 1;
-    for (int d = 0; d < n; d++) {
-        const int64_t *f = tune__hv(a, u, d);
-        int64_t m = d == col ? LANES : 1;
-        if (!(x = sch_axis(co, d))) return -1;
-        if (level == 1) {
-            if (sch_split(a->s, co, x, f[0] * f[1] * f[2] * m, &c[d][0], &c[d][2])) return -1;
-            c[d][1] = NULL;
-            if (d == col) cin = f[0] * f[1] * f[2] * m;
-        } else {
-            if (sch_split(a->s, co, x, f[1] * f[2] * m, &x, &c[d][2]) ||
-                sch_split(a->s, co, x, f[0], &c[d][0], &c[d][1]))
-                return -1;
-            if (d == col) cin = f[1] * f[2] * m;
-        }
-    }
-    k = 0;
-    for (int lv = 0; lv < 3; lv++)
-        for (int d = 0; d < n; d++)
-            if (c[d][lv]) order[k++] = c[d][lv];
-    if (sch_reorder(a->s, co, k, order)) return -1;
-    int nfused;
-    te_expr *f = tune__fuse_parallel(a, co, order, n, par, &nfused);
-    if (!f) return -1;
-    te_expr *at = level == 1 ? (nfused >= n ? f : c[col][0]) : c[col][1];
-    if (unroll && tune__unroll_pragmas(a, co, at, unroll)) return -1;
-    if (cin > 1 && cin <= TUNE__MAX_INNER && sch_vectorize(a->s, co, c[col][2])) return -1;
-    return sch_compute_at(a->s, pr, co, at);
+    /* co: the tile's levels (its columns in lanes), pr computed in them */
+    return tune__tile_copy_out(a, u, pr, co, n + 1, LANES);
 }
 
 const tune_rule tune_rule_dot_bf16 = {

@@ -113,20 +113,9 @@ te_expr *tune__fuse_parallel(tune_decoder *a, te_tensor *t, te_expr **loops, int
     return f;
 }
 
-/* Tiles producer `pr` and fuses it into `co` (its cache copy or its
- * elementwise consumer, same shape) at the chosen level. vd >= 0: pr is
- * packed on spatial axis vd (tile_levels), whose innermost level is
- * vectorized; else the last axis's. */
-int tune__tile_fused(tune_decoder *a, int u, te_tensor *pr, te_tensor *co, int vd) {
-    if (!co) return -1;
+int tune__tile_copy_out(tune_decoder *a, int u, te_tensor *pr, te_tensor *co, int base,
+                        int64_t lanes) {
     int nsp = co->ndim;
-    te_expr *l[TE_MAX_DIMS][4], *r[TE_MAX_DIMS][2];
-    int64_t inner[TE_MAX_DIMS];
-    if (tune__tile_levels(a, u, pr, l, r, inner, vd)) return -1;
-    a->holder[u] = pr;
-    a->nloops[u] = 2 * nsp;
-    for (int d = 0; d < nsp; d++) a->loops[u][d] = l[d][0], a->loops[u][nsp + d] = l[d][1];
-    int base = nsp + nreduce_of(pr);
     int64_t par = tune__hv(a, u, base)[0];
     int64_t unroll = tune__unroll_steps[tune__hv(a, u, base + 1)[0]];
     int64_t level = tune__hv(a, u, base + 2)[0];
@@ -134,17 +123,18 @@ int tune__tile_fused(tune_decoder *a, int u, te_tensor *pr, te_tensor *co, int v
     int64_t cin = 1;
     for (int d = 0; d < nsp; d++) {
         const int64_t *f = tune__hv(a, u, d);
+        int64_t m = d == nsp - 1 ? lanes : 1;
         te_expr *x = sch_axis(co, d);
         if (!x) return -1;
         if (level == 1) {
-            if (sch_split(a->s, co, x, f[0] * f[1] * f[2], &c[d][0], &c[d][2])) return -1;
+            if (sch_split(a->s, co, x, f[0] * f[1] * f[2] * m, &c[d][0], &c[d][2])) return -1;
             c[d][1] = NULL;
-            if (d == nsp - 1) cin = f[0] * f[1] * f[2];
+            if (d == nsp - 1) cin = f[0] * f[1] * f[2] * m;
         } else {
-            if (sch_split(a->s, co, x, f[1] * f[2], &x, &c[d][2]) ||
+            if (sch_split(a->s, co, x, f[1] * f[2] * m, &x, &c[d][2]) ||
                 sch_split(a->s, co, x, f[0], &c[d][0], &c[d][1]))
                 return -1;
-            if (d == nsp - 1) cin = f[1] * f[2];
+            if (d == nsp - 1) cin = f[1] * f[2] * m;
         }
     }
     te_expr *order[3 * TE_MAX_DIMS];
@@ -159,7 +149,23 @@ int tune__tile_fused(tune_decoder *a, int u, te_tensor *pr, te_tensor *co, int v
     te_expr *at = level == 1 ? (nfused >= nsp ? f : c[nsp - 1][0]) : c[nsp - 1][1];
     if (unroll && tune__unroll_pragmas(a, co, at, unroll)) return -1;
     if (cin > 1 && cin <= TUNE__MAX_INNER && sch_vectorize(a->s, co, c[nsp - 1][2])) return -1;
-    if (sch_compute_at(a->s, pr, co, at)) return -1;
+    return sch_compute_at(a->s, pr, co, at);
+}
+
+/* Tiles producer `pr` and fuses it into `co` (its cache copy or its
+ * elementwise consumer, same shape) at the chosen level. vd >= 0: pr is
+ * packed on spatial axis vd (tile_levels), whose innermost level is
+ * vectorized; else the last axis's. */
+int tune__tile_fused(tune_decoder *a, int u, te_tensor *pr, te_tensor *co, int vd) {
+    if (!co) return -1;
+    int nsp = co->ndim;
+    te_expr *l[TE_MAX_DIMS][4], *r[TE_MAX_DIMS][2];
+    int64_t inner[TE_MAX_DIMS];
+    if (tune__tile_levels(a, u, pr, l, r, inner, vd)) return -1;
+    a->holder[u] = pr;
+    a->nloops[u] = 2 * nsp;
+    for (int d = 0; d < nsp; d++) a->loops[u][d] = l[d][0], a->loops[u][nsp + d] = l[d][1];
+    if (tune__tile_copy_out(a, u, pr, co, nsp + nreduce_of(pr), 1)) return -1;
     int v = vd >= 0 ? vd : nsp - 1;
     if (inner[v] > 1 && sch_vectorize(a->s, pr, l[v][3])) return -1;
     return 0;
