@@ -4,9 +4,11 @@
  * whose outer loop is fused into a parallel loop (`floordiv(fused, 2)*4 +
  * ii < 10`), split off at the first fused iteration that reaches the
  * tail; a lower-bound guard of the same kind (a suffix); a guard that no
- * prefix or suffix satisfies (left alone); and a matmul whose 6-row tiles
- * (30 = 5*6 ... 33 rows: a tail) are fused with the column tiles into
- * the parallel loop, checked numerically on both backends. The parallel
+ * prefix or suffix satisfies (split by a per-iteration test instead); and
+ * a matmul whose 6-row tiles (30 = 5*6 ... 33 rows: a tail) are fused with
+ * the column tiles into the parallel loop, rows outside or inside the
+ * columns (then the full tiles are floormod(fused, tiles)*6 <= M - 6, no
+ * range of fused), checked numerically on both backends. The parallel
  * loop is never cut: it branches per iteration between the pieces. And a
  * padding guard (1 <= y + r, r a reduction's loop): the reduction's loop
  * is split, not y outside it.
@@ -82,15 +84,18 @@ static void test_fused_tail_suffix_and_none(void **state) {
     assert_int_equal(tu_count(main_part, "likely"), 0);
     free(main_part);
     assert_int_equal(tu_count(t, "likely"), 1);
-    /* floormod(fused, 3) < 1 holds on [0, 1) only: split there, the guard
-     * kept wherever it can fail (it is true at fused = 3 too, but no
-     * prefix or suffix beyond [0, 1) proves it). */
+    /* floormod(fused, 3) < 1 holds at fused 0 and 3, which no range says:
+     * the parallel loop tests it each iteration, the guard dropped where
+     * it holds and kept elsewhere. */
     tir_func *m = fused_tail(ctx, 2, NULL);
     tir_func *r = tir_pass_loop_partition(ctx, m);
     assert_non_null(r);
     const char *rt = tu_tir_text(ctx, r);
     assert_non_null(strstr(rt, "for (fused, 0, 6) parallel {"));
-    char *rest = tu_between(rt, "if (fused < 1) {", NULL);
+    char *main3 = tu_between(rt, "if (floormod(fused, 3) <= 0) {", "} else {");
+    assert_int_equal(tu_count(main3, "likely"), 0);
+    free(main3);
+    char *rest = tu_between(rt, "} else {", NULL);
     assert_int_equal(tu_count(rest, "likely"), 1);
     free(rest);
     te_ctx_free(ctx);
@@ -137,16 +142,20 @@ static void test_reduction_conjunct_splits_reduce_loop(void **state) {
 }
 
 /* A matmul of M rows tiled 6 x 8 (rows: a tail when 6 does not divide M),
- * the row and column tiles fused into the parallel loop, the 8 columns
- * vectorized: the tail is a branch of the parallel loop and the result
- * matches the reference on both backends. */
-static void check_mm_fused_rows(int64_t M, const char *target) {
+ * the row and column tiles fused into the parallel loop (the column tiles
+ * outside with cols_outer, as the CPU's register tile has them), the 8
+ * columns vectorized: the tail is a branch of the parallel loop and the
+ * result matches the reference on both backends. */
+static void check_mm_fused_rows(int64_t M, bool cols_outer, const char *target) {
     te_ctx *ctx = te_ctx_new();
     sched_case c = sh_matmul(ctx, M, 16, 9);
     sch_schedule *s = sch_create(ctx, 1, &c.out);
     te_expr *io, *jo, *ii, *ji, *fused;
     assert_int_equal(sch_tile(s, c.out, c.ax[0], c.ax[1], 6, 8, &io, &jo, &ii, &ji), 0);
-    assert_int_equal(sch_fuse(s, c.out, 2, (te_expr *[]){io, jo}, &fused), 0);
+    if (cols_outer) assert_int_equal(sch_reorder(s, c.out, 2, (te_expr *[]){jo, io}), 0);
+    assert_int_equal(sch_fuse(s, c.out, 2, cols_outer ? (te_expr *[]){jo, io} : (te_expr *[]){io, jo},
+                              &fused),
+                     0);
     assert_int_equal(sch_parallel(s, c.out, fused), 0);
     assert_int_equal(sch_vectorize(s, c.out, ji), 0);
     const char *text = sch_lower_text(s, TE_TENSORS(c.in[0], c.in[1], c.out));
@@ -157,7 +166,11 @@ static void check_mm_fused_rows(int64_t M, const char *target) {
     if (M % 6) {
         /* the whole row tiles run unguarded, the tail in the same loop */
         char want[96];
-        snprintf(want, sizeof want, "if (i.outer.j.outer.fused < %lld) {", (long long)full);
+        if (cols_outer)
+            snprintf(want, sizeof want, "if ((floormod(j.outer.i.outer.fused, %lld)*6) <= %lld) {",
+                     (long long)(M / 6 + 1), (long long)(M - 6));
+        else
+            snprintf(want, sizeof want, "if (i.outer.j.outer.fused < %lld) {", (long long)full);
         char *main_part = tu_between(text, want, "} else {");
         assert_non_null(main_part);
         assert_int_equal(tu_count(main_part, "likely"), 0);
@@ -173,11 +186,12 @@ static void check_mm_fused_rows(int64_t M, const char *target) {
 static void test_fused_tail_matmul(void **state) {
     (void)state;
     const char *targets[] = {"llvm", "c"};
-    for (int t = 0; t < 2; t++) {
-        check_mm_fused_rows(33, targets[t]); /* 5 tiles of 6 and a tail of 3 */
-        check_mm_fused_rows(31, targets[t]); /* a tail of 1 */
-        check_mm_fused_rows(30, targets[t]); /* no tail */
-    }
+    for (int t = 0; t < 2; t++)
+        for (int outer = 0; outer < 2; outer++) {
+            check_mm_fused_rows(33, outer, targets[t]); /* 5 tiles of 6 and a tail of 3 */
+            check_mm_fused_rows(31, outer, targets[t]); /* a tail of 1 */
+            check_mm_fused_rows(30, outer, targets[t]); /* no tail */
+        }
 }
 
 int main(void) {

@@ -25,7 +25,14 @@
  * for their inner loops with v bound to the piece's range.
  *
  * A PARALLEL loop is not split but branches inside, per iteration, between
- * the main body and the guarded one (branch_inside). A loop outside a
+ * the main body and the guarded one (branch_inside). Its test need not be
+ * a range: a conjunct d(v, inner) <= k whose part in v, d - d[v := 0],
+ * uses v alone holds for every value of the loops inside when that part
+ * is <= k minus the bound of the rest, a test of v each iteration can
+ * make (branch_per_iteration). Fused row tiles with a row tail outside
+ * the fused column tiles, floormod(v, 167)*6 <= 994, take it: no range of
+ * v holds all their full tiles. The range's test is kept where it says
+ * the same. A loop outside a
  * reduction is not split on a conjunct that varies with the reduction's
  * loops inside it (the padding guards of schedule/pad_guard.c): the
  * reduction's own loops are split instead.
@@ -46,10 +53,15 @@
 /* The pass: the walk that splits loops and the one that drops the guards
  * a main range proves, both tir_mutators on one analyser (which holds
  * the ranges of the loops around the statement being looked at). */
+struct solve_state;
+
 typedef struct {
     te_ctx *ctx;
     te_analyzer *an;
     tir_mutator walk, drop;
+    /* while dropping for branch_per_iteration: its test, whose conjuncts
+     * are dropped unproven */
+    const struct solve_state *assume;
 } lp_state;
 
 static bool is_likely(const te_expr *c) {
@@ -67,8 +79,10 @@ static int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 /* Loops nested in the one being solved that collect tracks. */
 #define LP_MAX_INNER 64
+/* Conjuncts a parallel loop's per-iteration test tracks. */
+#define LP_MAX_TERMS 64
 
-typedef struct {
+typedef struct solve_state {
     const te_expr *var;
     int64_t lo, hi; /* intersection so far: [lo, hi) */
     bool any;       /* some conjunct depends on var and was solved */
@@ -76,6 +90,13 @@ typedef struct {
     /* reduction loops inside this one (their variables) */
     int ninner;
     const te_expr *inner[LP_MAX_INNER];
+    /* A parallel loop's per-iteration test: the AND of one term per
+     * conjunct in `implied`; any conjunct on v without a term makes it
+     * unusable (failed). */
+    bool per_iter, failed;
+    te_expr *test;
+    int nimplied;
+    const te_expr *implied[LP_MAX_TERMS];
 } solve_state;
 
 /* A loop outside a reduction is not split on a conjunct that varies with
@@ -135,6 +156,49 @@ static void solve_monotone(lp_state *st, solve_state *ss, const te_expr *d, int6
     ss->any = true;
 }
 
+typedef struct {
+    const te_expr *v;
+    bool ok;
+} only_state;
+
+static void only_child(const te_expr *e, void *user) {
+    only_state *o = user;
+    if (!o->ok) return;
+    if (e->kind == TE_VAR) o->ok = e == o->v;
+    else if (e->kind == TE_CALL || e->kind == TE_READ || e->kind == TE_BUFFER_LOAD ||
+             e->kind == TE_LOAD || e->kind == TE_REDUCE)
+        o->ok = false;
+    else te_expr_visit_children(e, only_child, o);
+}
+
+/* e is arithmetic on v and constants. */
+static bool only_var(const te_expr *e, const te_expr *v) {
+    only_state o = {v, true};
+    only_child(e, &o);
+    return o.ok;
+}
+
+/* The per-iteration term of conjunct c, d <= k, rest = d[v := 0]:
+ * (d - rest) <= k - max(rest) implies c for every value of the loops
+ * inside (d == (d - rest) + rest). Usable when d - rest is a function of v
+ * alone and rest is bounded. */
+static void per_iteration_term(lp_state *st, solve_state *ss, const te_expr *c, te_expr *d,
+                               te_expr *rest, int64_t k) {
+    te_expr *dv = te_simplify(st->ctx, te_sub(d, rest));
+    int64_t rlo, rhi;
+    te_analyzer_const_bound(st->an, rest, &rlo, &rhi);
+    te_expr *term = NULL;
+    if (dv && only_var(dv, ss->var) && rhi < LP_BIG && rhi > -LP_BIG &&
+        ss->nimplied < LP_MAX_TERMS)
+        term = te_le(dv, te_int_t(st->ctx, dv->dtype, k - rhi));
+    if (!term || (ss->test && !(term = te_and(ss->test, term)))) {
+        ss->failed = true;
+        return;
+    }
+    ss->test = term;
+    ss->implied[ss->nimplied++] = c;
+}
+
 /* Narrows [lo, hi) to where conjunct c (a comparison) holds for every
  * value of the other bound variables. */
 static void solve_conjunct(lp_state *st, solve_state *ss, te_expr *c) {
@@ -145,6 +209,9 @@ static void solve_conjunct(lp_state *st, solve_state *ss, te_expr *c) {
         return;
     }
     if (!te_expr_uses_var(c, ss->var) || varies_inside(ss, c)) return;
+    /* until its per-iteration term is made, the conjunct fails the test */
+    bool failed_before = ss->failed;
+    ss->failed = true;
     if (c->kind < TE_LT || c->kind > TE_GE) return;
     te_dtype ta = c->u.bin.a->dtype, tb = c->u.bin.b->dtype;
     if (!te_dtype_is_int(ta) || ta.lanes != 1 || !te_dtype_eq(ta, tb) ||
@@ -166,6 +233,10 @@ static void solve_conjunct(lp_state *st, solve_state *ss, te_expr *c) {
     te_expr *d1 = te_substitute(st->ctx, d, 1, &v, &one);
     int64_t coef;
     if (!rest || !d1) return;
+    if (ss->per_iter) {
+        ss->failed = failed_before;
+        per_iteration_term(st, ss, c, d, rest, k);
+    }
     if (!te_is_const_int(te_simplify(st->ctx, te_sub(d1, rest)), &coef) || coef == 0 ||
         coef >= LP_BIG || coef <= -LP_BIG) {
         solve_monotone(st, ss, d, k);
@@ -238,6 +309,9 @@ static te_expr *drop_proven(lp_state *st, te_expr *c) {
         if (!b) return a;
         return a == c->u.bin.a && b == c->u.bin.b ? c : te_and(a, b);
     }
+    const struct solve_state *ss = st->assume;
+    for (int i = 0; ss && i < ss->nimplied; i++)
+        if (ss->implied[i] == c) return NULL;
     return te_analyzer_can_prove(st->an, c) ? NULL : c;
 }
 
@@ -312,6 +386,59 @@ static tir_stmt *branch_inside(lp_state *st, const tir_stmt *s, int64_t lo, int6
     return body ? tir_for_with_body(st->ctx, s, body) : NULL;
 }
 
+/* The test of the range [a, b) says the same as ss's per-iteration test
+ * over the loop's range [lo, lo + ext): it holds on [a, b) and fails on
+ * the rest. */
+static bool range_is_test(lp_state *st, const solve_state *ss, int64_t lo, int64_t ext, int64_t a,
+                          int64_t b) {
+    const te_expr *v = ss->var;
+    te_expr *no = te_not(ss->test);
+    bool same = no != NULL;
+    te_analyzer_bind(st->an, v, a, b - a);
+    same = same && te_analyzer_can_prove(st->an, ss->test);
+    te_analyzer_unbind(st->an, v);
+    if (same && a > lo) {
+        te_analyzer_bind(st->an, v, lo, a - lo);
+        same = te_analyzer_can_prove(st->an, no);
+        te_analyzer_unbind(st->an, v);
+    }
+    if (same && b < lo + ext) {
+        te_analyzer_bind(st->an, v, b, lo + ext - b);
+        same = te_analyzer_can_prove(st->an, no);
+        te_analyzer_unbind(st->an, v);
+    }
+    return same;
+}
+
+/* for (v) parallel { if (test(v)) main_body else body }: main_body drops
+ * the conjuncts the test implies (and what the analyser proves with v in
+ * its range). NULL (errors aside: *err) when the test never holds. */
+static tir_stmt *branch_per_iteration(lp_state *st, const tir_stmt *s, int64_t lo, int64_t ext,
+                                      const solve_state *ss, bool *err) {
+    te_expr *v = s->u.loop.var;
+    *err = true;
+    te_expr *no = te_not(ss->test);
+    if (!no) return NULL;
+    te_analyzer_bind(st->an, v, lo, ext);
+    bool never = te_analyzer_can_prove(st->an, no), always = te_analyzer_can_prove(st->an, ss->test);
+    tir_stmt *m = NULL, *rest = NULL;
+    if (!never) {
+        st->assume = ss;
+        tir_stmt *dropped = tir_mutate(&st->drop, s->u.loop.body);
+        st->assume = NULL;
+        m = dropped ? walk(st, dropped) : NULL;
+        rest = m && !always ? walk(st, s->u.loop.body) : m;
+    }
+    te_analyzer_unbind(st->an, v);
+    if (never) {
+        *err = false;
+        return NULL;
+    }
+    if (!rest) return NULL;
+    tir_stmt *body = always ? m : tir_if(st->ctx, ss->test, m, rest);
+    return body ? tir_for_with_body(st->ctx, s, body) : NULL;
+}
+
 static tir_stmt *walk_loop(tir_mutator *m, tir_stmt *s) {
     lp_state *st = m->user;
     int64_t lo, ext;
@@ -320,9 +447,15 @@ static tir_stmt *walk_loop(tir_mutator *m, tir_stmt *s) {
                       te_is_const_int(s->u.loop.min, &lo) &&
                       te_is_const_int(s->u.loop.extent, &ext) && ext > 1;
     if (splittable) {
-        solve_state ss = {s->u.loop.var, lo, lo + ext, false, lo, lo + ext, 0, {0}};
+        solve_state ss = {.var = s->u.loop.var, .lo = lo, .hi = lo + ext, .vlo = lo,
+                          .vhi = lo + ext, .per_iter = s->u.loop.for_kind == TIR_FOR_PARALLEL};
         collect(st, &ss, s->u.loop.body);
         int64_t a = ss.lo < lo ? lo : ss.lo, b = ss.hi > lo + ext ? lo + ext : ss.hi;
+        if (ss.test && !ss.failed && !(ss.any && a < b && range_is_test(st, &ss, lo, ext, a, b))) {
+            bool err;
+            tir_stmt *r = branch_per_iteration(st, s, lo, ext, &ss, &err);
+            if (r || err) return r;
+        }
         if (ss.any && a < b) {
             te_analyzer_bind(st->an, s->u.loop.var, a, b - a);
             tir_stmt *main_body = tir_mutate(&st->drop, s->u.loop.body);
