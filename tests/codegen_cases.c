@@ -704,6 +704,46 @@ static void case_local_blend(const cgc_backend *be) {
     te_ctx_free(ctx);
 }
 
+/* A load of one element for all lanes under a mask (a row's A[i, k] in a
+ * register tile's column tail), read only where a lane is on:
+ *   for (j, 0, 3) C[j*16 + l] = A[j] * B[j*16 + l] where j*16 + l < 20
+ * A has 2 elements: j = 2 has no lane on and must not read A[2]. */
+static void case_broadcast_masked(const cgc_backend *be) {
+    uint64_t seed = tu_seed();
+    te_ctx *ctx = te_ctx_new();
+    const int L = 16, n = 48, m = 20;
+    tir_buffer *A = cgc_param1(ctx, "A", 2), *B = cgc_param1(ctx, "B", n),
+               *C = cgc_param1(ctx, "C", n);
+    te_expr *j = te_var(ctx, "j", TE_INT64);
+    te_expr *ramp = tir_ramp(te_mul(j, te_int(ctx, L)), te_int(ctx, 1), L);
+    te_expr *mask = te_lt(ramp, tir_broadcast(te_int(ctx, m), L));
+    te_expr *a = tir_load(ctx, A, tir_broadcast(j, L), mask);
+    tir_stmt *st = tir_store(ctx, C, ramp, te_mul(a, tir_load(ctx, B, ramp, mask)), mask);
+    rt_module *ms[CGC_MAX_VARIANTS];
+    int nv = build_all(be, CGC_BROADCAST_MASKED, ctx,
+                       tir_func_new(ctx, "default", 3, (tir_buffer *[]){A, B, C},
+                                    tir_for(ctx, j, te_int(ctx, 0), te_int(ctx, 3),
+                                            TIR_FOR_SERIAL, st)),
+                       ms);
+    int64_t two = 2, nn = n;
+    DLTensor *ta = tu_rand_f32(&seed, 1, &two), *tb = tu_rand_f32(&seed, 1, &nn),
+             *tc = tu_nan_f32(1, &nn);
+    double want[20];
+    for (int k = 0; k < m; ++k) want[k] = (double)cgc_f32(ta)[k / L] * cgc_f32(tb)[k];
+    for (int u = 0; u < nv; ++u) {
+        tu_poison_f32(tc);
+        cgc_call_ok(ms[u], RT_ARGS(ta, tb, tc));
+        assert_int_equal(tu_compare_f32("broadcast under a mask", cgc_f32(tc), want, m, 1e-6, 1e-6),
+                         0);
+        for (int k = m; k < n; ++k) assert_true(isnan(cgc_f32(tc)[k])); /* never written */
+    }
+    rt_tensor_free(ta);
+    rt_tensor_free(tb);
+    rt_tensor_free(tc);
+    free_all(ms, nv);
+    te_ctx_free(ctx);
+}
+
 static const struct {
     const char *name;
     void (*run)(const cgc_backend *b);
@@ -719,6 +759,7 @@ static const struct {
     [CGC_MATH] = {"math", case_math},
     [CGC_TYPES_AND_GUARDS] = {"types_and_guards", case_types_and_guards},
     [CGC_LOCAL_BLEND] = {"local_predicated_blend", case_local_blend},
+    [CGC_BROADCAST_MASKED] = {"broadcast_masked", case_broadcast_masked},
 };
 
 /* cmocka hands each test its own state: the backend and the case. */

@@ -24,6 +24,7 @@ typedef enum {
     CGC_MATH,            /* every intrinsic, scalar and vector; NaN in min/max */
     CGC_TYPES_AND_GUARDS,
     CGC_LOCAL_BLEND,     /* predicated store to a local buffer keeps lanes */
+    CGC_BROADCAST_MASKED, /* one element for every lane, under a mask */
     CGC_NCASES
 } cgc_id;
 

@@ -91,6 +91,12 @@ static void llvm_expect(cgc_id id, int v, rt_module *m) {
     case CGC_MATH:
         tu_assert_msg_has(ir, "@tanhf");
         break;
+    case CGC_BROADCAST_MASKED:
+        /* one masked load of one lane, not a gather of one address */
+        if (v != AS_EMITTED) break;
+        assert_null(strstr(ir, "llvm.masked.gather"));
+        assert_int_equal(tu_count_substr(ir, "call <1 x float> @llvm.masked.load"), 1);
+        break;
     case CGC_LOCAL_BLEND: {
         /* The store into the local buffer is a load-blend-store (so the
          * buffer can live in registers): one masked store remains, the

@@ -146,9 +146,9 @@ static void test_reduction_conjunct_splits_reduce_loop(void **state) {
  * outside with cols_outer, as the CPU's register tile has them), the 8
  * columns vectorized: the tail is a branch of the parallel loop and the
  * result matches the reference on both backends. */
-static void check_mm_fused_rows(int64_t M, bool cols_outer, const char *target) {
+static void check_mm_fused_rows(int64_t M, int64_t N, bool cols_outer, const char *target) {
     te_ctx *ctx = te_ctx_new();
-    sched_case c = sh_matmul(ctx, M, 16, 9);
+    sched_case c = sh_matmul(ctx, M, N, 9);
     sch_schedule *s = sch_create(ctx, 1, &c.out);
     te_expr *io, *jo, *ii, *ji, *fused;
     assert_int_equal(sch_tile(s, c.out, c.ax[0], c.ax[1], 6, 8, &io, &jo, &ii, &ji), 0);
@@ -161,9 +161,9 @@ static void check_mm_fused_rows(int64_t M, bool cols_outer, const char *target) 
     const char *text = sch_lower_text(s, TE_TENSORS(c.in[0], c.in[1], c.out));
     assert_non_null(text);
     if (getenv("LOOM_TEST_DUMP")) fprintf(stderr, "%s\n", text);
-    int64_t full = M / 6 * 2; /* fused iterations of whole row tiles */
+    int64_t full = M / 6 * ((N + 7) / 8); /* fused iterations of whole row tiles */
     assert_int_equal(tu_count(text, "parallel"), 1);
-    if (M % 6) {
+    if (M % 6 && N % 8 == 0) {
         /* the whole row tiles run unguarded, the tail in the same loop */
         char want[96];
         if (cols_outer)
@@ -177,6 +177,26 @@ static void check_mm_fused_rows(int64_t M, bool cols_outer, const char *target) 
         assert_int_equal(tu_count(main_part, "if ("), 1); /* the branch itself */
         free(main_part);
     }
+    if (M % 6 && N % 8) {
+        /* Both tails: the full tiles, the column tails of full row tiles,
+         * the row tails of full column tiles, and the corner, each its own
+         * body. The row tail's floormod (floordiv) is pinned there, so its
+         * dead rows are gone: the only guards left are the column tail's,
+         * on the vectorized lanes. */
+        char rows[96], cols[96], lanes[48];
+        const char *f = cols_outer ? "j.outer.i.outer.fused" : "i.outer.j.outer.fused";
+        int64_t R = M / 6 + 1, J = (N + 7) / 8;
+        snprintf(rows, sizeof rows, "(%s(%s, %lld)*6) <= %lld)", cols_outer ? "floormod" : "floordiv",
+                 f, (long long)(cols_outer ? R : J), (long long)(M - 6));
+        snprintf(cols, sizeof cols, "(%s(%s, %lld)*8) <= %lld)", cols_outer ? "floordiv" : "floormod",
+                 f, (long long)(cols_outer ? R : J), (long long)(N - 8));
+        snprintf(lanes, sizeof lanes, "likely(j.inner <= %lld)", (long long)(N % 8 - 1));
+        /* if (rows && cols) full; else if (rows) column tail; else if
+         * (cols) row tail; else the corner */
+        assert_int_equal(tu_count(text, rows), 2);
+        assert_int_equal(tu_count(text, cols), 2);
+        assert_int_equal(tu_count(text, "likely("), tu_count(text, lanes));
+    }
     int64_t bad = sh_run(&c, s, target);
     if (bad) fprintf(stderr, "%s\n", text);
     assert_int_equal(bad, 0);
@@ -188,9 +208,11 @@ static void test_fused_tail_matmul(void **state) {
     const char *targets[] = {"llvm", "c"};
     for (int t = 0; t < 2; t++)
         for (int outer = 0; outer < 2; outer++) {
-            check_mm_fused_rows(33, outer, targets[t]); /* 5 tiles of 6 and a tail of 3 */
-            check_mm_fused_rows(31, outer, targets[t]); /* a tail of 1 */
-            check_mm_fused_rows(30, outer, targets[t]); /* no tail */
+            for (int64_t N = 16; N <= 20; N += 4) { /* 20: a column tail of 4 */
+                check_mm_fused_rows(33, N, outer, targets[t]); /* 5 tiles of 6 and a tail of 3 */
+                check_mm_fused_rows(31, N, outer, targets[t]); /* a tail of 1 */
+                check_mm_fused_rows(30, N, outer, targets[t]); /* no tail */
+            }
         }
 }
 

@@ -31,8 +31,12 @@
  * is <= k minus the bound of the rest, a test of v each iteration can
  * make (branch_per_iteration). Fused row tiles with a row tail outside
  * the fused column tiles, floormod(v, 167)*6 <= 994, take it: no range of
- * v holds all their full tiles. The range's test is kept where it says
- * the same. A loop outside a
+ * v holds all their full tiles. Terms of one part of v (the rows'
+ * floormod, the columns' floordiv) join into one test each; with two or
+ * three such tests the iterations where only some hold get their own
+ * bodies too (a row tile's column tail: the row guards dropped, the
+ * columns' masks kept), a cascade of ifs. The range's test is kept where
+ * it says the same. A loop outside a
  * reduction is not split on a conjunct that varies with the reduction's
  * loops inside it (the padding guards of schedule/pad_guard.c): the
  * reduction's own loops are split instead.
@@ -50,6 +54,11 @@
  * the limit the loops are bound with. */
 #define LP_BIG TIR_BIND_LIMIT
 
+/* Conjuncts a parallel loop's per-iteration test tracks. */
+#define LP_MAX_TERMS 64
+/* Tests (parts of v) that get bodies of their own. */
+#define LP_MAX_GROUPS 3
+
 /* The pass: the walk that splits loops and the one that drops the guards
  * a main range proves, both tir_mutators on one analyser (which holds
  * the ranges of the loops around the statement being looked at). */
@@ -59,9 +68,14 @@ typedef struct {
     te_ctx *ctx;
     te_analyzer *an;
     tir_mutator walk, drop;
-    /* while dropping for branch_per_iteration: its test, whose conjuncts
-     * are dropped unproven */
+    /* while dropping for branch_per_iteration: the conjuncts of the
+     * groups in assume_groups (bit g: group g) hold, unproven */
     const struct solve_state *assume;
+    unsigned assume_groups;
+    /* ... and group g in pin_groups fails, its gdv then pinned[g] (the
+     * one value above its bound: a row tile's tail) */
+    unsigned pin_groups;
+    int64_t pinned[LP_MAX_GROUPS];
 } lp_state;
 
 static bool is_likely(const te_expr *c) {
@@ -79,8 +93,6 @@ static int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 /* Loops nested in the one being solved that collect tracks. */
 #define LP_MAX_INNER 64
-/* Conjuncts a parallel loop's per-iteration test tracks. */
-#define LP_MAX_TERMS 64
 
 typedef struct solve_state {
     const te_expr *var;
@@ -90,13 +102,19 @@ typedef struct solve_state {
     /* reduction loops inside this one (their variables) */
     int ninner;
     const te_expr *inner[LP_MAX_INNER];
-    /* A parallel loop's per-iteration test: the AND of one term per
-     * conjunct in `implied`; any conjunct on v without a term makes it
-     * unusable (failed). */
+    /* A parallel loop's per-iteration test: conjunct implied[i] holds
+     * where group group[i]'s test gdv <= gk does; test is the AND of the
+     * groups' tests. Any conjunct on v without a term makes it unusable
+     * (failed). */
     bool per_iter, failed;
     te_expr *test;
-    int nimplied;
+    int nimplied, ngroups;
     const te_expr *implied[LP_MAX_TERMS];
+    te_expr *rest[LP_MAX_TERMS]; /* implied[i] is gdv + rest[i] <= k[i] */
+    int64_t k[LP_MAX_TERMS];
+    int group[LP_MAX_TERMS];
+    te_expr *gdv[LP_MAX_TERMS];
+    int64_t gk[LP_MAX_TERMS];
 } solve_state;
 
 /* A loop outside a reduction is not split on a conjunct that varies with
@@ -187,16 +205,35 @@ static void per_iteration_term(lp_state *st, solve_state *ss, const te_expr *c, 
     te_expr *dv = te_simplify(st->ctx, te_sub(d, rest));
     int64_t rlo, rhi;
     te_analyzer_const_bound(st->an, rest, &rlo, &rhi);
-    te_expr *term = NULL;
-    if (dv && only_var(dv, ss->var) && rhi < LP_BIG && rhi > -LP_BIG &&
-        ss->nimplied < LP_MAX_TERMS)
-        term = te_le(dv, te_int_t(st->ctx, dv->dtype, k - rhi));
-    if (!term || (ss->test && !(term = te_and(ss->test, term)))) {
+    if (!dv || !only_var(dv, ss->var) || rhi >= LP_BIG || rhi <= -LP_BIG ||
+        ss->nimplied == LP_MAX_TERMS) {
         ss->failed = true;
         return;
     }
-    ss->test = term;
+    int g = 0;
+    while (g < ss->ngroups && !te_expr_equal(ss->gdv[g], dv)) g++;
+    if (g == ss->ngroups) ss->gdv[ss->ngroups++] = dv, ss->gk[g] = k - rhi;
+    else if (k - rhi < ss->gk[g]) ss->gk[g] = k - rhi;
+    ss->group[ss->nimplied] = g;
+    ss->rest[ss->nimplied] = rest;
+    ss->k[ss->nimplied] = k;
     ss->implied[ss->nimplied++] = c;
+}
+
+/* Group g's test, gdv <= gk. */
+static te_expr *group_test(lp_state *st, const solve_state *ss, int g) {
+    return te_le(ss->gdv[g], te_int_t(st->ctx, ss->gdv[g]->dtype, ss->gk[g]));
+}
+
+/* The AND of the groups' tests (ss->test); false on failure. */
+static bool make_test(lp_state *st, solve_state *ss) {
+    ss->test = NULL;
+    for (int g = 0; g < ss->ngroups; g++) {
+        te_expr *t = group_test(st, ss, g);
+        if (!t || (ss->test && !(t = te_and(ss->test, t)))) return false;
+        ss->test = t;
+    }
+    return true;
 }
 
 /* Narrows [lo, hi) to where conjunct c (a comparison) holds for every
@@ -310,8 +347,21 @@ static te_expr *drop_proven(lp_state *st, te_expr *c) {
         return a == c->u.bin.a && b == c->u.bin.b ? c : te_and(a, b);
     }
     const struct solve_state *ss = st->assume;
-    for (int i = 0; ss && i < ss->nimplied; i++)
-        if (ss->implied[i] == c) return NULL;
+    for (int i = 0; ss && i < ss->nimplied; i++) {
+        if (ss->implied[i] != c) continue;
+        int g = ss->group[i];
+        if (st->assume_groups >> g & 1) return NULL;
+        if (g < LP_MAX_GROUPS && (st->pin_groups >> g & 1)) {
+            /* gdv is pinned: the conjunct is rest <= k - pinned, a test of
+             * the loops inside (rows of the tail tile: constants) */
+            te_expr *r = te_simplify(
+                st->ctx, te_le(ss->rest[i], te_int_t(st->ctx, ss->rest[i]->dtype,
+                                                     ss->k[i] - st->pinned[g])));
+            int64_t t;
+            if (r && te_is_const_int(r, &t) && t) return NULL;
+            if (r) return r;
+        }
+    }
     return te_analyzer_can_prove(st->an, c) ? NULL : c;
 }
 
@@ -410,9 +460,42 @@ static bool range_is_test(lp_state *st, const solve_state *ss, int64_t lo, int64
     return same;
 }
 
-/* for (v) parallel { if (test(v)) main_body else body }: main_body drops
- * the conjuncts the test implies (and what the analyser proves with v in
- * its range). NULL (errors aside: *err) when the test never holds. */
+/* The loop body for the iterations where the groups in `groups` hold
+ * (their conjuncts dropped, and what the analyser proves with v in its
+ * range), its inner loops partitioned. */
+static tir_stmt *body_assuming(lp_state *st, const tir_stmt *s, const solve_state *ss,
+                               unsigned groups, unsigned failing) {
+    /* A failing group's gdv is pinned when one value lies above its bound
+     * (in range, of its residue): floormod(v, 34)*6 > 194 is 198. */
+    st->pin_groups = 0;
+    for (int g = 0; g < ss->ngroups && g < LP_MAX_GROUPS; g++) {
+        if (!(failing >> g & 1)) continue;
+        int64_t lo, hi, coeff, base, x;
+        te_analyzer_const_bound(st->an, ss->gdv[g], &lo, &hi);
+        te_analyzer_modular(st->an, ss->gdv[g], &coeff, &base);
+        if (hi >= LP_BIG || ss->gk[g] >= LP_BIG - 1) continue;
+        if (coeff > 0) {
+            x = ss->gk[g] + 1 + (base - (ss->gk[g] + 1)) % coeff;
+            if (x < ss->gk[g] + 1) x += coeff;
+            if (x > hi || x + coeff <= hi) continue;
+        } else if ((x = base) <= ss->gk[g] || x > hi) {
+            continue;
+        }
+        st->pinned[g] = x;
+        st->pin_groups |= 1u << g;
+    }
+    st->assume = ss;
+    st->assume_groups = groups;
+    tir_stmt *dropped = tir_mutate(&st->drop, s->u.loop.body);
+    st->assume = NULL;
+    st->pin_groups = 0;
+    return dropped ? walk(st, dropped) : NULL;
+}
+
+/* for (v) parallel { if (test(v)) main_body else rest }; with 2 or 3
+ * groups rest is a cascade, if (group 0's test) body assuming group 0
+ * else if (group 1's) ... else body. NULL (errors aside: *err) when the
+ * test never holds. */
 static tir_stmt *branch_per_iteration(lp_state *st, const tir_stmt *s, int64_t lo, int64_t ext,
                                       const solve_state *ss, bool *err) {
     te_expr *v = s->u.loop.var;
@@ -422,19 +505,35 @@ static tir_stmt *branch_per_iteration(lp_state *st, const tir_stmt *s, int64_t l
     te_analyzer_bind(st->an, v, lo, ext);
     bool never = te_analyzer_can_prove(st->an, no), always = te_analyzer_can_prove(st->an, ss->test);
     tir_stmt *m = NULL, *rest = NULL;
+    bool failed = false;
     if (!never) {
-        st->assume = ss;
-        tir_stmt *dropped = tir_mutate(&st->drop, s->u.loop.body);
-        st->assume = NULL;
-        m = dropped ? walk(st, dropped) : NULL;
-        rest = m && !always ? walk(st, s->u.loop.body) : m;
+        unsigned all = (1u << ss->ngroups) - 1;
+        bool cascade = ss->ngroups > 1 && ss->ngroups <= LP_MAX_GROUPS;
+        m = body_assuming(st, s, ss, all, 0);
+        /* where every test fails (the last else of a cascade, or the one
+         * else of one group) */
+        rest = m && !always ? body_assuming(st, s, ss, 0, ss->ngroups == 1 || cascade ? all : 0)
+                            : m;
+        /* innermost first: the last group's body is the last else's then;
+         * at group g's the groups before it fail (and with two, the other) */
+        for (int g = cascade ? ss->ngroups - 1 : -1; rest && !always && g >= 0; g--) {
+            te_expr *t = group_test(st, ss, g), *nt = t ? te_not(t) : NULL;
+            if (!nt) {
+                failed = true;
+                break;
+            }
+            if (te_analyzer_can_prove(st->an, nt)) continue;
+            unsigned failing = ((1u << g) - 1) | (ss->ngroups == 2 ? all & ~(1u << g) : 0);
+            tir_stmt *b = body_assuming(st, s, ss, 1u << g, failing);
+            rest = b ? tir_if(st->ctx, t, b, rest) : NULL;
+        }
     }
     te_analyzer_unbind(st->an, v);
     if (never) {
         *err = false;
         return NULL;
     }
-    if (!rest) return NULL;
+    if (!rest || failed) return NULL;
     tir_stmt *body = always ? m : tir_if(st->ctx, ss->test, m, rest);
     return body ? tir_for_with_body(st->ctx, s, body) : NULL;
 }
@@ -451,7 +550,7 @@ static tir_stmt *walk_loop(tir_mutator *m, tir_stmt *s) {
                           .vhi = lo + ext, .per_iter = s->u.loop.for_kind == TIR_FOR_PARALLEL};
         collect(st, &ss, s->u.loop.body);
         int64_t a = ss.lo < lo ? lo : ss.lo, b = ss.hi > lo + ext ? lo + ext : ss.hi;
-        if (ss.test && !ss.failed && !(ss.any && a < b && range_is_test(st, &ss, lo, ext, a, b))) {
+        if (ss.ngroups && !ss.failed && make_test(st, &ss) && !(ss.any && a < b && range_is_test(st, &ss, lo, ext, a, b))) {
             bool err;
             tir_stmt *r = branch_per_iteration(st, s, lo, ext, &ss, &err);
             if (r || err) return r;

@@ -850,6 +850,21 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         LLVMSetAlignment(v, align);
         return cg_llvm__splat(em, from_mem(em, elem, v), L);
     }
+    /* Broadcast of one element under a mask (a row's A[i, k] in a tile's
+     * column tail): the element loaded once when a lane needs it, not a
+     * gather of one address L times; inactive lanes zero, as a gather's. */
+    if (idx->kind == TE_BROADCAST) {
+        LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx->u.bcast.value),
+                                        te_dtype_element(idx->dtype));
+        LLVMTypeRef bv = LLVMVectorType(em->t_i1, (unsigned)L), fty;
+        LLVMValueRef any = cg_llvm__intrinsic(em, "llvm.vector.reduce.or", &bv, 1, &fty);
+        if (!i || !any) return NULL;
+        LLVMValueRef x = load_one_if(em, buf, base, mt, i, LLVMBuildCall2(B, fty, any, &mask, 1, ""),
+                                     align);
+        if (!x) return NULL;
+        LLVMValueRef v = LLVMBuildSelect(B, mask, cg_llvm__splat(em, x, L), LLVMConstNull(vt), "");
+        return from_mem(em, elem, v);
+    }
     /* A strided access without a mask: one scalar load a lane. LLVM
      * scalarises a gather where the target has no fast one (AVX2 on AMD,
      * SSE) with the lane addresses computed in vector registers and moved
