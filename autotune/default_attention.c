@@ -59,8 +59,19 @@ static int64_t divisor_upto(int64_t n, int64_t cap)
     return 1;
 }
 
-/* A stage's own loops in its block: the last axis split by up to two
- * vectors and vectorized where a vector divides it. The scores' product
+/* One or two whole vectors: the split of a vectorized axis of extent n
+ * (a tail where they do not divide it; where n is shorter, bound
+ * inference narrows the vector to n). */
+static int64_t vector_split(int64_t n, int vlen)
+{
+    int64_t v2 = 2 * (int64_t)vlen;
+    return n % v2 == 0 ? v2 : n % vlen == 0 || n < v2 ? vlen : v2;
+}
+
+/* A stage's own loops in its block: the last axis split by one or two
+ * whole vectors and vectorized, with a tail where they do not divide it
+ * (BERT at sequence 100: the tail's lanes masked; scalar rows, and then
+ * 25-lane vectors, took 2.8x as long as at sequence 128). The scores' product
  * becomes a register tile: per column block, the head dimension outside
  * the block's rows (unrolled) and columns, so each step of it loads one
  * row of K^T and does rows x 2 vector FMAs into accumulators that stay in
@@ -69,8 +80,8 @@ static int row_loops(sch_schedule *s, te_tensor *t, int vlen)
 {
     int r = t->ndim;
     int64_t last = t->shape[r - 1];
-    int64_t f = divisor_upto(last, 2 * (int64_t)vlen);
-    if (f < vlen || last == 1) return 0;
+    int64_t f = vector_split(last, vlen);
+    if (last == 1) return 0;
     te_expr *ax = sch_axis(t, r - 1), *row = sch_axis(t, r - 2), *outer, *inner;
     if (!ax || !row || sch_split(s, t, ax, f, &outer, &inner)) return -1;
     if (t->body->kind == TE_REDUCE) {
@@ -83,13 +94,14 @@ static int row_loops(sch_schedule *s, te_tensor *t, int vlen)
 
 /* A row statistic (max, sum) over the keys, rfactored as the library's
  * softmax is: partial results a vector wide, combined over the row in
- * vector steps, then across the vector. Its partials' stage, or t itself
- * where no vector divides the row; NULL on failure. */
+ * vector steps (the last one masked where a vector does not divide the
+ * row), then across the vector. Its partials' stage, or t itself where
+ * the row is a vector or less; NULL on failure. */
 static te_tensor *stat_partials(sch_schedule *s, te_tensor *t, int vlen)
 {
     te_expr *k = sch_reduce_axis(t, 0), *ko, *ki;
     if (!k) return NULL;
-    if (k->u.var.extent % vlen || k->u.var.extent <= vlen) return t;
+    if (k->u.var.extent <= vlen) return t;
     if (sch_split(s, t, k, vlen, &ko, &ki)) return NULL;
     te_tensor *rf = sch_rfactor(s, t, ki, t->ndim);
     if (!rf) return NULL;
@@ -112,9 +124,9 @@ sch_schedule *tune__attention_schedule(te_ctx *ctx, const tune_workload *w, int 
     int64_t m = o->shape[r - 2], dim = o->shape[r - 1];
     /* A register tile of rows x 2 vectors of the output: 16 accumulators
      * with 32 vector registers (AVX-512), 8 with 16. */
-    int64_t rows = divisor_upto(m, vlen >= 16 ? 8 : 4);
-    int64_t cols = divisor_upto(dim, 2 * (int64_t)vlen);
-    if (cols < vlen) cols = divisor_upto(dim, vlen);
+    int64_t rmax = vlen >= 16 ? 8 : 4, rows = divisor_upto(m, rmax);
+    if (rows < rmax / 2) rows = rmax < m ? rmax : m; /* a prime m: a tail */
+    int64_t cols = dim < vlen ? dim : vector_split(dim, vlen);
 
     /* Stages read once by another block stage are inlined (the scaling
      * into the mask's Add); the rest are computed per row block: the
