@@ -282,6 +282,48 @@ static void test_graph_group(void **st) {
     check_deterministic(key);
 }
 
+/* A matrix-vector product (a classifier's Gemm: one row, transB, a bias)
+ * sums into at least two vectors of columns, independent chains of
+ * FMAs: its 200 columns in tiles of 8 lanes (the widest vector split)
+ * ran one chain of dependent FMAs a tile, 2.4x ONNX Runtime's time. */
+static void test_gemv_columns(void **st) {
+    (void)st;
+    const char *key = "onnx(opset=13;x v0:float[1,64];w v1:float[200,64];w v2:float[200];"
+                      "n v3=Gemm(v0,v1,v2){transB=i1};out v3)";
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    const char *how = NULL;
+    sch_schedule *s = default_of(ctx, key, &w, &how);
+    const char *text = sch_lower_text(s, w.nargs, w.args);
+    assert_non_null(text);
+    /* the accumulator's initialisation: "Gemm0_mm[ramp(0, 1, L)] = xL(0.0f)" */
+    const char *init = strstr(text, "_mm[ramp(0, 1, ");
+    if (!init) fail_msg("no vector accumulator in:\n%s", text);
+    long lanes = strtol(init + strlen("_mm[ramp(0, 1, "), NULL, 10);
+    if (lanes < 2 * tune_host_vector_lanes())
+        fail_msg("%ld columns a tile, want two vectors or more:\n%s", lanes, text);
+    rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
+    if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    uint64_t rng = tu_seed();
+    DLTensor *X = tu_rand_f32(&rng, 2, (int64_t[]){1, 64});
+    DLTensor *W = tu_rand_f32(&rng, 2, (int64_t[]){200, 64});
+    DLTensor *B = tu_rand_f32(&rng, 1, (int64_t[]){200});
+    DLTensor *Y = tu_nan_f32(2, (int64_t[]){1, 200});
+    double want[200];
+    for (int n = 0; n < 200; n++) {
+        double acc = ((const float *)B->data)[n];
+        for (int k = 0; k < 64; k++)
+            acc += (double)((const float *)X->data)[k] * ((const float *)W->data)[n * 64 + k];
+        want[n] = acc;
+    }
+    assert_int_equal(rt_call(m, "default", RT_ARGS(X, W, B, Y)), 0);
+    /* 64 products of values in [-1, 1] summed in float32 */
+    assert_int_equal(tu_compare_f32("gemv", Y->data, want, 200, 1e-5, 1e-5), 0);
+    rt_module_free(m);
+    rt_tensor_free(X), rt_tensor_free(W), rt_tensor_free(B), rt_tensor_free(Y);
+    te_ctx_free(ctx);
+}
+
 /* The padding of a pooling on NCHW[16]c is inlined into the pooling: its
  * bounds checks test rows and columns, never the 16 channels a vector
  * runs over, so no padded copy is written and read back; a pooling on
@@ -363,6 +405,7 @@ int main(void) {
         cmocka_unit_test(test_registered_builder),
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_graph_group),
+        cmocka_unit_test(test_gemv_columns),
         cmocka_unit_test(test_pool_padding_inlined),
         cmocka_unit_test(test_errors),
     };
