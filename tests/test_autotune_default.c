@@ -324,6 +324,37 @@ static void test_gemv_columns(void **st) {
     te_ctx_free(ctx);
 }
 
+/* A convolution on NCHW[16]c over images 17 columns wide: its register
+ * tile takes near 8 columns with a tail (6, 6, 5), not the one column that
+ * divides 17 (2 accumulators: 2-3x slower than ONNX Runtime). */
+static void test_blocked_conv_prime_width(void **st) {
+    (void)st;
+    const char *key =
+        "onnx(opset=13;x v0:float[1,1,5,17,16];w v1:float[2,1,3,3,16,16];w v2:float[2,16];"
+        "n v3=loom:ConvNCHWc(v0,v1,v2){dilations=I[1,1],group=i1,pads=I[1,1,1,1],"
+        "strides=I[1,1]};out v3)";
+    if (tune_host_vector_lanes() != 16) skip(); /* the tile is on 16-lane blocks */
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    const char *how = NULL;
+    sch_schedule *s = default_of(ctx, key, &w, &how);
+    const char *text = sch_lower_text(s, w.nargs, w.args);
+    assert_non_null(text);
+    /* the accumulator tile, the largest "allocate NAME[float32 * E] local":
+     * E = channel blocks x columns x 16 */
+    long elems = 0;
+    for (const char *a = strstr(text, "allocate "); a; a = strstr(a + 1, "allocate ")) {
+        const char *x = strstr(a, "[float32 * "), *eol = strchr(a, '\n');
+        if (!x || !eol || x > eol || !strstr(x, "] local {") || strstr(x, "] local {") > eol)
+            continue;
+        long e = strtol(x + strlen("[float32 * "), NULL, 10);
+        if (e > elems) elems = e;
+    }
+    if (elems < 4 * 16)
+        fail_msg("a tile of %ld elements, want 4 columns of 16 or more:\n%s", elems, text);
+    te_ctx_free(ctx);
+}
+
 /* The padding of a pooling on NCHW[16]c is inlined into the pooling: its
  * bounds checks test rows and columns, never the 16 channels a vector
  * runs over, so no padded copy is written and read back; a pooling on
@@ -406,6 +437,7 @@ int main(void) {
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_graph_group),
         cmocka_unit_test(test_gemv_columns),
+        cmocka_unit_test(test_blocked_conv_prime_width),
         cmocka_unit_test(test_pool_padding_inlined),
         cmocka_unit_test(test_errors),
     };

@@ -514,6 +514,22 @@ static void test_conv_relu_conv(void **state)
     lay_end(&run);
 }
 
+/* Images 17 columns wide (a prime: no register tile of 4-8 columns
+ * divides them): the blocked convolutions' tiles leave a tail of columns,
+ * computed in its own loop body; the results match the reference. */
+static void test_conv_prime_width(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 32, H = 5, W = 17;
+    const lay_step chain[] = {L_CONV(C, 3, 1, 1, 1), L_RELU, L_CONV(2 * C, 1, 1, 1, 0)};
+    lay_run run;
+    L_CHAIN(&run, "conv-relu-conv at 17 columns", 13, C, H, W, &rng, chain);
+    lay_ops(&run, run.g, "Conv=0 loom.ConvNCHWc=2");
+    lay_chain_check(&run);
+    lay_end(&run);
+}
+
 /* Every layout-agnostic elementwise operator between two blocked
  * convolutions runs on the blocked twins: no FromNCHWc/ToNCHWc between
  * them (gr_extract_tasks: the graph as gr_compile plans it, nothing
@@ -1174,6 +1190,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_relu_conv),
+        cmocka_unit_test(test_conv_prime_width),
         cmocka_unit_test(test_activations_stay_blocked),
         cmocka_unit_test(test_activation_chain_numeric),
         cmocka_unit_test(test_residual_block),

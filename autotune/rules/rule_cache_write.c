@@ -38,7 +38,7 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
  * OW: no tail) by 2 channel blocks where they divide (16 accumulators;
  * TVM's conv2d_NCHWc tiles ow by oc blocks the same way), every other
  * axis outside in level 0 (lv[d] = {1, 1, inner}; other axes' entries are
- * left alone). Measured on AVX-512 (1 thread, 64->64 3x3 and
+ * left alone); where no divisor of OW near 8 exists, near 8 with a tail. Measured on AVX-512 (1 thread, 64->64 3x3 and
  * 64->256 1x1 at 56x56): 8x2 and 7x2 run 1.8-2x the NCHW default; 14x2
  * (28 accumulators) spills and runs at 0.57x of 8x2, 14x1 at 0.95x. */
 bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
@@ -49,6 +49,11 @@ bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
         t->body->kind != TE_REDUCE)
         return false;
     int64_t ow = shape[3] <= 8 ? shape[3] : tune__divisor_multiple(shape[3], 8, 1);
+    /* No divisor of 4 or more (17 columns: 1): tiles of near 8 with a
+     * tail, balanced (17: 6, 6, 5), each of them its own loop body
+     * after loop partitioning; one column by 2 blocks ran 2-3x slower
+     * than ONNX Runtime (64->64 3x3 at 17x17). */
+    if (ow < 4) ow = tune__ceil_div(shape[3], tune__ceil_div(shape[3], 8));
     int64_t kb = shape[1] % 2 == 0 ? 2 : 1;
     lv[1][0] = lv[1][1] = lv[3][0] = lv[3][1] = lv[4][0] = lv[4][1] = 1;
     lv[1][2] = kb;
