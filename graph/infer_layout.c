@@ -3,9 +3,13 @@
  * model and group keys carry ("loom:ConvNCHWc(...)").
  *
  * The blocked layout NCHW[b]c: a tensor [N, C, H, W] held as
- * [N, C/b, H, W, b], channel c at block c / b, lane c % b.
- *   loom:ToNCHWc(X){block=b}    [N, C, H, W] -> [N, C/b, H, W, b]
- *   loom:FromNCHWc(X)           [N, C/b, H, W, b] -> [N, C, H, W]
+ * [N, C/b, H, W, b], channel c at block c / b, lane c % b. Where b does
+ * not divide C the last block is padded: [N, ceil(C/b), H, W, b], the
+ * lanes past C zero when made by ToNCHWc (a padded twin; its consumers
+ * treat the padding lanes as channels with zero weights).
+ *   loom:ToNCHWc(X){block=b}    [N, C, H, W] -> [N, ceil(C/b), H, W, b]
+ *   loom:FromNCHWc(X){channels=C?}  [N, C/b, H, W, b] -> [N, C, H, W],
+ *       C the blocks' channels unless `channels` drops the padding
  *   loom:ConvNCHWc(X, W, B?){dilations, group, pads, strides}
  *       X [N, C/b, H, W, b]; W [K/o, C/b, R, S, b, o] (group 1: W[ko,
  *       co, r, s, ci, ki] is the Conv's weight of output channel
@@ -47,10 +51,8 @@ static bool infer_to_nchwc(gr_ictx *c)
     if (!gr_iin_req(c, 0, "X", &x)) return false;
     int64_t b = gr_iattr_int(c, "block", 0);
     if (x->ndim != 4) return gr_ifail(c, "input X has rank %d (needs 4: N, C, H, W)", x->ndim);
-    if (b < 1 || x->shape[1] % b != 0)
-        return gr_ifail(c, "attribute 'block' is %" PRId64 ": must divide the %" PRId64
-                           " channels", b, x->shape[1]);
-    int64_t out[5] = {x->shape[0], x->shape[1] / b, x->shape[2], x->shape[3], b};
+    if (b < 1) return gr_ifail(c, "attribute 'block' is %" PRId64 ": must be at least 1", b);
+    int64_t out[5] = {x->shape[0], (x->shape[1] + b - 1) / b, x->shape[2], x->shape[3], b};
     return gr_iout(c, 0, x->elem_type, 5, out);
 }
 
@@ -59,7 +61,12 @@ static bool infer_from_nchwc(gr_ictx *c)
     const gr_type *x;
     if (!gr_iin_req(c, 0, "X", &x)) return false;
     if (x->ndim != 5) return gr_ifail(c, "input X has rank %d (needs 5: N, C/b, H, W, b)", x->ndim);
-    int64_t out[4] = {x->shape[0], x->shape[1] * x->shape[4], x->shape[2], x->shape[3]};
+    int64_t all = x->shape[1] * x->shape[4], ch = gr_iattr_int(c, "channels", all);
+    if (ch > all || ch <= all - x->shape[4])
+        return gr_ifail(c, "attribute 'channels' is %" PRId64 ": must be in the last of the %"
+                           PRId64 " blocks of %" PRId64 " (%" PRId64 " to %" PRId64 ")",
+                        ch, x->shape[1], x->shape[4], all - x->shape[4] + 1, all);
+    int64_t out[4] = {x->shape[0], ch, x->shape[2], x->shape[3]};
     return gr_iout(c, 0, x->elem_type, 4, out);
 }
 

@@ -22,7 +22,8 @@ static void attr_ints(const gr_lctx *c, const char *name, int want, int64_t dflt
         out[i] = a && a->kind == GR_ATTR_INTS && a->n == (size_t)want ? a->ints[i] : dflt;
 }
 
-/* Y[n, cb, h, w, ci] = X[n, cb*b + ci, h, w] */
+/* Y[n, cb, h, w, ci] = X[n, cb*b + ci, h, w], zero in the padding lanes
+ * (cb*b + ci >= C) */
 static bool lower_to_nchwc(gr_lctx *c)
 {
     te_tensor *X;
@@ -30,7 +31,13 @@ static bool lower_to_nchwc(gr_lctx *c)
     if (!gr_lin(c, 0, "X", &X) || !gr_lout_get(c, 0, &o)) return false;
     if (o.nd != 5 || X->ndim != 4) return gr_lfail(c, "needs a 4-D input and a 5-D output");
     te_expr *ch = te_add(te_mul(o.ax[1], te_int(c->ctx, o.shape[4])), o.ax[4]);
-    return gr_lout(c, 0, o.nd, o.ax, te_read(X, o.ax[0], ch, o.ax[2], o.ax[3]));
+    int64_t C = X->shape[1];
+    if (o.shape[1] * o.shape[4] == C)
+        return gr_lout(c, 0, o.nd, o.ax, te_read(X, o.ax[0], ch, o.ax[2], o.ax[3]));
+    /* Clamped: both sides of the select are evaluated. */
+    te_expr *x = te_read(X, o.ax[0], te_min(ch, te_int(c->ctx, C - 1)), o.ax[2], o.ax[3]);
+    return gr_lout(c, 0, o.nd, o.ax,
+                   te_select(te_lt(ch, te_int(c->ctx, C)), x, te_const(c->ctx, o.dt, 0)));
 }
 
 /* Y[n, c, h, w] = X[n, c / b, h, w, c % b] */

@@ -114,6 +114,33 @@ static int64_t block_of(int64_t b, int64_t C)
     return 0;
 }
 
+/* The block of C channels' blocked twin: block_of, else b with the last
+ * block padded (more than b channels that no block divides: 30, 100,
+ * ShuffleNet's 116; oneDNN pads its blocked formats the same way). The
+ * plain convolutions those would run instead took 3-7x ONNX Runtime's
+ * time. 0: none (fewer channels: a stem's 3 stay plain). */
+static int64_t twin_block(int64_t b, int64_t C)
+{
+    int64_t bb = block_of(b, C);
+    return bb ? bb : C > b ? b : 0;
+}
+
+static int64_t padded_channels(int64_t b, int64_t C)
+{
+    int64_t bb = twin_block(b, C);
+    return bb ? (C + bb - 1) / bb * bb : C;
+}
+
+/* Operators that keep finite values finite: the only ones a padded
+ * twin's padding lanes (zeros from its convolution, then whatever these
+ * make of them) go through, so that the next convolution's zero weights
+ * cancel them (0 * inf would not). Division, Pow, Log, Sqrt, Reciprocal
+ * and the like read a padded value plain. */
+static const char *const padding_safe_ops[] = {
+    "Relu", "Clip", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "Erf", "Gelu", "LeakyRelu",
+    "Elu", "Selu", "Celu", "Softsign", "Abs", "Neg", "Identity", "Dropout", "Add", "Sub", "Mul",
+    "Max", "Min", "Sum", "Mean", "PRelu", NULL};
+
 static bool is_float4(const gr_type *t)
 {
     return t->kind == GR_TYPE_TENSOR && t->elem_type == GR_FLOAT && t->ndim == 4;
@@ -143,7 +170,7 @@ static bool convertible_conv(const gr_graph *g, const gr_node *n, int64_t b, int
         return false;
     const int64_t *xs = g->values[x].type.shape, *ys = g->values[n->outputs[0]].type.shape;
     int64_t C = xs[1], K = wt->shape[0], group = attr_int(n, "group", 1);
-    int64_t bi = block_of(b, C), bo = block_of(b, K);
+    int64_t bi = twin_block(b, C), bo = twin_block(b, K);
     if (!bo) return false;
     if (!bi) {
         if (group != 1 || C >= b) return false;
@@ -151,11 +178,11 @@ static bool convertible_conv(const gr_graph *g, const gr_node *n, int64_t b, int
     } else if (group == 1) {
         *form = CONV_BLOCKED;
     } else if (group == C && group == K && wt->shape[1] == 1) {
-        *form = CONV_DEPTHWISE;
+        *form = CONV_DEPTHWISE; /* padded channels: groups of their own */
     /* Grouped: each output block within one group, each group's inputs
-     * whole input blocks (see the file's comment). */
-    } else if (group > 1 && C % group == 0 && K % group == 0 && (C / group) % bi == 0 &&
-               (K / group) % bo == 0) {
+     * whole input blocks (see the file's comment); no padding. */
+    } else if (group > 1 && C % group == 0 && K % group == 0 && C % bi == 0 && K % bo == 0 &&
+               (C / group) % bi == 0 && (K / group) % bo == 0) {
         *form = CONV_BLOCKED;
     } else {
         return false;
@@ -241,11 +268,19 @@ static gr_node layout_node(walk *w, const char *op, const char *name, int in, in
     return n;
 }
 
+/* Whether value v's blocked twin has padding lanes. */
+static bool is_padded(const walk *w, int v)
+{
+    const gr_type *t = &w->rw->g->values[v].type;
+    return t->ndim == 4 && padded_channels(w->b, t->shape[1]) != t->shape[1];
+}
+
 static int blocked_shape_value(walk *w, int v)
 {
     const gr_type *t = &w->rw->g->values[v].type;
-    int64_t b = block_of(w->b, t->shape[1]);
-    int64_t s[5] = {t->shape[0], t->shape[1] / b, t->shape[2], t->shape[3], b};
+    int64_t b = twin_block(w->b, t->shape[1]);
+    int64_t s[5] = {t->shape[0], padded_channels(w->b, t->shape[1]) / b, t->shape[2],
+                    t->shape[3], b};
     char base[1024];
     snprintf(base, sizeof base, "%s_nchwc", w->rw->g->values[v].name);
     return gr_rw_add_node_value(w->rw, base, t->elem_type, 5, s);
@@ -262,7 +297,7 @@ static int to_blocked(walk *w, int v)
     if (!n.inputs || !n.outputs || !at) return oom(w), -1;
     at->name = "block";
     at->kind = GR_ATTR_INT;
-    at->i = block_of(w->b, w->rw->g->values[v].type.shape[1]);
+    at->i = twin_block(w->b, w->rw->g->values[v].type.shape[1]);
     n.attrs = at;
     n.n_attrs = 1;
     if (!emit(w, &n)) return -1;
@@ -277,18 +312,27 @@ static bool to_plain(walk *w, int v)
     if (v < 0 || v >= w->nv0 || !w->pending[v]) return true;
     gr_node n = layout_node(w, "FromNCHWc", "", w->blk[v], v);
     if (!n.inputs || !n.outputs) return oom(w);
+    if (is_padded(w, v)) { /* the channels without the padding lanes */
+        gr_attr *at = gr_arena_alloc(w->rw->a, 1, sizeof *at);
+        if (!at) return oom(w);
+        *at = (gr_attr){.name = "channels", .kind = GR_ATTR_INT,
+                        .i = w->rw->g->values[v].type.shape[1]};
+        n.attrs = at;
+        n.n_attrs = 1;
+    }
     w->pending[v] = false;
     w->rewrites++;
     return emit(w, &n);
 }
 
 /* W [K, C/group, R, S] as [K/bo, C/group/bi, R, S, bi, bo], bi the
- * input's block (1 when depthwise or read plain). */
+ * input's block (1 when depthwise or read plain); padded channels (K or
+ * C/group rounded up to whole blocks) have zero weights. */
 static gr_tensor *block_weights(walk *w, const gr_tensor *wt, int64_t bi)
 {
     int64_t K = wt->shape[0], Cg = wt->shape[1], R = wt->shape[2], S = wt->shape[3];
-    int64_t bo = block_of(w->b, K);
-    int64_t shape[6] = {K / bo, Cg / bi, R, S, bi, bo};
+    int64_t bo = twin_block(w->b, K);
+    int64_t shape[6] = {(K + bo - 1) / bo, (Cg + bi - 1) / bi, R, S, bi, bo};
     gr_tensor *t = gr_rw_new_tensor(w->rw, GR_FLOAT, 6, shape);
     if (!t) return NULL;
     const float *src = wt->data;
@@ -308,7 +352,8 @@ static int add_blocked_const(walk *w, int v, int64_t C, int ndim, const int64_t 
     const gr_tensor *src = w->rw->g->values[v].data;
     gr_tensor *t = gr_rw_new_tensor(w->rw, GR_FLOAT, ndim, shape);
     if (!t) return -1;
-    /* Channel c sits at block c / b, lane c % b: the same flat order. */
+    /* Channel c sits at block c / b, lane c % b: the same flat order;
+     * padding lanes zero (the new tensor's). */
     memcpy(t->data, src->data, (size_t)C * sizeof(float));
     char base[1024];
     snprintf(base, sizeof base, "%s_nchwc", w->rw->g->values[v].name);
@@ -343,7 +388,8 @@ static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, conv_for
     if (wv < 0) return false;
     int bv = -1;
     if (n->n_inputs > 2 && n->inputs[2] >= 0) {
-        int64_t bo = block_of(w->b, wt->shape[0]), bs[2] = {wt->shape[0] / bo, bo};
+        int64_t bo = twin_block(w->b, wt->shape[0]);
+        int64_t bs[2] = {padded_channels(w->b, wt->shape[0]) / bo, bo};
         bv = add_blocked_const(w, n->inputs[2], wt->shape[0], 2, bs);
         if (bv < 0) return false;
     }
@@ -362,7 +408,10 @@ static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, conv_for
     c.n_outputs = 1;
     c.outputs[0] = yb;
     c.attrs[0] = ints_attr(rw->a, "dilations", 2, geo + 6);
-    c.attrs[1] = (gr_attr){.name = "group", .kind = GR_ATTR_INT, .i = attr_int(n, "group", 1)};
+    /* depthwise over padded channels: each padding lane a group too */
+    int64_t group = form == CONV_DEPTHWISE ? padded_channels(w->b, wt->shape[0])
+                                           : attr_int(n, "group", 1);
+    c.attrs[1] = (gr_attr){.name = "group", .kind = GR_ATTR_INT, .i = group};
     c.attrs[2] = ints_attr(rw->a, "pads", 4, geo);
     c.attrs[3] = ints_attr(rw->a, "strides", 2, geo + 4);
     if (!c.attrs[0].ints || !c.attrs[2].ints || !c.attrs[3].ints) return oom(w);
@@ -488,6 +537,7 @@ static bool elemwise_blocked(const walk *w, const gr_node *n)
     if (out->ndim != 4) return false;
     bool unary = in_list(n, unary_ops);
     if (!unary && !in_list(n, binary_ops)) return false;
+    if (is_padded(w, n->outputs[0]) && !in_list(n, padding_safe_ops)) return false;
     int nblocked = 0;
     for (int k = 0; k < n->n_inputs; k++) {
         int v = n->inputs[k];
@@ -523,7 +573,7 @@ static bool convert_elemwise(walk *w, const gr_node *n)
         if (v < w->nv0 && w->blk[v] >= 0 && same4(&rw->g->values[v].type, &rw->g->values[y].type))
             e.inputs[k] = w->blk[v];
         else if (rw->g->values[v].type.ndim >= 3 && per_channel(rw->g, v, C)) {
-            int64_t bc = block_of(w->b, C), s[5] = {1, C / bc, 1, 1, bc};
+            int64_t bc = twin_block(w->b, C), s[5] = {1, padded_channels(w->b, C) / bc, 1, 1, bc};
             if ((e.inputs[k] = add_blocked_const(w, v, C, 5, s)) < 0) return false;
         }
     }

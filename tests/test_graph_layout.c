@@ -694,6 +694,57 @@ static void test_channels_not_blocked(void **state)
     lay_end(&run);
 }
 
+/* Channels no block divides (20 and 30 on 8 or 16 lanes, more than a
+ * block) run blocked with the last block padded: three convolutions
+ * (dense, depthwise, 1x1) and their activations on padded twins, one
+ * FromNCHWc with the real channel count for the output; the values those
+ * of the reference and of the plain graph. */
+static void test_padded_channels(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 20, H = 7, W = 9, b = host_block();
+    if (C % b == 0 || C <= b) skip(); /* a 4-lane host divides; 32 lanes: fewer than a block */
+    const lay_step chain[] = {L_CONV(C, 3, 1, 1, 1), L_RELU, L_CONV(C, 3, C, 1, 1), {.op = 'k'},
+                              L_CONV(30, 1, 1, 1, 0), L_RELU};
+    lay_run run;
+    L_CHAIN(&run, "padded channels", 13, C, H, W, &rng, chain);
+    const gr_graph *g = run.g;
+    lay_ops(&run, g, "Conv=0 loom.ConvNCHWc=3 loom.ToNCHWc=1 loom.FromNCHWc=1");
+    int from = find_op(g, "loom", "FromNCHWc", 0);
+    const gr_attr *ch = gr_node_attr(&g->nodes[from], "channels");
+    assert_non_null(ch);
+    assert_int_equal(ch->i, 30);
+    const gr_type *t = out_type(g, find_op(g, "loom", "ConvNCHWc", 0));
+    assert_int_equal(t->shape[1] * t->shape[4], (C + t->shape[4] - 1) / t->shape[4] * t->shape[4]);
+    lay_chain_check(&run);
+    lay_end(&run);
+}
+
+static double a_sqrt(double v, int64_t c) { return sqrt(v); }
+
+/* Padding lanes go only through operators that keep them finite: Sqrt
+ * (NaN of a negative padding lane, times the next convolution's zero
+ * weight, would be NaN) reads the padded value plain, and the next
+ * convolution blocks it again. */
+static void test_padded_channels_unsafe_op(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 20, H = 5, W = 6, b = host_block();
+    if (C % b == 0 || C <= b) skip();
+    const lay_step chain[] = {L_CONV(C, 3, 1, 1, 1), L_RELU, L_ACT("Sqrt", a_sqrt),
+                              L_CONV(C, 1, 1, 1, 0)};
+    lay_run run;
+    L_CHAIN(&run, "padded channels, Sqrt", 13, C, H, W, &rng, chain);
+    const gr_graph *g = run.g;
+    lay_ops(&run, g, "Conv=0 loom.ConvNCHWc=2 loom.ToNCHWc=2 loom.FromNCHWc=2 Sqrt=1");
+    int sq = find_op(g, "", "Sqrt", 0);
+    assert_int_equal(g->values[g->nodes[sq].inputs[0]].type.ndim, 4);
+    lay_chain_check(&run);
+    lay_end(&run);
+}
+
 /* ---------------- pools and grouped convolutions on NCHW[b]c ---------------- */
 
 /* Each pool (every attribute the plain lowering takes) after a blocked
@@ -1088,8 +1139,15 @@ static void test_key_refusals(void **state)
     (void)state;
     expect_key_error("onnx(opset=13;x v0:float[1,2,8,8];n v1=loom:FromNCHWc(v0);out v1)",
                      "node #0 (FromNCHWc): input X has rank 4 (needs 5: N, C/b, H, W, b)");
-    expect_key_error("onnx(opset=13;x v0:float[1,24,8,8];n v1=loom:ToNCHWc(v0){block=i16};out v1)",
-                     "attribute 'block' is 16: must divide the 24 channels");
+    expect_key_error("onnx(opset=13;x v0:float[1,24,8,8];n v1=loom:ToNCHWc(v0){block=i0};out v1)",
+                     "attribute 'block' is 0: must be at least 1");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];n v1=loom:FromNCHWc(v0){channels=i16};"
+                     "out v1)",
+                     "attribute 'channels' is 16: must be in the last of the 2 blocks of 16 (17 "
+                     "to 32)");
+    expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];n v1=loom:FromNCHWc(v0){channels=i33};"
+                     "out v1)",
+                     "attribute 'channels' is 33");
     expect_key_error("onnx(opset=13;x v0:float[1,2,8,8,16];w v1:float[2,1,3,3,16,16];"
                      "n v2=loom:ConvNCHWc(v0,v1){pads=I[1,1,1,1]};out v2)",
                      "does not fit X with 32 channels in blocks of 16 and group 1");
@@ -1197,6 +1255,8 @@ int main(void)
         cmocka_unit_test(test_depthwise_and_middle_output),
         cmocka_unit_test(test_half_blocks),
         cmocka_unit_test(test_channels_not_blocked),
+        cmocka_unit_test(test_padded_channels),
+        cmocka_unit_test(test_padded_channels_unsafe_op),
         cmocka_unit_test(test_pools_blocked),
         cmocka_unit_test(test_conv_maxpool_conv),
         cmocka_unit_test(test_global_pool_classifier),
