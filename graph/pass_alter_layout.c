@@ -14,7 +14,10 @@
  * order stays topological):
  *   - a float32 2-D Conv with initializer weights (and bias), with input
  *     and output channels multiples of b (or of b/2 where b >= 16: each
- *     tensor has its own block), group 1, depthwise (group == C == K), or
+ *     tensor has its own block) or more than b channels that no block
+ *     divides (twin_block: the last block padded, its padding lanes
+ *     channels of zero weights and bias; their values pass only through
+ *     padding_safe_ops), group 1, depthwise (group == C == K), or
  *     grouped with C/group a multiple of the input's block and K/group of
  *     the output's (ResNeXt-50 32x4d's 3x3 convolutions from 8 channels a
  *     group on 8 lanes, from 16 on 16), becomes loom:ConvNCHWc reading
