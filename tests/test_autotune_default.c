@@ -29,6 +29,15 @@ static sch_schedule *default_of(te_ctx *ctx, const char *key, tune_workload *w, 
     return s;
 }
 
+/* The default schedule of key (in *s) lowered to text. */
+static const char *default_text(te_ctx *ctx, const char *key, tune_workload *w, sch_schedule **s) {
+    const char *how = NULL;
+    *s = default_of(ctx, key, w, &how);
+    const char *text = sch_lower_text(*s, w->nargs, w->args);
+    assert_non_null(text);
+    return text;
+}
+
 /* Twice in fresh ctxs: the same log and choice. */
 static void check_deterministic(const char *key) {
     char *first = NULL, how1[512] = "";
@@ -292,10 +301,8 @@ static void test_gemv_columns(void **st) {
                       "n v3=Gemm(v0,v1,v2){transB=i1};out v3)";
     te_ctx *ctx = te_ctx_new();
     tune_workload w;
-    const char *how = NULL;
-    sch_schedule *s = default_of(ctx, key, &w, &how);
-    const char *text = sch_lower_text(s, w.nargs, w.args);
-    assert_non_null(text);
+    sch_schedule *s;
+    const char *text = default_text(ctx, key, &w, &s);
     /* the accumulator's initialisation: "Gemm0_mm[ramp(0, 1, L)] = xL(0.0f)" */
     const char *init = strstr(text, "_mm[ramp(0, 1, ");
     if (!init) fail_msg("no vector accumulator in:\n%s", text);
@@ -336,10 +343,8 @@ static void test_blocked_conv_prime_width(void **st) {
     if (tune_host_vector_lanes() != 16) skip(); /* the tile is on 16-lane blocks */
     te_ctx *ctx = te_ctx_new();
     tune_workload w;
-    const char *how = NULL;
-    sch_schedule *s = default_of(ctx, key, &w, &how);
-    const char *text = sch_lower_text(s, w.nargs, w.args);
-    assert_non_null(text);
+    sch_schedule *s;
+    const char *text = default_text(ctx, key, &w, &s);
     /* the accumulator tile, the largest "allocate NAME[float32 * E] local":
      * E = channel blocks x columns x 16 */
     long elems = 0;
@@ -366,10 +371,8 @@ static void test_pool_padding_inlined(void **st) {
                       "dilations=I[1,1],kernel_shape=I[3,3],pads=I[1,1,1,1],strides=I[2,2]};out v1)";
     te_ctx *ctx = te_ctx_new();
     tune_workload w;
-    const char *how = NULL;
-    sch_schedule *s = default_of(ctx, key, &w, &how);
-    const char *text = sch_lower_text(s, w.nargs, w.args);
-    assert_non_null(text);
+    sch_schedule *s;
+    const char *text = default_text(ctx, key, &w, &s);
     if (strstr(text, "allocate")) fail_msg("the padding is not inlined:\n%s", text);
     rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
     if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
@@ -400,9 +403,7 @@ static void test_pool_padding_inlined(void **st) {
     check_deterministic(key);
 
     ctx = te_ctx_new();
-    s = default_of(ctx, "max_pool2d(N=1,C=4,H=15,W=15,R=3,S=3,stride=2,pad=1)", &w, &how);
-    text = sch_lower_text(s, w.nargs, w.args);
-    assert_non_null(text);
+    text = default_text(ctx, "max_pool2d(N=1,C=4,H=15,W=15,R=3,S=3,stride=2,pad=1)", &w, &s);
     if (!strstr(text, "allocate Pad[")) fail_msg("NCHW: the padding is not at the root:\n%s", text);
     te_ctx_free(ctx);
 }

@@ -153,9 +153,8 @@ static void check_mm_fused_rows(int64_t M, int64_t N, bool cols_outer, const cha
     te_expr *io, *jo, *ii, *ji, *fused;
     assert_int_equal(sch_tile(s, c.out, c.ax[0], c.ax[1], 6, 8, &io, &jo, &ii, &ji), 0);
     if (cols_outer) assert_int_equal(sch_reorder(s, c.out, 2, (te_expr *[]){jo, io}), 0);
-    assert_int_equal(sch_fuse(s, c.out, 2, cols_outer ? (te_expr *[]){jo, io} : (te_expr *[]){io, jo},
-                              &fused),
-                     0);
+    te_expr *outer[2] = {cols_outer ? jo : io, cols_outer ? io : jo};
+    assert_int_equal(sch_fuse(s, c.out, 2, outer, &fused), 0);
     assert_int_equal(sch_parallel(s, c.out, fused), 0);
     assert_int_equal(sch_vectorize(s, c.out, ji), 0);
     const char *text = sch_lower_text(s, TE_TENSORS(c.in[0], c.in[1], c.out));
@@ -186,10 +185,11 @@ static void check_mm_fused_rows(int64_t M, int64_t N, bool cols_outer, const cha
         char rows[96], cols[96], lanes[48];
         const char *f = cols_outer ? "j.outer.i.outer.fused" : "i.outer.j.outer.fused";
         int64_t R = M / 6 + 1, J = (N + 7) / 8;
-        snprintf(rows, sizeof rows, "(%s(%s, %lld)*6) <= %lld)", cols_outer ? "floormod" : "floordiv",
-                 f, (long long)(cols_outer ? R : J), (long long)(M - 6));
-        snprintf(cols, sizeof cols, "(%s(%s, %lld)*8) <= %lld)", cols_outer ? "floordiv" : "floormod",
-                 f, (long long)(cols_outer ? R : J), (long long)(N - 8));
+        const char *rop = cols_outer ? "floormod" : "floordiv";
+        const char *cop = cols_outer ? "floordiv" : "floormod";
+        long long by = cols_outer ? R : J;
+        snprintf(rows, sizeof rows, "(%s(%s, %lld)*6) <= %lld)", rop, f, by, (long long)(M - 6));
+        snprintf(cols, sizeof cols, "(%s(%s, %lld)*8) <= %lld)", cop, f, by, (long long)(N - 8));
         snprintf(lanes, sizeof lanes, "likely(j.inner <= %lld)", (long long)(N % 8 - 1));
         /* if (rows && cols) full; else if (rows) column tail; else if
          * (cols) row tail; else the corner */

@@ -58,6 +58,8 @@
 #define LP_MAX_TERMS 64
 /* Tests (parts of v) that get bodies of their own. */
 #define LP_MAX_GROUPS 3
+/* Tests one per-iteration test joins (bits of an unsigned mask). */
+#define LP_MAX_TESTS 16
 
 /* The pass: the walk that splits loops and the one that drops the guards
  * a main range proves, both tir_mutators on one analyser (which holds
@@ -113,8 +115,8 @@ typedef struct solve_state {
     te_expr *rest[LP_MAX_TERMS]; /* implied[i] is gdv + rest[i] <= k[i] */
     int64_t k[LP_MAX_TERMS];
     int group[LP_MAX_TERMS];
-    te_expr *gdv[LP_MAX_TERMS];
-    int64_t gk[LP_MAX_TERMS];
+    te_expr *gdv[LP_MAX_TESTS];
+    int64_t gk[LP_MAX_TESTS];
 } solve_state;
 
 /* A loop outside a reduction is not split on a conjunct that varies with
@@ -212,6 +214,10 @@ static void per_iteration_term(lp_state *st, solve_state *ss, const te_expr *c, 
     }
     int g = 0;
     while (g < ss->ngroups && !te_expr_equal(ss->gdv[g], dv)) g++;
+    if (g == LP_MAX_TESTS) {
+        ss->failed = true;
+        return;
+    }
     if (g == ss->ngroups) ss->gdv[ss->ngroups++] = dv, ss->gk[g] = k - rhi;
     else if (k - rhi < ss->gk[g]) ss->gk[g] = k - rhi;
     ss->group[ss->nimplied] = g;
@@ -550,7 +556,8 @@ static tir_stmt *walk_loop(tir_mutator *m, tir_stmt *s) {
                           .vhi = lo + ext, .per_iter = s->u.loop.for_kind == TIR_FOR_PARALLEL};
         collect(st, &ss, s->u.loop.body);
         int64_t a = ss.lo < lo ? lo : ss.lo, b = ss.hi > lo + ext ? lo + ext : ss.hi;
-        if (ss.ngroups && !ss.failed && make_test(st, &ss) && !(ss.any && a < b && range_is_test(st, &ss, lo, ext, a, b))) {
+        if (ss.ngroups && !ss.failed && make_test(st, &ss) &&
+            !(ss.any && a < b && range_is_test(st, &ss, lo, ext, a, b))) {
             bool err;
             tir_stmt *r = branch_per_iteration(st, s, lo, ext, &ss, &err);
             if (r || err) return r;

@@ -38,9 +38,10 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
  * OW: no tail) by 2 channel blocks where they divide (16 accumulators;
  * TVM's conv2d_NCHWc tiles ow by oc blocks the same way), every other
  * axis outside in level 0 (lv[d] = {1, 1, inner}; other axes' entries are
- * left alone); where no divisor of OW near 8 exists, near 8 with a tail. Measured on AVX-512 (1 thread, 64->64 3x3 and
- * 64->256 1x1 at 56x56): 8x2 and 7x2 run 1.8-2x the NCHW default; 14x2
- * (28 accumulators) spills and runs at 0.57x of 8x2, 14x1 at 0.95x. */
+ * left alone); where no divisor of OW near 8 exists, near 8 with a tail.
+ * Measured on AVX-512 (1 thread, 64->64 3x3 and 64->256 1x1 at 56x56):
+ * 8x2 and 7x2 run 1.8-2x the NCHW default; 14x2 (28 accumulators) spills
+ * and runs at 0.57x of 8x2, 14x1 at 0.95x. */
 bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
     const int64_t *shape = t->shape;
     /* Half a vector too: a tensor blocked by half the lanes (24 channels

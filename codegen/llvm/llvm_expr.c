@@ -859,8 +859,8 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         LLVMTypeRef bv = LLVMVectorType(em->t_i1, (unsigned)L), fty;
         LLVMValueRef any = cg_llvm__intrinsic(em, "llvm.vector.reduce.or", &bv, 1, &fty);
         if (!i || !any) return NULL;
-        LLVMValueRef x = load_one_if(em, buf, base, mt, i, LLVMBuildCall2(B, fty, any, &mask, 1, ""),
-                                     align);
+        LLVMValueRef need = LLVMBuildCall2(B, fty, any, &mask, 1, "");
+        LLVMValueRef x = load_one_if(em, buf, base, mt, i, need, align);
         if (!x) return NULL;
         LLVMValueRef v = LLVMBuildSelect(B, mask, cg_llvm__splat(em, x, L), LLVMConstNull(vt), "");
         return from_mem(em, elem, v);
