@@ -458,9 +458,11 @@ typedef struct {
     bool no_passes;
     /* Keep every convolution in NCHW. Otherwise (llvm targets) 2-D float32
      * convolutions whose channels are multiples of the target's float32
-     * vector lanes run on the blocked layout NCHW[lanes]c, kept between
-     * convolutions through their elementwise consumers (graph passes'
-     * LOOM_DUMP_GRAPH shows the graph after it as NN-alter_layout.txt). */
+     * vector lanes (or half of them), or more than the lanes (the last
+     * block then padded with zero channels), run on the blocked layout
+     * NCHW[lanes]c, kept between convolutions through their elementwise
+     * consumers (graph passes' LOOM_DUMP_GRAPH shows the graph after it as
+     * NN-alter_layout.txt). */
     bool no_layout;
     /* Tuning records: each kernel runs the best valid record of its key
      * for the target on the pool's threads (tdb_best under
