@@ -15,8 +15,9 @@
  *    library's default schedules) of the sketches that have them, a
  *    register tile on x86.dpbf16 first (the bfloat16 matmul's on a CPU
  *    with AVX512-BF16), then a packed register tile (the default NCHW
- *    convolution's), then the GEMM tile (the default matmul's); a packed tile that would gather another
- *    input has none (a depthwise convolution's, rule_packed_tile.c), as
+ *    convolution's), then the GEMM tile (the default matmul's); a packed
+ *    tile that would gather another input has none (a depthwise
+ *    convolution's, rule_packed_tile.c), as
  *    the library's depthwise default never packs; in the generator's
  *    order, where a sketch with its register tile computed in its
  *    elementwise tail's loops (the generator's epilogue-fusion rule) comes

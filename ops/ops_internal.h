@@ -126,9 +126,9 @@ int ops__sched_register_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int ro
  * sum over one axis of bfloat16 products, the pairs of the reduction
  * summed by AVX512-BF16's VDPBF16PS: the operand R reads at its columns
  * (an input's copy, or a stage of the computation itself: the implicit
- * GEMM's weights) is packed into panels of nb columns and then by 2 on the reduction
- * ([K/2, N/nb, nb, 2]: the VNNI layout, Intel's and oneDNN's for
- * bfloat16 dot products), the reduce loop split by 2 and the tile's
+ * GEMM's weights) is packed into panels of nb columns and then by 2 on
+ * the reduction ([K/2, N/nb, nb, 2]: the VNNI layout, sch_pack_vnni),
+ * the reduce loop split by 2 and the tile's
  * 16-lane vectors tensorized with "x86.dpbf16" (a tail of rows is
  * guarded, as in the float32 tile). Returns 1, s untouched, where it does
  * not apply: R not such a sum, the other operand's pair not contiguous (a

@@ -54,14 +54,14 @@ static int64_t pick_factor(int64_t ext, int64_t want, int64_t mult) {
     return want;
 }
 
-/* The placeholder R reads at exactly its axis `axis`, with that
- * dimension's extent a multiple of f: the operand to pack (*dim: its
- * dimension there). NULL when there is none. */
-static te_tensor *operand_at(te_tensor *R, int axis, int64_t f, int *dim) {
+/* The placeholder (with stages: or compute stage) R reads at exactly its
+ * axis `axis`, with that dimension's extent a multiple of f: the operand
+ * to pack (*dim: its dimension there). NULL when there is none. */
+static te_tensor *operand_at(te_tensor *R, int axis, int64_t f, bool stages, int *dim) {
     for (int i = 0; i < R->ninputs; i++) {
         te_tensor *in = R->inputs[i];
         int d = te_expr_read_dim(R->body, in, R->axes[axis]);
-        if (in->kind == TE_OP_PLACEHOLDER && d >= 0 && in->ndim < TE_MAX_DIMS &&
+        if ((stages || in->kind == TE_OP_PLACEHOLDER) && d >= 0 && in->ndim < TE_MAX_DIMS &&
             in->shape[d] % f == 0) {
             *dim = d;
             return in;
@@ -72,17 +72,17 @@ static te_tensor *operand_at(te_tensor *R, int axis, int64_t f, int *dim) {
 
 /* A copy of `in` read by R, packed on dimension dim by f at the root
  * (sch_pack), its block loop parallel and its lanes vectorized. With
- * pair >= 0 the copy is packed again by 2 on its dimension `pair` (in's
- * numbering), the pairs innermost (the VNNI layout of bfloat16 dot
- * products), and not vectorized. */
+ * pair >= 0 the copy is packed in the VNNI layout instead (sch_pack_vnni:
+ * then by 2 on its dimension `pair`, the pairs innermost), and not
+ * vectorized. */
 static int pack_operand(sch_schedule *s, te_tensor *R, te_tensor *in, int dim, int64_t f,
                         int pair, te_tensor **packed) {
     /* an input through a copy; a stage of the computation (the implicit
      * GEMM's weights W2) packed itself */
     te_tensor *copy = in->kind == TE_OP_PLACEHOLDER ? sch_cache_read(s, in, "global", 1, &R) : in;
-    te_tensor *p = copy ? sch_pack(s, copy, sch_axis(copy, dim), f) : NULL;
-    /* the packed copy's axes: dim's blocks, the others in order, dim's lanes */
-    if (p && pair >= 0) p = sch_pack(s, p, sch_axis(p, pair < dim ? pair + 1 : pair), 2);
+    te_tensor *p = !copy ? NULL
+                   : pair >= 0 ? sch_pack_vnni(s, copy, dim, pair, f)
+                               : sch_pack(s, copy, sch_axis(copy, dim), f);
     if (packed) *packed = p;
     if (!p || (pair < 0 && sch_parallel(s, p, sch_axis(p, 0)))) return -1;
     return f > 1 && pair < 0 ? sch_vectorize(s, p, sch_axis(p, p->ndim - 1)) : 0;
@@ -97,7 +97,7 @@ static int pack_operand(sch_schedule *s, te_tensor *R, te_tensor *in, int dim, i
 static int pack_column_operand(sch_schedule *s, te_tensor *R, int64_t nb) {
     int dim;
     if (!R->body || R->body->kind != TE_REDUCE || nb <= 1) return 0;
-    te_tensor *in = operand_at(R, R->ndim - 1, nb, &dim);
+    te_tensor *in = operand_at(R, R->ndim - 1, nb, false, &dim);
     return in && in->shape[dim] != nb ? pack_operand(s, R, in, dim, nb, -1, NULL) : 0;
 }
 
@@ -226,11 +226,8 @@ int ops__sched_register_tile_bf16_dot(sch_schedule *s, te_tensor *F, te_tensor *
     if (k->u.var.extent % 2 || F->shape[col] % nb || nb % 16) return 1;
     /* b: read at the columns (packed); a: its pair contiguous, the
      * reduction at its last dimension */
-    te_tensor *b = operand_at(R, col, nb, &bdim), *a = NULL;
-    for (int i = 0; i < 2 && !b; i++) {
-        int d = te_expr_read_dim(R->body, R->inputs[i], R->axes[col]);
-        if (d >= 0 && R->inputs[i]->shape[d] % nb == 0) b = R->inputs[i], bdim = d;
-    }
+    te_tensor *b = operand_at(R, col, nb, false, &bdim), *a = NULL;
+    if (!b) b = operand_at(R, col, nb, true, &bdim); /* the implicit GEMM's W2 */
     for (int i = 0; i < 2; i++)
         if (R->inputs[i] != b) a = R->inputs[i];
     if (!a || !b || !te_dtype_eq(a->dtype, TE_BFLOAT16) || !te_dtype_eq(b->dtype, TE_BFLOAT16) ||
@@ -303,12 +300,12 @@ int ops__sched_packed_tile(sch_schedule *s, te_tensor *F, te_tensor *R, int vec,
     ops_packed_tile tile;
     if (F->shape[vec] % vlen || !Rs->body || Rs->body->kind != TE_REDUCE ||
         Rs->body->u.reduce.naxes > TE_MAX_DIMS || vec == col ||
-        vec == row || row == col || !operand_at(Rs, vec, vlen, &dim) ||
+        vec == row || row == col || !operand_at(Rs, vec, vlen, false, &dim) ||
         !ops_packed_tile_shape(F->shape[vec], F->shape[row], F->shape[col], vlen, true, &tile))
         return 1;
     int64_t f = tile.lanes, th = tile.rows, tw = tile.cols;
     if (!R && !(R = sch_cache_write(s, F, "local"))) return -1;
-    te_tensor *in = operand_at(R, vec, f, &dim);
+    te_tensor *in = operand_at(R, vec, f, false, &dim);
     if (!in) return te_error(sch_ctx(s), "ops: no operand of '%s' to pack", R->name);
     if (pack_operand(s, R, in, dim, f, -1, NULL)) return -1;
     te_tensor *Rp = sch_pack(s, R, sch_axis(R, vec), f);

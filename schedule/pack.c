@@ -130,6 +130,19 @@ int sch__apply_pack(sch_schedule *s, const sch_step *step, te_tensor **out) {
     return 0;
 }
 
+te_tensor *sch_pack_vnni(sch_schedule *s, te_tensor *t, int dim, int pair, int64_t nb) {
+    if (!s || !t) return NULL;
+    if (dim < 0 || pair < 0 || dim >= t->ndim || pair >= t->ndim || dim == pair) {
+        te_error(s->ctx, "pack_vnni: stage '%s' (rank %d) needs two different dimensions for "
+                         "the columns and the pairs, not %d and %d",
+                 t->name, t->ndim, dim, pair);
+        return NULL;
+    }
+    te_tensor *p = sch_pack(s, t, sch_axis(t, dim), nb);
+    /* p's axes: dim's blocks, the others in order, dim's lanes */
+    return p ? sch_pack(s, p, sch_axis(p, pair < dim ? pair + 1 : pair), 2) : NULL;
+}
+
 te_tensor *sch_pack(sch_schedule *s, te_tensor *t, te_expr *axis, int64_t factor) {
     if (!s) return NULL;
     int st = sch__find_stage(s, "pack", t);

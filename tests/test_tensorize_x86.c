@@ -42,9 +42,14 @@ static te_tensor *pack_b(sch_schedule *s, ops_workload *w, bool pair_first) {
     te_tensor *acc = acc_of(w);
     te_tensor *c = sch_cache_read(s, w->inputs[1], "global", 1, &acc);
     assert_non_null(c);
-    te_tensor *p = sch_pack(s, c, sch_axis(c, pair_first ? 0 : 1), pair_first ? 2 : 16);
+    if (!pair_first) {
+        te_tensor *p = sch_pack_vnni(s, c, 1, 0, 16);
+        if (!p) fail_msg("%s", te_ctx_errmsg(sch_ctx(s)));
+        return p;
+    }
+    te_tensor *p = sch_pack(s, c, sch_axis(c, 0), 2);
     assert_non_null(p);
-    p = sch_pack(s, p, sch_axis(p, 1), pair_first ? 16 : 2);
+    p = sch_pack(s, p, sch_axis(p, 1), 16);
     assert_non_null(p);
     return p;
 }
@@ -229,6 +234,21 @@ static void test_refusals(void **state) {
                        "stage 'C' at axis 'j.inner' (x86.dpbf16): the stage is float64; "
                        "x86.dpbf16 sums in float32",
                        NULL);
+    /* sch_pack_vnni's own refusals: one dimension for both, or none */
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", bf);
+    assert_non_null(w);
+    te_tensor *acc = acc_of(w);
+    sch_schedule *s = sch_create(ctx, w->nouts, w->outs);
+    te_tensor *c = sch_cache_read(s, w->inputs[1], "global", 1, &acc);
+    assert_non_null(c);
+    assert_null(sch_pack_vnni(s, c, 1, 1, 16));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "pack_vnni: stage 'B.global' (rank 2) needs two "
+                                          "different dimensions for the columns and the pairs, "
+                                          "not 1 and 1");
+    assert_null(sch_pack_vnni(s, c, 2, 0, 16));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "not 2 and 0");
+    te_ctx_free(ctx);
 }
 
 /* The accumulator's vectors of a program of a dot sketch (unit u): the
@@ -311,7 +331,8 @@ static void test_default_of_a_fused_group(void **state) {
     te_tensor *W = te_placeholder(ctx, "W", TE_BFLOAT16, TE_SHAPE(K, N));
     te_tensor *bias = te_placeholder(ctx, "bias", TE_FLOAT32, TE_SHAPE(N));
     te_expr *i = te_axis(ctx, "i", M), *j = te_axis(ctx, "j", N), *k = te_reduce_axis(ctx, "k", K);
-    te_expr *prod = te_mul(te_cast(TE_FLOAT32, te_read(X, i, k)), te_cast(TE_FLOAT32, te_read(W, k, j)));
+    te_expr *prod =
+        te_mul(te_cast(TE_FLOAT32, te_read(X, i, k)), te_cast(TE_FLOAT32, te_read(W, k, j)));
     te_tensor *acc = te_compute(ctx, "acc", TE_AXES(i, j), te_sum(prod, k));
     te_expr *y = te_axis(ctx, "y", M), *x = te_axis(ctx, "x", N);
     te_expr *v = te_max(te_add(te_read(acc, y, x), te_read(bias, x)), te_float(ctx, 0.0));
@@ -332,7 +353,8 @@ static void test_default_of_a_fused_group(void **state) {
     DLTensor *db = rt_tensor_alloc((DLDataType){kDLFloat, 32, 1}, 1, (int64_t[]){N});
     for (int64_t q = 0; q < N; q++) ((float *)db->data)[q] = (float)(0.01 * (double)(q % 7) - 0.03);
     DLTensor *dout = hu_nan(TE_BFLOAT16, 2, (int64_t[]){M, N});
-    if (rt_call(m, "default", 4, (DLTensor *[]){dx, dw, db, dout})) fail_msg("%s", rt_module_errmsg(m));
+    if (rt_call(m, "default", 4, (DLTensor *[]){dx, dw, db, dout}))
+        fail_msg("%s", rt_module_errmsg(m));
     const uint16_t *px = dx->data, *pw = dw->data, *po = dout->data;
     int bad = 0;
     for (int64_t r = 0; r < M; r++)

@@ -509,7 +509,8 @@ static tir_stmt *branch_per_iteration(lp_state *st, const tir_stmt *s, int64_t l
     te_expr *no = te_not(ss->test);
     if (!no) return NULL;
     te_analyzer_bind(st->an, v, lo, ext);
-    bool never = te_analyzer_can_prove(st->an, no), always = te_analyzer_can_prove(st->an, ss->test);
+    bool never = te_analyzer_can_prove(st->an, no);
+    bool always = te_analyzer_can_prove(st->an, ss->test);
     tir_stmt *m = NULL, *rest = NULL;
     bool failed = false;
     if (!never) {

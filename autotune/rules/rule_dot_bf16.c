@@ -201,8 +201,7 @@ static int score(const tune_heur *c, int u) {
 static int pack_operand(tune_decoder *a, te_tensor *pr, te_tensor *b, int bdim, int pair,
                         int64_t nb) {
     te_tensor *copy = sch_cache_read(a->s, b, "global", 1, &pr);
-    te_tensor *p = copy ? sch_pack(a->s, copy, sch_axis(copy, bdim), nb) : NULL;
-    if (p) p = sch_pack(a->s, p, sch_axis(p, pair < bdim ? pair + 1 : pair), 2);
+    te_tensor *p = copy ? sch_pack_vnni(a->s, copy, bdim, pair, nb) : NULL;
     return p ? sch_parallel(a->s, p, sch_axis(p, 0)) : -1;
 }
 

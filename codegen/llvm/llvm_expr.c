@@ -840,25 +840,23 @@ static LLVMValueRef load(cg_llvm_emitter *em, const te_expr *e) {
         LLVMValueRef v = contiguous_load(em, buf, p, vt, mask, align);
         return v ? from_mem(em, elem, v) : NULL;
     }
-    /* Broadcast of one element: a scalar load and a splat. */
-    if (idx->kind == TE_BROADCAST && !mask) {
-        LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx->u.bcast.value),
-                                        te_dtype_element(idx->dtype));
-        if (!i) return NULL;
-        LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
-        LLVMValueRef v = LLVMBuildLoad2(B, mt, p, buf->name);
-        LLVMSetAlignment(v, align);
-        return cg_llvm__splat(em, from_mem(em, elem, v), L);
-    }
-    /* Broadcast of one element under a mask (a row's A[i, k] in a tile's
-     * column tail): the element loaded once when a lane needs it, not a
-     * gather of one address L times; inactive lanes zero, as a gather's. */
+    /* Broadcast of one element: a scalar load and a splat. Under a mask
+     * (a row's A[i, k] in a tile's column tail) the element is loaded
+     * once when a lane needs it, not gathered from one address L times;
+     * inactive lanes are zero, as a gather's. */
     if (idx->kind == TE_BROADCAST) {
         LLVMValueRef i = cg_llvm__index(em, cg_llvm__expr(em, idx->u.bcast.value),
                                         te_dtype_element(idx->dtype));
+        if (!i) return NULL;
+        if (!mask) {
+            LLVMValueRef p = LLVMBuildInBoundsGEP2(B, mt, base, &i, 1, "");
+            LLVMValueRef v = LLVMBuildLoad2(B, mt, p, buf->name);
+            LLVMSetAlignment(v, align);
+            return cg_llvm__splat(em, from_mem(em, elem, v), L);
+        }
         LLVMTypeRef bv = LLVMVectorType(em->t_i1, (unsigned)L), fty;
         LLVMValueRef any = cg_llvm__intrinsic(em, "llvm.vector.reduce.or", &bv, 1, &fty);
-        if (!i || !any) return NULL;
+        if (!any) return NULL;
         LLVMValueRef need = LLVMBuildCall2(B, fty, any, &mask, 1, "");
         LLVMValueRef x = load_one_if(em, buf, base, mt, i, need, align);
         if (!x) return NULL;

@@ -214,6 +214,16 @@ int sch_storage_align(sch_schedule *s, te_tensor *t, te_expr *axis, int64_t fact
  * dividing E; t already scheduled (pack first) or has stages computed at
  * its loops. */
 te_tensor *sch_pack(sch_schedule *s, te_tensor *t, te_expr *axis, int64_t factor);
+/* The VNNI layout x86.dpbf16 reads its column operand in (Intel's and
+ * oneDNN's for bfloat16 dot products): t's dimension `dim` (the columns,
+ * extent N) packed by nb, then its dimension `pair` (the reduction, K)
+ * by 2, so that t [K, N] is stored as [N/nb, K/2, nb, 2] (dimensions
+ * numbered as in t; other dimensions keep their order between the
+ * blocks and the lanes). Two sch_packs; returns the packed tensor, whose
+ * stage replaces t's. Errors (NULL): dim or pair not a dimension of t's
+ * stage, or the same one; then sch_pack's (nb not dividing N, K odd,
+ * ...). */
+te_tensor *sch_pack_vnni(sch_schedule *s, te_tensor *t, int dim, int pair, int64_t nb);
 
 /* ---- the transform-step log ---- */
 
