@@ -221,9 +221,16 @@ static bool per_channel(const gr_graph *g, int v, int64_t C)
     return t->ndim == 3 && t->shape[0] == C && t->shape[1] == 1 && t->shape[2] == 1;
 }
 
-static bool same4(const gr_type *a, const gr_type *b)
+/* An input of a 4-D output `out` that keeps its channels and broadcasts
+ * over batch or space alone (a squeeze-and-excitation scale [N,C,1,1]
+ * against its feature map [N,C,H,W]): the blocked twins broadcast the
+ * same way, [N,C/b,1,1,b] against [N,C/b,H,W,b]. */
+static bool channel_aligned(const gr_type *t, const gr_type *out)
 {
-    return a->ndim == 4 && b->ndim == 4 && !memcmp(a->shape, b->shape, 4 * sizeof *a->shape);
+    if (t->ndim != 4 || out->ndim != 4 || t->shape[1] != out->shape[1]) return false;
+    for (int d = 0; d < 4; d++)
+        if (d != 1 && t->shape[d] != out->shape[d] && t->shape[d] != 1) return false;
+    return true;
 }
 
 typedef struct {
@@ -546,7 +553,7 @@ static bool elemwise_blocked(const walk *w, const gr_node *n)
         int v = n->inputs[k];
         if (v < 0) continue;
         const gr_type *t = &g->values[v].type;
-        if (v < w->nv0 && w->blk[v] >= 0 && same4(t, out) && (!unary || k == 0)) {
+        if (v < w->nv0 && w->blk[v] >= 0 && channel_aligned(t, out) && (!unary || k == 0)) {
             nblocked++;
             continue;
         }
@@ -573,7 +580,8 @@ static bool convert_elemwise(walk *w, const gr_node *n)
         int v = n->inputs[k];
         e.inputs[k] = v;
         if (v < 0) continue;
-        if (v < w->nv0 && w->blk[v] >= 0 && same4(&rw->g->values[v].type, &rw->g->values[y].type))
+        if (v < w->nv0 && w->blk[v] >= 0 &&
+            channel_aligned(&rw->g->values[v].type, &rw->g->values[y].type))
             e.inputs[k] = w->blk[v];
         else if (rw->g->values[v].type.ndim >= 3 && per_channel(rw->g, v, C)) {
             int64_t bc = twin_block(w->b, C), s[5] = {1, padded_channels(w->b, C) / bc, 1, 1, bc};

@@ -75,8 +75,14 @@ static bool is_const_pos(const te_expr *e, int64_t *c) {
     return e->kind == TE_INT_IMM && e->dtype.lanes == 1 && (*c = e->u.ival) > 0;
 }
 
+static te_expr *divmod_const(te_analyzer *an, te_expr *a, int64_t c, bool div, te_dtype t);
+
 /* floordiv(X, c)*(k*c) + floormod(X, c)*k == X*k, and
- * floormod(X, c)*k - X*k == floordiv(X, c)*(-k*c). */
+ * floormod(X, c)*k - X*k == floordiv(X, c)*(-k*c). floordiv(X, c) is
+ * matched in its simplified form: with X = floordiv(Y, a) that is
+ * floordiv(Y, a*c), so the index of a loop fused from several and split
+ * again (floordiv(f, 784)*12544 + floormod(floordiv(f, 7), 112)*112 +
+ * floormod(f, 7)*16) folds back to f*16. */
 static void merge_divmod(te_analyzer *an, te__lin *l, te_dtype t) {
     for (int round = 0; round < 8 && !l->overflow; round++) {
         bool changed = false;
@@ -86,11 +92,20 @@ static void merge_divmod(te_analyzer *an, te__lin *l, te_dtype t) {
             if (mi->kind != TE_FLOORMOD || !is_const_pos(mi->u.bin.b, &c)) continue;
             te_expr *x = mi->u.bin.a;
             if (__builtin_mul_overflow(k, c, &kc)) continue;
+            te_expr *q = NULL; /* floordiv(x, c) simplified, when x is a floordiv */
             for (int j = 0; j < l->n && !changed; j++) {
                 te_expr *mj = l->t[j].m;
                 if (j == i || l->t[j].c == 0) continue;
-                if (mj->kind == TE_FLOORDIV && l->t[j].c == kc && is_const_pos(mj->u.bin.b, &cj) &&
-                    cj == c && te_expr_equal(mj->u.bin.a, x)) {
+                bool partner = false;
+                if (mj->kind == TE_FLOORDIV && l->t[j].c == kc && is_const_pos(mj->u.bin.b, &cj)) {
+                    if (cj == c && te_expr_equal(mj->u.bin.a, x)) {
+                        partner = true;
+                    } else if (x->kind == TE_FLOORDIV) {
+                        if (!q) q = divmod_const(an, x, c, true, t);
+                        partner = q && te_expr_equal(q, mj);
+                    }
+                }
+                if (partner) {
                     l->t[i].c = 0;
                     l->t[j].c = 0;
                     te__lin_collect(l, x, k);

@@ -101,7 +101,19 @@ static void test_fuse_collapse(void **state) {
     te_expr *c = te_floormod(g, I(6));
     te_expr *re = te_add(te_mul(te_add(te_mul(a, I(5)), b), I(6)), c);
     te_expr *s = te_analyzer_simplify(an, re);
-    /* floordiv(g,6) = a*5 + b is not folded syntactically; check by value */
+    /* a*30 + b*6 + c: floordiv(g, 30) is floordiv(floordiv(g, 6), 5) */
+    assert_true(te_expr_equal(s, g));
+    /* the same scaled, as a fused loop's vector index: f*16 */
+    te_expr *h = te_iter_var(ctx, "h", TE_ITER_DATA_PAR, 75264);
+    te_expr *hidx = te_add(te_add(te_mul(te_floordiv(h, I(784)), I(12544)),
+                                  te_mul(te_floormod(te_floordiv(h, I(7)), I(112)), I(112))),
+                           te_mul(te_floormod(h, I(7)), I(16)));
+    assert_simp(an, hidx, te_mul(h, I(16)));
+    /* coefficients that do not pair (111 against 12544 = 112*112) are not merged */
+    te_expr *off = te_add(te_mul(te_floordiv(h, I(784)), I(12544)),
+                          te_mul(te_floormod(te_floordiv(h, I(7)), I(112)), I(111)));
+    te_expr *wrong = te_mul(te_floordiv(h, I(7)), I(111));
+    assert_false(te_expr_equal(te_analyzer_simplify(an, off), wrong));
     for (int64_t v = 0; v < 120; v++) {
         te_expr *sv = te_simplify(ctx, te_substitute(ctx, s, 1, &g, (te_expr *[]){I(v)}));
         int64_t got;

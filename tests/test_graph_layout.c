@@ -880,6 +880,57 @@ static void test_global_pool_classifier(void **state)
     free_conv(&c1);
 }
 
+/* A squeeze-and-excitation block (EfficientNet, MobileNetV3): the feature
+ * map times a per-channel scale computed from it, [1,C,H,W] * [1,C,1,1].
+ * The Mul broadcasts the blocked twins as they are: no transform around
+ * it (there were two FromNCHWc and a ToNCHWc). Whole blocks and padded
+ * ones (20 channels). */
+static void test_squeeze_excitation(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t b = host_block(), H = 5, W = 7;
+    const int64_t sizes[2] = {2 * b, 20};
+    for (int t = 0; t < 2; t++) {
+        const int64_t C = sizes[t];
+        if (t == 1 && (C % b == 0 || C <= b)) continue;
+        conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, C, C, 1, 1);
+        conv_w c3 = rand_conv(&rng, C, C, 1, 1);
+        lay_run run;
+        ow_model *w = lay_begin(&run, "squeeze and excitation", 13, C, H, W);
+        add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
+        ow_node_add(w, "", "GlobalAveragePool", "h", "p");
+        add_conv(w, "c2", &c2, "p", "q", 1, 1, 0);
+        ow_node_add(w, "", "Sigmoid", "q", "s");
+        ow_node_add(w, "", "Mul", "h,s", "m");
+        add_conv(w, "c3", &c3, "m", "y", 1, 1, 0);
+        ow_output(w, "y");
+        lay_compile(&run, &rng);
+        const gr_graph *g = run.g;
+        lay_ops(&run, g, "Conv=0 loom.ConvNCHWc=3 loom.ToNCHWc=1 loom.FromNCHWc=1");
+        int mul = find_op(g, "", "Mul", 0);
+        assert_true(mul >= 0);
+        assert_int_equal(out_type(g, mul)->ndim, 5);
+        assert_int_equal(g->values[g->nodes[mul].inputs[1]].type.ndim, 5);
+        int64_t oh, ow, one;
+        double *h = ref_conv(run.xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+        double *pm = calloc((size_t)C, sizeof *pm);
+        assert_non_null(pm);
+        for (int64_t c = 0; c < C; c++) {
+            for (int64_t i = 0; i < oh * ow; i++) pm[c] += h[c * oh * ow + i];
+            pm[c] /= (double)(oh * ow);
+        }
+        double *q = ref_conv(pm, C, 1, 1, &c2, 1, 1, 0, &one, &one);
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < oh * ow; i++) h[c * oh * ow + i] *= 1.0 / (1.0 + exp(-q[c]));
+        double *y = ref_conv(h, C, oh, ow, &c3, 1, 1, 0, &oh, &ow);
+        lay_check(&run, 0, y, C * oh * ow);
+        free(h), free(pm), free(q), free(y);
+        lay_end(&run);
+        free_conv(&c1), free_conv(&c2), free_conv(&c3);
+    }
+}
+
 /* Pools that stay plain: of a graph input (blocking it first would copy
  * the larger tensor), of channels no multiple of the block, and a MaxPool
  * whose Indices are asked for. */
@@ -1260,6 +1311,7 @@ int main(void)
         cmocka_unit_test(test_pools_blocked),
         cmocka_unit_test(test_conv_maxpool_conv),
         cmocka_unit_test(test_global_pool_classifier),
+        cmocka_unit_test(test_squeeze_excitation),
         cmocka_unit_test(test_pools_left_plain),
         cmocka_unit_test(test_grouped_conv),
         cmocka_unit_test(test_stem_plain_input),

@@ -118,6 +118,7 @@ static int emit_module(te_ctx *ctx, build_state *s, int nfuncs, const tir_func *
     char *triple = LLVMGetTargetMachineTriple(s->tm), *cpu = LLVMGetTargetMachineCPU(s->tm),
          *feats = LLVMGetTargetMachineFeatureString(s->tm);
     em.bf16_dot = cg_llvm__has_bf16_dot(triple, cpu, feats);
+    em.avx512f = cg_llvm__vector_lanes(triple, cpu, feats) >= 16;
     em.cpu = te_strdup(ctx, cpu);
     LLVMDisposeMessage(triple);
     LLVMDisposeMessage(cpu);

@@ -377,11 +377,14 @@ static LLVMValueRef erf_f32(cg_llvm_emitter *em, LLVMValueRef x, int lanes) {
  * has 12 bits, so n times it is exact), e^r by a degree-6 polynomial
  * (Loom's own fit on [-ln2/2, ln2/2], 1.9e-9 relative in exact
  * arithmetic), scaled by 2^(n/2) and 2^(n - n/2) so that overflow to inf
- * and results below FLT_MIN (denormals) round once, as exp's. Within
- * 1.05 ulp of exp on every 7th float32 in [-110, 95] (320 M inputs). Why:
- * llvm.exp on a vector is expf called lane by lane (softmax: 18 cycles an
- * element). NaN propagates through r; its n is taken as 0 so that the
- * float-to-int conversion stays defined. */
+ * and results below FLT_MIN (denormals) round once, as exp's; with
+ * AVX-512F, 16 lanes are scaled by one VSCALEFPS (p * 2^n, rounded once)
+ * instead of eight integer and float operations, which made a sigmoid
+ * over a 1x96x112x112 tensor 1.4x faster (its loop is throughput-bound).
+ * Within 1.04 ulp of exp on every 7th float32 in [-110, 95] (320 M
+ * inputs), either way. Why: llvm.exp on a vector is expf called lane by
+ * lane (softmax: 18 cycles an element). NaN propagates through r; its n
+ * is taken as 0 so that the float-to-int conversion stays defined. */
 static LLVMValueRef exp_f32(cg_llvm_emitter *em, LLVMValueRef x, int lanes) {
     static const double E[7] = {1.0,
                                 1.0,
@@ -395,14 +398,24 @@ static LLVMValueRef exp_f32(cg_llvm_emitter *em, LLVMValueRef x, int lanes) {
 #define EXP_I(v) const_splat(LLVMConstInt(em->t_i32, (unsigned long long)(v), 1), lanes)
     LLVMValueRef c = clamp_f32(em, x, -104.0, 89.0, lanes);
     LLVMValueRef t = LLVMBuildFMul(B, c, f32_const(em, 1.4426950408889634, lanes), "");
-    t = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, t, t, ""), f32_const(em, 0.0, lanes), t,
-                        "");
     LLVMValueRef nf = call1(em, "llvm.rint", t);
     if (!nf) return NULL;
     LLVMValueRef r = fmuladd(em, nf, f32_const(em, -0.693115234375, lanes), c);
     r = r ? fmuladd(em, nf, f32_const(em, -3.194618329871446e-05, lanes), r) : NULL;
     LLVMValueRef p = r ? horner_f32(em, E, 7, r, lanes) : NULL;
     if (!p) return NULL;
+    if (em->avx512f && lanes == 16) {
+        /* VSCALEFPS: p * 2^nf rounded once, denormals and overflow
+         * included, NaN kept: one instruction for the eight below. */
+        LLVMTypeRef fty;
+        LLVMValueRef fn =
+            cg_llvm__intrinsic(em, "llvm.x86.avx512.mask.scalef.ps.512", NULL, 0, &fty);
+        LLVMValueRef args[5] = {p, nf, p, LLVMConstInt(LLVMInt16TypeInContext(em->lc), 0xffff, 0),
+                                LLVMConstInt(em->t_i32, 4, 0)};
+        return fn ? LLVMBuildCall2(B, fty, fn, args, 5, "exp") : NULL;
+    }
+    nf = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, nf, nf, ""), f32_const(em, 0.0, lanes),
+                         nf, "");
     LLVMValueRef n = LLVMBuildFPToSI(B, nf, it, "");
     LLVMValueRef n1 = LLVMBuildSDiv(B, n, EXP_I(2), ""), n2 = LLVMBuildSub(B, n, n1, "");
     LLVMValueRef s1 = LLVMBuildShl(B, LLVMBuildAdd(B, n1, EXP_I(127), ""), EXP_I(23), "");

@@ -60,10 +60,10 @@ typedef struct {
     /* cg_llvm_options.bounds_check, and the name strings its error calls
      * pass (a buffer or a function name to its global constant). */
     bool bounds_check;
-    /* The target CPU (for messages), and whether it has AVX512-BF16
-     * (x86.dpbf16 tensor calls). */
+    /* The target CPU (for messages), whether it has AVX512-BF16
+     * (x86.dpbf16 tensor calls), and AVX-512F (VSCALEFPS in exp). */
     const char *cpu;
-    bool bf16_dot;
+    bool bf16_dot, avx512f;
     cg_llvm_bind *names;
     int nnames, cap_names;
 } cg_llvm_emitter;
