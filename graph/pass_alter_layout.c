@@ -45,16 +45,22 @@
  *   - the layout-agnostic unary operators (unary_ops: activations, math
  *     functions, Identity, Dropout) of a blocked value, and Add, Sub, Mul,
  *     Div, Pow, PRelu, Max, Min, Sum, Mean whose inputs are blocked
- *     values of the output's shape, scalars, or per-channel initializers
- *     ([1,C,1,1] or [C,1,1], re-laid out as [1,C/b,1,1,b]) with at least
- *     one blocked input, run on the blocked twins (ONNX elementwise
- *     operators take any shape);
+ *     values of the output's channels (the output's shape, or broadcast
+ *     over batch or space: a squeeze-and-excitation scale [1,C,1,1]),
+ *     scalars, or per-channel initializers ([1,C,1,1] or [C,1,1],
+ *     re-laid out as [1,C/b,1,1,b]) with at least one blocked input, run
+ *     on the blocked twins (ONNX elementwise operators take any shape);
+ *   - a Concat or Split along channels whose parts and whole are all
+ *     whole blocks of one size (no padding lanes) runs on the twins,
+ *     along their axis 1 (Split's sizes counted in blocks): YOLO's and
+ *     DenseNet's joins cost no transform. A Concat needs one input with a
+ *     twin (the others get one); a Split, its input's twin;
  *   - any other reader of a value that exists only blocked gets it back
  *     through a loom:FromNCHWc writing the original value (its name and
  *     index kept), as does a graph output, so the interface and every
  *     operator not known to be layout-agnostic see plain NCHW.
  * Values left unread (plain outputs of converted nodes nothing needs)
- * are dropped. Nothing else changes: Concat, Flatten, Gemm read plain
+ * are dropped. Nothing else changes: Flatten, Gemm, Resize read plain
  * NCHW through a FromNCHWc. */
 #include "graph/rewrite.h"
 
@@ -599,6 +605,115 @@ static bool convert_elemwise(walk *w, const gr_node *n)
     return true;
 }
 
+/* The channel axis of a Concat or Split over 4-D values (axis 1 or -3;
+ * Concat before opset 4 defaults to 1, Split to 0). */
+static bool on_channels(const walk *w, const gr_node *n, bool concat)
+{
+    int64_t dflt = concat && w->rw->m->opset < 4 ? 1 : 0;
+    int64_t axis = attr_int(n, "axis", dflt);
+    return axis == 1 || axis == -3;
+}
+
+/* Whether C channels sit in whole blocks of bb in their twin (no padding
+ * lanes), so that parts of whole blocks join or split as the channels do. */
+static bool whole_blocks(const walk *w, int64_t C, int64_t bb)
+{
+    return C > 0 && bb > 0 && C % bb == 0 && twin_block(w->b, C) == bb;
+}
+
+/* A Concat along channels (YOLO's and DenseNet's joins, Inception's
+ * branches) runs on the blocked twins when one input has a twin and every
+ * input and the output are whole blocks of one size: blocks are joined as
+ * the channels are. */
+static bool concat_blocked(const walk *w, const gr_node *n)
+{
+    const gr_graph *g = w->rw->g;
+    if (!is_op(n, "Concat") || n->n_outputs != 1 || n->outputs[0] < 0 || n->n_inputs < 1)
+        return false;
+    const gr_type *out = &g->values[n->outputs[0]].type;
+    if (!is_float4(out) || !on_channels(w, n, true)) return false;
+    int64_t bb = twin_block(w->b, out->shape[1]);
+    if (!whole_blocks(w, out->shape[1], bb)) return false;
+    bool any = false;
+    for (int k = 0; k < n->n_inputs; k++) {
+        int v = n->inputs[k];
+        if (v < 0 || !is_float4(&g->values[v].type) ||
+            !whole_blocks(w, g->values[v].type.shape[1], bb))
+            return false;
+        any |= v < w->nv0 && w->blk[v] >= 0;
+    }
+    return any;
+}
+
+/* A Split along channels of a blocked value into parts of whole blocks of
+ * its block: each part's twin is a run of the input's blocks. */
+static bool split_blocked(const walk *w, const gr_node *n)
+{
+    const gr_graph *g = w->rw->g;
+    if (!is_op(n, "Split") || n->n_inputs < 1 || n->n_outputs < 1) return false;
+    int x = n->inputs[0];
+    if (x < 0 || x >= w->nv0 || w->blk[x] < 0 || !on_channels(w, n, false)) return false;
+    int64_t bb = g->values[w->blk[x]].type.shape[4];
+    if (!whole_blocks(w, g->values[x].type.shape[1], bb)) return false;
+    for (int k = 0; k < n->n_outputs; k++) {
+        int v = n->outputs[k];
+        if (v < 0 || !is_float4(&g->values[v].type) ||
+            !whole_blocks(w, g->values[v].type.shape[1], bb))
+            return false;
+    }
+    return true;
+}
+
+/* Concat or Split on the twins: axis 1 of the 5-D twins, Split's sizes
+ * counted in blocks (an input from opset 13, an attribute before). */
+static bool convert_join(walk *w, const gr_node *n, bool concat)
+{
+    gr_rw *rw = w->rw;
+    gr_node e = *n;
+    int nin = concat ? n->n_inputs : rw->m->opset >= 13 ? 2 : 1;
+    e.n_inputs = nin;
+    e.inputs = gr_arena_alloc(rw->a, (size_t)nin, sizeof(int));
+    e.outputs = gr_arena_alloc(rw->a, (size_t)n->n_outputs, sizeof(int));
+    e.attrs = gr_arena_alloc(rw->a, 2, sizeof *e.attrs);
+    if (!e.inputs || !e.outputs || !e.attrs) return oom(w);
+    e.attrs[0] = (gr_attr){.name = "axis", .kind = GR_ATTR_INT, .i = 1};
+    e.n_attrs = 1;
+    if (concat) {
+        for (int k = 0; k < nin; k++)
+            if ((e.inputs[k] = to_blocked(w, n->inputs[k])) < 0) return false;
+    } else {
+        e.inputs[0] = w->blk[n->inputs[0]];
+        int64_t bb = rw->g->values[e.inputs[0]].type.shape[4], sizes[64];
+        if (n->n_outputs > 64) return false;
+        for (int k = 0; k < n->n_outputs; k++)
+            sizes[k] = rw->g->values[n->outputs[k]].type.shape[1] / bb;
+        if (nin == 2) {
+            int64_t len = n->n_outputs;
+            gr_tensor *t = gr_rw_new_tensor(rw, GR_INT64, 1, &len);
+            if (!t) return false;
+            memcpy(t->data, sizes, (size_t)len * sizeof *sizes);
+            char base[1024];
+            snprintf(base, sizeof base, "%s_split_blocks", n->name ? n->name : "Split");
+            if ((e.inputs[1] = gr_rw_add_const(rw, base, t)) < 0) return false;
+        } else {
+            e.attrs[1] = ints_attr(rw->a, "split", n->n_outputs, sizes);
+            if (!e.attrs[1].ints) return oom(w);
+            e.n_attrs = 2;
+        }
+    }
+    for (int k = 0; k < n->n_outputs; k++)
+        if ((e.outputs[k] = blocked_shape_value(w, n->outputs[k])) < 0) return false;
+    if (!emit(w, &e)) return false;
+    for (int k = 0; k < n->n_outputs; k++) {
+        int y = n->outputs[k];
+        w->blk[y] = e.outputs[k];
+        w->pending[y] = true;
+        rw->g->values[y].producer = -1;
+    }
+    w->rewrites++;
+    return true;
+}
+
 int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
 {
     if (err) *err = NULL;
@@ -634,6 +749,8 @@ int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
             ok = convert_elemwise(&w, n);
         } else if (pool_blocked(&w, n, pgeo)) {
             ok = convert_pool(&w, n, pgeo);
+        } else if (concat_blocked(&w, n) || split_blocked(&w, n)) {
+            ok = convert_join(&w, n, is_op(n, "Concat"));
         } else {
             for (int k = 0; ok && k < n->n_inputs; k++) ok = to_plain(&w, n->inputs[k]);
             ok = ok && emit(&w, n);

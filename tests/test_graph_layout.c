@@ -931,6 +931,70 @@ static void test_squeeze_excitation(void **state)
     }
 }
 
+/* conv -> Split into channel parts (sizes s0, s1) -> conv of the second
+ * part -> Concat(parts, that conv) -> 1x1 conv: YOLOv8's C2f block. */
+static void split_concat_case(int64_t opset, int64_t s0, int64_t s1, bool blocked)
+{
+    uint64_t rng = tu_seed();
+    const int64_t C = s0 + s1, H = 6, W = 7;
+    conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, s1, s1, 3, 3);
+    conv_w c3 = rand_conv(&rng, C, C + s1, 1, 1);
+    lay_run run;
+    ow_model *w = lay_begin(&run, "split and concat", opset, C, H, W);
+    add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
+    int64_t sizes[2] = {s0, s1};
+    ow_node *sp;
+    if (opset >= 13) {
+        ow_init(w, "sizes", GR_INT64, 1, (int64_t[]){2}, sizes, sizeof sizes);
+        sp = ow_node_add(w, "", "Split", "h,sizes", "p0,p1");
+    } else {
+        sp = ow_node_add(w, "", "Split", "h", "p0,p1");
+        ow_attr_ints(sp, "split", 2, sizes);
+    }
+    ow_attr_int(sp, "axis", 1);
+    add_conv(w, "c2", &c2, "p1", "t", 1, 1, 1);
+    ow_attr_int(ow_node_add(w, "", "Concat", "p0,p1,t", "cat"), "axis", -3);
+    add_conv(w, "c3", &c3, "cat", "y", 1, 1, 0);
+    ow_output(w, "y");
+    lay_compile(&run, &rng);
+    const gr_graph *g = run.g;
+    int split = find_op(g, "", "Split", 0), cat = find_op(g, "", "Concat", 0);
+    assert_true(split >= 0 && cat >= 0);
+    if (blocked) {
+        lay_ops(&run, g, "Conv=0 loom.ConvNCHWc=3 loom.ToNCHWc=1 loom.FromNCHWc=1");
+        assert_int_equal(out_type(g, split)->ndim, 5);
+        assert_int_equal(out_type(g, cat)->ndim, 5);
+        assert_int_equal(out_type(g, cat)->shape[1] * out_type(g, cat)->shape[4], C + s1);
+    } else {
+        assert_int_equal(out_type(g, split)->ndim, 4);
+    }
+    int64_t oh, ow;
+    double *h = ref_conv(run.xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+    double *t = ref_conv(h + s0 * oh * ow, s1, oh, ow, &c2, 1, 1, 1, &oh, &ow);
+    double *cat_d = malloc(sizeof(double) * (size_t)((C + s1) * oh * ow));
+    assert_non_null(cat_d);
+    memcpy(cat_d, h, sizeof(double) * (size_t)(C * oh * ow));
+    memcpy(cat_d + C * oh * ow, t, sizeof(double) * (size_t)(s1 * oh * ow));
+    double *y = ref_conv(cat_d, C + s1, oh, ow, &c3, 1, 1, 0, &oh, &ow);
+    lay_check(&run, 0, y, C * oh * ow);
+    free(h), free(t), free(cat_d), free(y);
+    lay_end(&run);
+    free_conv(&c1), free_conv(&c2), free_conv(&c3);
+}
+
+/* Split and Concat along channels run on the blocked twins where every
+ * part is whole blocks of one size (Split's sizes an input from opset 13,
+ * an attribute before; Concat's axis -3); parts of another block size
+ * (8 channels, blocked by 8, beside blocks of 16) stay plain. */
+static void test_split_concat(void **state)
+{
+    (void)state;
+    int64_t b = host_block();
+    split_concat_case(13, b, b, true);
+    split_concat_case(11, b, 2 * b, true);
+    if (b >= 16) split_concat_case(13, b / 2, b + b / 2, false);
+}
+
 /* Pools that stay plain: of a graph input (blocking it first would copy
  * the larger tensor), of channels no multiple of the block, and a MaxPool
  * whose Indices are asked for. */
@@ -1312,6 +1376,7 @@ int main(void)
         cmocka_unit_test(test_conv_maxpool_conv),
         cmocka_unit_test(test_global_pool_classifier),
         cmocka_unit_test(test_squeeze_excitation),
+        cmocka_unit_test(test_split_concat),
         cmocka_unit_test(test_pools_left_plain),
         cmocka_unit_test(test_grouped_conv),
         cmocka_unit_test(test_stem_plain_input),
