@@ -55,13 +55,17 @@
  *     along their axis 1 (Split's sizes counted in blocks): YOLO's and
  *     DenseNet's joins cost no transform. A Concat needs one input with a
  *     twin (the others get one); a Split, its input's twin;
+ *   - a Resize of a blocked value over its spatial dimensions alone
+ *     (resize_blocked: fixed scales or sizes, no ROI mode) resizes the
+ *     twin, the block dimension read through at scale 1;
  *   - any other reader of a value that exists only blocked gets it back
  *     through a loom:FromNCHWc writing the original value (its name and
  *     index kept), as does a graph output, so the interface and every
  *     operator not known to be layout-agnostic see plain NCHW.
  * Values left unread (plain outputs of converted nodes nothing needs)
- * are dropped. Nothing else changes: Flatten, Gemm, Resize read plain
+ * are dropped. Nothing else changes: Flatten, Gemm, Reshape read plain
  * NCHW through a FromNCHWc. */
+#include "graph/infer_internal.h"
 #include "graph/rewrite.h"
 
 #include <stdio.h>
@@ -714,6 +718,88 @@ static bool convert_join(walk *w, const gr_node *n, bool concat)
     return true;
 }
 
+/* The index of Resize's scales and sizes inputs (Resize-10 has scales
+ * alone); -1 where the node leaves one out or gives it empty. */
+static void resize_inputs(const walk *w, const gr_node *n, int *scales, int *sizes)
+{
+    const gr_graph *g = w->rw->g;
+    int at[2] = {w->rw->m->opset < 11 ? 1 : 2, w->rw->m->opset < 11 ? -1 : 3};
+    for (int k = 0; k < 2; k++) {
+        int v = at[k] >= 0 && at[k] < n->n_inputs ? n->inputs[at[k]] : -1;
+        if (v >= 0 && gr_rw_is_fixed_const(g, v) && g->values[v].data->numel == 0) v = -1;
+        *(k ? sizes : scales) = v;
+    }
+}
+
+/* A Resize of a blocked value over its spatial dimensions alone (an
+ * FPN's or YOLO's upsampling): the block dimension, of scale 1, reads
+ * through unchanged in every coordinate mode but tf_crop_and_resize and
+ * tf_half_pixel_for_nn, so the twin resizes as the plain value does.
+ * Scales or sizes must be fixed, and no `axes` is given. */
+static bool resize_blocked(const walk *w, const gr_node *n)
+{
+    const gr_graph *g = w->rw->g;
+    if (!is_op(n, "Resize") || n->n_inputs < 2 || n->n_outputs != 1 || n->outputs[0] < 0)
+        return false;
+    int x = n->inputs[0], y = n->outputs[0], sc, sz;
+    if (x < 0 || x >= w->nv0 || w->blk[x] < 0 || gr_node_attr(n, "axes")) return false;
+    if (!is_float4(&g->values[x].type) || !is_float4(&g->values[y].type)) return false;
+    resize_inputs(w, n, &sc, &sz);
+    if ((sc < 0) == (sz < 0) || !gr_rw_is_fixed_const(g, sc < 0 ? sz : sc)) return false;
+    gr_resize_geom geo;
+    char why[256];
+    const gr_tensor *ts = sc >= 0 ? g->values[sc].data : NULL, *tz = sz >= 0 ? g->values[sz].data : NULL;
+    if (!gr_resize_geometry(n, w->rw->m->opset, 4, g->values[x].type.shape, NULL, ts, tz, &geo, why,
+                            sizeof why))
+        return false;
+    if (geo.coord == GR_RESIZE_TF_CROP_AND_RESIZE || geo.coord == GR_RESIZE_TF_HALF_PIXEL_FOR_NN)
+        return false;
+    const int64_t *xs = g->values[x].type.shape, *ys = g->values[y].type.shape;
+    return geo.scale[0] == 1.0 && geo.scale[1] == 1.0 && xs[0] == ys[0] && xs[1] == ys[1];
+}
+
+/* The Resize on the twin: its scales with 1 for the block dimension, or
+ * its sizes as the output twin's shape; the ROI (read only by
+ * tf_crop_and_resize) left out. */
+static bool convert_resize(walk *w, const gr_node *n)
+{
+    gr_rw *rw = w->rw;
+    int sc, sz, y = n->outputs[0], yb = blocked_shape_value(w, y);
+    if (yb < 0) return false;
+    resize_inputs(w, n, &sc, &sz);
+    int64_t five = 5;
+    gr_tensor *t = gr_rw_new_tensor(rw, sc >= 0 ? GR_FLOAT : GR_INT64, 1, &five);
+    if (!t) return false;
+    if (sc >= 0) {
+        const gr_tensor *src = rw->g->values[sc].data;
+        float *d = t->data;
+        if (src->elem_type != GR_FLOAT) return false;
+        memcpy(d, src->data, 4 * sizeof *d);
+        d[4] = 1.0f;
+    } else {
+        memcpy(t->data, rw->g->values[yb].type.shape, 5 * sizeof(int64_t));
+    }
+    char base[1024];
+    snprintf(base, sizeof base, "%s_nchwc", rw->g->values[sc >= 0 ? sc : sz].name);
+    int cv = gr_rw_add_const(rw, base, t);
+    if (cv < 0) return false;
+    gr_node e = *n;
+    e.n_inputs = rw->m->opset < 11 ? 2 : sc >= 0 ? 3 : 4;
+    e.inputs = gr_arena_alloc(rw->a, (size_t)e.n_inputs, sizeof(int));
+    e.outputs = gr_arena_alloc(rw->a, 1, sizeof(int));
+    if (!e.inputs || !e.outputs) return oom(w);
+    for (int k = 1; k < e.n_inputs; k++) e.inputs[k] = -1;
+    e.inputs[0] = w->blk[n->inputs[0]];
+    e.inputs[e.n_inputs - 1] = cv;
+    e.outputs[0] = yb;
+    if (!emit(w, &e)) return false;
+    w->blk[y] = yb;
+    w->pending[y] = true;
+    rw->g->values[y].producer = -1;
+    w->rewrites++;
+    return true;
+}
+
 int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
 {
     if (err) *err = NULL;
@@ -751,6 +837,8 @@ int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
             ok = convert_pool(&w, n, pgeo);
         } else if (concat_blocked(&w, n) || split_blocked(&w, n)) {
             ok = convert_join(&w, n, is_op(n, "Concat"));
+        } else if (resize_blocked(&w, n)) {
+            ok = convert_resize(&w, n);
         } else {
             for (int k = 0; ok && k < n->n_inputs; k++) ok = to_plain(&w, n->inputs[k]);
             ok = ok && emit(&w, n);

@@ -995,6 +995,84 @@ static void test_split_concat(void **state)
     if (b >= 16) split_concat_case(13, b / 2, b + b / 2, false);
 }
 
+/* Resize in half_pixel coordinates along one dimension of extent n to m
+ * (scale m/n), nearest (round_prefer_floor) or linear: the source index
+ * and weight of the upper tap. */
+static void half_pixel_tap(int64_t i, int64_t n, int64_t m, bool linear, int64_t *i0, double *f)
+{
+    double x = ((double)i + 0.5) * (double)n / (double)m - 0.5;
+    if (!linear) {
+        double r = x - floor(x) == 0.5 ? floor(x) : round(x);
+        *i0 = r < 0 ? 0 : r > (double)(n - 1) ? n - 1 : (int64_t)r;
+        *f = 0;
+        return;
+    }
+    if (x < 0) x = 0;
+    if (x > (double)(n - 1)) x = (double)(n - 1);
+    *i0 = (int64_t)floor(x);
+    *f = x - (double)*i0;
+}
+
+/* conv -> Resize -> 1x1 conv: the Resize runs on the blocked twin (an
+ * FPN's upsampling), nearest with scales (opset 13) and linear with sizes
+ * (opset 11, its ROI and scales given empty). */
+static void test_resize_blocked(void **state)
+{
+    (void)state;
+    const int64_t b = host_block(), C = 2 * b, H = 5, W = 6;
+    for (int t = 0; t < 2; t++) {
+        uint64_t rng = tu_seed();
+        bool linear = t == 1;
+        int64_t OH = linear ? 2 * H - 1 : 2 * H, OW = linear ? 2 * W + 1 : 2 * W;
+        conv_w c1 = rand_conv(&rng, C, C, 3, 3), c2 = rand_conv(&rng, C, C, 1, 1);
+        lay_run run;
+        ow_model *w = lay_begin(&run, linear ? "resize linear" : "resize nearest", linear ? 11 : 13,
+                                C, H, W);
+        add_conv(w, "c1", &c1, "x", "h", 1, 1, 1);
+        if (linear) {
+            int64_t sizes[4] = {1, C, OH, OW};
+            ow_init(w, "roi", GR_FLOAT, 1, (int64_t[]){0}, NULL, 0);
+            ow_init(w, "scales", GR_FLOAT, 1, (int64_t[]){0}, NULL, 0);
+            ow_init(w, "sizes", GR_INT64, 1, (int64_t[]){4}, sizes, sizeof sizes);
+            ow_node *r = ow_node_add(w, "", "Resize", "h,roi,scales,sizes", "u");
+            ow_attr_str(r, "mode", "linear");
+            ow_attr_str(r, "coordinate_transformation_mode", "half_pixel");
+        } else {
+            float scales[4] = {1, 1, 2, 2};
+            ow_init(w, "scales", GR_FLOAT, 1, (int64_t[]){4}, scales, sizeof scales);
+            ow_attr_str(ow_node_add(w, "", "Resize", "h,,scales", "u"), "mode", "nearest");
+        }
+        add_conv(w, "c2", &c2, "u", "y", 1, 1, 0);
+        ow_output(w, "y");
+        lay_compile(&run, &rng);
+        const gr_graph *g = run.g;
+        lay_ops(&run, g, "Conv=0 loom.ConvNCHWc=2 loom.ToNCHWc=1 loom.FromNCHWc=1");
+        assert_int_equal(out_type(g, find_op(g, "", "Resize", 0))->ndim, 5);
+        int64_t oh, ow;
+        double *h = ref_conv(run.xd, C, H, W, &c1, 1, 1, 1, &oh, &ow);
+        double *u = malloc(sizeof(double) * (size_t)(C * OH * OW));
+        assert_non_null(u);
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < OH; i++)
+                for (int64_t j = 0; j < OW; j++) {
+                    int64_t y0, x0;
+                    double fy, fx;
+                    half_pixel_tap(i, H, OH, linear, &y0, &fy);
+                    half_pixel_tap(j, W, OW, linear, &x0, &fx);
+                    int64_t y1 = y0 + 1 < H ? y0 + 1 : y0, x1 = x0 + 1 < W ? x0 + 1 : x0;
+                    const double *p = h + c * H * W;
+                    u[(c * OH + i) * OW + j] =
+                        (1 - fy) * ((1 - fx) * p[y0 * W + x0] + fx * p[y0 * W + x1]) +
+                        fy * ((1 - fx) * p[y1 * W + x0] + fx * p[y1 * W + x1]);
+                }
+        double *y = ref_conv(u, C, OH, OW, &c2, 1, 1, 0, &oh, &ow);
+        lay_check(&run, 0, y, C * oh * ow);
+        free(h), free(u), free(y);
+        lay_end(&run);
+        free_conv(&c1), free_conv(&c2);
+    }
+}
+
 /* Pools that stay plain: of a graph input (blocking it first would copy
  * the larger tensor), of channels no multiple of the block, and a MaxPool
  * whose Indices are asked for. */
@@ -1377,6 +1455,7 @@ int main(void)
         cmocka_unit_test(test_global_pool_classifier),
         cmocka_unit_test(test_squeeze_excitation),
         cmocka_unit_test(test_split_concat),
+        cmocka_unit_test(test_resize_blocked),
         cmocka_unit_test(test_pools_left_plain),
         cmocka_unit_test(test_grouped_conv),
         cmocka_unit_test(test_stem_plain_input),
