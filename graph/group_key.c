@@ -253,7 +253,7 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
             const gr_value *val = &g->values[v];
             bool produced_here = val->kind == GR_VALUE_NODE && val->producer >= 0 &&
                                  member[val->producer];
-            if (gr_lower_input_static(n, k, opset)) {
+            if (gr_lower_input_static(n, k, opset) || gr_lower_input_by_value(g, n, k)) {
                 if (cnum[v] >= 0) continue;
                 /* Static only when inference needs its value (Dropout's
                  * ratio in training): a run-time one is a `t` item. */
@@ -325,7 +325,7 @@ char *gr_group_key(const gr_model *m, int nnodes, const int *nodes, gr_group_io 
             if (k) kb_add(&body, ",");
             int v = n->inputs[k];
             if (v < 0) continue;
-            bool by_cnum = gr_lower_input_static(n, k, opset) ||
+            bool by_cnum = gr_lower_input_static(n, k, opset) || gr_lower_input_by_value(g, n, k) ||
                            (gr_input_type_only(n, k) && cnum[v] >= 0);
             kb_add(&body, "v%d", by_cnum ? cnum[v] : num[v]);
         }

@@ -36,6 +36,19 @@ bool gr_lower_input_static(const gr_node *n, int k, int64_t opset)
     return opset >= r->static_from;
 }
 
+bool gr_lower_input_by_value(const gr_graph *g, const gr_node *n, int k)
+{
+    if (k != 1 || n->n_inputs < 2 || !default_domain(n->domain) || strcmp(n->op_type, "Pow") != 0)
+        return false;
+    int v = n->inputs[1];
+    const gr_tensor *t = v >= 0 ? g->values[v].data : NULL;
+    if (!t || t->numel != 1 || (t->elem_type != GR_FLOAT && t->elem_type != GR_DOUBLE))
+        return false;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == v) return false; /* an initializer a caller may override */
+    return true;
+}
+
 bool gr_lfail(gr_lctx *c, const char *fmt, ...)
 {
     char msg[1024], label[512];
@@ -245,7 +258,9 @@ bool gr_lower_node(te_ctx *ctx, const gr_model *m, const gr_graph *g, int node_i
         if (v < 0) continue;
         tin[k] = &g->values[v].type;
         cin[k] = g->values[v].data;
-        if (!gr_lower_input_static(n, k, c.opset) && !gr_input_type_only(n, k)) in[k] = vals[v];
+        if (!gr_lower_input_static(n, k, c.opset) && !gr_input_type_only(n, k) &&
+            !gr_lower_input_by_value(g, n, k))
+            in[k] = vals[v];
     }
     for (int k = 0; k < n->n_outputs; k++)
         if (n->outputs[k] >= 0) tout[k] = &g->values[n->outputs[k]].type;

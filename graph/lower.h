@@ -117,6 +117,11 @@ extern const gr_lower_rule gr_lower_rules_layout[];
 const gr_lower_rule *gr_lower_rule_for(const char *domain, const char *op_type);
 /* Whether input k of node n is static (read at compile time) at opset. */
 bool gr_lower_input_static(const gr_node *n, int k, int64_t opset);
+/* Whether input k of node n is read by value where the graph knows it:
+ * Pow's exponent when it is a constant float scalar (multiplied out for
+ * 1, 2, 3; a workload key holds it as a `c` item, so exponents 2 and 3
+ * are different kernels). */
+bool gr_lower_input_by_value(const gr_graph *g, const gr_node *n, int k);
 /* Inputs read for their type and shape alone (gr_input_type_only,
  * gr_internal.h) are never tensors either: in[k] is NULL. */
 

@@ -134,6 +134,20 @@ static te_expr *lower_pow_expr(gr_lctx *c, const gr_loutput *o, te_expr *a, te_e
     return te_cast(o->dt, p);
 }
 
+/* Pow by a known scalar exponent (gr_lower_input_by_value): 1, 2 and 3
+ * multiplied out, as ONNX Runtime's Pow does for 2 and 3 (GELU's tanh
+ * form cubes its input; a libm pow per element cost a GPT-2 MLP 60 %),
+ * any other value a constant operand. */
+static te_expr *pow_by_value(gr_lctx *c, const gr_loutput *o, te_expr *a)
+{
+    const gr_tensor *e = c->cin[1];
+    double v = e->elem_type == GR_FLOAT ? *(const float *)e->data : *(const double *)e->data;
+    if (te_dtype_is_float(o->dt) && v == 1.0) return a;
+    if (te_dtype_is_float(o->dt) && v == 2.0) return te_mul(a, a);
+    if (te_dtype_is_float(o->dt) && v == 3.0) return te_mul(te_mul(a, a), a);
+    return lower_pow_expr(c, o, a, te_float_t(c->ctx, TE_FLOAT64, v));
+}
+
 /* B under legacy broadcasting (before opset 7, checked by inference):
  * the output is A's shape and B's dimensions are the output's from
  * `axis` on; extent-1 ones read index 0. */
@@ -153,9 +167,14 @@ static bool lower_binary(gr_lctx *c)
 {
     te_tensor *A, *B;
     gr_loutput o;
-    if (!gr_lin(c, 0, "A", &A) || !gr_lin(c, 1, "B", &B) || !gr_lout_get(c, 0, &o)) return false;
+    if (!gr_lin(c, 0, "A", &A) || !gr_lout_get(c, 0, &o)) return false;
     const char *op = c->n->op_type;
     te_expr *a = bread(c, A, 0, &o), *y;
+    if (!c->in[1] && c->cin[1] && strcmp(op, "Pow") == 0) { /* gr_lower_input_by_value */
+        c->flops += gr_loutput_numel(&o);
+        return gr_lout(c, 0, o.nd, o.ax, pow_by_value(c, &o, a));
+    }
+    if (!gr_lin(c, 1, "B", &B)) return false;
     te_expr *b = c->opset < 7 ? legacy_read(c, B, &o) : bread(c, B, 1, &o);
     if (te_dtype_is_bool(o.dt))
         return gr_lfail(c, "inputs are bool; %s is computed for numbers only", op);

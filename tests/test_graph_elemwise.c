@@ -188,6 +188,52 @@ static void check_int_div(DLDataType dt, const double *a, const double *b, const
     ow_finish(w, e, m);
 }
 
+/* Pow by an initializer scalar, read by value (gr_lower_input_by_value):
+ * 1, 2 and 3 multiplied out, other values a constant operand; float and
+ * double exponents, shapes [] and [1], float and double bases. */
+static void test_pow_constant_exponent(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const struct {
+        DLDataType base;
+        int exp_type, exp_rank;
+        double e, lo, hi;
+    } cases[] = {
+        {F32, GR_FLOAT, 0, 3, -2, 2},   {F32, GR_FLOAT, 1, 2, -2, 2},  {F32, GR_DOUBLE, 0, 1, -2, 2},
+        {F32, GR_FLOAT, 0, 2.5, 0.1, 3}, {F32, GR_FLOAT, 1, -1, 0.5, 2}, {F64, GR_FLOAT, 0, 3, -2, 2},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int64_t shape[3] = {2, 3, 7}, one = 1;
+        ow_model *w = ow_new(13);
+        ow_input(w, "x", ow_elem_type(cases[c].base), 3, shape);
+        float ef = (float)cases[c].e;
+        double ed = cases[c].e;
+        bool f = cases[c].exp_type == GR_FLOAT;
+        ow_init(w, "e", cases[c].exp_type, cases[c].exp_rank, &one, f ? (void *)&ef : (void *)&ed,
+                f ? sizeof ef : sizeof ed);
+        ow_node_add(w, "", "Pow", "x,e", "y");
+        ow_output(w, "y");
+        gr_model *m;
+        gr_exec *e = ow_compile_ok(w, &m);
+        DLTensor *x = ow_tensor(cases[c].base, 3, shape);
+        fill_uniform(&rng, x, cases[c].lo, cases[c].hi);
+        const DLTensor *y = ow_run(e, 1, &x, 0);
+        int64_t n = ow_numel(x);
+        double want[42];
+        float got[42];
+        for (int64_t i = 0; i < n; i++) {
+            want[i] = pow(ow_get(x, i), cases[c].e);
+            got[i] = (float)ow_get(y, i);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "Pow by constant %g (case %zu)", cases[c].e, c);
+        assert_int_equal(tu_compare_f32(what, got, want, n, 1e-6, 1e-6), 0);
+        rt_tensor_free(x);
+        ow_finish(w, e, m);
+    }
+}
+
 static void test_div_integer(void **state)
 {
     (void)state;
@@ -578,6 +624,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unary),
         cmocka_unit_test(test_binary_broadcast),
+        cmocka_unit_test(test_pow_constant_exponent),
         cmocka_unit_test(test_div_integer),
         cmocka_unit_test(test_clip),
         cmocka_unit_test(test_nan_propagates),
