@@ -360,6 +360,52 @@ static void test_blocked_conv_prime_width(void **st) {
     te_ctx_free(ctx);
 }
 
+/* A transposing copy (tune__transpose_axis): FromNCHWc's vectors along
+ * the columns read across the channel block (a gather of stride 16), so
+ * the channels are split by the vector and their inner part unrolled
+ * right outside the vector loop: 16 stores a body, each reading the same
+ * 16x16 block. Also ONNX's Transpose of the attention key, [s, d] ->
+ * [d, s]. Values exact against the copy done by hand, outputs poisoned. */
+static void test_transpose_tiled(void **st) {
+    (void)st;
+    const char *keys[2] = {
+        "onnx(opset=13;x v0:float[1,3,5,32,16];n v1=loom:FromNCHWc(v0);out v1)",
+        "onnx(opset=13;x v0:float[1,32,4,16];n v1=Transpose(v0){perm=I[0,2,3,1]};out v1)"};
+    for (int k = 0; k < 2; k++) {
+        te_ctx *ctx = te_ctx_new();
+        tune_workload w;
+        sch_schedule *s;
+        const char *text = default_text(ctx, keys[k], &w, &s);
+        if (tu_count_substr(text, "] = v0[") != 16 || !strstr(text, ".outer"))
+            fail_msg("%s: not 16 copies of a tile:\n%s", keys[k], text);
+        rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
+        if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
+        uint64_t rng = tu_seed();
+        const int64_t *xs = w.args[0]->shape, *ys = w.args[1]->shape;
+        DLTensor *X = tu_rand_f32(&rng, w.args[0]->ndim, xs);
+        DLTensor *Y = tu_nan_f32(w.args[1]->ndim, ys);
+        const float *x = X->data;
+        double want[3 * 5 * 32 * 16];
+        int64_t n = 0;
+        if (k == 0) {
+            for (int64_t c = 0; c < 48; c++)
+                for (int64_t h = 0; h < 5; h++)
+                    for (int64_t q = 0; q < 32; q++)
+                        want[n++] = x[(((c / 16) * 5 + h) * 32 + q) * 16 + c % 16];
+        } else {
+            for (int64_t a = 0; a < 4; a++)
+                for (int64_t d = 0; d < 16; d++)
+                    for (int64_t c = 0; c < 32; c++) want[n++] = x[(c * 4 + a) * 16 + d];
+        }
+        assert_int_equal(rt_call(m, "default", RT_ARGS(X, Y)), 0);
+        assert_int_equal(tu_compare_f32(keys[k], Y->data, want, n, 0, 0), 0);
+        rt_module_free(m);
+        rt_tensor_free(X);
+        rt_tensor_free(Y);
+        te_ctx_free(ctx);
+    }
+}
+
 /* The padding of a pooling on NCHW[16]c is inlined into the pooling: its
  * bounds checks test rows and columns, never the 16 channels a vector
  * runs over, so no padded copy is written and read back; a pooling on
@@ -440,6 +486,7 @@ int main(void) {
         cmocka_unit_test(test_gemv_columns),
         cmocka_unit_test(test_blocked_conv_prime_width),
         cmocka_unit_test(test_pool_padding_inlined),
+        cmocka_unit_test(test_transpose_tiled),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -201,6 +201,14 @@ tune_reads tune__reads_along(const te_tensor *t, const te_tensor *except, const 
  * row) or by a stride (a strided pooling ran at 0.9x of the plain loop
  * vectorized). Not a reduction: true. */
 bool tune__annotate_vectorizes(const te_tensor *t);
+/* The axis of injective stage t that walks an input's innermost
+ * dimension one element a step while t's innermost axis reads that input
+ * across its other dimensions (a transpose: FromNCHWc's channels against
+ * its columns, the key's [s, d] -> [d, s] in attention): every such read
+ * agrees, its last index an expression of that axis alone, unscaled
+ * (plain or floormod(c, 16)). *run: the input's innermost extent. -1:
+ * none. */
+int tune__transpose_axis(const te_tensor *t, int64_t *run);
 /* The vector split of an innermost axis: the widest power of two up to a
  * vector that divides ext (1: none). Not any divisor: 14 lanes of a
  * 56-wide row with 16-lane vectors become 8 + 4 + 2 lane pieces, and ran

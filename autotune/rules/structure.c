@@ -66,6 +66,51 @@ bool tune__annotate_vectorizes(const te_tensor *t) {
     return r.last && !r.other;
 }
 
+typedef struct {
+    const te_tensor *t;
+    int axis; /* the candidate, -1: none yet, -2: refused */
+    int64_t run;
+} transpose_ctx;
+
+/* The axis of t that index e uses, alone; -1: none or several. */
+static int only_axis(const te_tensor *t, const te_expr *e) {
+    int found = -1;
+    for (int d = 0; d < t->ndim; d++)
+        if (te_expr_uses_var(e, t->axes[d])) {
+            if (found >= 0) return -1;
+            found = d;
+        }
+    return found;
+}
+
+static void find_transpose(const te_expr *e, void *user) {
+    transpose_ctx *c = user;
+    if (c->axis == -2) return;
+    if (e->kind == TE_READ) {
+        int n = e->u.read.ndim, inner = c->t->ndim - 1;
+        const te_expr *last = e->u.read.indices[n - 1];
+        bool across = false;
+        for (int d = 0; d < n - 1; d++)
+            across |= te_expr_uses_var(e->u.read.indices[d], c->t->axes[inner]);
+        int a = only_axis(c->t, last);
+        if (across && a >= 0 && a != inner && !scaled(last, c->t->axes[a])) {
+            int64_t run = e->u.read.tensor->shape[n - 1];
+            if (c->axis >= 0 && (c->axis != a || c->run != run)) c->axis = -2; /* reads disagree */
+            else c->axis = a, c->run = run;
+        }
+    }
+    te_expr_visit_children(e, find_transpose, user);
+}
+
+int tune__transpose_axis(const te_tensor *t, int64_t *run) {
+    if (!t->body || t->body->kind == TE_REDUCE || t->ndim < 2) return -1;
+    transpose_ctx c = {t, -1, 0};
+    find_transpose(t->body, &c);
+    if (c.axis < 0) return -1;
+    *run = c.run;
+    return c.axis;
+}
+
 int64_t tune__vector_factor(int64_t ext, int vlen) {
     for (int64_t f = vlen; f >= 2; f /= 2)
         if (ext % f == 0) return f;
