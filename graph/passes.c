@@ -26,6 +26,7 @@ static const struct {
     {"fold_constants", gr_pass_fold_constants},
     {"fold_batchnorm", gr_pass_fold_batchnorm},
     {"eliminate", gr_pass_eliminate},
+    {"convt_phases", gr_pass_convt_phases},
 };
 
 #define N_PASSES ((int)(sizeof passes / sizeof *passes))

@@ -93,6 +93,7 @@ bool gr_rw_drop_unused(gr_rw *rw);
 int gr_pass_fold_constants(gr_model *m, gr_pass_stats *st, char **err);
 int gr_pass_fold_batchnorm(gr_model *m, gr_pass_stats *st, char **err);
 int gr_pass_eliminate(gr_model *m, gr_pass_stats *st, char **err);
+int gr_pass_convt_phases(gr_model *m, gr_pass_stats *st, char **err);
 
 /* Not in gr_optimize's list (it needs the target's vector width; gr_compile
  * runs it after gr_optimize unless gr_compile_options.no_layout): 2-D

@@ -5,8 +5,10 @@
  * round — every input scattered through every tap onto the output, the
  * definition — with groups, strides, dilations, pads, output_padding,
  * output_shape (longer than the natural output too), auto_pad SAME_UPPER,
- * SAME_LOWER and VALID, 1-D to 3-D, bias or none, float and double; and
- * every refusal's message.
+ * SAME_LOWER and VALID, 1-D to 3-D, bias or none, float and double; with
+ * constant weights, the phase decomposition into convolutions
+ * (graph/pass_convt_phases.c) and the cases it leaves alone; and every
+ * refusal's message.
  *
  * Tolerance: float32 within 1e-5 relative + 1e-5 absolute of the double
  * reference of the same float32 inputs, plus 2^-23 times the sum of the
@@ -32,6 +34,9 @@ typedef struct {
     int64_t os[3];               /* output_shape, 0: none */
     bool bias;
     DLDataType t;
+    /* weights and bias initializers (else graph inputs); then whether the
+     * phase decomposition (graph/pass_convt_phases.c) must apply */
+    bool cw, phases;
 } ct_case;
 
 static int64_t floor_half(int64_t a) { return a >= 0 ? a / 2 : -((-a + 1) / 2); }
@@ -60,9 +65,19 @@ static void run_case(uint64_t *rng, const ct_case *c)
     for (int i = 0; i < sp; i++) xs[2 + i] = c->in[i], ws[2 + i] = c->k[i], ys[2 + i] = out[i];
     int et = ow_elem_type(c->t);
     ow_model *w = ow_new(13);
+    DLTensor *x = ow_tensor(c->t, nd, xs), *wt = ow_tensor(c->t, nd, ws), *b = ow_tensor(c->t, 1, &c->K);
+    for (int64_t i = 0; i < ow_numel(x); i++) ow_set(x, i, tu_rand_uniform(rng, -1, 1));
+    for (int64_t i = 0; i < ow_numel(wt); i++) ow_set(wt, i, tu_rand_uniform(rng, -1, 1));
+    for (int64_t i = 0; i < c->K; i++) ow_set(b, i, tu_rand_uniform(rng, -1, 1));
     ow_input(w, "x", et, nd, xs);
-    ow_input(w, "w", et, nd, ws);
-    if (c->bias) ow_input(w, "b", et, 1, &c->K);
+    if (c->cw) {
+        size_t eb = c->t.bits / 8;
+        ow_init(w, "w", et, nd, ws, wt->data, (size_t)ow_numel(wt) * eb);
+        if (c->bias) ow_init(w, "b", et, 1, &c->K, b->data, (size_t)c->K * eb);
+    } else {
+        ow_input(w, "w", et, nd, ws);
+        if (c->bias) ow_input(w, "b", et, 1, &c->K);
+    }
     ow_node *n = ow_node_add(w, "", "ConvTranspose", c->bias ? "x,w,b" : "x,w", "y");
     if (c->group != 1) ow_attr_int(n, "group", c->group);
     ow_attr_ints(n, "strides", sp, c->s);
@@ -74,12 +89,18 @@ static void run_case(uint64_t *rng, const ct_case *c)
     ow_output(w, "y");
     gr_model *m;
     gr_exec *e = ow_compile_ok(w, &m);
-    DLTensor *x = ow_tensor(c->t, nd, xs), *wt = ow_tensor(c->t, nd, ws), *b = ow_tensor(c->t, 1, &c->K);
-    for (int64_t i = 0; i < ow_numel(x); i++) ow_set(x, i, tu_rand_uniform(rng, -1, 1));
-    for (int64_t i = 0; i < ow_numel(wt); i++) ow_set(wt, i, tu_rand_uniform(rng, -1, 1));
-    for (int64_t i = 0; i < c->K; i++) ow_set(b, i, tu_rand_uniform(rng, -1, 1));
+    if (c->cw) {
+        int convt = 0, d2s = 0;
+        for (int i = 0; i < m->graph->n_nodes; i++) {
+            convt += strcmp(m->graph->nodes[i].op_type, "ConvTranspose") == 0;
+            d2s += strcmp(m->graph->nodes[i].op_type, "DepthToSpace") == 0;
+        }
+        if (convt != !c->phases || d2s != c->phases)
+            fail_msg("ConvTranspose %dd stride %lld: %d ConvTranspose and %d DepthToSpace after the "
+                     "passes (phases %s)", sp, (long long)c->s[0], convt, d2s, c->phases ? "yes" : "no");
+    }
     DLTensor *ins[3] = {x, wt, b};
-    const DLTensor *y = ow_run(e, c->bias ? 3 : 2, ins, 0);
+    const DLTensor *y = ow_run(e, c->cw ? 1 : c->bias ? 3 : 2, ins, 0);
     int64_t ny = 1, osp = 1, isp = 1, ksp = 1;
     for (int i = 0; i < nd; i++) ny *= ys[i];
     for (int i = 0; i < sp; i++) osp *= out[i], isp *= c->in[i], ksp *= c->k[i];
@@ -130,19 +151,50 @@ static void test_conv_transpose(void **state)
     uint64_t rng = tu_seed();
     const ct_case cases[] = {
         /* plain, stride 1 */
-        {2, 1, 3, 2, 1, {4, 5}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0}, NULL, {0}, true, F32},
+        {2, 1, 3, 2, 1, {4, 5}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0}, NULL, {0}, true, F32, false, false},
         /* strides, pads, output_padding, groups */
-        {2, 2, 4, 6, 2, {3, 4}, {3, 2}, {2, 3}, {1, 1}, {1, 2}, {1, 0, 0, 1}, NULL, {0}, true, F32},
+        {2, 2, 4, 6, 2, {3, 4}, {3, 2}, {2, 3}, {1, 1}, {1, 2}, {1, 0, 0, 1}, NULL, {0}, true, F32, false, false},
         /* dilations, depthwise-like groups, no bias, double */
-        {2, 1, 4, 4, 4, {5, 3}, {2, 3}, {1, 2}, {2, 2}, {0, 1}, {0, 1, 1, 0}, NULL, {0}, false, F64},
+        {2, 1, 4, 4, 4, {5, 3}, {2, 3}, {1, 2}, {2, 2}, {0, 1}, {0, 1, 1, 0}, NULL, {0}, false, F64, false, false},
         /* output_shape: the natural one plus one row and column (extended at the end) */
-        {2, 1, 2, 3, 1, {3, 3}, {3, 3}, {3, 2}, {1, 1}, {0, 0}, {0}, NULL, {10, 8}, true, F32},
-        {2, 1, 2, 2, 1, {3, 4}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0}, "SAME_UPPER", {0}, false, F32},
-        {2, 1, 2, 2, 1, {3, 4}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0}, "SAME_LOWER", {0}, true, F64},
-        {2, 1, 3, 3, 3, {3, 3}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0}, "VALID", {0}, true, F32},
+        {2, 1, 2, 3, 1, {3, 3}, {3, 3}, {3, 2}, {1, 1}, {0, 0}, {0}, NULL, {10, 8}, true, F32, false, false},
+        {2, 1, 2, 2, 1, {3, 4}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0}, "SAME_UPPER", {0}, false, F32, false, false},
+        {2, 1, 2, 2, 1, {3, 4}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0}, "SAME_LOWER", {0}, true, F64, false, false},
+        {2, 1, 3, 3, 3, {3, 3}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0}, "VALID", {0}, true, F32, false, false},
         /* 1-D and 3-D */
-        {1, 2, 3, 4, 1, {7}, {4}, {3}, {1}, {2}, {2, 1}, NULL, {0}, true, F32},
-        {3, 1, 2, 2, 1, {3, 2, 3}, {2, 2, 3}, {2, 1, 2}, {1, 2, 1}, {1, 0, 0}, {0, 1, 0, 1, 0, 2}, NULL, {0}, true, F32},
+        {1, 2, 3, 4, 1, {7}, {4}, {3}, {1}, {2}, {2, 1}, NULL, {0}, true, F32, false, false},
+        {3, 1, 2, 2, 1, {3, 2, 3}, {2, 2, 3}, {2, 1, 2}, {1, 2, 1}, {1, 0, 0}, {0, 1, 0, 1, 0, 2}, NULL, {0}, true, F32, false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) run_case(&rng, &cases[i]);
+}
+
+/* Constant weights: the phase decomposition where it applies (U-Net's k2
+ * s2, a decoder's k3 s2 p1 output_padding 1, a GAN's k4 s2 p1, stride 3
+ * with k5, SAME_UPPER, output_shape, channels of whole blocks and not),
+ * the gather lowering where it does not (k1 s2: phases without a tap; k3
+ * s2 p2: a phase's padding would be negative; unequal strides; groups;
+ * dilations), the values the same definition's. */
+static void test_conv_transpose_phases(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const ct_case cases[] = {
+        {2, 1, 32, 16, 1, {5, 6}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0}, NULL, {0}, true, F32, true, true},
+        {2, 1, 16, 8, 1, {5, 4}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, {0}, false, F32,
+         true, true},
+        {2, 2, 8, 20, 1, {4, 5}, {4, 4}, {2, 2}, {1, 1}, {0, 0}, {1, 1, 1, 1}, NULL, {0}, true, F32,
+         true, true},
+        {2, 1, 5, 3, 1, {3, 4}, {5, 5}, {3, 3}, {1, 1}, {0, 0}, {1, 1, 1, 1}, NULL, {0}, true, F32,
+         true, true},
+        {2, 1, 4, 6, 1, {3, 5}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0}, "SAME_UPPER", {0}, true, F32,
+         true, true},
+        {2, 1, 3, 4, 1, {3, 3}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0}, NULL, {6, 6}, true, F32, true, true},
+        {2, 1, 3, 4, 1, {3, 3}, {1, 1}, {2, 2}, {1, 1}, {1, 1}, {0}, NULL, {0}, true, F32, true, false},
+        {2, 1, 3, 4, 1, {4, 4}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {2, 2, 1, 1}, NULL, {0}, true, F32, true,
+         false},
+        {2, 1, 3, 4, 1, {4, 4}, {2, 2}, {2, 1}, {1, 1}, {0, 0}, {0}, NULL, {0}, true, F32, true, false},
+        {2, 1, 4, 4, 2, {4, 4}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0}, NULL, {0}, true, F32, true, false},
+        {2, 1, 3, 4, 1, {4, 4}, {2, 2}, {2, 2}, {2, 2}, {1, 1}, {0}, NULL, {0}, true, F32, true, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) run_case(&rng, &cases[i]);
 }
@@ -192,6 +244,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_transpose),
+        cmocka_unit_test(test_conv_transpose_phases),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

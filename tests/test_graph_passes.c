@@ -650,11 +650,12 @@ static void test_fold_constant_of_shape(void **state)
 static void test_order_and_report(void **state)
 {
     (void)state;
-    assert_int_equal(gr_pass_count(), 3);
+    assert_int_equal(gr_pass_count(), 4);
     assert_string_equal(gr_pass_name(0), "fold_constants");
     assert_string_equal(gr_pass_name(1), "fold_batchnorm");
     assert_string_equal(gr_pass_name(2), "eliminate");
-    assert_null(gr_pass_name(3));
+    assert_string_equal(gr_pass_name(3), "convt_phases");
+    assert_null(gr_pass_name(4));
     assert_null(gr_pass_name(-1));
 
     int64_t xs[2] = {2, 3};
@@ -665,19 +666,20 @@ static void test_order_and_report(void **state)
     int r = node1(b, "Relu", "relu", 1, &x, "r");
     output(b, node1(b, "Identity", "id", 1, &r, "Y"));
     infer(b);
-    gr_pass_report rep[3];
+    gr_pass_report rep[4];
     memset(rep, 0xff, sizeof rep);
     char *err = NULL;
     int total = gr_optimize(b->m, rep, &err);
     assert_null(err);
     assert_int_equal(total, 2);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         assert_string_equal(rep[i].name, gr_pass_name(i));
         assert_true(rep[i].seconds >= 0 && rep[i].seconds < 10);
     }
     assert_int_equal(rep[0].rewrites, 1); /* the Shape */
     assert_int_equal(rep[1].rewrites, 0);
     assert_int_equal(rep[2].rewrites, 1); /* the Identity; the folded shape then has no reader */
+    assert_int_equal(rep[3].rewrites, 0);
     check_invariants(b->m->graph);
     assert_int_equal(b->m->graph->n_nodes, 1);
     /* Again: nothing left to do. */
@@ -697,7 +699,7 @@ static void test_refusals(void **state)
 
     gr_model *m = gr_model_load(NODE_TESTS "/test_relu/model.onnx", &err);
     assert_non_null(m);
-    gr_pass_report rep[3];
+    gr_pass_report rep[4];
     /* Not inferred: the Relu's output type is the declared one, but... */
     m->graph->values[m->graph->nodes[0].outputs[0]].type.ndim = -1;
     assert_int_equal(gr_optimize(m, rep, &err), -1);
@@ -718,8 +720,8 @@ static void test_refusals(void **state)
     free(err);
     err = NULL;
     m->graph->nodes[0].op_type = "Relu";
-    assert_int_equal(gr_pass_run(m, 3, &err), -1);
-    assert_non_null(strstr(err, "gr_pass_run: pass 3 does not exist (0 to 2)"));
+    assert_int_equal(gr_pass_run(m, 4, &err), -1);
+    assert_non_null(strstr(err, "gr_pass_run: pass 4 does not exist (0 to 3)"));
     free(err);
     err = NULL;
     assert_int_equal(gr_pass_run(m, 2, &err), 0);

@@ -387,7 +387,14 @@ typedef struct {
  *   2 eliminate       Identity, and Reshape/Flatten/Squeeze/Unsqueeze/Cast
  *                     that change nothing, go (readers read their input);
  *                     then nodes none of whose outputs reaches a graph
- *                     output.
+ *                     output;
+ *   3 convt_phases    a 2-D float32 ConvTranspose with initializer
+ *                     weights, group 1, no dilation, equal strides s
+ *                     dividing its output extents becomes s x s Conv
+ *                     nodes (one per output phase, the taps landing
+ *                     there), a Concat and a DepthToSpace (DCR): the
+ *                     sub-pixel decomposition (graph/pass_convt_phases.c);
+ *                     others stay.
  * "Initializer" here means one not also listed as a graph input (those a
  * caller may override, ONNX IR < 4, so nothing folds them).
  *
