@@ -27,9 +27,12 @@
  *    units suit their stages (their rules' structural scores), then
  *    rfactored row reductions moved into their consumer's row loop
  *    (rows_into_consumers), as the library's softmax and layer_norm do;
- * 3. sch_create with the outputs' outer loops fused parallel and the
- *    innermost vectorized;
- * 4. sch_create as it is.
+ * 3. sch_create with every stage's outer loops fused parallel and the
+ *    innermost vectorized, its dot products rfactored by a vector
+ *    (annotate_stages: a workload with more stages than a sketch holds,
+ *    an LSTM's unrolled steps);
+ * 4. the same for the outputs alone;
+ * 5. sch_create as it is.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +122,54 @@ static int annotate_output(sch_schedule *s, te_tensor *t, int vlen) {
     if (n > 1 && sch_fuse(s, t, n, ax, &f)) return -1;
     if (sch_parallel(s, t, f)) return -1;
     return li && vlen > 1 ? sch_vectorize(s, t, li) : 0;
+}
+
+/* A dot-product reduction (its reads walk memory along its last reduce
+ * axis: a matrix-vector product's rows against the vector) split by a
+ * vector over that axis and rfactored: the partial sums, computed in t's
+ * parallel spatial loop, are vlen wide and vectorized, so the chain of
+ * additions runs vlen lanes at a time instead of one (an LSTM step's
+ * products ran a scalar chain of 512 dependent adds per output). 1 when
+ * done, 0 when t is not such a reduction, -1 on a schedule error. */
+static int dot_rfactor(sch_schedule *s, te_tensor *t, int vlen) {
+    int n = t->ndim, nr = nreduce_of(t);
+    if (n < 1 || nr < 1 || vlen < 2) return 0;
+    te_expr *rk = sch_reduce_axis(t, nr - 1), *ax[TE_MAX_DIMS + 1], *ko, *ki, *f;
+    if (!rk || rk->u.var.extent % vlen) return 0;
+    tune_reads r = tune__reads_along(t, NULL, rk);
+    if (!r.last || r.other) return 0;
+    if (sch_split(s, t, rk, vlen, &ko, &ki)) return -1;
+    te_tensor *rf = sch_rfactor(s, t, ki, n);
+    if (!rf) return -1;
+    for (int d = 0; d < n; d++)
+        if (!(ax[d] = sch_axis(t, d))) return -1;
+    f = ax[0];
+    if ((n > 1 && sch_fuse(s, t, n, ax, &f)) || sch_parallel(s, t, f)) return -1;
+    te_expr *lanes = sch_axis(rf, n), *order[2 * TE_MAX_DIMS + 2];
+    int k = 0;
+    for (int d = 0; d < n; d++) order[k++] = sch_axis(rf, d);
+    for (int q = 0; q < nreduce_of(rf); q++) order[k++] = sch_reduce_axis(rf, q);
+    order[k++] = lanes;
+    if (sch_reorder(s, rf, k, order) || sch_compute_at(s, rf, t, f)) return -1;
+    return sch_vectorize(s, rf, lanes) ? -1 : 1;
+}
+
+/* Every compute stage at the root (a workload too large for a sketch's
+ * units: an unrolled recurrence) annotated as an output, and its dot
+ * products rfactored (dot_rfactor). 0 or -1. */
+static int annotate_stages(sch_schedule *s, int vlen) {
+    int n = sch_num_stages(s);
+    te_tensor **ts = malloc(sizeof *ts * (size_t)(n ? n : 1));
+    if (!ts) return -1;
+    for (int i = 0; i < n; i++) ts[i] = sch_stage_tensor(s, i);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (!ts[i]->body) continue;
+        int d = dot_rfactor(s, ts[i], vlen);
+        rc = d < 0 ? -1 : d ? 0 : annotate_output(s, ts[i], vlen);
+    }
+    free(ts);
+    return rc;
 }
 
 /* "sketch 2 (C: ...), heuristic program 0", or (program -1) "sketch 2
@@ -224,8 +275,16 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
         }
     }
 
-    /* 3. The outputs parallel and vectorized. */
+    /* 3. Every stage parallel and vectorized, dot products rfactored. */
     sch_schedule *s = sch_create(ctx, w->nouts, w->outs);
+    if (s && annotate_stages(s, vlen) == 0 && lowers(s, w)) {
+        if (how) *how = te_strdup(ctx, "sch_create, every stage parallel and vectorized, dot "
+                                       "products rfactored");
+        return s;
+    }
+
+    /* 4. The outputs parallel and vectorized. */
+    s = sch_create(ctx, w->nouts, w->outs);
     bool ok = s != NULL;
     for (int o = 0; ok && o < w->nouts; o++) ok = annotate_output(s, w->outs[o], vlen) == 0;
     if (ok && lowers(s, w)) {
@@ -233,7 +292,7 @@ sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const c
         return s;
     }
 
-    /* 4. As created. */
+    /* 5. As created. */
     if (how) *how = te_strdup(ctx, "sch_create");
     return plain;
 }

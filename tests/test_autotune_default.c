@@ -240,7 +240,8 @@ static void test_fallback(void **st) {
     tune_workload w;
     const char *how = NULL;
     sch_schedule *s = default_of(ctx, "test.chain", &w, &how);
-    assert_string_equal(how, "sch_create, outputs parallel and vectorized");
+    assert_string_equal(how, "sch_create, every stage parallel and vectorized, dot products "
+                             "rfactored");
     rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
     if (!m) fail_msg("build: %s", te_ctx_errmsg(ctx));
     uint64_t rng = tu_seed();
@@ -406,6 +407,55 @@ static void test_transpose_tiled(void **st) {
     }
 }
 
+/* A workload with more stages than a sketch holds (an LSTM unrolled over
+ * 3 steps: 12 stages) gets every stage parallel and vectorized and its
+ * dot products rfactored by a vector (attempt 3), not the outputs alone;
+ * its values those of the plain sch_create schedule on the same inputs
+ * within float32 rounding. */
+static void test_many_stages(void **st) {
+    (void)st;
+    const char *key = "onnx(opset=13;x v0:float[3,1,32];w v1:float[1,256,32];w v2:float[1,256,64];"
+                      "w v3:float[1,512];n v4,v5,v6=LSTM(v0,v1,v2,v3){hidden_size=i64};out v4)";
+    te_ctx *ctx = te_ctx_new();
+    tune_workload w;
+    const char *how = NULL;
+    sch_schedule *s = default_of(ctx, key, &w, &how);
+    if (!strstr(how, "every stage parallel and vectorized"))
+        fail_msg("%s: the default is '%s'", key, how);
+    const char *text = sch_lower_text(s, w.nargs, w.args);
+    assert_non_null(text);
+    if (tu_count_substr(text, ".rf[ramp(") < 6) fail_msg("the dot products are not rfactored:\n%s", text);
+    rt_module *m = cg_build(s, w.nargs, w.args, "llvm", NULL);
+    sch_schedule *plain = sch_create(ctx, w.nouts, w.outs);
+    rt_module *mp = plain ? cg_build(plain, w.nargs, w.args, "llvm", NULL) : NULL;
+    if (!m || !mp) fail_msg("build: %s", te_ctx_errmsg(ctx));
+    uint64_t rng = tu_seed();
+    DLTensor *args[5], *ref = NULL;
+    for (int a = 0; a < w.nargs; a++) {
+        te_tensor *t = w.args[a];
+        args[a] = a < w.nargs - 1 ? tu_rand_f32(&rng, t->ndim, t->shape) : tu_nan_f32(t->ndim, t->shape);
+        if (a == w.nargs - 1) ref = tu_nan_f32(t->ndim, t->shape);
+    }
+    /* weights scaled down so that the gates stay off their saturation */
+    for (int a = 1; a < w.nargs - 1; a++)
+        for (int64_t i = 0; i < rt_tensor_numel(args[a]); i++) ((float *)args[a]->data)[i] *= 0.2f;
+    assert_int_equal(rt_call(m, "default", w.nargs, args), 0);
+    DLTensor *pargs[5];
+    memcpy(pargs, args, sizeof pargs);
+    pargs[w.nargs - 1] = ref;
+    assert_int_equal(rt_call(mp, "default", w.nargs, pargs), 0);
+    int64_t n = rt_tensor_numel(ref);
+    double *want = malloc(sizeof *want * (size_t)n);
+    for (int64_t i = 0; i < n; i++) want[i] = ((const float *)ref->data)[i];
+    assert_int_equal(tu_compare_f32("LSTM every stage", args[w.nargs - 1]->data, want, n, 1e-5, 1e-6), 0);
+    free(want);
+    for (int a = 0; a < w.nargs; a++) rt_tensor_free(args[a]);
+    rt_tensor_free(ref);
+    rt_module_free(m);
+    rt_module_free(mp);
+    te_ctx_free(ctx);
+}
+
 /* The padding of a pooling on NCHW[16]c is inlined into the pooling: its
  * bounds checks test rows and columns, never the 16 channels a vector
  * runs over, so no padded copy is written and read back; a pooling on
@@ -487,6 +537,7 @@ int main(void) {
         cmocka_unit_test(test_blocked_conv_prime_width),
         cmocka_unit_test(test_pool_padding_inlined),
         cmocka_unit_test(test_transpose_tiled),
+        cmocka_unit_test(test_many_stages),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

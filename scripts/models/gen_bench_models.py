@@ -11,9 +11,13 @@ downloaded) for timing Loom against ONNX Runtime on whole networks:
                       FFN 3072, GELU in Erf form, LayerNormalization (opset 17),
                       input `x` f32 [1,128,768] (embeddings left out), output `y`  (~340 MB)
 
+With --more (or --only NAME), also the models of more_models.py: EfficientNet-B0, MobileNetV3,
+ViT-B/16, GPT-2 blocks, a YOLOv8n-like detector and a U-Net decoder step, each bringing operators
+and shapes the three above lack.
+
 The output files are git-ignored (bench/models/*.onnx); time them with bench/models/ort_bench.py.
 
-Usage: python scripts/models/gen_bench_models.py [OUT_DIR] [--only NAME ...]
+Usage: python scripts/models/gen_bench_models.py [OUT_DIR] [--only NAME ...] [--more]
 """
 
 import argparse
@@ -27,6 +31,7 @@ import onnxruntime as ort
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from onnx_builder import GraphBuilder, check  # noqa: E402
+from more_models import MORE_MODELS  # noqa: E402
 
 
 def resnet50():
@@ -98,13 +103,16 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", default=os.path.normpath(os.path.join(here, "..", "..", "bench", "models")))
-    ap.add_argument("--only", nargs="+", choices=sorted(MODELS), help="write only these models")
+    ap.add_argument("--only", nargs="+", choices=sorted(MODELS) + sorted(MORE_MODELS),
+                    help="write only these models")
+    ap.add_argument("--more", action="store_true", help="also write more_models.py's models")
     args = ap.parse_args()
+    every = {**MODELS, **MORE_MODELS}
     os.makedirs(args.out, exist_ok=True)
     print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}")
-    for name in args.only or MODELS:
+    for name in args.only or (list(MODELS) + (list(MORE_MODELS) if args.more else [])):
         t0 = time.time()
-        model = MODELS[name]()
+        model = every[name]()
         counts = check(model)
         path = os.path.join(args.out, f"{name}.onnx")
         onnx.save(model, path)
