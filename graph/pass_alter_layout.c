@@ -345,6 +345,16 @@ static bool to_plain(walk *w, int v)
     return emit(w, &n);
 }
 
+/* Original value y now exists only as its twin yb, written by the node
+ * just emitted: readers that need it plain get a FromNCHWc (to_plain). */
+static void twin_made(walk *w, int y, int yb)
+{
+    w->blk[y] = yb;
+    w->pending[y] = true;
+    w->rw->g->values[y].producer = -1;
+    w->rewrites++;
+}
+
 /* W [K, C/group, R, S] as [K/bo, C/group/bi, R, S, bi, bo], bi the
  * input's block (1 when depthwise or read plain); padded channels (K or
  * C/group rounded up to whole blocks) have zero weights. */
@@ -437,10 +447,7 @@ static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, conv_for
     if (!c.attrs[0].ints || !c.attrs[2].ints || !c.attrs[3].ints) return oom(w);
     c.n_attrs = 4;
     if (!emit(w, &c)) return false;
-    w->blk[y] = yb;
-    w->pending[y] = true;
-    rw->g->values[y].producer = -1;
-    w->rewrites++;
+    twin_made(w, y, yb);
     return true;
 }
 
@@ -541,10 +548,7 @@ static bool convert_pool(walk *w, const gr_node *n, const int64_t *geo)
         p.n_attrs = na;
     }
     if (!emit(w, &p)) return false;
-    w->blk[y] = yb;
-    w->pending[y] = true;
-    rw->g->values[y].producer = -1;
-    w->rewrites++;
+    twin_made(w, y, yb);
     return true;
 }
 
@@ -602,10 +606,7 @@ static bool convert_elemwise(walk *w, const gr_node *n)
     if (yb < 0) return false;
     e.outputs[0] = yb;
     if (!emit(w, &e)) return false;
-    w->blk[y] = yb;
-    w->pending[y] = true;
-    rw->g->values[y].producer = -1;
-    w->rewrites++;
+    twin_made(w, y, yb);
     return true;
 }
 
@@ -708,13 +709,7 @@ static bool convert_join(walk *w, const gr_node *n, bool concat)
     for (int k = 0; k < n->n_outputs; k++)
         if ((e.outputs[k] = blocked_shape_value(w, n->outputs[k])) < 0) return false;
     if (!emit(w, &e)) return false;
-    for (int k = 0; k < n->n_outputs; k++) {
-        int y = n->outputs[k];
-        w->blk[y] = e.outputs[k];
-        w->pending[y] = true;
-        rw->g->values[y].producer = -1;
-    }
-    w->rewrites++;
+    for (int k = 0; k < n->n_outputs; k++) twin_made(w, n->outputs[k], e.outputs[k]);
     return true;
 }
 
@@ -793,10 +788,7 @@ static bool convert_resize(walk *w, const gr_node *n)
     e.inputs[e.n_inputs - 1] = cv;
     e.outputs[0] = yb;
     if (!emit(w, &e)) return false;
-    w->blk[y] = yb;
-    w->pending[y] = true;
-    rw->g->values[y].producer = -1;
-    w->rewrites++;
+    twin_made(w, y, yb);
     return true;
 }
 

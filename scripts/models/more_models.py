@@ -102,6 +102,13 @@ def mobilenetv3():
                    "MobileNetV3-Large, random weights (seed 3), BN not folded")
 
 
+def split_heads(b, q, k, v, to_heads, p):
+    """[1, seq, hidden] -> q, v [1, heads, seq, d] and k [1, heads, d, seq], as torch exports them."""
+    perms = {"q": [0, 2, 1, 3], "k": [0, 2, 3, 1], "v": [0, 2, 1, 3]}
+    return tuple(b.node("Transpose", [b.node("Reshape", [x, to_heads], f"{p}/{t}/Reshape")], f"{p}/{t}/Transpose",
+                        perm=perms[t]) for t, x in zip("qkv", (q, k, v)))
+
+
 def vit_b16(layers=12, hidden=768, heads=12, ffn=3072, patch=16, img=224):
     b = GraphBuilder(seed=16)
     n = (img // patch) ** 2
@@ -117,12 +124,7 @@ def vit_b16(layers=12, hidden=768, heads=12, ffn=3072, patch=16, img=224):
         to_hidden = b.int64s(f"{p}.hidden_shape", [1, seq, hidden])
         h = b.layernorm(x, hidden, f"{p}.norm1")
         q, k, v = (b.linear(h, hidden, hidden, f"{p}/{t}") for t in "qkv")
-        q = b.node("Transpose", [b.node("Reshape", [q, to_heads], f"{p}/q/Reshape")], f"{p}/q/Transpose",
-                   perm=[0, 2, 1, 3])
-        k = b.node("Transpose", [b.node("Reshape", [k, to_heads], f"{p}/k/Reshape")], f"{p}/k/Transpose",
-                   perm=[0, 2, 3, 1])
-        v = b.node("Transpose", [b.node("Reshape", [v, to_heads], f"{p}/v/Reshape")], f"{p}/v/Transpose",
-                   perm=[0, 2, 1, 3])
+        q, k, v = split_heads(b, q, k, v, to_heads, p)
         s = b.node("Mul", [b.node("MatMul", [q, k], f"{p}/scores/MatMul"),
                            b.scalar(f"{p}.scale", 1 / math.sqrt(d))], f"{p}/scores/Mul")
         c = b.node("MatMul", [b.node("Softmax", [s], f"{p}/Softmax", axis=-1), v], f"{p}/context/MatMul")
@@ -163,12 +165,7 @@ def gpt2(layers=12, seq=128, hidden=768, heads=12):
         h = b.layernorm(x, hidden, f"{p}.ln_1")
         qkv = b.linear(h, hidden, 3 * hidden, f"{p}/c_attn")
         q, k, v = b.node("Split", [qkv, b.int64s(f"{p}.split", [hidden] * 3)], f"{p}/Split", n_out=3, axis=2)
-        q = b.node("Transpose", [b.node("Reshape", [q, to_heads], f"{p}/q/Reshape")], f"{p}/q/Transpose",
-                   perm=[0, 2, 1, 3])
-        k = b.node("Transpose", [b.node("Reshape", [k, to_heads], f"{p}/k/Reshape")], f"{p}/k/Transpose",
-                   perm=[0, 2, 3, 1])
-        v = b.node("Transpose", [b.node("Reshape", [v, to_heads], f"{p}/v/Reshape")], f"{p}/v/Transpose",
-                   perm=[0, 2, 1, 3])
+        q, k, v = split_heads(b, q, k, v, to_heads, p)
         s = b.node("Div", [b.node("MatMul", [q, k], f"{p}/scores/MatMul"), b.scalar(f"{p}.scale", math.sqrt(d))],
                    f"{p}/scores/Div")
         s = b.node("Add", [s, mask], f"{p}/scores/mask")
