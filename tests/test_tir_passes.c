@@ -247,6 +247,38 @@ static void test_vectorize_contiguous(void **state) {
     te_ctx_free(ctx);
 }
 
+/* A vectorized loop wider than 16 lanes and not a power of two becomes
+ * pieces of the widest power of two up to 16 dividing it, in order (48:
+ * 3 x 16, 24: 3 x 8, 20: 5 x 4); 64 stays whole, 17 (no such divisor)
+ * too. */
+static void test_vectorize_pieces(void **state) {
+    (void)state;
+    const struct {
+        int64_t ext, piece;
+    } cases[] = {{48, 16}, {24, 8}, {20, 4}, {64, 64}, {17, 17}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        te_ctx *ctx = te_ctx_new();
+        int64_t n = cases[c].ext;
+        tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, n), *C = tu_param_buf(ctx, "C", TE_FLOAT32, n);
+        te_expr *i = te_var(ctx, "i", TE_INT64);
+        tir_stmt *st = tir_store(ctx, C, i, te_add(ld(ctx, A, i), te_float_t(ctx, TE_FLOAT32, 1.0)), NULL);
+        tir_func *f = func(ctx, 2, (tir_buffer *[]){A, C},
+                           tir_for(ctx, i, I(ctx, 0), I(ctx, n), TIR_FOR_VECTORIZED, st));
+        tir_func *r = tir_pass_vectorize(ctx, f, NULL);
+        assert_non_null(r);
+        int nstores;
+        const tir_stmt *first = find(r->body, TIR_STORE, &nstores);
+        assert_int_equal(nstores, n / cases[c].piece);
+        assert_int_equal(first->u.store.index->dtype.lanes, cases[c].piece);
+        const char *t = tu_tir_text(ctx, r);
+        char want[64];
+        snprintf(want, sizeof want, "C[ramp(%lld, 1, %lld)]", (long long)(n - cases[c].piece),
+                 (long long)cases[c].piece);
+        if (!strstr(t, want)) fail_msg("%lld lanes: no '%s' in\n%s", (long long)n, want, t);
+        te_ctx_free(ctx);
+    }
+}
+
 /* C[i] = A[i] * s[0] + 1: the scalar sides become broadcasts; a strided
  * read A[i*2] stays a ramp of stride 2. */
 static void test_vectorize_broadcast_and_stride(void **state) {
@@ -710,6 +742,7 @@ static void test_e2e_matmul_split_vectorize(void **state) {
     for (int t = 0; t < NTARGETS; t++) {
         mm_split_vectorize(13, 37, 19, 8, targets[t]); /* 37 = 4*8 + 5: a guarded tail */
         mm_split_vectorize(16, 32, 8, 8, targets[t]);  /* divisible: no guard at all */
+        mm_split_vectorize(7, 96, 9, 48, targets[t]);  /* 48 lanes: three 16-lane pieces */
     }
 }
 
@@ -835,6 +868,7 @@ int main(void) {
         cmocka_unit_test(test_partition_parallel_branches),
         cmocka_unit_test(test_partition_nothing_to_do),
         cmocka_unit_test(test_vectorize_contiguous),
+        cmocka_unit_test(test_vectorize_pieces),
         cmocka_unit_test(test_vectorize_broadcast_and_stride),
         cmocka_unit_test(test_vectorize_gather),
         cmocka_unit_test(test_vectorize_predicated),
