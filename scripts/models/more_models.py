@@ -12,6 +12,7 @@ behind ONNX Runtime on shapes and operators the benchmark models lack (session 4
     yolov8n          YOLOv8n-like at 640x640: C2f blocks (Split, Concat), SPPF (MaxPool 5x5),
                      nearest Resize, three detection heads (opset 13)
     unet_up          a U-Net decoder step: ConvTranspose k2 s2, Concat with the skip, 3x3 convs
+    convnext_t       ConvNeXt-T: 7x7 depthwise, LayerNorm and MatMul on NHWC between Transposes
 
 Random weights from fixed seeds, built with onnx_builder.GraphBuilder like the others.
 """
@@ -242,5 +243,33 @@ def unet_up():
                    "a U-Net decoder step (ConvTranspose k2 s2, skip Concat), random weights (seed 9)")
 
 
+def convnext_t(depths=(3, 3, 9, 3), dims=(96, 192, 384, 768)):
+    """ConvNeXt-T: 7x7 depthwise convs, LayerNorm and the two pointwise layers on NHWC between
+    Transposes (MatMul on [1, H, W, C]: 3136 rows by 96 columns in the first stage)."""
+    b = GraphBuilder(seed=11)
+
+    def ln_channels(x, c, name):
+        t = b.node("Transpose", [x], f"{name}/to_nhwc", perm=[0, 2, 3, 1])
+        return b.node("Transpose", [b.layernorm(t, c, name)], f"{name}/to_nchw", perm=[0, 3, 1, 2])
+
+    x = ln_channels(b.conv("input", 3, dims[0], 4, "stem", stride=4, pad=0, bias=True), dims[0], "stem.ln")
+    for si, (depth, c) in enumerate(zip(depths, dims)):
+        if si > 0:
+            x = ln_channels(x, dims[si - 1], f"down{si}.ln")
+            x = b.conv(x, dims[si - 1], c, 2, f"down{si}", stride=2, pad=0, bias=True)
+        for bi in range(depth):
+            p = f"stages.{si}.{bi}"
+            y = b.conv(x, c, c, 7, f"{p}.dwconv", group=c, bias=True)
+            y = b.layernorm(b.node("Transpose", [y], f"{p}/to_nhwc", perm=[0, 2, 3, 1]), c, f"{p}.norm")
+            y = b.linear(b.gelu_erf(b.linear(y, c, 4 * c, f"{p}/pwconv1"), f"{p}/gelu"), 4 * c, c, f"{p}/pwconv2")
+            y = b.node("Mul", [y, b.uniform(f"{p}.gamma", (c,), 0.1, 0.3)], f"{p}/gamma")
+            x = b.add(x, b.node("Transpose", [y], f"{p}/to_nchw", perm=[0, 3, 1, 2]), p)
+    x = b.layernorm(b.node("ReduceMean", [x], "pool", axes=[2, 3], keepdims=0), dims[-1], "head.norm")
+    w, bias = b.normal("head.weight", (1000, dims[-1]), 0.02), b.normal("head.bias", (1000,), 0.01)
+    out = b.rename_output(b.node("Gemm", [x, w, bias], "head", transB=1), "output")
+    return b.model("convnext_t", [("input", [1, 3, 224, 224])], [(out, [1, 1000])], 17,
+                   "ConvNeXt-T, random weights (seed 11)")
+
+
 MORE_MODELS = {"efficientnet_b0": efficientnet_b0, "mobilenetv3": mobilenetv3, "vit_b16": vit_b16,
-               "gpt2": gpt2, "yolov8n": yolov8n, "unet_up": unet_up}
+               "gpt2": gpt2, "yolov8n": yolov8n, "unet_up": unet_up, "convnext_t": convnext_t}
