@@ -12,7 +12,7 @@ downloaded) for timing Loom against ONNX Runtime on whole networks:
                       input `x` f32 [1,128,768] (embeddings left out), output `y`  (~340 MB)
 
 With --more (or --only NAME), also the models of more_models.py: EfficientNet-B0, MobileNetV3,
-ViT-B/16, GPT-2 blocks, a YOLOv8n-like detector and a U-Net decoder step, each bringing operators
+ViT-B/16, GPT-2 blocks, a YOLOv8n-like detector, a U-Net decoder step and ConvNeXt-T, each bringing operators
 and shapes the three above lack.
 
 The output files are git-ignored (bench/models/*.onnx); time them with bench/models/ort_bench.py.
