@@ -159,6 +159,17 @@ static rt_module *unary_module(te_ctx *ctx, int64_t n, int lanes, te_expr *(*f)(
                                    tir_seq(ctx, 2, (tir_stmt *[]){sl, vl})));
 }
 
+/* What a unary_module test made: its module, inputs and results, ctx. */
+static void free_unary(te_ctx *ctx, rt_module *m, DLTensor *ta, DLTensor *ts, DLTensor *tv,
+                       DLTensor *tg) {
+    rt_tensor_free(ta);
+    rt_tensor_free(ts);
+    rt_tensor_free(tv);
+    rt_tensor_free(tg);
+    rt_module_free(m);
+    te_ctx_free(ctx);
+}
+
 /* x[k] = lo + (hi - lo) (u + 1) / 2 for the uniform u in [-1, 1) already
  * there, then the edges and a NaN over the first elements. */
 static void spread_inputs(float *x, int64_t n, float lo, float hi, const float *edges,
@@ -215,12 +226,7 @@ static void test_erf_f32(void **state) {
     spread_inputs(cgc_f32(ta), n, -6.0f, 6.0f, edges, (int)(sizeof edges / sizeof edges[0]));
     cgc_call_ok(m, RT_ARGS(ta, ts, tv, tg));
     check_ulp("erf", erf, cgc_f32(ta), cgc_f32(ts), cgc_f32(tv), n, 8);
-    rt_tensor_free(ta);
-    rt_tensor_free(ts);
-    rt_tensor_free(tv);
-    rt_tensor_free(tg);
-    rt_module_free(m);
-    te_ctx_free(ctx);
+    free_unary(ctx, m, ta, ts, tv, tg);
 }
 
 /* float32 tanh is inlined (a polynomial near 0, exp beyond): within 2
@@ -243,12 +249,7 @@ static void test_tanh_f32(void **state) {
         cgc_call_ok(m, RT_ARGS(ta, ts, tv, tg));
         check_ulp("tanh", tanh, cgc_f32(ta), cgc_f32(ts), cgc_f32(tv), n, 2);
         assert_true(signbit(cgc_f32(tv)[1]) && cgc_f32(tv)[1] == 0.0f);
-        rt_tensor_free(ta);
-        rt_tensor_free(ts);
-        rt_tensor_free(tv);
-        rt_tensor_free(tg);
-        rt_module_free(m);
-        te_ctx_free(ctx);
+        free_unary(ctx, m, ta, ts, tv, tg);
     }
 }
 
@@ -282,12 +283,7 @@ static void check_exp_f32(int lanes) {
             fail_msg("sigmoid(%.9g) = %.9g, want %.9g (%d lanes)", (double)x[k],
                      (double)cgc_f32(tg)[k], sg, lanes);
     }
-    rt_tensor_free(ta);
-    rt_tensor_free(ts);
-    rt_tensor_free(tv);
-    rt_tensor_free(tg);
-    rt_module_free(m);
-    te_ctx_free(ctx);
+    free_unary(ctx, m, ta, ts, tv, tg);
 }
 
 static void test_exp_f32(void **state) {
