@@ -105,8 +105,9 @@ static bool lowers(sch_schedule *s, const tune_workload *w) {
     return s && sch_lower(s, w->nargs, w->args, "default") != NULL;
 }
 
-/* The outputs' loops: spatial axes fused parallel (for a reduction) or all
- * but the innermost fused parallel and the innermost split by a vector and
+/* A stage's loops (an output's, or any stage's at the root: attempts 3
+ * and 4): spatial axes fused parallel (for a reduction) or all but the
+ * innermost fused parallel and the innermost split by a vector and
  * vectorized where a vector divides it. */
 static int annotate_output(sch_schedule *s, te_tensor *t, int vlen) {
     int n = t->ndim;

@@ -142,9 +142,11 @@ static te_expr *pow_by_value(gr_lctx *c, const gr_loutput *o, te_expr *a)
 {
     const gr_tensor *e = c->cin[1];
     double v = e->elem_type == GR_FLOAT ? *(const float *)e->data : *(const double *)e->data;
-    if (te_dtype_is_float(o->dt) && v == 1.0) return a;
-    if (te_dtype_is_float(o->dt) && v == 2.0) return te_mul(a, a);
-    if (te_dtype_is_float(o->dt) && v == 3.0) return te_mul(te_mul(a, a), a);
+    if (te_dtype_is_float(o->dt)) {
+        if (v == 1.0) return a;
+        if (v == 2.0) return te_mul(a, a);
+        if (v == 3.0) return te_mul(te_mul(a, a), a);
+    }
     return lower_pow_expr(c, o, a, te_float_t(c->ctx, TE_FLOAT64, v));
 }
 
@@ -170,7 +172,7 @@ static bool lower_binary(gr_lctx *c)
     if (!gr_lin(c, 0, "A", &A) || !gr_lout_get(c, 0, &o)) return false;
     const char *op = c->n->op_type;
     te_expr *a = bread(c, A, 0, &o), *y;
-    if (!c->in[1] && c->cin[1] && strcmp(op, "Pow") == 0) { /* gr_lower_input_by_value */
+    if (gr_lower_input_by_value(c->g, c->n, 1)) {
         c->flops += gr_loutput_numel(&o);
         return gr_lout(c, 0, o.nd, o.ax, pow_by_value(c, &o, a));
     }

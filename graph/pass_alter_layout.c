@@ -249,8 +249,7 @@ typedef struct {
     int *blk;        /* per original value: its blocked twin, or -1 */
     bool *pending;   /* per original value: exists only blocked so far */
     int nv0;         /* values before the pass (blk/pending size) */
-    gr_node *nodes;  /* the new node list */
-    int n, cap;
+    gr_rw_list out;  /* the new node list */
     int rewrites;
 } walk;
 
@@ -260,16 +259,7 @@ static bool oom(walk *w)
     return false;
 }
 
-/* Appends a node; its outputs' producer is set. */
-static bool emit(walk *w, const gr_node *n)
-{
-    if (w->n >= w->cap) return oom(w);
-    w->nodes[w->n] = *n;
-    for (int k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k] >= 0) w->rw->g->values[n->outputs[k]].producer = w->n;
-    w->n++;
-    return true;
-}
+static bool emit(walk *w, const gr_node *n) { return gr_rw_emit(w->rw, &w->out, n); }
 
 static gr_node layout_node(walk *w, const char *op, const char *name, int in, int out)
 {
@@ -390,19 +380,6 @@ static int add_blocked_const(walk *w, int v, int64_t C, int ndim, const int64_t 
     return gr_rw_add_const(w->rw, base, t);
 }
 
-static gr_attr ints_attr(gr_arena *a, const char *name, int n, const int64_t *v)
-{
-    gr_attr at = {0};
-    at.name = (char *)name;
-    at.kind = GR_ATTR_INTS;
-    at.ints = gr_arena_alloc(a, (size_t)n, sizeof *at.ints);
-    if (at.ints) {
-        memcpy(at.ints, v, (size_t)n * sizeof *v);
-        at.n = (size_t)n;
-    }
-    return at;
-}
-
 static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, conv_form form)
 {
     gr_rw *rw = w->rw;
@@ -437,13 +414,13 @@ static bool convert_conv(walk *w, const gr_node *n, const int64_t *geo, conv_for
     c.inputs[0] = xb, c.inputs[1] = wv, c.inputs[2] = bv;
     c.n_outputs = 1;
     c.outputs[0] = yb;
-    c.attrs[0] = ints_attr(rw->a, "dilations", 2, geo + 6);
+    c.attrs[0] = gr_rw_ints_attr(rw, "dilations", 2, geo + 6);
     /* depthwise over padded channels: each padding lane a group too */
     int64_t group = form == CONV_DEPTHWISE ? padded_channels(w->b, wt->shape[0])
                                            : attr_int(n, "group", 1);
     c.attrs[1] = (gr_attr){.name = "group", .kind = GR_ATTR_INT, .i = group};
-    c.attrs[2] = ints_attr(rw->a, "pads", 4, geo);
-    c.attrs[3] = ints_attr(rw->a, "strides", 2, geo + 4);
+    c.attrs[2] = gr_rw_ints_attr(rw, "pads", 4, geo);
+    c.attrs[3] = gr_rw_ints_attr(rw, "strides", 2, geo + 4);
     if (!c.attrs[0].ints || !c.attrs[2].ints || !c.attrs[3].ints) return oom(w);
     c.n_attrs = 4;
     if (!emit(w, &c)) return false;
@@ -539,10 +516,10 @@ static bool convert_pool(walk *w, const gr_node *n, const int64_t *geo)
         if (avg)
             p.attrs[na++] =
                 (gr_attr){.name = "count_include_pad", .kind = GR_ATTR_INT, .i = geo[11]};
-        p.attrs[na++] = ints_attr(rw->a, "dilations", 2, geo + 6);
-        p.attrs[na++] = ints_attr(rw->a, "kernel_shape", 2, geo + 8);
-        p.attrs[na++] = ints_attr(rw->a, "pads", 4, geo);
-        p.attrs[na++] = ints_attr(rw->a, "strides", 2, geo + 4);
+        p.attrs[na++] = gr_rw_ints_attr(rw, "dilations", 2, geo + 6);
+        p.attrs[na++] = gr_rw_ints_attr(rw, "kernel_shape", 2, geo + 8);
+        p.attrs[na++] = gr_rw_ints_attr(rw, "pads", 4, geo);
+        p.attrs[na++] = gr_rw_ints_attr(rw, "strides", 2, geo + 4);
         for (int i = na - 4; i < na; i++)
             if (!p.attrs[i].ints) return oom(w);
         p.n_attrs = na;
@@ -655,7 +632,8 @@ static bool concat_blocked(const walk *w, const gr_node *n)
 static bool split_blocked(const walk *w, const gr_node *n)
 {
     const gr_graph *g = w->rw->g;
-    if (!is_op(n, "Split") || n->n_inputs < 1 || n->n_outputs < 1) return false;
+    if (!is_op(n, "Split") || n->n_inputs < 1 || n->n_outputs < 1 || n->n_outputs > 64)
+        return false;
     int x = n->inputs[0];
     if (x < 0 || x >= w->nv0 || w->blk[x] < 0 || !on_channels(w, n, false)) return false;
     int64_t bb = g->values[w->blk[x]].type.shape[4];
@@ -688,8 +666,7 @@ static bool convert_join(walk *w, const gr_node *n, bool concat)
             if ((e.inputs[k] = to_blocked(w, n->inputs[k])) < 0) return false;
     } else {
         e.inputs[0] = w->blk[n->inputs[0]];
-        int64_t bb = rw->g->values[e.inputs[0]].type.shape[4], sizes[64];
-        if (n->n_outputs > 64) return false;
+        int64_t bb = rw->g->values[e.inputs[0]].type.shape[4], sizes[64]; /* split_blocked */
         for (int k = 0; k < n->n_outputs; k++)
             sizes[k] = rw->g->values[n->outputs[k]].type.shape[1] / bb;
         if (nin == 2) {
@@ -701,7 +678,7 @@ static bool convert_join(walk *w, const gr_node *n, bool concat)
             snprintf(base, sizeof base, "%s_split_blocks", n->name ? n->name : "Split");
             if ((e.inputs[1] = gr_rw_add_const(rw, base, t)) < 0) return false;
         } else {
-            e.attrs[1] = ints_attr(rw->a, "split", n->n_outputs, sizes);
+            e.attrs[1] = gr_rw_ints_attr(rw, "split", n->n_outputs, sizes);
             if (!e.attrs[1].ints) return oom(w);
             e.n_attrs = 2;
         }
@@ -741,11 +718,13 @@ static bool resize_blocked(const walk *w, const gr_node *n)
     if (!is_float4(&g->values[x].type) || !is_float4(&g->values[y].type)) return false;
     resize_inputs(w, n, &sc, &sz);
     if ((sc < 0) == (sz < 0) || !gr_rw_is_fixed_const(g, sc < 0 ? sz : sc)) return false;
+    const gr_tensor *ts = sc >= 0 ? g->values[sc].data : NULL;
+    const gr_tensor *tz = sz >= 0 ? g->values[sz].data : NULL;
+    if (ts && ts->elem_type != GR_FLOAT) return false;
     gr_resize_geom geo;
     char why[256];
-    const gr_tensor *ts = sc >= 0 ? g->values[sc].data : NULL, *tz = sz >= 0 ? g->values[sz].data : NULL;
-    if (!gr_resize_geometry(n, w->rw->m->opset, 4, g->values[x].type.shape, NULL, ts, tz, &geo, why,
-                            sizeof why))
+    if (!gr_resize_geometry(n, w->rw->m->opset, 4, g->values[x].type.shape, NULL, ts, tz, &geo,
+                            why, sizeof why))
         return false;
     if (geo.coord == GR_RESIZE_TF_CROP_AND_RESIZE || geo.coord == GR_RESIZE_TF_HALF_PIXEL_FOR_NN)
         return false;
@@ -765,11 +744,9 @@ static bool convert_resize(walk *w, const gr_node *n)
     int64_t five = 5;
     gr_tensor *t = gr_rw_new_tensor(rw, sc >= 0 ? GR_FLOAT : GR_INT64, 1, &five);
     if (!t) return false;
-    if (sc >= 0) {
-        const gr_tensor *src = rw->g->values[sc].data;
+    if (sc >= 0) { /* float32: resize_blocked */
         float *d = t->data;
-        if (src->elem_type != GR_FLOAT) return false;
-        memcpy(d, src->data, 4 * sizeof *d);
+        memcpy(d, rw->g->values[sc].data->data, 4 * sizeof *d);
         d[4] = 1.0f;
     } else {
         memcpy(t->data, rw->g->values[yb].type.shape, 5 * sizeof(int64_t));
@@ -812,12 +789,12 @@ int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
         cap += (size_t)g->nodes[i].n_inputs + 1;
     }
     if (!any) return 0;
-    walk w = {.rw = &rw, .b = block, .nv0 = g->n_values, .cap = (int)cap};
+    walk w = {.rw = &rw, .b = block, .nv0 = g->n_values};
     w.blk = malloc((size_t)g->n_values * sizeof *w.blk);
     w.pending = calloc((size_t)g->n_values, sizeof *w.pending);
-    w.nodes = gr_arena_alloc(rw.a, cap, sizeof *w.nodes);
-    bool ok = w.blk && w.pending && w.nodes;
+    bool ok = w.blk && w.pending;
     if (!ok) oom(&w);
+    ok = ok && gr_rw_list_init(&rw, &w.out, (int)cap);
     for (int v = 0; ok && v < g->n_values; v++) w.blk[v] = -1;
     for (int i = 0; ok && i < g->n_nodes; i++) {
         const gr_node *n = &g->nodes[i];
@@ -837,10 +814,7 @@ int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
         }
     }
     for (int i = 0; ok && i < g->n_outputs; i++) ok = to_plain(&w, g->outputs[i]);
-    if (ok) {
-        g->nodes = w.nodes;
-        g->n_nodes = w.n;
-    }
+    if (ok) gr_rw_list_install(&rw, &w.out);
     free(w.blk);
     free(w.pending);
     return gr_rw_end(&rw, ok) ? w.rewrites : -1;

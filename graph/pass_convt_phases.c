@@ -91,33 +91,8 @@ static bool plan_of(const gr_graph *g, const gr_node *n, plan *pl)
 
 typedef struct {
     gr_rw *rw;
-    gr_node *nodes;
-    int n, cap;
+    gr_rw_list out;
 } walk;
-
-static bool emit(walk *w, const gr_node *n)
-{
-    if (w->n >= w->cap) {
-        gr_set_err(w->rw->err, "%s: out of memory in a graph pass", w->rw->m->path);
-        return false;
-    }
-    w->nodes[w->n] = *n;
-    for (int k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k] >= 0) w->rw->g->values[n->outputs[k]].producer = w->n;
-    w->n++;
-    return true;
-}
-
-static gr_attr ints_attr(gr_arena *a, const char *name, int n, const int64_t *v)
-{
-    gr_attr at = {.name = (char *)name, .kind = GR_ATTR_INTS};
-    at.ints = gr_arena_alloc(a, (size_t)n, sizeof *at.ints);
-    if (at.ints) {
-        memcpy(at.ints, v, (size_t)n * sizeof *v);
-        at.n = (size_t)n;
-    }
-    return at;
-}
 
 /* A node of op with ninputs inputs (copied) and one new output value of
  * type float32 shape[4], named from base; its value index, -1 on failure. */
@@ -139,7 +114,7 @@ static int add_node(walk *w, const char *op, const char *name, int nin, const in
     e.n_outputs = 1;
     e.attrs = attrs;
     e.n_attrs = nattrs;
-    return emit(w, &e) ? out : -1;
+    return gr_rw_emit(w->rw, &w->out, &e) ? out : -1;
 }
 
 static bool rewrite(walk *w, const gr_node *n, const plan *pl)
@@ -175,10 +150,10 @@ static bool rewrite(walk *w, const gr_node *n, const plan *pl)
             gr_attr *at = gr_arena_alloc(rw->a, 4, sizeof *at);
             if (!at) return false;
             int64_t one[2] = {1, 1}, pads[4] = {ar->pb, ac->pb, ar->pe, ac->pe}, ks[2] = {ar->m, ac->m};
-            at[0] = ints_attr(rw->a, "dilations", 2, one);
-            at[1] = ints_attr(rw->a, "kernel_shape", 2, ks);
-            at[2] = ints_attr(rw->a, "pads", 4, pads);
-            at[3] = ints_attr(rw->a, "strides", 2, one);
+            at[0] = gr_rw_ints_attr(rw, "dilations", 2, one);
+            at[1] = gr_rw_ints_attr(rw, "kernel_shape", 2, ks);
+            at[2] = gr_rw_ints_attr(rw, "pads", 4, pads);
+            at[3] = gr_rw_ints_attr(rw, "strides", 2, one);
             for (int i = 0; i < 4; i++)
                 if (!at[i].ints) return false;
             int ins[3] = {x, wv, b};
@@ -210,23 +185,18 @@ int gr_pass_convt_phases(gr_model *m, gr_pass_stats *st, char **err)
     for (int i = 0; i < g->n_nodes; i++)
         cap += plan_of(g, &g->nodes[i], &pl) ? (int)(pl.s * pl.s) + 2 : 1;
     if (cap == g->n_nodes) return 0;
-    walk w = {.rw = &rw, .nodes = gr_arena_alloc(rw.a, (size_t)cap, sizeof(gr_node)), .cap = cap};
-    bool ok = w.nodes != NULL;
-    if (!ok) gr_set_err(err, "%s: out of memory in a graph pass", m->path);
+    walk w = {.rw = &rw};
+    bool ok = gr_rw_list_init(&rw, &w.out, cap);
     for (int i = 0; ok && i < g->n_nodes; i++) {
         const gr_node *n = &g->nodes[i];
         if (plan_of(g, n, &pl)) {
             ok = rewrite(&w, n, &pl);
             rewritten++;
         } else {
-            ok = emit(&w, n);
+            ok = gr_rw_emit(&rw, &w.out, n);
         }
     }
-    if (ok) {
-        g->nodes = w.nodes;
-        g->n_nodes = w.n;
-    } else if (err && !*err) {
-        gr_set_err(err, "%s: out of memory in a graph pass", m->path);
-    }
+    if (ok) gr_rw_list_install(&rw, &w.out);
+    else if (err && !*err) gr_set_err(err, "%s: out of memory in a graph pass", m->path);
     return gr_rw_end(&rw, ok) ? rewritten : -1;
 }

@@ -153,6 +153,48 @@ int gr_rw_add_node_value(gr_rw *rw, const char *base, int elem_type, int ndim,
     return i;
 }
 
+bool gr_rw_list_init(gr_rw *rw, gr_rw_list *l, int cap)
+{
+    l->n = 0;
+    l->cap = cap;
+    l->nodes = gr_arena_alloc(rw->a, cap > 0 ? (size_t)cap : 1, sizeof *l->nodes);
+    if (!l->nodes) gr_set_err(rw->err, "%s: out of memory in a graph pass", rw->m->path);
+    return l->nodes != NULL;
+}
+
+bool gr_rw_emit(gr_rw *rw, gr_rw_list *l, const gr_node *n)
+{
+    if (l->n >= l->cap) {
+        gr_set_err(rw->err, "%s: a graph pass emitted more than the %d nodes it made room for",
+                   rw->m->path, l->cap);
+        return false;
+    }
+    l->nodes[l->n] = *n;
+    for (int k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) rw->g->values[n->outputs[k]].producer = l->n;
+    l->n++;
+    return true;
+}
+
+void gr_rw_list_install(gr_rw *rw, const gr_rw_list *l)
+{
+    rw->g->nodes = l->nodes;
+    rw->g->n_nodes = l->n;
+}
+
+gr_attr gr_rw_ints_attr(gr_rw *rw, const char *name, int n, const int64_t *v)
+{
+    gr_attr at = {.name = (char *)name, .kind = GR_ATTR_INTS};
+    at.ints = gr_arena_alloc(rw->a, n > 0 ? (size_t)n : 1, sizeof *at.ints);
+    if (!at.ints) {
+        gr_set_err(rw->err, "%s: out of memory in a graph pass", rw->m->path);
+        return at;
+    }
+    memcpy(at.ints, v, (size_t)n * sizeof *v);
+    at.n = (size_t)n;
+    return at;
+}
+
 bool gr_rw_can_replace(const gr_graph *g, int a, int b)
 {
     if (a < 0 || b < 0 || a == b) return false;

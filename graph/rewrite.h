@@ -65,6 +65,24 @@ int gr_rw_add_const(gr_rw *rw, const char *base, gr_tensor *t);
 int gr_rw_add_node_value(gr_rw *rw, const char *base, int elem_type, int ndim,
                          const int64_t *shape);
 
+/* A main graph's node list rebuilt in order by a pass that inserts nodes
+ * (each appended where it runs, so the list stays topological). */
+typedef struct {
+    gr_node *nodes;
+    int n, cap;
+} gr_rw_list;
+/* Room for cap nodes in the model's memory; false and *err when out of
+ * memory. */
+bool gr_rw_list_init(gr_rw *rw, gr_rw_list *l, int cap);
+/* Appends a copy of node n; its outputs' producer becomes its index in
+ * l. false and *err past the room asked for. */
+bool gr_rw_emit(gr_rw *rw, gr_rw_list *l, const gr_node *n);
+/* Makes l the graph's node list. */
+void gr_rw_list_install(gr_rw *rw, const gr_rw_list *l);
+/* An INTS attribute `name` holding v[0..n), in the model's memory; its
+ * ints NULL and *err when out of memory. */
+gr_attr gr_rw_ints_attr(gr_rw *rw, const char *name, int n, const int64_t *v);
+
 /* Whether every use of value a can read value b instead: always, unless a
  * is a graph output. A graph output keeps its name, so b takes it over
  * (and a takes b's): b must then be a node output or an initializer that

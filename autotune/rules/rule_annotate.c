@@ -47,6 +47,15 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
 /* Iterations of a parallel loop that keep the threads busy and balanced. */
 #define PARALLEL_MIN_ITERS 64
 
+/* The axis of transposing stage t (tune__transpose_axis) that
+ * transpose_tile splits by vec: one whose extent and input run vec
+ * divides; -1: none. */
+static int transpose_split(const te_tensor *t, int64_t vec) {
+    int64_t run;
+    int k = vec > 1 ? tune__transpose_axis(t, &run) : -1;
+    return k >= 0 && run % vec == 0 && t->shape[k] % vec == 0 ? k : -1;
+}
+
 /* How many outer loops of t (its axes, the last split by vec) to fuse
  * into its parallel loop: the fewest whose iterations reach
  * PARALLEL_MIN_ITERS (at most max). A loop fused needlessly costs a
@@ -54,9 +63,8 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
  * plain nested loops do not pay (an elementwise add ran at 0.4x of
  * sch_create's schedule with every loop fused). */
 static int64_t parallel_loops(const te_tensor *t, int64_t vec, int64_t max) {
-    int64_t prod = 1, k = 0, run;
-    int tr = vec > 1 ? tune__transpose_axis(t, &run) : -1; /* split by vec: transpose_tile */
-    if (tr >= 0 && (run % vec || t->shape[tr] % vec)) tr = -1;
+    int64_t prod = 1, k = 0;
+    int tr = transpose_split(t, vec); /* split by vec: transpose_tile */
     while (k < max && k < t->ndim && prod < PARALLEL_MIN_ITERS) {
         int64_t e = t->shape[k];
         prod *= k == t->ndim - 1 || k == tr ? (e + vec - 1) / vec : e;
@@ -88,29 +96,25 @@ static int score(const tune_heur *c, int u) {
     return t->body && t->body->kind == TE_REDUCE && tune__annotate_vectorizes(t) ? 2 : 0;
 }
 
-static te_expr tile_failed;
-#define TILE_FAILED (&tile_failed)
-
 /* A transposing stage (tune__transpose_axis) vectorized across its
  * input's rows: the axis that walks the input's rows is split by the
  * vector and its inner part placed, unrolled, right outside the vector
  * loop, so that each vector's strided reads (a gather) and the next ones
  * touch the same few cache lines (a 16x16 block). FromNCHWc of a
  * 96x112x112 tensor read each line 16 times from L2 or beyond and took
- * 2.5x as long. ax[k] becomes the outer part; returns the unrolled inner
- * loop, NULL when the stage does not transpose, TILE_FAILED on a schedule
- * error. */
-static te_expr *transpose_tile(tune_decoder *a, te_tensor *t, te_expr **ax, te_expr *lo,
-                               te_expr *li, int64_t vec) {
-    int64_t run, n = t->ndim;
-    int k = vec > 1 ? tune__transpose_axis(t, &run) : -1;
-    if (k < 0 || run % vec || t->shape[k] % vec) return NULL;
+ * 2.5x as long. ax[k] becomes the outer part. Nothing to do (0) when
+ * the stage does not transpose; -1 on a schedule error. */
+static int transpose_tile(tune_decoder *a, te_tensor *t, te_expr **ax, te_expr *lo, te_expr *li,
+                          int64_t vec) {
+    int n = t->ndim, k = transpose_split(t, vec);
+    if (k < 0) return 0;
     te_expr *ko, *ki, *order[TE_MAX_DIMS + 2];
-    if (sch_split(a->s, t, ax[k], vec, &ko, &ki)) return TILE_FAILED;
+    if (sch_split(a->s, t, ax[k], vec, &ko, &ki)) return -1;
     ax[k] = ko;
     for (int d = 0; d < n - 1; d++) order[d] = ax[d];
     order[n - 1] = lo, order[n] = ki, order[n + 1] = li;
-    return sch_reorder(a->s, t, (int)n + 2, order) ? TILE_FAILED : ki;
+    if (sch_reorder(a->s, t, n + 2, order)) return -1;
+    return sch_unroll(a->s, t, ki);
 }
 
 static int decode(tune_decoder *a, int u) {
@@ -131,15 +135,13 @@ static int decode(tune_decoder *a, int u) {
         order[k++] = li;
         if (sch_reorder(a->s, t, k, order)) return -1;
     }
-    te_expr *ki = transpose_tile(a, t, ax, lo, li, vec);
-    if (ki == TILE_FAILED) return -1;
+    if (transpose_tile(a, t, ax, lo, li, vec)) return -1;
     te_expr *f = tune__fuse_parallel(a, t, ax, n, par, NULL);
     if (!f) return -1;
     a->holder[u] = t;
     a->nloops[u] = 1;
     a->loops[u][0] = f;
     if (vec > 1 && sch_vectorize(a->s, t, li)) return -1;
-    if (ki && sch_unroll(a->s, t, ki)) return -1;
     return 0;
 }
 

@@ -429,14 +429,14 @@ static LLVMValueRef exp_f32(cg_llvm_emitter *em, LLVMValueRef x, int lanes) {
 /* float32 tanh, scalar or vector, branch-free: for |x| < 0.625, x + x^3
  * P(x^2) with P of degree 4 (Loom's own fit on [0, 0.625], iteratively
  * reweighted least squares on the relative error: 4.4e-9 in exact
- * arithmetic); beyond, sign(x) (1 - 2 / (exp(2|x|) + 1)) through exp_f32
- * (tanh >= 0.55 there, so the subtraction loses under a bit), both on
- * |x| and the sign copied from x (so -0 stays -0). Within 1.35 ulp of
- * tanh on every 7th float32 in [-20, 20] (315 M inputs). NaN propagates through the exp side
- * (a comparison with NaN is false). Why: tanhf
- * from libm is called lane by lane (about 20 cycles an element), which
- * made a GELU in its tanh form (GPT-2) or an LSTM's gates cost as much
- * as the matrix products around them. */
+ * arithmetic); beyond, 1 - 2 / (exp(2|x|) + 1) through exp_f32 (tanh >=
+ * 0.55 there, so the subtraction loses under a bit). Both on |x|, the
+ * sign copied from x (-0 stays -0). Within 1.35 ulp of tanh on every 7th
+ * float32 in [-20, 20] (315 M inputs). NaN propagates through the exp
+ * side (a comparison with NaN is false). Why: tanhf from libm is called
+ * lane by lane (about 20 cycles an element), which made a GELU in its
+ * tanh form (GPT-2) or an LSTM's gates cost as much as the matrix
+ * products around them. */
 static LLVMValueRef tanh_f32(cg_llvm_emitter *em, LLVMValueRef x, int lanes) {
     static const double P[5] = {-0.3333328198988201, 0.13331443557451256, -0.05373983260304238,
                                 0.020639481967925737, -0.005705439135928115};
