@@ -675,13 +675,13 @@ static void test_half_blocks(void **state)
     lay_end(&run);
 }
 
+/* Fewer channels than a block that no block divides (12 with 16 lanes, 6
+ * with 8) stay plain: more than a block would be blocked and padded. */
 static void test_channels_not_blocked(void **state)
 {
     (void)state;
     uint64_t rng = tu_seed();
-    const int64_t C = 12, H = 6, W = 6;
-    /* A 4-lane host blocks 12 channels. */
-    if (C % host_block() == 0 || (host_block() >= 16 && C % (host_block() / 2) == 0)) skip();
+    const int64_t C = 3 * host_block() / 4, H = 6, W = 6;
     const lay_step chain[] = {L_CONV(C, 3, 1, 1, 1), L_RELU};
     lay_run run;
     L_CHAIN(&run, "channels not blocked", 13, C, H, W, &rng, chain);

@@ -12,8 +12,9 @@ downloaded) for timing Loom against ONNX Runtime on whole networks:
                       input `x` f32 [1,128,768] (embeddings left out), output `y`  (~340 MB)
 
 With --more (or --only NAME), also the models of more_models.py: EfficientNet-B0, MobileNetV3,
-ViT-B/16, GPT-2 blocks, a YOLOv8n-like detector, a U-Net decoder step and ConvNeXt-T, each bringing operators
-and shapes the three above lack.
+ViT-B/16, GPT-2 blocks, a YOLOv8n-like detector, a U-Net decoder step and ConvNeXt-T, and those of
+more_models_b.py: ResNeXt-50, Inception-v3, DenseNet-121, ShuffleNetV2, LLaMA-style blocks and a
+Stable-Diffusion-like UNet block, each bringing operators and shapes the three above lack.
 
 The output files are git-ignored (bench/models/*.onnx); time them with bench/models/ort_bench.py.
 
@@ -32,6 +33,7 @@ import onnxruntime as ort
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from onnx_builder import GraphBuilder, check  # noqa: E402
 from more_models import MORE_MODELS  # noqa: E402
+from more_models_b import MORE_MODELS_B  # noqa: E402
 
 
 def resnet50():
@@ -103,14 +105,15 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", default=os.path.normpath(os.path.join(here, "..", "..", "bench", "models")))
-    ap.add_argument("--only", nargs="+", choices=sorted(MODELS) + sorted(MORE_MODELS),
+    more = {**MORE_MODELS, **MORE_MODELS_B}
+    ap.add_argument("--only", nargs="+", choices=sorted(MODELS) + sorted(more),
                     help="write only these models")
-    ap.add_argument("--more", action="store_true", help="also write more_models.py's models")
+    ap.add_argument("--more", action="store_true", help="also write the models of more_models.py and more_models_b.py")
     args = ap.parse_args()
-    every = {**MODELS, **MORE_MODELS}
+    every = {**MODELS, **more}
     os.makedirs(args.out, exist_ok=True)
     print(f"onnx {onnx.__version__}, onnxruntime {ort.__version__}")
-    for name in args.only or (list(MODELS) + (list(MORE_MODELS) if args.more else [])):
+    for name in args.only or (list(MODELS) + (list(more) if args.more else [])):
         t0 = time.time()
         model = every[name]()
         counts = check(model)
