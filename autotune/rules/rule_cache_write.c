@@ -34,14 +34,23 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
 /* A convolution on NCHW[vlen]c (graph/pass_alter_layout.c: output
  * [N, K/vlen, OH, OW, vlen], one vector of columns): the GEMM tile's 6
  * rows by one vector leave registers idle and put a guard in every row
- * tile of a 56-wide image; instead up to 8 output columns (a divisor of
- * OW: no tail) by 2 channel blocks where they divide (16 accumulators;
- * TVM's conv2d_NCHWc tiles ow by oc blocks the same way), every other
- * axis outside in level 0 (lv[d] = {1, 1, inner}; other axes' entries are
- * left alone); where no divisor of OW near 8 exists, near 8 with a tail.
- * Measured on AVX-512 (1 thread, 64->64 3x3 and 64->256 1x1 at 56x56):
- * 8x2 and 7x2 run 1.8-2x the NCHW default; 14x2 (28 accumulators) spills
- * and runs at 0.57x of 8x2, 14x1 at 0.95x. */
+ * tile of a 56-wide image; instead output columns (a divisor of OW: no
+ * tail) by output channel blocks (TVM's conv2d_NCHWc tiles ow by oc
+ * blocks the same way), every other axis outside in level 0 (lv[d] =
+ * {1, 1, inner}; other axes' entries are left alone); where no divisor
+ * of OW near the width wanted exists, near it with a balanced tail.
+ * The tile's size follows the vector registers:
+ * - 32 (AVX-512): up to 8 columns by 2 blocks (16 accumulators).
+ *   Measured (1 thread, 64->64 3x3 and 64->256 1x1 at 56x56): 8x2 and
+ *   7x2 run 1.8-2x the NCHW default; 14x2 (28 accumulators) spills and
+ *   runs at 0.57x of 8x2, 14x1 at 0.95x.
+ * - 16 (AVX2 and older, vlen 8 or less): 8 accumulators, 2 columns by 4
+ *   blocks where 4 divide the blocks (oneDNN's AVX2 kernel also loads
+ *   fewer weight vectors than it broadcasts inputs), else 4 by 2, else 8
+ *   by 1. The AVX-512 tile spilled its accumulators there and ran
+ *   ResNet-50 at 0.35-0.47x ONNX Runtime on a Zen 3 host: 3x3 convs at
+ *   19-35 GFLOP/s, 1x1 256->64 at 56x56 at 11; with 2x4, 56-77 and 59-82
+ *   (bench/RESULTS.md, session 47). */
 bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
     const int64_t *shape = t->shape;
     /* Half a vector too: a tensor blocked by half the lanes (24 channels
@@ -49,13 +58,18 @@ bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
     if (t->ndim != 5 || (shape[4] != vlen && 2 * shape[4] != vlen) || !t->body ||
         t->body->kind != TE_REDUCE)
         return false;
-    int64_t ow = shape[3] <= 8 ? shape[3] : tune__divisor_multiple(shape[3], 8, 1);
-    /* No divisor of 4 or more (17 columns: 1): tiles of near 8 with a
-     * tail, balanced (17: 6, 6, 5), each of them its own loop body
-     * after loop partitioning; one column by 2 blocks ran 2-3x slower
-     * than ONNX Runtime (64->64 3x3 at 17x17). */
-    if (ow < 4) ow = tune__ceil_div(shape[3], tune__ceil_div(shape[3], 8));
-    int64_t kb = shape[1] % 2 == 0 ? 2 : 1;
+    int64_t kb = shape[1] % 2 == 0 ? 2 : 1, want = 8;
+    if (vlen <= 8) {
+        kb = shape[1] % 4 == 0 ? 4 : kb;
+        want = 8 / kb;
+    }
+    int64_t ow = shape[3] <= want ? shape[3] : tune__divisor_multiple(shape[3], want, 1);
+    /* No divisor of half the width or more, or of 2 (17 columns for 8:
+     * 1): tiles of near the width with a tail, balanced (17: 6, 6, 5),
+     * each of them its own loop body after loop partitioning; one column
+     * by 2 blocks ran 2-3x slower than ONNX Runtime (64->64 3x3 at
+     * 17x17). */
+    if (ow < (want > 4 ? want / 2 : 2) && shape[3] > ow) ow = tune__ceil_div(shape[3], tune__ceil_div(shape[3], want));
     lv[1][0] = lv[1][1] = lv[3][0] = lv[3][1] = lv[4][0] = lv[4][1] = 1;
     lv[1][2] = kb;
     lv[3][2] = ow;
