@@ -244,6 +244,7 @@ typedef struct {
     conv_w conv[LAY_MAX_STEPS];
     int nconv;
     float scale[64];
+    float bn[4][64]; /* a BatchNormalization's scale, beta, mean, var */
     double *ref[2];
     int64_t nval[2];
     int nref;
@@ -367,7 +368,8 @@ static void lay_check(const lay_run *t, int k, const double *ref, int64_t n)
 typedef struct {
     char op; /* 'c' Conv, 'r' Relu, 'k' Clip (no bounds), 'p' a pool, 'f' an
               * activation (add_activation), '+' Add(., x), '*' Mul(., scale)
-              * by a per-channel initializer [1, C, 1, 1] in [0.5, 2] */
+              * by a per-channel initializer [1, C, 1, 1] in [0.5, 2], 'n'
+              * BatchNormalization (random parameters, epsilon 1e-5) */
     int64_t k, r, group, stride, pad; /* Conv: output channels, r x r kernel */
     const pool_case *pool;
     const char *act;
@@ -382,6 +384,7 @@ typedef struct {
 #define L_ACT(name, ref) {.op = 'f', .act = (name), .act_ref = (ref)}
 #define L_ADD_X {.op = '+'}
 #define L_SCALE {.op = '*'}
+#define L_BN {.op = 'n'}
 #define L_CHAIN(run, name, opset, C, H, W, rng, steps)                                            \
     lay_chain((run), (name), (opset), (C), (H), (W), (rng), (steps),                              \
               (int)(sizeof(steps) / sizeof *(steps)))
@@ -426,6 +429,17 @@ static void lay_chain(lay_run *run, const char *name, int64_t opset, int64_t C, 
             snprintf(in2, sizeof in2, "%s,scale", x);
             ow_node_add(w, "", "Mul", in2, y);
             break;
+        case 'n': {
+            static const char *const pn[4] = {"bn_scale", "bn_beta", "bn_mean", "bn_var"};
+            static const double lo[4] = {0.5, -1, -1, 0.2}, hi[4] = {2, 1, 1, 2};
+            for (int k = 0; k < 4; k++) {
+                for (int64_t j = 0; j < c; j++) run->bn[k][j] = (float)tu_rand_uniform(rng, lo[k], hi[k]);
+                ow_init(w, pn[k], GR_FLOAT, 1, (int64_t[]){c}, run->bn[k], sizeof(float) * (size_t)c);
+            }
+            snprintf(in2, sizeof in2, "%s,bn_scale,bn_beta,bn_mean,bn_var", x);
+            ow_node_add(w, "", "BatchNormalization", in2, y);
+            break;
+        }
         default: fail_msg("%s: step %d: unknown op '%c'", name, i, st->op);
         }
         if (st->out) ow_output(w, st->out);
@@ -461,6 +475,11 @@ static void lay_chain(lay_run *run, const char *name, int64_t opset, int64_t C, 
             else if (st->op == 'f') cur[j] = st->act_ref(cur[j], j / (h * wd));
             else if (st->op == '+') cur[j] += run->xd[j];
             else if (st->op == '*') cur[j] *= (double)run->scale[j / (h * wd)];
+            else if (st->op == 'n') {
+                int64_t ch = j / (h * wd);
+                cur[j] = (cur[j] - run->bn[2][ch]) / sqrt((double)run->bn[3][ch] + (double)1e-5f) *
+                             run->bn[0][ch] + run->bn[1][ch];
+            }
         }
         if (st->out || i == n - 1) {
             assert_true(run->nref < 2);
@@ -885,6 +904,25 @@ static void test_global_pool_classifier(void **state)
  * The Mul broadcasts the blocked twins as they are: no transform around
  * it (there were two FromNCHWc and a ToNCHWc). Whole blocks and padded
  * ones (20 channels). */
+/* A BatchNormalization that follows no Conv (DenseNet's and pre-activation
+ * ResNets' BN-ReLU before a convolution) runs on the blocked twins as the
+ * Mul and Add it becomes (graph/pass_fold_batchnorm.c): one transform in,
+ * one out, no BatchNormalization left. */
+static void test_batchnorm_blocked(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const int64_t C = 2 * host_block(), H = 6, W = 7;
+    const lay_step chain[] = {L_CONV(C, 3, 1, 1, 1), L_RELU, L_BN, L_RELU, L_CONV(C, 1, 1, 1, 0)};
+    lay_run run;
+    L_CHAIN(&run, "bn-relu before a conv", 13, C, H, W, &rng, chain);
+    const gr_graph *g = run.g;
+    lay_ops(&run, g, "BatchNormalization=0 Conv=0 loom.ConvNCHWc=2 loom.ToNCHWc=1 loom.FromNCHWc=1");
+    assert_int_equal(out_type(g, find_op(g, "", "Mul", 0))->ndim, 5);
+    lay_chain_check(&run);
+    lay_end(&run);
+}
+
 static void test_squeeze_excitation(void **state)
 {
     (void)state;
@@ -1229,13 +1267,15 @@ static void expect_loop(const char *text, const char *loop)
     if (!strstr(text, loop)) fail_msg("no loop '%s' in:\n%s", loop, text);
 }
 
-/* The register tile of a blocked convolution: 8 output columns (7 of a
- * 14-wide image) by 2 channel blocks by one vector, whether a heuristic
- * program (an epilogue: Relu) or the rules (a bias alone) fill it. */
+/* The register tile of a blocked convolution, whether a heuristic
+ * program (an epilogue: Relu) or the rules (a bias alone) fill it: with
+ * 16 lanes 8 output columns (7 of a 14-wide image) by 2 channel blocks by
+ * one vector; with fewer (16 vector registers) 2 columns by 4 blocks. */
 static void test_blocked_conv_schedule(void **state)
 {
     (void)state;
     int v = tune_host_vector_lanes();
+    int kb = v >= 16 ? 2 : 4, ow56 = v >= 16 ? 8 : 2, ow14 = v >= 16 ? 7 : 2;
     char key[512], loop[64];
     te_ctx *ctx = te_ctx_new();
     const char *how, *text;
@@ -1244,8 +1284,10 @@ static void test_blocked_conv_schedule(void **state)
              "n v3=loom:ConvNCHWc(v0,v1,v2){pads=I[1,1,1,1]};n v4=Relu(v3);out v4)", v, v, v, v);
     text = blocked_schedule(ctx, key, &how);
     assert_non_null(strstr(how, "heuristic program"));
-    expect_loop(text, "for (c1.c.inner, 0, 2)");
-    expect_loop(text, "for (c3.c.inner, 0, 8)");
+    snprintf(loop, sizeof loop, "for (c1.c.inner, 0, %d)", kb);
+    expect_loop(text, loop);
+    snprintf(loop, sizeof loop, "for (c3.c.inner, 0, %d)", ow56);
+    expect_loop(text, loop);
     snprintf(loop, sizeof loop, "for (c4.c.inner, 0, %d) vectorized", v);
     expect_loop(text, loop);
     snprintf(key, sizeof key,
@@ -1253,8 +1295,10 @@ static void test_blocked_conv_schedule(void **state)
              "n v3=loom:ConvNCHWc(v0,v1,v2){strides=I[2,2]};out v3)", v, v, v, v);
     text = blocked_schedule(ctx, key, &how);
     assert_non_null(strstr(how, "rules"));
-    expect_loop(text, "for (c1.inner, 0, 2)");
-    expect_loop(text, "for (c3.inner, 0, 7)");
+    snprintf(loop, sizeof loop, "for (c1.inner, 0, %d)", kb);
+    expect_loop(text, loop);
+    snprintf(loop, sizeof loop, "for (c3.inner, 0, %d)", ow14);
+    expect_loop(text, loop);
     snprintf(loop, sizeof loop, "for (c4.inner, 0, %d) vectorized", v);
     expect_loop(text, loop);
     te_ctx_free(ctx);
@@ -1454,6 +1498,7 @@ int main(void)
         cmocka_unit_test(test_conv_maxpool_conv),
         cmocka_unit_test(test_global_pool_classifier),
         cmocka_unit_test(test_squeeze_excitation),
+        cmocka_unit_test(test_batchnorm_blocked),
         cmocka_unit_test(test_split_concat),
         cmocka_unit_test(test_resize_blocked),
         cmocka_unit_test(test_pools_left_plain),

@@ -1,7 +1,8 @@
 /*
  * graph/ passes (gr_optimize): batch normalization folded into its Conv
  * (checked numerically against a double-precision Conv + BatchNormalization
- * on fresh random weights), the cases that must not fold, no-op and dead
+ * on fresh random weights), the cases that must not fold and those of them
+ * that become a per-channel Mul and Add, no-op and dead
  * node elimination keeping the graph outputs' names, shape subgraphs
  * folded into initializers, the pass order, the report, LOOM_DUMP_GRAPH,
  * the refusals, and every model of ONNX's test suite that shapes infer
@@ -434,7 +435,10 @@ static void test_fold_batchnorm(void **state)
  *   0: nothing (folds); 1: Y also read by a Relu; 2: Y also a graph
  *   output; 3: mean a graph input; 4: mean an initializer also listed as
  *   a graph input; 5: W a graph input; 6: BN in training mode;
- *   7: the input comes from a Relu, not a Conv. */
+ *   7: the input comes from a Relu, not a Conv.
+ * Returns how the BN went: 0 folded, 1 kept, 2 rewritten as Mul by
+ * scale/sqrt(var+eps) and Add of beta - mean*scale/sqrt(var+eps), both
+ * [C,1,1] initializers (checked here against those values in double). */
 static int bn_variant(int variant)
 {
     static float wdata[2 * 2], prm[4][2] = {{1, 2}, {0, 1}, {0.5f, 0}, {1, 2}};
@@ -458,19 +462,43 @@ static int bn_variant(int variant)
     infer(b);
     int rewrites[8];
     run_passes_checked(b->m, rewrites);
-    int bns = count_op(b->m->graph, "BatchNormalization");
+    const gr_graph *g = b->m->graph;
+    int bns = count_op(g, "BatchNormalization"), muls = count_op(g, "Mul");
     assert_int_equal(rewrites[1], bns ? 0 : 1);
+    if (muls) {
+        /* Z = Add(Mul(Y, s), t) */
+        assert_int_equal(bns, 0);
+        assert_int_equal(count_op(g, "Add"), 1);
+        const gr_node *add = &g->nodes[g->values[find(g, "Z")].producer];
+        assert_string_equal(add->op_type, "Add");
+        const gr_node *mul = &g->nodes[g->values[add->inputs[0]].producer];
+        assert_string_equal(mul->op_type, "Mul");
+        assert_int_equal(mul->inputs[0], find(g, "Y"));
+        const gr_tensor *st = g->values[mul->inputs[1]].data, *tt = g->values[add->inputs[1]].data;
+        assert_non_null(st);
+        assert_non_null(tt);
+        assert_int_equal(st->ndim, 3);
+        assert_int_equal(st->shape[0], 2);
+        assert_int_equal(st->shape[1] * st->shape[2], 1);
+        for (int c = 0; c < 2; c++) {
+            double sc = prm[0][c] / sqrt(prm[3][c] + (double)1e-5f), tc = prm[1][c] - prm[2][c] * sc;
+            assert_true(fabs(get(st, c) - sc) <= 1e-6 * fabs(sc));
+            assert_true(fabs(get(tt, c) - tc) <= 1e-6 * fabs(tc) + 1e-7);
+        }
+    }
     mini_free(b);
-    return bns;
+    return bns ? 1 : muls ? 2 : 0;
 }
 
 static void test_batchnorm_not_folded(void **state)
 {
     (void)state;
-    assert_int_equal(bn_variant(0), 0);
-    for (int v = 1; v <= 7; v++) {
+    /* mean not fixed (3, 4) or training (6): kept; else, where it cannot
+     * fold, the affine map */
+    const int want[8] = {0, 2, 2, 1, 1, 2, 1, 2};
+    for (int v = 0; v <= 7; v++) {
         printf("variant %d\n", v);
-        assert_int_equal(bn_variant(v), 1);
+        assert_int_equal(bn_variant(v), want[v]);
     }
 }
 
