@@ -99,22 +99,8 @@ typedef struct {
 static int add_node(walk *w, const char *op, const char *name, int nin, const int *ins,
                     const int64_t *shape, int out, gr_attr *attrs, int nattrs)
 {
-    gr_rw *rw = w->rw;
-    if (out < 0) out = gr_rw_add_node_value(rw, name, GR_FLOAT, 4, shape);
-    gr_node e = {0};
-    e.name = gr_arena_strdup(rw->a, name);
-    e.op_type = (char *)op;
-    e.domain = "";
-    e.inputs = gr_arena_alloc(rw->a, (size_t)nin, sizeof(int));
-    e.outputs = gr_arena_alloc(rw->a, 1, sizeof(int));
-    if (out < 0 || !e.name || !e.inputs || !e.outputs) return -1;
-    memcpy(e.inputs, ins, (size_t)nin * sizeof *ins);
-    e.n_inputs = nin;
-    e.outputs[0] = out;
-    e.n_outputs = 1;
-    e.attrs = attrs;
-    e.n_attrs = nattrs;
-    return gr_rw_emit(w->rw, &w->out, &e) ? out : -1;
+    if (out < 0) out = gr_rw_add_node_value(w->rw, name, GR_FLOAT, 4, shape);
+    return out < 0 ? -1 : gr_rw_emit_op(w->rw, &w->out, op, name, nin, ins, out, attrs, nattrs);
 }
 
 static bool rewrite(walk *w, const gr_node *n, const plan *pl)

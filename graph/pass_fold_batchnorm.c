@@ -111,24 +111,13 @@ static bool affine_able(const gr_model *m, const gr_graph *g, int b)
     return true;
 }
 
-/* One new node of op reading a and b, writing out (a new value of x's type
- * unless out >= 0). Its output value, -1 when out of memory. */
+/* A node of op reading a and b and writing out, a new value of type xt
+ * when out < 0. Its output value, -1 with *err when out of memory. */
 static int emit_binary(gr_rw *rw, gr_rw_list *l, const char *op, const char *name, int a, int b,
                        int out, const gr_type *xt)
 {
     if (out < 0) out = gr_rw_add_node_value(rw, name, xt->elem_type, xt->ndim, xt->shape);
-    gr_node e = {0};
-    e.name = gr_arena_strdup(rw->a, name);
-    e.op_type = (char *)op;
-    e.domain = "";
-    e.inputs = gr_arena_alloc(rw->a, 2, sizeof(int));
-    e.outputs = gr_arena_alloc(rw->a, 1, sizeof(int));
-    if (out < 0 || !e.name || !e.inputs || !e.outputs) return -1;
-    e.inputs[0] = a, e.inputs[1] = b;
-    e.n_inputs = 2;
-    e.outputs[0] = out;
-    e.n_outputs = 1;
-    return gr_rw_emit(rw, l, &e) ? out : -1;
+    return out < 0 ? -1 : gr_rw_emit_op(rw, l, op, name, 2, (int[]){a, b}, out, NULL, 0);
 }
 
 /* bn (node b) as Mul then Add by per-channel initializers, appended to l. */

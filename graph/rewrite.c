@@ -176,6 +176,28 @@ bool gr_rw_emit(gr_rw *rw, gr_rw_list *l, const gr_node *n)
     return true;
 }
 
+int gr_rw_emit_op(gr_rw *rw, gr_rw_list *l, const char *op, const char *name, int nin,
+                  const int *ins, int out, gr_attr *attrs, int nattrs)
+{
+    gr_node e = {0};
+    e.name = gr_arena_strdup(rw->a, name);
+    e.op_type = (char *)op;
+    e.domain = "";
+    e.inputs = gr_arena_alloc(rw->a, nin > 0 ? (size_t)nin : 1, sizeof(int));
+    e.outputs = gr_arena_alloc(rw->a, 1, sizeof(int));
+    if (!e.name || !e.inputs || !e.outputs) {
+        gr_set_err(rw->err, "%s: out of memory in a graph pass", rw->m->path);
+        return -1;
+    }
+    memcpy(e.inputs, ins, (size_t)nin * sizeof *ins);
+    e.n_inputs = nin;
+    e.outputs[0] = out;
+    e.n_outputs = 1;
+    e.attrs = attrs;
+    e.n_attrs = nattrs;
+    return gr_rw_emit(rw, l, &e) ? out : -1;
+}
+
 void gr_rw_list_install(gr_rw *rw, const gr_rw_list *l)
 {
     rw->g->nodes = l->nodes;

@@ -77,6 +77,12 @@ bool gr_rw_list_init(gr_rw *rw, gr_rw_list *l, int cap);
 /* Appends a copy of node n; its outputs' producer becomes its index in
  * l. false and *err past the room asked for. */
 bool gr_rw_emit(gr_rw *rw, gr_rw_list *l, const gr_node *n);
+/* Appends a node of the default domain: op (a static string), a copy of
+ * name, reading ins[0..nin) and writing the value out (its producer set),
+ * with attrs (in the model's memory). Returns out, or -1 and *err (out of
+ * memory, or past the room asked for). */
+int gr_rw_emit_op(gr_rw *rw, gr_rw_list *l, const char *op, const char *name, int nin,
+                  const int *ins, int out, gr_attr *attrs, int nattrs);
 /* Makes l the graph's node list. */
 void gr_rw_list_install(gr_rw *rw, const gr_rw_list *l);
 /* An INTS attribute `name` holding v[0..n), in the model's memory; its

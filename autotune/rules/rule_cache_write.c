@@ -69,7 +69,8 @@ bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
      * each of them its own loop body after loop partitioning; one column
      * by 2 blocks ran 2-3x slower than ONNX Runtime (64->64 3x3 at
      * 17x17). */
-    if (ow < (want > 4 ? want / 2 : 2) && shape[3] > ow) ow = tune__ceil_div(shape[3], tune__ceil_div(shape[3], want));
+    if (ow < (want > 4 ? want / 2 : 2) && shape[3] > ow)
+        ow = tune__ceil_div(shape[3], tune__ceil_div(shape[3], want));
     lv[1][0] = lv[1][1] = lv[3][0] = lv[3][1] = lv[4][0] = lv[4][1] = 1;
     lv[1][2] = kb;
     lv[3][2] = ow;

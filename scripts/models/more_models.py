@@ -155,6 +155,17 @@ def gelu_tanh(b, y, name):
                   f"{name}/Mul_3")
 
 
+def causal_attention(b, q, k, v, mask, d, hidden_shape, p):
+    """softmax(q k / sqrt(d) + mask) v on [1, heads, seq, d] (k given as [1, heads, d, seq]), back to
+    hidden_shape [1, seq, hidden], node for node as GPT-2's and LLaMA's exports write it."""
+    s = b.node("Div", [b.node("MatMul", [q, k], f"{p}/scores/MatMul"), b.scalar(f"{p}.scale", math.sqrt(d))],
+               f"{p}/scores/Div")
+    s = b.node("Add", [s, mask], f"{p}/scores/mask")
+    a = b.node("MatMul", [b.node("Softmax", [s], f"{p}/Softmax", axis=-1), v], f"{p}/context/MatMul")
+    return b.node("Reshape", [b.node("Transpose", [a], f"{p}/context/Transpose", perm=[0, 2, 1, 3]),
+                              b.int64s(f"{p}.hidden_shape", hidden_shape)], f"{p}/context/Reshape")
+
+
 def gpt2(layers=12, seq=128, hidden=768, heads=12):
     b = GraphBuilder(seed=2)
     d = hidden // heads
@@ -167,12 +178,7 @@ def gpt2(layers=12, seq=128, hidden=768, heads=12):
         qkv = b.linear(h, hidden, 3 * hidden, f"{p}/c_attn")
         q, k, v = b.node("Split", [qkv, b.int64s(f"{p}.split", [hidden] * 3)], f"{p}/Split", n_out=3, axis=2)
         q, k, v = split_heads(b, q, k, v, to_heads, p)
-        s = b.node("Div", [b.node("MatMul", [q, k], f"{p}/scores/MatMul"), b.scalar(f"{p}.scale", math.sqrt(d))],
-                   f"{p}/scores/Div")
-        s = b.node("Add", [s, mask], f"{p}/scores/mask")
-        a = b.node("MatMul", [b.node("Softmax", [s], f"{p}/Softmax", axis=-1), v], f"{p}/context/MatMul")
-        a = b.node("Reshape", [b.node("Transpose", [a], f"{p}/context/Transpose", perm=[0, 2, 1, 3]),
-                               b.int64s(f"{p}.hidden_shape", [1, seq, hidden])], f"{p}/context/Reshape")
+        a = causal_attention(b, q, k, v, mask, d, [1, seq, hidden], p)
         x = b.add(x, b.linear(a, hidden, hidden, f"{p}/c_proj"), f"{p}/attn_residual")
         h = b.layernorm(x, hidden, f"{p}.ln_2")
         h = b.linear(gelu_tanh(b, b.linear(h, hidden, 4 * hidden, f"{p}/c_fc"), f"{p}/gelu"), 4 * hidden,

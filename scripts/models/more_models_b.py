@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 from onnx_builder import ALLOWED_OPS, GraphBuilder
-from more_models import silu
+from more_models import causal_attention, silu
 
 ALLOWED_OPS.update({"InstanceNormalization", "Neg"})
 
@@ -239,12 +239,7 @@ def llama(layers=4, seq=128, hidden=1024, heads=16, ffn=2816):
                    for t in "qkv")
         q, k = rotary(b, q, cos, sin, d, f"{p}/q_rope"), rotary(b, k, cos, sin, d, f"{p}/k_rope")
         k = b.node("Transpose", [k], f"{p}/k/Transpose_1", perm=[0, 1, 3, 2])
-        s = b.node("Div", [b.node("MatMul", [q, k], f"{p}/scores/MatMul"), b.scalar(f"{p}.scale", math.sqrt(d))],
-                   f"{p}/scores/Div")
-        s = b.node("Add", [s, mask], f"{p}/scores/mask")
-        a = b.node("MatMul", [b.node("Softmax", [s], f"{p}/Softmax", axis=-1), v], f"{p}/context/MatMul")
-        a = b.node("Reshape", [b.node("Transpose", [a], f"{p}/context/Transpose", perm=[0, 2, 1, 3]),
-                               b.int64s(f"{p}.hidden_shape", [1, seq, hidden])], f"{p}/context/Reshape")
+        a = causal_attention(b, q, k, v, mask, d, [1, seq, hidden], p)
         x = b.add(x, proj(a, hidden, hidden, f"{p}.o_proj"), f"{p}/attn_residual")
         h = rms_norm(b, x, hidden, f"{p}.post_attention_layernorm")
         g = silu(b, proj(h, hidden, ffn, f"{p}.gate_proj"), f"{p}/act")
