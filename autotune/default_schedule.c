@@ -159,6 +159,7 @@ static int dot_rfactor(sch_schedule *s, te_tensor *t, int vlen) {
  * units: an unrolled recurrence) annotated as an output, and its dot
  * products rfactored (dot_rfactor). 0 or -1. */
 static int annotate_stages(sch_schedule *s, int vlen) {
+    /* the stages as created: an rfactor adds stages while this walks */
     int n = sch_num_stages(s);
     te_tensor **ts = malloc(sizeof *ts * (size_t)(n ? n : 1));
     if (!ts) return -1;

@@ -1,6 +1,7 @@
 /* graph/lower.c — the lowering rules' lookup, the context a rule sees, and
  * the helpers rules share (types, shapes, broadcasting reads). */
 #include "graph/lower.h"
+#include "graph/rewrite.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,9 +45,7 @@ bool gr_lower_input_by_value(const gr_graph *g, const gr_node *n, int k)
     const gr_tensor *t = v >= 0 ? g->values[v].data : NULL;
     if (!t || t->numel != 1 || (t->elem_type != GR_FLOAT && t->elem_type != GR_DOUBLE))
         return false;
-    for (int i = 0; i < g->n_inputs; i++)
-        if (g->inputs[i] == v) return false; /* an initializer a caller may override */
-    return true;
+    return !gr_rw_is_graph_input(g, v); /* an initializer a caller may override */
 }
 
 bool gr_lfail(gr_lctx *c, const char *fmt, ...)

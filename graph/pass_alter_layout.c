@@ -72,15 +72,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_op(const gr_node *n, const char *op)
-{
-    return (!*n->domain || strcmp(n->domain, "ai.onnx") == 0) && strcmp(n->op_type, op) == 0;
-}
-
 static bool in_list(const gr_node *n, const char *const *ops)
 {
     for (int i = 0; ops[i]; i++)
-        if (is_op(n, ops[i])) return true;
+        if (gr_rw_is_op(n, ops[i])) return true;
     return false;
 }
 
@@ -171,7 +166,8 @@ typedef enum {
 static bool convertible_conv(const gr_graph *g, const gr_node *n, int64_t b, int64_t *geo,
                              conv_form *form)
 {
-    if (!is_op(n, "Conv") || n->n_inputs < 2 || n->n_outputs != 1 || n->outputs[0] < 0) return false;
+    if (!gr_rw_is_op(n, "Conv") || n->n_inputs < 2 || n->n_outputs != 1 || n->outputs[0] < 0)
+        return false;
     int x = n->inputs[0], w = n->inputs[1], bias = n->n_inputs > 2 ? n->inputs[2] : -1;
     if (x < 0 || !is_float4(&g->values[x].type) || !is_float4(&g->values[n->outputs[0]].type))
         return false;
@@ -443,9 +439,9 @@ static bool pool_blocked(const walk *w, const gr_node *n, int64_t *geo)
                                             "dilations", "ceil_mode", "count_include_pad", NULL};
     static const char *const none[] = {NULL};
     const gr_graph *g = w->rw->g;
-    bool global = is_op(n, "GlobalAveragePool") || is_op(n, "GlobalMaxPool");
-    bool max = is_op(n, "MaxPool");
-    if (!global && !max && !is_op(n, "AveragePool")) return false;
+    bool global = gr_rw_is_op(n, "GlobalAveragePool") || gr_rw_is_op(n, "GlobalMaxPool");
+    bool max = gr_rw_is_op(n, "MaxPool");
+    if (!global && !max && !gr_rw_is_op(n, "AveragePool")) return false;
     if (n->n_inputs != 1 || n->n_outputs < 1 || n->outputs[0] < 0) return false;
     /* MaxPool's Indices are positions in plain NCHW: a node asked for them stays plain. */
     for (int k = 1; k < n->n_outputs; k++)
@@ -506,8 +502,8 @@ static bool convert_pool(walk *w, const gr_node *n, const int64_t *geo)
     snprintf(op, sizeof op, "%sNCHWc", n->op_type);
     gr_node p = layout_node(w, gr_arena_strdup(rw->a, op), n->name, w->blk[n->inputs[0]], yb);
     if (!p.inputs || !p.outputs || !p.op_type) return oom(w);
-    if (!is_op(n, "GlobalAveragePool") && !is_op(n, "GlobalMaxPool")) {
-        bool avg = is_op(n, "AveragePool");
+    if (!gr_rw_is_op(n, "GlobalAveragePool") && !gr_rw_is_op(n, "GlobalMaxPool")) {
+        bool avg = gr_rw_is_op(n, "AveragePool");
         p.attrs = gr_arena_alloc(rw->a, 6, sizeof *p.attrs);
         if (!p.attrs) return oom(w);
         /* In name order, as ConvNCHWc's. */
@@ -610,7 +606,7 @@ static bool whole_blocks(const walk *w, int64_t C, int64_t bb)
 static bool concat_blocked(const walk *w, const gr_node *n)
 {
     const gr_graph *g = w->rw->g;
-    if (!is_op(n, "Concat") || n->n_outputs != 1 || n->outputs[0] < 0 || n->n_inputs < 1)
+    if (!gr_rw_is_op(n, "Concat") || n->n_outputs != 1 || n->outputs[0] < 0 || n->n_inputs < 1)
         return false;
     const gr_type *out = &g->values[n->outputs[0]].type;
     if (!is_float4(out) || !on_channels(w, n, true)) return false;
@@ -632,7 +628,7 @@ static bool concat_blocked(const walk *w, const gr_node *n)
 static bool split_blocked(const walk *w, const gr_node *n)
 {
     const gr_graph *g = w->rw->g;
-    if (!is_op(n, "Split") || n->n_inputs < 1 || n->n_outputs < 1 || n->n_outputs > 64)
+    if (!gr_rw_is_op(n, "Split") || n->n_inputs < 1 || n->n_outputs < 1 || n->n_outputs > 64)
         return false;
     int x = n->inputs[0];
     if (x < 0 || x >= w->nv0 || w->blk[x] < 0 || !on_channels(w, n, false)) return false;
@@ -711,7 +707,7 @@ static void resize_inputs(const walk *w, const gr_node *n, int *scales, int *siz
 static bool resize_blocked(const walk *w, const gr_node *n)
 {
     const gr_graph *g = w->rw->g;
-    if (!is_op(n, "Resize") || n->n_inputs < 2 || n->n_outputs != 1 || n->outputs[0] < 0)
+    if (!gr_rw_is_op(n, "Resize") || n->n_inputs < 2 || n->n_outputs != 1 || n->outputs[0] < 0)
         return false;
     int x = n->inputs[0], y = n->outputs[0], sc, sz;
     if (x < 0 || x >= w->nv0 || w->blk[x] < 0 || gr_node_attr(n, "axes")) return false;
@@ -805,7 +801,7 @@ int gr_pass_alter_layout(gr_model *m, int block, gr_pass_stats *st, char **err)
         } else if (pool_blocked(&w, n, pgeo)) {
             ok = convert_pool(&w, n, pgeo);
         } else if (concat_blocked(&w, n) || split_blocked(&w, n)) {
-            ok = convert_join(&w, n, is_op(n, "Concat"));
+            ok = convert_join(&w, n, gr_rw_is_op(n, "Concat"));
         } else if (resize_blocked(&w, n)) {
             ok = convert_resize(&w, n);
         } else {

@@ -34,11 +34,6 @@ typedef struct {
     int64_t r0, m, pb, pe;
 } phase_axis;
 
-static bool is_op(const gr_node *n, const char *op)
-{
-    return (!*n->domain || strcmp(n->domain, "ai.onnx") == 0) && strcmp(n->op_type, op) == 0;
-}
-
 /* Phase p of an axis with input extent in, kernel k, stride s, padding
  * before pb, output out: false when the phase has no tap or its padding
  * would be negative. */
@@ -54,15 +49,19 @@ static bool phase_of(int64_t p, int64_t in, int64_t k, int64_t s, int64_t pb, in
     return a->pb >= 0 && a->pe >= 0;
 }
 
+/* The largest stride rewritten (64 phase convolutions). */
+#define MAX_STRIDE 8
+
 typedef struct {
     int64_t s, in[2], k[2], out[2];
-    phase_axis ax[2][64]; /* per axis, per phase */
+    phase_axis ax[2][MAX_STRIDE]; /* per axis, per phase */
 } plan;
 
 /* Whether node n is rewritten, and how. */
 static bool plan_of(const gr_graph *g, const gr_node *n, plan *pl)
 {
-    if (!is_op(n, "ConvTranspose") || n->n_inputs < 2 || n->n_outputs != 1 || n->outputs[0] < 0)
+    if (!gr_rw_is_op(n, "ConvTranspose") || n->n_inputs < 2 || n->n_outputs != 1 ||
+        n->outputs[0] < 0)
         return false;
     int x = n->inputs[0], w = n->inputs[1], b = n->n_inputs > 2 ? n->inputs[2] : -1;
     if (x < 0 || !gr_rw_is_fixed_const(g, w) || (b >= 0 && !gr_rw_is_fixed_const(g, b)))
@@ -78,7 +77,7 @@ static bool plan_of(const gr_graph *g, const gr_node *n, plan *pl)
     char why[256];
     if (!gr_convt_geometry(n, 2, xt->shape + 2, wt->shape + 2, s, d, pb, pe, out, why, sizeof why))
         return false;
-    if (s[0] != s[1] || s[0] < 2 || s[0] > 8 || d[0] != 1 || d[1] != 1) return false;
+    if (s[0] != s[1] || s[0] < 2 || s[0] > MAX_STRIDE || d[0] != 1 || d[1] != 1) return false;
     pl->s = s[0];
     for (int a = 0; a < 2; a++) {
         pl->in[a] = xt->shape[2 + a], pl->k[a] = wt->shape[2 + a], pl->out[a] = out[a];

@@ -28,11 +28,6 @@
 #include <math.h>
 #include <string.h>
 
-static bool is_op(const gr_node *n, const char *op)
-{
-    return (!*n->domain || strcmp(n->domain, "ai.onnx") == 0) && strcmp(n->op_type, op) == 0;
-}
-
 static double elem(const gr_tensor *t, int64_t i)
 {
     if (t->elem_type == GR_DOUBLE) return ((const double *)t->data)[i];
@@ -56,7 +51,8 @@ static const gr_tensor *channel_param(const gr_graph *g, int v, int64_t m)
 static int foldable(const gr_graph *g, int b)
 {
     const gr_node *bn = &g->nodes[b];
-    if (!is_op(bn, "BatchNormalization") || bn->n_inputs < 5 || bn->n_outputs < 1 || bn->outputs[0] < 0)
+    if (!gr_rw_is_op(bn, "BatchNormalization") || bn->n_inputs < 5 || bn->n_outputs < 1 ||
+        bn->outputs[0] < 0)
         return -1;
     for (int k = 1; k < bn->n_outputs; k++)
         if (bn->outputs[k] >= 0) return -1; /* training outputs */
@@ -66,7 +62,8 @@ static int foldable(const gr_graph *g, int b)
     if (x < 0 || g->values[x].kind != GR_VALUE_NODE || g->values[x].producer < 0) return -1;
     int c = g->values[x].producer;
     const gr_node *conv = &g->nodes[c];
-    if (!is_op(conv, "Conv") || conv->n_outputs < 1 || conv->outputs[0] != x || conv->n_inputs < 2)
+    if (!gr_rw_is_op(conv, "Conv") || conv->n_outputs < 1 || conv->outputs[0] != x ||
+        conv->n_inputs < 2)
         return -1;
     /* The Conv's output must mean "before the normalization" nowhere else. */
     if (gr_rw_uses(g, x) != 1) return -1;
@@ -93,8 +90,8 @@ static int foldable(const gr_graph *g, int b)
 static bool affine_able(const gr_model *m, const gr_graph *g, int b)
 {
     const gr_node *bn = &g->nodes[b];
-    if (m->opset < 7 || !is_op(bn, "BatchNormalization") || bn->n_inputs < 5 || bn->n_outputs < 1 ||
-        bn->outputs[0] < 0 || bn->inputs[0] < 0)
+    if (m->opset < 7 || !gr_rw_is_op(bn, "BatchNormalization") || bn->n_inputs < 5 ||
+        bn->n_outputs < 1 || bn->outputs[0] < 0 || bn->inputs[0] < 0)
         return false;
     for (int k = 1; k < bn->n_outputs; k++)
         if (bn->outputs[k] >= 0) return false;

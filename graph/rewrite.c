@@ -20,6 +20,11 @@ bool gr_rw_end(gr_rw *rw, bool ok)
     return ok && gr_rw_drop_unused(rw);
 }
 
+bool gr_rw_is_op(const gr_node *n, const char *op)
+{
+    return (!*n->domain || strcmp(n->domain, "ai.onnx") == 0) && strcmp(n->op_type, op) == 0;
+}
+
 bool gr_rw_is_graph_input(const gr_graph *g, int v)
 {
     for (int i = 0; i < g->n_inputs; i++)

@@ -40,6 +40,8 @@ void gr_rw_begin(gr_rw *rw, gr_model *m, gr_pass_stats *st, char **err);
  * returns ok, or false when that fails. */
 bool gr_rw_end(gr_rw *rw, bool ok);
 
+/* Whether node n is op_type op of the default domain ("" or "ai.onnx"). */
+bool gr_rw_is_op(const gr_node *n, const char *op);
 /* Whether value v is one of the graph's inputs / outputs. */
 bool gr_rw_is_graph_input(const gr_graph *g, int v);
 bool gr_rw_is_graph_output(const gr_graph *g, int v);

@@ -498,13 +498,13 @@ static tir_stmt *vectorize_loop(tir_mutator *m, tir_stmt *s) {
     int np = (int)(ext / piece);
     tir_stmt *parts[VEC_MAX_LANES] = {0};
     vec_state st = {.ctx = ps->ctx, .var = var, .lanes = (int)piece, .loop = s, .an = ps->an};
+    vec_body_walk(&st);
     bool ok = true;
     for (int k = 0; ok && k < np; k++) {
         te_expr *base = k ? te_add(s->u.loop.min, te_int_t(ps->ctx, var->dtype, k * piece))
                           : s->u.loop.min;
         st.ramp = tir_ramp(base, one, (int)piece);
         if (!st.ramp) return NULL;
-        vec_body_walk(&st);
         ok = (parts[k] = vec_stmt(&st, s->u.loop.body, NULL)) != NULL;
     }
     if (ok) return np == 1 ? parts[0] : tir_seq(ps->ctx, np, parts);

@@ -84,6 +84,13 @@ static LLVMValueRef call1(cg_llvm_emitter *em, const char *intrin, LLVMValueRef 
     return LLVMBuildCall2(em->b, fty, fn, &x, 1, "");
 }
 
+/* intrin(x, y), overloaded on x's type (llvm.pow, llvm.copysign). */
+static LLVMValueRef call2(cg_llvm_emitter *em, const char *intrin, LLVMValueRef x, LLVMValueRef y) {
+    LLVMTypeRef ty = LLVMTypeOf(x), fty;
+    LLVMValueRef fn = cg_llvm__intrinsic(em, intrin, &ty, 1, &fty);
+    return fn ? LLVMBuildCall2(em->b, fty, fn, (LLVMValueRef[]){x, y}, 2, "") : NULL;
+}
+
 /* fmuladd(a, b, c) on float scalars or vectors. */
 static LLVMValueRef fmuladd(cg_llvm_emitter *em, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
     LLVMTypeRef ty = LLVMTypeOf(c), fty;
@@ -451,9 +458,7 @@ static LLVMValueRef tanh_f32(cg_llvm_emitter *em, LLVMValueRef x, int lanes) {
     LLVMValueRef q = LLVMBuildFDiv(B, f32_const(em, 2.0, lanes), LLVMBuildFAdd(B, ex, one, ""), "");
     LLVMValueRef near0 = LLVMBuildFCmp(B, LLVMRealOLT, ax, f32_const(em, 0.625, lanes), "");
     LLVMValueRef mag = LLVMBuildSelect(B, near0, small, LLVMBuildFSub(B, one, q, ""), "");
-    LLVMTypeRef ty = LLVMTypeOf(x), fty;
-    LLVMValueRef cs = cg_llvm__intrinsic(em, "llvm.copysign", &ty, 1, &fty);
-    return cs ? LLVMBuildCall2(B, fty, cs, (LLVMValueRef[]){mag, x}, 2, "tanh") : NULL;
+    return call2(em, "llvm.copysign", mag, x);
 }
 
 static LLVMValueRef call(cg_llvm_emitter *em, const te_expr *e) {
@@ -478,11 +483,7 @@ static LLVMValueRef call(cg_llvm_emitter *em, const te_expr *e) {
     case TE_INTRIN_FABS: return call1(em, "llvm.fabs", a[0]);
     case TE_INTRIN_FLOOR: return call1(em, "llvm.floor", a[0]);
     case TE_INTRIN_CEIL: return call1(em, "llvm.ceil", a[0]);
-    case TE_INTRIN_POW: {
-        LLVMTypeRef ty = LLVMTypeOf(a[0]), fty;
-        LLVMValueRef fn = cg_llvm__intrinsic(em, "llvm.pow", &ty, 1, &fty);
-        return fn ? LLVMBuildCall2(em->b, fty, fn, a, 2, "pow") : NULL;
-    }
+    case TE_INTRIN_POW: return call2(em, "llvm.pow", a[0], a[1]);
     /* The default rounding mode (never changed by generated code) rounds
      * ties to even, as ONNX's Round does. */
     case TE_INTRIN_RINT: return call1(em, "llvm.rint", a[0]);

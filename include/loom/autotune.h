@@ -561,11 +561,17 @@ int tune_program_structural(const tune_sketch *sk, int sketch_index, const tune_
  *    register tiles of 4 rows (a divisor of the rows near it, else 4 with
  *    a tail) by up to 2 vectors of columns, the reduction outside the
  *    tile, unrolled 16 steps, the accumulator at the innermost outer tile
- *    loop.
- * 3. sch_create with each output's outer loops fused parallel and (not a
+ *    loop. A blocked convolution (NCHW[x]c) tiles output columns by
+ *    channel blocks sized to the vector registers: up to 8 by 2 with 32
+ *    registers (AVX-512), 2 by 4 (else 4 by 2, 8 by 1) with 16 (AVX2).
+ * 3. A workload more stages than a sketch holds (an unrolled LSTM):
+ *    sch_create with every stage's outer loops fused parallel and its
+ *    innermost axis vectorized, dot products (reads along the last
+ *    reduce axis) split by a vector and rfactored.
+ * 4. sch_create with each output's outer loops fused parallel and (not a
  *    reduction) its innermost axis split by a vector and vectorized where
  *    a vector divides it.
- * 4. The plain sch_create schedule.
+ * 5. The plain sch_create schedule.
  * target: "llvm" (with options: vectors of the target's width,
  * cg_target.vector_lanes) or "c" (the host's width). Returns a new
  * schedule in ctx (w built in ctx), or NULL with an error in ctx: w NULL
@@ -576,7 +582,8 @@ int tune_program_structural(const tune_sketch *sk, int sketch_index, const tune_
  * workload sch_create accepts. *how (how may be NULL) receives what was
  * chosen, an arena string in ctx: "sketch 2 (C: cache_write, ...),
  * heuristic program 0", "sketch 1 (...), rules" (", row reductions in
- * their consumers' rows" where they are), "sch_create, outputs
+ * their consumers' rows" where they are), "sch_create, every stage
+ * parallel and vectorized, dot products rfactored", "sch_create, outputs
  * parallel and vectorized" or "sch_create". */
 sch_schedule *tune_default_schedule(te_ctx *ctx, const tune_workload *w, const char *target,
                                     const char **how);

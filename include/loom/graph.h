@@ -383,7 +383,12 @@ typedef struct {
  *                     comes from a Conv with initializer weights (and
  *                     bias), its own parameters initializers too, folds
  *                     into new Conv weights and bias (float32/float64,
- *                     computed in double); others stay;
+ *                     computed in double); one that cannot fold, its
+ *                     parameters initializers of its input's type (opset
+ *                     7 or later), becomes Mul by scale/sqrt(var+eps) and
+ *                     Add of beta - mean*scale/sqrt(var+eps), both
+ *                     [C,1,...,1] initializers (elementwise: it stays in
+ *                     the blocked layout and fuses); others stay;
  *   2 eliminate       Identity, and Reshape/Flatten/Squeeze/Unsqueeze/Cast
  *                     that change nothing, go (readers read their input);
  *                     then nodes none of whose outputs reaches a graph
