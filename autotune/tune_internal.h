@@ -131,8 +131,13 @@ const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k);
 /* The register tile of a convolution on NCHW[vlen]c
  * (autotune/rules/rule_cache_write.c):
  * true, with lv[d][2] the innermost tile factor of axes 1, 3, 4 (lv[d][0]
- * and [1] set to 1), for a 5-D reduction whose last axis is one vector. */
-bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]);
+ * and [1] set to 1), for a 5-D reduction whose last axis is one vector;
+ * *tap_axis (NULL: not asked) the reduce axis to put wholly in the inner
+ * reduce level with tune__tap_inner, -1 for none. */
+bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *tap_axis);
+/* Puts reduce axis `tap` (>= 0; -1: nothing) of tile unit u, whose output
+ * has nsp axes, wholly in the inner reduce level of program p. */
+void tune__tap_inner(const tune_sketch *sk, int u, int nsp, int tap, tune_program *p);
 /* seed.c: the structural program of CPU sketch sk (every unit by its
  * rule's structural fill; rows: see tune_heur), false when a unit has no
  * such fill or a value breaks its hole's rule; and the sketch's rank for

@@ -31,6 +31,37 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
                              : "cache_write, tile SSRSRS, fuse into copy";
 }
 
+typedef struct {
+    const te_expr *a, *b;
+    bool found;
+} sum_read;
+
+static void find_sum_read(const te_expr *e, void *user) {
+    sum_read *sr = user;
+    if (sr->found) return;
+    if (e->kind == TE_READ)
+        for (int d = 0; d < e->u.read.ndim; d++) {
+            const te_expr *ix = e->u.read.indices[d];
+            if (ix->kind == TE_ADD && ((ix->u.bin.a == sr->a && ix->u.bin.b == sr->b) ||
+                                       (ix->u.bin.a == sr->b && ix->u.bin.b == sr->a)))
+                sr->found = true;
+        }
+    te_expr_visit_children(e, find_sum_read, user);
+}
+
+/* The reduce axis that slides along the output's columns (axis 3) with
+ * unit stride and dilation: a read index column + r. -1 if none. */
+static int unit_width_tap(const te_tensor *t) {
+    const te_expr *col = t->axes[3];
+    for (int r = 0; r < t->body->u.reduce.naxes; r++) {
+        const te_expr *ra = t->body->u.reduce.axes[r];
+        sum_read sr = {col, ra, false};
+        if (te_reduce_axis_slides(t, r)) find_sum_read(t->body, &sr);
+        if (sr.found) return r;
+    }
+    return -1;
+}
+
 /* A convolution on NCHW[vlen]c (graph/pass_alter_layout.c: output
  * [N, K/vlen, OH, OW, vlen], one vector of columns): the GEMM tile's 6
  * rows by one vector leave registers idle and put a guard in every row
@@ -50,8 +81,20 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
  *   by 1. The AVX-512 tile spilled its accumulators there and ran
  *   ResNet-50 at 0.35-0.47x ONNX Runtime on a Zen 3 host: 3x3 convs at
  *   19-35 GFLOP/s, 1x1 256->64 at 56x56 at 11; with 2x4, 56-77 and 59-82
- *   (bench/RESULTS.md, session 47). */
-bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
+ *   (bench/RESULTS.md, session 47).
+ *   An image of at most 8 columns read with unit stride (ResNet-50's
+ *   7x7 layers) takes its whole rows by one block instead, with the
+ *   window's column taps inside the lanes (*tap_axis, the reduce axis to
+ *   put in the inner reduce level; -1 otherwise): a tile of 2 of 7
+ *   columns left the padding's column guards in its body, as the tile's
+ *   columns are fused outside the reduction and loop partitioning does
+ *   not split them (schedule/pad_guard.c), and ran at 22-24 GFLOP/s;
+ *   whole rows fold the guards away, and taps inside the lanes let each
+ *   broadcast input meet its 3 weights at once instead of being kept
+ *   live across the taps (391 stack accesses with the taps outside):
+ *   45-53 GFLOP/s at 512 channels, 77-80 at 256 (session 48). At stride
+ *   2 it ran no faster than 2 by 4. */
+bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *tap_axis) {
     const int64_t *shape = t->shape;
     /* Half a vector too: a tensor blocked by half the lanes (24 channels
      * on AVX-512, graph/pass_alter_layout.c). */
@@ -59,7 +102,10 @@ bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
         t->body->kind != TE_REDUCE)
         return false;
     int64_t kb = shape[1] % 2 == 0 ? 2 : 1, want = 8;
-    if (vlen <= 8) {
+    int tap = vlen <= 8 && shape[3] <= 8 ? unit_width_tap(t) : -1;
+    if (tap_axis) *tap_axis = tap;
+    if (tap >= 0) kb = 1;
+    else if (vlen <= 8) {
         kb = shape[1] % 4 == 0 ? 4 : kb;
         want = 8 / kb;
     }
@@ -103,8 +149,10 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     int64_t mr = shape[row] < 6 ? shape[row] : 6;
     int64_t lv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++) tune__set3(lv[d], 1, 1, 1);
-    if (tune__blocked_conv_tile(t, vlen, lv)) {
+    int tap;
+    if (tune__blocked_conv_tile(t, vlen, lv, &tap)) {
         if (!tune__fill_tile(sk, u, t, lv, nsp, false, p)) return false;
+        tune__tap_inner(sk, u, nsp, tap, p);
         /* The whole tile unrolled (64 steps), so that its accumulators
          * live in registers: 16 steps leave a 2 x 8 tile a loop (0.55x). */
         const tune_hole *h;
