@@ -131,7 +131,8 @@ const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k);
 /* The register tile of a convolution on NCHW[vlen]c
  * (autotune/rules/rule_cache_write.c):
  * true, with lv[d][2] the innermost tile factor of axes 1, 3, 4 (lv[d][0]
- * and [1] set to 1), for a 5-D reduction whose last axis is one vector;
+ * and [1] set to 1, but lv[3][0] the number of column tiles with 16
+ * vector registers), for a 5-D reduction whose last axis is one vector;
  * *tap_axis (NULL: not asked) the reduce axis to put wholly in the inner
  * reduce level with tune__tap_inner, -1 for none. */
 bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *tap_axis);

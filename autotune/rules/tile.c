@@ -291,7 +291,7 @@ bool tune__structural_tile(const tune_heur *c, int u, tune_program *p) {
             return false;
         int64_t *v = p->vals + h->offset;
         tune__set3(v, 1, 1, 1);
-        if (blocked) v[2] = blv[d][2];
+        if (blocked) v[0] = blv[d][0], v[2] = blv[d][2];
         else if (d == col)
             v[2] = tile_cols(t->shape[d], c->vlen, nsp == 1 || t->shape[row] == 1);
         else if (d == row) v[2] = tile_rows(t->shape[d]);
