@@ -50,13 +50,14 @@ static void find_sum_read(const te_expr *e, void *user) {
 }
 
 /* The reduce axis that slides along the output's columns (axis 3) with
- * unit stride and dilation: a read index column + r. -1 if none. */
+ * unit stride and dilation over more than one tap: a read index column +
+ * r. -1 if none (a 1x1 convolution's column tap has one). */
 static int unit_width_tap(const te_tensor *t) {
     const te_expr *col = t->axes[3];
     for (int r = 0; r < t->body->u.reduce.naxes; r++) {
         const te_expr *ra = t->body->u.reduce.axes[r];
         sum_read sr = {col, ra, false};
-        if (te_reduce_axis_slides(t, r)) find_sum_read(t->body, &sr);
+        if (ra->u.var.extent > 1 && te_reduce_axis_slides(t, r)) find_sum_read(t->body, &sr);
         if (sr.found) return r;
     }
     return -1;
