@@ -127,6 +127,11 @@ sch_schedule *tune__attention_schedule(te_ctx *ctx, const tune_workload *w, int 
     int64_t rmax = vlen >= 16 ? 8 : 4, rows = divisor_upto(m, rmax);
     if (rows < rmax / 2) rows = rmax < m ? rmax : m; /* a prime m: a tail */
     int64_t cols = dim < vlen ? dim : vector_split(dim, vlen);
+    /* At least 8 accumulators (4-cycle FMAs on 2 pipes), with a tail where
+     * one vector is all that divides the head: AVX2's 4 rows by the one
+     * vector of 40 (a 320-channel block of 8 heads) ran the fused
+     * attention at 0.6-0.7x ONNX Runtime, 10-15 % slower than 2 vectors. */
+    if (rows * (cols / vlen) < 8 && dim > cols) cols = 2 * (int64_t)vlen;
 
     /* Stages read once by another block stage are inlined (the scaling
      * into the mask's Add); the rest are computed per row block: the
