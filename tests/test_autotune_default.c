@@ -18,24 +18,38 @@
 #include "testutil.h"
 #include "loom/autotune.h"
 
-/* The schedule of key in a fresh ctx, checked for a non-empty *how; its
- * step log and *how copied into the caller's buffers. */
-static sch_schedule *default_of(te_ctx *ctx, const char *key, tune_workload *w, const char **how) {
+/* The default schedule of key for target in ctx, checked for a
+ * non-empty *how. */
+static sch_schedule *default_for(te_ctx *ctx, const char *key, const char *target,
+                                 tune_workload *w, const char **how) {
     if (tune_build_workload(ctx, key, w)) fail_msg("%s: %s", key, te_ctx_errmsg(ctx));
-    sch_schedule *s = tune_default_schedule(ctx, w, "llvm", how);
+    sch_schedule *s = tune_default_schedule(ctx, w, target, how);
     if (!s) fail_msg("%s: no schedule: %s", key, te_ctx_errmsg(ctx));
     assert_non_null(*how);
     assert_true(strlen(*how) > 0);
     return s;
 }
 
-/* The default schedule of key (in *s) lowered to text. */
-static const char *default_text(te_ctx *ctx, const char *key, tune_workload *w, sch_schedule **s) {
-    const char *how = NULL;
-    *s = default_of(ctx, key, w, &how);
+/* The same for the host ("llvm"). */
+static sch_schedule *default_of(te_ctx *ctx, const char *key, tune_workload *w, const char **how) {
+    return default_for(ctx, key, "llvm", w, how);
+}
+
+/* The default schedule of key for target (in *s; its *how where how is
+ * not NULL) lowered to text. */
+static const char *target_text(te_ctx *ctx, const char *key, const char *target,
+                               tune_workload *w, sch_schedule **s, const char **how) {
+    const char *h = NULL;
+    *s = default_for(ctx, key, target, w, &h);
+    if (how) *how = h;
     const char *text = sch_lower_text(*s, w->nargs, w->args);
     assert_non_null(text);
     return text;
+}
+
+/* The default schedule of key for the host (in *s) lowered to text. */
+static const char *default_text(te_ctx *ctx, const char *key, tune_workload *w, sch_schedule **s) {
+    return target_text(ctx, key, "llvm", w, s, NULL);
 }
 
 /* Twice in fresh ctxs: the same log and choice. */
@@ -385,12 +399,8 @@ static void test_blocked_conv_avx2_tile(void **st) {
         "strides=I[1,1]};out v3)";
     te_ctx *ctx = te_ctx_new();
     tune_workload w;
-    if (tune_build_workload(ctx, key, &w)) fail_msg("%s", te_ctx_errmsg(ctx));
-    const char *how = NULL;
-    sch_schedule *s = tune_default_schedule(ctx, &w, "llvm -mcpu=haswell", &how);
-    if (!s) fail_msg("%s", te_ctx_errmsg(ctx));
-    const char *text = sch_lower_text(s, w.nargs, w.args);
-    assert_non_null(text);
+    sch_schedule *s;
+    const char *text = target_text(ctx, key, "llvm -mcpu=haswell", &w, &s, NULL);
     long elems = largest_local(text);
     if (elems != 2 * 4 * 8)
         fail_msg("a tile of %ld elements, want 2 columns by 4 blocks of 8:\n%s", elems, text);
@@ -452,13 +462,7 @@ static const char *haswell_conv(te_ctx *ctx, int ib, int ob, int h, int w, int k
              "w v2:float[%d,8];n v3=loom:ConvNCHWc(v0,v1,v2){dilations=I[1,1],group=i1,"
              "pads=I[%d,%d,%d,%d],strides=I[%d,%d]};out v3)",
              ib, ih, iw, ob, ib, kh, kw, ob, kh / 2, kw / 2, kh / 2, kw / 2, stride, stride);
-    if (tune_build_workload(ctx, key, wl)) fail_msg("%s", te_ctx_errmsg(ctx));
-    const char *how = NULL;
-    *s = tune_default_schedule(ctx, wl, "llvm -mcpu=haswell", &how);
-    if (!*s) fail_msg("%s", te_ctx_errmsg(ctx));
-    const char *text = sch_lower_text(*s, wl->nargs, wl->args);
-    assert_non_null(text);
-    return text;
+    return target_text(ctx, key, "llvm -mcpu=haswell", wl, s, NULL);
 }
 
 /* With 16 vector registers an image of at most 8 columns read with unit
@@ -543,13 +547,10 @@ static void test_attention_tile_avx2(void **st) {
                       "n v6=Softmax(v5){axis=i-1};n v7=MatMul(v6,v3);out v7)";
     te_ctx *ctx = te_ctx_new();
     tune_workload w;
-    if (tune_build_workload(ctx, key, &w)) fail_msg("%s", te_ctx_errmsg(ctx));
+    sch_schedule *s;
     const char *how = NULL;
-    sch_schedule *s = tune_default_schedule(ctx, &w, "llvm -mcpu=haswell", &how);
-    if (!s) fail_msg("%s", te_ctx_errmsg(ctx));
-    if (!how || !strstr(how, "attention")) fail_msg("not the attention schedule: %s", how);
-    const char *text = sch_lower_text(s, w.nargs, w.args);
-    assert_non_null(text);
+    const char *text = target_text(ctx, key, "llvm -mcpu=haswell", &w, &s, &how);
+    if (!strstr(how, "attention")) fail_msg("not the attention schedule: %s", how);
     const char *a = strstr(text, "allocate MatMul3.local[float32 * ");
     long elems = a ? strtol(a + strlen("allocate MatMul3.local[float32 * "), NULL, 10) : 0;
     if (elems != 4 * 16)
