@@ -85,7 +85,7 @@ static int hole_candidates(const tune_hole *h, const int64_t *factors, int nf, i
             for (int k = 0; k < m; k++) row[k] = factors[idx[k]], prod *= row[k];
             bool ok = h->kind == TUNE_HOLE_SPLIT
                           ? tune_split_valid(h, row)
-                          : prod > 0 && h->extent % prod == 0 && row[m - 1] <= TUNE__MAX_INNER;
+                          : tune__vector_valid(h, row[0]);
             if (ok && n < max) {
                 memcpy(cand + (size_t)n * (size_t)m, row, sizeof(int64_t) * (size_t)m);
                 n++;

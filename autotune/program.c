@@ -116,6 +116,22 @@ int64_t tune__rand_inner(const tune_hole *h, uint64_t *rng) {
     return c[tune__rand_below(rng, n)];
 }
 
+bool tune__vector_valid(const tune_hole *h, int64_t v) {
+    if (!h || h->kind != TUNE_HOLE_VECTOR || v < 1 || v > h->extent) return false;
+    if (h->extent % v == 0) return v <= TUNE__MAX_INNER;
+    return h->tail && (v == 4 || v == 8 || v == 16);
+}
+
+int64_t tune__rand_vector(const tune_hole *h, uint64_t *rng) {
+    int64_t c[TUNE__MAX_INNER + 3];
+    int n = 0;
+    for (int64_t d = 1; d <= h->extent && d <= TUNE__MAX_INNER; d++)
+        if (h->extent % d == 0) c[n++] = d;
+    for (int64_t d = 4; h->tail && d <= 16; d *= 2)
+        if (h->extent % d && d < h->extent) c[n++] = d;
+    return c[tune__rand_below(rng, n)];
+}
+
 void tune__random_hole_cpu(const tune_hole *h, uint64_t *rng, int64_t *v) {
     switch (h->kind) {
     case TUNE_HOLE_SPLIT: {
@@ -130,7 +146,7 @@ void tune__random_hole_cpu(const tune_hole *h, uint64_t *rng, int64_t *v) {
         }
         break;
     }
-    case TUNE_HOLE_VECTOR: v[0] = tune__rand_divisor(rng, h->extent, TUNE__MAX_INNER); break;
+    case TUNE_HOLE_VECTOR: v[0] = tune__rand_vector(h, rng); break;
     case TUNE_HOLE_PARALLEL:
     case TUNE_HOLE_LOCATION: v[0] = 1 + tune__rand_below(rng, h->extent); break;
     case TUNE_HOLE_UNROLL: v[0] = tune__rand_below(rng, TUNE__NUNROLL); break;
@@ -226,7 +242,7 @@ int tune__mutate_hole_cpu(const tune_sketch *sk, const tune_hole *h, uint64_t *r
     case TUNE_HOLE_SPLIT: return mutate_split(h, rng, v);
     case TUNE_HOLE_VECTOR: {
         int64_t old = v[0];
-        v[0] = tune__rand_divisor(rng, h->extent, TUNE__MAX_INNER);
+        v[0] = tune__rand_vector(h, rng);
         return v[0] != old ? 0 : -1;
     }
     case TUNE_HOLE_UNROLL: {

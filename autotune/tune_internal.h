@@ -120,6 +120,11 @@ int64_t tune__rand_divisor(uint64_t *rng, int64_t n, int64_t cap);
  * of its extent up to TUNE__MAX_INNER, joined, when h->tail, by every
  * integer up to TUNE_MAX_TAIL_INNER (and the extent). */
 int64_t tune__rand_inner(const tune_hole *h, uint64_t *rng);
+/* Whether v fills VECTOR hole h: a divisor of its extent up to
+ * TUNE__MAX_INNER or, with h->tail, 4, 8 or 16 lanes below the extent. */
+bool tune__vector_valid(const tune_hole *h, int64_t v);
+/* A random value for VECTOR hole h, uniform over tune__vector_valid's. */
+int64_t tune__rand_vector(const tune_hole *h, uint64_t *rng);
 /* Moves one random prime factor of a split hole's values (levels; the
  * outermost is implicit: ceil(extent / innermost) / the others' product)
  * from one level to another, keeping tune_split_valid (innermost <=

@@ -406,6 +406,49 @@ static void test_vectorize_predicated(void **state) {
     te_ctx_free(ctx);
 }
 
+/* select(k < 37, A[k], 0) over k = 32..39 (a reduction's tail, as
+ * rfactor writes it): the scalar loop reads A[k] only where k < 37, so
+ * the vector load is masked by the condition; a clamped read (a
+ * padding's A[max(min(k, 36), 0)], or a clamped channel times its
+ * stride) stays inside A and runs unmasked, and so does an arm of a
+ * scalar condition that reads inside its buffer. */
+static void test_vectorize_select_arms(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 37), *C = tu_param_buf(ctx, "C", TE_FLOAT32, 8);
+    te_expr *i = te_var(ctx, "i", TE_INT64), *n = te_var(ctx, "n", TE_INT64);
+    te_expr *k = te_add(I(ctx, 32), i), *zero = te_float(ctx, 0);
+    te_expr *tail = te_select(te_lt(k, I(ctx, 37)), ld(ctx, A, k), zero);
+    te_expr *clamped = te_select(te_lt(k, I(ctx, 37)),
+                                 ld(ctx, A, te_max(te_min(k, I(ctx, 36)), I(ctx, 0))), zero);
+    te_expr *scalar_cond = te_select(te_gt(n, I(ctx, 0)), ld(ctx, A, i), zero);
+    te_expr *strided = te_select(te_lt(k, I(ctx, 37)),
+                                 ld(ctx, A, te_mul(te_min(k, I(ctx, 36)), I(ctx, 1))), zero);
+    te_expr *vals[4] = {tail, clamped, scalar_cond, strided};
+    for (int c = 0; c < 4; c++) {
+        tir_func *f = func(ctx, 2, (tir_buffer *[]){A, C},
+                           tir_for(ctx, i, I(ctx, 0), I(ctx, 8), TIR_FOR_VECTORIZED,
+                                   tir_store(ctx, C, i, vals[c], NULL)));
+        tir_func *r = tir_pass_vectorize(ctx, f, NULL);
+        assert_non_null(r);
+        tu_tir_text(ctx, r);
+        assert_int_equal(r->body->kind, TIR_STORE);
+        const te_expr *v = r->body->u.store.value;
+        assert_int_equal(v->kind, TE_SELECT);
+        assert_int_equal(v->dtype.lanes, 8);
+        const te_expr *x = v->u.sel.t;
+        assert_int_equal(x->kind, TE_LOAD);
+        assert_int_equal(x->dtype.lanes, 8);
+        if (c == 0) {
+            assert_non_null(x->u.load.predicate);
+            assert_int_equal(x->u.load.predicate->dtype.lanes, 8);
+        } else {
+            assert_null(x->u.load.predicate);
+        }
+    }
+    te_ctx_free(ctx);
+}
+
 static void test_vectorize_refusals(void **state) {
     (void)state;
     te_ctx *ctx = te_ctx_new();
@@ -872,6 +915,7 @@ int main(void) {
         cmocka_unit_test(test_vectorize_broadcast_and_stride),
         cmocka_unit_test(test_vectorize_gather),
         cmocka_unit_test(test_vectorize_predicated),
+        cmocka_unit_test(test_vectorize_select_arms),
         cmocka_unit_test(test_vectorize_refusals),
         cmocka_unit_test(test_unroll_explicit),
         cmocka_unit_test(test_unroll_function_budget),

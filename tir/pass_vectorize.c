@@ -162,22 +162,65 @@ static te_expr *vec_bin(vec_state *st, te_expr_kind k, te_expr *a, te_expr *b) {
     return build_bin(k, bcast(st, a), bcast(st, b));
 }
 
-/* True when every lane of idx (scalar or RAMP) provably lies in buffer b,
- * with the enclosing loops' ranges bound in the analyser. */
-static bool in_bounds(vec_state *st, const tir_buffer *b, te_expr *idx) {
-    int64_t size = tir_buffer_size(b), lo, hi, lo2, hi2, stride;
-    if (!st->an || size <= 0) return false;
+/* Bounds [*lo, *hi] of every lane of vector or scalar index idx, with the
+ * enclosing loops' ranges bound in the analyser: a RAMP of constant
+ * stride, a broadcast, and sums, minima and maxima of those and their
+ * products by a constant >= 0 (a clamped ramp: a padding's read, or a
+ * clamped channel times its stride). False when idx has another form. */
+static bool lane_bounds(vec_state *st, const te_expr *idx, int64_t *lo, int64_t *hi) {
+    int64_t a0, a1, b0, b1, stride;
     if (!is_vec(idx)) {
-        te_analyzer_const_bound(st->an, idx, &lo, &hi);
-        return lo >= 0 && hi < size;
+        te_analyzer_const_bound(st->an, (te_expr *)idx, lo, hi);
+        return true;
     }
-    if (idx->kind != TE_RAMP || !te_is_const_int(idx->u.ramp.stride, &stride)) return false;
-    te_expr *last = te_add(idx->u.ramp.base, te_int_t(st->ctx, idx->u.ramp.base->dtype,
-                                                       stride * (st->lanes - 1)));
-    if (!last) return false;
-    te_analyzer_const_bound(st->an, idx->u.ramp.base, &lo, &hi);
-    te_analyzer_const_bound(st->an, last, &lo2, &hi2);
-    return lo >= 0 && lo2 >= 0 && hi < size && hi2 < size;
+    switch (idx->kind) {
+    case TE_RAMP: {
+        if (!te_is_const_int(idx->u.ramp.stride, &stride)) return false;
+        te_expr *last = te_add(idx->u.ramp.base,
+                               te_int_t(st->ctx, idx->u.ramp.base->dtype, stride * (st->lanes - 1)));
+        if (!last) return false;
+        te_analyzer_const_bound(st->an, idx->u.ramp.base, &a0, &a1);
+        te_analyzer_const_bound(st->an, last, &b0, &b1);
+        *lo = a0 < b0 ? a0 : b0;
+        *hi = a1 > b1 ? a1 : b1;
+        return true;
+    }
+    case TE_BROADCAST: return lane_bounds(st, idx->u.bcast.value, lo, hi);
+    case TE_ADD:
+    case TE_MUL:
+    case TE_MIN:
+    case TE_MAX:
+        if (!lane_bounds(st, idx->u.bin.a, &a0, &a1) || !lane_bounds(st, idx->u.bin.b, &b0, &b1))
+            return false;
+        if (idx->kind == TE_MUL) {
+            /* by a constant >= 0 (a clamped channel times its stride) */
+            if (b0 != b1 || b0 < 0) {
+                int64_t t0 = a0, t1 = a1;
+                a0 = b0, a1 = b1, b0 = t0, b1 = t1;
+            }
+            if (b0 != b1 || b0 < 0 || __builtin_mul_overflow(a0, b0, lo) ||
+                __builtin_mul_overflow(a1, b0, hi))
+                return false;
+        } else if (idx->kind == TE_ADD) {
+            if (__builtin_add_overflow(a0, b0, lo) || __builtin_add_overflow(a1, b1, hi))
+                return false;
+        } else if (idx->kind == TE_MIN) {
+            *lo = a0 < b0 ? a0 : b0;
+            *hi = a1 < b1 ? a1 : b1;
+        } else {
+            *lo = a0 > b0 ? a0 : b0;
+            *hi = a1 > b1 ? a1 : b1;
+        }
+        return true;
+    default: return false;
+    }
+}
+
+/* True when every lane of idx provably lies in buffer b (lane_bounds). */
+static bool in_bounds(vec_state *st, const tir_buffer *b, te_expr *idx) {
+    int64_t size = tir_buffer_size(b), lo, hi;
+    if (!st->an || size <= 0) return false;
+    return lane_bounds(st, idx, &lo, &hi) && lo >= 0 && hi < size;
 }
 
 /* A LOAD (or a scalar load that must be masked) at the vectorized index. */
@@ -236,9 +279,22 @@ static te_expr *vec_expr(vec_state *st, te_expr *e, te_expr *pred) {
         return te_cast(te_dtype_with_lanes(e->dtype, a->dtype.lanes), a);
     }
     case TE_SELECT: {
-        te_expr *c = vec_expr(st, e->u.sel.cond, pred), *t = vec_expr(st, e->u.sel.t, pred),
-                *f = vec_expr(st, e->u.sel.f, pred);
-        if (!c || !t || !f) return NULL;
+        /* The scalar loop reads only the chosen arm (codegen branches
+         * around an arm that loads), so each arm's loads are masked by
+         * its side of the condition where they could leave their buffer:
+         * the partial sums of an rfactor split that does not divide its
+         * reduction read past the last row as select(k < n, x[..], 0). */
+        te_expr *c = vec_expr(st, e->u.sel.cond, pred);
+        if (!c) return NULL;
+        te_expr *ct = pred, *cf = pred;
+        int64_t cv;
+        if (!te_is_const_int(c, &cv)) {
+            te_expr *m = bcast(st, c);
+            ct = pred ? te_and(pred, m) : m;
+            cf = pred ? te_and(pred, te_not(m)) : te_not(m);
+        }
+        te_expr *t = vec_expr(st, e->u.sel.t, ct), *f = vec_expr(st, e->u.sel.f, cf);
+        if (!t || !f) return NULL;
         if (c == e->u.sel.cond && t == e->u.sel.t && f == e->u.sel.f) return e;
         return te_select(bcast(st, c), bcast(st, t), bcast(st, f));
     }

@@ -214,11 +214,30 @@ int tune__transpose_axis(const te_tensor *t, int64_t *run);
  * 56-wide row with 16-lane vectors become 8 + 4 + 2 lane pieces, and ran
  * 3x slower than the plain loop LLVM vectorizes itself. */
 int64_t tune__vector_factor(int64_t ext, int vlen);
+/* How many leading axes of stage c are rows of reduction r: every read
+ * of r in c's body indexes r by c's first k axes, and r's dimensions
+ * after them (kept reduced dimensions, extent 1) by 0, with k less than
+ * c's rank (c has columns left for the reduction to cover). 0: r is not
+ * read that way. */
+int tune__row_depth(const te_tensor *r, const te_tensor *c);
+/* The shortest row (elements) whose statistics, kept with their reduced
+ * dimensions, tune__row_consumer computes in the row's own loop. */
+#define TUNE__MIN_FUSED_ROW 1024
 /* The annotated consumer unit whose row loop rfactored reduction unit u
  * can be computed in, as the library's softmax and layer_norm do (a row
  * stays in cache between the stages): the stage's only consumer, reading
- * it at exactly its own leading axes. -1: none (computed at the root). */
+ * it by rows (tune__row_depth), for a statistic that keeps its reduced
+ * dimensions only in rows of TUNE__MIN_FUSED_ROW elements or more. -1:
+ * none (computed at the root). */
 int tune__row_consumer(const tune_sketch *sk, const tune_dag *dag, int u);
+/* The stage whose row loop the stage of unit u is computed in when the
+ * structural fill computes row reductions in rows (tune_heur.rows): for a
+ * row reduction its row consumer's stage; for an annotated stage that is
+ * no output and no reduction (softmax's exp(x - max)), the consumer that
+ * reads it at exactly that consumer's own axes, when every other consumer
+ * of it is a row reduction computed in the same consumer's rows. -1:
+ * none. */
+int tune__row_home(const tune_sketch *sk, const tune_dag *dag, int u);
 /* Whether reduction stage `consumer` reads stage `producer` (a padding)
  * plane by plane: every index of every read an axis of the consumer
  * (plain, its leading axes: batch, channel) or an axis plus a reduce axis

@@ -20,8 +20,11 @@ static int apply(const tune_gen *g, tune_sketch *sk, int stage) {
 
 static int holes(tune_sketch *sk, const tune_dag *dag, int u) {
     const te_tensor *t = dag->stages[sk->units[u].stage].tensor;
-    return tune__add_hole(sk, TUNE_HOLE_SPLIT, u, 1,
-                          t->body->u.reduce.axes[nreduce_of(t) - 1]->u.var.extent, true);
+    if (tune__add_hole(sk, TUNE_HOLE_SPLIT, u, 1,
+                       t->body->u.reduce.axes[nreduce_of(t) - 1]->u.var.extent, true))
+        return TUNE__CAP_HOLES;
+    sk->holes[sk->nholes - 1].tail = true; /* the tail's lanes sum the identity */
+    return 0;
 }
 
 static const char *text(const tune_unit *un, const tune_dag *dag, const char **object) {
@@ -31,13 +34,18 @@ static const char *text(const tune_unit *un, const tune_dag *dag, const char **o
 
 /* The rfactor split: 4, 2, 1 vectors of partial results where they
  * divide the reduction at least twice (the library's row reductions:
- * OPS_ROW_REDUCE_VECTORS), else the widest divisor up to a vector. */
+ * OPS_ROW_REDUCE_VECTORS); else one vector with a tail where the
+ * reduction is two vectors long or more (the tail's lanes read the
+ * reduction's identity, their loads masked: tir/pass_vectorize.c); else
+ * the widest divisor up to a vector. A row of 100 took 5 lanes of 8
+ * (AVX2) or 10 of 16 before, vectors LLVM widens. */
 static bool structural(const tune_heur *c, int u, tune_program *p) {
     const tune_hole *h = tune__unit_hole(c->sk, u, 0);
     if (!h) return false;
     int64_t ext = h->extent, f = 0;
     for (int64_t m = 4; m >= 1 && !f; m /= 2)
         if (ext % (m * c->vlen) == 0 && ext / (m * c->vlen) >= 2) f = m * c->vlen;
+    if (!f && ext >= 2 * c->vlen && tune_split_valid(h, &(int64_t){c->vlen})) f = c->vlen;
     if (!f) f = tune__divisor_multiple(ext, c->vlen, 1);
     p->vals[h->offset] = f ? f : 1;
     return true;

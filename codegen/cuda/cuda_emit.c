@@ -199,8 +199,8 @@ static bool lane_invariant(const te_expr *e) {
 /* A copy's value `select(c, x, 0)` with c the same for every lane (a
  * scalar, or broadcasts combined lane by lane) — what an implicit GEMM's gather of one
  * padded tap vectorizes to, maybe through legalize_half's float32 casts:
- * t(select(c, float32(x), 0)) with x of type t. Sets *cond and *load to c
- * and x; false for anything else. */
+ * t(select(c, float32(x), 0)) with x of type t, x unmasked or masked by c.
+ * Sets *cond and *load to c and x; false for anything else. */
 static bool zero_fill_of(const te_expr *val, const te_expr **cond, const te_expr **load) {
     const te_expr *v = val;
     te_dtype t = val->dtype;
@@ -212,6 +212,11 @@ static bool zero_fill_of(const te_expr *val, const te_expr **cond, const te_expr
         return false;
     if (c->kind == TE_BROADCAST) c = c->u.bcast.value;
     if (!lane_invariant(c)) return false;
+    /* The vectorizer masks the chosen arm's load by the condition itself
+     * (tir/pass_vectorize.c): the zero fill already guards it. */
+    const te_expr *p = x->u.load.predicate;
+    if (p && p->kind == TE_BROADCAST) p = p->u.bcast.value;
+    if (p && !te_expr_equal(p, c)) return false;
     *cond = c;
     *load = x;
     return true;
@@ -230,7 +235,7 @@ static bool emit_async_copy(cuda_emitter *ce, const tir_stmt *s, int lanes) {
     const te_expr *idx = s->u.store.index, *val = s->u.store.value, *cond = NULL, *x;
     if (ce->async && zero_fill_of(val, &cond, &x)) val = x;
     if (!ce->async || s->u.store.predicate || b->scope != TIR_SCOPE_SHARED ||
-        val->kind != TE_LOAD || val->u.load.predicate ||
+        val->kind != TE_LOAD || (val->u.load.predicate && !cond) ||
         val->u.load.buffer->scope != TIR_SCOPE_GLOBAL ||
         !te_dtype_eq(val->u.load.buffer->dtype, b->dtype))
         return false;

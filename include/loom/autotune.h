@@ -316,8 +316,12 @@ typedef struct {
     bool tail;     /* SPLIT: the innermost factor may leave a tail (see
                       TUNE_HOLE_SPLIT). Set on the spatial axes of CPU
                       multi-level tiles except the vectorized one (its
-                      inner factor stays a divisor: no vector tail); never
-                      on reduce axes or GPU holes. */
+                      inner factor stays a divisor: no vector tail), and
+                      on an rfactor's split (the tail's partial sums read
+                      the reduction's identity); never on a tile's reduce
+                      axes or GPU holes. VECTOR: besides the divisors, 4,
+                      8 or 16 lanes with a masked tail; set where the
+                      extent is no multiple of 8 (a softmax row of 100). */
 } tune_hole;
 
 /* Largest innermost factor of a SPLIT hole with `tail` that need not
