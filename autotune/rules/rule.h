@@ -226,9 +226,10 @@ int tune__row_depth(const te_tensor *r, const te_tensor *c);
 /* The annotated consumer unit whose row loop rfactored reduction unit u
  * can be computed in, as the library's softmax and layer_norm do (a row
  * stays in cache between the stages): the stage's only consumer, reading
- * it by rows (tune__row_depth), for a statistic that keeps its reduced
- * dimensions only in rows of TUNE__MIN_FUSED_ROW elements or more. -1:
- * none (computed at the root). */
+ * it by rows (tune__row_depth); for a statistic that keeps its reduced
+ * dimensions, only in rows of TUNE__MIN_FUSED_ROW elements or more or
+ * where the reduction reads a computed stage the consumer reads too
+ * (softmax's sum of exp). -1: none (computed at the root). */
 int tune__row_consumer(const tune_sketch *sk, const tune_dag *dag, int u);
 /* The stage whose row loop the stage of unit u is computed in when the
  * structural fill computes row reductions in rows (tune_heur.rows): for a

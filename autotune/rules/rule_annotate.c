@@ -96,15 +96,20 @@ static bool structural(const tune_heur *c, int u, tune_program *p) {
     const tune_hole *h0 = tune__unit_hole(c->sk, u, 0), *h1 = tune__unit_hole(c->sk, u, 1);
     if (!h0 || !h1) return false;
     const te_tensor *t = c->dag->stages[c->sk->units[u].stage].tensor;
-    p->vals[h0->offset] =
-        tune__annotate_vectorizes(t) ? tune__vector_factor(h0->extent, c->vlen) : 1;
-    if (p->vals[h0->offset] > 1 && reads_row_reduction(c, t) && tune__vector_valid(h0, c->vlen))
+    bool vec = tune__annotate_vectorizes(t);
+    p->vals[h0->offset] = vec ? tune__vector_factor(h0->extent, c->vlen) : 1;
+    if (vec && reads_row_reduction(c, t) && tune__vector_valid(h0, c->vlen))
         p->vals[h0->offset] = c->vlen;
     p->vals[h1->offset] = parallel_loops(t, p->vals[h0->offset], h1->extent);
-    for (int r = 0; c->rows && r < c->sk->nunits; r++)
-        if (tune__row_consumer(c->sk, c->dag, r) == u)
-            p->vals[h1->offset] =
-                tune__row_depth(c->dag->stages[c->sk->units[r].stage].tensor, t);
+    /* In rows: parallel over the rows alone, the row consumer's and a stage
+     * computed in its rows alike (no parallel loop inside the rows'). */
+    int home = c->rows ? tune__row_home(c->sk, c->dag, u) : -1;
+    for (int r = 0; c->rows && r < c->sk->nunits; r++) {
+        int cu = tune__row_consumer(c->sk, c->dag, r);
+        if (cu >= 0 && (cu == u || c->sk->units[cu].stage == home))
+            p->vals[h1->offset] = tune__row_depth(c->dag->stages[c->sk->units[r].stage].tensor,
+                                                  c->dag->stages[c->sk->units[cu].stage].tensor);
+    }
     return true;
 }
 

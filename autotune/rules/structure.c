@@ -164,14 +164,23 @@ int tune__row_consumer(const tune_sketch *sk, const tune_dag *dag, int u) {
     const te_tensor *c = dag->stages[si->consumers[0]].tensor;
     int depth = tune__row_depth(r, c);
     if (depth < 1) return -1;
-    /* A statistic kept with its reduced dimensions only for rows of
-     * TUNE__MIN_FUSED_ROW elements or more: in a short row each stage's
-     * horizontal sum ends a chain the next stage waits on. LayerNorm's
-     * rows of 320 and 768 ran 6-10 % slower fused than stage by stage;
-     * InstanceNorm's of 10,240 2.2x faster (Zen 3). */
+    /* A statistic kept with its reduced dimensions: for rows of
+     * TUNE__MIN_FUSED_ROW elements or more, or where the reduction sums a
+     * computed stage (no reduction) that the consumer reads too: softmax's
+     * sum of exp, which in the rows is one row, not a tensor making two
+     * more passes over memory. In a short row each stage's horizontal sum
+     * ends a chain the next stage waits on: LayerNorm's rows of 320 and
+     * 768 ran 6-10 % slower fused than stage by stage, InstanceNorm's of
+     * 10,240 2.2x faster (Zen 3). */
     int64_t row = 1;
     for (int d = depth; d < c->ndim; d++) row *= c->shape[d];
-    return depth == r->ndim || row >= TUNE__MIN_FUSED_ROW ? cu : -1;
+    if (depth == r->ndim || row >= TUNE__MIN_FUSED_ROW) return cu;
+    for (int k = 0; k < si->nproducers; k++) {
+        const tune_stage_info *pi = &dag->stages[si->producers[k]];
+        for (int q = 0; !pi->is_placeholder && !pi->is_reduction && q < pi->nconsumers; q++)
+            if (pi->consumers[q] == si->consumers[0]) return cu;
+    }
+    return -1;
 }
 
 typedef struct {
