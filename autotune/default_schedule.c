@@ -79,11 +79,9 @@ static int stage_named(const sch_schedule *s, const char *name) {
 /* Computes each rfactored row reduction that has a row consumer
  * (row_consumer), and its partial results, in that consumer's parallel row
  * loop; and an elementwise stage between such reductions and their
- * consumer (tune__row_home) in that loop too: softmax's exp then lives one row
- * at a time in cache between the sum and the normalization, where at the
- * root it was a tensor-sized buffer written and read in two more passes
- * over memory (a Softmax over 1,200 rows of 100 ran at 0.6x ONNX
- * Runtime). 0 or -1. */
+ * consumer (tune__row_home) in that loop too: softmax's exp is then one
+ * row in a local buffer between the sum and the normalization, not a
+ * tensor written and read again. 0 or -1. */
 static int rows_into_consumers(sch_schedule *s, const tune_sketch *sk, const tune_dag *dag) {
     for (int u = 0; u < sk->nunits; u++) {
         int home = tune__row_consumer(sk, dag, u) < 0 ? tune__row_home(sk, dag, u) : -1;

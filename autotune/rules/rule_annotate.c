@@ -27,7 +27,8 @@ static int holes(tune_sketch *sk, const tune_dag *dag, int u) {
     int nsp = t->ndim;
     if (tune__add_hole(sk, TUNE_HOLE_VECTOR, u, 1, t->shape[nsp - 1], false))
         return TUNE__CAP_HOLES;
-    /* Rows no vector divides may take whole vectors and a masked tail. */
+    /* An extent that is no multiple of 8 may take whole vectors and a
+     * masked tail (tune__vector_valid). */
     sk->holes[sk->nholes - 1].tail = t->shape[nsp - 1] % 8 != 0 && t->shape[nsp - 1] > 8;
     return tune__add_hole(sk, TUNE_HOLE_PARALLEL, u, 1, nsp, false);
 }
