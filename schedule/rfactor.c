@@ -145,7 +145,11 @@ int sch__apply_rfactor(sch_schedule *s, const sch_step *step, te_tensor **out) {
 #undef SLOT
     te_reduce_op rop = t->body->u.reduce.op;
     te_expr *src = te_substitute(ctx, t->body->u.reduce.source, ns, sub_vars, sub_vals);
-    if (guard) src = te_select(guard, src, te_reduce_identity(ctx, rop, t->dtype));
+    /* likely(): loop partitioning splits the tail's iterations off, so the
+     * others run without the select (tir/pass_loop_partition.c). */
+    if (guard)
+        src = te_select(te_call(TE_INTRIN_LIKELY, 1, &guard), src,
+                        te_reduce_identity(ctx, rop, t->dtype));
     te_expr *rf_body = nred ? te_reduce_n(rop, src, nred, new_red) : src;
     te_tensor *rf = sch__make_compute(ctx, te_sprintf(ctx, "%s.rf", t->name), nd, new_axes,
                                       rf_body);

@@ -109,6 +109,33 @@ static void test_partition_guarded_split(void **state) {
     te_ctx_free(ctx);
 }
 
+/* An rfactor's tail guard is a select in its partial sums
+ * (schedule/rfactor.c): for (ko, 0, 5) { for (l, 0, 8) { P[l] = P[l] +
+ * select(likely(ko*8 + l < 37), A[ko*8 + l], 0) } } splits like an IF's
+ * guard: the main range [0, 4) without the select, the tail with it. */
+static void test_partition_select_guard(void **state) {
+    (void)state;
+    te_ctx *ctx = te_ctx_new();
+    tir_buffer *A = tu_param_buf(ctx, "A", TE_FLOAT32, 37), *P = tu_param_buf(ctx, "P", TE_FLOAT32, 8);
+    te_expr *ko = te_iter_var(ctx, "ko", TE_ITER_REDUCE, 5), *l = te_var(ctx, "l", TE_INT64);
+    te_expr *idx = te_add(te_mul(ko, I(ctx, 8)), l);
+    te_expr *v = te_select(likely(te_lt(idx, I(ctx, 37))), ld(ctx, A, idx), te_float(ctx, 0));
+    tir_stmt *st = tir_store(ctx, P, l, te_add(ld(ctx, P, l), v), NULL);
+    tir_stmt *inner = tir_for(ctx, l, I(ctx, 0), I(ctx, 8), TIR_FOR_SERIAL, st);
+    tir_func *f = func(ctx, 2, (tir_buffer *[]){A, P},
+                       tir_for(ctx, ko, I(ctx, 0), I(ctx, 5), TIR_FOR_SERIAL, inner));
+    tir_func *g = tir_pass_loop_partition(ctx, f);
+    assert_non_null(g);
+    const char *after = tu_tir_text(ctx, g);
+    char *main_part = tu_between(after, "for (ko, 0, 4)", "for (ko, 4, 1)");
+    if (!main_part) fail_msg("not split at 4:\n%s", after);
+    assert_int_equal(tu_count(main_part, "select"), 0);
+    free(main_part);
+    const char *tail = strstr(after, "for (ko, 4, 1)");
+    assert_non_null(strstr(tail, "select(likely("));
+    te_ctx_free(ctx);
+}
+
 /* for (i, 0, 12) { if (likely(0 <= i - 2 < 8)) B[i] = A[i - 2] }: guards
  * at both ends (a padded window), the loop serial or parallel. */
 static tir_func *padded_window(te_ctx *ctx, tir_for_kind kind) {
@@ -907,6 +934,7 @@ static void test_e2e_conv2d_attached_edges(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_partition_guarded_split),
+        cmocka_unit_test(test_partition_select_guard),
         cmocka_unit_test(test_partition_both_ends),
         cmocka_unit_test(test_partition_parallel_branches),
         cmocka_unit_test(test_partition_nothing_to_do),

@@ -3,7 +3,10 @@
  * (TVM LoopPartition, Halide PartitionLoops).
  *
  * Lowering guards the bodies of non-dividing splits and of regions that
- * reach past a tensor's edges with `if (likely(c))`. For a loop
+ * reach past a tensor's edges with `if (likely(c))`; an rfactor's tail
+ * guards its partial sums with `select(likely(c), x, identity)`
+ * (schedule/rfactor.c), a guard of the same kind, whose select becomes x
+ * where c is proven. For a loop
  * `for (v, min, ext)` this pass finds the sub-range [a, b) of v where every
  * such guard below it is true whatever the values of the loops between the
  * loop and the guard, and emits
@@ -49,6 +52,7 @@
 #include <stdlib.h>
 
 #include "loom/tir.h"
+#include "tir/tir_internal.h"
 
 /* Values beyond this are treated as unbounded (no overflow in the solve),
  * the limit the loops are bound with. */
@@ -328,6 +332,20 @@ static int collect_if(tir_visitor *v, const tir_stmt *s) {
     return tir_visit_children(v, s);
 }
 
+static void collect_select(const te_expr *e, void *user) {
+    collector *c = user;
+    if (e->kind == TE_SELECT && is_likely(e->u.sel.cond))
+        solve_conjunct(c->st, c->ss, e->u.sel.cond->u.call.args[0]);
+    te_expr_visit_children(e, collect_select, user);
+}
+
+/* A statement's `select(likely(c), a, b)`: the guard of an rfactor's
+ * tail (schedule/rfactor.c), a guard like an IF's. */
+static int collect_expr(tir_visitor *v, const te_expr *e) {
+    collect_select(e, v->user);
+    return 0;
+}
+
 /* Narrows ss to where every likely() guard in s holds. */
 static void collect(lp_state *st, solve_state *ss, const tir_stmt *s) {
     collector c = {st, ss};
@@ -338,6 +356,7 @@ static void collect(lp_state *st, solve_state *ss, const tir_stmt *s) {
             [TIR_FOR] = collect_loop,
             [TIR_IF] = collect_if,
         },
+        .expr = collect_expr,
     };
     tir_visit(&v, s);
 }
@@ -381,6 +400,19 @@ static tir_stmt *drop_if(tir_mutator *m, tir_stmt *s) {
     if (left == inner) return r;
     te_expr *cond = te_call(TE_INTRIN_LIKELY, 1, &left);
     return cond ? tir_if(st->ctx, cond, r->u.if_.then_s, r->u.if_.else_s) : NULL;
+}
+
+static te_expr *drop_select_node(te_expr *e, void *user) {
+    if (e->kind != TE_SELECT || !is_likely(e->u.sel.cond)) return e;
+    te_expr *inner = e->u.sel.cond->u.call.args[0], *left = drop_proven(user, inner);
+    if (!left) return e->u.sel.t;
+    if (left == inner) return e;
+    te_expr *cond = te_call(TE_INTRIN_LIKELY, 1, &left);
+    return cond ? te_select(cond, e->u.sel.t, e->u.sel.f) : NULL;
+}
+
+static te_expr *drop_select(tir_mutator *m, te_expr *e) {
+    return tir__expr_rewrite(m->ctx, e, drop_select_node, m->user);
 }
 
 /* ---- the pass ---- */
@@ -591,7 +623,8 @@ tir_func *tir_pass_loop_partition(te_ctx *ctx, const tir_func *f) {
     lp_state st = {.ctx = ctx, .an = te_analyzer_new(ctx)};
     if (!st.an) return NULL;
     st.walk = (tir_mutator){.ctx = ctx, .user = &st, .an = st.an, .kind = {[TIR_FOR] = walk_loop}};
-    st.drop = (tir_mutator){.ctx = ctx, .user = &st, .an = st.an, .kind = {[TIR_IF] = drop_if}};
+    st.drop = (tir_mutator){
+        .ctx = ctx, .user = &st, .an = st.an, .kind = {[TIR_IF] = drop_if}, .expr = drop_select};
     tir_stmt *body = walk(&st, f->body);
     te_analyzer_free(st.an);
     if (!body) return NULL;
