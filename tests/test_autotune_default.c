@@ -558,13 +558,6 @@ static void test_attention_tile_avx2(void **st) {
     te_ctx_free(ctx);
 }
 
-/* Occurrences of needle in text. */
-static int count_of(const char *text, const char *needle) {
-    int n = 0;
-    for (const char *at = text; (at = strstr(at, needle)) != NULL; at += strlen(needle)) n++;
-    return n;
-}
-
 /* The default schedule of ONNX's Softmax over R rows of N for
  * "llvm -mcpu=haswell", checked against a double reference with its
  * outputs poisoned; its lowering returned. */
@@ -614,14 +607,14 @@ static void test_softmax_rows(void **st) {
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) skip();
     te_ctx *ctx = te_ctx_new();
     const char *text = haswell_softmax(ctx, 37, 100);
-    if (count_of(text, "parallel") != 2 || !strstr(text, "allocate Softmax0_exp[float32 * 100] local"))
+    if (tu_count_substr(text, "parallel") != 2 || !strstr(text, "allocate Softmax0_exp[float32 * 100] local"))
         fail_msg("rows of 100: not the maxima, then exp and sum in rows:\n%s", text);
     if (!strstr(text, "Softmax0_max.rf[ramp(s0*8, 1, 8)]") ||
         !strstr(text, "Softmax0_sum.rf[ramp(0, 1, 8)]") ||
-        count_of(text, "x8(Softmax0_max[") != 2 || count_of(text, "x8(1.0f / Softmax0_sum[") != 2)
+        tu_count_substr(text, "x8(Softmax0_max[") != 2 || tu_count_substr(text, "x8(1.0f / Softmax0_sum[") != 2)
         fail_msg("rows of 100: not whole 8-lane vectors and a tail:\n%s", text);
     text = haswell_softmax(ctx, 5, 1100);
-    if (count_of(text, "parallel") != 1 || !strstr(text, "allocate Softmax0_exp[float32 * 1100] local"))
+    if (tu_count_substr(text, "parallel") != 1 || !strstr(text, "allocate Softmax0_exp[float32 * 1100] local"))
         fail_msg("rows of 1,100: not one parallel loop, exp a row at a time:\n%s", text);
     te_ctx_free(ctx);
 }

@@ -239,6 +239,10 @@ int tune__row_consumer(const tune_sketch *sk, const tune_dag *dag, int u);
  * of it is a row reduction computed in the same consumer's rows. -1:
  * none. */
 int tune__row_home(const tune_sketch *sk, const tune_dag *dag, int u);
+/* Over expression e (a body of stage c): *ok, every read of stage p is at
+ * exactly c's own axes with p of c's shape; *seen, there is one. */
+void tune__reads_exactly(const te_expr *e, const te_tensor *c, const te_tensor *p, bool *ok,
+                         bool *seen);
 /* Whether reduction stage `consumer` reads stage `producer` (a padding)
  * plane by plane: every index of every read an axis of the consumer
  * (plain, its leading axes: batch, channel) or an axis plus a reduce axis

@@ -20,33 +20,6 @@
 
 #include "autotune/rules/rule.h"
 
-typedef struct {
-    const te_tensor *c, *p;
-    bool ok, seen;
-} exact_walk;
-
-static void exact_visit(const te_expr *e, void *user) {
-    exact_walk *w = user;
-    if (e->kind == TE_READ && e->u.read.tensor == w->p) {
-        w->seen = true;
-        if (w->p->ndim != w->c->ndim) w->ok = false;
-        for (int d = 0; w->ok && d < w->c->ndim; d++)
-            if (e->u.read.indices[d] != w->c->axes[d] || w->p->shape[d] != w->c->shape[d])
-                w->ok = false;
-    }
-    te_expr_visit_children(e, exact_visit, user);
-}
-
-/* ok: every read of p in e is at exactly c's own axes (same shape);
- * seen: there is one. */
-static void exact_reads(const te_expr *e, const te_tensor *c, const te_tensor *p, bool *ok,
-                        bool *seen) {
-    exact_walk w = {c, p, true, false};
-    exact_visit(e, &w);
-    *ok = w.ok;
-    *seen = w.seen;
-}
-
 static tune_rule_cond condition(const tune_gen *g, const tune_sketch *sk, int stage,
                                 const tune_rule *made_by) {
     (void)sk, (void)made_by;
@@ -63,7 +36,7 @@ static int apply(const tune_gen *g, tune_sketch *sk, int stage) {
         const te_tensor *ct = g->dag->stages[cs].tensor;
         bool ok = false, seen = false;
         if (tune__unit_of(sk, cs, TUNE_UNIT_GPU_FLAT) >= 0 && nreduce_of(ct) == 0)
-            exact_reads(ct->body, ct, si->tensor, &ok, &seen);
+            tune__reads_exactly(ct->body, ct, si->tensor, &ok, &seen);
         if (ok && seen) consumer = cs;
     }
     if (consumer >= 0) {

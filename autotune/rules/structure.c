@@ -184,19 +184,28 @@ int tune__row_consumer(const tune_sketch *sk, const tune_dag *dag, int u) {
 }
 
 typedef struct {
-    const te_tensor *p, *c;
-    bool seen, own;
-} own_read;
+    const te_tensor *c, *p;
+    bool ok, seen;
+} exact_walk;
 
-static void find_own_read(const te_expr *e, void *user) {
-    own_read *o = user;
-    if (e->kind == TE_READ && e->u.read.tensor == o->p) {
-        o->seen = true;
-        if (e->u.read.ndim != o->c->ndim) o->own = false;
-        for (int d = 0; d < e->u.read.ndim && o->own; d++)
-            if (e->u.read.indices[d] != o->c->axes[d]) o->own = false;
+static void exact_visit(const te_expr *e, void *user) {
+    exact_walk *w = user;
+    if (e->kind == TE_READ && e->u.read.tensor == w->p) {
+        w->seen = true;
+        if (w->p->ndim != w->c->ndim) w->ok = false;
+        for (int d = 0; w->ok && d < w->c->ndim; d++)
+            if (e->u.read.indices[d] != w->c->axes[d] || w->p->shape[d] != w->c->shape[d])
+                w->ok = false;
     }
-    te_expr_visit_children(e, find_own_read, user);
+    te_expr_visit_children(e, exact_visit, user);
+}
+
+void tune__reads_exactly(const te_expr *e, const te_tensor *c, const te_tensor *p, bool *ok,
+                         bool *seen) {
+    exact_walk w = {c, p, true, false};
+    exact_visit(e, &w);
+    *ok = w.ok;
+    *seen = w.seen;
 }
 
 int tune__row_home(const tune_sketch *sk, const tune_dag *dag, int u) {
@@ -212,10 +221,11 @@ int tune__row_home(const tune_sketch *sk, const tune_dag *dag, int u) {
             nrows++;
             c = sk->units[rc].stage;
         } else {
-            own_read o = {ei->tensor, dag->stages[c].tensor, false, true};
-            if (!o.c->body || tune__unit_of(sk, c, TUNE_UNIT_ANNOTATE) < 0) return -1;
-            find_own_read(o.c->body, &o);
-            if (!o.seen || !o.own) return -1;
+            const te_tensor *ct = dag->stages[c].tensor;
+            bool ok, seen;
+            if (!ct->body || tune__unit_of(sk, c, TUNE_UNIT_ANNOTATE) < 0) return -1;
+            tune__reads_exactly(ct->body, ct, ei->tensor, &ok, &seen);
+            if (!ok || !seen) return -1;
         }
         if (home >= 0 && home != c) return -1;
         home = c;
