@@ -493,6 +493,7 @@ static int measure(tune_measurer *m, int n, const char *const *steps_json, const
             cJSON_AddNumberToObject(req, "base_repeat",
                                     m->r[j].has_baseline ? TUNE_BASELINE_REPEAT : 0);
             cJSON_AddNumberToObject(req, "min_repeat_ms", m->o.min_repeat_ms);
+            if (m->o.cache_flush) cJSON_AddBoolToObject(req, "flush", true);
             /* Repeats only for candidates within TUNE__SLOW_FACTOR of the
              * best: the model needs their rank, not a precise time. */
             cJSON_AddNumberToObject(req, "slow_s", best_so_far > 0 && !uncut

@@ -10,9 +10,11 @@
  *
  * Protocol: length-prefixed JSON frames (tune__write_frame).
  *   {"cmd":"build","key","target","steps","hook"} -> {"ok":1,"build_s"} | {"error","msg"}
- *   {"cmd":"run","repeat","min_repeat_ms","slow_s","hook"} -> {"ok":1,"lat":[...]} | {"error","msg"}
+ *   {"cmd":"run","repeat","min_repeat_ms","slow_s","flush","hook"} -> {"ok":1,"lat":[...]} | {"error","msg"}
  *      (a first call slower than slow_s > 0 seconds is the only sample:
- *      a candidate far slower than the best is not worth the repeats)
+ *      a candidate far slower than the best is not worth the repeats;
+ *      flush 1: on the CPU every timed call starts with its tensors
+ *      evicted from the caches, tune_measure_options.cache_flush)
  *   {"cmd":"check","seed","hook"}                 -> {"ok":1,"mismatch":n} | {"error","msg"}
  *   {"cmd":"baseline","key","target","steps"}    -> as build, for the baseline program
  *      (kept across builds); a run with "base_repeat" > 0 then also times it
@@ -191,6 +193,16 @@ static int call_cpu(void *user) {
     return rt_prepared_call(b->prep, b->nargs, b->args);
 }
 
+/* Evicts everything a CPU call reads and writes from the caches (the
+ * run request's "flush"; rt_timer_config.before_call): the arguments and
+ * the pre-computed constants, which are what the kernel reads in place of
+ * the weights it was prepared from. */
+static void flush_cpu(void *user) {
+    built *b = user;
+    for (int i = 0; i < b->nargs; i++) rt_tensor_cache_flush(b->args[i]);
+    rt_prepared_cache_flush(b->prep);
+}
+
 static void hang(void) {
     for (;;) pause();
 }
@@ -289,6 +301,8 @@ static int do_run(built *b, built *base, int out, cJSON *req) {
     if (cfg.repeat > 64) cfg.repeat = 64;
     cfg.min_repeat_ms = cJSON_GetNumberValue(cJSON_GetObjectItem(req, "min_repeat_ms"));
     if (!(cfg.min_repeat_ms >= 0)) cfg.min_repeat_ms = 0;
+    bool flush = !b->cuda && cJSON_IsTrue(cJSON_GetObjectItem(req, "flush"));
+    if (flush) cfg.before_call = flush_cpu, cfg.before_call_user = b;
     if (hook == TUNE_HOOK_SEGV) raise(SIGSEGV);
     if (hook == TUNE_HOOK_HANG) hang();
     /* The first call is the warm-up; a candidate far slower than the best
@@ -313,6 +327,7 @@ static int do_run(built *b, built *base, int out, cJSON *req) {
          * kernel's time, and a good program must not keep that as its
          * only sample. */
         for (int call = 0; call < 2; call++) {
+            if (flush) flush_cpu(b);
             double t0 = rt_now();
             if (call_cpu(b)) return reply_error(out, TUNE_ERR_RUNTIME_DEVICE, run_errmsg(b));
             tm.samples[0] = rt_now() - t0;
@@ -334,6 +349,7 @@ static int do_run(built *b, built *base, int out, cJSON *req) {
         rt_timer_config rc = cfg;
         rc.warmup = 1;
         rc.repeat = base_repeat < 64 ? base_repeat : 64;
+        if (flush) rc.before_call_user = base;
         if (rt_time(call_cpu, base, &rc, &rtm)) rtm.n = 0;
     }
     if (hook == TUNE_HOOK_BASELINE_FULL_SPEED || hook == TUNE_HOOK_BASELINE_HALF_SPEED) {

@@ -28,6 +28,10 @@ void rt_prepared_free(rt_prepared *p) {
     free(p);
 }
 
+void rt_prepared_cache_flush(const rt_prepared *p) {
+    for (int i = 0; p && p->all && i < p->nextra; i++) rt_tensor_cache_flush(p->all[p->nargs + i]);
+}
+
 /* The constant argument positions cg_build recorded ("0,2"). */
 static int constant_positions(rt_prepared *p) {
     char key[256];

@@ -23,6 +23,8 @@ const char *rt_dtype_name(DLDataType t, char *buf, size_t size);
 int rt__check_shape(const char *who, DLDataType dtype, int ndim, const int64_t *shape);
 DLTensor *rt__tensor_header(void *data, DLDataType dtype, int ndim, const int64_t *shape);
 size_t rt__elem_bytes(DLDataType t);
+/* Writes a buffer larger than any last-level cache (runtime/timer.c). */
+void rt__flush_all_caches(void);
 /* module.c: whether t's strides are the compact row-major ones (NULL
  * strides; extent-1 dimensions may carry any stride, as DLPack exporters
  * differ). */

@@ -3,8 +3,9 @@
  * time_evaluator does it: warm-up calls, then `repeat` samples, each
  * repeating the call until it lasts at least min_repeat_ms (so short
  * kernels are not dominated by clock resolution) and reporting the
- * per-call mean; an optional cache flush before every sample measures
- * cold-cache behaviour.
+ * per-call mean; an optional cache flush before every sample, or a hook
+ * before every call (rt_timer_config.before_call: the operands' lines
+ * flushed, rt_tensor_cache_flush), measures cold-cache behaviour.
  */
 #include <math.h>
 #include <pthread.h>
@@ -39,7 +40,7 @@ static void flush_init(void) { flush_buf = malloc(RT_FLUSH_BYTES); }
 
 /* Evicts the caller's data from the caches by writing a buffer larger than
  * any last-level cache. Serialised: the buffer is shared. */
-static void flush_cache(void) {
+void rt__flush_all_caches(void) {
     pthread_once(&flush_once, flush_init);
     if (!flush_buf) return;
     static unsigned char tick;
@@ -62,7 +63,9 @@ int rt_time(int (*fn)(void *user), void *user, const rt_timer_config *cfg, rt_ti
 
     double last = 0;
     for (int i = 0; i < c.warmup; ++i) {
+        /* With a hook, a sample's length counts the hooks too (below). */
         double t0 = rt_now();
+        if (c.before_call) c.before_call(c.before_call_user);
         int rc = fn(user);
         last = rt_now() - t0;
         if (rc) return rc;
@@ -80,22 +83,30 @@ int rt_time(int (*fn)(void *user), void *user, const rt_timer_config *cfg, rt_ti
     if (!all) return rt_set_error("rt_time: out of memory for %d samples", c.repeat);
     for (int s = 0; s < c.repeat; ++s) {
         for (;;) {
-            if (c.flush_cache) flush_cache();
-            double t0 = rt_now();
+            if (c.flush_cache) rt__flush_all_caches();
+            double el = 0, start = rt_now();
             for (int64_t r = 0; r < k; ++r) {
+                /* The hook's own time stays outside the sample. */
+                if (c.before_call) c.before_call(c.before_call_user);
+                double t0 = c.before_call ? rt_now() : start;
                 int rc = fn(user);
+                if (c.before_call) el += rt_now() - t0;
                 if (rc) {
                     free(all);
                     return rc;
                 }
             }
-            double el = rt_now() - t0;
-            if (el >= min_s || k >= 1000000000) {
+            /* The sample's length, against min_repeat_ms: with a hook,
+             * its wall time, hooks included, so that a hook far slower
+             * than the call cannot multiply the calls without bound. */
+            double span = rt_now() - start;
+            if (!c.before_call) el = span;
+            if (span >= min_s || k >= 1000000000) {
                 all[s] = el / (double)k;
                 break;
             }
             /* Too short: grow k towards the target (at least double) and redo. */
-            double grow = el > 0 ? 1.2 * min_s / el : 16.0;
+            double grow = span > 0 ? 1.2 * min_s / span : 16.0;
             if (grow < 2) grow = 2;
             double nk = (double)k * grow;
             k = nk > 1e9 ? 1000000000 : (int64_t)nk;

@@ -51,6 +51,11 @@ static void test_errors(void **st) {
         assert_int_not_equal(run("autotune", a), 0);
         tu_assert_msg_has(out, "cuda", "no CUDA device");
     }
+    /* Refused before any device is looked for. */
+    snprintf(a, sizeof a,
+             "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --target cuda --cache-flush", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "--cache-flush", "CPU's caches", "target 'cuda'");
     snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --target tpu", db);
     assert_int_not_equal(run("autotune", a), 0);
     tu_assert_msg_has(out, "unknown target 'tpu'");

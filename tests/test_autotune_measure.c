@@ -317,6 +317,44 @@ static void test_drift_remeasured(void **st) {
     free(good);
 }
 
+/* tune_measure_options.cache_flush: every timed call starts with the
+ * candidate's tensors and its pre-computed constants (a conv's packed
+ * weights) evicted. The runner still times, pairs the baseline (flushed
+ * too) and checks: a wrong answer is caught as without the flush. */
+static void test_cache_flush(void **st) {
+    (void)st;
+    const char *conv = "conv2d(N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1)";
+    char *err = NULL;
+    tune_measure_options o = mopts();
+    o.threads = 1;
+    o.check = 1;
+    o.min_repeat_ms = 2;
+    o.cache_flush = true;
+    char *base = tune_default_steps(conv, "llvm");
+    assert_non_null(base);
+    o.baseline_steps = base;
+    tune_measurer *m = tune_measurer_new(conv, "llvm", &o, &err);
+    if (!m) fail_msg("%s", err);
+    char *good = random_log(conv, 3);
+    const char *logs[] = {base, good, good};
+    int hooks[] = {TUNE_HOOK_NONE, TUNE_HOOK_NONE, TUNE_HOOK_WRONG};
+    tune_result res[3];
+    assert_int_equal(tune_measure(m, 3, logs, hooks, 0, res), 0);
+    for (int i = 0; i < 2; i++) {
+        if (res[i].error_code) fail_msg("candidate %d: %s", i, res[i].error_msg);
+        assert_true(res[i].checked);
+        /* A candidate far slower than the first keeps one sample. */
+        assert_true(res[i].nlatencies == 3 || (i > 0 && res[i].nlatencies == 1));
+        assert_true(res[i].median > 0 && res[i].median < 0.5);
+        /* Paired with the baseline: the first run sets the pace. */
+        assert_true(res[i].host_scale > 0);
+    }
+    assert_int_equal(res[2].error_code, TUNE_ERR_WRONG_ANSWER);
+    tune_measurer_free(m);
+    free(good);
+    free(base);
+}
+
 static void test_builder_workload(void **st) {
     (void)st;
     char *err = NULL;
@@ -639,6 +677,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_half_inputs_checked),
         cmocka_unit_test(test_baseline_pacing),
         cmocka_unit_test(test_drift_remeasured),
+        cmocka_unit_test(test_cache_flush),
         cmocka_unit_test(test_builder_workload),
         cmocka_unit_test(test_slow_candidate_single_sample),
         cmocka_unit_test(test_search_survives_failures),

@@ -431,6 +431,69 @@ static void test_timer(void **state) {
     assert_int_equal(rt_time(fail_third, &n, &cfg, &t), 11);
 }
 
+/* A before_call hook: counts, and takes 2 ms that must stay out of the
+ * samples. */
+static void slow_hook(void *user) {
+    atomic_int *hooks = user;
+    atomic_fetch_add(hooks, 1);
+    double t0 = rt_now();
+    while (rt_now() - t0 < 2e-3) {
+    }
+}
+
+static void test_timer_before_call(void **state) {
+    (void)state;
+    rt_timer_config cfg = rt_timer_default();
+    atomic_int calls = 0, hooks = 0;
+    cfg.before_call = slow_hook;
+    cfg.before_call_user = &hooks;
+    rt_timing t;
+    assert_int_equal(rt_time(noop, &calls, &cfg, &t), 0);
+    /* One hook per call, the warm-up's included. */
+    assert_int_equal(atomic_load(&calls), 6);
+    assert_int_equal(atomic_load(&hooks), 6);
+    assert_int_equal(t.n, 5);
+    /* The hook's 2 ms are outside every sample (a no-op call). */
+    assert_true(t.max < 1e-3);
+
+    /* With min_repeat_ms every call of a sample still gets its hook, the
+     * sample is the mean of the calls alone, and its length counts the
+     * hooks: 10 ms a sample is about 5 calls, not the millions a no-op
+     * call alone would take. */
+    cfg.repeat = 2;
+    cfg.min_repeat_ms = 10;
+    atomic_store(&calls, 0), atomic_store(&hooks, 0);
+    double t0 = rt_now();
+    assert_int_equal(rt_time(noop, &calls, &cfg, &t), 0);
+    assert_int_equal(atomic_load(&hooks), atomic_load(&calls));
+    assert_true(atomic_load(&calls) >= 1 + 2 * 4 && atomic_load(&calls) < 200);
+    assert_true(rt_now() - t0 < 2.0);
+    assert_true(t.median < 1e-4);
+}
+
+static void test_cache_flush(void **state) {
+    (void)state;
+    /* Eviction writes dirty lines back and keeps every value, at any
+     * alignment and for a tensor with a byte offset. */
+    int64_t shape[1] = {100003};
+    DLTensor *x = rt_tensor_alloc((DLDataType){kDLFloat, 32, 1}, 1, shape);
+    assert_non_null(x);
+    float *p = x->data;
+    for (int64_t i = 0; i < shape[0]; i++) p[i] = (float)i * 0.5f;
+    rt_tensor_cache_flush(x);
+    rt_cache_flush(p + 3, 17);
+    rt_cache_flush(NULL, 64);
+    rt_cache_flush(p, 0);
+    rt_tensor_cache_flush(NULL);
+    for (int64_t i = 0; i < shape[0]; i++) assert_true(p[i] == (float)i * 0.5f);
+    DLTensor view = *x;
+    view.byte_offset = 4 * 1000;
+    view.shape = &(int64_t){5};
+    rt_tensor_cache_flush(&view);
+    assert_true(p[1002] == 501.0f);
+    rt_tensor_free(x);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tensor_alloc),
@@ -445,6 +508,8 @@ int main(void) {
         cmocka_unit_test(test_module_call),
         cmocka_unit_test(test_module_errors),
         cmocka_unit_test(test_timer),
+        cmocka_unit_test(test_timer_before_call),
+        cmocka_unit_test(test_cache_flush),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -771,6 +771,18 @@ typedef struct {
      * end of tune_task_db / tune_tasks_db ignores it: it compares programs
      * side by side, on one machine, this one. */
     const tune_measure_backend *backend;
+    /* CPU targets: evict the candidate's tensors (its arguments and its
+     * pre-computed constants) from the caches before every timed call,
+     * outside the time taken (rt_tensor_cache_flush), so that it is
+     * ranked as it runs when its operands come from memory, where
+     * back-to-back calls find everything a kernel of a few MiB touches
+     * in L2 or L3. TVM offers the same for networks
+     * (enable_cpu_cache_flush); inside ResNet-50 on a Zen 3 host it
+     * ranked worse programs than warm timing (the activations arrive
+     * warm from the kernel before), so it is off by default. Latencies
+     * so measured are not comparable with warm ones: keep one setting
+     * per database. Ignored on the GPU. */
+    bool cache_flush;
 } tune_measure_options;
 
 /* Baseline samples after each candidate (tune_measure_options). */

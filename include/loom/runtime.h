@@ -168,6 +168,10 @@ rt_prepared *rt_prepare(rt_module *m, const char *name, int nargs, DLTensor *con
 int rt_prepared_call(rt_prepared *p, int nargs, DLTensor *const *args);
 /* Frees the pre-computed tensors. NULL is a no-op. */
 void rt_prepared_free(rt_prepared *p);
+/* rt_tensor_cache_flush of each pre-computed tensor (a packed copy of the
+ * weights is what the kernel reads, not the argument it came from). NULL
+ * is a no-op. */
+void rt_prepared_cache_flush(const rt_prepared *p);
 
 /* ---- for generated code ---- */
 
@@ -195,6 +199,14 @@ typedef struct {
     double min_repeat_ms; /* each sample repeats the call until it lasts at
                              least this long, and reports the mean (default 0) */
     bool flush_cache;     /* overwrite a 64 MiB buffer before every sample */
+    /* Run before every call, warm-up included, outside the time taken
+     * (NULL: none); e.g. rt_tensor_cache_flush of the operands, so that
+     * each call reads them from memory as a kernel inside a model does.
+     * With it every call is timed on its own, and a sample is the mean
+     * of its calls' times, without the hook's; min_repeat_ms then bounds
+     * the sample's wall time, hooks included. */
+    void (*before_call)(void *user);
+    void *before_call_user;
 } rt_timer_config;
 
 /* Per-call times in seconds. */
@@ -205,7 +217,7 @@ typedef struct {
     double stddev;
 } rt_timing;
 
-/* Default config: warmup 1, repeat 5, min_repeat_ms 0, no flush. */
+/* Default config: warmup 1, repeat 5, min_repeat_ms 0, no flush, no hook. */
 rt_timer_config rt_timer_default(void);
 /* Times fn(user) (which returns 0 or an error code). Returns 0, or the
  * first non-zero fn returned. */
@@ -215,6 +227,16 @@ int rt_time_call(rt_module *m, const char *name, int nargs, DLTensor *const *arg
                  const rt_timer_config *cfg, rt_timing *out);
 /* Seconds on a monotonic clock. */
 double rt_now(void);
+
+/* Evicts the bytes [data, data + bytes) from every level of the CPU's
+ * caches (written back where dirty): clflush per 64-byte line on x86,
+ * `dc civac` on AArch64, elsewhere a 64 MiB buffer overwritten. For
+ * timing a kernel as it runs inside a model (rt_timer_config.before_call;
+ * TVM's enable_cpu_cache_flush). NULL or 0 bytes: nothing. */
+void rt_cache_flush(const void *data, size_t bytes);
+/* rt_cache_flush of a CPU tensor's elements (from data + byte_offset,
+ * rt_tensor_nbytes of them). NULL, or NULL data: nothing. */
+void rt_tensor_cache_flush(const DLTensor *t);
 
 /* ---------------- CUDA (driver API and NVRTC, opened with dlopen) ----------------
  * Nothing here links against CUDA. Where libcuda.so.1 cannot be loaded,
@@ -341,8 +363,8 @@ rt_module *rt_cuda_module_new_image(const char *ptx, const void *cubin, size_t c
 
 /* Times rt_call(m, name, ...) on the GPU with CUDA events (cuEventRecord
  * around the launches, no host synchronisation between calls in a
- * sample): warmup, repeat and min_repeat_ms as in rt_time; flush_cache is
- * ignored. Per-call seconds in out. 0 or -1 (rt_last_error, or
+ * sample): warmup, repeat and min_repeat_ms as in rt_time; flush_cache and
+ * before_call are ignored. Per-call seconds in out. 0 or -1 (rt_last_error, or
  * rt_module_errmsg(m) for a failed call). */
 int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const *args,
                       const rt_timer_config *cfg, rt_timing *out);

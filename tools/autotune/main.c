@@ -30,7 +30,7 @@ static const char usage[] =
     "usage: autotune --op OP --shape K=V,... --trials N --db FILE [--target llvm|cuda]\n"
     "                [--suite FILE.tsv] [--seed S] [--threads T] [--jobs J] [--timeout SEC]\n"
     "                [--resume] [--no-model | --random-model] [--skip-default] [--baseline]\n"
-    "                [--no-heuristic] [--per-round R]\n"
+    "                [--cache-flush] [--no-heuristic] [--per-round R]\n"
     "                [--population P] [--progress-interval SEC] [--retime K]\n"
     "                [--cost-loss rank|squared] [--allow-mixed]\n"
     "                [--plugin LIB.so]...\n"
@@ -89,6 +89,12 @@ static const char usage[] =
     "                slower or faster the host runs that baseline than in the first\n"
     "                run: on a shared host, latencies taken minutes apart become\n"
     "                comparable (they are then those of the host's speed at the start)\n"
+    "  --cache-flush on the CPU, evict each candidate's tensors (arguments and packed\n"
+    "                weights) from the caches before every timed call, to rank it as it\n"
+    "                runs with its operands in memory (TVM's enable_cpu_cache_flush; in\n"
+    "                ResNet-50, whose activations arrive warm, warm timing ranked\n"
+    "                better); keep one setting per FILE: cold and warm latencies do not\n"
+    "                compare\n"
     "  --retime K    after the run, time the K best distinct programs in FILE again\n"
     "                (FILE's best, then the best by first timing), side by side\n"
     "                in 5 rounds (default 8; 0 or 1: not at all), and rank\n"
@@ -382,6 +388,7 @@ static const struct option options[] = {
     {"eval-model", no_argument, NULL, 0},        {"plugin", required_argument, NULL, 0},
     {"model", required_argument, NULL, 0},       {"allow-mixed", no_argument, NULL, 0},
     {"no-heuristic", no_argument, NULL, 0},      {"list-sketches", no_argument, NULL, 0},
+    {"cache-flush", no_argument, NULL, 0},
     {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
 enum { NOPTIONS = sizeof options / sizeof *options - 1 };
 
@@ -397,7 +404,7 @@ static bool search_only(const char *name) {
     static const char *const names[] = {
         "op",           "shape",      "trials",     "model",     "jobs",
         "timeout",      "resume",     "skip-default", "no-heuristic", "baseline", "per-round",
-        "population",   "progress-interval", "retime", "allow-mixed"};
+        "population",   "progress-interval", "retime", "allow-mixed", "cache-flush"};
     for (size_t j = 0; j < sizeof names / sizeof *names; j++)
         if (!strcmp(name, names[j])) return true;
     return false;
@@ -668,7 +675,7 @@ static int run_main(int argc, char **argv) {
     double timeout = 10, progress_interval = 10;
     bool resume = false, no_model = false, skip_default = false, no_heuristic = false, eval = false;
     bool list = false;
-    bool baseline = false, random_model = false, allow_mixed = false;
+    bool baseline = false, random_model = false, allow_mixed = false, cache_flush = false;
     const char *tune_only = NULL; /* the first option given that only a search reads (its name) */
     cm_params cp; /* the cost model's; options may change its loss */
     cm_params_default(&cp);
@@ -711,6 +718,7 @@ static int run_main(int argc, char **argv) {
         else if (!strcmp(name, "no-heuristic")) no_heuristic = true;
         else if (!strcmp(name, "list-sketches")) list = true;
         else if (!strcmp(name, "baseline")) baseline = true;
+        else if (!strcmp(name, "cache-flush")) cache_flush = true;
         else if (!strcmp(name, "allow-mixed")) allow_mixed = true;
         else if (!strcmp(name, "trials")) ok = int_value(name, v, 1, 10000000, &trials);
         else if (!strcmp(name, "seed")) ok = int_value(name, v, 0, LLONG_MAX, &seed);
@@ -796,6 +804,10 @@ static int run_main(int argc, char **argv) {
     if (!db_path) return usage_error("--db FILE is required");
     if (!suite && !op && !model_path)
         return usage_error("--op OP (or --suite FILE, or --model FILE) is required");
+    if (cache_flush && tune_target_is_cuda(target))
+        return usage_error("--cache-flush evicts a kernel's tensors from the CPU's caches; "
+                           "target '%s' runs its kernels on the GPU",
+                           target);
     char *err = NULL, *tkey = tune_target_key(target, &err);
     if (!tkey) {
         fprintf(stderr, "%s\n", err ? err : "autotune: out of memory");
@@ -895,6 +907,7 @@ static int run_main(int argc, char **argv) {
     mo->build_timeout = 1.5 * timeout;
     mo->min_repeat_ms = 20;
     mo->repeat = 5;
+    mo->cache_flush = cache_flush;
     mo->backend = at_mpi_backend(mpi);
     o.resume = resume;
     o.model = no_model ? TUNE_DB_MODEL_NONE : random_model ? TUNE_DB_MODEL_RANDOM : TUNE_DB_MODEL_WARM;

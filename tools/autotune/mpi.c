@@ -14,7 +14,7 @@
  *          rank 0 can name a worker of another version and refuse it.
  *   WORK   0 -> w  {"id","key","target","steps","hook","best","opts":{threads,
  *                   build_timeout,run_timeout,repeat,min_repeat_ms,check,seed,
- *                   num_threads,baseline}}
+ *                   num_threads,baseline,cache_flush}}
  *                  "best": the fastest time (s) known when the candidate is
  *                  handed out, 0 before one (the worker's cut and check)
  *   RESULT w -> 0  {"id","error","msg","lat":[s...],"median","mean","spread",
@@ -255,6 +255,7 @@ static void opts_from_json(const cJSON *j, tune_measure_options *o) {
     o->seed = (uint64_t)num(j, "seed");
     o->num_threads = (int)num(j, "num_threads");
     o->baseline_steps = cJSON_GetStringValue(cJSON_GetObjectItem(j, "baseline"));
+    o->cache_flush = cJSON_IsTrue(cJSON_GetObjectItem(j, "cache_flush"));
 }
 
 /* FNV-1a of s, continuing from h. */
@@ -457,6 +458,7 @@ static void *be_open(void *user, const char *key, const char *target,
     cJSON_AddNumberToObject(s->opts, "seed", (double)o->seed);
     cJSON_AddNumberToObject(s->opts, "num_threads", o->num_threads);
     if (o->baseline_steps) cJSON_AddStringToObject(s->opts, "baseline", o->baseline_steps);
+    cJSON_AddBoolToObject(s->opts, "cache_flush", o->cache_flush);
     /* The worker's build, run and reference check (tune_measure's limits),
      * the baseline's build, and the margin for making its measurer. */
     double bt = o->build_timeout > 0 ? o->build_timeout : 30;
