@@ -139,8 +139,17 @@ const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k);
  * and [1] set to 1, but lv[3][0] the number of column tiles with 16
  * vector registers), for a 5-D reduction whose last axis is one vector;
  * *tap_axis (NULL: not asked) the reduce axis to put wholly in the inner
- * reduce level with tune__tap_inner, -1 for none. */
-bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *tap_axis);
+ * reduce level with tune__tap_inner, -1 for none. On a small image with
+ * 16 registers, the whole image in level 1 instead (lv[2][1], lv[3][1])
+ * and *lanes_inner (NULL: not asked; else 0) the input lanes to put in
+ * the inner reduce level with tune__lanes_inner. */
+bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *tap_axis,
+                             int *lanes_inner);
+/* Puts `lanes` (> 0; 0: nothing) of the last reduce axis of tile unit u
+ * over t (the input block's lanes) in the inner reduce level of p, where
+ * the hole allows it. */
+void tune__lanes_inner(const tune_sketch *sk, int u, const te_tensor *t, int lanes,
+                       tune_program *p);
 /* Puts reduce axis `tap` (>= 0; -1: nothing) of tile unit u, whose output
  * has nsp axes, wholly in the inner reduce level of program p. */
 void tune__tap_inner(const tune_sketch *sk, int u, int nsp, int tap, tune_program *p);

@@ -72,6 +72,37 @@ static int64_t window_taps(const te_tensor *t) {
     return n;
 }
 
+/* A blocked convolution on an image of at most TUNE__SMALL_IMAGE output
+ * pixels (ResNet-50's 7x7 layers), AVX2 and older (vlen <= 8): the whole
+ * image by 2 output blocks in the accumulator's tile (lv[d] level 1:
+ * 784 floats, 3 KB, in L1), the input blocks outside it (the accumulator
+ * sits at the outer tile loop) and 4 of each block's lanes inside, so
+ * each of the 8 weight vectors a step holds is loaded once per image
+ * rather than once per 2 columns. The register tile (2 columns by 4
+ * blocks) streamed its 64-590 KB of weights from L2 or L3 for each of
+ * its 21-28 tiles: 1x1 512->2048 at 7x7 ran at 57 GFLOP/s, 3x3 stride 2
+ * to 7x7 at 39; this way, inside the models (1 thread, Zen 3, session
+ * 50), ResNet-50's four 7x7 layers with an epilogue took 29-54 % less
+ * time, and Inception-v3's 8x8 layers 18-32 % less (the tuner's records
+ * for these layers had found the order). At 14x14 it was mixed (3x3
+ * faster, 1x1 1024->256 not).
+ * False, lv untouched, when it does not apply. */
+#define TUNE__SMALL_IMAGE 64
+static bool small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
+    const int64_t *shape = t->shape;
+    if (vlen > 8 || shape[2] * shape[3] > TUNE__SMALL_IMAGE) return false;
+    /* A dense convolution: its last reduce axis is the input block's
+     * lanes, which do not slide (a depthwise one reduces over taps only). */
+    int last = t->body->u.reduce.naxes - 1;
+    if (last < 1 || te_reduce_axis_slides(t, last) ||
+        t->body->u.reduce.axes[last]->u.var.extent != shape[4])
+        return false;
+    tune__set3(lv[1], 1, 1, shape[1] % 2 == 0 ? 2 : 1);
+    tune__set3(lv[2], 1, shape[2], 1);
+    tune__set3(lv[3], 1, shape[3], 1);
+    return true;
+}
+
 /* A convolution on NCHW[vlen]c (graph/pass_alter_layout.c: output
  * [N, K/vlen, OH, OW, vlen], one vector of columns): the GEMM tile's 6
  * rows by one vector leave registers idle and put a guard in every row
@@ -94,7 +125,9 @@ static int64_t window_taps(const te_tensor *t) {
  *   19-35 GFLOP/s, 1x1 256->64 at 56x56 at 11; with 2x4, 56-77 and 59-82
  *   (bench/RESULTS.md, session 47).
  *   An image of at most 8 columns read with unit stride (ResNet-50's
- *   7x7 layers) takes its whole rows by one block instead, with the
+ *   7x7 layers until session 50; now a taller one: an image of at most
+ *   TUNE__SMALL_IMAGE pixels takes small_image_tile's tile, above,
+ *   whatever its stride) takes its whole rows by one block instead, with the
  *   window's column taps inside the lanes (*tap_axis, the reduce axis to
  *   put in the inner reduce level; -1 otherwise): a tile of 2 of 7
  *   columns left the padding's column guards in its body, as the tile's
@@ -111,7 +144,8 @@ static int64_t window_taps(const te_tensor *t) {
  *   ran at 30-37 GFLOP/s, inside at 58-67 (Inception-v3's 48->64 at
  *   35x35, 64->64 at 28x28); 3x3 and 1x7 windows ran 10-20 % faster
  *   with their taps outside. */
-bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *tap_axis) {
+bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *tap_axis,
+                             int *lanes_inner) {
     const int64_t *shape = t->shape;
     /* Half a vector too: a tensor blocked by half the lanes (24 channels
      * on AVX-512, graph/pass_alter_layout.c). */
@@ -148,7 +182,22 @@ bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int 
      * at 35 wide 27 -> 37, other ResNet-50 and DenseNet shapes the same
      * (session 48, Zen 3). Not measured on AVX-512 yet. */
     if (vlen <= 8) lv[3][0] = tune__ceil_div(shape[3], ow);
+    if (lanes_inner) *lanes_inner = 0;
+    if (small_image_tile(t, vlen, lv)) {
+        if (tap_axis) *tap_axis = -1;
+        if (lanes_inner) *lanes_inner = 4;
+    }
     return true;
+}
+
+void tune__lanes_inner(const tune_sketch *sk, int u, const te_tensor *t, int lanes,
+                       tune_program *p) {
+    const tune_hole *h = lanes > 0 ? tune__unit_hole(sk, u, t->ndim + t->body->u.reduce.naxes - 1)
+                                   : NULL;
+    if (!h || h->kind != TUNE_HOLE_SPLIT || h->nvals != 1) return;
+    int64_t old = p->vals[h->offset];
+    p->vals[h->offset] = lanes;
+    if (!tune_split_valid(h, p->vals + h->offset)) p->vals[h->offset] = old;
 }
 
 /* The default GEMM register tile: 6 rows (a tail allowed) by 2 host
@@ -177,9 +226,11 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     int64_t lv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++) tune__set3(lv[d], 1, 1, 1);
     int tap;
-    if (tune__blocked_conv_tile(t, vlen, lv, &tap)) {
+    int lanes;
+    if (tune__blocked_conv_tile(t, vlen, lv, &tap, &lanes)) {
         if (!tune__fill_tile(sk, u, t, lv, nsp, false, p)) return false;
         tune__tap_inner(sk, u, nsp, tap, p);
+        tune__lanes_inner(sk, u, t, lanes, p);
         /* The whole tile unrolled (64 steps), so that its accumulators
          * live in registers: 16 steps leave a 2 x 8 tile a loop (0.55x). */
         const tune_hole *h;

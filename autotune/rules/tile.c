@@ -280,8 +280,8 @@ bool tune__structural_tile(const tune_heur *c, int u, tune_program *p) {
     int k = 0;
     int64_t blv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++) tune__set3(blv[d], 1, 1, 1);
-    int tap;
-    bool blocked = tune__blocked_conv_tile(t, c->vlen, blv, &tap);
+    int tap, lanes;
+    bool blocked = tune__blocked_conv_tile(t, c->vlen, blv, &tap, &lanes);
     /* A padding read plane by plane (a depthwise convolution's) is
      * computed per plane (rule_place.c): the planes' loops outermost and
      * parallel, each plane's rows and columns wholly inside (level 1). */
@@ -291,7 +291,7 @@ bool tune__structural_tile(const tune_heur *c, int u, tune_program *p) {
             return false;
         int64_t *v = p->vals + h->offset;
         tune__set3(v, 1, 1, 1);
-        if (blocked) v[0] = blv[d][0], v[2] = blv[d][2];
+        if (blocked) memcpy(v, blv[d], sizeof blv[d]);
         else if (d == col)
             v[2] = tile_cols(t->shape[d], c->vlen, nsp == 1 || t->shape[row] == 1);
         else if (d == row) v[2] = tile_rows(t->shape[d]);
@@ -300,7 +300,7 @@ bool tune__structural_tile(const tune_heur *c, int u, tune_program *p) {
     }
     for (; (h = tune__unit_hole(sk, u, k)) && h->kind == TUNE_HOLE_SPLIT; k++)
         p->vals[h->offset] = 1;
-    if (blocked) tune__tap_inner(sk, u, nsp, tap, p);
+    if (blocked) tune__tap_inner(sk, u, nsp, tap, p), tune__lanes_inner(sk, u, t, lanes, p);
     if (!h || h->kind != TUNE_HOLE_PARALLEL) return false;
     int64_t par = lead ? lead : nsp;
     p->vals[h->offset] = par < h->extent ? par : h->extent;
