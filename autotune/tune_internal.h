@@ -137,22 +137,18 @@ const tune_hole *tune__unit_hole(const tune_sketch *sk, int u, int k);
  * (autotune/rules/rule_cache_write.c):
  * true, with lv[d][2] the innermost tile factor of axes 1, 3, 4 (lv[d][0]
  * and [1] set to 1, but lv[3][0] the number of column tiles with 16
- * vector registers), for a 5-D reduction whose last axis is one vector;
- * *tap_axis (NULL: not asked) the reduce axis to put wholly in the inner
- * reduce level with tune__tap_inner, -1 for none. On a small image with
- * 16 registers, the whole image in level 1 instead (lv[2][1], lv[3][1])
- * and *lanes_inner (NULL: not asked; else 0) the input lanes to put in
- * the inner reduce level with tune__lanes_inner. */
-bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *tap_axis,
-                             int *lanes_inner);
-/* Puts `lanes` (> 0; 0: nothing) of the last reduce axis of tile unit u
- * over t (the input block's lanes) in the inner reduce level of p, where
- * the hole allows it. */
-void tune__lanes_inner(const tune_sketch *sk, int u, const te_tensor *t, int lanes,
-                       tune_program *p);
-/* Puts reduce axis `tap` (>= 0; -1: nothing) of tile unit u, whose output
- * has nsp axes, wholly in the inner reduce level of program p. */
-void tune__tap_inner(const tune_sketch *sk, int u, int nsp, int tap, tune_program *p);
+ * vector registers; on a small image with 16 registers the whole image
+ * in level 1 instead: lv[2][1], lv[3][1]), for a 5-D reduction whose last
+ * axis is one vector; *inner_axis the reduce axis to put in the inner
+ * reduce level with tune__reduce_inner (-1: none) and *inner_n how much
+ * of it (0: the whole axis). Both NULL or both given. */
+bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *inner_axis,
+                             int64_t *inner_n);
+/* Puts n of reduce axis `axis` (>= 0; -1: nothing) of tile unit u, whose
+ * output has nsp axes, in the inner reduce level of program p (n 0: the
+ * whole axis), where the hole allows that value. */
+void tune__reduce_inner(const tune_sketch *sk, int u, int nsp, int axis, int64_t n,
+                        tune_program *p);
 /* seed.c: the structural program of CPU sketch sk (every unit by its
  * rule's structural fill; rows: see tune_heur), false when a unit has no
  * such fill or a value breaks its hole's rule; and the sketch's rank for

@@ -1,14 +1,12 @@
 /*
  * runtime/cache_flush.c — evicting a tensor's bytes from the CPU caches,
- * so that a timed call reads its operands from memory as it does inside a
- * whole model, where the previous kernels have filled the caches with
- * their own data and the weights are read once per inference. TVM's
- * time_evaluator takes the same step before each call when asked
- * (`enable_cpu_cache_flush`, its `cache_flush_cpu_non_first_arg`), and
- * recommends it for tuning networks.
+ * so that a timed call reads its operands from memory, as a kernel does
+ * whose inputs were not just written (weights read once per inference).
+ * TVM's time_evaluator takes the same step before each call when asked
+ * (`enable_cpu_cache_flush`, its `cache_flush_cpu_non_first_arg`). Inside
+ * ResNet-50 the activations do arrive warm, and tuning with it ranked
+ * worse programs there (bench/RESULTS.md, session 50).
  */
-#include <string.h>
-
 #include "runtime/rt_internal.h"
 
 /* Bytes per cache line: 64 on the x86 and Arm cores Loom targets; a
@@ -36,6 +34,9 @@ void rt_cache_flush(const void *data, size_t bytes) {
 }
 
 void rt_tensor_cache_flush(const DLTensor *t) {
-    if (!t || !t->data) return;
+    /* A device pointer is no host address to flush. */
+    if (!t || !t->data || (t->device.device_type != kDLCPU &&
+                           t->device.device_type != kDLCUDAHost))
+        return;
     rt_cache_flush((const char *)t->data + t->byte_offset, rt_tensor_nbytes(t));
 }

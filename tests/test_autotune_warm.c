@@ -689,6 +689,9 @@ static void test_cli_eval_model(void **st) {
     snprintf(a, sizeof a, "--eval-model --db %s --resume --op matmul", path);
     assert_int_equal(run(a), 2);
     tu_assert_msg_has(out, "--resume applies to a search only");
+    snprintf(a, sizeof a, "--eval-model --db %s --cache-flush", path);
+    assert_int_equal(run(a), 2);
+    tu_assert_msg_has(out, "--eval-model", "--cache-flush applies to a search only");
     snprintf(a, sizeof a, "--eval-model --db %s --cost-loss hinge", path);
     assert_int_equal(run(a), 2);
     tu_assert_msg_has(out, "--cost-loss 'hinge'", "rank or squared");

@@ -491,6 +491,11 @@ static void test_cache_flush(void **state) {
     view.shape = &(int64_t){5};
     rt_tensor_cache_flush(&view);
     assert_true(p[1002] == 501.0f);
+    /* A GPU tensor's pointer is not dereferenced (it would fault). */
+    DLTensor dev = *x;
+    dev.data = (void *)(uintptr_t)0x10;
+    dev.device.device_type = kDLCUDA;
+    rt_tensor_cache_flush(&dev);
     rt_tensor_free(x);
 }
 

@@ -73,34 +73,34 @@ static int64_t window_taps(const te_tensor *t) {
 }
 
 /* A blocked convolution on an image of at most TUNE__SMALL_IMAGE output
- * pixels (ResNet-50's 7x7 layers), AVX2 and older (vlen <= 8): the whole
- * image by 2 output blocks in the accumulator's tile (lv[d] level 1:
- * 784 floats, 3 KB, in L1), the input blocks outside it (the accumulator
- * sits at the outer tile loop) and 4 of each block's lanes inside, so
- * each of the 8 weight vectors a step holds is loaded once per image
- * rather than once per 2 columns. The register tile (2 columns by 4
- * blocks) streamed its 64-590 KB of weights from L2 or L3 for each of
- * its 21-28 tiles: 1x1 512->2048 at 7x7 ran at 57 GFLOP/s, 3x3 stride 2
- * to 7x7 at 39; this way, inside the models (1 thread, Zen 3, session
- * 50), ResNet-50's four 7x7 layers with an epilogue took 29-54 % less
- * time, and Inception-v3's 8x8 layers 18-32 % less (the tuner's records
- * for these layers had found the order). At 14x14 it was mixed (3x3
- * faster, 1x1 1024->256 not).
- * False, lv untouched, when it does not apply. */
+ * pixels (ResNet-50's 7x7 layers, Inception-v3's 8x8), AVX2 and older
+ * (vlen <= 8): the whole image by 2 output blocks in the accumulator's
+ * tile (lv[d] level 1: 784 floats, 3 KB, in L1), the input blocks
+ * outside it (the accumulator sits at the outer tile loop) and 4 of each
+ * block's lanes inside, so each of the 8 weight vectors a step holds is
+ * loaded once per image rather than once per 2 columns. The register
+ * tile (2 columns by 4 blocks) streamed its 64-590 KB of weights from L2
+ * or L3 for each of its 21-28 tiles: 1x1 512->2048 at 7x7 ran at 57
+ * GFLOP/s, 3x3 stride 2 to 7x7 at 39. This way, inside the models (1
+ * thread, Zen 3, session 50), ResNet-50's five 7x7 kernels took 21-56 %
+ * less time, and Inception-v3's 8x8 layers 18-32 % less (the tuner's
+ * records for these layers had found the order). At 14x14 it was mixed
+ * (3x3 faster, 1x1 1024->256 not).
+ * Dense convolutions only: the reduction's last axis is the input
+ * block's lanes (a depthwise one reduces over taps alone). Returns that
+ * axis with lv[1..4] set, or -1 with lv untouched. */
 #define TUNE__SMALL_IMAGE 64
-static bool small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
+static int small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
     const int64_t *shape = t->shape;
-    if (vlen > 8 || shape[2] * shape[3] > TUNE__SMALL_IMAGE) return false;
-    /* A dense convolution: its last reduce axis is the input block's
-     * lanes, which do not slide (a depthwise one reduces over taps only). */
-    int last = t->body->u.reduce.naxes - 1;
-    if (last < 1 || te_reduce_axis_slides(t, last) ||
-        t->body->u.reduce.axes[last]->u.var.extent != shape[4])
-        return false;
+    int lanes = t->body->u.reduce.naxes - 1;
+    if (vlen > 8 || shape[2] * shape[3] > TUNE__SMALL_IMAGE || lanes < 1 ||
+        te_reduce_axis_slides(t, lanes) || t->body->u.reduce.axes[lanes]->u.var.extent != shape[4])
+        return -1;
     tune__set3(lv[1], 1, 1, shape[1] % 2 == 0 ? 2 : 1);
     tune__set3(lv[2], 1, shape[2], 1);
     tune__set3(lv[3], 1, shape[3], 1);
-    return true;
+    tune__set3(lv[4], 1, 1, shape[4]);
+    return lanes;
 }
 
 /* A convolution on NCHW[vlen]c (graph/pass_alter_layout.c: output
@@ -124,12 +124,12 @@ static bool small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
  *   ResNet-50 at 0.35-0.47x ONNX Runtime on a Zen 3 host: 3x3 convs at
  *   19-35 GFLOP/s, 1x1 256->64 at 56x56 at 11; with 2x4, 56-77 and 59-82
  *   (bench/RESULTS.md, session 47).
- *   An image of at most 8 columns read with unit stride (ResNet-50's
- *   7x7 layers until session 50; now a taller one: an image of at most
- *   TUNE__SMALL_IMAGE pixels takes small_image_tile's tile, above,
- *   whatever its stride) takes its whole rows by one block instead, with the
- *   window's column taps inside the lanes (*tap_axis, the reduce axis to
- *   put in the inner reduce level; -1 otherwise): a tile of 2 of 7
+ *   An image of at most TUNE__SMALL_IMAGE pixels takes
+ *   small_image_tile's tile (above), whatever its stride.
+ *   A taller image of at most 8 columns read with unit stride takes its
+ *   whole rows by one block instead (ResNet-50's 7x7 layers did until
+ *   session 50), with the window's column taps inside the lanes
+ *   (*inner_axis, wholly: *inner_n 0; -1 otherwise): a tile of 2 of 7
  *   columns left the padding's column guards in its body, as the tile's
  *   columns are fused outside the reduction and loop partitioning does
  *   not split them (schedule/pad_guard.c), and ran at 22-24 GFLOP/s;
@@ -144,19 +144,24 @@ static bool small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
  *   ran at 30-37 GFLOP/s, inside at 58-67 (Inception-v3's 48->64 at
  *   35x35, 64->64 at 28x28); 3x3 and 1x7 windows ran 10-20 % faster
  *   with their taps outside. */
-bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *tap_axis,
-                             int *lanes_inner) {
+bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int *inner_axis,
+                             int64_t *inner_n) {
     const int64_t *shape = t->shape;
     /* Half a vector too: a tensor blocked by half the lanes (24 channels
      * on AVX-512, graph/pass_alter_layout.c). */
     if (t->ndim != 5 || (shape[4] != vlen && 2 * shape[4] != vlen) || !t->body ||
         t->body->kind != TE_REDUCE)
         return false;
+    int lanes = small_image_tile(t, vlen, lv);
+    if (lanes >= 0) {
+        if (inner_axis) *inner_axis = lanes, *inner_n = 4;
+        return true;
+    }
     int64_t kb = shape[1] % 2 == 0 ? 2 : 1, want = 8;
     int tap = vlen <= 8 ? unit_width_tap(t) : -1;
     bool whole_rows = tap >= 0 && shape[3] <= 8;
     if (tap >= 0 && !whole_rows && window_taps(t) < 25) tap = -1;
-    if (tap_axis) *tap_axis = tap;
+    if (inner_axis) *inner_axis = tap, *inner_n = 0;
     if (whole_rows) kb = 1;
     else if (vlen <= 8) {
         kb = shape[1] % 4 == 0 ? 4 : kb;
@@ -182,22 +187,7 @@ bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int 
      * at 35 wide 27 -> 37, other ResNet-50 and DenseNet shapes the same
      * (session 48, Zen 3). Not measured on AVX-512 yet. */
     if (vlen <= 8) lv[3][0] = tune__ceil_div(shape[3], ow);
-    if (lanes_inner) *lanes_inner = 0;
-    if (small_image_tile(t, vlen, lv)) {
-        if (tap_axis) *tap_axis = -1;
-        if (lanes_inner) *lanes_inner = 4;
-    }
     return true;
-}
-
-void tune__lanes_inner(const tune_sketch *sk, int u, const te_tensor *t, int lanes,
-                       tune_program *p) {
-    const tune_hole *h = lanes > 0 ? tune__unit_hole(sk, u, t->ndim + t->body->u.reduce.naxes - 1)
-                                   : NULL;
-    if (!h || h->kind != TUNE_HOLE_SPLIT || h->nvals != 1) return;
-    int64_t old = p->vals[h->offset];
-    p->vals[h->offset] = lanes;
-    if (!tune_split_valid(h, p->vals + h->offset)) p->vals[h->offset] = old;
 }
 
 /* The default GEMM register tile: 6 rows (a tail allowed) by 2 host
@@ -225,12 +215,11 @@ static bool heuristic(const tune_heur *c, int u, int variant, tune_program *p) {
     int64_t mr = shape[row] < 6 ? shape[row] : 6;
     int64_t lv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++) tune__set3(lv[d], 1, 1, 1);
-    int tap;
-    int lanes;
-    if (tune__blocked_conv_tile(t, vlen, lv, &tap, &lanes)) {
+    int inner_axis;
+    int64_t inner_n;
+    if (tune__blocked_conv_tile(t, vlen, lv, &inner_axis, &inner_n)) {
         if (!tune__fill_tile(sk, u, t, lv, nsp, false, p)) return false;
-        tune__tap_inner(sk, u, nsp, tap, p);
-        tune__lanes_inner(sk, u, t, lanes, p);
+        tune__reduce_inner(sk, u, nsp, inner_axis, inner_n, p);
         /* The whole tile unrolled (64 steps), so that its accumulators
          * live in registers: 16 steps leave a 2 x 8 tile a loop (0.55x). */
         const tune_hole *h;

@@ -221,11 +221,12 @@ bool tune__fill_tile(const tune_sketch *sk, int u, const te_tensor *t, int64_t l
     return true;
 }
 
-void tune__tap_inner(const tune_sketch *sk, int u, int nsp, int tap, tune_program *p) {
-    const tune_hole *h = tap >= 0 ? tune__unit_hole(sk, u, nsp + tap) : NULL;
+void tune__reduce_inner(const tune_sketch *sk, int u, int nsp, int axis, int64_t n,
+                        tune_program *p) {
+    const tune_hole *h = axis >= 0 ? tune__unit_hole(sk, u, nsp + axis) : NULL;
     if (!h || h->kind != TUNE_HOLE_SPLIT || h->nvals != 1) return;
     int64_t old = p->vals[h->offset];
-    p->vals[h->offset] = h->extent;
+    p->vals[h->offset] = n > 0 ? n : h->extent;
     if (!tune_split_valid(h, p->vals + h->offset)) p->vals[h->offset] = old;
 }
 
@@ -280,8 +281,9 @@ bool tune__structural_tile(const tune_heur *c, int u, tune_program *p) {
     int k = 0;
     int64_t blv[TE_MAX_DIMS][3];
     for (int d = 0; d < nsp; d++) tune__set3(blv[d], 1, 1, 1);
-    int tap, lanes;
-    bool blocked = tune__blocked_conv_tile(t, c->vlen, blv, &tap, &lanes);
+    int inner_axis;
+    int64_t inner_n;
+    bool blocked = tune__blocked_conv_tile(t, c->vlen, blv, &inner_axis, &inner_n);
     /* A padding read plane by plane (a depthwise convolution's) is
      * computed per plane (rule_place.c): the planes' loops outermost and
      * parallel, each plane's rows and columns wholly inside (level 1). */
@@ -300,7 +302,7 @@ bool tune__structural_tile(const tune_heur *c, int u, tune_program *p) {
     }
     for (; (h = tune__unit_hole(sk, u, k)) && h->kind == TUNE_HOLE_SPLIT; k++)
         p->vals[h->offset] = 1;
-    if (blocked) tune__tap_inner(sk, u, nsp, tap, p), tune__lanes_inner(sk, u, t, lanes, p);
+    if (blocked) tune__reduce_inner(sk, u, nsp, inner_axis, inner_n, p);
     if (!h || h->kind != TUNE_HOLE_PARALLEL) return false;
     int64_t par = lead ? lead : nsp;
     p->vals[h->offset] = par < h->extent ? par : h->extent;

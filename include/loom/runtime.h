@@ -235,7 +235,8 @@ double rt_now(void);
  * TVM's enable_cpu_cache_flush). NULL or 0 bytes: nothing. */
 void rt_cache_flush(const void *data, size_t bytes);
 /* rt_cache_flush of a CPU tensor's elements (from data + byte_offset,
- * rt_tensor_nbytes of them). NULL, or NULL data: nothing. */
+ * rt_tensor_nbytes of them). NULL, NULL data, or a tensor on a device
+ * other than the CPU (kDLCPU, kDLCUDAHost): nothing. */
 void rt_tensor_cache_flush(const DLTensor *t);
 
 /* ---------------- CUDA (driver API and NVRTC, opened with dlopen) ----------------
