@@ -73,27 +73,34 @@ static int64_t window_taps(const te_tensor *t) {
 }
 
 /* A blocked convolution on an image of at most TUNE__SMALL_IMAGE output
- * pixels (ResNet-50's 7x7 layers, Inception-v3's 8x8), AVX2 and older
- * (vlen <= 8): the whole image by 2 output blocks in the accumulator's
- * tile (lv[d] level 1: 784 floats, 3 KB, in L1), the input blocks
- * outside it (the accumulator sits at the outer tile loop) and 4 of each
- * block's lanes inside, so each of the 8 weight vectors a step holds is
- * loaded once per image rather than once per 2 columns. The register
- * tile (2 columns by 4 blocks) streamed its 64-590 KB of weights from L2
- * or L3 for each of its 21-28 tiles: 1x1 512->2048 at 7x7 ran at 57
- * GFLOP/s, 3x3 stride 2 to 7x7 at 39. This way, inside the models (1
- * thread, Zen 3, session 50), ResNet-50's five 7x7 kernels took 21-56 %
- * less time, and Inception-v3's 8x8 layers 18-32 % less (the tuner's
- * records for these layers had found the order). At 14x14 it was mixed
- * (3x3 faster, 1x1 1024->256 not).
+ * pixels (ResNet-50's 7x7 layers, Inception-v3's 8x8), or at most
+ * TUNE__SMALL_IMAGE_WINDOW with a window of more than one tap (3x3 at
+ * 14x14), AVX2 and older (vlen <= 8): the whole image by 2 output blocks
+ * in the accumulator's tile (lv[d] level 1: 784 floats, 3 KB, in L1 at
+ * 7x7; 3136, 12.5 KB, at 14x14), the input blocks outside it (the
+ * accumulator sits at the outer tile loop) and 4 of each block's lanes
+ * inside, so each of the 8 weight vectors a step holds is loaded once
+ * per image rather than once per 2 columns. The register tile (2 columns
+ * by 4 blocks) streamed its 64-590 KB of weights from L2 or L3 for each
+ * of its 21-28 tiles: 1x1 512->2048 at 7x7 ran at 57 GFLOP/s, 3x3 stride
+ * 2 to 7x7 at 39. This way, inside the models (1 thread, Zen 3, session
+ * 50), ResNet-50's five 7x7 kernels took 21-56 % less time, and
+ * Inception-v3's 8x8 layers 18-32 % less (the tuner's records for these
+ * layers had found the order). At 14x14 (session 51, in the model) its
+ * 3x3 256->256 took 18 % less time and the 3x3 stride-2 128->128 from
+ * 28x28 13 % less, while the 1x1 256->1024 took 18 % more (1024->256
+ * level), so 1x1 windows keep the 64-pixel limit. At 28x28 (a 50 KB
+ * accumulator) the 3x3 was level and the stride-2 one from 56x56 slower.
  * Dense convolutions only: the reduction's last axis is the input
  * block's lanes (a depthwise one reduces over taps alone). Returns that
  * axis with lv[1..4] set, or -1 with lv untouched. */
 #define TUNE__SMALL_IMAGE 64
+#define TUNE__SMALL_IMAGE_WINDOW 196
 static int small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
     const int64_t *shape = t->shape;
     int lanes = t->body->u.reduce.naxes - 1;
-    if (vlen > 8 || shape[2] * shape[3] > TUNE__SMALL_IMAGE || lanes < 1 ||
+    int64_t most = window_taps(t) > 1 ? TUNE__SMALL_IMAGE_WINDOW : TUNE__SMALL_IMAGE;
+    if (vlen > 8 || shape[2] * shape[3] > most || lanes < 1 ||
         te_reduce_axis_slides(t, lanes) || t->body->u.reduce.axes[lanes]->u.var.extent != shape[4])
         return -1;
     tune__set3(lv[1], 1, 1, shape[1] % 2 == 0 ? 2 : 1);
@@ -124,8 +131,9 @@ static int small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
  *   ResNet-50 at 0.35-0.47x ONNX Runtime on a Zen 3 host: 3x3 convs at
  *   19-35 GFLOP/s, 1x1 256->64 at 56x56 at 11; with 2x4, 56-77 and 59-82
  *   (bench/RESULTS.md, session 47).
- *   An image of at most TUNE__SMALL_IMAGE pixels takes
- *   small_image_tile's tile (above), whatever its stride.
+ *   An image of at most TUNE__SMALL_IMAGE pixels (TUNE__SMALL_IMAGE_WINDOW
+ *   with a window) takes small_image_tile's tile (above), whatever its
+ *   stride.
  *   A taller image of at most 8 columns read with unit stride takes its
  *   whole rows by one block instead (ResNet-50's 7x7 layers did until
  *   session 50), with the window's column taps inside the lanes
