@@ -93,10 +93,12 @@ static int64_t window_taps(const te_tensor *t) {
  * accumulator) the 3x3 was level and the stride-2 one from 56x56 slower.
  * Dense convolutions only: the reduction's last axis is the input
  * block's lanes (a depthwise one reduces over taps alone). Returns that
- * axis with lv[1..4] set, or -1 with lv untouched. */
+ * axis with lv[1..4] set and *inner_n the lanes inside
+ * (TUNE__SMALL_IMAGE_LANES), or -1 with lv untouched. */
 #define TUNE__SMALL_IMAGE 64
 #define TUNE__SMALL_IMAGE_WINDOW 196
-static int small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
+#define TUNE__SMALL_IMAGE_LANES 4
+static int small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3], int64_t *inner_n) {
     const int64_t *shape = t->shape;
     int lanes = t->body->u.reduce.naxes - 1;
     int64_t most = window_taps(t) > 1 ? TUNE__SMALL_IMAGE_WINDOW : TUNE__SMALL_IMAGE;
@@ -107,6 +109,7 @@ static int small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3]) {
     tune__set3(lv[2], 1, shape[2], 1);
     tune__set3(lv[3], 1, shape[3], 1);
     tune__set3(lv[4], 1, 1, shape[4]);
+    *inner_n = TUNE__SMALL_IMAGE_LANES;
     return lanes;
 }
 
@@ -160,9 +163,10 @@ bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int 
     if (t->ndim != 5 || (shape[4] != vlen && 2 * shape[4] != vlen) || !t->body ||
         t->body->kind != TE_REDUCE)
         return false;
-    int lanes = small_image_tile(t, vlen, lv);
+    int64_t lanes_inside;
+    int lanes = small_image_tile(t, vlen, lv, &lanes_inside);
     if (lanes >= 0) {
-        if (inner_axis) *inner_axis = lanes, *inner_n = 4;
+        if (inner_axis) *inner_axis = lanes, *inner_n = lanes_inside;
         return true;
     }
     int64_t kb = shape[1] % 2 == 0 ? 2 : 1, want = 8;
