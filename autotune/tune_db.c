@@ -400,7 +400,8 @@ static int sched_init(tune__sched *s, const tune_db_summary *out, const double *
 
 /* One round of key ti: tune_task with the stored logs known, the run's
  * callbacks and the model. 0, or -1 with *err. */
-static int round_of(tune__db_run *run, tune__sched *ss, cm_model *model, int ti, char **err) {
+static int round_of(tune__db_run *run, tune__sched *ss, cm_model *model, int ti, bool only_default,
+                    char **err) {
     const tune_db_options *o = run->o;
     tune_db_summary *out = run->out;
     tune_db_task *t = &out->tasks[ti];
@@ -409,8 +410,9 @@ static int round_of(tune__db_run *run, tune__sched *ss, cm_model *model, int ti,
     tune_options to = o->tune;
     int left = out->total - out->done;
     int per_round = o->tune.per_round > 0 ? o->tune.per_round : 64;
-    /* One call for a single key; a round at a time for several. */
-    to.trials = out->ntasks == 1 ? left : left < per_round ? left : per_round;
+    /* One call for a single key; a round at a time for several; the
+     * default schedule alone (its trial comes first, default_pass). */
+    to.trials = only_default ? 1 : out->ntasks == 1 ? left : left < per_round ? left : per_round;
     to.seed = o->tune.seed + (uint64_t)out->done;
     memset(&to.scorer, 0, sizeof to.scorer);
     if (model) {
@@ -455,7 +457,12 @@ static int round_of(tune__db_run *run, tune__sched *ss, cm_model *model, int ti,
     }
     free(sum.best_steps_json);
     /* A key whose search space is exhausted is not picked again. */
-    if (sum.measured == 0) ss->weights[ti] = 0;
+    if (sum.measured == 0 && !only_default) ss->weights[ti] = 0;
+    if (only_default) { /* no round: the scheduler sees only a better best */
+        if (ss->nrounds[ti] > 0) ss->hist[ti][ss->nrounds[ti] - 1] = ss->best[ti];
+        out->done = done_before + sum.measured;
+        return 0;
+    }
     double *nh = realloc(ss->hist[ti], sizeof(double) * (size_t)(ss->nrounds[ti] + 1));
     if (nh) {
         ss->hist[ti] = nh;
@@ -502,6 +509,38 @@ static bool stop_requested(const tune__db_run *run) {
     return (run->o->tune.stop && *run->o->tune.stop) || run->out->stopped;
 }
 
+/* Whether the database lacks key ti's current default schedule
+ * (tune_default_steps): its records were then tuned against an older
+ * default, one a later Loom replaced. */
+static bool default_untimed(const tune__db_run *run, int ti) {
+    char *dflt = tune_default_steps(run->out->tasks[ti].key, run->target);
+    if (!dflt) return false;
+    int nl = 0, nvalid = 0;
+    char **logs = tune__db_stored_logs(run, ti, &nl, &nvalid);
+    bool found = false;
+    for (int i = 0; i < nl && !found; i++) found = !strcmp(logs[i], dflt);
+    tune__db_free_logs(logs, nl);
+    free(dflt);
+    return !found;
+}
+
+/* A resumed run times, first, the current default schedule of every key
+ * whose stored rounds never did (one trial each, out of the budget). A
+ * key's default is its first trial, but a resumed key may not be picked
+ * again for many rounds, and until then its best record, tuned against
+ * an older default, can be slower than the default the executor would
+ * run without it (loomrun marks such records). */
+static int default_pass(tune__db_run *run, tune__sched *ss, cm_model *model, char **err) {
+    if (run->o->tune.skip_default) return 0;
+    for (int i = 0; i < run->out->ntasks; i++) {
+        if (run->out->done >= run->out->total || stop_requested(run)) break;
+        if (ss->nrounds[i] == 0 || !default_untimed(run, i)) continue;
+        if (round_of(run, ss, model, i, true, err)) return -1;
+        run->out->defaults_retried++;
+    }
+    return 0;
+}
+
 static int search(tune__db_run *run, tune__sched *ss, cm_model *model, char **err) {
     /* A backend that measures while the search runs: one round behind. */
     if (tune__backend_overlaps(run->o->tune.measure.backend))
@@ -514,7 +553,7 @@ static int search(tune__db_run *run, tune__sched *ss, cm_model *model, char **er
                                               (const double *const *)ss->hist, ss->best, ss->flops,
                                               ss->groups);
         if (ti < 0 || ss->weights[ti] == 0) break; /* every key's search has run dry */
-        if (round_of(run, ss, model, ti, err)) return -1;
+        if (round_of(run, ss, model, ti, false, err)) return -1;
         if (out->commit_errors > 3) {
             if (err) *err = run->commit_error ? strdup(run->commit_error) : NULL;
             return -1;
@@ -583,7 +622,8 @@ int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target
         }
     }
     tune__db_report(&run, TUNE_DB_STARTED, 0, 0, NULL, NULL);
-    rc = search(&run, &ss, model, err);
+    rc = o->resume ? default_pass(&run, &ss, model, err) : 0;
+    if (rc == 0) rc = search(&run, &ss, model, err);
     out->stopped |= o->tune.stop && *o->tune.stop;
     for (int i = 0; i < n; i++)
         out->tasks[i].reach95 = tdb_history_reach(run.series[i].pts, run.series[i].n, 0.95);

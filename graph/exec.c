@@ -37,6 +37,7 @@ typedef struct {
     int uses;
     rt_module *mod;
     bool tuned;
+    bool stale;        /* tuned, and its current default was never timed */
     char how[256];     /* the record applied, or the default schedule chosen */
     char *err;         /* a failed build's message */
     int first_node;    /* for messages */
@@ -298,6 +299,23 @@ typedef struct {
  * the time goes, run in parallel with the other workers. */
 enum { TUNED_TRIES = 4 };
 
+/* Whether the kernel's current default schedule is missing from the
+ * database: its records were then tuned against an older default (a later
+ * Loom derives a different one), and one of them may now be slower than
+ * the default the kernel would run without it. loomrun cannot time both
+ * while compiling; it says so (gr_exec_db_note) and autotune --resume
+ * times the new default. */
+static bool default_untimed(build_queue *q, const char *key)
+{
+    char *dflt = tune_default_steps(key, q->target);
+    if (!dflt) return false;
+    pthread_mutex_lock(&q->lock);
+    int has = tdb_has_steps(q->db, key, q->tkey, dflt);
+    pthread_mutex_unlock(&q->lock);
+    free(dflt);
+    return has == 0;
+}
+
 static rt_module *build_tuned(build_queue *q, gr_kernel *k, te_ctx *ctx)
 {
     tdb_record *rec = NULL;
@@ -313,8 +331,12 @@ static rt_module *build_tuned(build_queue *q, gr_kernel *k, te_ctx *ctx)
             mod = tdb_build_record(ctx, w.nouts, w.outs, w.nargs, w.args, &rec[i], q->target, &bo);
             if (mod) {
                 k->tuned = true;
-                snprintf(k->how, sizeof k->how, "tuned: record %" PRId64 ", %.3f ms%s", rec[i].id,
-                         rec[i].median * 1e3, i ? " (better records did not build)" : "");
+                k->stale = default_untimed(q, k->key);
+                snprintf(k->how, sizeof k->how, "tuned: record %" PRId64 ", %.3f ms%s%s", rec[i].id,
+                         rec[i].median * 1e3, i ? " (better records did not build)" : "",
+                         k->stale ? "; the current default schedule was never timed against "
+                                    "it (tuned with an older Loom)"
+                                  : "");
             }
         }
     }
@@ -419,6 +441,25 @@ static bool check_db_target(gr_exec *e, tdb_db *db, const char *tkey, int nt, ch
     return ok;
 }
 
+/* gr_exec_db_note for records tuned against older defaults. */
+static void stale_note(gr_exec *e)
+{
+    int nstale = 0, ntuned = 0;
+    for (int k = 0; k < e->nkernels; k++) {
+        ntuned += e->kernels[k].tuned;
+        nstale += e->kernels[k].stale;
+    }
+    if (nstale == 0 || e->db_note) return;
+    char note[1024];
+    snprintf(note, sizeof note,
+             "%d of the %d tuned kernels run records tuned against an older default schedule "
+             "(this Loom derives a default the database has never timed, and it may be faster "
+             "than the record); autotune --model %s --resume times the current defaults (one "
+             "trial each); --explain names the kernels",
+             nstale, ntuned, e->m->path);
+    e->db_note = strdup(note);
+}
+
 static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *target, char **err)
 {
     build_queue q = {.e = e, .target = target, .db = o->db};
@@ -445,6 +486,7 @@ static bool build_kernels(gr_exec *e, const gr_compile_options *o, const char *t
     for (int j = 0; j < started; j++) pthread_join(th[j], NULL);
     pthread_mutex_destroy(&q.lock);
     free(tkey);
+    stale_note(e);
     for (int k = 0; k < e->nkernels; k++)
         if (!e->kernels[k].mod) {
             char label[400];
@@ -745,6 +787,11 @@ int gr_exec_kernel_uses(const gr_exec *e, int k)
 bool gr_exec_kernel_tuned(const gr_exec *e, int k)
 {
     return e && k >= 0 && k < e->nkernels && e->kernels[k].tuned;
+}
+
+bool gr_exec_kernel_stale(const gr_exec *e, int k)
+{
+    return e && k >= 0 && k < e->nkernels && e->kernels[k].stale;
 }
 
 const char *gr_exec_db_note(const gr_exec *e)

@@ -324,6 +324,56 @@ static void test_db_threads(void **state)
     free(one);
 }
 
+/* Records tuned against an older default: a database whose records never
+ * timed the kernel's current default schedule (made here by a search with
+ * neither the default nor the heuristic programs) is marked by loomrun,
+ * and autotune --resume times that default first, one trial. */
+static void test_db_stale(void **state)
+{
+    (void)state;
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){40, 40});
+    ow_node_add(w, "", "MatMul", "x,x", "y");
+    ow_output(w, "y");
+    char path[512];
+    save(w, "st.onnx", path, sizeof path);
+    int rc = tu_run(out, sizeof out,
+                    "%s/autotune --model %s --trials 2 --per-round 2 --retime 0 --no-model "
+                    "--skip-default --no-heuristic --seed 3 --db %s/st.db --jobs 1 --threads 1",
+                    tu_bindir(), path, dir);
+    if (rc != 0) fail_msg("%s", out);
+    rc = tu_run(out, sizeof out, "%s/loomrun %s --db %s/st.db --threads 1 --explain --bench 2",
+                tu_bindir(), path, dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "1 tuned, 0 default",
+                      "loomrun: note: 1 of the 1 tuned kernels run records tuned against an "
+                      "older default schedule",
+                      "autotune --model ", "--resume times the current defaults",
+                      "the current default schedule was never timed against it", "tuned*",
+                      "tuned*: a record tuned against an older default schedule");
+    rc = tu_run(out, sizeof out,
+                "%s/autotune --model %s --trials 3 --per-round 2 --retime 0 --no-model --resume "
+                "--db %s/st.db --jobs 1 --threads 1",
+                tu_bindir(), path, dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "resume: 2 trials already in",
+                      "resume: timed the current default schedule of 1 task whose records were "
+                      "tuned against an older one");
+    rc = tu_run(out, sizeof out, "%s/loomrun %s --db %s/st.db --threads 1 --explain", tu_bindir(),
+                path, dir);
+    if (rc != 0) fail_msg("%s", out);
+    tu_assert_msg_has(out, "1 tuned, 0 default");
+    assert_null(strstr(out, "note:"));
+    assert_null(strstr(out, "never timed"));
+    /* Once stored, the default is not timed again. */
+    rc = tu_run(out, sizeof out,
+                "%s/autotune --model %s --trials 4 --per-round 2 --retime 0 --no-model --resume "
+                "--db %s/st.db --jobs 1 --threads 1",
+                tu_bindir(), path, dir);
+    if (rc != 0) fail_msg("%s", out);
+    assert_null(strstr(out, "timed the current default"));
+}
+
 /* The runtime's environment variables: a value that is not a whole
  * number in range is ignored, and stderr says so (it once was silent). */
 static void test_bad_env(void **state)
@@ -351,7 +401,8 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_unsupported_ops),  cmocka_unit_test(test_dynamic_and_attrs),
         cmocka_unit_test(test_db_other_target),  cmocka_unit_test(test_autotune_model),
-        cmocka_unit_test(test_db_threads),       cmocka_unit_test(test_bad_env),
+        cmocka_unit_test(test_db_threads),
+        cmocka_unit_test(test_db_stale),       cmocka_unit_test(test_bad_env),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

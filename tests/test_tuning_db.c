@@ -146,6 +146,41 @@ static void test_best_k_targets_never_mix(void **state) {
     free(l3);
 }
 
+/* tdb_has_steps finds a program by its log under one workload and
+ * target, failed records too, and names a log that does not parse. */
+static void test_has_steps(void **state) {
+    fixture *f = *state;
+    char *l1 = tdbt_log(f->key, 4, 8), *l2 = tdbt_log(f->key, 8, 16), *l3 = tdbt_log(f->key, 2, 4);
+    commit(f, TA, l1, 3e-3, 0);
+    commit(f, TA, l3, 0, 7);
+    commit(f, TB, l2, 1e-3, 0);
+    assert_int_equal(tdb_has_steps(f->db, f->key, TA, l1), 1);
+    assert_int_equal(tdb_has_steps(f->db, f->key, TA, l3), 1); /* failed, but timed */
+    assert_int_equal(tdb_has_steps(f->db, f->key, TA, l2), 0); /* only on TB */
+    assert_int_equal(tdb_has_steps(f->db, f->key, TB, l2), 1);
+    char *other = tdbt_key("matmul", "M=16,N=16,K=16");
+    assert_int_equal(tdb_has_steps(f->db, other, TA, l1), 0);
+    free(other);
+    /* The same log written with other white space is the same program. */
+    size_t n = strlen(l1);
+    char *spaced = malloc(2 * n + 1), *o = spaced;
+    for (size_t i = 0; i < n; i++) {
+        *o++ = l1[i];
+        if (l1[i] == ',') *o++ = ' ';
+    }
+    *o = 0;
+    assert_int_equal(tdb_has_steps(f->db, f->key, TA, spaced), 1);
+    free(spaced);
+    assert_int_equal(tdb_has_steps(f->db, f->key, TA, "[{\"kind\": 1"), -1);
+    assert_non_null(strstr(tdb_errmsg(f->db), "has_steps: "));
+    assert_int_equal(tdb_has_steps(f->db, f->key, TA, NULL), -1);
+    assert_non_null(
+        strstr(tdb_errmsg(f->db), "has_steps: needs a workload key, a target and a step log"));
+    free(l1);
+    free(l2);
+    free(l3);
+}
+
 /* The stored log replayed on a rebuilt workload lowers to the same
  * program as the schedule that wrote it. */
 static void test_stored_log_replays_identically(void **state) {
@@ -670,6 +705,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_open_creates_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_best_k_targets_never_mix, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_has_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stored_log_replays_identically, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_best_and_fallback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_best_gpu_key, setup, teardown),

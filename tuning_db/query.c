@@ -126,6 +126,40 @@ int tdb_best(tdb_db *db, const char *workload_key, const char *target, int k, td
     return collect_records(db, "best", st, out);
 }
 
+int tdb_has_steps(tdb_db *db, const char *workload_key, const char *target,
+                  const char *steps_json) {
+    if (!db) return -1;
+    if (!workload_key || !target || !steps_json)
+        return tdb__err(db, "has_steps: needs a workload key, a target and a step log");
+    te_ctx *ctx = te_ctx_new();
+    if (!ctx) return tdb__err(db, "has_steps: out of memory");
+    int nsteps = 0;
+    sch_step *steps = NULL;
+    char *log = NULL;
+    int found = -1;
+    if (tdb_steps_from_json(ctx, steps_json, &nsteps, &steps))
+        tdb__err(db, "has_steps: %s", te_ctx_errmsg(ctx));
+    else if (!(log = tdb_steps_to_json(nsteps, steps)))
+        tdb__err(db, "has_steps: the step log holds a step of unknown kind");
+    sqlite3_stmt *st = log ? tdb__prepare(db, "SELECT 1" TDB__RECORD_FROM
+                                              "WHERE w.key = ?1 AND t.key = ?2 AND r.steps = ?3 "
+                                              "LIMIT 1")
+                           : NULL;
+    if (st) {
+        sqlite3_bind_text(st, 1, workload_key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, target, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, log, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) found = 1;
+        else if (rc == SQLITE_DONE) found = 0;
+        else tdb__sqlerr(db, "has_steps");
+        sqlite3_finalize(st);
+    }
+    free(log);
+    te_ctx_free(ctx);
+    return found;
+}
+
 int tdb_get_record(tdb_db *db, int64_t id, tdb_record *out) {
     if (!db) return -1;
     if (!out) return tdb__err(db, "get_record: no output pointer");

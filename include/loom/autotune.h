@@ -1203,7 +1203,11 @@ typedef struct {
      * stand for the task scheduler's rounds (tune.per_round each, in
      * commit order), so a resumed model run goes on where it stopped
      * instead of giving every task its first round again. Stored programs
-     * are never measured again, with or without resume. */
+     * are never measured again, with or without resume. Before the rounds,
+     * a resumed run times the current default schedule of each stored key
+     * whose records never met it (tune_db_summary.defaults_retried; not
+     * with tune.skip_default), so that records tuned with an older Loom
+     * are compared with the default that Loom now derives. */
     bool resume;
     tune_db_model model;
     /* The cost model's parameters (NULL: cm_params_default with seed
@@ -1274,6 +1278,10 @@ struct tune_db_summary {
     int done;              /* trials toward the budget (resumed included) */
     int total;             /* the budget, tune.trials */
     int resumed;           /* of done: found stored */
+    /* Keys whose records predate their current default schedule (a later
+     * Loom derives another): on resume each such default is timed first,
+     * one trial each, before the rounds. */
+    int defaults_retried;
     tune_warm_info warm;   /* TUNE_DB_MODEL_WARM: what the warm start did */
     double seconds;        /* wall time */
     /* Where the wall time went over all keys (tune_summary's). */

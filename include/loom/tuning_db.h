@@ -228,6 +228,16 @@ double tdb_record_gflops(const tdb_record *r);
  * (and the default schedule) at the end of every run. Returns how many
  * (0..k) and sets *out to a malloc'd array (NULL when 0), or -1. */
 int tdb_best(tdb_db *db, const char *workload_key, const char *target, int k, tdb_record **out);
+/* Whether the workload has a record (valid or not) of the program whose
+ * step log is steps_json on the target: 1 yes, 0 no, -1 on error (a log
+ * that does not parse, say, with the message in tdb_errmsg). The log is
+ * compared in canonical form (tdb_steps_to_json of its parsed steps), as
+ * records store it. A tuning run skips a program it finds here; loomrun
+ * asks it of a kernel's current default schedule, to tell a record tuned
+ * against an older default (one a later Loom changed) from one that beat
+ * the current default. */
+int tdb_has_steps(tdb_db *db, const char *workload_key, const char *target,
+                  const char *steps_json);
 /* Re-timing: latencies (n > 0, seconds) of record `record_id`'s program
  * measured again, beside the other best programs at the same time, so
  * that programs first timed under different loads of a shared machine are

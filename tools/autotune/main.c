@@ -236,6 +236,10 @@ static void show_closing(view_t *v, const tune_db_summary *s) {
         printf("interrupted: %d trials measured and saved\n", s->done - s->resumed);
         v->rc = 130; /* as a shell reports a command ended by SIGINT: scripts can tell */
     }
+    if (s->defaults_retried)
+        printf("resume: timed the current default schedule of %d task%s whose records were "
+               "tuned against an older one\n",
+               s->defaults_retried, s->defaults_retried == 1 ? "" : "s");
     double elapsed = rt_now() - v->t0;
     for (int i = 0; i < s->ntasks; i++)
         if (s->tasks[i].sketches_dropped)
@@ -286,7 +290,7 @@ static void on_event(void *user, const tune_db_report *r) {
         v->cur = r->task;
         if (v->names) {
             if (v->tty) printf("\n");
-            printf("task %s: %d trials\n", v->names[r->task], r->trials);
+            printf("task %s: %d trial%s\n", v->names[r->task], r->trials, r->trials == 1 ? "" : "s");
         }
         break;
     case TUNE_DB_TRIAL:

@@ -400,8 +400,16 @@ int main(int argc, char **argv) {
             const char *label = gr_exec_kernel_label(e, k);
             printf("%-7d %10.4f %5.1f%% %5d  %-8s %s\n", k, prof[k] / (double)bench * 1e3,
                    ktotal > 0 ? 100 * prof[k] / ktotal : 0, gr_exec_kernel_uses(e, k),
-                   gr_exec_kernel_tuned(e, k) ? "tuned" : "default", label);
+                   gr_exec_kernel_stale(e, k)   ? "tuned*"
+                   : gr_exec_kernel_tuned(e, k) ? "tuned"
+                                                : "default",
+                   label);
         }
+        int nstale = 0;
+        for (int k = 0; k < nk; k++) nstale += gr_exec_kernel_stale(e, k);
+        if (nstale)
+            printf("tuned*: a record tuned against an older default schedule (this Loom's "
+                   "default was never timed against it)\n");
         free(order);
         free(lat);
     }
