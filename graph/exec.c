@@ -334,8 +334,8 @@ static rt_module *build_tuned(build_queue *q, gr_kernel *k, te_ctx *ctx)
                 k->stale = default_untimed(q, k->key);
                 snprintf(k->how, sizeof k->how, "tuned: record %" PRId64 ", %.3f ms%s%s", rec[i].id,
                          rec[i].median * 1e3, i ? " (better records did not build)" : "",
-                         k->stale ? "; the current default schedule was never timed against "
-                                    "it (tuned with an older Loom)"
+                         k->stale ? "; this Loom's default schedule was never timed against "
+                                    "it (tuned with an older Loom, or with --skip-default)"
                                   : "");
             }
         }
@@ -452,10 +452,11 @@ static void stale_note(gr_exec *e)
     if (nstale == 0 || e->db_note) return;
     char note[1024];
     snprintf(note, sizeof note,
-             "%d of the %d tuned kernels run records tuned against an older default schedule "
-             "(this Loom derives a default the database has never timed, and it may be faster "
-             "than the record); autotune --model %s --resume times the current defaults (one "
-             "trial each); --explain names the kernels",
+             "%d of the %d tuned kernels run records that were never timed against this "
+             "Loom's default schedule (tuned with an older Loom, or with --skip-default), and "
+             "the default may be the faster; autotune --model %s --resume, with this database "
+             "and thread count, times the current defaults (one trial each); --explain names "
+             "the kernels",
              nstale, ntuned, e->m->path);
     e->db_note = strdup(note);
 }

@@ -346,11 +346,12 @@ static void test_db_stale(void **state)
                 tu_bindir(), path, dir);
     if (rc != 0) fail_msg("%s", out);
     tu_assert_msg_has(out, "1 tuned, 0 default",
-                      "loomrun: note: 1 of the 1 tuned kernels run records tuned against an "
-                      "older default schedule",
-                      "autotune --model ", "--resume times the current defaults",
-                      "the current default schedule was never timed against it", "tuned*",
-                      "tuned*: a record tuned against an older default schedule");
+                      "loomrun: note: 1 of the 1 tuned kernels run records that were never "
+                      "timed against this Loom's default schedule",
+                      "autotune --model ", "--resume, with this database and thread count, "
+                      "times the current defaults",
+                      "this Loom's default schedule was never timed against it", "tuned*",
+                      "tuned*: a record never timed against this Loom's default schedule");
     rc = tu_run(out, sizeof out,
                 "%s/autotune --model %s --trials 3 --per-round 2 --retime 0 --no-model --resume "
                 "--db %s/st.db --jobs 1 --threads 1",

@@ -408,8 +408,7 @@ int main(int argc, char **argv) {
         int nstale = 0;
         for (int k = 0; k < nk; k++) nstale += gr_exec_kernel_stale(e, k);
         if (nstale)
-            printf("tuned*: a record tuned against an older default schedule (this Loom's "
-                   "default was never timed against it)\n");
+            printf("tuned*: a record never timed against this Loom's default schedule\n");
         free(order);
         free(lat);
     }
