@@ -68,6 +68,12 @@ def main():
     ap.add_argument("--trace-out", help="write the best schedule's trace (its program) here")
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--min-ms", type=float, default=20.0)
+    # LocalBuilder starts a fresh worker process for every batch of candidates, and the worker's
+    # first build imports TVM's tensor intrinsics (TVMScript parsed in Python): 45 s on the Zen 3
+    # host of session 52. Under the default 30 s timeout every build there was killed before it
+    # began, and tuning never advanced. A longer limit changes which builds are killed, nothing
+    # else.
+    ap.add_argument("--builder-timeout", type=float, default=300.0)
     a = ap.parse_args()
 
     op, p = WORKLOADS[a.workload]
@@ -84,8 +90,9 @@ def main():
     if a.retime_only:
         db = ms.database.JSONDatabase(work_dir=a.work_dir, allow_missing=False)
     else:
+        builder = ms.builder.LocalBuilder(max_workers=1, timeout_sec=a.builder_timeout)
         db = ms.tune_tir(mod, target, a.work_dir, max_trials_global=a.trials, seed=a.seed,
-                         num_tuning_cores=1)
+                         num_tuning_cores=1, builder=builder)
     wall = time.time() - t0
 
     recs = db.get_all_tuning_records()
