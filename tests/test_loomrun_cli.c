@@ -282,18 +282,24 @@ static void test_autotune_model(void **state)
     tu_assert_msg_has(out, "--shape is given more than once");
 }
 
+/* A model of one kernel, y = x x for an n x n input, saved as `name`. */
+static void square_matmul(int64_t n, const char *name, char *path, size_t cap)
+{
+    ow_model *w = ow_new(13);
+    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){n, n});
+    ow_node_add(w, "", "MatMul", "x,x", "y");
+    ow_output(w, "y");
+    save(w, name, path, cap);
+}
+
 /* Records are kept per thread count (tune_threads_key): a model tuned on
  * one thread and run on two runs its defaults, and says why; tuned on two
  * as well, each count runs its own records. */
 static void test_db_threads(void **state)
 {
     (void)state;
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){48, 48});
-    ow_node_add(w, "", "MatMul", "x,x", "y");
-    ow_output(w, "y");
     char path[512];
-    save(w, "th.onnx", path, sizeof path);
+    square_matmul(48, "th.onnx", path, sizeof path);
     const char *tune = "%s/autotune --model %s --trials 2 --per-round 2 --retime 0 --no-model "
                        "--db %s/th.db --jobs 1 --threads %d";
     int rc = tu_run(out, sizeof out, tune, tu_bindir(), path, dir, 1);
@@ -331,12 +337,8 @@ static void test_db_threads(void **state)
 static void test_db_stale(void **state)
 {
     (void)state;
-    ow_model *w = ow_new(13);
-    ow_input(w, "x", GR_FLOAT, 2, (int64_t[]){40, 40});
-    ow_node_add(w, "", "MatMul", "x,x", "y");
-    ow_output(w, "y");
     char path[512];
-    save(w, "st.onnx", path, sizeof path);
+    square_matmul(40, "st.onnx", path, sizeof path);
     int rc = tu_run(out, sizeof out,
                     "%s/autotune --model %s --trials 2 --per-round 2 --retime 0 --no-model "
                     "--skip-default --no-heuristic --seed 3 --db %s/st.db --jobs 1 --threads 1",
