@@ -1278,9 +1278,10 @@ struct tune_db_summary {
     int done;              /* trials toward the budget (resumed included) */
     int total;             /* the budget, tune.trials */
     int resumed;           /* of done: found stored */
-    /* Keys whose records predate their current default schedule (a later
-     * Loom derives another): on resume each such default is timed first,
-     * one trial each, before the rounds. */
+    /* Keys whose stored records never timed their current default
+     * schedule (tuned with an older Loom, which derived another, or with
+     * skip_default): on resume each such default is timed first, one
+     * trial each, before the rounds. */
     int defaults_retried;
     tune_warm_info warm;   /* TUNE_DB_MODEL_WARM: what the warm start did */
     double seconds;        /* wall time */

@@ -579,16 +579,17 @@ const char *gr_exec_kernel_label(const gr_exec *e, int k);
 bool gr_exec_kernel_tuned(const gr_exec *e, int k);
 /* Whether kernel k runs a record while the database has never timed the
  * default schedule this Loom derives for it (tune_default_steps): the
- * record was tuned against an older default and may now be the slower of
- * the two. autotune --resume times the current default of every such
- * task first (one trial each). */
+ * record was tuned against an older default (or with the default left
+ * out, autotune --skip-default) and may be the slower of the two.
+ * autotune --resume times the current default of every such task first
+ * (one trial each). */
 bool gr_exec_kernel_stale(const gr_exec *e, int k);
 /* What the user should know about the database's records: why it gave
  * the kernels nothing although it has records of them (records for this
  * machine on another thread count only: records are kept per count,
  * tune_threads_key; the kernels run their default schedules), or that
- * some tuned kernels run records tuned against an older default schedule
- * (gr_exec_kernel_stale). NULL when there is nothing to say. Owned by e. */
+ * some tuned kernels run records never timed against this Loom's default
+ * schedule (gr_exec_kernel_stale). NULL when there is nothing to say. Owned by e. */
 const char *gr_exec_db_note(const gr_exec *e);
 
 /* Memory of the values kernels exchange: *arena_bytes, the one arena
