@@ -513,13 +513,15 @@ static bool stop_requested(const tune__db_run *run) {
  * (tune_default_steps): its records were then tuned against an older
  * default, one a later Loom replaced. */
 static bool default_untimed(const tune__db_run *run, int ti) {
-    char *dflt = tune_default_steps(run->out->tasks[ti].key, run->target);
+    const char *key = run->out->tasks[ti].key;
+    char *dflt = tune_default_steps(key, run->target);
     if (!dflt) return false;
-    int nl = 0, nvalid = 0;
-    char **logs = tune__db_stored_logs(run, ti, &nl, &nvalid);
-    bool found = false;
-    for (int i = 0; i < nl && !found; i++) found = !strcmp(logs[i], dflt);
-    tune__db_free_logs(logs, nl);
+    int nk = 0;
+    const char **tkeys = run_keys(run, &nk);
+    bool found = false; /* under any of the run's record keys (a mixed run) */
+    for (int k = 0; tkeys && k < nk && !found; k++)
+        found = tdb_has_steps(run->db, key, tkeys[k], dflt) == 1;
+    free(tkeys);
     free(dflt);
     return !found;
 }
