@@ -2,10 +2,23 @@
  * runtime/cuda_module.c — modules of kind "cuda": a PTX image and host
  * functions (launch lists). The image is loaded into a device's primary
  * context at the first call on that device (cuModuleLoadData), so
- * building needs no GPU. Each call allocates its workspaces, launches its
- * kernels in order on the default stream and synchronises after each one
- * (so an asynchronous fault is reported against the kernel that caused
- * it), unless a CUDA-event timing loop is running (then only at the end).
+ * building needs no GPU. Each call launches its kernels in order on the
+ * default stream and synchronises after each one (so an asynchronous fault
+ * is reported against the kernel that caused it), unless a CUDA-event
+ * timing loop is running (then only at the end).
+ *
+ * Workspaces (device buffers for a function's intermediates) are allocated
+ * at a function's first call on a device and kept until the module is
+ * freed, as TVM's workspace pool and PyTorch's caching allocator keep
+ * theirs. Allocating and freeing them in every call cost a cuMemAlloc, a
+ * device-wide synchronisation and a cuMemFree each time: ~80 us on an
+ * H200, more than the 15 us the kernels of a batch-16 implicit-GEMM
+ * convolution take, and timed as part of them. Reuse needs no
+ * synchronisation because every call launches on the one legacy default
+ * stream, which runs kernels in the order they were launched, from any
+ * host thread: a later call's kernels start after the earlier call's end.
+ * A call that finds the kept set taken by a concurrent call on another
+ * thread allocates its own and frees it after synchronising, as before.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -34,6 +47,11 @@ typedef struct {
     int nparams;
     int nworkspace;
     int64_t *ws_bytes;
+    /* The kept workspaces on each device (NULL until the first call there;
+     * nworkspace pointers) and whether a call is using them; under the
+     * module's mutex. */
+    CUdeviceptr *ws_kept[CUDA_MAX_DEVICES];
+    bool ws_taken[CUDA_MAX_DEVICES];
     int nlaunches;
     cuda_launch *launches;
 } cuda_func;
@@ -54,10 +72,23 @@ static void impl_free(void *p) {
     cuda_impl *m = p;
     if (!m) return;
     const rt_cu_api *a = NULL;
-    for (int d = 0; d < CUDA_MAX_DEVICES; ++d)
-        if (m->mod[d] && (a || (a = rt__cu())) && !rt__cu_ctx(d)) a->ModuleUnload(m->mod[d]);
+    for (int d = 0; d < CUDA_MAX_DEVICES; ++d) {
+        bool kept = false;
+        for (int i = 0; i < m->nfuncs; ++i) kept = kept || m->funcs[i].ws_kept[d];
+        if (!(m->mod[d] || kept) || !(a || (a = rt__cu())) || rt__cu_ctx(d)) continue;
+        /* kernels launched without a wait (a timing loop's) may still use
+         * the workspaces */
+        if (kept) a->CtxSynchronize();
+        for (int i = 0; i < m->nfuncs; ++i) {
+            cuda_func *f = &m->funcs[i];
+            for (int w = 0; f->ws_kept[d] && w < f->nworkspace; ++w)
+                if (f->ws_kept[d][w]) a->MemFree(f->ws_kept[d][w]);
+        }
+        if (m->mod[d]) a->ModuleUnload(m->mod[d]);
+    }
     for (int i = 0; i < m->nfuncs; ++i) {
         cuda_func *f = &m->funcs[i];
+        for (int d = 0; d < CUDA_MAX_DEVICES; ++d) free(f->ws_kept[d]);
         for (int k = 0; k < f->nlaunches; ++k) {
             free(f->launches[k].kernel);
             free(f->launches[k].args);
@@ -128,6 +159,67 @@ static int launch_fail(CUresult r, const char *what, const cuda_launch *l) {
                        (long long)l->block[2]);
 }
 
+/* The workspaces of a call of f on device dev: the kept set when no other
+ * call holds it (*kept true), else a set of the call's own. The first
+ * call on a device allocates the set it keeps. 0, or -1 with rt_last_error
+ * (nothing held). */
+static int take_workspaces(cuda_func *f, int dev, CUdeviceptr *ws, bool *kept) {
+    cuda_impl *m = f->impl;
+    pthread_mutex_lock(&m->mu);
+    bool have = f->ws_kept[dev] != NULL, free_set = have && !f->ws_taken[dev];
+    if (free_set) {
+        memcpy(ws, f->ws_kept[dev], sizeof *ws * (size_t)f->nworkspace);
+        f->ws_taken[dev] = true;
+    }
+    pthread_mutex_unlock(&m->mu);
+    *kept = free_set;
+    if (free_set) return 0;
+    const rt_cu_api *a = rt__cu();
+    int rc = 0;
+    for (int w = 0; w < f->nworkspace && !rc; ++w) {
+        CUresult r = a->MemAlloc(&ws[w], (size_t)f->ws_bytes[w]);
+        if (r) {
+            ws[w] = 0;
+            rc = rt__cu_fail(r, "cuMemAlloc of workspace %d (%lld bytes) for '%s'", w,
+                             (long long)f->ws_bytes[w], f->name);
+        }
+    }
+    if (!rc && !have) {
+        /* the first call keeps its set (unless another first call on this
+         * device kept one meanwhile) */
+        CUdeviceptr *k = malloc(sizeof *k * (size_t)f->nworkspace);
+        pthread_mutex_lock(&m->mu);
+        if (k && !f->ws_kept[dev]) {
+            memcpy(k, ws, sizeof *k * (size_t)f->nworkspace);
+            f->ws_kept[dev] = k;
+            f->ws_taken[dev] = true;
+            *kept = true;
+            k = NULL;
+        }
+        pthread_mutex_unlock(&m->mu);
+        free(k);
+    }
+    if (rc)
+        for (int w = 0; w < f->nworkspace; ++w)
+            if (ws[w]) a->MemFree(ws[w]);
+    return rc;
+}
+
+/* Gives back what take_workspaces gave: the kept set for the next call
+ * (stream order makes that safe at once), a call's own set freed once its
+ * kernels are done. */
+static void give_workspaces(cuda_func *f, int dev, const CUdeviceptr *ws, bool kept) {
+    if (kept) {
+        pthread_mutex_lock(&f->impl->mu);
+        f->ws_taken[dev] = false;
+        pthread_mutex_unlock(&f->impl->mu);
+        return;
+    }
+    const rt_cu_api *a = rt__cu();
+    for (int w = 0; w < f->nworkspace; ++w)
+        if (ws[w]) a->MemFree(ws[w]);
+}
+
 static int32_t call_func(void *self, int nargs, DLTensor *const *args) {
     cuda_func *f = self;
     int dev = nargs > 0 ? args[0]->device.device_id : 0;
@@ -140,11 +232,9 @@ static int32_t call_func(void *self, int nargs, DLTensor *const *args) {
     const rt_cu_api *a = rt__cu();
     CUdeviceptr ws[64] = {0};
     if (f->nworkspace > 64) return rt_set_error("'%s' has more than 64 workspaces", f->name);
+    bool kept = false;
+    if (f->nworkspace && take_workspaces(f, dev, ws, &kept)) return -1;
     int rc = 0;
-    for (int w = 0; w < f->nworkspace && !rc; ++w) {
-        CUresult r = a->MemAlloc(&ws[w], (size_t)f->ws_bytes[w]);
-        if (r) rc = rt__cu_fail(r, "cuMemAlloc of workspace %d (%lld bytes)", w, (long long)f->ws_bytes[w]);
-    }
     for (int k = 0; k < f->nlaunches && !rc; ++k) {
         cuda_launch *l = &f->launches[k];
         CUdeviceptr ptrs[128];
@@ -163,13 +253,13 @@ static int32_t call_func(void *self, int nargs, DLTensor *const *args) {
         if (r) rc = launch_fail(r, "cuLaunchKernel", l);
         else if (!timing_loop && (r = a->CtxSynchronize())) rc = launch_fail(r, "running", l);
     }
-    if (rc || f->nworkspace) {
-        /* Workspaces may be freed only after the kernels using them ran. */
+    if (rc || (f->nworkspace && !kept)) {
+        /* A call's own workspaces may be freed only after its kernels ran;
+         * after a failure nothing of it may still be running. */
         CUresult r = a->CtxSynchronize();
         if (r && !rc) rc = rt__cu_fail(r, "cuCtxSynchronize after '%s'", f->name);
     }
-    for (int w = 0; w < f->nworkspace; ++w)
-        if (ws[w]) a->MemFree(ws[w]);
+    if (f->nworkspace) give_workspaces(f, dev, ws, kept);
     return rc;
 }
 

@@ -333,9 +333,12 @@ typedef struct {
                              (cuFuncSetAttribute) when it loads it. */
 } rt_cuda_launch;
 
-/* A host function: checks its tensors, allocates its workspaces (device
- * buffers for intermediates), runs the launches in order on the default
- * stream, waits for them and frees the workspaces. */
+/* A host function: checks its tensors, runs the launches in order on the
+ * (legacy) default stream and waits for them. Its workspaces (device
+ * buffers for intermediates, workspace_bytes[i] bytes each) are allocated
+ * at its first call on a GPU and kept for the next calls there until the
+ * module is freed (a call that overlaps another on a second host thread
+ * allocates and frees its own). */
 typedef struct {
     const char *name;
     int nparams;

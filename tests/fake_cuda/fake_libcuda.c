@@ -1,0 +1,138 @@
+/*
+ * tests/fake_cuda/fake_libcuda.c — a stand-in for the CUDA driver
+ * (libcuda.so.1) for tests of the runtime's host side on machines with no
+ * GPU: test_cuda_workspace runs with it first on LD_LIBRARY_PATH.
+ *
+ * Device memory is host memory (cuMemAlloc is malloc); a "kernel" runs no
+ * code: cuLaunchKernel records the launch (kernel name, and its pointer
+ * arguments: as many as the name's last character says, "gemm3" three)
+ * and succeeds, except for a kernel named "fault", whose launch
+ * fails with CUDA_ERROR_LAUNCH_FAILED (719). fake_cu_counts() tells the
+ * test what the runtime asked of the driver: allocations, frees,
+ * synchronisations, launches, and the bytes still allocated.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+typedef struct {
+    long allocs, frees, syncs, launches;
+    long live;          /* buffers allocated and not freed */
+    CUdeviceptr last_args[8]; /* the last launch's pointer arguments */
+    int last_nargs;
+    char last_kernel[64];
+} fake_cu_stats;
+
+static fake_cu_stats st;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int ctx_token, mod_token;
+
+/* A copy of the counts so far. */
+__attribute__((visibility("default"))) void fake_cu_counts(fake_cu_stats *out) {
+    pthread_mutex_lock(&mu);
+    *out = st;
+    pthread_mutex_unlock(&mu);
+}
+
+CUresult cuInit(unsigned flags) { (void)flags; return 0; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
+CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
+CUresult cuDeviceGetName(char *name, int len, int dev) {
+    (void)dev;
+    strncpy(name, "Fake GPU", (size_t)len);
+    if (len > 0) name[len - 1] = 0;
+    return 0;
+}
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
+    (void)dev;
+    switch (attr) {
+    case 1: case 2: *v = 1024; break;           /* threads per block, block x */
+    case 5: *v = 2147483647; break;             /* grid x */
+    case 8: *v = 49152; break;                  /* shared per block */
+    case 10: *v = 32; break;                    /* warp */
+    case 12: *v = 65536; break;                 /* registers per block */
+    case 16: *v = 132; break;                   /* SMs */
+    case 75: *v = 9; break;                     /* compute capability */
+    case 76: *v = 0; break;
+    case 97: *v = 232448; break;                /* shared per block, opt-in */
+    default: *v = 0;
+    }
+    return 0;
+}
+CUresult cuDeviceTotalMem_v2(size_t *b, int dev) { (void)dev; *b = (size_t)1 << 34; return 0; }
+CUresult cuDevicePrimaryCtxRetain(void **c, int dev) { (void)dev; *c = &ctx_token; return 0; }
+CUresult cuCtxSetCurrent(void *c) { (void)c; return 0; }
+CUresult cuCtxSynchronize(void) {
+    pthread_mutex_lock(&mu);
+    st.syncs++;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+    void *q = malloc(n ? n : 1);
+    if (!q) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    *p = (CUdeviceptr)(uintptr_t)q;
+    pthread_mutex_lock(&mu);
+    st.allocs++;
+    st.live++;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+    free((void *)(uintptr_t)p);
+    pthread_mutex_lock(&mu);
+    st.frees++;
+    st.live--;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return 0; }
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)(uintptr_t)s, n); return 0; }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+    memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+    return 0;
+}
+CUresult cuModuleLoadData(void **m, const void *image) { (void)image; *m = &mod_token; return 0; }
+/* A function handle is a copy of its name. */
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+    (void)m;
+    *f = strdup(name);
+    return *f ? 0 : 2;
+}
+CUresult cuModuleUnload(void *m) { (void)m; return 0; }
+CUresult cuFuncSetAttribute(void *f, int attr, int v) { (void)f; (void)attr; (void)v; return 0; }
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)stream;
+    (void)extra;
+    const char *name = f;
+    pthread_mutex_lock(&mu);
+    st.launches++;
+    snprintf(st.last_kernel, sizeof st.last_kernel, "%s", name);
+    size_t len = strlen(name);
+    int n = len && name[len - 1] >= '0' && name[len - 1] <= '8' ? name[len - 1] - '0' : 0;
+    for (int i = 0; i < n; ++i) st.last_args[i] = *(CUdeviceptr *)params[i];
+    st.last_nargs = n;
+    pthread_mutex_unlock(&mu);
+    return strcmp(name, "fault") ? 0 : 719;
+}
+CUresult cuGetErrorName(CUresult r, const char **s) {
+    *s = r == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_SUCCESS";
+    return 0;
+}
+CUresult cuGetErrorString(CUresult r, const char **s) {
+    *s = r == 719 ? "unspecified launch failure" : r == 2 ? "out of memory" : "no error";
+    return 0;
+}
+static int event_token;
+CUresult cuEventCreate(void **e, unsigned flags) { (void)flags; *e = &event_token; return 0; }
+CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
+CUresult cuEventSynchronize(void *e) { (void)e; return 0; }
+CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 1.0f; return 0; }
+CUresult cuEventDestroy_v2(void *e) { (void)e; return 0; }
