@@ -11,9 +11,11 @@
  * at a function's first call on a device and kept until the module is
  * freed, as TVM's workspace pool and PyTorch's caching allocator keep
  * theirs. Allocating and freeing them in every call cost a cuMemAlloc, a
- * device-wide synchronisation and a cuMemFree each time: ~80 us on an
- * H200, more than the 15 us the kernels of a batch-16 implicit-GEMM
- * convolution take, and timed as part of them. Reuse needs no
+ * device-wide synchronisation and a cuMemFree each time, timed with the
+ * kernels: a batch-16 implicit-GEMM convolution (a GEMM kernel and a copy,
+ * a 3.2 MB workspace between them) timed 0.094 ms on an H200 where its
+ * GEMM kernel alone had timed 0.015 ms (bench/RESULTS.md, sessions 36,
+ * 49 and 53). Reuse needs no
  * synchronisation because every call launches on the one legacy default
  * stream, which runs kernels in the order they were launched, from any
  * host thread: a later call's kernels start after the earlier call's end.
