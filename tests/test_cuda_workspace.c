@@ -10,7 +10,6 @@
  * it first on LD_LIBRARY_PATH): it counts what the runtime asks of the
  * driver, which a real GPU cannot tell.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,22 +20,7 @@
 #include <cmocka.h>
 #include <loom/loom.h>
 
-/* tests/fake_cuda/fake_libcuda.c's counts */
-typedef struct {
-    long allocs, frees, syncs, launches;
-    long live;
-    unsigned long long last_args[8];
-    int last_nargs;
-    char last_kernel[64];
-} fake_cu_stats;
-
-static void (*fake_counts)(fake_cu_stats *);
-
-static fake_cu_stats counts(void) {
-    fake_cu_stats s;
-    fake_counts(&s);
-    return s;
-}
+#include "fake_cuda/fake_cuda.h"
 
 static const rt_param params[2] = {
     {"x", {kDLFloat, 32, 1}, 1, {16}},
@@ -68,21 +52,6 @@ static DLTensor *tensor(void) {
     return t;
 }
 
-static int setup(void **state) {
-    (void)state;
-    /* the runtime opens the driver at its first CUDA call */
-    DLTensor *t = tensor();
-    rt_tensor_free(t);
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    fake_counts = h ? (void (*)(fake_cu_stats *))dlsym(h, "fake_cu_counts") : NULL;
-    if (!fake_counts) {
-        fprintf(stderr, "the driver loaded is not tests/fake_cuda's: run this test through ctest, "
-                        "which puts build/fake_cuda first on LD_LIBRARY_PATH\n");
-        return -1;
-    }
-    return 0;
-}
-
 /* Five calls: one allocation of each workspace, the same buffers in every
  * call, one synchronisation per launch (a plain call waits for each
  * kernel) and none more; a timing loop adds neither; freeing the module
@@ -91,17 +60,17 @@ static void test_kept(void **state) {
     (void)state;
     DLTensor *x = tensor(), *y = tensor();
     rt_module *m = module(2, "copy2");
-    fake_cu_stats s0 = counts();
+    fake_cu_stats s0 = fake_counts();
     unsigned long long ws0 = 0;
     for (int i = 0; i < 5; i++) {
         if (rt_call(m, "f", 2, (DLTensor *[]){x, y})) fail_msg("call %d: %s", i, rt_module_errmsg(m));
-        fake_cu_stats s = counts();
+        fake_cu_stats s = fake_counts();
         assert_string_equal(s.last_kernel, "copy2");
         if (i == 0) ws0 = s.last_args[0];
         assert_true(ws0 == s.last_args[0]);
         assert_true(s.last_args[1] == (unsigned long long)(uintptr_t)y->data);
     }
-    fake_cu_stats s1 = counts();
+    fake_cu_stats s1 = fake_counts();
     assert_int_equal(s1.allocs - s0.allocs, 2);
     assert_int_equal(s1.frees - s0.frees, 0);
     assert_int_equal(s1.launches - s0.launches, 10);
@@ -110,7 +79,7 @@ static void test_kept(void **state) {
     rt_timer_config c = {.warmup = 1, .repeat = 3, .min_repeat_ms = 0};
     rt_timing t;
     if (rt_cuda_time_call(m, "f", 2, (DLTensor *[]){x, y}, &c, &t)) fail_msg("%s", rt_last_error());
-    fake_cu_stats s2 = counts();
+    fake_cu_stats s2 = fake_counts();
     assert_int_equal(s2.allocs, s1.allocs);
     assert_int_equal(s2.frees, s1.frees);
     /* the warm-up call waits for its two kernels; the timed calls do not */
@@ -119,7 +88,7 @@ static void test_kept(void **state) {
     assert_true(s2.last_args[0] == ws0);
 
     rt_module_free(m);
-    fake_cu_stats s3 = counts();
+    fake_cu_stats s3 = fake_counts();
     assert_int_equal(s3.frees - s2.frees, 2);
     /* what was live before the module: x and y */
     assert_int_equal(s3.live, s0.live);
@@ -132,14 +101,14 @@ static void test_none(void **state) {
     (void)state;
     DLTensor *x = tensor(), *y = tensor();
     rt_module *m = module(0, "copy2");
-    fake_cu_stats s0 = counts();
+    fake_cu_stats s0 = fake_counts();
     for (int i = 0; i < 3; i++)
         if (rt_call(m, "f", 2, (DLTensor *[]){x, y})) fail_msg("%s", rt_module_errmsg(m));
-    fake_cu_stats s1 = counts();
+    fake_cu_stats s1 = fake_counts();
     assert_int_equal(s1.allocs, s0.allocs);
     assert_int_equal(s1.launches - s0.launches, 3);
     rt_module_free(m);
-    assert_int_equal(counts().frees, s1.frees);
+    assert_int_equal(fake_counts().frees, s1.frees);
     rt_tensor_free(x);
     rt_tensor_free(y);
 }
@@ -151,18 +120,18 @@ static void test_fault(void **state) {
     (void)state;
     DLTensor *x = tensor(), *y = tensor();
     rt_module *m = module(2, "fault");
-    fake_cu_stats s0 = counts();
+    fake_cu_stats s0 = fake_counts();
     for (int i = 0; i < 2; i++) {
         assert_int_not_equal(rt_call(m, "f", 2, (DLTensor *[]){x, y}), 0);
         const char *e = rt_module_errmsg(m);
         assert_non_null(strstr(e, "cuLaunchKernel kernel 'fault' grid (1, 1, 1) block (16, 1, 1)"));
         assert_non_null(strstr(e, "CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)"));
     }
-    fake_cu_stats s1 = counts();
+    fake_cu_stats s1 = fake_counts();
     assert_int_equal(s1.allocs - s0.allocs, 2);
     assert_int_equal(s1.frees, s0.frees);
     rt_module_free(m);
-    assert_int_equal(counts().live, s0.live);
+    assert_int_equal(fake_counts().live, s0.live);
     rt_tensor_free(x);
     rt_tensor_free(y);
 }
@@ -186,23 +155,23 @@ static void test_threads(void **state) {
     (void)state;
     rt_module *m = module(2, "copy2");
     worker w[2];
-    fake_cu_stats s0 = counts();
+    fake_cu_stats s0 = fake_counts();
     for (int i = 0; i < 2; i++) w[i] = (worker){m, tensor(), tensor(), 0};
     pthread_t th[2];
     for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, calls, &w[i]), 0);
     for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
     assert_int_equal(w[0].failed + w[1].failed, 0);
-    fake_cu_stats s1 = counts();
+    fake_cu_stats s1 = fake_counts();
     /* 4 tensors and the kept set's 2 buffers */
     assert_int_equal(s1.live - s0.live, 4 + 2);
     assert_int_equal(s1.launches - s0.launches, 2 * 300 * 2);
     rt_module_free(m);
-    assert_int_equal(counts().live - s0.live, 4);
+    assert_int_equal(fake_counts().live - s0.live, 4);
     for (int i = 0; i < 2; i++) {
         rt_tensor_free(w[i].x);
         rt_tensor_free(w[i].y);
     }
-    assert_int_equal(counts().live, s0.live);
+    assert_int_equal(fake_counts().live, s0.live);
 }
 
 int main(void) {
@@ -212,5 +181,5 @@ int main(void) {
         cmocka_unit_test(test_fault),
         cmocka_unit_test(test_threads),
     };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return cmocka_run_group_tests(tests, fake_cuda_setup, NULL);
 }

@@ -7,9 +7,11 @@
  * code: cuLaunchKernel records the launch (kernel name, and its pointer
  * arguments: as many as the name's last character says, "gemm3" three)
  * and succeeds, except for a kernel named "fault", whose launch
- * fails with CUDA_ERROR_LAUNCH_FAILED (719). fake_cu_counts() tells the
- * test what the runtime asked of the driver: allocations, frees,
- * synchronisations, launches, and the bytes still allocated.
+ * fails with CUDA_ERROR_LAUNCH_FAILED (719). There are two devices.
+ * fake_cu_counts() tells the test what the runtime asked of the driver:
+ * allocations, frees, synchronisations, launches, and the buffers still
+ * allocated; fake_cu_fail_next(entry, code) makes the next call of one
+ * entry point ("cuMemAlloc_v2", "cuModuleLoadData", ...) return code.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +34,28 @@ static fake_cu_stats st;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int ctx_token, mod_token;
 
+static char fail_entry[64];
+static int fail_code;
+
+__attribute__((visibility("default"))) void fake_cu_fail_next(const char *entry, int code) {
+    pthread_mutex_lock(&mu);
+    snprintf(fail_entry, sizeof fail_entry, "%s", entry);
+    fail_code = code;
+    pthread_mutex_unlock(&mu);
+}
+
+/* The code the entry point should fail with this time (once), or 0. */
+static int failing(const char *entry) {
+    pthread_mutex_lock(&mu);
+    int c = 0;
+    if (fail_code && !strcmp(fail_entry, entry)) {
+        c = fail_code;
+        fail_code = 0;
+    }
+    pthread_mutex_unlock(&mu);
+    return c;
+}
+
 /* A copy of the counts so far. */
 __attribute__((visibility("default"))) void fake_cu_counts(fake_cu_stats *out) {
     pthread_mutex_lock(&mu);
@@ -41,8 +65,8 @@ __attribute__((visibility("default"))) void fake_cu_counts(fake_cu_stats *out) {
 
 CUresult cuInit(unsigned flags) { (void)flags; return 0; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
-CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
-CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
+CUresult cuDeviceGetCount(int *n) { *n = 2; return 0; }
+CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal < 2 ? 0 : 101; }
 CUresult cuDeviceGetName(char *name, int len, int dev) {
     (void)dev;
     strncpy(name, "Fake GPU", (size_t)len);
@@ -75,6 +99,8 @@ CUresult cuCtxSynchronize(void) {
     return 0;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+    int c = failing("cuMemAlloc_v2");
+    if (c) return c;
     void *q = malloc(n ? n : 1);
     if (!q) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
     *p = (CUdeviceptr)(uintptr_t)q;
@@ -98,7 +124,13 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
     memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
     return 0;
 }
-CUresult cuModuleLoadData(void **m, const void *image) { (void)image; *m = &mod_token; return 0; }
+CUresult cuModuleLoadData(void **m, const void *image) {
+    (void)image;
+    int c = failing("cuModuleLoadData");
+    if (c) return c;
+    *m = &mod_token;
+    return 0;
+}
 /* A function handle points at its name, kept in a table (no allocation
  * for a leak checker to report: handles live as long as the process). */
 static char fn_names[64][64];
@@ -114,7 +146,10 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
     return *f ? 0 : 500; /* CUDA_ERROR_NOT_FOUND */
 }
 CUresult cuModuleUnload(void *m) { (void)m; return 0; }
-CUresult cuFuncSetAttribute(void *f, int attr, int v) { (void)f; (void)attr; (void)v; return 0; }
+CUresult cuFuncSetAttribute(void *f, int attr, int v) {
+    (void)f; (void)attr; (void)v;
+    return failing("cuFuncSetAttribute");
+}
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
     (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)stream;
@@ -130,17 +165,33 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     pthread_mutex_unlock(&mu);
     return strcmp(name, "fault") ? 0 : 719;
 }
+/* The names and texts of the codes the stand-in returns (cuda.h's). */
+static const struct {
+    int code;
+    const char *name, *text;
+} errs[] = {
+    {0, "CUDA_SUCCESS", "no error"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+};
 CUresult cuGetErrorName(CUresult r, const char **s) {
-    *s = r == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_SUCCESS";
-    return 0;
+    for (size_t i = 0; i < sizeof errs / sizeof *errs; i++)
+        if (errs[i].code == r) return *s = errs[i].name, 0;
+    *s = NULL;
+    return 1;
 }
 CUresult cuGetErrorString(CUresult r, const char **s) {
-    *s = r == 719 ? "unspecified launch failure" : r == 2 ? "out of memory" : "no error";
-    return 0;
+    for (size_t i = 0; i < sizeof errs / sizeof *errs; i++)
+        if (errs[i].code == r) return *s = errs[i].text, 0;
+    *s = NULL;
+    return 1;
 }
 static int event_token;
 CUresult cuEventCreate(void **e, unsigned flags) { (void)flags; *e = &event_token; return 0; }
 CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
-CUresult cuEventSynchronize(void *e) { (void)e; return 0; }
+CUresult cuEventSynchronize(void *e) { (void)e; return failing("cuEventSynchronize"); }
 CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 1.0f; return 0; }
 CUresult cuEventDestroy_v2(void *e) { (void)e; return 0; }
