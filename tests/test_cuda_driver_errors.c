@@ -2,8 +2,10 @@
  * tests/test_cuda_driver_errors.c — what the CUDA runtime says when the
  * driver refuses something: a workspace or tensor it cannot allocate, an
  * image it cannot load, dynamic shared memory a kernel may not take, a
- * failure seen only at the end of a timing loop; and a call whose tensors
- * are on two GPUs. Each message names the object and the driver's error.
+ * failure seen only at the end of a timing loop, a copy it fails; a call
+ * whose tensors are on two GPUs or a GPU out of range; copies between
+ * tensors that differ; malformed launch lists. Each message names the
+ * object and the rule broken or the driver's error.
  *
  * Runs on any machine against tests/fake_cuda's stand-in driver (two
  * devices; fake_cu_fail_next makes one entry point fail once), which ctest
@@ -147,11 +149,89 @@ static void test_timed_failure(void **state) {
     rt_tensor_free(y);
 }
 
+/* A kernel the image lacks, and a device id beyond the module's table. */
+static void test_missing_kernel_and_device(void **state) {
+    (void)state;
+    DLTensor *x = tensor(0), *y = tensor(0);
+    rt_module *m = module("k2", false, 0);
+    fake_cu_fail_next("cuModuleGetFunction", 500);
+    assert_int_not_equal(rt_call(m, "f", 2, (DLTensor *[]){x, y}), 0);
+    assert_has(rt_module_errmsg(m), "cuModuleGetFunction('k2'): CUDA_ERROR_NOT_FOUND (named symbol "
+                                    "not found)");
+    DLTensor fx = *x, fy = *y;
+    fx.device.device_id = fy.device.device_id = 20;
+    assert_int_not_equal(rt_call(m, "f", 2, (DLTensor *[]){&fx, &fy}), 0);
+    assert_has(rt_module_errmsg(m), "cuda module: device id 20 is out of range [0, 16)");
+    rt_module_free(m);
+    rt_tensor_free(x);
+    rt_tensor_free(y);
+}
+
+/* Copies: tensors that differ in rank, extent or dtype, a strided one,
+ * and the driver failing each direction. */
+static void test_copies(void **state) {
+    (void)state;
+    DLDataType f32 = {kDLFloat, 32, 1}, f16 = {kDLFloat, 16, 1};
+    DLTensor *g = tensor(0), *h = rt_tensor_alloc(f32, 1, (int64_t[]){16}),
+             *h2 = rt_tensor_alloc(f32, 2, (int64_t[]){4, 4}), *h8 = rt_tensor_alloc(f32, 1, (int64_t[]){8}),
+             *hh = rt_tensor_alloc(f16, 1, (int64_t[]){16});
+    assert_int_not_equal(rt_tensor_copy(g, h2), 0);
+    assert_has(rt_last_error(), "rt_tensor_copy: dst has 1 dimensions, src 2");
+    assert_int_not_equal(rt_tensor_copy(g, h8), 0);
+    assert_has(rt_last_error(), "rt_tensor_copy: dimension 0 differs (dst 16, src 8)");
+    assert_int_not_equal(rt_tensor_copy(g, hh), 0);
+    assert_has(rt_last_error(), "rt_tensor_copy: dst has dtype float32, src float16");
+    DLTensor strided = *h;
+    int64_t two = 2, eight = 8;
+    strided.shape = &eight;
+    strided.strides = &two;
+    DLTensor g8 = *g;
+    g8.shape = &eight;
+    assert_int_not_equal(rt_tensor_copy(&g8, &strided), 0);
+    assert_has(rt_last_error(), "rt_tensor_copy: only compact row-major tensors can be copied");
+    fake_cu_fail_next("cuMemcpyHtoD_v2", 1);
+    assert_int_not_equal(rt_tensor_copy(g, h), 0);
+    assert_has(rt_last_error(), "rt_tensor_copy: cuMemcpyHtoD of 64 bytes: CUDA_ERROR_INVALID_VALUE");
+    fake_cu_fail_next("cuMemcpyDtoH_v2", 1);
+    assert_int_not_equal(rt_tensor_copy(h, g), 0);
+    assert_has(rt_last_error(), "rt_tensor_copy: cuMemcpyDtoH of 64 bytes: CUDA_ERROR_INVALID_VALUE");
+    assert_int_equal(rt_tensor_copy(g, h), 0);
+    rt_tensor_free(g);
+    rt_tensor_free(h);
+    rt_tensor_free(h2);
+    rt_tensor_free(h8);
+    rt_tensor_free(hh);
+}
+
+/* Launch lists rt_cuda_module_new refuses, and timing a module that does
+ * not run on the GPU. */
+static void test_malformed(void **state) {
+    (void)state;
+    assert_null(rt_cuda_module_new(NULL, 1, NULL));
+    assert_has(rt_last_error(), "rt_cuda_module_new: needs a PTX image and at least one function");
+    static const int a2[2] = {0, 5};
+    rt_cuda_launch l = {.kernel = "k2", .grid = {1, 1, 1}, .block = {2048, 1, 1}, .nargs = 2, .args = a2};
+    rt_cuda_func f = {.name = "f", .nparams = 2, .params = params, .nlaunches = 1, .launches = &l};
+    assert_null(rt_cuda_module_new("// fake PTX\n", 1, &f));
+    assert_has(rt_last_error(), "rt_cuda_module_new: launch 0 of 'f' is malformed (kernel, dimensions, "
+                                "shared bytes or argument slots)");
+    f.nworkspace = 65;
+    assert_null(rt_cuda_module_new("// fake PTX\n", 1, &f));
+    assert_has(rt_last_error(), "rt_cuda_module_new: function 0 is malformed");
+    rt_module *cpu = rt_module_new("c", NULL, NULL);
+    rt_timing t;
+    assert_int_not_equal(rt_cuda_time_call(cpu, "f", 0, NULL, NULL, &t), 0);
+    assert_has(rt_last_error(), "rt_cuda_time_call: module of kind 'c' does not run on the GPU");
+    rt_module_free(cpu);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_workspace_alloc), cmocka_unit_test(test_tensor_alloc),
         cmocka_unit_test(test_image_refused),   cmocka_unit_test(test_shared_refused),
         cmocka_unit_test(test_two_gpus),        cmocka_unit_test(test_timed_failure),
+        cmocka_unit_test(test_missing_kernel_and_device), cmocka_unit_test(test_copies),
+        cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, fake_cuda_setup, NULL);
 }

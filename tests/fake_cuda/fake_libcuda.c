@@ -118,8 +118,16 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
     pthread_mutex_unlock(&mu);
     return 0;
 }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return 0; }
-CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)(uintptr_t)s, n); return 0; }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+    int c = failing("cuMemcpyHtoD_v2");
+    if (!c) memcpy((void *)(uintptr_t)d, s, n);
+    return c;
+}
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+    int c = failing("cuMemcpyDtoH_v2");
+    if (!c) memcpy(d, (void *)(uintptr_t)s, n);
+    return c;
+}
 CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
     memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
     return 0;
@@ -137,6 +145,8 @@ static char fn_names[64][64];
 static int nfn;
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
     (void)m;
+    int c = failing("cuModuleGetFunction");
+    if (c) return c;
     pthread_mutex_lock(&mu);
     int i = 0;
     while (i < nfn && strcmp(fn_names[i], name)) i++;
