@@ -154,6 +154,12 @@ static void test_errors(void **st) {
              "--cost-loss squared", db);
     assert_int_not_equal(run("autotune", a), 0);
     tu_assert_msg_has(out, "--cost-loss", "with --no-model no model is trained");
+    snprintf(a, sizeof a, "--op matmul --shape M=4,N=4,K=4 --trials 2 --db %s --timeout abc", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "option --timeout: 'abc' is not a number of seconds > 0 and <= 3600");
+    snprintf(a, sizeof a, "--eval-model --db %s --target c", db);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "target 'c' has no tuning records (known: llvm, cuda)");
     /* Nothing half-written. */
     assert_int_not_equal(access(db, F_OK), 0);
 }

@@ -116,6 +116,23 @@ static void test_bad_files(void **state)
     rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --bench 0", tu_bindir());
     assert_int_equal(rc, 2);
     tu_assert_msg_has(out, "--bench: '0' is not an integer from 1");
+    rc = tu_run(out, sizeof out, "%s/loomrun", tu_bindir());
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "loomrun: no model given", "usage: loomrun MODEL.onnx");
+    rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --input foo", tu_bindir());
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "--input 'foo': expected NAME=FILE");
+    /* an input file that is not what its extension says */
+    snprintf(cmd, sizeof cmd, "echo hello > %s/text.npy", dir);
+    assert_int_equal(system(cmd), 0);
+    rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --input input=%s/text.npy", tu_bindir(),
+                dir);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "text.npy: not an .npy file (no \\x93NUMPY magic)");
+    rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --input input=%s/text.onnx", tu_bindir(),
+                dir);
+    assert_int_equal(rc, 2);
+    tu_assert_msg_has(out, "text.onnx: cannot parse as an ONNX TensorProto");
 }
 
 /* Writes model w (freed) to DIR/name; its path in path. */

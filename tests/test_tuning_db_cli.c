@@ -95,6 +95,12 @@ static void test_help(void **state) {
     assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s best -k 4294967297 --op matmul --shape M=4,N=4,K=4",
                          dbp), 2);
     tu_assert_msg_has(out, "-k '4294967297' must be an integer from 1 to 2147483647");
+    /* a workload named twice, or not at all */
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s best --workload K --op matmul --shape M=1",
+                         dbp), 2);
+    tu_assert_msg_has(out, "give either --workload KEY or --op OP --shape S, not both");
+    assert_int_equal(tdbt_tunedb(out, sizeof out, "--db %s best", dbp), 2);
+    tu_assert_msg_has(out, "which workload? give --workload KEY or --op OP --shape S");
 }
 
 static void test_list_best_show_history(void **state) {
