@@ -113,6 +113,7 @@ static void test_bad_files(void **state)
     rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --input nope=x.npy", tu_bindir());
     assert_int_equal(rc, 2);
     tu_assert_msg_has(out, "--input 'nope=x.npy': the model has no input of that name");
+    assert_null(strstr(out, "compiled ")); /* said before compiling */
     rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --bench 0", tu_bindir());
     assert_int_equal(rc, 2);
     tu_assert_msg_has(out, "--bench: '0' is not an integer from 1");
@@ -122,6 +123,7 @@ static void test_bad_files(void **state)
     rc = tu_run(out, sizeof out, "%s/loomrun " CNN "/model.onnx --input foo", tu_bindir());
     assert_int_equal(rc, 2);
     tu_assert_msg_has(out, "--input 'foo': expected NAME=FILE");
+    assert_null(strstr(out, "compiled "));
     /* an input file that is not what its extension says */
     snprintf(cmd, sizeof cmd, "echo hello > %s/text.npy", dir);
     assert_int_equal(system(cmd), 0);

@@ -202,6 +202,8 @@ int main(int argc, char **argv) {
             shape_specs[nshape++] = v;
         } else if (!strcmp(name, "input")) {
             if (ninput == MAXN) return fail("at most %d --input options", MAXN);
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v) return fail("--input '%s': expected NAME=FILE", v);
             input_specs[ninput++] = v;
         }
         if (!ok) return 2;
@@ -230,6 +232,19 @@ int main(int argc, char **argv) {
     if (!(m = gr_model_load(path, &err))) {
         fail("%s", err ? err : "out of memory");
         goto done;
+    }
+    /* an --input naming no graph input, said before the compile's seconds */
+    for (int s = 0; s < ninput; s++) {
+        size_t len = (size_t)(strchr(input_specs[s], '=') - input_specs[s]);
+        bool found = false;
+        for (int i = 0; i < m->graph->n_inputs && !found; i++) {
+            const char *n = m->graph->values[m->graph->inputs[i]].name;
+            found = strlen(n) == len && !strncmp(n, input_specs[s], len);
+        }
+        if (!found) {
+            fail("--input '%s': the model has no input of that name", input_specs[s]);
+            goto done;
+        }
     }
     if (db_path) {
         struct stat st;
@@ -271,10 +286,6 @@ int main(int argc, char **argv) {
     }
     for (int s = 0; s < ninput; s++) {
         const char *eq = strchr(input_specs[s], '=');
-        if (!eq || eq == input_specs[s]) {
-            fail("--input '%s': expected NAME=FILE", input_specs[s]);
-            goto done;
-        }
         int k = -1;
         for (int i = 0; i < nin; i++)
             if (strlen(g->values[gr_exec_input_value(e, i)].name) == (size_t)(eq - input_specs[s]) &&
