@@ -221,7 +221,13 @@ const char *ops_params_json(const ops_workload *w);
  *     accumulators in registers; k in steps of 8 with the A and B tiles
  *     fetched into shared memory by all the block's threads (float4 loads
  *     when every tile divides its extent); bias/gelu on the finished
- *     tile ("How to optimize GEMM on GPU").
+ *     tile ("How to optimize GEMM on GPU"). A float16/bfloat16 matmul,
+ *     and a float32 one with tf32=1, runs on tensor cores instead
+ *     (ops_schedule_tc_gemm: wgmma on sm_90 where its tiles divide the
+ *     shape, else WMMA) when neither operand is transposed and M, N and K
+ *     are multiples of 16; a 16-bit matmul with a transposed operand, and
+ *     every batch_matmul, keeps the CUDA-core tile above (tf32=1 with a
+ *     transposed operand is refused).
  *   conv2d_nchw, conv2d_nhwc, conv2d_bias_relu — padding inlined; a block
  *     per (n, 4 x tk output channels, 4 output rows, tx output columns),
  *     threads over channels and columns (columns on threadIdx.x for NCHW,
