@@ -58,6 +58,7 @@ static void cu_load(void) {
         {(void **)&a->MemcpyHtoD, "cuMemcpyHtoD_v2", NULL},
         {(void **)&a->MemcpyDtoH, "cuMemcpyDtoH_v2", NULL},
         {(void **)&a->MemcpyDtoD, "cuMemcpyDtoD_v2", NULL},
+        {(void **)&a->MemsetD8, "cuMemsetD8_v2", NULL},
         {(void **)&a->ModuleLoadData, "cuModuleLoadData", NULL},
         {(void **)&a->ModuleGetFunction, "cuModuleGetFunction", NULL},
         {(void **)&a->ModuleUnload, "cuModuleUnload", NULL},

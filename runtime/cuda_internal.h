@@ -33,6 +33,7 @@ typedef unsigned long long CUdeviceptr;
 #define RT_CU_ATTR_WARP_SIZE 10
 #define RT_CU_ATTR_MAX_REGISTERS_PER_BLOCK 12
 #define RT_CU_ATTR_SM_COUNT 16
+#define RT_CU_ATTR_L2_CACHE_SIZE 38
 #define RT_CU_ATTR_CC_MAJOR 75
 #define RT_CU_ATTR_CC_MINOR 76
 #define RT_CU_ATTR_MAX_SHARED_PER_BLOCK_OPTIN 97
@@ -55,6 +56,7 @@ typedef struct {
     CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
     CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
     CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+    CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
     CUresult (*ModuleLoadData)(CUmodule *, const void *);
     CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*ModuleUnload)(CUmodule);

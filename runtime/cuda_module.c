@@ -384,6 +384,36 @@ static int timed_calls(rt_module *m, const char *name, int nargs, DLTensor *cons
     return 0;
 }
 
+/* Seconds for n calls each timed on its own, before_call (outside the
+ * time) ahead of each: rt_timer_config.before_call's contract. */
+static int timed_each(rt_module *m, const char *name, int nargs, DLTensor *const *args, int n,
+                      const rt_timer_config *c, CUevent e0, CUevent e1, double *sec) {
+    double sum = 0;
+    for (int i = 0; i < n; ++i) {
+        c->before_call(c->before_call_user);
+        double t = 0;
+        if (timed_calls(m, name, nargs, args, 1, e0, e1, &t)) return -1;
+        sum += t;
+    }
+    *sec = sum;
+    return 0;
+}
+
+/* A device buffer twice the GPU's L2 (256 MiB where the driver does not
+ * say), for rt_timer_config.flush_cache: writing it before a sample leaves
+ * none of the kernels' operands in L2, as Triton's do_bench and nvbench
+ * do. */
+static int l2_flush_buffer(int dev, CUdeviceptr *buf, size_t *bytes) {
+    const rt_cu_api *a = rt__cu();
+    int l2 = 0;
+    CUresult r = a->DeviceGetAttribute(&l2, RT_CU_ATTR_L2_CACHE_SIZE, dev);
+    *bytes = !r && l2 > 0 ? 2 * (size_t)l2 : (size_t)256 << 20;
+    if ((r = a->MemAlloc(buf, *bytes)))
+        return rt__cu_fail(r, "rt_cuda_time_call: cuMemAlloc of the %zu-byte buffer that flushes L2",
+                           *bytes);
+    return 0;
+}
+
 int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const *args,
                       const rt_timer_config *cfg, rt_timing *out) {
     if (!m || !out) return rt_set_error("rt_cuda_time_call: module and out must be non-NULL");
@@ -395,21 +425,28 @@ int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const
     if (c.repeat < 1) c.repeat = 1;
     if (c.warmup < 0) c.warmup = 0;
     /* The first call checks the arguments, loads the image and warms up. */
-    for (int i = 0; i < (c.warmup > 0 ? c.warmup : 1); ++i)
+    for (int i = 0; i < (c.warmup > 0 ? c.warmup : 1); ++i) {
+        if (c.before_call) c.before_call(c.before_call_user);
         if (rt_call(m, name, nargs, args)) return rt_set_error("%s", rt_module_errmsg(m));
+    }
     int dev = nargs > 0 && args[0] ? args[0]->device.device_id : 0;
     if (rt__cu_ctx(dev)) return -1;
     const rt_cu_api *a = rt__cu();
+    CUdeviceptr flush = 0;
+    size_t flush_bytes = 0;
+    if (c.flush_cache && l2_flush_buffer(dev, &flush, &flush_bytes)) return -1;
     CUevent e0 = NULL, e1 = NULL;
     CUresult r;
     if ((r = a->EventCreate(&e0, 0)) || (r = a->EventCreate(&e1, 0))) {
         if (e0) a->EventDestroy(e0);
+        if (flush) a->MemFree(flush);
         return rt__cu_fail(r, "cuEventCreate");
     }
     int rc = 0, per = 1;
     if (c.min_repeat_ms > 0) {
         double once = 0;
-        rc = timed_calls(m, name, nargs, args, 1, e0, e1, &once);
+        rc = c.before_call ? timed_each(m, name, nargs, args, 1, &c, e0, e1, &once)
+                           : timed_calls(m, name, nargs, args, 1, e0, e1, &once);
         if (!rc && once * 1e3 < c.min_repeat_ms)
             per = (int)(c.min_repeat_ms / (once * 1e3 > 1e-6 ? once * 1e3 : 1e-6)) + 1;
         if (per > 100000) per = 100000;
@@ -418,12 +455,22 @@ int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const
     double sum = 0;
     for (int i = 0; i < n && !rc; ++i) {
         double t = 0;
-        rc = timed_calls(m, name, nargs, args, per, e0, e1, &t);
+        /* the flush runs on the stream ahead of the sample's start event:
+         * outside the time */
+        if (flush && (r = a->MemsetD8(flush, (unsigned char)i, flush_bytes)))
+            rc = rt__cu_fail(r, "rt_cuda_time_call: cuMemsetD8 flushing L2");
+        if (!rc)
+            rc = c.before_call ? timed_each(m, name, nargs, args, per, &c, e0, e1, &t)
+                               : timed_calls(m, name, nargs, args, per, e0, e1, &t);
         out->samples[i] = t / per;
         sum += out->samples[i];
     }
     a->EventDestroy(e0);
     a->EventDestroy(e1);
+    if (flush) {
+        a->CtxSynchronize();
+        a->MemFree(flush);
+    }
     if (rc) return -1;
     out->n = n;
     double sorted[64];

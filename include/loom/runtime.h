@@ -367,9 +367,15 @@ rt_module *rt_cuda_module_new_image(const char *ptx, const void *cubin, size_t c
 
 /* Times rt_call(m, name, ...) on the GPU with CUDA events (cuEventRecord
  * around the launches, no host synchronisation between calls in a
- * sample): warmup, repeat and min_repeat_ms as in rt_time; flush_cache and
- * before_call are ignored. Per-call seconds in out. 0 or -1 (rt_last_error, or
- * rt_module_errmsg(m) for a failed call). */
+ * sample): warmup, repeat and min_repeat_ms as in rt_time. flush_cache:
+ * before every sample a device buffer twice the GPU's L2 is overwritten
+ * (cuMemsetD8, ahead of the sample's start event), so the sample's first
+ * call finds none of its operands in L2 (Triton's do_bench and nvbench
+ * flush likewise). before_call: run on the host before every call,
+ * warm-up included; each call is then timed on its own (an event pair
+ * around it, a wait after it) and a sample is the mean of its calls'
+ * event times, the hook outside them. Per-call seconds in out. 0 or -1
+ * (rt_last_error, or rt_module_errmsg(m) for a failed call). */
 int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const *args,
                       const rt_timer_config *cfg, rt_timing *out);
 

@@ -17,6 +17,8 @@ typedef struct {
     unsigned long long last_args[8];
     int last_nargs;
     char last_kernel[64];
+    long memsets;
+    size_t memset_bytes;
 } fake_cu_stats;
 
 static void (*fake_cu_counts)(fake_cu_stats *);

@@ -9,8 +9,8 @@
  * and succeeds, except for a kernel named "fault", whose launch
  * fails with CUDA_ERROR_LAUNCH_FAILED (719). There are two devices.
  * fake_cu_counts() tells the test what the runtime asked of the driver:
- * allocations, frees, synchronisations, launches, and the buffers still
- * allocated; fake_cu_fail_next(entry, code) makes the next call of one
+ * allocations, frees, synchronisations, launches, memsets, and the
+ * buffers still allocated; every event pair measures 1 ms; fake_cu_fail_next(entry, code) makes the next call of one
  * entry point ("cuMemAlloc_v2", "cuModuleLoadData", ...) return code.
  */
 #include <stdint.h>
@@ -28,6 +28,8 @@ typedef struct {
     CUdeviceptr last_args[8]; /* the last launch's pointer arguments */
     int last_nargs;
     char last_kernel[64];
+    long memsets;
+    size_t memset_bytes; /* the last cuMemsetD8's */
 } fake_cu_stats;
 
 static fake_cu_stats st;
@@ -82,6 +84,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
     case 10: *v = 32; break;                    /* warp */
     case 12: *v = 65536; break;                 /* registers per block */
     case 16: *v = 132; break;                   /* SMs */
+    case 38: *v = 1 << 20; break;               /* L2 bytes */
     case 75: *v = 9; break;                     /* compute capability */
     case 76: *v = 0; break;
     case 97: *v = 232448; break;                /* shared per block, opt-in */
@@ -130,6 +133,14 @@ CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
 }
 CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
     memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+    return 0;
+}
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+    memset((void *)(uintptr_t)d, v, n);
+    pthread_mutex_lock(&mu);
+    st.memsets++;
+    st.memset_bytes = n;
+    pthread_mutex_unlock(&mu);
     return 0;
 }
 CUresult cuModuleLoadData(void **m, const void *image) {
