@@ -374,7 +374,8 @@ rt_module *rt_cuda_module_new_image(const char *ptx, const void *cubin, size_t c
  * flush likewise). before_call: run on the host before every call,
  * warm-up included; each call is then timed on its own (an event pair
  * around it, a wait after it) and a sample is the mean of its calls'
- * event times, the hook outside them. Per-call seconds in out. 0 or -1
+ * event times, the hook outside them (min_repeat_ms then counts the
+ * calls' event times, not the hooks'). Per-call seconds in out. 0 or -1
  * (rt_last_error, or rt_module_errmsg(m) for a failed call). */
 int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const *args,
                       const rt_timer_config *cfg, rt_timing *out);
