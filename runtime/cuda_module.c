@@ -49,10 +49,10 @@ typedef struct {
     int nparams;
     int nworkspace;
     int64_t *ws_bytes;
-    /* The kept workspaces on each device (NULL until the first call there;
-     * nworkspace pointers) and whether a call is using them; under the
-     * module's mutex. */
-    CUdeviceptr *ws_kept[CUDA_MAX_DEVICES];
+    /* The kept workspaces: nworkspace pointers per device (device d's at
+     * ws_kept[d * nworkspace], all 0 until the first call there), and
+     * whether a call is using a device's set; under the module's mutex. */
+    CUdeviceptr *ws_kept;
     bool ws_taken[CUDA_MAX_DEVICES];
     int nlaunches;
     cuda_launch *launches;
@@ -70,27 +70,36 @@ struct cuda_impl {
 /* Set while rt_cuda_time_call runs its loop: no per-kernel host sync. */
 static _Thread_local bool timing_loop;
 
+/* Whether f keeps a workspace set on device d. */
+static bool has_kept(const cuda_func *f, int d) {
+    return f->nworkspace && f->ws_kept[d * f->nworkspace];
+}
+
+/* Frees the n non-zero buffers of ws. */
+static void free_set(const rt_cu_api *a, const CUdeviceptr *ws, int n) {
+    for (int w = 0; w < n; ++w)
+        if (ws[w]) a->MemFree(ws[w]);
+}
+
 static void impl_free(void *p) {
     cuda_impl *m = p;
     if (!m) return;
     const rt_cu_api *a = NULL;
     for (int d = 0; d < CUDA_MAX_DEVICES; ++d) {
         bool kept = false;
-        for (int i = 0; i < m->nfuncs; ++i) kept = kept || m->funcs[i].ws_kept[d];
+        for (int i = 0; i < m->nfuncs; ++i) kept = kept || has_kept(&m->funcs[i], d);
         if (!(m->mod[d] || kept) || !(a || (a = rt__cu())) || rt__cu_ctx(d)) continue;
         /* kernels launched without a wait (a timing loop's) may still use
          * the workspaces */
         if (kept) a->CtxSynchronize();
-        for (int i = 0; i < m->nfuncs; ++i) {
-            cuda_func *f = &m->funcs[i];
-            for (int w = 0; f->ws_kept[d] && w < f->nworkspace; ++w)
-                if (f->ws_kept[d][w]) a->MemFree(f->ws_kept[d][w]);
-        }
+        for (int i = 0; i < m->nfuncs; ++i)
+            if (has_kept(&m->funcs[i], d))
+                free_set(a, &m->funcs[i].ws_kept[d * m->funcs[i].nworkspace], m->funcs[i].nworkspace);
         if (m->mod[d]) a->ModuleUnload(m->mod[d]);
     }
     for (int i = 0; i < m->nfuncs; ++i) {
         cuda_func *f = &m->funcs[i];
-        for (int d = 0; d < CUDA_MAX_DEVICES; ++d) free(f->ws_kept[d]);
+        free(f->ws_kept);
         for (int k = 0; k < f->nlaunches; ++k) {
             free(f->launches[k].kernel);
             free(f->launches[k].args);
@@ -167,59 +176,50 @@ static int launch_fail(CUresult r, const char *what, const cuda_launch *l) {
  * (nothing held). */
 static int take_workspaces(cuda_func *f, int dev, CUdeviceptr *ws, bool *kept) {
     cuda_impl *m = f->impl;
+    CUdeviceptr *k = &f->ws_kept[dev * f->nworkspace];
     pthread_mutex_lock(&m->mu);
-    bool have = f->ws_kept[dev] != NULL, free_set = have && !f->ws_taken[dev];
-    if (free_set) {
-        memcpy(ws, f->ws_kept[dev], sizeof *ws * (size_t)f->nworkspace);
+    bool have = k[0] != 0;
+    *kept = have && !f->ws_taken[dev];
+    if (*kept) {
+        memcpy(ws, k, sizeof *ws * (size_t)f->nworkspace);
         f->ws_taken[dev] = true;
     }
     pthread_mutex_unlock(&m->mu);
-    *kept = free_set;
-    if (free_set) return 0;
+    if (*kept) return 0;
     const rt_cu_api *a = rt__cu();
-    int rc = 0;
-    for (int w = 0; w < f->nworkspace && !rc; ++w) {
+    for (int w = 0; w < f->nworkspace; ++w) {
         CUresult r = a->MemAlloc(&ws[w], (size_t)f->ws_bytes[w]);
         if (r) {
             ws[w] = 0;
-            rc = rt__cu_fail(r, "cuMemAlloc of workspace %d (%lld bytes) for '%s'", w,
-                             (long long)f->ws_bytes[w], f->name);
+            free_set(a, ws, w);
+            return rt__cu_fail(r, "cuMemAlloc of workspace %d (%lld bytes) for '%s'", w,
+                               (long long)f->ws_bytes[w], f->name);
         }
     }
-    if (!rc && !have) {
+    if (!have) {
         /* the first call keeps its set (unless another first call on this
          * device kept one meanwhile) */
-        CUdeviceptr *k = malloc(sizeof *k * (size_t)f->nworkspace);
         pthread_mutex_lock(&m->mu);
-        if (k && !f->ws_kept[dev]) {
+        if (!k[0]) {
             memcpy(k, ws, sizeof *k * (size_t)f->nworkspace);
-            f->ws_kept[dev] = k;
-            f->ws_taken[dev] = true;
-            *kept = true;
-            k = NULL;
+            f->ws_taken[dev] = *kept = true;
         }
         pthread_mutex_unlock(&m->mu);
-        free(k);
     }
-    if (rc)
-        for (int w = 0; w < f->nworkspace; ++w)
-            if (ws[w]) a->MemFree(ws[w]);
-    return rc;
+    return 0;
 }
 
 /* Gives back what take_workspaces gave: the kept set for the next call
  * (stream order makes that safe at once), a call's own set freed once its
  * kernels are done. */
 static void give_workspaces(cuda_func *f, int dev, const CUdeviceptr *ws, bool kept) {
-    if (kept) {
-        pthread_mutex_lock(&f->impl->mu);
-        f->ws_taken[dev] = false;
-        pthread_mutex_unlock(&f->impl->mu);
+    if (!kept) {
+        free_set(rt__cu(), ws, f->nworkspace);
         return;
     }
-    const rt_cu_api *a = rt__cu();
-    for (int w = 0; w < f->nworkspace; ++w)
-        if (ws[w]) a->MemFree(ws[w]);
+    pthread_mutex_lock(&f->impl->mu);
+    f->ws_taken[dev] = false;
+    pthread_mutex_unlock(&f->impl->mu);
 }
 
 static int32_t call_func(void *self, int nargs, DLTensor *const *args) {
@@ -232,8 +232,7 @@ static int32_t call_func(void *self, int nargs, DLTensor *const *args) {
                                 i, args[i]->device.device_id, dev);
     if (ensure_loaded(f->impl, dev)) return -1;
     const rt_cu_api *a = rt__cu();
-    CUdeviceptr ws[64] = {0};
-    if (f->nworkspace > 64) return rt_set_error("'%s' has more than 64 workspaces", f->name);
+    CUdeviceptr ws[64] = {0}; /* rt_cuda_module_new refuses more than 64 */
     bool kept = false;
     if (f->nworkspace && take_workspaces(f, dev, ws, &kept)) return -1;
     int rc = 0;
@@ -318,7 +317,9 @@ rt_module *rt_cuda_module_new_image(const char *ptx, const void *cubin, size_t c
         if (!(f->name = dupz(s->name))) goto oom;
         f->nworkspace = s->nworkspace;
         if (s->nworkspace) {
-            if (!(f->ws_bytes = malloc(sizeof(int64_t) * (size_t)s->nworkspace))) goto oom;
+            if (!(f->ws_bytes = malloc(sizeof(int64_t) * (size_t)s->nworkspace)) ||
+                !(f->ws_kept = calloc((size_t)s->nworkspace * CUDA_MAX_DEVICES, sizeof *f->ws_kept)))
+                goto oom;
             memcpy(f->ws_bytes, s->workspace_bytes, sizeof(int64_t) * (size_t)s->nworkspace);
         }
         f->nlaunches = s->nlaunches;
@@ -384,10 +385,12 @@ static int timed_calls(rt_module *m, const char *name, int nargs, DLTensor *cons
     return 0;
 }
 
-/* Seconds for n calls each timed on its own, before_call (outside the
- * time) ahead of each: rt_timer_config.before_call's contract. */
-static int timed_each(rt_module *m, const char *name, int nargs, DLTensor *const *args, int n,
-                      const rt_timer_config *c, CUevent e0, CUevent e1, double *sec) {
+/* Seconds for n calls: back to back between one pair of events, or with
+ * a before_call hook each call timed on its own, the hook (outside the
+ * time) ahead of it: rt_timer_config.before_call's contract. */
+static int timed_sample(rt_module *m, const char *name, int nargs, DLTensor *const *args, int n,
+                        const rt_timer_config *c, CUevent e0, CUevent e1, double *sec) {
+    if (!c->before_call) return timed_calls(m, name, nargs, args, n, e0, e1, sec);
     double sum = 0;
     for (int i = 0; i < n; ++i) {
         c->before_call(c->before_call_user);
@@ -445,8 +448,7 @@ int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const
     int rc = 0, per = 1;
     if (c.min_repeat_ms > 0) {
         double once = 0;
-        rc = c.before_call ? timed_each(m, name, nargs, args, 1, &c, e0, e1, &once)
-                           : timed_calls(m, name, nargs, args, 1, e0, e1, &once);
+        rc = timed_sample(m, name, nargs, args, 1, &c, e0, e1, &once);
         if (!rc && once * 1e3 < c.min_repeat_ms)
             per = (int)(c.min_repeat_ms / (once * 1e3 > 1e-6 ? once * 1e3 : 1e-6)) + 1;
         if (per > 100000) per = 100000;
@@ -459,9 +461,7 @@ int rt_cuda_time_call(rt_module *m, const char *name, int nargs, DLTensor *const
          * outside the time */
         if (flush && (r = a->MemsetD8(flush, (unsigned char)i, flush_bytes)))
             rc = rt__cu_fail(r, "rt_cuda_time_call: cuMemsetD8 flushing L2");
-        if (!rc)
-            rc = c.before_call ? timed_each(m, name, nargs, args, per, &c, e0, e1, &t)
-                               : timed_calls(m, name, nargs, args, per, e0, e1, &t);
+        if (!rc) rc = timed_sample(m, name, nargs, args, per, &c, e0, e1, &t);
         out->samples[i] = t / per;
         sum += out->samples[i];
     }

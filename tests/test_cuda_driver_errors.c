@@ -22,11 +22,6 @@
 
 #include "fake_cuda/fake_cuda.h"
 
-static const rt_param params[2] = {
-    {"x", {kDLFloat, 32, 1}, 1, {16}},
-    {"y", {kDLFloat, 32, 1}, 1, {16}},
-};
-
 /* "f": one launch of `kernel` (x, y and, with a workspace, workspace 0
  * of 4096 bytes; last character of the name: its pointer count) with
  * shared_bytes of dynamic shared memory. */
@@ -36,17 +31,11 @@ static rt_module *module(const char *kernel, bool workspace, int64_t shared_byte
     rt_cuda_launch l = {.kernel = kernel, .grid = {2, 1, 1}, .block = {32, 1, 1},
                         .nargs = workspace ? 3 : 2, .args = workspace ? a3 : a2,
                         .shared_bytes = shared_bytes};
-    rt_cuda_func f = {.name = "f", .nparams = 2, .params = params, .nworkspace = workspace,
+    rt_cuda_func f = {.name = "f", .nparams = 2, .params = fake_cuda_params, .nworkspace = workspace,
                       .workspace_bytes = &ws, .nlaunches = 1, .launches = &l};
     rt_module *m = rt_cuda_module_new("// fake PTX\n", 1, &f);
     assert_non_null(m);
     return m;
-}
-
-static DLTensor *tensor(int device) {
-    DLTensor *t = rt_cuda_tensor_alloc((DLDataType){kDLFloat, 32, 1}, 1, (int64_t[]){16}, device);
-    if (!t) fail_msg("rt_cuda_tensor_alloc: %s", rt_last_error());
-    return t;
 }
 
 static void assert_has(const char *msg, const char *want) {
@@ -57,7 +46,7 @@ static void assert_has(const char *msg, const char *want) {
  * function; nothing launched; the next call allocates and runs. */
 static void test_workspace_alloc(void **state) {
     (void)state;
-    DLTensor *x = tensor(0), *y = tensor(0);
+    DLTensor *x = fake_cuda_tensor(0), *y = fake_cuda_tensor(0);
     rt_module *m = module("k3", true, 0);
     fake_cu_stats s0 = fake_counts();
     fake_cu_fail_next("cuMemAlloc_v2", 2);
@@ -89,7 +78,7 @@ static void test_tensor_alloc(void **state) {
  * call loads it. */
 static void test_image_refused(void **state) {
     (void)state;
-    DLTensor *x = tensor(0), *y = tensor(0);
+    DLTensor *x = fake_cuda_tensor(0), *y = fake_cuda_tensor(0);
     rt_module *m = module("k2", false, 0);
     fake_cu_fail_next("cuModuleLoadData", 200);
     assert_int_not_equal(rt_call(m, "f", 2, (DLTensor *[]){x, y}), 0);
@@ -105,7 +94,7 @@ static void test_image_refused(void **state) {
  * in to. */
 static void test_shared_refused(void **state) {
     (void)state;
-    DLTensor *x = tensor(0), *y = tensor(0);
+    DLTensor *x = fake_cuda_tensor(0), *y = fake_cuda_tensor(0);
     rt_module *m = module("big2", false, 100000);
     fake_cu_fail_next("cuFuncSetAttribute", 1);
     assert_int_not_equal(rt_call(m, "f", 2, (DLTensor *[]){x, y}), 0);
@@ -120,7 +109,7 @@ static void test_shared_refused(void **state) {
 /* Tensors on two GPUs in one call. */
 static void test_two_gpus(void **state) {
     (void)state;
-    DLTensor *x = tensor(0), *y = tensor(1);
+    DLTensor *x = fake_cuda_tensor(0), *y = fake_cuda_tensor(1);
     rt_module *m = module("k2", false, 0);
     fake_cu_stats s0 = fake_counts();
     assert_int_not_equal(rt_call(m, "f", 2, (DLTensor *[]){x, y}), 0);
@@ -136,7 +125,7 @@ static void test_two_gpus(void **state) {
  * event. */
 static void test_timed_failure(void **state) {
     (void)state;
-    DLTensor *x = tensor(0), *y = tensor(0);
+    DLTensor *x = fake_cuda_tensor(0), *y = fake_cuda_tensor(0);
     rt_module *m = module("k3", true, 0);
     fake_cu_fail_next("cuEventSynchronize", 719);
     rt_timer_config c = {.warmup = 1, .repeat = 3, .min_repeat_ms = 0};
@@ -152,7 +141,7 @@ static void test_timed_failure(void **state) {
 /* A kernel the image lacks, and a device id beyond the module's table. */
 static void test_missing_kernel_and_device(void **state) {
     (void)state;
-    DLTensor *x = tensor(0), *y = tensor(0);
+    DLTensor *x = fake_cuda_tensor(0), *y = fake_cuda_tensor(0);
     rt_module *m = module("k2", false, 0);
     fake_cu_fail_next("cuModuleGetFunction", 500);
     assert_int_not_equal(rt_call(m, "f", 2, (DLTensor *[]){x, y}), 0);
@@ -172,7 +161,7 @@ static void test_missing_kernel_and_device(void **state) {
 static void test_copies(void **state) {
     (void)state;
     DLDataType f32 = {kDLFloat, 32, 1}, f16 = {kDLFloat, 16, 1};
-    DLTensor *g = tensor(0), *h = rt_tensor_alloc(f32, 1, (int64_t[]){16}),
+    DLTensor *g = fake_cuda_tensor(0), *h = rt_tensor_alloc(f32, 1, (int64_t[]){16}),
              *h2 = rt_tensor_alloc(f32, 2, (int64_t[]){4, 4}), *h8 = rt_tensor_alloc(f32, 1, (int64_t[]){8}),
              *hh = rt_tensor_alloc(f16, 1, (int64_t[]){16});
     assert_int_not_equal(rt_tensor_copy(g, h2), 0);
@@ -211,7 +200,7 @@ static void test_malformed(void **state) {
     assert_has(rt_last_error(), "rt_cuda_module_new: needs a PTX image and at least one function");
     static const int a2[2] = {0, 5};
     rt_cuda_launch l = {.kernel = "k2", .grid = {1, 1, 1}, .block = {2048, 1, 1}, .nargs = 2, .args = a2};
-    rt_cuda_func f = {.name = "f", .nparams = 2, .params = params, .nlaunches = 1, .launches = &l};
+    rt_cuda_func f = {.name = "f", .nparams = 2, .params = fake_cuda_params, .nlaunches = 1, .launches = &l};
     assert_null(rt_cuda_module_new("// fake PTX\n", 1, &f));
     assert_has(rt_last_error(), "rt_cuda_module_new: launch 0 of 'f' is malformed (kernel, dimensions, "
                                 "shared bytes or argument slots)");

@@ -3,7 +3,7 @@
  * flush_cache overwrites a buffer twice the L2 before every sample,
  * outside the time; before_call runs before every call, warm-up included,
  * and each call is then timed on its own; min_repeat_ms repeats the calls
- * of a sample.
+ * of a sample; the flush's own failures are named.
  *
  * Runs on any machine against tests/fake_cuda's stand-in driver (an L2 of
  * 1 MiB; every event pair measures 1 ms), which ctest puts first on
@@ -21,16 +21,11 @@
 
 #include "fake_cuda/fake_cuda.h"
 
-static const rt_param params[2] = {
-    {"x", {kDLFloat, 32, 1}, 1, {16}},
-    {"y", {kDLFloat, 32, 1}, 1, {16}},
-};
-
 /* "f": one launch of "k2" over x and y. */
 static rt_module *module(void) {
     static const int a2[2] = {0, 1};
     rt_cuda_launch l = {.kernel = "k2", .grid = {1, 1, 1}, .block = {32, 1, 1}, .nargs = 2, .args = a2};
-    rt_cuda_func f = {.name = "f", .nparams = 2, .params = params, .nlaunches = 1, .launches = &l};
+    rt_cuda_func f = {.name = "f", .nparams = 2, .params = fake_cuda_params, .nlaunches = 1, .launches = &l};
     rt_module *m = rt_cuda_module_new("// fake PTX\n", 1, &f);
     assert_non_null(m);
     return m;
@@ -44,10 +39,10 @@ typedef struct {
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     f->m = module();
-    f->x = rt_cuda_tensor_alloc((DLDataType){kDLFloat, 32, 1}, 1, (int64_t[]){16}, 0);
-    f->y = rt_cuda_tensor_alloc((DLDataType){kDLFloat, 32, 1}, 1, (int64_t[]){16}, 0);
+    f->x = fake_cuda_tensor(0);
+    f->y = fake_cuda_tensor(0);
     *state = f;
-    return f->x && f->y ? 0 : -1;
+    return 0;
 }
 
 static int teardown(void **state) {
@@ -112,11 +107,32 @@ static void test_hook(void **state) {
     assert_float_equal(t.median, 1e-3, 1e-9);
 }
 
+/* The L2 flush's buffer the driver cannot allocate, and its overwrite
+ * failing: named, and nothing left allocated. */
+static void test_flush_errors(void **state) {
+    fixture *f = *state;
+    fake_cu_stats s0 = fake_counts();
+    rt_timer_config c = {.warmup = 1, .repeat = 2, .flush_cache = true};
+    rt_timing t;
+    fake_cu_fail_next("cuMemAlloc_v2", 2);
+    assert_int_not_equal(rt_cuda_time_call(f->m, "f", 2, (DLTensor *[]){f->x, f->y}, &c, &t), 0);
+    if (!strstr(rt_last_error(), "rt_cuda_time_call: cuMemAlloc of the 2097152-byte buffer that "
+                                 "flushes L2: CUDA_ERROR_OUT_OF_MEMORY"))
+        fail_msg("message: %s", rt_last_error());
+    fake_cu_fail_next("cuMemsetD8_v2", 1);
+    assert_int_not_equal(rt_cuda_time_call(f->m, "f", 2, (DLTensor *[]){f->x, f->y}, &c, &t), 0);
+    if (!strstr(rt_last_error(), "rt_cuda_time_call: cuMemsetD8 flushing L2: "
+                                 "CUDA_ERROR_INVALID_VALUE"))
+        fail_msg("message: %s", rt_last_error());
+    assert_int_equal(fake_counts().live, s0.live);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hook, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flush_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, fake_cuda_setup, NULL);
 }

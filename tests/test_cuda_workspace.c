@@ -22,10 +22,6 @@
 
 #include "fake_cuda/fake_cuda.h"
 
-static const rt_param params[2] = {
-    {"x", {kDLFloat, 32, 1}, 1, {16}},
-    {"y", {kDLFloat, 32, 1}, 1, {16}},
-};
 static const int64_t ws_bytes[2] = {4096, 256};
 
 /* A module of one function "f": "stage3" writes workspaces 0 and 1 from x,
@@ -39,17 +35,11 @@ static rt_module *module(int nworkspace, const char *last_kernel) {
     };
     if (!nworkspace) l[0] = (rt_cuda_launch){.kernel = "stage2", .grid = {1, 1, 1}, .block = {16, 1, 1},
                                              .nargs = 2, .args = plain};
-    rt_cuda_func f = {.name = "f", .nparams = 2, .params = params, .nworkspace = nworkspace,
+    rt_cuda_func f = {.name = "f", .nparams = 2, .params = fake_cuda_params, .nworkspace = nworkspace,
                       .workspace_bytes = ws_bytes, .nlaunches = nworkspace ? 2 : 1, .launches = l};
     rt_module *m = rt_cuda_module_new("// fake PTX\n", 1, &f);
     assert_non_null(m);
     return m;
-}
-
-static DLTensor *tensor(void) {
-    DLTensor *t = rt_cuda_tensor_alloc((DLDataType){kDLFloat, 32, 1}, 1, (int64_t[]){16}, 0);
-    if (!t) fail_msg("rt_cuda_tensor_alloc: %s", rt_last_error());
-    return t;
 }
 
 /* Five calls: one allocation of each workspace, the same buffers in every
@@ -58,7 +48,7 @@ static DLTensor *tensor(void) {
  * frees them. */
 static void test_kept(void **state) {
     (void)state;
-    DLTensor *x = tensor(), *y = tensor();
+    DLTensor *x = fake_cuda_tensor(0), *y = fake_cuda_tensor(0);
     rt_module *m = module(2, "copy2");
     fake_cu_stats s0 = fake_counts();
     unsigned long long ws0 = 0;
@@ -99,7 +89,7 @@ static void test_kept(void **state) {
 /* A function without workspaces allocates nothing. */
 static void test_none(void **state) {
     (void)state;
-    DLTensor *x = tensor(), *y = tensor();
+    DLTensor *x = fake_cuda_tensor(0), *y = fake_cuda_tensor(0);
     rt_module *m = module(0, "copy2");
     fake_cu_stats s0 = fake_counts();
     for (int i = 0; i < 3; i++)
@@ -118,7 +108,7 @@ static void test_none(void **state) {
  * with the module. */
 static void test_fault(void **state) {
     (void)state;
-    DLTensor *x = tensor(), *y = tensor();
+    DLTensor *x = fake_cuda_tensor(0), *y = fake_cuda_tensor(0);
     rt_module *m = module(2, "fault");
     fake_cu_stats s0 = fake_counts();
     for (int i = 0; i < 2; i++) {
@@ -156,7 +146,7 @@ static void test_threads(void **state) {
     rt_module *m = module(2, "copy2");
     worker w[2];
     fake_cu_stats s0 = fake_counts();
-    for (int i = 0; i < 2; i++) w[i] = (worker){m, tensor(), tensor(), 0};
+    for (int i = 0; i < 2; i++) w[i] = (worker){m, fake_cuda_tensor(0), fake_cuda_tensor(0), 0};
     pthread_t th[2];
     for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, calls, &w[i]), 0);
     for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);

@@ -136,6 +136,8 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
     return 0;
 }
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+    int c = failing("cuMemsetD8_v2");
+    if (c) return c;
     memset((void *)(uintptr_t)d, v, n);
     pthread_mutex_lock(&mu);
     st.memsets++;

@@ -158,6 +158,13 @@ static bool check_output(const char *name, const DLTensor *got, const DLTensor *
     return bad == 0;
 }
 
+/* Whether --input spec "NAME=FILE" (checked to have its '=') names input
+ * `name`. */
+static bool spec_names(const char *spec, const char *name) {
+    size_t len = (size_t)(strchr(spec, '=') - spec);
+    return strlen(name) == len && !strncmp(name, spec, len);
+}
+
 int main(int argc, char **argv) {
     static const struct option options[] = {
         {"db", required_argument, NULL, 0},     {"target", required_argument, NULL, 0},
@@ -235,12 +242,9 @@ int main(int argc, char **argv) {
     }
     /* an --input naming no graph input, said before the compile's seconds */
     for (int s = 0; s < ninput; s++) {
-        size_t len = (size_t)(strchr(input_specs[s], '=') - input_specs[s]);
         bool found = false;
-        for (int i = 0; i < m->graph->n_inputs && !found; i++) {
-            const char *n = m->graph->values[m->graph->inputs[i]].name;
-            found = strlen(n) == len && !strncmp(n, input_specs[s], len);
-        }
+        for (int i = 0; i < m->graph->n_inputs && !found; i++)
+            found = spec_names(input_specs[s], m->graph->values[m->graph->inputs[i]].name);
         if (!found) {
             fail("--input '%s': the model has no input of that name", input_specs[s]);
             goto done;
@@ -288,10 +292,7 @@ int main(int argc, char **argv) {
         const char *eq = strchr(input_specs[s], '=');
         int k = -1;
         for (int i = 0; i < nin; i++)
-            if (strlen(g->values[gr_exec_input_value(e, i)].name) == (size_t)(eq - input_specs[s]) &&
-                !strncmp(g->values[gr_exec_input_value(e, i)].name, input_specs[s],
-                         (size_t)(eq - input_specs[s])))
-                k = i;
+            if (spec_names(input_specs[s], g->values[gr_exec_input_value(e, i)].name)) k = i;
         if (k < 0) {
             fail("--input '%s': the model has no input of that name", input_specs[s]);
             goto done;
