@@ -635,7 +635,11 @@ static int tc_call(tir_visitor *v, const tir_stmt *s) {
                                 : a->kind == TE_BUFFER_LOAD ? a->u.bload.buffer
                                                             : NULL;
         int64_t n = acc && acc->ndim >= 2 ? acc->shape[acc->ndim - 1] : 0;
-        t->mma_flops += t->iters * 2.0 * 64 * (double)n * 16;
+        /* k: 16 for 16-bit operands, 8 for tf32 (tir_wmma_k) */
+        int64_t k = s->u.tcall.nargs > 1 && s->u.tcall.args[1]
+                        ? tir_wmma_k(s->u.tcall.args[1]->dtype)
+                        : 16;
+        t->mma_flops += t->iters * 2.0 * 64 * (double)n * (double)k;
         t->wgmma_calls += t->iters;
         if (n > t->wgmma_n) t->wgmma_n = n;
     }

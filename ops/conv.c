@@ -339,7 +339,7 @@ static int gemm_cuda(sch_schedule *s, const ops__priv *pv, const ops__gpu *gpu) 
         if (!tall && bn == 128 && (M / 64) * (N / 128) < 66) bn = 64;
         ops_tc_config want = {.bm = tall ? 128 : 64, .bn = bn, .stages = tall ? 3 : 4,
                               .max_shared = gpu->smem, .wgmma = true};
-        if (!ops__wgmma_complete(NULL, M, N, K, bytes, &want, &wg)) cfg = wg;
+        if (!ops__wgmma_complete(NULL, M, N, K, bytes, false, false, &want, &wg)) cfg = wg;
     }
     if (ops_schedule_tc_gemm(s, F, pv->t[4], pv->t[5], &cfg)) return -1;
     /* blocks of whole vectors (no guarded tail) where 32 to 256 threads

@@ -158,26 +158,28 @@ static int mm_cuda(const ops_workload *w, sch_schedule *s, const int64_t *p,
         return te_error(sch_ctx(s), "matmul tf32=1 applies to float32 matmuls, not %s (whose "
                                     "products run on tensor cores already)",
                         te_dtype_str(w->dtype));
-    /* 16-bit: tensor cores when the shape allows, the sums rounded as
-     * they are stored */
-    if (pv->impl == &ops__matmul && half && !p[MM_TA] && !p[MM_TB] &&
-        ops__cuda_wmma_fits(pv->t[0])) {
-        /* sm_90: the warpgroup MMA where its tiles divide the shape */
+    /* 16-bit, or float32 with tf32: tensor cores when the shape allows
+     * (a 16-bit output: the sums rounded as they are stored) */
+    bool tc = half || p[MM_TF32];
+    te_tensor *F = half ? pv->t[1] : pv->t[0];
+    if (pv->impl == &ops__matmul && tc && ops__cuda_wmma_fits(pv->t[0])) {
+        /* sm_90: the warpgroup MMA where its tiles divide the shape, A
+         * and B in either layout */
         ops_tc_config wg;
         if (gpu->cc == 90 && !ops_tc_wgmma_default_config(NULL, p[MM_M], p[MM_N], p[MM_K],
                                                           w->dtype, gpu->smem, &wg))
-            return ops_schedule_tc_gemm(s, pv->t[1], A, B, &wg);
-        return ops_schedule_tc_gemm(s, pv->t[1], A, B, &(ops_tc_config){.max_shared = gpu->smem});
+            return ops_schedule_tc_gemm(s, F, A, B, &wg);
+        /* WMMA: A [M, K] and B [K, N] */
+        if (!p[MM_TA] && !p[MM_TB])
+            return ops_schedule_tc_gemm(s, F, A, B, &(ops_tc_config){.max_shared = gpu->smem});
     }
-    if (pv->impl == &ops__matmul && p[MM_TF32]) {
-        if (p[MM_TA] || p[MM_TB] || !ops__cuda_wmma_fits(pv->t[0]))
-            return te_error(sch_ctx(s),
-                            "matmul tf32=1: the tensor-core schedule needs M, N and K multiples "
-                            "of 16 and no transposes (got M=%lld N=%lld K=%lld%s)",
-                            (long long)p[MM_M], (long long)p[MM_N], (long long)p[MM_K],
-                            p[MM_TA] || p[MM_TB] ? ", transposed" : "");
-        return ops_schedule_tc_gemm(s, pv->t[0], A, B, &(ops_tc_config){.max_shared = gpu->smem});
-    }
+    if (pv->impl == &ops__matmul && p[MM_TF32])
+        return te_error(sch_ctx(s),
+                        "matmul tf32=1: no tensor-core schedule takes M=%lld N=%lld K=%lld%s on "
+                        "sm_%d (WMMA: M, N and K multiples of 16, no transposes; wgmma, sm_90 "
+                        "only: M and N multiples of 64, K of 32)",
+                        (long long)p[MM_M], (long long)p[MM_N], (long long)p[MM_K],
+                        p[MM_TA] || p[MM_TB] ? ", transposed," : "", gpu->cc);
     if (!pv->t[1]) return ops__cuda_gemm(s, pv->t[0], NULL, A, B);
     return ops__cuda_gemm(s, pv->t[1], pv->t[0], A, B);
 }
@@ -191,7 +193,7 @@ const ops__impl ops__matmul = {
               EXT("K", "reduction length"), FLAG("transpose_a", "A is stored as [K,M]"),
               FLAG("transpose_b", "B is stored as [N,K]"),
               {"tf32", false, 0, 0, 1,
-               "cuda: products on tensor cores with A and B rounded to tf32 (10-bit mantissa; "
+               "cuda: products on tensor cores with A and B cut to tf32 (10-bit mantissa; "
                "PyTorch's allow_tf32); the CPU computes in float32",
                true}}},
     .build = matmul_build,

@@ -217,14 +217,19 @@ int ops__tile_fetch(sch_schedule *s, te_tensor *T, int64_t tz, int64_t ty, int64
                     int64_t vec);
 /* The wgmma GEMM (ops/sched_cuda_wgmma.c): ops_schedule_tc_gemm with
  * cfg->wgmma. F the output, R its float32 reduction (F itself, or what F
- * casts). check/complete: as ops_tc_check and the defaults, for 2-byte
- * inputs (`bytes`); budget: the shared bytes a block may take. */
-int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
+ * casts). check/complete: as ops_tc_check and the defaults, for inputs
+ * of `bytes` (2, or 4 as tf32) stored A [K, M] when ta, B [N, K] when tb;
+ * budget: the shared bytes a block may take. */
+int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes, bool ta, bool tb,
                      const ops_tc_config *c, int stages, int64_t budget, int64_t *shared);
-int ops__wgmma_complete(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes,
-                        const ops_tc_config *cfg, ops_tc_config *out);
+int ops__wgmma_complete(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes, bool ta,
+                        bool tb, const ops_tc_config *cfg, ops_tc_config *out);
 int ops__schedule_wgmma_gemm(sch_schedule *s, te_tensor *F, te_tensor *R, te_tensor *A,
                              te_tensor *B, const ops_tc_config *cfg);
+/* The index of T's read in the 2-D matmul-shaped reduction R that R's
+ * reduce axis steps: 0 for A stored [K, M] or B [K, N], 1 for A [M, K]
+ * or B [N, K]; -1 when R reads no 2-D T so. */
+int ops__read_k_dim(const te_tensor *R, const te_tensor *T);
 /* What the CUDA convolution schedule needs of a conv2d workload. */
 typedef struct {
     te_tensor *X;     /* the input placeholder */

@@ -173,8 +173,8 @@ int ops_tc_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in, te_d
                         te_dtype_str(in));
     int stages = cfg->stages ? cfg->stages : cfg->single_buffer ? 1 : 2;
     if (cfg->wgmma)
-        return ops__wgmma_check(ctx, M, N, K, te_dtype_bytes(in), cfg, stages, 232448,
-                                shared_bytes);
+        return ops__wgmma_check(ctx, M, N, K, te_dtype_bytes(in), false, false, cfg, stages,
+                                232448, shared_bytes);
     if (stages < 1 || stages > 4 || (cfg->single_buffer && stages != 1))
         return te_error(ctx,
                         "tc_gemm: %d pipeline stages%s; a pipeline has 1 to 4 (single_buffer "
@@ -193,6 +193,11 @@ int ops_schedule_tc_gemm(sch_schedule *s, te_tensor *F, te_tensor *A, te_tensor 
         return te_error(ctx, "tc_gemm: '%s' is not a 2-D matmul with M, N and K multiples of 16",
                         F->name);
     if (cfg && cfg->wgmma) return ops__schedule_wgmma_gemm(s, F, R, A, B, cfg);
+    if (ops__read_k_dim(R, A) == 0 || ops__read_k_dim(R, B) == 1)
+        return te_error(ctx,
+                        "tc_gemm: '%s' reads A as [K, M] or B as [N, K]; WMMA's template takes A "
+                        "[M, K] and B [K, N] (wgmma, on sm_90, takes either)",
+                        F->name);
     int64_t M = F->shape[0], N = F->shape[1];
     int64_t K = R->body->u.reduce.axes[0]->u.var.extent;
     te_dtype t = A->dtype;

@@ -403,7 +403,7 @@ int sch__lower_buffers(lower_state *L) {
         if (!(L->ls[i].buf = stage_buffer(L, i, false))) return -1;
         if (g->swizzle) {
             if (sch__lower_check_swizzle(L->ctx, g, L->ls[i].buf, L->gpu)) return -1;
-            L->ls[i].buf->swizzle = true;
+            L->ls[i].buf->swizzle = g->swizzle;
         }
     }
     return 0;

@@ -61,7 +61,8 @@ typedef struct {
     sch_align *aligns;
     int buffers; /* 0, or the copies of its buffer a software pipeline cycles
                     through (double_buffer.c: 2 double buffering) */
-    bool swizzle; /* shared buffer in the 128-byte swizzled layout (swizzle.c) */
+    tir_swizzle swizzle; /* shared buffer in the 128-byte swizzled layout, as
+                            stored or transposed (swizzle.c) */
 } sch_stage;
 
 struct sch_schedule {

@@ -5,6 +5,12 @@
  * buffer and checks its shape (sch__lower_check_swizzle);
  * tir_pass_storage_flatten cuts the rows into 128-byte panels and the
  * CUDA code generator applies the XOR (tir_buffer.swizzle says how).
+ *
+ * sch_swizzle_transposed stores the tile as the swizzled layout of its
+ * transpose: a copy of B [K, N] kept k-major ([N, K] rows of 128 bytes of
+ * k), which tf32's wgmma needs for both operands (it has no transpose
+ * bits) — CUTLASS's MN-major to K-major smem layouts, as a schedule
+ * step rather than a second declaration of the computation.
  */
 #include "schedule/sch_internal.h"
 
@@ -18,17 +24,24 @@ int sch__apply_swizzle(sch_schedule *s, const sch_step *step) {
                         "swizzle: stage '%s' is an output; only a shared-memory copy "
                         "(cache_read) can change its layout",
                         st->op->name);
-    st->swizzle = true;
+    if (step->value != 0 && step->value != 1)
+        return te_error(s->ctx, "swizzle: stage '%s': transposed is %lld; it is 0 or 1",
+                        st->op->name, (long long)step->value);
+    st->swizzle = step->value ? TIR_SWIZZLE_COLS : TIR_SWIZZLE_ROWS;
     return 0;
 }
 
-int sch_swizzle(sch_schedule *s, te_tensor *t) {
+static int swizzle(sch_schedule *s, te_tensor *t, bool transposed) {
     if (!s) return -1;
     int st = sch__find_stage(s, "swizzle", t);
     if (st < 0) return -1;
-    sch_step step = {.kind = SCH_STEP_SWIZZLE, .stage = st};
+    sch_step step = {.kind = SCH_STEP_SWIZZLE, .stage = st, .value = transposed};
     return sch__apply(s, &step, NULL, NULL, NULL);
 }
+
+int sch_swizzle(sch_schedule *s, te_tensor *t) { return swizzle(s, t, false); }
+
+int sch_swizzle_transposed(sch_schedule *s, te_tensor *t) { return swizzle(s, t, true); }
 
 int sch__lower_check_swizzle(te_ctx *ctx, const sch_stage *g, const tir_buffer *b, bool gpu) {
     const char *n = g->op->name;
@@ -48,10 +61,14 @@ int sch__lower_check_swizzle(te_ctx *ctx, const sch_stage *g, const tir_buffer *
                         "swizzle: buffer '%s' has %d dimensions; the swizzled layout is for 2-D "
                         "tiles",
                         n, b->ndim);
-    if ((b->shape[1] * bytes) % 128 || b->shape[0] % 8)
+    /* the stored rows: the columns of a transposed tile */
+    bool cols = g->swizzle == TIR_SWIZZLE_COLS;
+    int64_t rows = b->shape[cols ? 1 : 0], row_len = b->shape[cols ? 0 : 1];
+    if ((row_len * bytes) % 128 || rows % 8)
         return te_error(ctx,
-                        "swizzle: buffer '%s' is %lldx%lld elements of %d bytes; the swizzled "
+                        "swizzle: buffer '%s' is %lldx%lld elements of %d bytes%s; the swizzled "
                         "layout needs rows of a multiple of 128 bytes and a multiple of 8 rows",
-                        n, (long long)b->shape[0], (long long)b->shape[1], bytes);
+                        n, (long long)b->shape[0], (long long)b->shape[1], bytes,
+                        cols ? ", stored transposed (its columns the rows)" : "");
     return 0;
 }

@@ -369,12 +369,15 @@ static int check_wg_acc(tz_ctx *z, const tile *t, int64_t n) {
 }
 
 /* A wgmma operand in shared memory: swizzled, its tile inside the 128-byte
- * panels as the descriptor describes it. The match reads a[i, k] and
- * b[k, j] of 2-D tiles, so a is k-contiguous (wgmma's plain "k-major" a)
- * and b n-contiguous (its "transposed" b). ld: the descriptor's leading
- * byte offset (b: from one 128-byte panel of n to the next; unused for a
- * swizzled k-major a); mn_major: the operand's transpose bit. */
-static int check_wg_operand(tz_ctx *z, const tile *t, const char *which, int64_t *ld,
+ * panels as the descriptor describes it. The tile spans m (a) or n (b)
+ * and k; whichever runs along the stored 128-byte rows is the operand's
+ * major (PTX ISA, "shared memory matrix layout"): k-major, the rows along
+ * k (a [m, k], b [n, k] stored as they are, or a transposed copy of the
+ * other order: sch_swizzle_transposed), or mn-major (wgmma's transpose
+ * bit; 16-bit types only). kdim: the buffer dimension k steps. ld: the
+ * descriptor's leading byte offset (mn-major: from one 128-byte panel of
+ * m or n to the next; unused by a swizzled k-major operand). */
+static int check_wg_operand(tz_ctx *z, const tile *t, const char *which, int kdim, int64_t *ld,
                             bool *mn_major) {
     te_ctx *ctx = z->L->ctx;
     const tir_buffer *b = t->buf;
@@ -383,34 +386,45 @@ static int check_wg_operand(tz_ctx *z, const tile *t, const char *which, int64_t
                                     b->name, tir_scope_name(b->scope),
                                     b->scope == TIR_SCOPE_SHARED ? " not swizzled" : ""),
                       "operands from shared memory in the swizzled layout (sch_swizzle)");
-    if (b->ndim != 2 || t->drow != 0 || t->dcol != 1)
-        return refuse(z, te_sprintf(ctx, "operand %s '%s' must be a 2-D tile indexed [row, column]",
-                                    which, b->name),
+    if (b->ndim != 2)
+        return refuse(z, te_sprintf(ctx, "operand %s '%s' must be a 2-D tile", which, b->name),
                       NULL);
-    bool is_a = which[0] == 'a';
-    *mn_major = !is_a;
-    int64_t w = 128 / te_dtype_bytes(b->dtype);
-    /* rows of 128 bytes in each panel, in core matrices of 8 */
-    if (!multiple(z->L->an, t->start[0], 8))
-        return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at row %s; ", which,
-                                    b->name, te_expr_str(ctx, t->start[0])),
-                      "wgmma's core matrices need a multiple of 8");
-    if (is_a) {
-        /* the 16 k of the tile inside one panel (a k step of 32 bytes) */
-        if (!multiple(z->L->an, t->start[1], 16))
-            return refuse(z, te_sprintf(ctx, "the tile of operand a '%s' starts at column %s; ",
-                                        b->name, te_expr_str(ctx, t->start[1])),
-                          "a k step starts on a multiple of 16");
+    int bytes = te_dtype_bytes(b->dtype), mndim = 1 - kdim;
+    int cont = b->swizzle == TIR_SWIZZLE_COLS ? 0 : 1; /* along the stored rows */
+    const char *mn = which[0] == 'a' ? "m" : "n";
+    *mn_major = cont == mndim;
+    if (*mn_major && bytes == 4)
+        return refuse(z, te_sprintf(ctx, "operand %s '%s' is stored %s-major; tf32's wgmma reads ",
+                                    which, b->name, mn),
+                      "both operands k-major, its rows along k (sch_swizzle_transposed stores an "
+                      "[k, m] or [k, n] copy so)");
+    int64_t w = 128 / bytes;
+    if (!*mn_major) {
+        /* rows of 128 bytes along k, in core matrices of 8 rows; a k step
+         * of 32 bytes inside one panel */
+        if (!multiple(z->L->an, t->start[mndim], 8))
+            return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at %s %s; ",
+                                        which, b->name, mn, te_expr_str(ctx, t->start[mndim])),
+                          "wgmma's core matrices need a multiple of 8");
+        if (!multiple(z->L->an, t->start[kdim], 32 / bytes))
+            return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at k %s; ", which,
+                                        b->name, te_expr_str(ctx, t->start[kdim])),
+                          te_sprintf(ctx, "a k step starts on a multiple of %d", 32 / bytes));
         *ld = 16;
-    } else {
-        /* the n columns run across whole panels, one after another */
-        if (!multiple(z->L->an, t->start[1], w))
-            return refuse(z, te_sprintf(ctx, "the tile of operand b '%s' starts at column %s; ",
-                                        b->name, te_expr_str(ctx, t->start[1])),
-                          te_sprintf(ctx, "it starts on a 128-byte panel (a multiple of %lld)",
-                                     (long long)w));
-        *ld = b->shape[0] * 128;
+        return 0;
     }
+    /* the m or n of the tile across whole panels, one after another;
+     * k rows in core matrices of 8 */
+    if (!multiple(z->L->an, t->start[kdim], 8))
+        return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at k %s; ", which,
+                                    b->name, te_expr_str(ctx, t->start[kdim])),
+                      "wgmma's core matrices need a multiple of 8");
+    if (!multiple(z->L->an, t->start[mndim], w))
+        return refuse(z, te_sprintf(ctx, "the tile of operand %s '%s' starts at %s %s; ", which,
+                                    b->name, mn, te_expr_str(ctx, t->start[mndim])),
+                      te_sprintf(ctx, "it starts on a 128-byte panel (a multiple of %lld)",
+                                 (long long)w));
+    *ld = b->shape[kdim] * 128;
     return 0;
 }
 
@@ -638,10 +652,6 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
         return refuse(&z, te_sprintf(ctx, "element type %s; WMMA takes float16, bfloat16 and ",
                                      te_dtype_str(t)),
                       "float32 (as tf32)");
-    if (wkind == IN_WG_MMA && t.bits != 16)
-        return refuse(&z, te_sprintf(ctx, "element type %s; wgmma.mma takes float16 and ",
-                                     te_dtype_str(t)),
-                      "bfloat16 (tf32's wgmma needs both operands k-contiguous)");
     if (wg && (width < 8 || width > 256 || width % 8))
         return refuse(&z, te_sprintf(ctx, "the tile is %lld columns wide; ", (long long)width),
                       "wgmma's n is a multiple of 8 from 8 to 256");
@@ -652,7 +662,11 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
                       "bfloat16 rounded from the float32 sums");
     decl d;
     if (declare(ctx, wkind, t, out_t, width, &d)) return -1;
-    match_map m = {0};
+    /* wgmma reads its operands in either order of their dimensions (a
+     * [m, k] or [k, m], b [k, n] or [n, k]): its reads match whatever
+     * their indices, and the tiles below check that each index steps
+     * one tile dimension; the other axes are then the output's own */
+    match_map m = {.loose_reads = wkind == IN_WG_MMA};
     if (!match(d.out->body, body, &m) || m.nt != d.nin)
         return refuse(&z, te_sprintf(ctx, "its computation %s does not match the intrinsic's ",
                                      te_expr_str(ctx, body)),
@@ -663,6 +677,8 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
         root_of_axis[a] = NULL;
         for (int v = 0; v < m.nv; v++)
             if (m.pv[v] == d.axes[a]) root_of_axis[a] = m.ev[v];
+        if (!root_of_axis[a] && m.loose_reads && a < 2 && a < g->op->ndim)
+            root_of_axis[a] = g->op->axes[a];
         if (!root_of_axis[a])
             return refuse(&z, "the intrinsic's axes do not all appear in the computation", NULL);
     }
@@ -753,8 +769,8 @@ int sch__lower_tensorize(lower_state *L, int st, int pos, const char *name,
     case IN_WG_MMA:
         call = TIR_WGMMA_MMA;
         if (check_wg_acc(&z, &tiles[0], width) ||
-            check_wg_operand(&z, &tiles[1], "a", &ld[1], &cm[1]) ||
-            check_wg_operand(&z, &tiles[2], "b", &ld[2], &cm[2]))
+            check_wg_operand(&z, &tiles[1], "a", tiles[1].dcol, &ld[1], &cm[1]) ||
+            check_wg_operand(&z, &tiles[2], "b", tiles[2].drow, &ld[2], &cm[2]))
             return -1;
         break;
     case IN_WG_STORE:

@@ -329,8 +329,8 @@ static ops_tc_config tc_config(const int64_t *v, int n) {
                            .wgmma = n == 9 && v[7] == 1, .group_m = n == 9 ? v[8] : 0};
 }
 
-/* On sm_90 a 16-bit GEMM the wgmma template takes may run on either
- * engine (two more holes); on sm_80, for tf32, or through the target-less
+/* On sm_90 a 16-bit or tf32 GEMM the wgmma template takes may run on
+ * either engine (two more holes); on sm_80 or through the target-less
  * generator, WMMA only; a non-CUDA target is refused. */
 static void test_wgmma_sketch(void **st) {
     (void)st;
@@ -341,11 +341,12 @@ static void test_wgmma_sketch(void **st) {
         {F16, "cuda -arch=sm_90", true},
         {"matmul(M=128,N=64,K=64,dtype=bfloat16)", "cuda sm_90 NVIDIA H200", true},
         {F16, "cuda -arch=sm_80", false},
-        {"matmul(M=128,N=128,K=64,tf32=1)", "cuda -arch=sm_90", false},
+        {"matmul(M=128,N=128,K=64,tf32=1)", "cuda -arch=sm_90", true},
+        {"matmul(M=128,N=128,K=64,tf32=1)", "cuda -arch=sm_80", false},
         /* N = 48: no wgmma block (64 at least) divides it */
         {"matmul(M=128,N=48,K=64,dtype=float16)", "cuda -arch=sm_90", false},
     };
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         te_ctx *ctx = te_ctx_new();
         tune_workload w;
         tune_sketch sk[TUNE_MAX_SKETCHES];
@@ -403,8 +404,13 @@ static void test_wgmma_default_config(void **st) {
                       "multiples of 64");
     narrow.bn = 128, narrow.wn = 64;
     assert_int_equal(ops_tc_check(ctx, 256, 256, 256, TE_FLOAT16, TE_FLOAT32, &narrow, NULL), 0);
-    assert_int_equal(ops_tc_wgmma_default_config(ctx, 256, 256, 256, TE_FLOAT32, 232448, &c), -1);
-    tu_assert_msg_has(te_ctx_errmsg(ctx), "wgmma takes float16 and bfloat16 inputs (float32 given)");
+    /* tf32: chunks of one 128-byte row, 32 elements */
+    assert_int_equal(ops_tc_wgmma_default_config(ctx, 256, 256, 256, TE_FLOAT32, 232448, &c), 0);
+    assert_int_equal(c.kc, 32);
+    assert_int_equal(ops_tc_check(ctx, 256, 256, 256, TE_FLOAT32, TE_FLOAT32, &c, NULL), 0);
+    assert_int_equal(ops_tc_wgmma_default_config(ctx, 256, 256, 256, TE_INT32, 232448, &c), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "wgmma takes float16, bfloat16 and float32 (as tf32) "
+                                          "inputs (int32 given)");
     assert_int_equal(ops_tc_wgmma_default_config(ctx, 128, 48, 64, TE_FLOAT16, 232448, &c), -1);
     tu_assert_msg_has(te_ctx_errmsg(ctx), "do not tile 128x48x64");
     assert_int_equal(ops_tc_wgmma_default_config(ctx, 128, 40, 64, TE_FLOAT16, 232448, &c), -1);

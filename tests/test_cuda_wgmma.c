@@ -120,6 +120,73 @@ static void test_default(void **state) {
     te_ctx_free(ctx);
 }
 
+/* matmul's sm_90 default takes A and B in either layout on wgmma: 16-bit
+ * operands copied as stored (the transpose bits say which are
+ * mn-major), tf32 ones k-major (an mn-major one copied transposed, one
+ * element a copy); the form's helper is named by the two operands' major
+ * (n: k-major, t: mn-major). On an sm_90 GPU each runs against the double
+ * reference at the operator's tolerance, NaN-poisoned output. */
+static void test_layouts(void **state) {
+    (void)state;
+    tu_require_nvrtc();
+    static const struct {
+        const char *shape, *ptx, *helper;
+        bool copy4;  /* an operand copied transposed, 4 bytes a copy */
+        bool copy16; /* an operand copied as stored, 16 bytes a copy */
+    } cases[] = {
+        {"M=256,N=256,K=192,transpose_b=1,dtype=float16", "m64n128k16.f32.f16.f16", "_f16_nn(", false, true},
+        {"M=256,N=256,K=192,transpose_a=1,dtype=float16", "m64n128k16.f32.f16.f16", "_f16_tt(", false, true},
+        {"M=128,N=192,K=128,transpose_a=1,transpose_b=1,dtype=bfloat16", "m64n64k16.f32.bf16.bf16",
+         "_bf16_tn(", false, true},
+        {"M=256,N=256,K=96,tf32=1", "m64n128k8.f32.tf32.tf32", "_tf32_nn(", true, true},
+        {"M=256,N=128,K=64,tf32=1,transpose_b=1", "m64n128k8.f32.tf32.tf32", "_tf32_nn(", false, true},
+        /* both operands copied transposed */
+        {"M=128,N=256,K=160,tf32=1,transpose_a=1", "m64n128k8.f32.tf32.tf32", "_tf32_nn(", true, false},
+        {"M=4096,N=4096,K=4096,tf32=1", "m64n256k8.f32.tf32.tf32", "_tf32_nn(", true, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, "matmul", cases[i].shape);
+        if (!w) fail_msg("%s: %s", cases[i].shape, te_ctx_errmsg(ctx));
+        sch_schedule *s = ops_default_schedule(w, "cuda -arch=sm_90");
+        if (!s) fail_msg("%s: %s", w->key, te_ctx_errmsg(ctx));
+        char *json = tdb_schedule_to_json(s);
+        assert_int_equal(strstr(json, "\"transposed\":1") != NULL, cases[i].copy4);
+        free(json);
+        rt_module *m = cg_build(s, w->nargs, w->args, "cuda -arch=sm_90", NULL);
+        if (!m) fail_msg("%s: %s", w->key, te_ctx_errmsg(ctx));
+        const char *src = rt_module_get_text(m, "source"), *ptx = rt_module_get_text(m, "ptx");
+        if (getenv("LOOM_TEST_DUMP")) fputs(src, stderr);
+        if (!strstr(ptx, cases[i].ptx)) fail_msg("%s: the PTX lacks '%s'", w->key, cases[i].ptx);
+        if (!strstr(src, cases[i].helper)) fail_msg("%s: no helper '%s'", w->key, cases[i].helper);
+        assert_int_equal(strstr(src, "loom_cp_async4(") != NULL, cases[i].copy4);
+        assert_int_equal(strstr(src, "loom_cp_async16(") != NULL, cases[i].copy16);
+        check_on_sm90(w, m);
+        rt_module_free(m);
+        te_ctx_free(ctx);
+    }
+    /* no tensor-core schedule for a transposed tf32 matmul wgmma's tiles
+     * do not divide, nor before sm_90 */
+    static const struct {
+        const char *shape, *target, *msg;
+    } refused[] = {
+        {"M=48,N=80,K=32,tf32=1,transpose_b=1", "cuda -arch=sm_90",
+         "matmul tf32=1: no tensor-core schedule takes M=48 N=80 K=32, transposed, on sm_90 "
+         "(WMMA: M, N and K multiples of 16, no transposes; wgmma, sm_90 only: M and N "
+         "multiples of 64, K of 32)"},
+        {"M=128,N=128,K=64,tf32=1,transpose_a=1", "cuda -arch=sm_80",
+         "no tensor-core schedule takes M=128 N=128 K=64, transposed, on sm_80"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        te_ctx *ctx = te_ctx_new();
+        ops_workload *w = ops_build(ctx, "matmul", refused[i].shape);
+        assert_non_null(w);
+        assert_null(ops_default_schedule(w, refused[i].target));
+        tu_assert_msg_has(te_ctx_errmsg(ctx), refused[i].msg);
+        te_ctx_free(ctx);
+    }
+}
+
 static void expect_tc(const char *shape, ops_tc_config c, const char *msg) {
     te_ctx *ctx = te_ctx_new();
     ops_workload *w = ops_build(ctx, "matmul", shape);
@@ -148,8 +215,8 @@ static void test_arch_cc(void **state) {
 
 static void test_template_errors(void **state) {
     (void)state;
-    expect_tc("M=128,N=128,K=128,tf32=1", (ops_tc_config){0},
-              "tc_gemm: wgmma takes float16 and bfloat16 inputs (4-byte elements given)");
+    expect_tc("M=128,N=128,K=96,tf32=1", (ops_tc_config){.kc = 16},
+              "the chunk and the block's columns whole 128-byte rows");
     expect_tc("M=128,N=128,K=128,dtype=float16", (ops_tc_config){.wm = 32},
               "tc_gemm: wgmma block 128x128, warpgroup 32x128, chunk 64 do not tile 128x128x128");
     expect_tc("M=128,N=128,K=96,dtype=float16", (ops_tc_config){.kc = 32},
@@ -191,7 +258,8 @@ static void expect_build(mm *m, sch_schedule *s, const char *target, const char 
  * one rule each. */
 typedef struct {
     bool no_swizzle_b, local_a, acc_width_half;
-    bool warp_copies; /* the copies on 64 threads: no whole warpgroup */
+    bool warp_copies;  /* the copies on 64 threads: no whole warpgroup */
+    bool transposed_b; /* B's copy stored k-major (sch_swizzle_transposed) */
 } knobs;
 
 static sch_schedule *hand(mm *m, knobs o) {
@@ -210,8 +278,9 @@ static sch_schedule *hand(mm *m, knobs o) {
     assert_int_equal(sch_compute_at(s, CF, C, bj), 0);
     cii = sch_axis(CF, 0);
     cj = sch_axis(CF, 1);
-    assert_int_equal(sch_split(s, CF, sch_reduce_axis(CF, 0), 64, &ko, &k1) ||
-                         sch_split(s, CF, k1, 16, &kf, &kii),
+    int bytes = te_dtype_bytes(m->A->dtype);
+    assert_int_equal(sch_split(s, CF, sch_reduce_axis(CF, 0), 128 / bytes, &ko, &k1) ||
+                         sch_split(s, CF, k1, 32 / bytes, &kf, &kii),
                      0);
     if (o.acc_width_half) {
         assert_int_equal(sch_split(s, CF, cj, 32, &cjj, &cj), 0);
@@ -225,10 +294,13 @@ static sch_schedule *hand(mm *m, knobs o) {
         te_tensor *T = sh[q];
         te_expr *f, *v, *o2, *x;
         assert_int_equal(sch_compute_at(s, T, CF, ko), 0);
-        if (!(q == 1 && o.no_swizzle_b) && !(q == 0 && o.local_a))
+        bool tb = q == 1 && o.transposed_b;
+        if (tb) assert_int_equal(sch_swizzle_transposed(s, T), 0);
+        else if (!(q == 1 && o.no_swizzle_b) && !(q == 0 && o.local_a))
             assert_int_equal(sch_swizzle(s, T), 0);
         assert_int_equal(sch_fuse(s, T, 2, (te_expr *[]){sch_axis(T, 0), sch_axis(T, 1)}, &f), 0);
-        assert_int_equal(sch_split(s, T, f, 8, &f, &v) || sch_vectorize(s, T, v), 0);
+        if (!tb)
+            assert_int_equal(sch_split(s, T, f, 16 / bytes, &f, &v) || sch_vectorize(s, T, v), 0);
         assert_int_equal(sch_split(s, T, f, o.warp_copies ? 64 : 128, &o2, &x) ||
                              sch_bind(s, T, x, "threadIdx.x"),
                          0);
@@ -263,9 +335,35 @@ static void test_intrinsic_errors(void **state) {
                  "calls wgmma with threadIdx.x of extent 64; a warpgroup is threadIdx.x of 128 "
                  "(bind the warpgroups to threadIdx.y and threadIdx.z)");
     te_ctx_free(m.ctx);
+    /* tf32: both operands k-major, B's copy stored transposed */
     m = make_mm(TE_FLOAT32, 128, 128, 128);
     expect_build(&m, hand(&m, (knobs){0}), "cuda -arch=sm_90",
-                 "element type float32; wgmma.mma takes float16 and bfloat16");
+                 "(wgmma.mma): operand b 'B.shared' is stored n-major; tf32's wgmma reads both "
+                 "operands k-major, its rows along k (sch_swizzle_transposed stores an [k, m] or "
+                 "[k, n] copy so)");
+    te_ctx_free(m.ctx);
+    m = make_mm(TE_FLOAT32, 128, 128, 128);
+    args[0] = m.A, args[1] = m.B, args[2] = m.C;
+    sch_schedule *s = hand(&m, (knobs){.transposed_b = true});
+    char *json = tdb_schedule_to_json(s);
+    assert_int_equal(tu_count_substr(json, "\"kind\":\"swizzle\""), 2);
+    assert_int_equal(tu_count_substr(json, "\"transposed\":1}"), 1);
+    free(json);
+    mod = cg_build(s, 3, args, "cuda -arch=sm_90", NULL);
+    if (!mod) fail_msg("build: %s", te_ctx_errmsg(m.ctx));
+    assert_non_null(strstr(rt_module_get_text(mod, "ptx"), "m64n64k8.f32.tf32.tf32"));
+    assert_non_null(strstr(rt_module_get_text(mod, "source"), "loom_wgmma_n64_tf32_nn("));
+    /* B's column (k) runs along the stored rows: one element a copy */
+    assert_non_null(strstr(rt_module_get_text(mod, "source"), "B_shared[loom_swz<2>("));
+    rt_module_free(mod);
+    te_ctx_free(m.ctx);
+    /* 16-bit B stored k-major too: the plain form of wgmma ("nn") */
+    m = make_mm(TE_FLOAT16, 128, 128, 128);
+    args[0] = m.A, args[1] = m.B, args[2] = m.C;
+    mod = cg_build(hand(&m, (knobs){.transposed_b = true}), 3, args, "cuda -arch=sm_90", NULL);
+    if (!mod) fail_msg("build: %s", te_ctx_errmsg(m.ctx));
+    assert_non_null(strstr(rt_module_get_text(mod, "source"), "loom_wgmma_n64_f16_nn("));
+    rt_module_free(mod);
     te_ctx_free(m.ctx);
     /* the swizzle's own rules */
     m = make_mm(TE_FLOAT16, 128, 128, 128);
@@ -273,7 +371,7 @@ static void test_intrinsic_errors(void **state) {
                  "'A.local' is local memory; wgmma reads its operands");
     te_ctx_free(m.ctx);
     m = make_mm(TE_FLOAT16, 128, 128, 128);
-    sch_schedule *s = hand(&m, (knobs){0});
+    s = hand(&m, (knobs){0});
     expect_build(&m, s, "llvm",
                  "swizzle: stage 'A.shared' is in shared memory of a CPU function; the swizzled "
                  "layout is for shared memory of a GPU kernel");
@@ -290,6 +388,19 @@ static void test_intrinsic_errors(void **state) {
     expect_build(&m, s, "cuda -arch=sm_90",
                  "swizzle: buffer 'A.shared' is 8x32 elements of 2 bytes; the swizzled layout "
                  "needs rows of a multiple of 128 bytes and a multiple of 8 rows");
+    /* transposed, its 8 rows of 32 (64 bytes) are its stored columns */
+    sch_step st = *sch_get_step(s, sch_num_steps(s) - 1);
+    assert_int_equal(st.kind, SCH_STEP_SWIZZLE);
+    st.value = 1;
+    assert_int_equal(sch_apply_step(s, &st), 0);
+    expect_build(&m, s, "cuda -arch=sm_90",
+                 "swizzle: buffer 'A.shared' is 8x32 elements of 2 bytes, stored transposed (its "
+                 "columns the rows); the swizzled layout needs rows of a multiple of 128 bytes "
+                 "and a multiple of 8 rows");
+    st.value = 2;
+    assert_int_equal(sch_apply_step(s, &st), -1);
+    tu_assert_msg_has(te_ctx_errmsg(m.ctx), "swizzle: stage 'A.shared': transposed is 2; it is 0 "
+                                            "or 1");
     assert_int_equal(sch_storage_align(s, AS, sch_axis(AS, 0), 64, 8), 0);
     expect_build(&m, s, "cuda -arch=sm_90",
                  "swizzle: stage 'A.shared' also has storage_align; the swizzled layout fixes its "
@@ -446,6 +557,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_default),
+        cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_arch_cc),
         cmocka_unit_test(test_template_errors),
         cmocka_unit_test(test_intrinsic_errors),

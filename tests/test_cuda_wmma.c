@@ -397,27 +397,28 @@ static void test_ops_tf32(void **state) {
         te_ctx *ctx = te_ctx_new();
         ops_workload *w = ops_build(ctx, "matmul", shapes[i]);
         assert_non_null(w);
-        sch_schedule *s = ops_default_schedule(w, "cuda -arch=sm_90");
+        /* sm_80: WMMA's (sm_90 runs tf32 on wgmma: tests/test_cuda_wgmma.c) */
+        sch_schedule *s = ops_default_schedule(w, "cuda -arch=sm_80");
         if (!s) fail_msg("%s: %s", w->key, te_ctx_errmsg(ctx));
         mm m = {ctx, w->args[0], w->args[1], w->args[2], w->args[0]->shape[0],
                 w->args[1]->shape[1], w->args[0]->shape[1]};
-        build_and_check(&m, s, "cuda -arch=sm_90");
+        build_and_check(&m, s, "cuda -arch=sm_80");
         te_ctx_free(ctx);
     }
     te_ctx *ctx = te_ctx_new();
-    /* checked at tf32's tolerance: 2^-10 K more than float32's */
+    /* checked at tf32's tolerance: 2^-9 K more than float32's */
     ops_workload *w = ops_build(ctx, "matmul", "M=32,N=32,K=96,tf32=1");
     ops_workload *f = ops_build(ctx, "matmul", "M=32,N=32,K=96");
     double rtol, atol, atol32;
     ops_tolerance(w, &rtol, &atol);
     ops_tolerance(f, &rtol, &atol32);
-    assert_true(fabs(atol - atol32 - 0x1p-10 * 96) < 1e-12);
+    assert_true(fabs(atol - atol32 - 0x1p-9 * 96) < 1e-12);
     w = ops_build(ctx, "matmul", "M=100,N=64,K=64,tf32=1");
     assert_non_null(w);
     assert_null(ops_default_schedule(w, "cuda"));
-    assert_non_null(strstr(te_ctx_errmsg(ctx), "matmul tf32=1: the tensor-core schedule needs M, "
-                                               "N and K multiples of 16 and no transposes (got "
-                                               "M=100 N=64 K=64)"));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "matmul tf32=1: no tensor-core schedule takes M=100 "
+                                          "N=64 K=64 on sm_",
+                      "(WMMA: M, N and K multiples of 16, no transposes;");
     te_ctx_free(ctx);
 }
 
@@ -678,12 +679,14 @@ static void test_default_depth(void **state) {
         {"M=4096,N=4096,K=4096,dtype=float16", "cuda -arch=sm_90", "wgmma.wait_group.sync.aligned 1", "148480 bytes"},
         {"M=4096,N=4096,K=4096,dtype=bfloat16", "cuda -arch=sm_80", "cp.async.wait_group 2", NULL},
         {"M=4096,N=4096,K=4096,dtype=float16", "cuda -arch=sm_86", "cp.async.wait_group 2", "56832 bytes"},
-        {"M=4096,N=4096,K=4096,tf32=1", "cuda -arch=sm_90", "cp.async.wait_group 2", "105984 bytes"},
+        {"M=4096,N=4096,K=4096,tf32=1", "cuda -arch=sm_80", "cp.async.wait_group 2", "105984 bytes"},
+        /* sm_90's tf32 default is wgmma's too: chunks of 32 (128 bytes) */
+        {"M=4096,N=4096,K=4096,tf32=1", "cuda -arch=sm_90", "wgmma.wait_group.sync.aligned 1", "148480 bytes"},
         {"M=4096,N=4096,K=4096", "cuda -arch=sm_90", "cp.async.wait_group 1", NULL},
         /* a grid of 64 x 64 blocks keeps two stages (three were slower) */
-        {"M=1024,N=1024,K=1024,tf32=1", "cuda -arch=sm_90", "cp.async.wait_group 1", NULL},
+        {"M=1024,N=1024,K=1024,tf32=1", "cuda -arch=sm_80", "cp.async.wait_group 1", NULL},
     };
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         te_ctx *ctx = te_ctx_new();
         ops_workload *w = ops_build(ctx, "matmul", cases[i].shape);
         sch_schedule *s = ops_default_schedule(w, cases[i].target);

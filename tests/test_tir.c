@@ -386,7 +386,7 @@ static void test_storage_flatten_swizzle(void **state) {
     A->dtype = TE_FLOAT16;
     tir_buffer *T = buf(ctx, "T", 2, (int64_t[]){16, 128}, TIR_SCOPE_SHARED, false);
     T->dtype = TE_FLOAT16;
-    T->swizzle = true;
+    T->swizzle = TIR_SWIZZLE_ROWS;
     te_expr *i = ivar(ctx, "i"), *j = ivar(ctx, "j");
     tir_stmt *nest = loop(ctx, i, 16, TIR_FOR_SERIAL,
                           loop(ctx, j, 128, TIR_FOR_SERIAL, bst2(ctx, T, i, j, bl2(A, i, j))));

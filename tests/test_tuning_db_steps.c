@@ -142,13 +142,16 @@ static void test_round_trip_inline(void **state) {
 static sch_schedule *schedule_gpu_steps(te_ctx *ctx, sched_case *c) {
     sch_schedule *s = sch_create(ctx, 1, &c->out);
     te_tensor *AS = sch_cache_read(s, c->in[0], "shared", 1, &c->out);
+    te_tensor *BS = sch_cache_read(s, c->in[1], "shared", 1, &c->out);
     assert_non_null(AS);
+    assert_non_null(BS);
     te_expr *o, *i;
     assert_int_equal(sch_split(s, c->out, c->ax[0], 16, &o, &i), 0);
     assert_int_equal(sch_bind(s, c->out, o, "blockIdx.x"), 0);
     assert_int_equal(sch_compute_at(s, AS, c->out, o), 0);
     assert_int_equal(sch_double_buffer(s, AS), 0);
     assert_int_equal(sch_swizzle(s, AS), 0);
+    assert_int_equal(sch_swizzle_transposed(s, BS), 0);
     assert_int_equal(sch_tensorize(s, c->out, i, "wmma.store"), 0);
     return s;
 }
@@ -334,6 +337,8 @@ static void test_malformed_logs(void **state) {
         "'factor'", "integer");
     expect_parse_error("[{\"kind\":\"pack\",\"stage\":1,\"iter\":0}]", "'factor'",
                        "missing");
+    expect_parse_error("[{\"kind\":\"swizzle\",\"stage\":1,\"transposed\":2}]",
+                       "'transposed'", "out of range [0, 1]");
     te_ctx *ctx = te_ctx_new();
     int n;
     sch_step *steps;

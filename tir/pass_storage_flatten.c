@@ -8,7 +8,9 @@
  * of w = 128 bytes of columns, one after the other, each R rows of w
  * elements: (r, c) -> (c / w) * R * w + r * w + c % w. (The XOR of the
  * swizzle is the code generator's: the flat index stays the logical
- * address a wgmma descriptor names.)
+ * address a wgmma descriptor names.) A buffer swizzled by columns
+ * (TIR_SWIZZLE_COLS) is laid out so as its transpose: (r, c) is stored
+ * where (c, r) of a C x R buffer would be.
  */
 #include "tir/tir_internal.h"
 
@@ -17,12 +19,13 @@ typedef struct {
     te_analyzer *an; /* for swizzled vector accesses, made when needed */
 } flatten;
 
-/* The flat index of (r, c) in swizzled buffer b; c may be a ramp of
- * stride 1 that stays inside one 16-byte chunk. */
-static te_expr *panel_index(flatten *f, const tir_buffer *b, te_expr *r, te_expr *c,
-                            const char *what) {
+/* The flat index of stored row r and column c in swizzled buffer b of
+ * `rows` stored rows of `len` elements; c may be a ramp of stride 1 that
+ * stays inside one 16-byte chunk. */
+static te_expr *panel_index(flatten *f, const tir_buffer *b, te_expr *r, te_expr *c, int64_t rows,
+                            int64_t len, const char *what) {
     te_ctx *ctx = f->ctx;
-    int64_t w = 128 / te_dtype_bytes(b->dtype), rows = b->shape[0];
+    int64_t w = 128 / te_dtype_bytes(b->dtype);
     int lanes = c->dtype.lanes;
     int64_t st;
     if (r->dtype.lanes > 1 ||
@@ -30,8 +33,10 @@ static te_expr *panel_index(flatten *f, const tir_buffer *b, te_expr *r, te_expr
                        lanes * te_dtype_bytes(b->dtype) > 16))) {
         te_error(ctx,
                  "storage_flatten: %s swizzled buffer '%s': a vector access must run along a "
-                 "row within one 16-byte chunk",
-                 what, b->name);
+                 "%s within one 16-byte chunk",
+                 what, b->name,
+                 b->swizzle == TIR_SWIZZLE_COLS ? "column (the buffer is stored transposed)"
+                                                : "row");
         return NULL;
     }
     te_expr *c0 = lanes > 1 ? c->u.ramp.base : c;
@@ -50,7 +55,7 @@ static te_expr *panel_index(flatten *f, const tir_buffer *b, te_expr *r, te_expr
     if (!te_dtype_eq(r->dtype, TE_INT64)) r = te_cast(TE_INT64, r);
     if (!te_dtype_eq(c0->dtype, TE_INT64)) c0 = te_cast(TE_INT64, c0);
     te_expr *idx = te_add(te_mul(r, te_int(ctx, w)), c0);
-    if (b->shape[1] > w)
+    if (len > w)
         idx = te_add(te_add(te_mul(te_floordiv(c0, te_int(ctx, w)), te_int(ctx, rows * w)),
                             te_mul(r, te_int(ctx, w))),
                      te_floormod(c0, te_int(ctx, w)));
@@ -67,7 +72,10 @@ static te_expr *flat_index(flatten *f, const tir_buffer *b, int ndim, te_expr *c
                  what, b->name, ndim, b->ndim);
         return NULL;
     }
-    if (b->swizzle && ndim == 2) return panel_index(f, b, idx[0], idx[1], what);
+    if (b->swizzle == TIR_SWIZZLE_ROWS && ndim == 2)
+        return panel_index(f, b, idx[0], idx[1], b->shape[0], b->shape[1], what);
+    if (b->swizzle == TIR_SWIZZLE_COLS && ndim == 2)
+        return panel_index(f, b, idx[1], idx[0], b->shape[1], b->shape[0], what);
     int lanes = 1;
     for (int d = 0; d < ndim; ++d)
         if (idx[d]->dtype.lanes > lanes) lanes = idx[d]->dtype.lanes;

@@ -124,7 +124,9 @@ static bool put_step(FILE *f, const sch_step *st) {
     case SCH_STEP_DOUBLE_BUFFER:
         if (st->value) put_int(f, "buffers", st->value, &ok);
         break;
-    case SCH_STEP_SWIZZLE: break;
+    case SCH_STEP_SWIZZLE:
+        if (st->value) put_int(f, "transposed", st->value, &ok);
+        break;
     case SCH_STEP_CACHE_READ:
         put_str(f, "scope", st->str, &ok);
         put_ints(f, "readers", st->n, st->stages, &ok);
@@ -363,10 +365,17 @@ static int parse_step(te_ctx *ctx, int index, const cJSON *o, sch_step *st) {
         break;
     }
     case SCH_STEP_COMPUTE_INLINE:
-    case SCH_STEP_COMPUTE_ROOT:
-    case SCH_STEP_SWIZZLE: {
+    case SCH_STEP_COMPUTE_ROOT: {
         static const char *const f[] = {"kind", "stage", NULL};
         if (check_fields(&p, o, f)) return -1;
+        break;
+    }
+    case SCH_STEP_SWIZZLE: {
+        static const char *const f[] = {"kind", "stage", "transposed", NULL};
+        if (check_fields(&p, o, f) ||
+            (cJSON_HasObjectItem(o, "transposed") &&
+             get_int(&p, o, "transposed", 0, 1, &st->value)))
+            return -1;
         break;
     }
     case SCH_STEP_DOUBLE_BUFFER: {

@@ -13,8 +13,9 @@
  * it.
  *
  * On an sm_90 target (tune_gen.cc; tune_generate_sketches_gpu_for) a
- * GEMM of float16 or bfloat16 inputs whose shape Hopper's warpgroup MMA
- * template takes (ops_tc_wgmma_default_config) may run on either engine:
+ * GEMM of float16 or bfloat16 inputs, or float32 ones as tf32, whose shape
+ * Hopper's warpgroup MMA template takes (ops_tc_wgmma_default_config) may
+ * run on either engine:
  * its unit (vec_dim bit 16) has two more holes, the engine (0 WMMA, 1
  * wgmma) and group_m, and its first program is the wgmma default (what
  * matmul's default schedule runs there: the search starts from the
@@ -134,9 +135,8 @@ static int apply(const tune_gen *g, tune_sketch *sk, int stage) {
         int bytes = te_dtype_bytes(gm.in);
         bool bf16 = gm.cast >= 0 && g->dag->stages[gm.cast].tensor->dtype.code == TE_BFLOAT;
         ops_tc_config wg;
-        bool wgmma = g->cc == 90 && te_dtype_is_half(gm.in) &&
-                     !ops_tc_wgmma_default_config(NULL, gm.M, gm.N, gm.K, gm.in,
-                                                  tune__tc_shared_limit(), &wg);
+        bool wgmma = g->cc == 90 && !ops_tc_wgmma_default_config(NULL, gm.M, gm.N, gm.K, gm.in,
+                                                                 tune__tc_shared_limit(), &wg);
         sk->units[u] = (tune_unit){TUNE_UNIT_GPU_TENSORCORE, sk->units[u].stage, gm.cast,
                                    bytes | (bf16 ? 8 : 0) | (wgmma ? WGMMA_BIT : 0)};
         /* a cast with a reader of its own (an implicit GEMM's copy into
@@ -264,15 +264,16 @@ static int64_t pick(uint64_t *rng, const int64_t *c, int n) { return c[tune__ran
 
 /* A wgmma config at random: blocks 64, 128 or 256 each way, warpgroups
  * of 64-row multiples as tall as or shorter than the block and as wide as
- * it or half, chunks of 64 or 128, 2 to 4 stages, group_m 1, 4 or 8
- * (rule breakers are rejected by the caller's check). */
-static void draw_wgmma(uint64_t *rng, int64_t *v) {
+ * it or half, chunks of one or two 128-byte rows (64 or 128 16-bit
+ * elements, 32 or 64 tf32 ones), 2 to 4 stages, group_m 1, 4 or 8 (rule
+ * breakers are rejected by the caller's check). */
+static void draw_wgmma(uint64_t *rng, int bytes, int64_t *v) {
     static const int64_t tiles[] = {64, 128, 256}, groups[] = {1, 4, 8};
     v[K_BM] = pick(rng, tiles, 3);
     v[K_BN] = pick(rng, tiles, 3);
     v[K_WM] = pick(rng, tiles, 3);
     v[K_WN] = tune__rand_below(rng, 2) ? v[K_BN] : v[K_BN] / 2;
-    v[K_KC] = tune__rand_below(rng, 2) ? 64 : 128;
+    v[K_KC] = (tune__rand_below(rng, 2) ? 128 : 256) / bytes;
     v[K_UNROLL] = 1;
     v[K_STAGES] = 2 + tune__rand_below(rng, 3);
     v[K_ENGINE] = 1;
@@ -287,10 +288,11 @@ static bool random_engine(const tune_sketch *sk, int u, int engine, uint64_t *rn
                           int64_t *vals) {
     int64_t M = tune__unit_hole(sk, u, K_BM)->extent, N = tune__unit_hole(sk, u, K_BN)->extent;
     int64_t K = tune__unit_hole(sk, u, K_KC)->extent;
+    int bytes = (sk->units[u].vec_dim & 7) == 4 ? 4 : 2;
     for (int tries = 0; tries < 256; tries++) {
         int64_t v[NKNOBS];
         if (engine) {
-            draw_wgmma(rng, v);
+            draw_wgmma(rng, bytes, v);
             store(sk, u, v, vals);
             if (tune__tc_valid(sk, u, vals)) return true;
             continue;

@@ -72,7 +72,7 @@ void cg_cuda__wmma_call(cg_c_emitter *em, const cg_cuda_wmma *w, const tir_stmt 
 /* One form of wgmma.mma_async a source uses: its helper function. */
 typedef struct {
     int n;               /* the tile's width (8..256) */
-    bool bf16;           /* operands bfloat16 (else float16) */
+    const char *type;    /* the operands' PTX type: "f16", "bf16" or "tf32" */
     bool mn_a, mn_b;     /* "transposed" operands: a m-contiguous, b n-contiguous */
 } cg_cuda_wgmma_form;
 typedef struct {

@@ -23,6 +23,10 @@
  * of 64 elements along m or n, tensorize's `ld` bytes apart: the leading
  * byte offset; 8 k-rows 1024 bytes apart). The start address is the
  * tile's logical (unswizzled) address, which the TIR's flat index is.
+ * The instruction's transpose bits say which operands are m/n-major;
+ * tf32's form (k8) has none and reads both k-major (tensorize checks). A
+ * helper per form: loom_wgmma_n{N}_{f16|bf16|tf32}_{a}{b}, n for a
+ * k-major operand, t for an m/n-major one.
  *
  * Ordering (PTX ISA, wgmma.fence / commit_group / wait_group): a fence
  * before the first mma after the registers were touched otherwise; each
@@ -49,14 +53,20 @@ static bool is_wgmma(tir_tensor_intrin k) {
 
 static cg_cuda_wgmma_form form_of(const tir_stmt *s) {
     const te_expr *const *a = (const te_expr *const *)s->u.tcall.args;
-    cg_cuda_wgmma_form f = {(int)arg_buffer(a[0])->shape[1], arg_buffer(a[1])->dtype.code == TE_BFLOAT,
+    te_dtype t = arg_buffer(a[1])->dtype;
+    cg_cuda_wgmma_form f = {(int)arg_buffer(a[0])->shape[1],
+                            t.code == TE_BFLOAT ? "bf16" : t.bits == 32 ? "tf32" : "f16",
                             s->u.tcall.col_major[1], s->u.tcall.col_major[2]};
     return f;
 }
 
+static bool same_form(cg_cuda_wgmma_form x, cg_cuda_wgmma_form y) {
+    return x.n == y.n && !strcmp(x.type, y.type) && x.mn_a == y.mn_a && x.mn_b == y.mn_b;
+}
+
 static bool add_form(cg_cuda_wgmma *g, cg_cuda_wgmma_form f) {
     for (int i = 0; i < g->nforms; i++)
-        if (!memcmp(&g->forms[i], &f, sizeof f)) return true;
+        if (same_form(g->forms[i], f)) return true;
     if (g->nforms == CG_CUDA_MAX_WGMMA_FORMS) return false;
     g->forms[g->nforms++] = f;
     return true;
@@ -119,7 +129,7 @@ static void print_desc(cg_c_emitter *em, const te_expr *e, int64_t lbo) {
 }
 
 static void helper_name(te_str *out, cg_cuda_wgmma_form f) {
-    te_str_printf(out, "loom_wgmma_n%d_%s_%c%c", f.n, f.bf16 ? "bf16" : "f16", f.mn_a ? 't' : 'n',
+    te_str_printf(out, "loom_wgmma_n%d_%s_%c%c", f.n, f.type, f.mn_a ? 't' : 'n',
                   f.mn_b ? 't' : 'n');
 }
 
@@ -251,11 +261,14 @@ void cg_cuda__wgmma_helpers(te_str *out, const cg_cuda_wgmma *all) {
         helper_name(out, f);
         te_str_append(out, "(float *d, uint64_t da, uint64_t db) {\n    asm volatile(\"{\\n.reg .pred p;\\n");
         te_str_printf(out, "setp.ne.b32 p, %%%d, 0;\\n", nr + 2);
-        te_str_printf(out, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", f.n,
-                      f.bf16 ? "bf16" : "f16", f.bf16 ? "bf16" : "f16");
+        /* tf32: k8 and no transpose operands (both operands k-major) */
+        bool tf32 = !strcmp(f.type, "tf32");
+        te_str_printf(out, "wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {", f.n,
+                      tf32 ? 8 : 16, f.type, f.type);
         for (int r = 0; r < nr; r++) te_str_printf(out, "%s%%%d", r ? ", " : "", r);
-        te_str_printf(out, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\\n\"\n        : ", nr, nr + 1,
-                      f.mn_a ? 1 : 0, f.mn_b ? 1 : 0);
+        te_str_printf(out, "}, %%%d, %%%d, p, 1, 1", nr, nr + 1);
+        if (!tf32) te_str_printf(out, ", %d, %d", f.mn_a ? 1 : 0, f.mn_b ? 1 : 0);
+        te_str_append(out, ";\\n}\\n\"\n        : ");
         for (int r = 0; r < nr; r++) te_str_printf(out, "%s\"+f\"(d[%d])", r ? ", " : "", r);
         te_str_append(out, "\n        : \"l\"(da), \"l\"(db), \"r\"(1) : \"memory\"); }\n");
     }

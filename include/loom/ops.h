@@ -223,11 +223,12 @@ const char *ops_params_json(const ops_workload *w);
  *     when every tile divides its extent); bias/gelu on the finished
  *     tile ("How to optimize GEMM on GPU"). A float16/bfloat16 matmul,
  *     and a float32 one with tf32=1, runs on tensor cores instead
- *     (ops_schedule_tc_gemm: wgmma on sm_90 where its tiles divide the
- *     shape, else WMMA) when neither operand is transposed and M, N and K
- *     are multiples of 16; a 16-bit matmul with a transposed operand, and
- *     every batch_matmul, keeps the CUDA-core tile above (tf32=1 with a
- *     transposed operand is refused).
+ *     (ops_schedule_tc_gemm) when M, N and K are multiples of 16: on
+ *     sm_90 on wgmma where its tiles divide the shape (M and N multiples
+ *     of 64, K of 64, or 32 for tf32), either operand transposed or not;
+ *     else on WMMA when neither is transposed. A 16-bit matmul that
+ *     neither takes, and every batch_matmul, keeps the CUDA-core tile
+ *     above (tf32=1 that neither takes is refused).
  *   conv2d_nchw, conv2d_nhwc, conv2d_bias_relu — padding inlined; a block
  *     per (n, 4 x tk output channels, 4 output rows, tx output columns),
  *     threads over channels and columns (columns on threadIdx.x for NCHW,
@@ -262,11 +263,14 @@ sch_schedule *ops_default_schedule(const ops_workload *w, const char *target);
  * same as stages = 1 (kept for old callers); unroll_k: the k steps within
  * a chunk unrolled.
  * wgmma: the GEMM on Hopper's warpgroup MMA instead (sm_90a; float16 and
- * bfloat16 inputs): wm x wn is then a warpgroup's tile (128 threads; wm a
- * multiple of 64, wn of 8 up to 256 and, when it is narrower than the
- * block, of 64 (a warpgroup's B tile starts on a 128-byte panel), wm * wn
- * / 128 sums a thread at most 128), the shared tiles take the 128-byte swizzled layout with no
- * padding (kc and bn whole 128-byte rows: multiples of 64), and the
+ * bfloat16 inputs, or float32 as tf32): wm x wn is then a warpgroup's
+ * tile (128 threads; wm a multiple of 64, wn of 8 up to 256 and, when it
+ * is narrower than the block and B is copied n-major, of 64 (a
+ * warpgroup's B tile starts on a 128-byte panel), wm * wn / 128 sums a
+ * thread at most 128), the shared tiles take the 128-byte swizzled
+ * layout with no padding (kc whole 128-byte rows: multiples of 64, 32
+ * for tf32; and bn, or bm for A [K, M], where a 16-bit operand is
+ * copied mn-major), and the
  * defaults are 128 x 256 blocks of two 64 x 256 warpgroups on grids of
  * 100 blocks or more, else 128 x 128 (or 64 wide where N asks) of 64-row
  * warpgroups as wide as the block (two blocks an SM), both in three
@@ -291,7 +295,10 @@ typedef struct {
 } ops_tc_config;
 /* Schedules C[i, j] = sum_k f(A[i, k]) * f(B[k, j]) (C float32 and 2-D,
  * computed at the root; A, B row-major [M, K], [K, N] of float16,
- * bfloat16, or float32 run as tf32; f a cast to float32 or nothing) on
+ * bfloat16, or float32 run as tf32; f a cast to float32 or nothing; with
+ * cfg->wgmma also A stored [K, M] and B [N, K]: a 16-bit operand is
+ * copied as stored and read mn-major through wgmma's transpose bit, a
+ * tf32 one is copied k-major, transposed on the way) on
  * NVIDIA tensor cores through sch_tensorize with the WMMA intrinsics
  * (CUTLASS's and TVM's structure): blocks of bm x bn on blockIdx.y/x,
  * (bm/wm) x (bn/wn) warps on threadIdx.z/y (32 lanes on threadIdx.x), the
@@ -329,8 +336,9 @@ int ops_tc_default_config(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype
  * given: the defaults above; every knob filled in, stages and group_m
  * included): what matmul's default CUDA schedule runs on sm_90, and the
  * search's first tensor-core program there. 0, or -1 with the message in
- * ctx (ctx may be NULL) when `in` is not float16 or bfloat16 or no
- * default tile divides the shape ("tc_gemm: wgmma ..."). */
+ * ctx (ctx may be NULL) when `in` is not float16, bfloat16 or float32
+ * (tf32: chunks of 32) or no default tile divides the shape ("tc_gemm:
+ * wgmma ..."). */
 int ops_tc_wgmma_default_config(te_ctx *ctx, int64_t M, int64_t N, int64_t K, te_dtype in,
                                 int64_t max_shared, ops_tc_config *cfg);
 
@@ -420,8 +428,9 @@ int ops_reference(const ops_workload *w, DLTensor *const *ins, double *const *ou
  * uniform in [-1, 1) (it grows with the reduction length). A 16-bit
  * output (rounded once from a float32 sum) has rtol 2^-10 (float16) or
  * 2^-7 (bfloat16): twice the unit roundoff. A matmul with tf32=1 adds
- * 2^-10 K to atol (its GPU kernels round A and B to tf32, 10 mantissa
- * bits: each product off by at most 2^-10). 16-bit tensors are read and
+ * 2^-9 K to atol (its GPU kernels cut A and B to tf32's 10 mantissa bits,
+ * rounded by WMMA, truncated by wgmma: each product off by at most
+ * 2^-9). 16-bit tensors are read and
  * written as their bit patterns (ops_reference, ops_check_module; inputs
  * rounded to nearest even). */
 void ops_tolerance(const ops_workload *w, double *rtol, double *atol);
@@ -456,7 +465,7 @@ typedef struct ops_built {
      * that read only constants (cg_build_options.constant_args). */
     uint64_t constant_args;
     /* The float32 products may run on tensor cores with their operands
-     * rounded to tf32 (matmul tf32=1; ops_workload.tf32): the tuner then
+     * cut to tf32 (matmul tf32=1; ops_workload.tf32): the tuner then
      * proposes tensor-core schedules for float32 GEMMs too. */
     bool tf32;
 } ops_built;

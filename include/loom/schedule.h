@@ -96,12 +96,16 @@ int sch_pragma(sch_schedule *s, te_tensor *t, te_expr *axis, const char *pragma,
  *                 a[i, k] * b[k, j] on tiles of 64 x n x 16 (n, the
  *                 tensorized column loop's extent: 8 to 256, a multiple
  *                 of 8, the accumulator's whole width), a and b float16
- *                 or bfloat16 in shared memory in the swizzled layout
- *                 (sch_swizzle), 2-D and indexed [row, column]; a's tile
- *                 starts on a row multiple of 8 and a column multiple of
- *                 16, b's on a row multiple of 8 and a column multiple of
- *                 128 bytes; the 128 threads of a warpgroup (threadIdx.x
- *                 extent 128) execute it, sm_90a.
+ *                 or bfloat16 (64 x n x 8 for float32, as tf32) in
+ *                 shared memory in the swizzled layout (sch_swizzle), 2-D,
+ *                 each read in either order of its dimensions (a [i, k]
+ *                 or [k, i], b [k, j] or [j, k]). An operand whose
+ *                 stored 128-byte rows run along k is k-major: its tile
+ *                 starts on an m (n) multiple of 8 and a k step of 32
+ *                 bytes; otherwise mn-major (16-bit types only; tf32
+ *                 needs both k-major): on a k multiple of 8 and a 128-byte
+ *                 panel of m (n). The 128 threads of a warpgroup
+ *                 (threadIdx.x extent 128) execute it, sm_90a.
  *   "wgmma.store" t (global or shared; float32, or float16/bfloat16
  *                 rounded from the sums) copied from a wgmma.accumulator
  *                 tensor, tiles of 64 x (the accumulator's width).
@@ -161,6 +165,15 @@ int sch_multi_buffer(sch_schedule *s, te_tensor *t, int buffers);
  * vector accesses that stay within one 16-byte chunk. 0, or -1 when t is
  * a placeholder or an output. */
 int sch_swizzle(sch_schedule *s, te_tensor *t);
+/* sch_swizzle with t's 2-D buffer [R, C] stored as the swizzled layout of
+ * its transpose [C, R]: its columns are the 128-byte rows (so R * bytes
+ * a multiple of 128 and C of 8). A copy of an mn-major operand, B [K, N]
+ * or A [K, M], becomes k-major in shared memory, as tf32's wgmma reads
+ * both operands (CUTLASS's K-major smem layout of an MN-major global
+ * tensor). Indices and readers are unchanged; a vector access must run
+ * along a column, within one 16-byte chunk. The same errors as
+ * sch_swizzle. */
+int sch_swizzle_transposed(sch_schedule *s, te_tensor *t);
 
 /* ---- compute location ---- */
 

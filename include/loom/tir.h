@@ -53,6 +53,10 @@ const char *tir_scope_name(tir_scope s);
 /* Whether s is one of the tensor-core fragment scopes. */
 bool tir_scope_is_fragment(tir_scope s);
 
+/* How a shared buffer is swizzled (tir_buffer.swizzle): not at all, as
+ * stored [R, C], or stored as its transpose [C, R]. */
+typedef enum { TIR_SWIZZLE_NONE = 0, TIR_SWIZZLE_ROWS, TIR_SWIZZLE_COLS } tir_swizzle;
+
 /* A region of memory holding a tensor (or a part of one, for stages
  * computed at an inner loop). Elements are dtype scalars; the element at
  * indices (i0..in-1) lives at offset sum(i_d * strides[d]). */
@@ -74,8 +78,11 @@ struct tir_buffer {
      * generator XORs the 16-byte chunk of every flat index with its row
      * mod 8, so that the 8 rows of a core matrix fall in different banks.
      * The flat indices of the TIR stay unswizzled (a wgmma descriptor
-     * names that logical address; the hardware swizzles it). */
-    bool swizzle;
+     * names that logical address; the hardware swizzles it).
+     * TIR_SWIZZLE_COLS stores a 2-D buffer [R, C] as the swizzled layout
+     * of its transpose [C, R] (its columns are the 128-byte rows): a
+     * k-major copy of an operand whose source is mn-major. */
+    tir_swizzle swizzle;
 };
 
 /* A buffer with compact row-major strides. shape: ndim extents > 0. */

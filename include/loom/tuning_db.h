@@ -80,7 +80,7 @@ LOOM_API_BEGIN
  *   {"kind":"pack","stage":1,"iter":1,"factor":16}
  *   {"kind":"tensorize","stage":2,"iter":3,"intrin":"wmma.mma"}
  *   {"kind":"double_buffer","stage":1}           ("buffers":N when N > 2)
- *   {"kind":"swizzle","stage":1}
+ *   {"kind":"swizzle","stage":1}                ("transposed":1 when transposed)
  * Stages and iterators are indices, as in sch_step. Returns a malloc'd
  * string the caller frees, or NULL when out of memory or a step's kind or
  * annotation is out of range. */
