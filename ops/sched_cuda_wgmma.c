@@ -46,7 +46,7 @@ int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes, bo
     if (a_mn && (bm * bytes) % 128) rows_ok = false;
     if (b_mn && (bn * bytes) % 128) rows_ok = false;
     if (kc <= 0 || bm <= 0 || bn <= 0 || wm <= 0 || wn <= 0 || M % bm || N % bn || bm % wm ||
-        bn % wn || wm % 64 || wn % 8 || wn > 256 || K % kc || kc % 8 || !rows_ok)
+        bn % wn || wm % 64 || wn % 8 || wn > 256 || K % kc || kc % (32 / bytes) || !rows_ok)
         return te_error(ctx,
                         "tc_gemm: wgmma block %lldx%lld, warpgroup %lldx%lld, chunk %lld do not "
                         "tile %lldx%lldx%lld (blocks must divide M and N, warpgroups the blocks; "
@@ -81,8 +81,8 @@ int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes, bo
         return te_error(ctx, "tc_gemm: the shared tiles take %lld bytes; a block has %lld",
                         (long long)bytes_tiles, (long long)budget);
     /* a straight copy moves 16-byte vectors a thread; a transposed one
-     * single elements (a warp's lanes on 8 rows x one 16-byte chunk of k:
-     * kc a multiple of 8 covers the chunk) */
+     * single elements (a warp's lanes on 8 rows x one 16-byte chunk of k,
+     * which a chunk of whole 32-byte k steps covers) */
     int64_t per_a = copied_transposed(bytes, ta) ? 1 : vec;
     int64_t per_b = copied_transposed(bytes, !tb) ? 1 : vec;
     if ((bm * kc / per_a) % threads || (kc * bn / per_b) % threads)

@@ -94,6 +94,11 @@ static void test_gemm(void **state) {
     build_check("M=128,N=128,K=256,dtype=float16",
                 &(ops_tc_config){.bm = 128, .bn = 128, .wm = 64, .wn = 64, .kc = 128, .stages = 2, .wgmma = true},
                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16");
+    /* both operands m/n-major (A [K, M], B [K, N]): their 128-byte rows
+     * run along m and n, so a chunk of 32 (64 bytes of k) will do */
+    build_check("M=128,N=128,K=96,transpose_a=1,dtype=float16",
+                &(ops_tc_config){.bm = 128, .bn = 128, .wm = 64, .wn = 128, .kc = 32, .stages = 3, .wgmma = true},
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
 }
 
 /* matmul's default on sm_90 is the wgmma template; on sm_80 WMMA's. */
