@@ -421,27 +421,30 @@ static void test_wgmma_default_config(void **st) {
 }
 
 /* Random programs on sm_90 take both engines, pass the template's check,
- * and the wgmma ones compile with NVRTC to wgmma.mma_async PTX (and, on
- * an sm_90 GPU, run and match the double reference). */
+ * and the wgmma ones compile with NVRTC to wgmma.mma_async PTX (tf32's
+ * with B copied k-major; on an sm_90 GPU they also run and match the
+ * double reference). */
 static void test_wgmma_random_compiles(void **st) {
     (void)st;
-    const char *keys[] = {F16, "matmul(M=256,N=512,K=256,dtype=bfloat16)"};
+    const char *keys[] = {F16, "matmul(M=256,N=512,K=256,dtype=bfloat16)",
+                          "matmul(M=256,N=256,K=256,tf32=1)"};
+    const te_dtype types[] = {TE_FLOAT16, TE_BFLOAT16, TE_FLOAT32};
     uint64_t rng = 4242;
-    int wg = 0, wm = 0, built = 0;
+    int wg = 0, wm = 0, built = 0, tf32 = 0;
     bool sm90 = tu_gpu_cc() == 90;
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < 24; k++) {
         te_ctx *ctx = te_ctx_new();
         tune_workload w;
         tune_sketch sk[TUNE_MAX_SKETCHES];
-        const char *key = keys[k % 2];
+        const char *key = keys[k % 3];
         sketches_for(ctx, key, "cuda -arch=sm_90", &w, sk);
         tune_program p;
         tune_program_random(&sk[0], 0, &rng, &p);
         int64_t v[16];
         assert_int_equal(tc_knobs(&sk[0], &p, v), 9);
         ops_tc_config c = tc_config(v, 9);
-        int64_t N = k % 2 ? 512 : 256;
-        te_dtype t = k % 2 ? TE_BFLOAT16 : TE_FLOAT16;
+        int64_t N = k % 3 == 1 ? 512 : 256;
+        te_dtype t = types[k % 3];
         if (ops_tc_check(ctx, 256, N, 256, t, t, &c, NULL))
             fail_msg("program %d: %s", k, te_ctx_errmsg(ctx));
         if (!c.wgmma) {
@@ -460,12 +463,17 @@ static void test_wgmma_random_compiles(void **st) {
         sch_schedule *s = tune_program_apply(ctx, &w, &sk[0], &p);
         if (!s) fail_msg("program %d: %s", k, te_ctx_errmsg(ctx));
         /* with an sm_90 GPU every wgmma program is also run and checked */
-        if (rt_nvrtc_available() && (built < 4 || sm90)) {
+        if (rt_nvrtc_available() && (built < 4 || sm90 || (k % 3 == 2 && !tf32))) {
             rt_module *m = cg_build(s, w.nargs, w.args, "cuda -arch=sm_90", NULL);
             if (!m) fail_msg("program %d: %s", k, te_ctx_errmsg(ctx));
             const char *ptx = rt_module_get_text(m, "ptx");
             assert_non_null(ptx);
             assert_non_null(strstr(ptx, "wgmma.mma_async"));
+            if (k % 3 == 2) {
+                assert_non_null(strstr(ptx, ".f32.tf32.tf32"));
+                assert_non_null(strstr(rt_module_get_text(m, "source"), "loom_cp_async4("));
+                tf32++;
+            }
             ops_workload *ow = ops_from_key(ctx, key);
             if (!ow) fail_msg("%s: %s", key, te_ctx_errmsg(ctx));
             if (sm90) tu_check_on_gpu(ow, m);
@@ -478,6 +486,7 @@ static void test_wgmma_random_compiles(void **st) {
     assert_true(wg >= 3);
     assert_true(wm >= 3);
     tu_require_nvrtc();
+    assert_true(tf32 >= 1);
     assert_true(built >= 3);
 }
 
