@@ -146,15 +146,16 @@ int ops__read_k_dim(const te_tensor *R, const te_tensor *T) {
 }
 
 /* T's copy on the block's threads: as ops__tile_fetch, or transposed
- * (T [R, C] stored as [C, R]: scalar copies, a warp's lanes on 8 columns
- * x the `vec` rows of one 16-byte chunk of the stored rows). */
+ * (T [R, C] stored as [C, R]: scalar copies, a warp's 32 lanes on the
+ * `vec` rows of one 16-byte chunk of the stored rows x 32 / vec columns;
+ * R a multiple of vec and C of 32 / vec). */
 static int fetch(sch_schedule *s, te_tensor *T, bool transposed, int64_t tz, int64_t ty,
                  int64_t vec) {
     if (!transposed)
         return sch_swizzle(s, T) || ops__tile_fetch(s, T, tz, ty, 128, vec) ? -1 : 0;
     te_expr *ro, *ri, *co, *ci, *lane, *f, *o, *t, *zy, *w, *z, *y, *x;
     if (sch_swizzle_transposed(s, T) || sch_split(s, T, sch_axis(T, 0), vec, &ro, &ri) ||
-        sch_split(s, T, sch_axis(T, 1), 8, &co, &ci) ||
+        sch_split(s, T, sch_axis(T, 1), 32 / vec, &co, &ci) ||
         sch_reorder(s, T, 4, (te_expr *[]){ro, co, ri, ci}) ||
         sch_fuse(s, T, 2, (te_expr *[]){ri, ci}, &lane) ||
         sch_fuse(s, T, 2, (te_expr *[]){ro, co}, &f) || sch_split(s, T, f, tz * ty * 4, &o, &t) ||
