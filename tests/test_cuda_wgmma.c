@@ -190,6 +190,16 @@ static void test_layouts(void **state) {
         tu_assert_msg_has(te_ctx_errmsg(ctx), refused[i].msg);
         te_ctx_free(ctx);
     }
+    /* WMMA's template: no transposed operand */
+    te_ctx *ctx = te_ctx_new();
+    ops_workload *w = ops_build(ctx, "matmul", "M=64,N=64,K=64,transpose_b=1,dtype=float16");
+    assert_non_null(w);
+    sch_schedule *s = sch_create(ctx, 1, &w->args[2]);
+    assert_int_equal(ops_schedule_tc_gemm(s, w->args[2], w->args[0], w->args[1], NULL), -1);
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "tc_gemm: 'C' reads A as [K, M] or B as [N, K]; WMMA's "
+                                          "template takes A [M, K] and B [K, N] (wgmma, on sm_90, "
+                                          "takes either)");
+    te_ctx_free(ctx);
 }
 
 static void expect_tc(const char *shape, ops_tc_config c, const char *msg) {
