@@ -11,6 +11,8 @@
 # From the project root, after `source .devdeps/unpack-runtime-debs.sh`:
 # STEPS=wgmma instead of sweeps: the wgmma template's layout probe (bench_tc_probe, to summary.txt)
 # and its knob sweep (bench_tc_gemm --wgmma-config, with WMMA's defaults beside it) in sweep.csv.
+# STEPS=...,layouts,...: the probe on the stored layouts and tf32 wgmma takes since session 54
+# (A [K, M], B [N, K], both; float32 as tf32), each wrong element's source to summary.txt.
 #   TUNE="mm4096_f16:64:90 ..." [TUNE_ARGS="--retime 0"] [STEPS=tests,sweeps,tune,bench,mpi] \
 #       bash bench/gpu/tc_pass.sh BUILD OUT
 set -u
@@ -30,6 +32,15 @@ for f in $(grep '^FAIL' "$tmp/t/summary.txt" | awk '{print $2}'); do
     awk -v n="$f" '$0 ~ "^=== "n" " {p=1} p && /^=== / && $0 !~ n {p=0} p' "$tmp/t/tests-detail.log" | tail -40 >> "$out/summary.txt"
 done
 
+fi
+
+if [[ $steps == *layouts* ]]; then
+step layouts
+for spec in "nt float16" "tn float16" "tt float16" "nn float32" "nt float32" "tn float32"; do
+    set -- $spec
+    timeout 30 "$build/bench/bench_tc_probe" --size 256 --layout "$1" --dtype "$2" >> "$out/summary.txt" 2>&1
+    echo "probe layout $1 $2 exit $?" >> "$out/summary.txt"
+done
 fi
 
 if [[ $steps == *sweeps* ]]; then
