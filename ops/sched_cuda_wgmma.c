@@ -42,9 +42,8 @@ int ops__wgmma_check(te_ctx *ctx, int64_t M, int64_t N, int64_t K, int bytes, bo
     /* the shared tiles' 128-byte rows: along k for a k-major copy, along
      * m (n) for an mn-major one */
     bool a_mn = mn_major(bytes, ta), b_mn = mn_major(bytes, !tb);
-    bool rows_ok = (kc * bytes) % 128 == 0 || (a_mn && b_mn);
-    if (a_mn && (bm * bytes) % 128) rows_ok = false;
-    if (b_mn && (bn * bytes) % 128) rows_ok = false;
+    bool rows_ok = ((a_mn && b_mn) || (kc * bytes) % 128 == 0) &&
+                   (!a_mn || (bm * bytes) % 128 == 0) && (!b_mn || (bn * bytes) % 128 == 0);
     if (kc <= 0 || bm <= 0 || bn <= 0 || wm <= 0 || wn <= 0 || M % bm || N % bn || bm % wm ||
         bn % wn || wm % 64 || wn % 8 || wn > 256 || K % kc || kc % (32 / bytes) || !rows_ok)
         return te_error(ctx,

@@ -54,6 +54,11 @@ static int teardown(void **state) {
     return 0;
 }
 
+/* rt_cuda_time_call of f's kernel on its two tensors. */
+static int time_f(const fixture *f, const rt_timer_config *c, rt_timing *t) {
+    return rt_cuda_time_call(f->m, "f", 2, (DLTensor *[]){f->x, f->y}, c, t);
+}
+
 static int hooks;
 static void count_hook(void *user) {
     (void)user;
@@ -67,7 +72,7 @@ static void test_plain(void **state) {
     fake_cu_stats s0 = fake_counts();
     rt_timer_config c = {.warmup = 1, .repeat = 3, .min_repeat_ms = 3};
     rt_timing t;
-    assert_int_equal(rt_cuda_time_call(f->m, "f", 2, (DLTensor *[]){f->x, f->y}, &c, &t), 0);
+    assert_int_equal(time_f(f, &c, &t), 0);
     fake_cu_stats s1 = fake_counts();
     assert_int_equal(s1.memsets, s0.memsets);
     /* the one-call probe took 1 ms; 3 ms wants 3 / 1 + 1 = 4 calls */
@@ -83,7 +88,7 @@ static void test_flush(void **state) {
     fake_cu_stats s0 = fake_counts();
     rt_timer_config c = {.warmup = 1, .repeat = 5, .flush_cache = true};
     rt_timing t;
-    assert_int_equal(rt_cuda_time_call(f->m, "f", 2, (DLTensor *[]){f->x, f->y}, &c, &t), 0);
+    assert_int_equal(time_f(f, &c, &t), 0);
     fake_cu_stats s1 = fake_counts();
     assert_int_equal(s1.memsets - s0.memsets, 5);
     assert_int_equal(s1.memset_bytes, 2 << 20);
@@ -100,7 +105,7 @@ static void test_hook(void **state) {
     hooks = 0;
     rt_timer_config c = {.warmup = 2, .repeat = 3, .min_repeat_ms = 3, .before_call = count_hook};
     rt_timing t;
-    assert_int_equal(rt_cuda_time_call(f->m, "f", 2, (DLTensor *[]){f->x, f->y}, &c, &t), 0);
+    assert_int_equal(time_f(f, &c, &t), 0);
     fake_cu_stats s1 = fake_counts();
     assert_int_equal(hooks, 2 + 1 + 3 * 4);
     assert_int_equal(s1.launches - s0.launches, 2 + 1 + 3 * 4);
@@ -115,12 +120,12 @@ static void test_flush_errors(void **state) {
     rt_timer_config c = {.warmup = 1, .repeat = 2, .flush_cache = true};
     rt_timing t;
     fake_cu_fail_next("cuMemAlloc_v2", 2);
-    assert_int_not_equal(rt_cuda_time_call(f->m, "f", 2, (DLTensor *[]){f->x, f->y}, &c, &t), 0);
+    assert_int_not_equal(time_f(f, &c, &t), 0);
     if (!strstr(rt_last_error(), "rt_cuda_time_call: cuMemAlloc of the 2097152-byte buffer that "
                                  "flushes L2: CUDA_ERROR_OUT_OF_MEMORY"))
         fail_msg("message: %s", rt_last_error());
     fake_cu_fail_next("cuMemsetD8_v2", 1);
-    assert_int_not_equal(rt_cuda_time_call(f->m, "f", 2, (DLTensor *[]){f->x, f->y}, &c, &t), 0);
+    assert_int_not_equal(time_f(f, &c, &t), 0);
     if (!strstr(rt_last_error(), "rt_cuda_time_call: cuMemsetD8 flushing L2: "
                                  "CUDA_ERROR_INVALID_VALUE"))
         fail_msg("message: %s", rt_last_error());

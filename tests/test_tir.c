@@ -417,6 +417,34 @@ static void test_storage_flatten_swizzle(void **state) {
     tu_assert_msg_has(te_ctx_errmsg(ctx), "storage_flatten: store to swizzled buffer 'T': a vector "
                                           "of 8 at column ");
     tu_assert_msg_has(te_ctx_errmsg(ctx), "may cross a 16-byte chunk");
+    /* stored transposed (sch_swizzle_transposed): [64, 16] kept as the
+     * panel of its transpose, 16 rows of 64, (r, c) at c * 64 + r; a
+     * vector along its row crosses the stored rows */
+    tir_buffer *U = buf(ctx, "U", 2, (int64_t[]){64, 16}, TIR_SCOPE_SHARED, false);
+    U->dtype = TE_FLOAT16;
+    U->swizzle = TIR_SWIZZLE_COLS;
+    nest = loop(ctx, i, 64, TIR_FOR_SERIAL,
+                loop(ctx, j, 16, TIR_FOR_SERIAL, bst2(ctx, U, i, j, bl2(A, j, i))));
+    f = tir_func_new(ctx, "default", 1, (tir_buffer *[]){A}, tir_allocate(ctx, U, nest));
+    g = tir_pass_storage_flatten(ctx, f);
+    assert_non_null(g);
+    expect_func(ctx, "transposed panel", tir_pass_simplify(ctx, g),
+                "func default(A: float16[16, 128]) {\n"
+                "  allocate U[float16 * 1024] shared {\n"
+                "    for (i, 0, 64) {\n"
+                "      for (j, 0, 16) {\n"
+                "        U[(j*64) + i] = A[(j*128) + i]\n"
+                "      }\n"
+                "    }\n"
+                "  }\n"
+                "}\n");
+    bad = bst2(ctx, U, i, tir_ramp(j, te_int(ctx, 1), 8),
+               tir_broadcast(te_const(ctx, TE_FLOAT16, 0), 8));
+    f = tir_func_new(ctx, "default", 1, (tir_buffer *[]){A}, tir_allocate(ctx, U, bad));
+    assert_null(tir_pass_storage_flatten(ctx, f));
+    tu_assert_msg_has(te_ctx_errmsg(ctx), "storage_flatten: store to swizzled buffer 'U': a vector "
+                                          "access must run along a column (the buffer is stored "
+                                          "transposed) within one 16-byte chunk");
     te_ctx_free(ctx);
 }
 

@@ -170,9 +170,9 @@ int sch_swizzle(sch_schedule *s, te_tensor *t);
  * a multiple of 128 and C of 8). A copy of an mn-major operand, B [K, N]
  * or A [K, M], becomes k-major in shared memory, as tf32's wgmma reads
  * both operands (CUTLASS's K-major smem layout of an MN-major global
- * tensor). Indices and readers are unchanged; a vector access must run
- * along a column, within one 16-byte chunk. The same errors as
- * sch_swizzle. */
+ * tensor). Indices and readers are unchanged; a vectorized copy along
+ * R's rows is done element by element (only a column is contiguous
+ * there). The same errors as sch_swizzle. */
 int sch_swizzle_transposed(sch_schedule *s, te_tensor *t);
 
 /* ---- compute location ---- */
