@@ -141,6 +141,11 @@ static void failed_add(tune__series *s, const char *log) {
 
 /* ---- tune_task's callbacks, wrapped ---- */
 
+/* Whether the run times its candidates cold (the GPU ignores the flush). */
+static bool run_is_cold(const tune__db_run *run) {
+    return run->o->tune.measure.cache_flush && !tune_target_is_cuda(run->target);
+}
+
 int tune__db_on_record(void *user, const tune_result *r) {
     tune__db_run *run = user;
     const tune_db_options *o = run->o;
@@ -156,6 +161,7 @@ int tune__db_on_record(void *user, const tune_result *r) {
     in.latencies = r->latencies;
     in.error_code = r->error_code;
     in.error_msg = r->error_msg;
+    in.cold = run_is_cold(run);
     int stop = 0;
     if (tdb_commit_record(run->db, &in) < 0) {
         free(run->commit_error);
@@ -286,6 +292,39 @@ static int setup_keys(tune__db_run *run, int n, const char *const *keys, char **
         }
     }
     return 0;
+}
+
+/* A file keeps one kind of timing per target (tdb_record_in.cold): a run
+ * of the other kind is refused before it measures anything, rather than
+ * losing every record it measures to the commit's refusal. */
+static int check_timing(tune__db_run *run, char **err) {
+    int nk = 0, rc = 0;
+    const char **keys = run_keys(run, &nk);
+    bool cold = run_is_cold(run);
+    if (!keys) {
+        if (err) *err = tune__strdupf("autotune: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < nk && rc == 0; i++) {
+        int kind = tdb_target_timing(run->db, keys[i]);
+        if (kind < 0) {
+            if (err) *err = tune__strdupf("autotune: cannot read the database: %s",
+                                          tdb_errmsg(run->db));
+            rc = -1;
+        } else if (kind != TDB_TIMING_NONE && (kind == TDB_TIMING_COLD) != cold) {
+            if (err)
+                *err = tune__strdupf(
+                    "autotune: the database's records of target '%s' were timed %s; this run "
+                    "times %s (cache_flush, autotune --cache-flush), and the two latencies do "
+                    "not compare: tune into another file, or time as its records were",
+                    keys[i], kind == TDB_TIMING_COLD ? "cold (operands evicted from the caches)"
+                                                     : "warm (operands left in the caches)",
+                    cold ? "cold" : "warm");
+            rc = -1;
+        }
+    }
+    free(keys);
+    return rc;
 }
 
 /* The run's cost model (NULL for none; *err set when it cannot be made). */
@@ -607,7 +646,7 @@ int tune_tasks_db(tdb_db *db, int n, const char *const *keys, const char *target
     }
     for (int i = 0; i < n; i++) run.series[i].best_at = -1;
     if (!(out->target_key = tune_record_key(target, o->tune.measure.num_threads, err)) ||
-        setup_keys(&run, n, keys, err))
+        setup_keys(&run, n, keys, err) || check_timing(&run, err))
         goto done;
     if (sched_init(&ss, out, o->weights)) {
         if (err) *err = tune__strdupf("autotune: out of memory");

@@ -164,6 +164,43 @@ static void test_errors(void **st) {
     assert_int_not_equal(access(db, F_OK), 0);
 }
 
+/* A database keeps one kind of timing per target: a --cache-flush run on
+ * warm records (and the reverse) is refused before it measures anything,
+ * exit 2, naming both kinds; a cold run's records are stored as cold. */
+static void test_cache_flush_timing(void **st) {
+    (void)st;
+    char warm[256], cold[256], a[1024];
+    snprintf(warm, sizeof warm, "/tmp/loom_at_warm_%d.db", (int)getpid());
+    snprintf(cold, sizeof cold, "/tmp/loom_at_cold_%d.db", (int)getpid());
+    unlink(warm), unlink(cold);
+    snprintf(a, sizeof a, "--op matmul --shape M=8,N=8,K=8 --trials 2 --jobs 1 --threads 1 --db %s", warm);
+    assert_int_equal(run("autotune", a), 0);
+    snprintf(a, sizeof a,
+             "--op matmul --shape M=8,N=8,K=8 --trials 4 --jobs 1 --threads 1 --db %s --cache-flush", warm);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "were timed warm", "this run times cold", "another file");
+    snprintf(a, sizeof a,
+             "--op matmul --shape M=8,N=8,K=8 --trials 2 --jobs 1 --threads 1 --db %s --cache-flush", cold);
+    assert_int_equal(run("autotune", a), 0);
+    snprintf(a, sizeof a, "--op matmul --shape M=8,N=8,K=8 --trials 4 --jobs 1 --threads 1 --db %s", cold);
+    assert_int_equal(run("autotune", a), 2);
+    tu_assert_msg_has(out, "were timed cold", "this run times warm");
+    const char *paths[] = {warm, cold};
+    for (int i = 0; i < 2; i++) {
+        char *err = NULL;
+        tdb_db *db = tdb_open(paths[i], NULL, &err);
+        assert_non_null(db);
+        tdb_stats s;
+        assert_int_equal(tdb_get_stats(db, &s), 0);
+        assert_int_equal(s.records, 2); /* the refused runs measured nothing */
+        char *target = tdb_host_target();
+        assert_int_equal(tdb_target_timing(db, target), i ? TDB_TIMING_COLD : TDB_TIMING_WARM);
+        free(target);
+        tdb_close(db);
+        unlink(paths[i]);
+    }
+}
+
 static void test_short_run(void **st) {
     (void)st;
     char db[256], a[1024];
@@ -661,6 +698,7 @@ static void test_list_sketches(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_cache_flush_timing),
         cmocka_unit_test(test_short_run),
         cmocka_unit_test(test_baseline_conv),
         cmocka_unit_test(test_suite_summary),

@@ -277,17 +277,22 @@ tdb_db *tdb_open(const char *path, const tdb_open_options *opts, char **err) {
             fail_open(db, err);
             return NULL;
         }
-        if (version == 2) {
-            /* Version 2 lacks only records.median: a read-only reader sees
-             * it through a temporary view of the same name (temp shadows
-             * main), computed from the stored latencies. Nothing is
-             * written to the file; the next read-write open migrates it. */
-            if (tdb__exec(db, "CREATE TEMP VIEW records AS SELECT *, " TDB__MEDIAN_OF(
-                                  "main.records.latencies") " AS median FROM main.records")) {
+        if (version >= 2 && version <= 4) {
+            /* Versions 2 to 4 lack records.cold (their records were all
+             * timed warm), version 2 records.median too: a read-only
+             * reader sees them through a temporary view of the same name
+             * (temp shadows main), the median computed from the stored
+             * latencies. Nothing is written to the file; the next
+             * read-write open migrates it. */
+            const char *view =
+                version == 2 ? "CREATE TEMP VIEW records AS SELECT *, " TDB__MEDIAN_OF(
+                                   "main.records.latencies") " AS median, 0 AS cold FROM main.records"
+                             : "CREATE TEMP VIEW records AS SELECT *, 0 AS cold FROM main.records";
+            if (tdb__exec(db, view)) {
                 fail_open(db, err);
                 return NULL;
             }
-        } else if (version < 3) {
+        } else if (version < 2) {
             tdb__err(db,
                      "open: tuning db '%s' has schema version %d and needs migrating to %d; "
                      "open it once without read-only",

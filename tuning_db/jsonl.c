@@ -61,6 +61,8 @@ cJSON *tdb__record_to_cjson(const tdb_record *r) {
     cJSON_AddStringToObject(o, "error_msg", r->error_msg ? r->error_msg : "");
     cJSON_AddStringToObject(o, "loom_version", r->loom_version ? r->loom_version : "");
     cJSON_AddItemToObject(o, "created", tdb__exact_number(r->created));
+    /* Only when set: warm records export as they always did. */
+    if (r->cold) cJSON_AddTrueToObject(o, "cold");
     return o;
 }
 
@@ -219,6 +221,11 @@ static int import_line(tdb_db *db, const char *line, char *msg, size_t msgsz, bo
         snprintf(msg, msgsz, "'error_msg' and 'loom_version' must be strings");
         goto done;
     }
+    const cJSON *cold = cJSON_GetObjectItemCaseSensitive(o, "cold");
+    if (cold && !cJSON_IsBool(cold)) {
+        snprintf(msg, msgsz, "'cold' must be true or false");
+        goto done;
+    }
     int nl = cJSON_GetArraySize(l);
     lat = malloc(sizeof(double) * (size_t)(nl ? nl : 1));
     if (!lat) {
@@ -253,7 +260,8 @@ static int import_line(tdb_db *db, const char *line, char *msg, size_t msgsz, bo
                          .error_code = (int)ec->valuedouble,
                          .error_msg = em ? em->valuestring : "",
                          .created = cr->valuedouble,
-                         .loom_version = lv ? lv->valuestring : "unknown"};
+                         .loom_version = lv ? lv->valuestring : "unknown",
+                         .cold = cJSON_IsTrue(cold)};
     if (tdb__check_import(db, &rec) || tdb__insert_record(db, &rec, true, dup) < 0)
         goto db_error;
     rc = *dup ? 1 : 0;

@@ -37,6 +37,7 @@ int tdb__read_record(sqlite3_stmt *st, tdb_record *r) {
     r->flops = sqlite3_column_double(st, 11);
     r->params_json = col_str(st, 12);
     r->target_props_json = col_str(st, 13);
+    r->cold = sqlite3_column_int(st, 16) != 0;
     cJSON *lat = cJSON_Parse((const char *)sqlite3_column_text(st, 5));
     int n = cJSON_IsArray(lat) ? cJSON_GetArraySize(lat) : 0;
     r->latencies = malloc(sizeof(double) * (size_t)(n ? n : 1));

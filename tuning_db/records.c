@@ -201,6 +201,50 @@ static char *latency_json(tdb_db *db, const tdb_record_in *rec, double *mean, do
     return text;
 }
 
+/* The kind of timing of target tid's records (TDB_TIMING_*), -1 on error
+ * (the message prefixed with `what`). */
+static int timing_of(tdb_db *db, int64_t tid, const char *what) {
+    sqlite3_stmt *st = tdb__prepare(db, "SELECT cold FROM records WHERE target_id = ? LIMIT 1");
+    if (!st) return -1;
+    sqlite3_bind_int64(st, 1, tid);
+    int rc = sqlite3_step(st), kind = -1;
+    if (rc == SQLITE_ROW)
+        kind = sqlite3_column_int(st, 0) ? TDB_TIMING_COLD : TDB_TIMING_WARM;
+    else if (rc == SQLITE_DONE)
+        kind = TDB_TIMING_NONE;
+    else
+        tdb__sqlerr(db, what);
+    sqlite3_finalize(st);
+    return kind;
+}
+
+static const char *timing_words(bool cold) {
+    return cold ? "cold (its operands evicted from the caches before every call)"
+                : "warm (its operands left in the caches between calls)";
+}
+
+/* Cold and warm latencies do not compare: a file keeps one kind per
+ * target, so that best-k, re-timings and the cost model rank like with
+ * like. */
+static int check_timing(tdb_db *db, const tdb_record_in *rec, int64_t tid) {
+    int kind = timing_of(db, tid, "commit_record");
+    if (kind < 0) return -1;
+    if (kind == TDB_TIMING_NONE || (kind == TDB_TIMING_COLD) == rec->cold) return 0;
+    return tdb__err(db,
+                    "commit_record: tuning db '%s' holds records of target '%s' timed %s; this "
+                    "one was timed %s, and the two do not compare: keep them in another file",
+                    db->path, rec->target, timing_words(!rec->cold),
+                    timing_words(rec->cold));
+}
+
+int tdb_target_timing(tdb_db *db, const char *target) {
+    if (!db) return -1;
+    if (!target) return tdb__err(db, "target_timing: no target key");
+    int64_t tid = tdb__target_id(db, target);
+    if (tid < 0) return -1;
+    return tid == 0 ? TDB_TIMING_NONE : timing_of(db, tid, "target_timing");
+}
+
 int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, bool *dup) {
     if (dup) *dup = false;
     if (!rec) return tdb__err(db, "commit_record: no record (NULL)");
@@ -213,6 +257,8 @@ int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, boo
     int64_t tid = tdb__target_id(db, rec->target);
     if (tid == 0) tid = tdb__insert_target(db, rec->target, NULL);
     if (tid < 0) return -1;
+
+    if (check_timing(db, rec, tid)) return -1;
 
     te_ctx *ctx = te_ctx_new();
     if (!ctx) return tdb__err(db, "commit_record: out of memory");
@@ -251,7 +297,7 @@ int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, boo
     }
     sqlite3_stmt *st = tdb__prepare(
         db, "INSERT INTO records(workload_id, target_id, steps, latencies, mean, error_code, "
-            "error_msg, loom_version, created, median) VALUES(?,?,?,?,?,?,?,?,?,?)");
+            "error_msg, loom_version, created, median, cold) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
     if (!st) goto done;
     sqlite3_bind_int64(st, 1, wid);
     sqlite3_bind_int64(st, 2, tid);
@@ -270,6 +316,7 @@ int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, boo
         sqlite3_bind_null(st, 10);
     else
         sqlite3_bind_double(st, 10, median);
+    sqlite3_bind_int(st, 11, rec->cold ? 1 : 0);
     if (sqlite3_step(st) == SQLITE_DONE)
         id = sqlite3_last_insert_rowid(db->sql);
     else

@@ -68,6 +68,12 @@ static const char *const migrations[] = {
     " latency REAL NOT NULL," /* seconds: the fastest of latencies */
     " created REAL NOT NULL);"
     "CREATE INDEX retimes_record ON retimes(record_id, id);",
+
+    /* 5: how a record was timed: 1 with its operands evicted from the
+     * caches before every call (autotune --cache-flush), 0 warm. Older
+     * records were all timed warm. The index finds a target's kind. */
+    "ALTER TABLE records ADD COLUMN cold INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX records_timing ON records(target_id, cold);",
 };
 
 _Static_assert(sizeof migrations / sizeof *migrations == TDB_SCHEMA_VERSION,

@@ -89,7 +89,7 @@ int64_t tdb__insert_record(tdb_db *db, const tdb_record_in *rec, bool dedup, boo
 #define TDB__RECORD_COLUMNS                                                                  \
     "r.id, w.key, w.op, t.key, r.steps, r.latencies, r.mean, r.error_code, r.error_msg, "    \
     "r.loom_version, r.created, w.flops, w.params, t.props, r.median, "                      \
-    TDB__RETIMED_LATENCY("r") " AS retimed"
+    TDB__RETIMED_LATENCY("r") " AS retimed, r.cold"
 #define TDB__RECORD_FROM                                                                     \
     " FROM records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = "     \
     "r.target_id "

@@ -56,7 +56,7 @@ LOOM_API_BEGIN
 
 /* The schema version this library writes (PRAGMA user_version). Files of
  * an older version are migrated forward on open; newer ones are refused. */
-#define TDB_SCHEMA_VERSION 4
+#define TDB_SCHEMA_VERSION 5
 
 /* ---- step logs as JSON ---- */
 
@@ -173,6 +173,12 @@ typedef struct {
     const char *error_msg;    /* NULL: "" */
     double created;           /* unix time in seconds; 0: now */
     const char *loom_version; /* NULL: LOOM_VERSION_STRING */
+    /* Timed with its operands evicted from the caches before every call
+     * (tune_measure_options.cache_flush); false: warm, back-to-back calls.
+     * The two do not compare, so a target's records in one file are all
+     * of one kind: a record of the other kind is refused (see
+     * tdb_target_timing). */
+    bool cold;
 } tdb_record_in;
 
 /* Commits one record in its own transaction (durable on return: a
@@ -180,7 +186,10 @@ typedef struct {
  * ops registry or a registered builder can rebuild the workload, replayed
  * on it: a log naming a stage or axis the workload lacks is refused with
  * sch_replay's message.
- * A record with error_code 0 needs at least one latency. Returns the
+ * A record with error_code 0 needs at least one latency. A record timed
+ * cold for a target whose records in the file were timed warm, or the
+ * reverse, is refused ("commit_record: tuning db 'F' holds records of
+ * target 'K' timed warm (...); this one was timed cold ..."). Returns the
  * record id or -1. */
 int64_t tdb_commit_record(tdb_db *db, const tdb_record_in *rec);
 /* Commits n records in one transaction (all or none). Returns 0 or -1;
@@ -213,7 +222,14 @@ typedef struct {
     double flops;       /* the workload's FLOP per call (0: unknown) */
     char *params_json;  /* the workload's parameters (JSON object) */
     char *target_props_json; /* the target's device properties (JSON object) */
+    bool cold;          /* timed with its operands evicted from the caches */
 } tdb_record;
+
+/* How a target's records in the file were timed (tdb_record_in.cold):
+ * TDB_TIMING_NONE when it has none, else WARM or COLD (one file never
+ * holds both for one target); -1 on error. */
+enum { TDB_TIMING_NONE = 0, TDB_TIMING_WARM = 1, TDB_TIMING_COLD = 2 };
+int tdb_target_timing(tdb_db *db, const char *target);
 
 /* Frees the n records of an array a query returned, and the array. */
 void tdb_records_free(tdb_record *recs, int n);
@@ -316,7 +332,8 @@ int64_t tdb_prune(tdb_db *db, int keep);
 /* Writes every record as one JSON object per line:
  * {"workload":{"key","op","params","flops"},"target":{"key","props"},
  *  "steps":[...],"latencies":[...],"mean","median","error_code","error_msg",
- *  "loom_version","created"}. Returns the number of records or -1. */
+ *  "loom_version","created"}, and "cold":true for a record timed cold
+ *  (tdb_record_in.cold). Returns the number of records or -1. */
 int64_t tdb_export_jsonl(tdb_db *db, FILE *out);
 /* What an imported record may hold. A file from elsewhere is not
  * trusted to be sane: one record of an impossible latency would rank best
