@@ -127,6 +127,16 @@ static int small_image_tile(const te_tensor *t, int vlen, int64_t lv[][3], int64
  *   Measured (1 thread, 64->64 3x3 and 64->256 1x1 at 56x56): 8x2 and
  *   7x2 run 1.8-2x the NCHW default; 14x2 (28 accumulators) spills and
  *   runs at 0.57x of 8x2, 14x1 at 0.95x.
+ *   A window read with unit stride on an image wider than 8 takes its
+ *   column taps inside the lanes (*inner_axis): a step then loads 10
+ *   input broadcasts and 6 weight vectors for 48 FMAs, where taps
+ *   outside load 8 and 2 for 16. On a core with two 512-bit FMA units
+ *   and two load ports (Ice Lake server, session 55) the loads were the
+ *   bound: ResNet-50's 3x3 stride-1 layers took 24-27 % less time in the
+ *   model (as the tuner's best records for them had found), its 7x7
+ *   ones (one block of whole rows that way) 7 % more, so those keep the
+ *   taps outside. Not measured where one FMA unit leaves the loads idle
+ *   (Zen 4).
  * - 16 (AVX2 and older, vlen 8 or less): 8 accumulators, 2 columns by 4
  *   blocks where 4 divide the blocks (oneDNN's AVX2 kernel also loads
  *   fewer weight vectors than it broadcasts inputs), else 4 by 2, else 8
@@ -170,9 +180,9 @@ bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int 
         return true;
     }
     int64_t kb = shape[1] % 2 == 0 ? 2 : 1, want = 8;
-    int tap = vlen <= 8 ? unit_width_tap(t) : -1;
-    bool whole_rows = tap >= 0 && shape[3] <= 8;
-    if (tap >= 0 && !whole_rows && window_taps(t) < 25) tap = -1;
+    int tap = unit_width_tap(t);
+    bool whole_rows = vlen <= 8 && tap >= 0 && shape[3] <= 8;
+    if (tap >= 0 && !whole_rows && (vlen <= 8 ? window_taps(t) < 25 : shape[3] <= 8)) tap = -1;
     if (inner_axis) *inner_axis = tap, *inner_n = 0;
     if (whole_rows) kb = 1;
     else if (vlen <= 8) {
