@@ -455,9 +455,9 @@ static void stale_note(gr_exec *e)
              "%d of the %d tuned kernels run records that were never timed against this "
              "Loom's default schedule (tuned with an older Loom, or with --skip-default), and "
              "the default may be the faster; autotune --model %s --resume, with this database "
-             "and thread count, times the current defaults (one trial each); --explain names "
-             "the kernels",
-             nstale, ntuned, e->m->path);
+             "and thread count, times the current defaults (one trial each, counted in --trials: "
+             "give %d more than the database's trials); --explain names the kernels",
+             nstale, ntuned, e->m->path, nstale);
     e->db_note = strdup(note);
 }
 

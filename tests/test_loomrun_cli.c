@@ -370,7 +370,8 @@ static void test_db_stale(void **state)
                       "loomrun: note: 1 of the 1 tuned kernels run records that were never "
                       "timed against this Loom's default schedule",
                       "autotune --model ", "--resume, with this database and thread count, "
-                      "times the current defaults",
+                      "times the current defaults (one trial each, counted in --trials: give "
+                      "1 more than the database's trials)",
                       "this Loom's default schedule was never timed against it", "tuned*",
                       "tuned*: a record never timed against this Loom's default schedule");
     rc = tu_run(out, sizeof out,
