@@ -780,8 +780,10 @@ typedef struct {
      * (enable_cpu_cache_flush); inside ResNet-50 on a Zen 3 host it
      * ranked worse programs than warm timing (the activations arrive
      * warm from the kernel before), so it is off by default. Latencies
-     * so measured are not comparable with warm ones: keep one setting
-     * per database. Ignored on the GPU. */
+     * so measured are not comparable with warm ones: tune_task_db and
+     * tune_tasks_db mark their records cold (tdb_record_in.cold) and
+     * refuse a run whose setting differs from the database's records of
+     * the target. Ignored on the GPU. */
     bool cache_flush;
 } tune_measure_options;
 
