@@ -173,16 +173,15 @@ static void test_cache_flush_timing(void **st) {
     snprintf(warm, sizeof warm, "/tmp/loom_at_warm_%d.db", (int)getpid());
     snprintf(cold, sizeof cold, "/tmp/loom_at_cold_%d.db", (int)getpid());
     unlink(warm), unlink(cold);
-    snprintf(a, sizeof a, "--op matmul --shape M=8,N=8,K=8 --trials 2 --jobs 1 --threads 1 --db %s", warm);
+    const char *op = "--op matmul --shape M=8,N=8,K=8 --jobs 1 --threads 1";
+    snprintf(a, sizeof a, "%s --trials 2 --db %s", op, warm);
     assert_int_equal(run("autotune", a), 0);
-    snprintf(a, sizeof a,
-             "--op matmul --shape M=8,N=8,K=8 --trials 4 --jobs 1 --threads 1 --db %s --cache-flush", warm);
+    snprintf(a, sizeof a, "%s --trials 4 --db %s --cache-flush", op, warm);
     assert_int_equal(run("autotune", a), 2);
     tu_assert_msg_has(out, "were timed warm", "this run times cold", "another file");
-    snprintf(a, sizeof a,
-             "--op matmul --shape M=8,N=8,K=8 --trials 2 --jobs 1 --threads 1 --db %s --cache-flush", cold);
+    snprintf(a, sizeof a, "%s --trials 2 --db %s --cache-flush", op, cold);
     assert_int_equal(run("autotune", a), 0);
-    snprintf(a, sizeof a, "--op matmul --shape M=8,N=8,K=8 --trials 4 --jobs 1 --threads 1 --db %s", cold);
+    snprintf(a, sizeof a, "%s --trials 4 --db %s", op, cold);
     assert_int_equal(run("autotune", a), 2);
     tu_assert_msg_has(out, "were timed cold", "this run times warm");
     const char *paths[] = {warm, cold};

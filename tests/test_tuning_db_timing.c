@@ -30,6 +30,8 @@ static void test_one_kind_per_target(void **state) {
     tdb_db *db = tdb_open(path, NULL, &err);
     assert_non_null(db);
     assert_int_equal(tdb_target_timing(db, "llvm -mcpu=a"), TDB_TIMING_NONE);
+    assert_int_equal(tdb_target_timing(db, NULL), -1);
+    tu_assert_msg_has(tdb_errmsg(db), "target_timing: no target key");
 
     tdb_record_in warm = rec(key, "llvm -mcpu=a", log, false);
     tdb_record_in cold = rec(key, "llvm -mcpu=a", log, true);

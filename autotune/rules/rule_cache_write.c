@@ -182,7 +182,10 @@ bool tune__blocked_conv_tile(const te_tensor *t, int vlen, int64_t lv[][3], int 
     int64_t kb = shape[1] % 2 == 0 ? 2 : 1, want = 8;
     int tap = unit_width_tap(t);
     bool whole_rows = vlen <= 8 && tap >= 0 && shape[3] <= 8;
-    if (tap >= 0 && !whole_rows && (vlen <= 8 ? window_taps(t) < 25 : shape[3] <= 8)) tap = -1;
+    /* Taps inside the lanes: on AVX2 for whole rows and windows of 25
+     * taps or more, on AVX-512 on images wider than 8 (above). */
+    bool inside = vlen <= 8 ? whole_rows || window_taps(t) >= 25 : shape[3] > 8;
+    if (!inside) tap = -1;
     if (inner_axis) *inner_axis = tap, *inner_n = 0;
     if (whole_rows) kb = 1;
     else if (vlen <= 8) {

@@ -225,9 +225,10 @@ typedef struct {
     bool cold;          /* timed with its operands evicted from the caches */
 } tdb_record;
 
-/* How a target's records in the file were timed (tdb_record_in.cold):
- * TDB_TIMING_NONE when it has none, else WARM or COLD (one file never
- * holds both for one target); -1 on error. */
+/* How the records of `target` (a target key) in the file were timed
+ * (tdb_record_in.cold): TDB_TIMING_NONE when it has none, else WARM or
+ * COLD (one file never holds both for one target). -1 on error, the
+ * message in tdb_errmsg ("target_timing: no target key" for NULL). */
 enum { TDB_TIMING_NONE = 0, TDB_TIMING_WARM = 1, TDB_TIMING_COLD = 2 };
 int tdb_target_timing(tdb_db *db, const char *target);
 
